@@ -1,0 +1,70 @@
+"""Typed exceptions raised by library code. Only the CLI turns them into exit codes."""
+
+from __future__ import annotations
+
+
+class ReasonixError(Exception):
+    """Base class for every error Reasonix raises on purpose."""
+
+
+class ConfigError(ReasonixError):
+    """Configuration is malformed, incomplete or names something unknown (exit 2)."""
+
+
+class UsageError(ReasonixError):
+    """The command line asked for something impossible (exit 2)."""
+
+
+class SessionError(ReasonixError):
+    """A session could not be found, read or written."""
+
+
+class ProviderError(ReasonixError):
+    """A model request failed.
+
+    ``retryable`` says whether the unified retry path may replay the frozen
+    request; ``retry_after`` is the server's requested delay in seconds, if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        kind: str = "http",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.kind = kind
+
+    def __str__(self) -> str:
+        if self.status is not None:
+            return f"HTTP {self.status}: {self.message}"
+        return self.message
+
+
+class StreamInterrupted(ProviderError):
+    """The stream ended before ``finish_reason`` / ``[DONE]`` (retryable)."""
+
+    def __init__(self, message: str = "stream ended before the response finished") -> None:
+        super().__init__(message, retryable=True, kind="stream_interrupted")
+
+
+class EmptyResponse(ProviderError):
+    """The model produced no content, no reasoning and no tool calls (retryable)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the model returned an empty response (no content, reasoning or tool calls)",
+            retryable=True,
+            kind="empty_response",
+        )
+
+
+class ToolArgumentError(ReasonixError):
+    """Tool arguments failed to parse or validate; becomes a result for the model."""

@@ -1,0 +1,171 @@
+"""The single ordered event stream between the core and every surface.
+
+Each event is a frozen, slotted dataclass. ``seq`` increases monotonically per
+runner and ``agent_path`` is empty for the main agent, so subagent events can
+be merged into one stream. The TUI, ``reasonix run --output-format
+stream-json`` and the metrics sink all consume exactly this stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from reasonix_core.usage import Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    seq: int = 0
+    agent_path: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return _KIND_BY_CLASS[type(self)]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["agent_path"] = list(self.agent_path)
+        return {"type": self.kind, **data}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted(Event):
+    session_id: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepStarted(Event):
+    """A request was built and frozen; ``step`` counts from 1 within the turn."""
+
+    step: int
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta(Event):
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta(Event):
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallDelta(Event):
+    """A fragment of a tool call still streaming, for live display only."""
+
+    index: int
+    call_id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted(Event):
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallFinished(Event):
+    call_id: str
+    name: str
+    result: str
+    is_error: bool = False
+    # "ok", "error", "denied", "cancelled" or "unknown" (started, no reliable result)
+    outcome: str = "ok"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageReported(Event):
+    """One billed model call. ``source`` buckets it (executor, planner, compaction...)."""
+
+    usage: Usage
+    model: str
+    source: str = "executor"
+    cost: float = 0.0
+    currency: str = "USD"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retrying(Event):
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrefixChanged(Event):
+    """An earlier part of the request changed; the reason explains the cache miss."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Notice(Event):
+    level: Literal["info", "warning", "error"] = "info"
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionStarted(Event):
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionFinished(Event):
+    reason: str
+    ok: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStarted(Event):
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentFinished(Event):
+    name: str
+    ok: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnFinished(Event):
+    # "stop", "length", "content_filter", "cancelled", "max_steps"
+    stop_reason: str
+    text: str = ""
+    steps: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnFailed(Event):
+    error: str
+    kind: str = "error"
+    status: int | None = None
+    steps: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+_KIND_BY_CLASS: dict[type[Event], str] = {
+    TurnStarted: "turn_started",
+    StepStarted: "step_started",
+    TextDelta: "text_delta",
+    ReasoningDelta: "reasoning_delta",
+    ToolCallDelta: "tool_call_delta",
+    ToolCallStarted: "tool_call_started",
+    ToolCallFinished: "tool_call_finished",
+    UsageReported: "usage",
+    Retrying: "retrying",
+    PrefixChanged: "prefix_changed",
+    Notice: "notice",
+    CompactionStarted: "compaction_started",
+    CompactionFinished: "compaction_finished",
+    SubagentStarted: "subagent_started",
+    SubagentFinished: "subagent_finished",
+    TurnFinished: "turn_finished",
+    TurnFailed: "turn_failed",
+}

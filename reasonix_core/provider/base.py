@@ -1,0 +1,140 @@
+"""Provider protocol, request/chunk types and the registry of provider kinds.
+
+A provider turns a :class:`Request` into a :class:`PreparedRequest` exactly once
+(the frozen bytes the retry path replays), then streams chunks for it. Tool-call
+fragments are accumulated inside the provider: only :class:`StreamEnd` carries
+whole calls to the loop; :class:`ToolCallFragment` exists for live display.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from reasonix_core.errors import ConfigError
+from reasonix_core.messages import Message, ToolCall
+from reasonix_core.usage import Usage
+
+if TYPE_CHECKING:
+    from reasonix_core.config.schema import ProviderConfig
+
+
+def canonical_json(value: Any) -> str:
+    """Byte-stable JSON: sorted keys, no whitespace, UTF-8 kept as is."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSchema:
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(hash=False)
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    model: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSchema, ...] = ()
+    # "auto" (provider default), "disabled", "low", "high", "max" (or a
+    # provider's own level); see each provider for the mapping.
+    effort: str = "auto"
+    # Already resolved for this request: None omits the field.
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedRequest:
+    """The frozen request: replayed byte for byte on every retry."""
+
+    url: str
+    body: bytes
+    headers: tuple[tuple[str, str], ...]
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallFragment:
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamEnd:
+    finish_reason: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+    model: str = ""
+
+
+Chunk = TextChunk | ReasoningChunk | ToolCallFragment | StreamEnd
+
+
+class Provider(Protocol):
+    name: str
+
+    def prepare(self, request: Request) -> PreparedRequest: ...
+
+    def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]: ...
+
+    def max_output_tokens(self, model: str) -> int | None:
+        """The model's own output ceiling, when known (used for the auto budget)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+ProviderFactory = Callable[["ProviderConfig", str], Provider]
+
+_KINDS: dict[str, ProviderFactory] = {}
+
+
+def register_kind(kind: str, factory: ProviderFactory) -> None:
+    _KINDS[kind] = factory
+
+
+def known_kinds() -> list[str]:
+    _load_builtin_kinds()
+    return sorted(_KINDS)
+
+
+def create_provider(config: ProviderConfig, api_key: str) -> Provider:
+    _load_builtin_kinds()
+    factory = _KINDS.get(config.kind)
+    if factory is None:
+        raise ConfigError(
+            f"provider {config.name!r} has unknown kind {config.kind!r}; "
+            f"known kinds: {', '.join(sorted(_KINDS))}"
+        )
+    return factory(config, api_key)
+
+
+def _load_builtin_kinds() -> None:
+    # Built-in kinds register themselves on import; the parent never imports
+    # them at module level, so `import reasonix_core.provider` stays cheap.
+    if "openai" not in _KINDS:
+        import reasonix_core.provider.openai  # noqa: F401

@@ -1,0 +1,1 @@
+"""Built-in tools. Each module registers itself on import."""

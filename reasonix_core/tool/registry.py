@@ -1,0 +1,161 @@
+"""The per-session tool registry and the process-wide set of built-ins.
+
+Schemas are canonicalised when a tool is registered, and the registry's order
+is fixed at construction, so the tool list the provider sees is byte-stable for
+the whole session.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from reasonix_core.errors import ToolArgumentError
+from reasonix_core.provider.base import ToolSchema, canonical_json
+from reasonix_core.tool.base import Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+_BUILTINS: dict[str, Callable[[], Tool]] = {}
+
+
+def register_builtin(factory: Callable[[], Tool]) -> Callable[[], Tool]:
+    """Class decorator used by ``tool/builtin`` modules to self-register."""
+    name = getattr(factory, "name", None)
+    if not isinstance(name, str):
+        raise TypeError(f"{factory!r} has no class-level `name`")
+    _BUILTINS[name] = factory
+    return factory
+
+
+def builtin_names() -> list[str]:
+    _load_builtins()
+    return list(_BUILTINS)
+
+
+def builtin_tools(enabled: Iterable[str] | None = None) -> list[Tool]:
+    """Fresh instances of the built-ins, in registration order.
+
+    ``enabled`` (from ``[tools].enabled``) restricts the set; empty or None
+    means all of them.
+    """
+    _load_builtins()
+    wanted = set(enabled or ())
+    unknown = wanted - set(_BUILTINS)
+    if unknown:
+        from reasonix_core.errors import ConfigError
+
+        raise ConfigError(
+            f"[tools].enabled names unknown tools: {', '.join(sorted(unknown))}; "
+            f"built-ins are: {', '.join(_BUILTINS)}"
+        )
+    return [factory() for name, factory in _BUILTINS.items() if not wanted or name in wanted]
+
+
+def _load_builtins() -> None:
+    import reasonix_core.tool.builtin  # noqa: F401  (self-registration)
+
+
+def canonical_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Normalise a JSON schema: drop ``title`` noise, sort keys recursively."""
+
+    def clean(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key in sorted(node):
+                # "title" is a schema keyword except where it is a property name.
+                if key == "title" and not in_properties:
+                    continue
+                out[key] = clean(node[key], in_properties=(key == "properties"))
+            return out
+        if isinstance(node, list):
+            return [clean(item) for item in node]
+        return node
+
+    return clean(schema)
+
+
+def validate_args(model: Any, args: dict[str, Any]) -> Any:
+    """Validate ``args`` with a pydantic model, raising ToolArgumentError with a
+    message the model can act on."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(args)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+            problems.append(f"{where}: {err['msg']}")
+        raise ToolArgumentError("invalid arguments: " + "; ".join(problems)) from None
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        schemas: list[ToolSchema] = []
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"duplicate tool name {tool.name!r}")
+            self._tools[tool.name] = tool
+            schemas.append(
+                ToolSchema(
+                    name=tool.name,
+                    description=tool.description,
+                    parameters=canonical_schema(tool.parameters),
+                )
+            )
+        self._schemas = tuple(schemas)
+        self.fingerprint = canonical_json([s.to_openai() for s in self._schemas])
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def schemas(self) -> tuple[ToolSchema, ...]:
+        return self._schemas
+
+    @staticmethod
+    def parse_arguments(raw: str) -> dict[str, Any]:
+        """Parse the model's argument string; raise ToolArgumentError if unusable."""
+        text = raw.strip() or "{}"
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ToolArgumentError(
+                f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+                "send a single JSON object matching the tool's schema"
+            ) from None
+        if not isinstance(value, dict):
+            raise ToolArgumentError(
+                f"arguments must be a JSON object, got {type(value).__name__}"
+            )
+        return value
+
+    async def call(self, name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
+        """Run one call. Every failure comes back as a result, never an exception
+        (cancellation excepted)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult.error(
+                f"unknown tool {name!r}; available tools: {', '.join(self._tools)}"
+            )
+        try:
+            args = self.parse_arguments(raw_arguments)
+            return await tool.execute(args, ctx)
+        except ToolArgumentError as exc:
+            return ToolResult.error(f"{name}: {exc}")
+        except Exception as exc:  # a tool bug must not crash the loop
+            log.exception("tool %s raised", name)
+            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,24 @@
+"""Token usage of one model call, normalised across wire formats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Counts for one billed call.
+
+    ``prompt_tokens`` always includes the cached part (the OpenAI / DeepSeek
+    convention), so ``prompt_tokens == cache_hit_tokens + cache_miss_tokens``.
+    """
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cache_miss_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
