@@ -1,0 +1,231 @@
+"""Assembling a ready-to-run Agent from configuration.
+
+Used by ``reasonix run`` and by the TUI's services, so both surfaces build
+exactly the same engine: config -> model -> provider -> tools -> permissions ->
+session -> Agent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from reasonix_core.agent.loop import Agent, AgentOptions
+from reasonix_core.agent.prompt import build_system_prompt, workspace_context
+from reasonix_core.agent.retry import RetryPolicy
+from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id, open_session
+from reasonix_core.config import (
+    Config,
+    ResolvedModel,
+    load_config,
+    read_api_key,
+    reasonix_home,
+    resolve_model,
+    secret_env_names,
+)
+from reasonix_core.config.prices import DEEPSEEK_PRICES_USD, price_for
+from reasonix_core.errors import ConfigError
+from reasonix_core.permission.approver import Approver
+from reasonix_core.permission.gate import PermissionGate
+from reasonix_core.permission.policy import Policy
+from reasonix_core.provider.base import Provider, create_provider
+from reasonix_core.tool.base import ToolContext
+from reasonix_core.tool.registry import ToolRegistry, builtin_tools
+from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.usage import Usage
+
+PERMISSION_PRESETS = ("ask", "auto", "yolo")
+
+
+@dataclass(kw_only=True)
+class RunSettings:
+    """What a surface asks for; ``None`` means "take it from the config"."""
+
+    workspace: Path
+    model: str | None = None
+    effort: str | None = None
+    permission_mode: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    max_steps: int | None = None
+    continue_last: bool = False
+    resume_id: str | None = None
+    home: Path | None = None
+
+
+@dataclass(kw_only=True)
+class Runtime:
+    agent: Agent
+    config: Config
+    resolved: ResolvedModel
+    home: Path
+    policy: Policy
+    workspace: Path
+    continued: bool = False
+
+
+def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
+    """Cost of one call: a user-configured price wins; known DeepSeek models
+    otherwise follow the peak/off-peak table at request-completion time."""
+    configured: dict[str, Any] = {}
+    for provider in config.providers:
+        for model, price in (provider.prices or {}).items():
+            configured.setdefault(model, price)
+
+    def price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
+        chosen = configured.get(model)
+        table = price_for(model, when)
+        default = DEEPSEEK_PRICES_USD.get(model.lower())
+        if table is not None and (chosen is None or (default and chosen == default[0])):
+            chosen = table
+        if chosen is None:
+            return 0.0, "USD"
+        cost = chosen.cost(
+            cache_hit_tokens=usage.cache_hit_tokens,
+            cache_miss_tokens=usage.cache_miss_tokens,
+            output_tokens=usage.completion_tokens,
+        )
+        return cost, chosen.currency
+
+    return price
+
+
+def build_policy(config: Config, settings: RunSettings, workspace: Path) -> Policy:
+    preset = settings.permission_mode or config.permissions.preset
+    if preset not in PERMISSION_PRESETS:
+        raise ConfigError(
+            f"unknown permission mode {preset!r}; choose one of {', '.join(PERMISSION_PRESETS)}"
+        )
+    perms = config.permissions.model_copy(update={"preset": preset})
+    return Policy.from_config(perms, workspace, extra_allow=list(settings.allowed_tools))
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: RunSettings,
+    *,
+    approver: Approver,
+    overrides: dict[str, Any] | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    provider_factory: Callable[[Any, str], Provider] | None = None,
+) -> AsyncIterator[Runtime]:
+    """Build everything; close the provider, jobs and temp dir on exit."""
+    home = settings.home or reasonix_home()
+    loaded = load_config(settings.workspace, overrides=overrides, home=home)
+    config = loaded.config
+    workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
+    loaded_session = None
+    if settings.continue_last or settings.resume_id:
+        loaded_session = open_session(home / "sessions", workspace, settings.resume_id)
+    # A continued session keeps its model unless asked otherwise: same prefix, same cache.
+    model_ref = settings.model or (loaded_session.header.model if loaded_session else None)
+    resolved = resolve_model(config, model_ref)
+    api_key = read_api_key(resolved.provider, home)
+    effort = settings.effort or (loaded_session.header.effort if loaded_session else None) or (
+        config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort
+    )
+    policy = build_policy(config, settings, workspace)
+    registry = ToolRegistry(builtin_tools(config.tools.enabled))
+
+    async with AsyncExitStack() as stack:
+        provider = (provider_factory or create_provider)(resolved.provider, api_key)
+        stack.push_async_callback(provider.aclose)
+        if hasattr(provider, "stream_idle_timeout"):
+            provider.stream_idle_timeout = config.agent.stream_idle_timeout
+
+        temp_dir = Path(tempfile.mkdtemp(prefix="reasonix-"))
+        stack.callback(shutil.rmtree, temp_dir, True)
+        sandbox = SandboxPolicy(
+            workspace=workspace,
+            temp_dir=temp_dir,
+            allow_write=tuple(Path(p) for p in config.sandbox.allow_write),
+            forbid_read=tuple(Path(p) for p in config.sandbox.forbid_read),
+            bash=config.sandbox.bash,
+            network=config.sandbox.network,
+        )
+        from reasonix_core.tool.jobs import JobManager
+
+        jobs = await stack.enter_async_context(JobManager())
+        context = ToolContext(
+            workspace=workspace,
+            temp_dir=temp_dir,
+            bash_timeout_seconds=config.tools.bash_timeout_seconds,
+            approver=approver,
+            secret_env=secret_env_names(config),
+            services={"sandbox": sandbox, "jobs": jobs},
+        )
+
+        if loaded_session is not None:
+            store = loaded_session.store
+            system_prompt = loaded_session.header.system_prompt
+            history = loaded_session.messages
+        else:
+            system_prompt = build_system_prompt(
+                workspace, home, extra=config.agent.system_prompt_extra
+            )
+            header = SessionHeader(
+                id=new_session_id(clock()),
+                workspace=str(workspace),
+                created=clock().isoformat(),
+                model=resolved.ref,
+                effort=effort,
+                system_prompt=system_prompt,
+                tools_fingerprint=_digest(registry.fingerprint),
+            )
+            store = SessionStore.create(home / "sessions", workspace, header)
+            history = []
+        stack.callback(store.close)
+
+        options = AgentOptions(
+            effort=effort,
+            max_steps=settings.max_steps if settings.max_steps is not None else config.agent.max_steps,
+            context_window=resolved.provider.context_window_for(resolved.model),
+            max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
+        )
+        agent = Agent(
+            provider=provider,
+            model=resolved.model,
+            tools=registry,
+            tool_context=context,
+            session=store,
+            system_prompt=system_prompt,
+            history=history,
+            gate=PermissionGate(policy, approver),
+            retry=RetryPolicy(
+                attempts=config.agent.retry_attempts,
+                base_delay=config.agent.retry_base_delay,
+                max_delay=config.agent.retry_max_delay,
+            ),
+            options=options,
+            price=make_price_fn(config),
+            clock=clock,
+            context_suffix=lambda first: workspace_context(workspace, clock()) if first else "",
+        )
+        if loaded_session is not None:
+            header = loaded_session.header
+            same_tools = header.tools_fingerprint == _digest(registry.fingerprint)
+            agent.note_prefix_baseline(
+                registry.fingerprint if same_tools else "(previous tool set)",
+                header.model.split("/", 1)[-1] if "/" in header.model else header.model,
+                header.effort,
+            )
+        yield Runtime(
+            agent=agent,
+            config=config,
+            resolved=resolved,
+            home=home,
+            policy=policy,
+            workspace=workspace,
+            continued=loaded_session is not None,
+        )
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,72 @@
+"""The stable system prompt and the standing instructions loaded into it.
+
+Everything here is built once per session and frozen: no timestamps, no session
+ids, nothing that changes between requests. Volatile context goes in the user
+turn instead (see :func:`workspace_context`).
+"""
+
+from __future__ import annotations
+
+import platform
+from datetime import datetime
+from pathlib import Path
+
+INSTRUCTION_FILES = ("REASONIX.md", "AGENTS.md", "CLAUDE.md")
+MAX_INSTRUCTION_BYTES = 64 * 1024
+
+BASE_PROMPT = """\
+You are Reasonix, a coding agent working in the user's terminal, inside their project.
+
+How to work:
+- Understand before you change: read the relevant files (read_file, ls, glob, grep) first.
+- Make the smallest correct change. Edit files with the file tools, not with shell redirection.
+  Structured edits require that you have read the current version of a file.
+- Verify your work: run the project's tests or the command that shows the change works.
+- Tool calls in one response run in order; independent read-only calls may run together.
+- A tool error is information: read it, adjust, and continue. Do not repeat a call that was
+  denied; choose another approach or ask the user.
+- When you are done, answer briefly: what you changed, how you verified it, and anything left.
+- Be direct and concise. Use Markdown for code and paths.
+"""
+
+
+def load_instructions(workspace: Path, home: Path | None = None) -> list[tuple[str, str]]:
+    """(label, text) for each standing-instruction file found, user-level first."""
+    found: list[tuple[str, str]] = []
+    candidates: list[tuple[str, Path]] = []
+    if home is not None:
+        candidates.append(("~/.reasonix/REASONIX.md", home / "REASONIX.md"))
+    candidates.extend((name, workspace / name) for name in INSTRUCTION_FILES)
+    for label, path in candidates:
+        try:
+            if not path.is_file():
+                continue
+            data = path.read_bytes()[:MAX_INSTRUCTION_BYTES]
+        except OSError:
+            continue
+        text = data.decode("utf-8", "replace").strip()
+        if text:
+            found.append((label, text))
+    return found
+
+
+def build_system_prompt(
+    workspace: Path, home: Path | None = None, extra: str = ""
+) -> str:
+    parts = [BASE_PROMPT.rstrip()]
+    if extra.strip():
+        parts.append(extra.strip())
+    for label, text in load_instructions(workspace, home):
+        parts.append(f"# Standing instructions from {label}\n\n{text}")
+    return "\n\n".join(parts) + "\n"
+
+
+def workspace_context(workspace: Path, now: datetime) -> str:
+    """Volatile facts appended to the first user turn of a session, never the prefix."""
+    return (
+        "<workspace-context>\n"
+        f"workspace: {workspace}\n"
+        f"platform: {platform.system()} {platform.release()}\n"
+        f"date: {now.date().isoformat()}\n"
+        "</workspace-context>"
+    )

@@ -1,0 +1,238 @@
+"""Append-only JSONL session transcripts under ``<home>/sessions/``.
+
+One file per session, one record per line, flushed per record so a killed
+process loses at most the record in flight. A torn last line is ignored on
+load and cut off before the next append. The transcript is never rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from reasonix_core.errors import SessionError
+from reasonix_core.messages import Message
+
+log = logging.getLogger(__name__)
+FORMAT_VERSION = 1
+
+
+def workspace_key(workspace: Path) -> str:
+    """A readable, collision-safe folder name for a workspace path."""
+    text = str(workspace.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-48:] or "root"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def new_session_id(now: datetime) -> str:
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class SessionHeader:
+    id: str
+    workspace: str
+    created: str
+    model: str
+    effort: str
+    system_prompt: str
+    tools_fingerprint: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "type": "session",
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "workspace": self.workspace,
+            "created": self.created,
+            "model": self.model,
+            "effort": self.effort,
+            "system_prompt": self.system_prompt,
+            "tools_fingerprint": self.tools_fingerprint,
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+
+@dataclass
+class SessionSummary:
+    id: str
+    path: Path
+    modified: float
+    title: str
+    messages: int
+
+
+class SessionStore:
+    """The writer for one session file."""
+
+    def __init__(self, path: Path, header: SessionHeader) -> None:
+        self.path = path
+        self.header = header
+        self._fh: Any = None
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    @classmethod
+    def create(cls, sessions_dir: Path, workspace: Path, header: SessionHeader) -> SessionStore:
+        folder = sessions_dir / workspace_key(workspace)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{header.id}.jsonl"
+        if path.exists():
+            raise SessionError(f"session file already exists: {path}")
+        store = cls(path, header)
+        store._write(header.to_record())
+        return store
+
+    def _open(self) -> Any:
+        if self._fh is None:
+            _cut_torn_tail(self.path)
+            self._fh = open(self.path, "a", encoding="utf-8")
+        return self._fh
+
+    def _write(self, record: dict[str, Any]) -> None:
+        fh = self._open()
+        fh.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        fh.flush()
+
+    def append(self, message: Message) -> None:
+        self._write({"type": "message", "message": message.to_record()})
+
+    def append_event(self, kind: str, **data: Any) -> None:
+        self._write({"type": kind, **data})
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a trailing partial line (a record that was in flight at a crash)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with open(path, "rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return
+        fh.seek(0)
+        content = fh.read()
+        cut = content.rfind(b"\n") + 1
+        fh.truncate(cut)
+
+
+@dataclass
+class LoadedSession:
+    store: SessionStore
+    header: SessionHeader
+    messages: list[Message]
+
+
+def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
+    try:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise SessionError(f"cannot read session {path}: {exc}") from None
+    lines = raw.split("\n")
+    header: SessionHeader | None = None
+    messages: list[Message] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number >= len(lines) - 1:
+                log.warning("ignoring torn last line of %s", path)
+                continue
+            raise SessionError(f"{path}:{number}: corrupt session record") from None
+        kind = record.get("type")
+        if kind == "session":
+            header = SessionHeader(
+                id=record["id"],
+                workspace=record.get("workspace", ""),
+                created=record.get("created", ""),
+                model=record.get("model", ""),
+                effort=record.get("effort", "auto"),
+                system_prompt=record.get("system_prompt", ""),
+                tools_fingerprint=record.get("tools_fingerprint", ""),
+                extra=record.get("extra") or {},
+            )
+        elif kind == "message":
+            try:
+                messages.append(Message.from_record(record["message"]))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SessionError(f"{path}:{number}: bad message record ({exc})") from None
+    if header is None:
+        raise SessionError(f"{path} is not a Reasonix session (no header record)")
+    return header, messages
+
+
+def session_dir(sessions_root: Path, workspace: Path) -> Path:
+    return sessions_root / workspace_key(workspace)
+
+
+def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:
+    """Sessions of this workspace, newest first (by last write)."""
+    folder = session_dir(sessions_root, workspace)
+    if not folder.is_dir():
+        return []
+    out: list[SessionSummary] = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            header, messages = read_session(path)
+        except SessionError as exc:
+            log.warning("skipping unreadable session: %s", exc)
+            continue
+        title = next(
+            (
+                (m.content or "").split("<workspace-context>")[0].strip().splitlines()[0][:80]
+                for m in messages
+                if m.role == "user" and (m.content or "").strip()
+            ),
+            "(empty)",
+        )
+        out.append(
+            SessionSummary(
+                id=header.id,
+                path=path,
+                modified=path.stat().st_mtime,
+                title=title,
+                messages=len(messages),
+            )
+        )
+    out.sort(key=lambda s: (s.modified, s.id), reverse=True)
+    return out
+
+
+def open_session(sessions_root: Path, workspace: Path, session_id: str | None) -> LoadedSession:
+    """Open a session for continuing: ``session_id`` None means the newest one."""
+    if session_id is None:
+        sessions = list_sessions(sessions_root, workspace)
+        if not sessions:
+            raise SessionError(f"no previous session for workspace {workspace}")
+        path = sessions[0].path
+    else:
+        path = session_dir(sessions_root, workspace) / f"{session_id}.jsonl"
+        if not path.exists():
+            matches = list(sessions_root.glob(f"*/{session_id}.jsonl"))
+            if not matches:
+                raise SessionError(f"no session with id {session_id!r}")
+            path = matches[0]
+    header, messages = read_session(path)
+    return LoadedSession(store=SessionStore(path, header), header=header, messages=messages)

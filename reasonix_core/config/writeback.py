@@ -1,0 +1,97 @@
+"""Comment-preserving edits of a config file (``reasonix config compact-ratio``…).
+
+This is the only module that imports ``tomlkit``; the load path never does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+from tomlkit.items import Table
+
+from reasonix_core.config.loader import check_layer
+from reasonix_core.errors import ConfigError
+
+__all__ = ["set_config_value"]
+
+_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def set_config_value(path: Path, key: str, value: Any | None) -> None:
+    """Set the dotted ``key`` (``"agent.compact_ratio"``) in the TOML file at
+    ``path``, or remove it when ``value`` is ``None``.
+
+    Comments and layout are kept. The edited file is validated on its own
+    before it replaces the old one, so an invalid value is a
+    :class:`ConfigError` and the file is left untouched. Keys inside arrays of
+    tables (``[[providers]]``) cannot be addressed this way.
+    """
+    parts = key.split(".")
+    if not key or not all(_KEY.fullmatch(p) for p in parts):
+        raise ConfigError(f"invalid config key {key!r}")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        doc = tomlkit.parse(text)
+    except ParseError as exc:
+        msg = re.sub(r"\s*at line \d+ col \d+\s*$", "", str(exc))
+        raise ConfigError(f"{path}:{exc.line}:{exc.col}: invalid TOML: {msg}") from None
+
+    table: Any = doc
+    for i, part in enumerate(parts[:-1]):
+        if part not in table:
+            if value is None:
+                return
+            table.add(part, tomlkit.table())
+        table = table[part]
+        if not isinstance(table, Table | dict):
+            raise ConfigError(f"{path}: {'.'.join(parts[: i + 1])} is not a table")
+    leaf = parts[-1]
+    if value is None:
+        if leaf not in table:
+            return
+        del table[leaf]
+    else:
+        table[leaf] = value
+
+    new_text = tomlkit.dumps(doc)
+    check_layer(tomllib.loads(new_text), str(path))
+    _replace(path, new_text)
+
+
+def _replace(path: Path, text: str) -> None:
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                if hasattr(os, "fchmod"):
+                    # A new config file gets the usual 0644 (keys live in .env).
+                    os.fchmod(fh.fileno(), 0o644 if mode is None else mode)
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None

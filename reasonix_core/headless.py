@@ -1,0 +1,157 @@
+"""``reasonix run``: drive one turn without a UI and render it as text or JSON.
+
+Returns a :class:`HeadlessOutcome`; the CLI maps it to an exit code and is the
+only place that does.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from reasonix_core import events as ev
+from reasonix_core.agent.builder import RunSettings, open_runtime
+from reasonix_core.metrics import MetricsSink, RunMetrics
+from reasonix_core.permission.approver import FailClosedApprover
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+@dataclass(kw_only=True)
+class HeadlessOptions:
+    prompt: str
+    settings: RunSettings
+    output_format: str = "text"
+    metrics_path: Path | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class HeadlessOutcome:
+    ok: bool
+    result: dict[str, Any]
+    metrics: RunMetrics
+
+
+class _TextRenderer:
+    """Answer text to stdout as it streams; activity and notices to stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self._wrote_text = False
+
+    def __call__(self, event: ev.Event) -> None:
+        match event:
+            case ev.TextDelta(text=text):
+                self.out.write(text)
+                self.out.flush()
+                self._wrote_text = True
+            case ev.ToolCallStarted(name=name, arguments=arguments):
+                self._break_line()
+                self.err.write(f"● {name} {_short(arguments)}\n")
+            case ev.ToolCallFinished(name=name, outcome=outcome, is_error=is_error, result=result):
+                if is_error:
+                    self.err.write(f"  ✗ {name} {outcome}: {_short(result, 160)}\n")
+            case ev.Retrying(attempt=attempt, delay=delay, reason=reason):
+                self._break_line()
+                self.err.write(f"retrying ({attempt}) in {delay:.1f}s: {reason}\n")
+            case ev.Notice(level=level, text=text):
+                self._break_line()
+                self.err.write(f"{level}: {text}\n")
+            case ev.TurnFailed(error=error):
+                self._break_line()
+                self.err.write(f"error: {error}\n")
+            case ev.TurnFinished():
+                self._break_line()
+            case _:
+                pass
+        self.err.flush()
+
+    def _break_line(self) -> None:
+        if self._wrote_text:
+            self.out.write("\n")
+            self.out.flush()
+            self._wrote_text = False
+
+
+def _short(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+async def run_headless(
+    options: HeadlessOptions,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> HeadlessOutcome:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    started = time.monotonic()
+    sink = MetricsSink(options.metrics_path)
+    render = _TextRenderer(out, err) if options.output_format == "text" else None
+    final_text = ""
+    error: ev.TurnFailed | None = None
+    session_id = ""
+    finished: ev.TurnFinished | None = None
+    async with open_runtime(
+        options.settings, approver=FailClosedApprover(), overrides=options.overrides
+    ) as runtime:
+        agent = runtime.agent
+        session_id = agent.session_id
+        try:
+            async with aclosing(agent.run(options.prompt)) as events:
+                async for event in events:
+                    sink.record(event)
+                    if render is not None:
+                        render(event)
+                    elif options.output_format == "stream-json":
+                        out.write(json.dumps(event.to_json(), ensure_ascii=False, default=_json_default) + "\n")
+                        out.flush()
+                    if isinstance(event, ev.TurnFinished):
+                        finished = event
+                        final_text = event.text
+                    elif isinstance(event, ev.TurnFailed):
+                        error = event
+        except BaseException:
+            sink.finish("cancelled")
+            raise
+    ok = error is None and finished is not None
+    outcome = "success" if ok else ("error" if error is not None else "incomplete")
+    metrics = sink.finish(outcome)
+    result = {
+        "type": "result",
+        "subtype": "success" if ok else "error",
+        "is_error": not ok,
+        "result": final_text if ok else (error.error if error else "the run did not finish"),
+        "session_id": session_id,
+        "num_turns": metrics.steps,
+        "stop_reason": finished.stop_reason if finished else None,
+        "duration_ms": int((time.monotonic() - started) * 1000),
+        "usage": {
+            "input_tokens": metrics.prompt_tokens,
+            "output_tokens": metrics.completion_tokens,
+            "cache_read_input_tokens": metrics.cache_hit_tokens,
+            "cache_miss_input_tokens": metrics.cache_miss_tokens,
+        },
+        "total_cost": round(metrics.cost, 10),
+        "currency": metrics.currency,
+        "metrics": metrics.to_json(),
+    }
+    if options.output_format in ("json", "stream-json"):
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.flush()
+    return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(value)
+    return str(value)

@@ -1,0 +1,179 @@
+"""RunMetrics (seed 003): the machine-readable account of one run.
+
+A :class:`MetricsSink` consumes the same event stream as every surface. Totals
+are sums of per-call usage as the provider reported it, so they reconcile
+exactly. While a run is in progress the sink refreshes ``PATH.partial``
+(``complete: false``, a lower bound); at the end it writes ``PATH`` and removes
+the partial, so the two are never read together.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonix_core import events as ev
+
+SUBAGENT_COUNTERS = (
+    "subagent_runs",
+    "subagent_nested_runs",
+    "subagent_tool_calls",
+    "subagent_mutations",
+    "duplicate_work_paths",
+    "completion_reports",
+    "completions_prose_only",
+    "false_completions",
+    "criterion_downgrades",
+    "write_scope_violations",
+)
+
+
+@dataclass
+class SourceUsage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cache_miss_tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass
+class RunMetrics:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cache_miss_tokens: int = 0
+    reasoning_tokens: int = 0
+    steps: int = 0
+    retries: int = 0
+    compactions: int = 0
+    tool_calls: int = 0
+    tool_failures: int = 0
+    tool_calls_by_name: dict[str, int] = field(default_factory=dict)
+    usage_by_source: dict[str, SourceUsage] = field(default_factory=dict)
+    prefix_change_reason_counts: dict[str, int] = field(default_factory=dict)
+    cost: float = 0.0
+    currency: str = "USD"
+    # Per ISO currency when a run mixes currencies; never summed across them.
+    original_costs: dict[str, float] = field(default_factory=dict)
+    duration_ms: int = 0
+    outcome: str = "running"
+    complete: bool = False
+    subagent_runs: int = 0
+    subagent_nested_runs: int = 0
+    subagent_tool_calls: int = 0
+    subagent_mutations: int = 0
+    duplicate_work_paths: int = 0
+    completion_reports: int = 0
+    completions_prose_only: int = 0
+    false_completions: int = 0
+    criterion_downgrades: int = 0
+    write_scope_violations: int = 0
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        total = self.cache_hit_tokens + self.cache_miss_tokens
+        return self.cache_hit_tokens / total if total else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["cost"] = round(self.cost, 10)
+        data["original_costs"] = {k: round(v, 10) for k, v in self.original_costs.items()}
+        for bucket in data["usage_by_source"].values():
+            bucket["cost"] = round(bucket["cost"], 10)
+        return data
+
+
+class MetricsSink:
+    """Accumulates RunMetrics from events; optionally mirrors them to a file."""
+
+    def __init__(self, path: Path | None = None, *, snapshot_every: float = 0.2) -> None:
+        self.metrics = RunMetrics()
+        self.path = path
+        self.snapshot_every = snapshot_every
+        self._started = time.monotonic()
+        self._last_snapshot = 0.0
+
+    @property
+    def partial_path(self) -> Path | None:
+        return self.path.with_name(self.path.name + ".partial") if self.path else None
+
+    def record(self, event: ev.Event) -> None:
+        m = self.metrics
+        if isinstance(event, ev.UsageReported):
+            u = event.usage
+            m.steps += 1
+            m.prompt_tokens += u.prompt_tokens
+            m.completion_tokens += u.completion_tokens
+            m.cache_hit_tokens += u.cache_hit_tokens
+            m.cache_miss_tokens += u.cache_miss_tokens
+            m.reasoning_tokens += u.reasoning_tokens
+            bucket = m.usage_by_source.setdefault(event.source or "executor", SourceUsage())
+            bucket.calls += 1
+            bucket.prompt_tokens += u.prompt_tokens
+            bucket.completion_tokens += u.completion_tokens
+            bucket.cache_hit_tokens += u.cache_hit_tokens
+            bucket.cache_miss_tokens += u.cache_miss_tokens
+            bucket.cost += event.cost
+            m.original_costs[event.currency] = m.original_costs.get(event.currency, 0.0) + event.cost
+            if len(m.original_costs) == 1:
+                m.currency = event.currency
+                m.cost = m.original_costs[event.currency]
+            else:
+                m.currency = "mixed"
+                m.cost = 0.0
+            self._snapshot()
+        elif isinstance(event, ev.Retrying):
+            m.retries += 1
+        elif isinstance(event, ev.CompactionStarted):
+            m.compactions += 1
+        elif isinstance(event, ev.PrefixChanged):
+            m.prefix_change_reason_counts[event.reason] = (
+                m.prefix_change_reason_counts.get(event.reason, 0) + 1
+            )
+        elif isinstance(event, ev.ToolCallFinished):
+            m.tool_calls += 1
+            if event.is_error:
+                m.tool_failures += 1
+            m.tool_calls_by_name[event.name] = m.tool_calls_by_name.get(event.name, 0) + 1
+            if event.agent_path:
+                m.subagent_tool_calls += 1
+            self._snapshot()
+        elif isinstance(event, ev.SubagentStarted):
+            m.subagent_runs += 1
+            if len(event.agent_path) > 0:
+                m.subagent_nested_runs += 1
+
+    def _snapshot(self) -> None:
+        if self.path is None:
+            return
+        now = time.monotonic()
+        if self._last_snapshot and now - self._last_snapshot < self.snapshot_every:
+            return
+        self._last_snapshot = now
+        self.metrics.duration_ms = int((now - self._started) * 1000)
+        self.metrics.complete = False
+        _write_json(self.partial_path, self.metrics.to_json())  # type: ignore[arg-type]
+
+    def finish(self, outcome: str) -> RunMetrics:
+        self.metrics.outcome = outcome
+        self.metrics.complete = True
+        self.metrics.duration_ms = int((time.monotonic() - self._started) * 1000)
+        if self.path is not None:
+            _write_json(self.path, self.metrics.to_json())
+            partial = self.partial_path
+            if partial is not None and partial.exists():
+                partial.unlink()
+        return self.metrics
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

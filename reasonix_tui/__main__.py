@@ -1,0 +1,5 @@
+import sys
+
+from reasonix_tui.cli import main
+
+sys.exit(main())

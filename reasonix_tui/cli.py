@@ -1,0 +1,165 @@
+"""The ``reasonix`` entry point.
+
+Only this module chooses exit codes (0 ok, 1 the run failed, 2 usage or
+configuration error) and the words a user sees for an error. It imports
+textual only when it launches the TUI: ``reasonix --version`` and
+``reasonix run`` never load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reasonix_core import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EFFORTS = ("auto", "disabled", "none", "low", "medium", "high", "xhigh", "max")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="reasonix",
+        description="A cache-first coding agent for the terminal.",
+    )
+    parser.add_argument("--version", action="version", version=f"reasonix {__version__}")
+    parser.add_argument("--model", "-m", help="provider name, model id or provider/model")
+    parser.add_argument("--effort", choices=EFFORTS, help="reasoning effort")
+    parser.add_argument(
+        "--permission-mode", choices=("ask", "auto", "yolo"), help="permission preset"
+    )
+    parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
+                        help="continue the newest session of this workspace")
+    parser.add_argument("-r", "--resume", dest="resume_id", metavar="ID", help="resume session ID")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run one prompt headless and exit")
+    run.add_argument("prompt", nargs="?", help="the prompt (read from stdin when omitted)")
+    run.add_argument("--model", "-m", dest="run_model", help="provider name, model id or provider/model")
+    run.add_argument("--effort", dest="run_effort", choices=EFFORTS, help="reasoning effort")
+    run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    run.add_argument("--metrics", type=Path, metavar="PATH", help="write RunMetrics JSON to PATH")
+    run.add_argument("--permission-mode", dest="run_permission_mode",
+                     choices=("ask", "auto", "yolo"), help="permission preset (default from config)")
+    run.add_argument("-y", "--auto", action="store_true", help="same as --permission-mode auto")
+    run.add_argument("--allowed-tools", default="", metavar="RULES",
+                     help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"')
+    run.add_argument("--max-steps", type=int, metavar="N", help="stop after N model requests")
+    run.add_argument("-c", "--continue", dest="run_continue", action="store_true",
+                     help="continue the newest session of this workspace")
+    run.add_argument("-r", "--resume", dest="run_resume", metavar="ID", help="continue session ID")
+
+    perms = sub.add_parser("permissions", help="inspect permission rules")
+    perms_sub = perms.add_subparsers(dest="permissions_command", metavar="ACTION")
+    check = perms_sub.add_parser("check", help="show the decision for a tool call and why")
+    check.add_argument("tool", help="tool name, e.g. bash or edit_file")
+    check.add_argument("arg", nargs="?", default="", help="command (bash) or path (file tools)")
+    check.add_argument("--permission-mode", dest="check_permission_mode",
+                       choices=("ask", "auto", "yolo"))
+    return parser
+
+
+def split_rules(text: str) -> list[str]:
+    """Split "Bash(go test:*) Edit" on spaces outside parentheses."""
+    rules, depth, current = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        if ch in " ,\t\n" and depth == 0:
+            if current:
+                rules.append("".join(current))
+                current = []
+            continue
+        current.append(ch)
+    if current:
+        rules.append("".join(current))
+    return rules
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> int:
+    sys.stderr.write(f"reasonix: error: {message}\n")
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from reasonix_core.agent.builder import RunSettings
+    from reasonix_core.headless import HeadlessOptions, run_headless
+
+    prompt = args.prompt
+    if prompt is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            return _fail("no prompt: pass it as an argument or on standard input")
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        return _fail("the prompt is empty")
+    if args.max_steps is not None and args.max_steps < 1:
+        return _fail("--max-steps must be at least 1")
+    mode = args.run_permission_mode or args.permission_mode
+    if args.auto:
+        mode = "auto"
+    settings = RunSettings(
+        workspace=Path.cwd(),
+        model=args.run_model or args.model,
+        effort=args.run_effort or args.effort,
+        permission_mode=mode,
+        allowed_tools=split_rules(args.allowed_tools),
+        max_steps=args.max_steps,
+        continue_last=args.run_continue or args.continue_last,
+        resume_id=args.run_resume or args.resume_id,
+    )
+    options = HeadlessOptions(
+        prompt=prompt,
+        settings=settings,
+        output_format=args.output_format,
+        metrics_path=args.metrics,
+    )
+    outcome = anyio.run(run_headless, options)
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _permissions_check(args: argparse.Namespace) -> int:
+    from reasonix_core.agent.builder import RunSettings, build_policy
+    from reasonix_core.config import load_config
+    from reasonix_core.permission import explain
+
+    workspace = Path.cwd()
+    config = load_config(workspace).config
+    settings = RunSettings(workspace=workspace, permission_mode=args.check_permission_mode)
+    policy = build_policy(config, settings, workspace)
+    sys.stdout.write(explain(policy, args.tool, args.arg) + "\n")
+    return EXIT_OK
+
+
+def _tui(args: argparse.Namespace) -> int:
+    from reasonix_tui.launch import launch
+
+    return launch(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from reasonix_core.errors import ReasonixError
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "permissions":
+            if args.permissions_command != "check":
+                parser.parse_args(["permissions", "--help"])
+            return _permissions_check(args)
+        return _tui(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("reasonix: interrupted\n")
+        return EXIT_INTERRUPTED
+    except ReasonixError as exc:
+        return _fail(str(exc))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

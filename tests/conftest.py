@@ -1,0 +1,89 @@
+"""Shared fixtures: an isolated Reasonix home, a workspace, and the loopback
+fixture server configured as the only provider."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TEST_KEY_ENV = "REASONIX_TEST_KEY"
+TEST_KEY = "sk-test-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test ever sees the developer's real config, keys or sessions."""
+    home = tmp_path / "reasonix-home"
+    home.mkdir()
+    monkeypatch.setenv("REASONIX_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    (tmp_path / "user-home").mkdir()
+    for name in list(os.environ):
+        if name.endswith("_API_KEY"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv(TEST_KEY_ENV, raising=False)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "reasonix-home"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def server() -> Iterator[object]:
+    from reasonix_core.testing.fixture_server import FixtureServer
+
+    with FixtureServer(flavour="deepseek", api_key=TEST_KEY) as srv:
+        yield srv
+
+
+def provider_toml(base_url: str, *, name: str = "fixture", protocol: str = "deepseek",
+                  models: tuple[str, ...] = ("deepseek-flash", "deepseek-v4-pro")) -> str:
+    model_list = ", ".join(f'"{m}"' for m in models)
+    return f"""
+[[providers]]
+name = "{name}"
+kind = "openai"
+base_url = "{base_url}"
+models = [{model_list}]
+default = "{models[0]}"
+api_key_env = "{TEST_KEY_ENV}"
+context_window = 1000000
+reasoning_protocol = "{protocol}"
+"""
+
+
+def write_config(home: Path, base_url: str, extra: str = "", **kwargs: object) -> Path:
+    text = (
+        provider_toml(base_url, **kwargs)  # type: ignore[arg-type]
+        + """
+[agent]
+retry_base_delay = 0.01
+retry_max_delay = 0.05
+
+[sandbox]
+bash = "off"
+"""
+        + extra
+    )
+    path = home / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def configured(home: Path, server: object, monkeypatch: pytest.MonkeyPatch) -> object:
+    """The fixture server as the default provider, with its key in the env."""
+    write_config(home, server.base_url)  # type: ignore[attr-defined]
+    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+    return server

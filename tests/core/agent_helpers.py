@@ -1,0 +1,56 @@
+"""Helpers for driving a real Agent against the fixture server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from reasonix_core import events as ev
+from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
+from reasonix_core.agent.retry import RetryPolicy
+from reasonix_core.permission.approver import Approver, FailClosedApprover
+
+
+@asynccontextmanager
+async def runtime(
+    workspace: Path,
+    *,
+    approver: Approver | None = None,
+    record_sleeps: list[float] | None = None,
+    **settings: Any,
+) -> AsyncIterator[Runtime]:
+    async with open_runtime(
+        RunSettings(workspace=workspace, **settings), approver=approver or FailClosedApprover()
+    ) as rt:
+        if record_sleeps is not None:
+            policy: RetryPolicy = rt.agent.retry
+
+            async def fake_sleep(delay: float) -> None:
+                record_sleeps.append(delay)
+
+            policy.sleep = fake_sleep
+        yield rt
+
+
+async def run_turn(rt: Runtime, prompt: str) -> list[ev.Event]:
+    out: list[ev.Event] = []
+    async with aclosing(rt.agent.run(prompt)) as events:
+        async for event in events:
+            out.append(event)
+    return out
+
+
+def bodies(server: Any) -> list[dict[str, Any]]:
+    return [json.loads(r.body) for r in server.requests]
+
+
+def session_records(rt: Runtime) -> list[dict[str, Any]]:
+    lines = rt.agent.session.path.read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def session_messages(rt: Runtime) -> list[dict[str, Any]]:
+    return [r["message"] for r in session_records(rt) if r["type"] == "message"]
