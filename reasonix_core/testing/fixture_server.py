@@ -1,0 +1,1272 @@
+"""Loopback fixture server for DeepSeek / OpenAI-compatible ``/chat/completions``.
+
+Real HTTP on 127.0.0.1 with real SSE framing, so providers, benchmarks and TUI
+tests exercise the same byte paths they use against the live API. Stdlib only.
+
+Usage::
+
+    with FixtureServer(flavour="deepseek", api_key="sk-test") as server:
+        server.enqueue(Reply(content="hi"), HttpError(429, "Rate Limit Reached", retry_after=1))
+        ...  # POST {server.base_url}/chat/completions
+        server.requests[0].json
+
+Each request that passes validation consumes one scripted item (FIFO); when the
+queue is empty ``server.responder`` is asked; with neither the server answers 500.
+Requests rejected by validation (auth, malformed body, DeepSeek's protocol
+checks) consume nothing.
+
+Wire details follow ``wire-formats.md`` §1–§3 and §5:
+
+* streams use ``Transfer-Encoding: chunked`` and ``Connection: close``; a
+  ``drop_after`` reply closes the socket without the terminating chunk (an
+  abrupt mid-body close, which httpx reports as ``RemoteProtocolError``), while
+  ``error_event`` / ``garbage_line`` / :class:`Stall` end the body cleanly but
+  without ``finish_reason`` or ``[DONE]``;
+* non-streamed answers carry ``Content-Length`` and keep the connection open;
+* a simulated DeepSeek prompt cache persists two whole "cache prefix units" per
+  successful request (end of input, end of output) keyed by (model, user_id);
+  a hit is the longest persisted unit that is a prefix of the rendered prompt.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import math
+import random
+import socket
+import socketserver
+import string
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+__all__ = [
+    "FixtureServer",
+    "HttpError",
+    "RecordedRequest",
+    "Reply",
+    "Stall",
+    "ToolCallSpec",
+    "count_tokens",
+    "render_prompt",
+]
+
+Flavour = Literal["deepseek", "openai"]
+
+DEEPSEEK_MODELS = frozenset({"deepseek-flash", "deepseek-v4-pro"})
+OPENAI_MODELS = frozenset({"gpt-test", "deepseek-flash", "deepseek-v4-pro"})
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra")
+MAX_OUTPUT_TOKENS = 393216
+DEEPSEEK_FINGERPRINT = "fp_8b330d02d0_prod0820_fp8_kvcache_20260402"
+CHAT_PATHS = frozenset({"/chat/completions", "/v1/chat/completions"})
+
+MSG_REASONING_REQUIRED = (
+    "The reasoning_content in the thinking mode must be passed back to the API."
+)
+MSG_TOOL_WITHOUT_CALL = (
+    "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+)
+MSG_MISSING_TOOL_RESULTS = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding "
+    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+)
+MSG_TOOL_CHOICE = "Thinking mode does not support this tool_choice"
+MSG_DESERIALIZE = "Failed to deserialize the JSON body into the target type: "
+NO_SCRIPTED_REPLY_BODY = (
+    b'{"error":{"message":"fixture: no scripted reply","type":"server_error",'
+    b'"param":null,"code":null}}'
+)
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+# --------------------------------------------------------------------------- script items
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSpec:
+    """One tool call the fixture "model" makes; ``arguments`` is streamed verbatim."""
+
+    name: str
+    arguments: str
+    id: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Reply:
+    """A scripted 200 answer (streamed or not, as the request asked)."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCallSpec] = field(default_factory=list)
+    # None: "tool_calls" when there are tool calls, else "stop". Any string goes.
+    finish_reason: str | None = None
+    chunk_size: int = 8  # characters per content / reasoning delta (<= 0: one delta)
+    arg_chunk: int = 5  # characters per argument fragment (<= 0: one fragment)
+    interleave_tool_calls: bool = False
+    keepalives: int = 0  # ": keep-alive" comments before the first data event
+    delay: float = 0.0  # seconds between data events
+    drop_after: int | None = None  # close abruptly after this many data events
+    error_event: dict[str, Any] | None = None  # in-band `data: {"error": ...}` then close
+    garbage_line: str | None = None  # raw line after the content, then close
+    usage: dict[str, Any] | None = None  # replaces the computed usage object
+    model: str | None = None  # `model` field of the chunks (default: the requested one)
+    omit_delta_on_finish: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    """A scripted (or validation) HTTP error with DeepSeek's JSON error envelope."""
+
+    status: int
+    message: str
+    type: str = "invalid_request_error"
+    retry_after: str | float | None = None
+    headers: dict[str, str] | None = None
+    # Extensions: the envelope's `code` (None -> null) and a raw body that
+    # replaces the envelope entirely (e.g. a proxy's HTML 502 page).
+    code: str | None = "invalid_request_error"
+    body: bytes | None = None
+
+    def envelope(self) -> bytes:
+        if self.body is not None:
+            return self.body
+        return _dumps(
+            {
+                "error": {
+                    "message": self.message,
+                    "type": self.type,
+                    "param": None,
+                    "code": self.code,
+                }
+            }
+        ).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """200 + stream headers, no data (optionally keep-alives), then close after ``seconds``."""
+
+    seconds: float
+    keepalive_every: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request as received. ``status`` is 0 while the request is still being decided."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    json: dict[str, Any] | None
+    status: int
+
+
+ScriptItem = Reply | HttpError | Stall
+Responder = Callable[[RecordedRequest], ScriptItem]
+
+
+# --------------------------------------------------------------------------- prompt rendering
+
+
+def count_tokens(text: str) -> int:
+    """The fixture's tokenizer: one token per 4 UTF-8 bytes, rounded up."""
+    return math.ceil(len(text.encode("utf-8", "surrogatepass")) / 4)
+
+
+def _bytes_to_tokens(n: int) -> int:
+    return (n + 3) // 4
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def thinking_enabled(body: dict[str, Any]) -> bool:
+    """DeepSeek: thinking is on unless disabled explicitly or via effort ``none``."""
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") == "disabled":
+        return False
+    return body.get("reasoning_effort") != "none"
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        out: list[str] = []
+        for part in value:
+            if isinstance(part, dict) and part.get("type") == "text":
+                out.append(str(part.get("text") or ""))
+            else:
+                out.append(_dumps(part))
+        return "".join(out)
+    return _dumps(value)
+
+
+def _render_message(message: Any, with_reasoning: bool) -> str:
+    if not isinstance(message, dict):
+        return "<|invalid|>" + _dumps(message)
+    role = str(message.get("role"))
+    out = [f"<|{role}|>"]
+    if role == "tool":
+        out.append(_as_text(message.get("tool_call_id")) + "<|sep|>")
+    if role == "assistant" and with_reasoning:
+        out.append("<think>" + _as_text(message.get("reasoning_content")) + "</think>")
+    out.append(_as_text(message.get("content")))
+    calls = message.get("tool_calls") if role == "assistant" else None
+    if isinstance(calls, list):
+        for call in calls:
+            if not isinstance(call, dict):
+                out.append("<|tool_call|>" + _dumps(call))
+                continue
+            fn = call.get("function")
+            fn = fn if isinstance(fn, dict) else {}
+            out.append(
+                "<|tool_call|>"
+                + _as_text(call.get("id"))
+                + "<|sep|>"
+                + _as_text(fn.get("name"))
+                + "<|sep|>"
+                + _as_text(fn.get("arguments"))
+            )
+    return "".join(out)
+
+
+def render_prompt(body: dict[str, Any], *, thinking: bool | None = None) -> str:
+    """What the fixture "model" sees: tools (received key order kept), then messages.
+
+    Assistant messages render as ``<|assistant|><think>reasoning</think>content``
+    plus their tool calls (id, name, raw arguments); the ``<think>`` part is only
+    present when the request has ``tools`` and thinking is on (DeepSeek drops
+    replayed reasoning otherwise). Tool messages render their ``tool_call_id``.
+    ``thinking=None`` derives the mode from the body (DeepSeek rules).
+    """
+    if thinking is None:
+        thinking = thinking_enabled(body)
+    tools = body.get("tools")
+    with_reasoning = bool(tools) and thinking
+    out: list[str] = []
+    if isinstance(tools, list) and tools:
+        out.append("<|tools|>" + "\n".join(_dumps(tool) for tool in tools) + "<|/tools|>")
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        out.extend(_render_message(m, with_reasoning) for m in messages)
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- prompt cache
+
+
+class _CacheSpace:
+    __slots__ = ("digests", "lengths")
+
+    def __init__(self) -> None:
+        self.lengths: list[int] = []  # sorted distinct unit lengths (bytes)
+        self.digests: dict[int, set[bytes]] = {}
+
+
+def _digest(data: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class _PromptCache:
+    """Whole cache prefix units stored as (byte length, hash); thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spaces: dict[tuple[str, str], _CacheSpace] = {}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._spaces.clear()
+
+    def lookup_and_persist(self, space_key: tuple[str, str], prompt: bytes) -> int:
+        """Length of the longest persisted unit prefixing ``prompt``; then persist ``prompt``."""
+        with self._lock:
+            space = self._spaces.setdefault(space_key, _CacheSpace())
+            best = 0
+            hasher = hashlib.blake2b(digest_size=16)
+            view = memoryview(prompt)
+            pos = 0
+            for length in space.lengths:
+                if length > len(prompt):
+                    break
+                hasher.update(view[pos:length])
+                pos = length
+                if length and hasher.copy().digest() in space.digests[length]:
+                    best = length
+            self._add(space, prompt)
+            return best
+
+    def persist(self, space_key: tuple[str, str], unit: bytes) -> None:
+        with self._lock:
+            self._add(self._spaces.setdefault(space_key, _CacheSpace()), unit)
+
+    @staticmethod
+    def _add(space: _CacheSpace, unit: bytes) -> None:
+        length = len(unit)
+        bucket = space.digests.get(length)
+        if bucket is None:
+            bucket = space.digests[length] = set()
+            bisect.insort(space.lengths, length)
+        bucket.add(_digest(unit))
+
+
+# --------------------------------------------------------------------------- HTTP plumbing
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+    fixture: FixtureServer
+
+    def __init__(self, address: tuple[str, int], fixture: FixtureServer) -> None:
+        self.fixture = fixture
+        self._conn_lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind does a reverse DNS lookup; skip it.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conn_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._conn_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def abort_connections(self) -> None:
+        with self._conn_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            return  # client went away; expected in cancellation tests
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    timeout = 120.0  # idle keep-alive connections
+    server_version = "reasonix-fixture/1"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _fixture(self) -> FixtureServer:
+        server = self.server
+        assert isinstance(server, _HTTPServer)
+        return server.fixture
+
+    def do_POST(self) -> None:
+        self._fixture()._handle(self)
+
+    def do_GET(self) -> None:
+        self._fixture()._handle(self)
+
+
+class _Aborted(Exception):
+    """The stream must end now (server stopping or client gone)."""
+
+
+class _Writer:
+    """Chunked-transfer writer for one response body."""
+
+    def __init__(self, handler: _Handler, stop: threading.Event) -> None:
+        self._h = handler
+        self._stop = stop
+
+    def start(self, content_type: str) -> None:
+        h = self._h
+        h.send_response(200)
+        h.send_header("Content-Type", content_type)
+        h.send_header("Cache-Control", "no-cache")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.close_connection = True
+
+    def write(self, data: bytes) -> None:
+        if self._stop.is_set():
+            raise _Aborted
+        if not data:
+            return
+        try:
+            self._h.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        except OSError as exc:
+            raise _Aborted from exc
+
+    def event(self, payload: Any) -> None:
+        self.write(b"data: " + _dumps(payload).encode("utf-8", "surrogatepass") + b"\n\n")
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0 and self._stop.wait(seconds):
+            raise _Aborted
+
+    def end(self) -> None:
+        try:
+            self._h.wfile.write(b"0\r\n\r\n")
+        except OSError as exc:
+            raise _Aborted from exc
+
+
+def _read_body(handler: _Handler) -> bytes:
+    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
+        parts: list[bytes] = []
+        while True:
+            line = handler.rfile.readline(65537)
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while handler.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(parts)
+            parts.append(handler.rfile.read(size))
+            handler.rfile.readline(65537)
+    length = int(handler.headers.get("Content-Length") or 0)
+    return handler.rfile.read(length) if length > 0 else b""
+
+
+def _serde_desc(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"boolean `{'true' if value else 'false'}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f'string "{value}"'
+    if isinstance(value, list):
+        return "sequence"
+    if isinstance(value, dict):
+        return "map"
+    return "null"
+
+
+def _split(text: str, size: int) -> list[str]:
+    if not text:
+        return []
+    if size <= 0:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _format_retry_after(value: str | float) -> str:
+    if isinstance(value, str):
+        return value
+    return f"{value:g}"
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """Everything derived from a validated request."""
+
+    body: dict[str, Any]
+    model: str
+    stream: bool
+    include_usage: bool
+    thinking: bool
+    has_tools: bool
+
+
+# --------------------------------------------------------------------------- the server
+
+
+class FixtureServer:
+    """A scripted ``/chat/completions`` endpoint on 127.0.0.1 (see module docstring).
+
+    ``flavour`` is ``"deepseek"`` (strict DeepSeek validation, thinking on by
+    default, usage on the finish chunk) or ``"openai"`` (no thinking, separate
+    usage chunk). ``api_key=None`` disables the auth check. ``models`` replaces the
+    default set of accepted model ids; assign ``server.models = None`` to accept
+    any model. ``seed`` makes generated ids reproducible.
+    """
+
+    def __init__(
+        self,
+        flavour: Flavour = "deepseek",
+        api_key: str | None = "sk-test",
+        *,
+        models: Iterable[str] | None = None,
+        port: int = 0,
+        seed: int | None = None,
+    ) -> None:
+        if flavour not in ("deepseek", "openai"):
+            raise ValueError(f"unknown flavour {flavour!r}")
+        self.flavour: Flavour = flavour
+        self.api_key = api_key
+        default = DEEPSEEK_MODELS if flavour == "deepseek" else OPENAI_MODELS
+        self.models: set[str] | None = set(models if models is not None else default)
+        self.responder: Responder | None = None
+        self.requests: list[RecordedRequest] = []
+        self._queue: deque[ScriptItem] = deque()
+        self._lock = threading.Lock()
+        self._cache = _PromptCache()
+        self._rng = random.Random(seed)
+        self._stop = threading.Event()
+        self._port = port
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> FixtureServer:
+        if self._httpd is not None:
+            return self
+        self._stop.clear()
+        httpd = _HTTPServer(("127.0.0.1", self._port), self)
+        thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name=f"fixture-server-{httpd.server_port}",
+            daemon=True,
+        )
+        self._httpd = httpd
+        self._thread = thread
+        thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stop.set()
+        httpd.shutdown()
+        httpd.abort_connections()
+        httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=2.0)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FixtureServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("fixture server is not running")
+        return self._httpd.server_port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # ---------------------------------------------------------------- scripting
+
+    def enqueue(self, *items: ScriptItem) -> None:
+        for item in items:
+            if not isinstance(item, Reply | HttpError | Stall):
+                raise TypeError(f"cannot script {item!r}")
+        with self._lock:
+            self._queue.extend(items)
+
+    @property
+    def pending(self) -> int:
+        """Scripted items not consumed yet."""
+        with self._lock:
+            return len(self._queue)
+
+    def reset_cache(self) -> None:
+        self._cache.reset()
+
+    # ---------------------------------------------------------------- request handling
+
+    def _handle(self, h: _Handler) -> None:
+        headers: dict[str, str] = {}
+        for name, value in h.headers.items():
+            key = name.lower()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        try:
+            body = _read_body(h)
+        except (OSError, ValueError):
+            h.close_connection = True
+            return
+        parsed: Any = None
+        parse_error: str | None = None
+        try:
+            parsed = json.loads(body.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            parse_error = f"invalid UTF-8 at byte {exc.start}"
+        except json.JSONDecodeError as exc:
+            parse_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        record = RecordedRequest(
+            path=h.path,
+            headers=headers,
+            body=body,
+            json=parsed if isinstance(parsed, dict) else None,
+            status=0,
+        )
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(record)
+
+        outcome: ScriptItem
+        ctx: _Ctx | None = None
+        route = urlsplit(h.path).path.rstrip("/") or "/"
+        if h.command != "POST" or route not in CHAT_PATHS:
+            outcome = HttpError(404, f"Not Found: {h.command} {route}", code=None)
+        else:
+            rejection = self._validate(headers, parsed, parse_error)
+            if rejection is not None:
+                outcome = rejection
+            else:
+                assert isinstance(parsed, dict)
+                ctx = self._context(parsed)
+                outcome = self._next_item(record)
+
+        status = outcome.status if isinstance(outcome, HttpError) else 200
+        with self._lock:
+            self.requests[index] = replace(record, status=status)
+
+        if isinstance(outcome, HttpError):
+            self._send_http_error(h, outcome)
+        elif isinstance(outcome, Stall):
+            assert ctx is not None
+            self._send_stall(h, outcome, ctx)
+        else:
+            assert ctx is not None
+            self._send_reply(h, outcome, ctx)
+
+    def _next_item(self, record: RecordedRequest) -> ScriptItem:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        responder = self.responder
+        if responder is None:
+            return HttpError(
+                500,
+                "fixture: no scripted reply",
+                type="server_error",
+                code=None,
+                body=NO_SCRIPTED_REPLY_BODY,
+            )
+        try:
+            item = responder(record)
+        except Exception as exc:
+            return HttpError(
+                500, f"fixture: responder raised {exc!r}", type="server_error", code=None
+            )
+        if not isinstance(item, Reply | HttpError | Stall):
+            return HttpError(
+                500, f"fixture: responder returned {item!r}", type="server_error", code=None
+            )
+        return item
+
+    def _context(self, body: dict[str, Any]) -> _Ctx:
+        stream = body.get("stream") is True
+        options = body.get("stream_options")
+        include_usage = (
+            stream and isinstance(options, dict) and options.get("include_usage") is True
+        )
+        thinking = self.flavour == "deepseek" and thinking_enabled(body)
+        return _Ctx(
+            body=body,
+            model=str(body.get("model")),
+            stream=stream,
+            include_usage=include_usage,
+            thinking=thinking,
+            has_tools=bool(body.get("tools")),
+        )
+
+    # ---------------------------------------------------------------- validation
+
+    def _validate(
+        self, headers: dict[str, str], parsed: Any, parse_error: str | None
+    ) -> HttpError | None:
+        if self.flavour == "deepseek":
+            return self._validate_deepseek(headers, parsed, parse_error)
+        return self._validate_openai(headers, parsed, parse_error)
+
+    def _presented_key(self, headers: dict[str, str]) -> str | None:
+        auth = headers.get("authorization")
+        if auth is None:
+            return None
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer":
+            return ""
+        return token.strip()
+
+    def _validate_deepseek(
+        self, headers: dict[str, str], parsed: Any, parse_error: str | None
+    ) -> HttpError | None:
+        if self.api_key is not None:
+            key = self._presented_key(headers)
+            if key != self.api_key:
+                return HttpError(
+                    401,
+                    f"Authentication Fails, Your api key: ****{(key or '')[-4:]} is invalid",
+                    type="authentication_error",
+                )
+        if parse_error is not None:
+            return HttpError(400, MSG_DESERIALIZE + parse_error)
+        if not isinstance(parsed, dict):
+            return _unprocessable(
+                f"invalid type: {_serde_desc(parsed)}, expected struct ChatCompletionRequest"
+            )
+        body: dict[str, Any] = parsed
+        # ---- type-level checks (422, like serde + axum's JsonDataError)
+        model = body.get("model")
+        if model is None:
+            return _unprocessable("missing field `model`")
+        if not isinstance(model, str):
+            return _unprocessable(f"model: invalid type: {_serde_desc(model)}, expected a string")
+        messages = body.get("messages")
+        if messages is None:
+            return _unprocessable("missing field `messages`")
+        if not isinstance(messages, list):
+            return _unprocessable(
+                f"messages: invalid type: {_serde_desc(messages)}, expected a sequence"
+            )
+        for i, message in enumerate(messages):
+            problem = _message_shape_problem(message)
+            if problem is not None:
+                return _unprocessable(f"messages[{i}]: {problem}")
+        thinking = body.get("thinking")
+        if thinking is not None:
+            if not isinstance(thinking, dict):
+                return _unprocessable(
+                    f"thinking: invalid type: {_serde_desc(thinking)}, "
+                    "expected struct ThinkingOptions"
+                )
+            kind = thinking.get("type")
+            if kind is None:
+                return _unprocessable("thinking: missing field `type`")
+            if kind not in ("enabled", "disabled"):
+                return _unprocessable(
+                    f"thinking.type: unknown variant `{kind}`, expected `enabled` or `disabled`"
+                )
+        effort = body.get("reasoning_effort")
+        if effort is not None:
+            expected = ", ".join(f"`{e}`" for e in REASONING_EFFORTS)
+            if not isinstance(effort, str):
+                return _unprocessable(
+                    f"reasoning_effort: invalid type: {_serde_desc(effort)}, "
+                    "expected enum ReasoningEffort"
+                )
+            if effort not in REASONING_EFFORTS:
+                return _unprocessable(
+                    f"reasoning_effort: unknown variant `{effort}`, expected one of {expected}"
+                )
+        n = body.get("n")
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool)):
+            return _unprocessable(f"n: invalid type: {_serde_desc(n)}, expected u32")
+        max_tokens = body.get("max_tokens")
+        if max_tokens is not None and (
+            not isinstance(max_tokens, int) or isinstance(max_tokens, bool)
+        ):
+            return _unprocessable(
+                f"max_tokens: invalid type: {_serde_desc(max_tokens)}, expected u32"
+            )
+        # ---- semantic checks (400)
+        if self.models is not None and model not in self.models:
+            return HttpError(400, "Model Not Exist")
+        if n is not None and n != 1:
+            return HttpError(400, "Invalid n value (currently only n = 1 is supported)")
+        if not messages:
+            return HttpError(400, "Invalid request: messages must not be empty")
+        if max_tokens is not None and not 1 <= max_tokens <= MAX_OUTPUT_TOKENS:
+            return HttpError(
+                400,
+                "Invalid max_tokens value, the valid range of max_tokens is "
+                f"[1, {MAX_OUTPUT_TOKENS}]",
+            )
+        if body.get("stream_options") is not None and body.get("stream") is not True:
+            return HttpError(400, "stream_options should be set along with stream = true")
+        on = thinking_enabled(body)
+        tool_choice = body.get("tool_choice")
+        if on and (tool_choice == "required" or isinstance(tool_choice, dict)):
+            return HttpError(400, MSG_TOOL_CHOICE)
+        problem = _sequence_problem(messages)
+        if problem is not None:
+            return HttpError(400, problem)
+        if on and body.get("tools"):
+            for message in messages:
+                if message.get("role") == "assistant" and message.get("reasoning_content") is None:
+                    return HttpError(400, MSG_REASONING_REQUIRED)
+        return None
+
+    def _validate_openai(
+        self, headers: dict[str, str], parsed: Any, parse_error: str | None
+    ) -> HttpError | None:
+        if self.api_key is not None:
+            key = self._presented_key(headers)
+            if key != self.api_key:
+                if not key:
+                    message = (
+                        "You didn't provide an API key. You need to provide your API key in "
+                        "an Authorization header using Bearer auth (i.e. Authorization: "
+                        "Bearer YOUR_KEY)."
+                    )
+                else:
+                    message = f"Incorrect API key provided: {key[:3]}****{key[-4:]}."
+                return HttpError(401, message, code="invalid_api_key")
+        if parse_error is not None or not isinstance(parsed, dict):
+            return HttpError(
+                400,
+                "We could not parse the JSON body of your request. (HINT: This likely means "
+                "you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
+                "payload, but what was sent was not valid JSON.)",
+                code=None,
+            )
+        body: dict[str, Any] = parsed
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            return HttpError(400, "you must provide a model parameter", code=None)
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return HttpError(400, "Missing required parameter: 'messages'.", code=None)
+        if not messages:
+            return HttpError(
+                400,
+                "Invalid 'messages': empty array. Expected an array with minimum length 1.",
+                code="empty_array",
+            )
+        for i, message in enumerate(messages):
+            problem = _message_shape_problem(message)
+            if problem is not None:
+                return HttpError(400, f"Invalid 'messages[{i}]': {problem}", code=None)
+        if self.models is not None and model not in self.models:
+            return HttpError(
+                404,
+                f"The model `{model}` does not exist or you do not have access to it.",
+                code="model_not_found",
+            )
+        if body.get("stream_options") is not None and body.get("stream") is not True:
+            return HttpError(
+                400,
+                "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                code=None,
+            )
+        problem = _sequence_problem(messages)
+        if problem is not None:
+            return HttpError(400, problem, code=None)
+        return None
+
+    # ---------------------------------------------------------------- responses
+
+    def _send_http_error(self, h: _Handler, err: HttpError) -> None:
+        payload = err.envelope()
+        try:
+            h.send_response(err.status)
+            extra = {k.lower(): v for k, v in (err.headers or {}).items()}
+            if "content-type" not in extra:
+                h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(payload)))
+            if err.retry_after is not None:
+                h.send_header("Retry-After", _format_retry_after(err.retry_after))
+            for name, value in (err.headers or {}).items():
+                h.send_header(name, value)
+            h.end_headers()
+            h.wfile.write(payload)
+        except OSError:
+            h.close_connection = True
+
+    def _send_stall(self, h: _Handler, stall: Stall, ctx: _Ctx) -> None:
+        writer = _Writer(h, self._stop)
+        try:
+            writer.start("text/event-stream" if ctx.stream else "application/json")
+            ping = b": keep-alive\n\n" if ctx.stream else b"\n"
+            deadline = time.monotonic() + max(0.0, stall.seconds)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                every = stall.keepalive_every
+                writer.sleep(min(remaining, every) if every > 0 else remaining)
+                if every > 0 and time.monotonic() < deadline:
+                    writer.write(ping)
+            writer.end()
+        except (_Aborted, OSError):
+            h.close_connection = True
+
+    def _new_ids(self) -> tuple[str, int]:
+        with self._lock:
+            if self.flavour == "deepseek":
+                cid = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+            else:
+                cid = "chatcmpl-" + "".join(self._rng.choices(_ALNUM, k=29))
+        return cid, int(time.time())
+
+    def _call_ids(self, calls: list[ToolCallSpec]) -> list[str]:
+        ids: list[str] = []
+        with self._lock:
+            for i, spec in enumerate(calls):
+                if spec.id is not None:
+                    ids.append(spec.id)
+                elif self.flavour == "deepseek":
+                    ids.append(f"call_{i:02d}_" + "".join(self._rng.choices(_ALNUM, k=24)))
+                else:
+                    ids.append("call_" + "".join(self._rng.choices(_ALNUM, k=24)))
+        return ids
+
+    def _usage(
+        self, ctx: _Ctx, prompt_bytes: int, hit_bytes: int, reasoning: str, output: str
+    ) -> dict[str, Any]:
+        prompt = _bytes_to_tokens(prompt_bytes)
+        hit = _bytes_to_tokens(hit_bytes)
+        completion = max(1, count_tokens(output))
+        reasoning_tokens = count_tokens(reasoning)
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        if self.flavour == "deepseek":
+            usage["prompt_tokens_details"] = {"cached_tokens": hit}
+            if ctx.thinking:
+                usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
+            usage["prompt_cache_hit_tokens"] = hit
+            usage["prompt_cache_miss_tokens"] = prompt - hit
+        else:
+            usage["prompt_tokens_details"] = {"cached_tokens": hit, "audio_tokens": 0}
+            usage["completion_tokens_details"] = {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            }
+        return usage
+
+    def _send_reply(self, h: _Handler, reply: Reply, ctx: _Ctx) -> None:
+        deepseek = self.flavour == "deepseek"
+        reasoning = reply.reasoning if ctx.thinking else ""
+        call_ids = self._call_ids(reply.tool_calls)
+        finish_reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+
+        # ---- simulated prompt cache and usage
+        space = (ctx.model, str(ctx.body.get("user_id") or ""))
+        with_reasoning = ctx.has_tools and ctx.thinking
+        prompt = render_prompt(ctx.body, thinking=ctx.thinking).encode("utf-8", "surrogatepass")
+        hit_bytes = self._cache.lookup_and_persist(space, prompt)
+        assistant = {
+            "role": "assistant",
+            "content": reply.content,
+            "reasoning_content": reasoning,
+            "tool_calls": [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": s.name, "arguments": s.arguments},
+                }
+                for cid, s in zip(call_ids, reply.tool_calls, strict=True)
+            ],
+        }
+        output_unit = prompt + _render_message(assistant, with_reasoning).encode(
+            "utf-8", "surrogatepass"
+        )
+        generated = reasoning + reply.content + "".join(s.arguments for s in reply.tool_calls)
+        usage = (
+            reply.usage
+            if reply.usage is not None
+            else self._usage(ctx, len(prompt), hit_bytes, reasoning, generated)
+        )
+
+        def persist_output() -> None:
+            self._cache.persist(space, output_unit)
+
+        chunk_id, created = self._new_ids()
+        model = reply.model if reply.model is not None else ctx.model
+        if not ctx.stream:
+            self._send_completion(
+                h,
+                reply,
+                ctx,
+                chunk_id,
+                created,
+                model,
+                reasoning,
+                call_ids,
+                finish_reason,
+                usage,
+                persist_output,
+            )
+            return
+
+        missing = object()
+
+        def chunk(
+            delta: dict[str, Any] | None, finish: str | None = None, chunk_usage: Any = missing
+        ) -> dict[str, Any]:
+            choice: dict[str, Any] = {"index": 0}
+            if delta is not None:
+                choice["delta"] = delta
+            choice["logprobs"] = None
+            choice["finish_reason"] = finish
+            out: dict[str, Any] = {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": DEEPSEEK_FINGERPRINT if deepseek else None,
+                "choices": [choice],
+            }
+            if chunk_usage is not missing:
+                out["usage"] = chunk_usage
+            elif ctx.include_usage:
+                out["usage"] = None
+            return out
+
+        events: list[dict[str, Any]] = []
+        if deepseek:
+            if ctx.thinking:
+                events.append(
+                    chunk({"role": "assistant", "content": None, "reasoning_content": ""})
+                )
+            else:
+                events.append(chunk({"role": "assistant", "content": ""}))
+            for piece in _split(reasoning, reply.chunk_size):
+                events.append(chunk({"content": None, "reasoning_content": piece}))
+            for piece in _split(reply.content, reply.chunk_size):
+                if ctx.thinking:
+                    events.append(chunk({"content": piece, "reasoning_content": None}))
+                else:
+                    events.append(chunk({"content": piece}))
+        else:
+            events.append(chunk({"role": "assistant", "content": "", "refusal": None}))
+            for piece in _split(reply.content, reply.chunk_size):
+                events.append(chunk({"content": piece}))
+        sequences: list[list[dict[str, Any]]] = []
+        for i, (cid, spec) in enumerate(zip(call_ids, reply.tool_calls, strict=True)):
+            head = {
+                "index": i,
+                "id": cid,
+                "type": "function",
+                "function": {"name": spec.name, "arguments": ""},
+            }
+            seq = [chunk({"tool_calls": [head]})]
+            for frag in _split(spec.arguments, reply.arg_chunk):
+                seq.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]}))
+            sequences.append(seq)
+        if reply.interleave_tool_calls:
+            for step in range(max((len(s) for s in sequences), default=0)):
+                events.extend(s[step] for s in sequences if step < len(s))
+        else:
+            for seq in sequences:
+                events.extend(seq)
+
+        finish_delta: dict[str, Any] | None
+        if reply.omit_delta_on_finish:
+            finish_delta = None
+        elif deepseek:
+            finish_delta = (
+                {"content": "", "reasoning_content": None} if ctx.thinking else {"content": ""}
+            )
+        else:
+            finish_delta = {}
+        tail: list[dict[str, Any]]
+        if deepseek:
+            tail = [chunk(finish_delta, finish_reason, usage)]
+        else:
+            tail = [chunk(finish_delta, finish_reason)]
+            if ctx.include_usage:
+                usage_chunk = chunk(None, chunk_usage=usage)
+                usage_chunk["choices"] = []
+                tail.append(usage_chunk)
+
+        writer = _Writer(h, self._stop)
+        try:
+            writer.start("text/event-stream")
+            for _ in range(max(0, reply.keepalives)):
+                writer.write(b": keep-alive\n\n")
+            limit = None
+            if reply.drop_after is not None:
+                limit = max(0, min(reply.drop_after, len(events)))
+            sent = 0
+            for event in events:
+                if limit is not None and sent >= limit:
+                    break
+                if sent:
+                    writer.sleep(reply.delay)
+                writer.event(event)
+                sent += 1
+            if limit is not None:
+                h.close_connection = True
+                return  # abrupt: no terminating chunk
+            if reply.error_event is not None or reply.garbage_line is not None:
+                if reply.error_event is not None:
+                    writer.sleep(reply.delay)
+                    writer.event({"error": reply.error_event})
+                if reply.garbage_line is not None:
+                    writer.sleep(reply.delay)
+                    writer.write(reply.garbage_line.encode("utf-8", "surrogatepass") + b"\n\n")
+                writer.end()
+                return
+            persist_output()
+            for event in tail:
+                writer.sleep(reply.delay)
+                writer.event(event)
+            writer.write(b"data: [DONE]\n\n")
+            writer.end()
+        except (_Aborted, OSError):
+            h.close_connection = True
+
+    def _send_completion(
+        self,
+        h: _Handler,
+        reply: Reply,
+        ctx: _Ctx,
+        completion_id: str,
+        created: int,
+        model: str,
+        reasoning: str,
+        call_ids: list[str],
+        finish_reason: str,
+        usage: dict[str, Any],
+        persist_output: Callable[[], None],
+    ) -> None:
+        deepseek = self.flavour == "deepseek"
+        message: dict[str, Any] = {"role": "assistant"}
+        if deepseek:
+            message["content"] = reply.content
+            if ctx.thinking:
+                message["reasoning_content"] = reasoning
+        else:
+            message["content"] = reply.content if (reply.content or not reply.tool_calls) else None
+            message["refusal"] = None
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "index": i,
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": spec.name, "arguments": spec.arguments},
+                }
+                for i, (cid, spec) in enumerate(zip(call_ids, reply.tool_calls, strict=True))
+            ]
+        payload: dict[str, Any] = {
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "system_fingerprint": DEEPSEEK_FINGERPRINT if deepseek else None,
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
+            ],
+            "usage": usage,
+        }
+        complete = reply.error_event is None and reply.garbage_line is None
+        if reply.error_event is not None:
+            data = _dumps({"error": reply.error_event}).encode()
+        elif reply.garbage_line is not None:
+            data = reply.garbage_line.encode("utf-8", "surrogatepass")
+        else:
+            data = _dumps(payload).encode("utf-8", "surrogatepass")
+        data = b"\n" * max(0, reply.keepalives) + data
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            if reply.drop_after is not None:
+                h.send_header("Connection", "close")
+                h.end_headers()
+                h.wfile.write(data[: len(data) // 2])
+                h.close_connection = True
+                return
+            h.end_headers()
+            if reply.delay > 0 and self._stop.wait(reply.delay):
+                h.close_connection = True
+                return
+            if complete:
+                persist_output()
+            h.wfile.write(data)
+        except OSError:
+            h.close_connection = True
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+
+def _unprocessable(detail: str) -> HttpError:
+    return HttpError(422, MSG_DESERIALIZE + detail)
+
+
+def _message_shape_problem(message: Any) -> str | None:
+    if not isinstance(message, dict):
+        return f"invalid type: {_serde_desc(message)}, expected internally tagged enum Message"
+    role = message.get("role")
+    if role is None:
+        return "missing field `role`"
+    if role not in ("system", "user", "assistant", "tool"):
+        return f"unknown variant `{role}`, expected one of `system`, `user`, `assistant`, `tool`"
+    if role in ("system", "user", "tool") and "content" not in message:
+        return "missing field `content`"
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return "missing field `tool_call_id`"
+    if role == "assistant":
+        calls = message.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list):
+                return f"tool_calls: invalid type: {_serde_desc(calls)}, expected a sequence"
+            for j, call in enumerate(calls):
+                if not isinstance(call, dict):
+                    return f"tool_calls[{j}]: invalid type: {_serde_desc(call)}, expected struct"
+                if not isinstance(call.get("id"), str):
+                    return f"tool_calls[{j}]: missing field `id`"
+                fn = call.get("function")
+                if not isinstance(fn, dict):
+                    return f"tool_calls[{j}]: missing field `function`"
+                if not isinstance(fn.get("name"), str):
+                    return f"tool_calls[{j}].function: missing field `name`"
+                if not isinstance(fn.get("arguments"), str):
+                    return f"tool_calls[{j}].function: missing field `arguments`"
+    return None
+
+
+def _sequence_problem(messages: list[Any]) -> str | None:
+    """Tool results must answer the nearest preceding assistant's tool calls, all of them."""
+    open_ids: list[str] | None = None
+    answered: set[str] = set()
+
+    def unanswered() -> str | None:
+        if open_ids is None:
+            return None
+        missing = [cid for cid in open_ids if cid not in answered]
+        return MSG_MISSING_TOOL_RESULTS + ", ".join(missing) if missing else None
+
+    for message in messages:
+        role = message.get("role")
+        if role == "tool":
+            if open_ids is None or message.get("tool_call_id") not in open_ids:
+                return MSG_TOOL_WITHOUT_CALL
+            answered.add(message["tool_call_id"])
+            continue
+        problem = unanswered()
+        if problem is not None:
+            return problem
+        open_ids = None
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls:
+            open_ids = [call["id"] for call in calls]
+            answered = set()
+    return unanswered()

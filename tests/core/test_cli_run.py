@@ -1,0 +1,233 @@
+"""`reasonix run` end to end: a real subprocess against the loopback fixture server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasonix_core.testing.fixture_server import (
+    HttpError,
+    Reply,
+    ToolCallSpec,
+    count_tokens,
+    render_prompt,
+)
+from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
+
+
+def reasonix(workspace: Path, *args: str, stdin: str | None = None, key: bool = True,
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if key:
+        env[TEST_KEY_ENV] = TEST_KEY
+    return subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", *args],
+        cwd=workspace,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def cfg(home, server):
+    write_config(home, server.base_url)
+    return server
+
+
+def last_json(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def test_text_output_streams_the_answer(workspace, cfg):
+    cfg.enqueue(Reply(content="Hello there."))
+    proc = reasonix(workspace, "run", "say hello")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Hello there."
+
+
+def test_prompt_from_stdin(workspace, cfg):
+    cfg.enqueue(Reply(content="from stdin"))
+    proc = reasonix(workspace, "run", stdin="what is up")
+    assert proc.returncode == 0, proc.stderr
+    user = [m for m in json.loads(cfg.requests[0].body)["messages"] if m["role"] == "user"][0]
+    assert user["content"].startswith("what is up")
+
+
+def test_json_result_and_metrics_reconcile_with_provider_usage(workspace, cfg, tmp_path):
+    (workspace / "a.txt").write_text("alpha\n")
+    cfg.enqueue(
+        Reply(reasoning="let me read", tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
+        Reply(content="it says alpha"),
+    )
+    metrics_path = tmp_path / "m.json"
+    proc = reasonix(workspace, "run", "read a.txt", "--output-format", "json",
+                    "--metrics", str(metrics_path))
+    assert proc.returncode == 0, proc.stderr
+    result = last_json(proc.stdout)
+    assert result["type"] == "result" and result["subtype"] == "success"
+    assert result["is_error"] is False and result["result"] == "it says alpha"
+    assert result["num_turns"] == 2
+    metrics = json.loads(metrics_path.read_text())
+    assert not metrics_path.with_name("m.json.partial").exists()
+    assert metrics["complete"] is True and metrics["outcome"] == "success"
+    # Reconcile with what the server computed for each request.
+    expected_prompt = sum(count_tokens(render_prompt(json.loads(r.body))) for r in cfg.requests)
+    assert metrics["prompt_tokens"] == expected_prompt == result["usage"]["input_tokens"]
+    assert metrics["cache_hit_tokens"] + metrics["cache_miss_tokens"] == metrics["prompt_tokens"]
+    assert metrics["steps"] == 2 and metrics["tool_calls"] == 1
+    assert metrics["tool_calls_by_name"] == {"read_file": 1}
+    assert metrics["usage_by_source"]["executor"]["calls"] == 2
+    assert metrics["cost"] > 0 and metrics["currency"] == "USD"
+    for key in ("subagent_runs", "subagent_nested_runs", "false_completions", "write_scope_violations"):
+        assert metrics[key] == 0
+
+
+def test_stream_json_prints_events_then_result(workspace, cfg):
+    cfg.enqueue(Reply(content="streamed"))
+    proc = reasonix(workspace, "run", "hi", "--output-format", "stream-json")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    types = [line["type"] for line in lines]
+    assert types[0] == "turn_started" and "text_delta" in types and "usage" in types
+    assert types[-2] == "turn_finished" and types[-1] == "result"
+
+
+def test_provider_error_exits_1_with_its_message(workspace, cfg):
+    cfg.enqueue(HttpError(402, "Insufficient Balance", type="unknown_error"))
+    proc = reasonix(workspace, "run", "hi", "--output-format", "json")
+    assert proc.returncode == 1
+    assert "Insufficient Balance" in proc.stderr or "Insufficient Balance" in proc.stdout
+    assert last_json(proc.stdout)["is_error"] is True
+    assert "Traceback" not in proc.stderr
+
+
+def test_retries_exhausted_exit_1(workspace, cfg):
+    cfg.enqueue(*[HttpError(503, "Server Overloaded", type="server_error")] * 4)
+    proc = reasonix(workspace, "run", "hi")
+    assert proc.returncode == 1
+    assert "Server Overloaded" in proc.stderr
+    assert len(cfg.requests) == 4
+
+
+def test_malformed_toml_exits_2_naming_file_and_line(workspace, cfg):
+    (workspace / "reasonix.toml").write_text('default_model = "x"\n[agent\n')
+    proc = reasonix(workspace, "run", "hi")
+    assert proc.returncode == 2
+    assert "reasonix.toml:2" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert cfg.requests == []
+
+
+def test_unknown_model_exits_2_listing_models_and_sends_nothing(workspace, cfg):
+    proc = reasonix(workspace, "run", "hi", "--model", "gpt-nope")
+    assert proc.returncode == 2
+    assert "gpt-nope" in proc.stderr and "deepseek-flash" in proc.stderr and "fixture" in proc.stderr
+    assert cfg.requests == []
+
+
+def test_missing_key_exits_2_naming_the_variable(workspace, cfg):
+    proc = reasonix(workspace, "run", "hi", key=False)
+    assert proc.returncode == 2
+    assert TEST_KEY_ENV in proc.stderr and ".env" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert cfg.requests == []
+
+
+def test_key_from_dotenv(workspace, cfg, home):
+    (home / ".env").write_text(f"{TEST_KEY_ENV}={TEST_KEY}\n")
+    cfg.enqueue(Reply(content="keyed"))
+    proc = reasonix(workspace, "run", "hi", key=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_empty_prompt_is_a_usage_error(workspace, cfg):
+    proc = reasonix(workspace, "run", "   ")
+    assert proc.returncode == 2
+
+
+def test_continue_is_an_append_only_extension(workspace, cfg):
+    cfg.enqueue(Reply(reasoning="r1", content="first answer"))
+    assert reasonix(workspace, "run", "first").returncode == 0
+    cfg.enqueue(Reply(content="second answer"))
+    proc = reasonix(workspace, "run", "-c", "second", "--output-format", "json")
+    assert proc.returncode == 0, proc.stderr
+    first, second = (json.loads(r.body) for r in cfg.requests)
+    n = len(first["messages"])
+    assert second["messages"][:n] == first["messages"]
+    assert second["messages"][n]["role"] == "assistant"
+    assert second["messages"][n]["content"] == "first answer"
+    # Byte level: the earlier messages serialise identically.
+    enc = lambda ms: json.dumps(ms, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
+    assert enc(second["messages"][:n]) == enc(first["messages"])
+    # And the server saw a cache hit covering the whole first exchange.
+    first_session = last_json(proc.stdout)["session_id"]
+    proc3 = reasonix(workspace, "run", "-r", first_session, "third")
+    assert proc3.returncode == 1  # queue empty -> fixture 500s, retried then failed
+    assert "no scripted reply" in proc3.stderr
+
+
+def test_resume_unknown_session_is_exit_2(workspace, cfg):
+    proc = reasonix(workspace, "run", "-r", "nope", "hi")
+    assert proc.returncode == 2
+    assert "nope" in proc.stderr
+
+
+def test_torn_last_line_is_tolerated_on_continue(workspace, cfg, home):
+    cfg.enqueue(Reply(content="one"))
+    assert reasonix(workspace, "run", "first").returncode == 0
+    path = next((home / "sessions").glob("*/*.jsonl"))
+    with path.open("a") as fh:
+        fh.write('{"type":"message","message":{"role":"user","cont')
+    cfg.enqueue(Reply(content="two"))
+    proc = reasonix(workspace, "run", "-c", "again")
+    assert proc.returncode == 0, proc.stderr
+    lines = path.read_text().splitlines()
+    assert all(json.loads(line) for line in lines)
+
+
+def test_run_never_imports_textual(workspace, cfg):
+    cfg.enqueue(Reply(content="light"))
+    code = (
+        "import sys\n"
+        "from reasonix_tui.cli import main\n"
+        "rc = main(['run', 'hi'])\n"
+        "assert 'textual' not in sys.modules, 'textual was imported'\n"
+        "assert 'reasonix_tui.app' not in sys.modules, 'the TUI app was imported'\n"
+        "sys.exit(rc)\n"
+    )
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run([sys.executable, "-c", code], cwd=workspace, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_importing_core_never_loads_ui_libraries():
+    code = (
+        "import sys, reasonix_core, reasonix_core.agent.loop, reasonix_core.agent.builder, "
+        "reasonix_core.headless, reasonix_core.tool.builtin, reasonix_core.permission\n"
+        # (rich may arrive through httpx's optional CLI module; textual never may)
+        "bad = [m for m in ('textual', 'reasonix_tui') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_version_is_fast_path():
+    code = (
+        "import sys\nfrom reasonix_tui.cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('textual', 'pydantic', 'httpx', 'mcp') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "reasonix" in proc.stdout
