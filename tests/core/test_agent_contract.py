@@ -8,6 +8,7 @@ DeepSeek (it answers 400 when an earlier assistant turn lacks
 from __future__ import annotations
 
 import json
+from contextlib import aclosing
 
 import anyio
 import pytest
@@ -214,10 +215,11 @@ async def test_cancel_mid_stream_leaves_a_valid_transcript(workspace, server):
             async with anyio.create_task_group() as tg:
 
                 async def consume() -> None:
-                    async for event in rt.agent.run("talk"):
-                        seen.append(event)
-                        if isinstance(event, ev.TextDelta) and len(seen) > 5:
-                            tg.cancel_scope.cancel()
+                    async with aclosing(rt.agent.run("talk")) as events:
+                        async for event in events:
+                            seen.append(event)
+                            if isinstance(event, ev.TextDelta) and len(seen) > 5:
+                                tg.cancel_scope.cancel()
 
                 tg.start_soon(consume)
         assert any(isinstance(e, ev.TextDelta) for e in seen)
@@ -235,16 +237,20 @@ async def test_cancel_mid_tool_repairs_the_tool_turn(workspace, server):
         Reply(tool_calls=[ToolCallSpec("bash", '{"command": "sleep 20"}')]),
     )
     async with runtime(workspace, permission_mode="yolo") as rt:
+        started = anyio.Event()
         with anyio.move_on_after(10):
             async with anyio.create_task_group() as tg:
 
                 async def consume() -> None:
-                    async for event in rt.agent.run("run it"):
-                        if isinstance(event, ev.ToolCallStarted):
-                            await anyio.sleep(0.3)
-                            tg.cancel_scope.cancel()
+                    async with aclosing(rt.agent.run("run it")) as events:
+                        async for event in events:
+                            if isinstance(event, ev.ToolCallStarted):
+                                started.set()
 
                 tg.start_soon(consume)
+                await started.wait()
+                await anyio.sleep(0.5)  # bash is now running `sleep 20`
+                tg.cancel_scope.cancel()
         messages = session_messages(rt)
         assert messages[-1]["role"] == "tool"
         assert messages[-1]["content"] == UNKNOWN_OUTCOME
