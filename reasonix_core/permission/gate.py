@@ -1,0 +1,144 @@
+"""The permission gate: turns a policy verdict into "run it or not" for one call.
+
+``ALLOW`` runs, ``DENY`` returns a message for the model, ``ASK`` consults the
+approver, one prompt at a time. Headless approvers are never called: the call
+fails closed with a message saying how to allow it on the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
+from reasonix_core.permission.policy import Decision, Policy, Verdict
+from reasonix_core.permission.rules import RuleError
+
+__all__ = ["Authorization", "PermissionGate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Authorization:
+    allowed: bool
+    decision: Decision
+    # Text returned to the model as the tool result when not allowed.
+    message: str = ""
+    # True when a human (or scripted approver) was asked for this call.
+    asked: bool = False
+
+
+class PermissionGate:
+    """Authorise tool calls against a :class:`Policy`, asking ``approver`` on ASK."""
+
+    def __init__(self, policy: Policy, approver: Approver | None) -> None:
+        self.policy = policy
+        self.approver = approver
+        self._lock = anyio.Lock()
+
+    async def authorize(
+        self,
+        *,
+        tool: str,
+        read_only: bool,
+        args: Mapping[str, Any] | None,
+        call_id: str,
+        summary: str = "",
+        preview: str = "",
+    ) -> Authorization:
+        args = dict(args) if isinstance(args, Mapping) else {}
+        decision = self.policy.decide(tool, read_only, args)
+        if decision.verdict is not Verdict.ASK:
+            return self._settled(tool, decision)
+
+        approver = self.approver
+        if approver is None or not getattr(approver, "interactive", False):
+            return self._headless(tool, decision, self.policy.scope_for(tool, args))
+
+        async with self._lock:
+            # A session grant made while we waited may now cover this call.
+            decision = self.policy.decide(tool, read_only, args)
+            if decision.verdict is not Verdict.ASK:
+                return self._settled(tool, decision)
+            scopes = self.policy.scope_rules(tool, args)
+            scope = " ".join(scopes)
+            request = ApprovalRequest(
+                tool=tool,
+                arguments=args,
+                call_id=call_id,
+                read_only=read_only,
+                scope=scope,
+                summary=summary,
+                preview=preview,
+            )
+            try:
+                answer = await approver.decide(request)
+            except Exception as exc:  # a broken approver must not run the call
+                return Authorization(
+                    allowed=False,
+                    decision=Decision(Verdict.DENY, None, f"approval failed: {exc}"),
+                    message=(
+                        f"Permission for {tool} could not be obtained ({exc}). "
+                        "The call was not executed."
+                    ),
+                    asked=True,
+                )
+            if answer is ApprovalDecision.ALLOW_ONCE:
+                return Authorization(
+                    allowed=True,
+                    decision=Decision(Verdict.ALLOW, None, "allowed once by the user"),
+                    asked=True,
+                )
+            if answer is ApprovalDecision.ALLOW_SESSION:
+                for rule in scopes:
+                    try:
+                        self.policy.add_session_allow(rule)
+                    except RuleError:
+                        pass  # the call itself is still allowed once
+                return Authorization(
+                    allowed=True,
+                    decision=Decision(
+                        Verdict.ALLOW, scope, f"allowed for this session by the user: {scope}"
+                    ),
+                    asked=True,
+                )
+            return Authorization(
+                allowed=False,
+                decision=Decision(Verdict.DENY, None, "denied by the user"),
+                message=(
+                    f"The user denied this {tool} call; it was not executed. "
+                    "Do not retry it unchanged; choose another approach or ask the user."
+                ),
+                asked=True,
+            )
+
+    @staticmethod
+    def _settled(tool: str, decision: Decision) -> Authorization:
+        if decision.verdict is Verdict.ALLOW:
+            return Authorization(allowed=True, decision=decision)
+        return Authorization(
+            allowed=False,
+            decision=decision,
+            message=(
+                f"Permission denied for {tool}: {decision.reason}. "
+                "Do not retry this call; choose another approach or ask the user."
+            ),
+        )
+
+    def _headless(self, tool: str, decision: Decision, scope: str) -> Authorization:
+        if decision.rule is None:
+            why = f"permission mode {self.policy.mode}"
+            how = f'--allowed-tools "{scope}" or -y/--auto'
+        else:
+            why = f"rule {decision.rule} requires approval"
+            how = f'--allowed-tools "{scope}"'
+        return Authorization(
+            allowed=False,
+            decision=decision,
+            message=(
+                f"No user is available to approve {tool} (headless run, {why}). "
+                f"The call was not executed. Rerun with {how} to allow it."
+            ),
+        )

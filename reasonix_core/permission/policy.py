@@ -1,0 +1,407 @@
+"""The permission policy: one verdict (allow / ask / deny) per tool call.
+
+Precedence is ``deny > ask > allow > fallback``:
+
+1. any **deny** rule hitting any part of the call denies it, in every preset;
+2. session grants (``add_session_allow``, ``--allowed-tools``) allow a call
+   when, together with the configured allow rules, they cover every part of it
+   and every part an ask rule hit; they never override a deny;
+3. any **ask** rule hitting any part asks;
+4. configured **allow** rules allow when they cover every part (every segment
+   of a compound bash command, both ends of a move);
+5. fallback: read-only tools are allowed, writers follow ``mode`` under preset
+   ``ask``; preset ``auto`` allows writers; preset ``yolo`` additionally turns
+   every remaining ask (rule or fallback) into an allow.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from reasonix_core.permission.rules import (
+    BUILTIN_TOOLS,
+    EDIT_FAMILY,
+    READ_FAMILY,
+    Call,
+    Rule,
+    RuleError,
+    Segment,
+    covering_rules,
+    parse_rule,
+    parse_rules,
+    rule_hits,
+    split_rules,
+)
+
+__all__ = [
+    "MODES",
+    "MULTIPLEXERS",
+    "PRESETS",
+    "READ_ONLY_TOOLS",
+    "Decision",
+    "Policy",
+    "Verdict",
+    "explain",
+]
+
+MODES: tuple[str, ...] = ("ask", "allow", "deny")
+PRESETS: tuple[str, ...] = ("ask", "auto", "yolo")
+
+#: Commands whose second word names the real action, so a session grant for
+#: ``git status`` does not also grant ``git push``.
+MULTIPLEXERS: frozenset[str] = frozenset(
+    {
+        "git",
+        "go",
+        "npm",
+        "npx",
+        "pnpm",
+        "yarn",
+        "bun",
+        "cargo",
+        "uv",
+        "pip",
+        "pip3",
+        "poetry",
+        "docker",
+        "kubectl",
+        "make",
+        "gh",
+        "dotnet",
+    }
+)
+_PYTHONS = frozenset({"python", "python3"})
+
+
+class Verdict(enum.Enum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    verdict: Verdict
+    # The rule text that decided (several joined with ", "), None for a fallback.
+    rule: str | None
+    # A human sentence: "denied by rule Bash(git push*)".
+    reason: str
+
+
+def _join(rules: Iterable[Rule]) -> str:
+    return ", ".join(dict.fromkeys(r.text for r in rules))
+
+
+class Policy:
+    """Rules plus fallback posture; see the module docstring for precedence."""
+
+    def __init__(
+        self,
+        mode: str = "ask",
+        preset: str = "ask",
+        allow: Iterable[str | Rule] | None = None,
+        ask: Iterable[str | Rule] | None = None,
+        deny: Iterable[str | Rule] | None = None,
+        workspace: Path | str = ".",
+    ) -> None:
+        self.mode = mode
+        self.preset = preset
+        self.allow: list[Rule] = parse_rules(allow)
+        self.ask: list[Rule] = parse_rules(ask)
+        self.deny: list[Rule] = parse_rules(deny)
+        self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
+        self._session: list[Rule] = []
+
+    # -- posture ------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        value = str(value).lower()
+        if value not in MODES:
+            raise ValueError(f"permission mode must be one of {', '.join(MODES)}, not {value!r}")
+        self._mode = value
+
+    @property
+    def preset(self) -> str:
+        return self._preset
+
+    @preset.setter
+    def preset(self, value: str) -> None:
+        value = str(value).lower()
+        if value not in PRESETS:
+            raise ValueError(
+                f"permission preset must be one of {', '.join(PRESETS)}, not {value!r}"
+            )
+        self._preset = value
+
+    @classmethod
+    def from_config(
+        cls,
+        permissions_config: Any,
+        workspace: Path | str,
+        extra_allow: Sequence[str] = (),
+        *,
+        preset: str | None = None,
+    ) -> Policy:
+        """Build from any object with ``mode``, ``preset``, ``allow``, ``ask``, ``deny``.
+
+        ``extra_allow`` (``--allowed-tools``) become session grants; each item
+        may hold several rules separated by spaces or commas. ``preset``
+        overrides the config's preset (``-y`` / ``--yolo``).
+        """
+        cfg = permissions_config
+        policy = cls(
+            mode=getattr(cfg, "mode", None) or "ask",
+            preset=preset or getattr(cfg, "preset", None) or "ask",
+            allow=getattr(cfg, "allow", None) or (),
+            ask=getattr(cfg, "ask", None) or (),
+            deny=getattr(cfg, "deny", None) or (),
+            workspace=workspace,
+        )
+        for item in extra_allow:
+            policy.add_session_allow(item)
+        return policy
+
+    # -- session grants -------------------------------------------------------
+    @property
+    def session_allows(self) -> tuple[Rule, ...]:
+        return tuple(self._session)
+
+    def add_session_allow(self, rule: str | Rule) -> list[Rule]:
+        """Grant ``rule`` (or a space/comma separated list) for this session.
+
+        Returns the rules added. Session grants never override a deny rule.
+        Raises :class:`RuleError` when a rule is malformed.
+        """
+        if isinstance(rule, Rule):
+            new = [rule]
+        else:
+            try:
+                new = [parse_rule(rule)]
+            except RuleError:
+                parts = split_rules(rule)
+                if len(parts) <= 1:
+                    raise
+                new = [parse_rule(p) for p in parts]
+        known = {r.text for r in self._session}
+        added = [r for r in new if r.text not in known]
+        self._session.extend(added)
+        return added
+
+    def clear_session(self) -> None:
+        self._session.clear()
+
+    # -- deciding -----------------------------------------------------------
+    def decide(self, tool: str, read_only: bool, args: Mapping[str, Any] | None) -> Decision:
+        call = Call.build(tool, args, self.workspace)
+        ws = self.workspace
+
+        for rule in self.deny:
+            if rule_hits(rule, call, ws, loose=True):
+                return Decision(Verdict.DENY, rule.text, f"denied by rule {rule.text}")
+
+        asked: set[int] = set()
+        ask_rule: Rule | None = None
+        for rule in self.ask:
+            hits = rule_hits(rule, call, ws, loose=True)
+            if hits and ask_rule is None:
+                ask_rule = rule
+            asked |= hits
+
+        session = set(map(id, self._session))
+        cover = covering_rules([*self._session, *self.allow], call, ws)
+        covered = all(r is not None for r in cover)
+        used = [r for r in cover if r is not None]
+        if covered and any(id(r) in session for r in used):
+            if all(cover[n] is not None and id(cover[n]) in session for n in asked):
+                text = _join(used)
+                return Decision(Verdict.ALLOW, text, f"allowed for this session by {text}")
+
+        if ask_rule is not None:
+            if self.preset == "yolo":
+                return Decision(
+                    Verdict.ALLOW,
+                    ask_rule.text,
+                    f"rule {ask_rule.text} asks, but preset yolo allows it",
+                )
+            return Decision(Verdict.ASK, ask_rule.text, f"rule {ask_rule.text} requires approval")
+
+        if covered:  # by configured allow rules alone (a session rule returned above)
+            text = _join(used)
+            return Decision(Verdict.ALLOW, text, f"allowed by rule {text}")
+
+        if read_only:
+            return Decision(Verdict.ALLOW, None, "read-only tool: allowed by default")
+        if self.preset in ("auto", "yolo"):
+            return Decision(Verdict.ALLOW, None, f"writer allowed by preset {self.preset}")
+        if self.mode == "allow":
+            return Decision(Verdict.ALLOW, None, "writer falls back to mode allow")
+        if self.mode == "deny":
+            return Decision(Verdict.DENY, None, "writer falls back to mode deny")
+        return Decision(Verdict.ASK, None, "writer falls back to mode ask")
+
+    # -- session scope ----------------------------------------------------------
+    def scope_for(self, tool: str, args: Mapping[str, Any] | None) -> str:
+        """The rule text(s) an "allow for this session" answer grants, space-separated.
+
+        See :meth:`scope_rules` for what is granted per tool.
+        """
+        return " ".join(self.scope_rules(tool, args))
+
+    def scope_rules(self, tool: str, args: Mapping[str, Any] | None) -> list[str]:
+        """The rule(s) an "allow for this session" answer grants for this call.
+
+        bash: a command-prefix rule per segment still needing approval
+        (``Bash(pytest:*)``, ``Bash(git status:*)``), space-separated;
+        file writers: ``Edit(<parent dir>/**)`` (``Edit(./*)`` at the workspace
+        root); file readers: the same with ``Read``; web_fetch:
+        ``WebFetch(domain:<host>)``; anything else: the tool name.
+        """
+        args = args if isinstance(args, Mapping) else {}
+        call = Call.build(tool, args, self.workspace)
+        if tool == "bash" and call.command is not None:
+            return self._bash_scope(call)
+        if tool in EDIT_FAMILY or tool in READ_FAMILY:
+            family = "Edit" if tool in EDIT_FAMILY else "Read"
+            if not call.paths:
+                return [family]
+            scopes = [self._path_scope(family, p, tool) for p in call.paths[:2]]
+            return list(dict.fromkeys(scopes))
+        if tool == "web_fetch" and call.url:
+            host = urlsplit(call.url).hostname
+            return [f"WebFetch(domain:{host.lower()})" if host else "WebFetch"]
+        return [tool]
+
+    def _path_scope(self, family: str, path: str, tool: str) -> str:
+        scope = f"{family}({self._dir_glob(path, tool)})"
+        try:
+            rule = parse_rule(scope)
+        except RuleError:
+            rule = None
+        if rule is None or not rule.unit_match(path, self.workspace, loose=False):
+            return f"{family}={path}"
+        return scope
+
+    def _dir_glob(self, path: str, tool: str) -> str:
+        target = path
+        if tool in EDIT_FAMILY or not os.path.isdir(path):
+            target = os.path.dirname(path) or "/"
+        ws = str(self.workspace)
+        if target == ws:
+            return "./*" if tool in EDIT_FAMILY else "./**"
+        if target.startswith(ws.rstrip("/") + "/"):
+            rel = target[len(ws.rstrip("/")) + 1 :]
+            return f"{rel}/**"
+        return f"{target.rstrip('/')}/**"
+
+    def _bash_scope(self, call: Call) -> list[str]:
+        assert call.command is not None
+        segments = call.command.segments
+        cover = covering_rules([*self._session, *self.allow], call, self.workspace)
+        asked: set[int] = set()
+        for rule in self.ask:
+            asked |= rule_hits(rule, call, self.workspace, loose=True)
+        needed = [s for n, s in enumerate(segments) if cover[n] is None or n in asked]
+        if not needed:
+            needed = [segments[0]]
+        literal = [f"Bash={call.command.command.strip()}"]
+        if not call.command.complete:
+            return literal
+        scopes: list[str] = []
+        for seg in needed:
+            scope = _prefix_scope(seg)
+            if scope is None:
+                return literal
+            try:
+                rule = parse_rule(scope)
+            except RuleError:
+                return literal
+            if not rule.unit_match(seg, self.workspace, loose=False):
+                return literal
+            scopes.append(scope)
+        return list(dict.fromkeys(scopes))
+
+
+def _prefix_scope(seg: Segment) -> str | None:
+    words = seg.words
+    if not words or any(not w or w.isspace() for w in words[:3]):
+        return None
+    prefix = [words[0]]
+    first = os.path.basename(words[0])
+    if first in _PYTHONS and len(words) >= 3 and words[1] == "-m":
+        prefix = list(words[:3])
+    elif first in MULTIPLEXERS and len(words) >= 2 and not words[1].startswith("-"):
+        prefix = list(words[:2])
+    if any(_needs_quote(w) for w in prefix):
+        return None
+    return f"Bash({' '.join(prefix)}:*)"
+
+
+def _needs_quote(word: str) -> bool:
+    return any(c.isspace() or c in "'\"\\()`$;&|<>#*?" for c in word)
+
+
+#: Built-in tools that never change anything (their fallback is allow).
+READ_ONLY_TOOLS: frozenset[str] = frozenset(
+    {"read_file", "ls", "glob", "grep", "bash_output", "todo_write", "web_fetch", "ask"}
+)
+_TOOL_FOR_ALIAS = {
+    "bash": "bash",
+    "read": "read_file",
+    "edit": "edit_file",
+    "write": "write_file",
+    "webfetch": "web_fetch",
+}
+
+
+def explain(
+    policy: Policy, tool: str, arg: str | None = None, *, read_only: bool | None = None
+) -> str:
+    """What the policy would decide for ``tool`` with one argument, as text lines.
+
+    Backs ``reasonix permissions check TOOL [ARG]``: bash takes ARG as the
+    command, web_fetch as the URL, file tools as the path (``move_file`` also
+    accepts ``"a -> b"``). Aliases such as ``Bash`` or ``Edit`` are accepted.
+    """
+    name = _TOOL_FOR_ALIAS.get(
+        tool.lower(), tool.lower() if tool.lower() in BUILTIN_TOOLS else tool
+    )
+    args: dict[str, Any] = {}
+    if arg is not None:
+        if name == "bash":
+            args = {"command": arg}
+        elif name == "web_fetch":
+            args = {"url": arg}
+        elif name == "move_file":
+            src, sep, dst = arg.partition("->")
+            args = {"source_path": src.strip()}
+            if sep:
+                args["destination_path"] = dst.strip()
+        elif name in EDIT_FAMILY or name in READ_FAMILY:
+            args = {"path": arg}
+    ro = read_only if read_only is not None else name in READ_ONLY_TOOLS
+    decision = policy.decide(name, ro, args)
+    lines = [
+        f"tool: {name}" + (f" {arg}" if arg is not None else ""),
+        f"decision: {decision.verdict.value}",
+        f"rule: {decision.rule if decision.rule is not None else 'none (fallback)'}",
+        f"reason: {decision.reason}",
+    ]
+    call = Call.build(name, args, policy.workspace)
+    if call.command is not None and len(call.command.segments) > 1:
+        lines.append("segments: " + " | ".join(s.raw for s in call.command.segments))
+    if call.paths:
+        lines.append("paths: " + ", ".join(call.paths))
+    if decision.verdict is Verdict.ASK:
+        lines.append(f"session scope: {policy.scope_for(name, args)}")
+    lines.append(f"posture: preset {policy.preset}, mode {policy.mode}")
+    return "\n".join(lines)

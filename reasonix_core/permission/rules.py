@@ -1,0 +1,938 @@
+"""Permission rules: parsing ``Tool``, ``Tool(specifier)`` and ``Bash=<literal>``,
+and matching a rule against one tool call.
+
+A call is broken into *units* (the things a rule's specifier talks about):
+the segments of a bash command, the paths of a file tool, the URL of
+``web_fetch``. Deny and ask rules hit a call when they hit **any** unit; an
+allow needs **every** unit covered (see :func:`covering_rules`). Calls without
+units (``todo_write``, MCP tools, a file tool missing its path) have a single
+empty unit that only a bare ``Tool`` rule covers.
+
+Everything here is pure and stdlib-only; the policy that combines the rule
+lists lives in :mod:`reasonix_core.permission.policy`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = [
+    "EDIT_FAMILY",
+    "READ_FAMILY",
+    "Call",
+    "ParsedCommand",
+    "Rule",
+    "RuleError",
+    "Segment",
+    "covering_rules",
+    "parse_rule",
+    "parse_rules",
+    "rule_hits",
+    "split_command",
+    "split_rules",
+]
+
+
+class RuleError(ValueError):
+    """A permission rule string is malformed."""
+
+
+# --------------------------------------------------------------------------
+# Tool names and families
+# --------------------------------------------------------------------------
+
+#: Tools the ``Edit`` alias covers (the file-mutation family). The last three
+#: are not built in yet; listing them keeps ``Edit`` rules future-proof.
+EDIT_FAMILY: frozenset[str] = frozenset(
+    {
+        "write_file",
+        "edit_file",
+        "multi_edit",
+        "move_file",
+        "notebook_edit",
+        "delete_range",
+        "delete_symbol",
+    }
+)
+#: Tools the ``Read`` alias covers: everything that reads by path.
+READ_FAMILY: frozenset[str] = frozenset({"read_file", "ls", "glob", "grep"})
+PATH_TOOLS: frozenset[str] = EDIT_FAMILY | READ_FAMILY
+BUILTIN_TOOLS: frozenset[str] = PATH_TOOLS | {
+    "bash",
+    "bash_output",
+    "kill_shell",
+    "todo_write",
+    "web_fetch",
+    "ask",
+}
+
+# Aliases are case-insensitive; the value is the canonical rule tool name.
+_ALIASES: dict[str, str] = {
+    "bash": "Bash",
+    "read": "Read",
+    "edit": "Edit",
+    "write": "Write",
+    "webfetch": "WebFetch",
+}
+# Which concrete tools a canonical rule tool name covers.
+_FAMILIES: dict[str, frozenset[str]] = {
+    "Bash": frozenset({"bash"}),
+    "Read": READ_FAMILY,
+    "Edit": EDIT_FAMILY,
+    "Write": frozenset({"write_file"}),
+    "WebFetch": frozenset({"web_fetch"}),
+}
+
+_TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+# Argument keys that carry a file path, in every file tool's schema we know of
+# (``move_file`` uses source_path/destination_path).
+_PATH_KEYS: tuple[str, ...] = (
+    "path",
+    "file_path",
+    "notebook_path",
+    "source_path",
+    "destination_path",
+    "source",
+    "destination",
+    "src",
+    "dst",
+    "from_path",
+    "to_path",
+    "old_path",
+    "new_path",
+)
+
+
+def canonical_tool(name: str) -> str:
+    """The canonical rule tool name for ``name`` as written in a rule."""
+    alias = _ALIASES.get(name.lower())
+    if alias is not None:
+        return alias
+    if name.lower() in BUILTIN_TOOLS:
+        return name.lower()
+    if name.startswith("mcp__") and name.endswith("__*"):
+        return name[:-3]
+    return name
+
+
+def family_of(tool: str) -> frozenset[str] | None:
+    """Concrete built-in tools a canonical rule tool covers, or None for others."""
+    if tool in _FAMILIES:
+        return _FAMILIES[tool]
+    if tool in BUILTIN_TOOLS:
+        return frozenset({tool})
+    return None
+
+
+def _subject_kind(tool: str) -> str | None:
+    """What a specifier of this canonical tool talks about."""
+    fam = family_of(tool)
+    if fam is None:
+        return None
+    if fam == {"bash"}:
+        return "command"
+    if fam == {"web_fetch"}:
+        return "url"
+    if fam <= PATH_TOOLS:
+        return "path"
+    return None
+
+
+# --------------------------------------------------------------------------
+# Bash command splitting
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One simple command of a (possibly compound) shell command line.
+
+    ``words`` are the shell words with quotes removed and leading ``FOO=1``
+    assignments and reserved words (``if``, ``then``, ``!``, ``{`` …) skipped;
+    ``raw`` is the matching slice of the original text.
+    """
+
+    words: tuple[str, ...]
+    raw: str
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    command: str
+    # Never empty: a blank command is one segment without words.
+    segments: tuple[Segment, ...]
+    # False when quotes, parentheses or substitutions were left open.
+    complete: bool = True
+
+
+_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_RESERVED = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time"}
+)
+
+
+@dataclass(slots=True)
+class _Word:
+    value: str
+    start: int
+    end: int
+    raw: str
+
+
+@dataclass(slots=True)
+class _SegBuilder:
+    insert_at: int
+    words: list[_Word] = field(default_factory=list)
+    buf: list[str] | None = None
+    wstart: int = 0
+
+
+class _Scanner:
+    """A small shell lexer: quotes, escapes, operators, substitutions, heredocs.
+
+    It does not evaluate anything; it only finds where simple commands start
+    and end, and what their words are, so rules can be checked per command.
+    ``$(...)``, backticks and ``<(...)``/``>(...)`` bodies become segments of
+    their own (the outer word keeps the substitution text verbatim).
+    """
+
+    def __init__(self, src: str) -> None:
+        self.s = src
+        self.n = len(src)
+        self.i = 0
+        self.out: list[Segment] = []
+        self.complete = True
+        self.heredocs: list[tuple[str, bool]] = []
+
+    # -- word / segment bookkeeping --------------------------------------
+    def _start(self, seg: _SegBuilder) -> list[str]:
+        if seg.buf is None:
+            seg.buf = []
+            seg.wstart = self.i
+        return seg.buf
+
+    def _end_word(self, seg: _SegBuilder) -> None:
+        if seg.buf is not None:
+            seg.words.append(
+                _Word("".join(seg.buf), seg.wstart, self.i, self.s[seg.wstart : self.i])
+            )
+            seg.buf = None
+
+    def _finish(self, seg: _SegBuilder) -> None:
+        self._end_word(seg)
+        words = seg.words
+        k = 0
+        while k < len(words):
+            w = words[k]
+            if w.raw in _RESERVED:
+                k += 1
+                continue
+            if _ASSIGN_RE.match(w.raw):
+                j = k
+                while j < len(words) and _ASSIGN_RE.match(words[j].raw):
+                    j += 1
+                if j < len(words):  # a command follows the assignments
+                    k = j
+                    continue
+            break
+        kept = words[k:]
+        if not kept:
+            return
+        raw = self.s[kept[0].start : kept[-1].end]
+        self.out.insert(seg.insert_at, Segment(tuple(w.value for w in kept), raw))
+
+    def _new(self) -> _SegBuilder:
+        return _SegBuilder(insert_at=len(self.out))
+
+    # -- scanning ---------------------------------------------------------
+    def _peek(self, k: int = 1) -> str:
+        j = self.i + k
+        return self.s[j] if j < self.n else ""
+
+    def scan(self, until: str | None) -> None:
+        seg = self._new()
+        while self.i < self.n:
+            c = self.s[self.i]
+            nxt = self._peek()
+            if until is not None and c == until:
+                self._finish(seg)
+                self.i += 1
+                return
+            if c in " \t\r":
+                self._end_word(seg)
+                self.i += 1
+            elif c == "\n":
+                self._finish(seg)
+                seg = self._new()
+                self.i += 1
+                self._skip_heredocs()
+            elif c == ";":
+                self._finish(seg)
+                seg = self._new()
+                self.i += 1
+            elif c == "|":
+                self._finish(seg)
+                seg = self._new()
+                self.i += 2 if nxt in ("|", "&") else 1
+            elif c == "&":
+                if nxt == "&":
+                    self._finish(seg)
+                    seg = self._new()
+                    self.i += 2
+                elif nxt == ">" or (seg.buf and seg.buf[-1] in "<>"):
+                    self._start(seg).append(c)  # &> file, 2>&1
+                    self.i += 1
+                else:
+                    self._finish(seg)
+                    seg = self._new()
+                    self.i += 1
+            elif c == "(" and seg.buf is None:
+                # Subshell / group: its commands are segments of their own.
+                self._finish(seg)
+                self.i += 1
+                self.scan(")")
+                seg = self._new()
+            elif c == ")":
+                # Unbalanced close at this level.
+                self.complete = False
+                self._finish(seg)
+                seg = self._new()
+                self.i += 1
+            elif c == "#" and seg.buf is None:
+                while self.i < self.n and self.s[self.i] != "\n":
+                    self.i += 1
+            elif c == "\\":
+                if nxt == "\n":
+                    self.i += 2
+                elif nxt:
+                    self._start(seg).append(nxt)
+                    self.i += 2
+                else:
+                    self._start(seg).append(c)
+                    self.i += 1
+            elif c == "'":
+                buf = self._start(seg)
+                end = self.s.find("'", self.i + 1)
+                if end < 0:
+                    self.complete = False
+                    end = self.n
+                buf.append(self.s[self.i + 1 : end])
+                self.i = end + 1
+            elif c == '"':
+                self._double_quoted(self._start(seg))
+            elif c == "`":
+                self._substitution(self._start(seg), "`", 1)
+            elif c == "$" and nxt == "(":
+                buf = self._start(seg)
+                if self._peek(2) == "(":
+                    self._arithmetic(buf)
+                else:
+                    self._substitution(buf, ")", 2)
+            elif c == "$" and nxt == "'":
+                self._ansi_c(self._start(seg))
+            elif c in "<>" and nxt == "(":
+                self._substitution(self._start(seg), ")", 2)
+            elif c == "<" and nxt == "<" and self._peek(2) == "<":
+                self._start(seg).append("<<<")  # here-string
+                self.i += 3
+            elif c == "<" and nxt == "<":
+                self._heredoc_operator(seg)
+            else:
+                self._start(seg).append(c)
+                self.i += 1
+        if until is not None:
+            self.complete = False
+        self._finish(seg)
+
+    def _substitution(self, buf: list[str], until: str, skip: int) -> None:
+        start = self.i
+        self.i += skip
+        self.scan(until)
+        buf.append(self.s[start : self.i])
+
+    def _arithmetic(self, buf: list[str]) -> None:
+        start = self.i
+        depth = 0
+        while self.i < self.n:
+            ch = self.s[self.i]
+            self.i += 1
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+        else:
+            self.complete = False
+        buf.append(self.s[start : self.i])
+
+    def _double_quoted(self, buf: list[str]) -> None:
+        self.i += 1
+        while self.i < self.n:
+            c = self.s[self.i]
+            nxt = self._peek()
+            if c == '"':
+                self.i += 1
+                return
+            if c == "\\" and nxt in ('"', "\\", "$", "`", "\n"):
+                if nxt != "\n":
+                    buf.append(nxt)
+                self.i += 2
+            elif c == "`":
+                self._substitution(buf, "`", 1)
+            elif c == "$" and nxt == "(":
+                if self._peek(2) == "(":
+                    self._arithmetic(buf)
+                else:
+                    self._substitution(buf, ")", 2)
+            else:
+                buf.append(c)
+                self.i += 1
+        self.complete = False
+
+    def _ansi_c(self, buf: list[str]) -> None:
+        self.i += 2
+        while self.i < self.n:
+            c = self.s[self.i]
+            if c == "'":
+                self.i += 1
+                return
+            if c == "\\" and self._peek():
+                buf.append(c + self._peek())
+                self.i += 2
+            else:
+                buf.append(c)
+                self.i += 1
+        self.complete = False
+
+    def _heredoc_operator(self, seg: _SegBuilder) -> None:
+        self._end_word(seg)
+        op_start = self.i
+        self.i += 2
+        strip_tabs = self._peek(0) == "-"
+        if strip_tabs:
+            self.i += 1
+        seg.words.append(_Word("<<", op_start, self.i, self.s[op_start : self.i]))
+        while self.i < self.n and self.s[self.i] in " \t":
+            self.i += 1
+        # The delimiter word: quotes are removed, any quoting disables expansion.
+        dstart = self.i
+        delim: list[str] = []
+        while self.i < self.n and self.s[self.i] not in " \t\n;|&<>()":
+            c = self.s[self.i]
+            if c in "'\"":
+                end = self.s.find(c, self.i + 1)
+                if end < 0:
+                    end = self.n
+                delim.append(self.s[self.i + 1 : end])
+                self.i = end + 1
+            elif c == "\\" and self._peek():
+                delim.append(self._peek())
+                self.i += 2
+            else:
+                delim.append(c)
+                self.i += 1
+        word = "".join(delim)
+        if word:
+            seg.words.append(_Word(word, dstart, self.i, self.s[dstart : self.i]))
+            self.heredocs.append((word, strip_tabs))
+        else:
+            self.complete = False
+
+    def _skip_heredocs(self) -> None:
+        pending, self.heredocs = self.heredocs, []
+        for delim, strip_tabs in pending:
+            while self.i < self.n:
+                end = self.s.find("\n", self.i)
+                line_end = self.n if end < 0 else end
+                line = self.s[self.i : line_end]
+                self.i = line_end + 1 if end >= 0 else self.n
+                if (line.lstrip("\t") if strip_tabs else line) == delim:
+                    break
+            else:
+                self.complete = False
+
+
+def split_command(command: str) -> ParsedCommand:
+    """Split a shell command line into simple-command segments.
+
+    Splits on ``&&``, ``||``, ``;``, ``|``, ``|&``, ``&`` and newlines outside
+    quotes; ``$(...)``, backticks, ``<(...)``, subshells ``( ... )`` and
+    groups contribute their inner commands as further segments. Heredoc
+    bodies and comments are skipped.
+    """
+    sc = _Scanner(command)
+    sc.scan(None)
+    if sc.heredocs:  # heredoc started on the last line without a body
+        sc.complete = False
+    segments = tuple(sc.out) or (Segment((), command.strip()),)
+    return ParsedCommand(command, segments, sc.complete)
+
+
+def _words(text: str) -> tuple[tuple[str, ...], ...]:
+    """Segments' words of a rule specifier (parsed like a command)."""
+    parsed = split_command(text)
+    return tuple(seg.words for seg in parsed.segments if seg.words)
+
+
+# --------------------------------------------------------------------------
+# Globs
+# --------------------------------------------------------------------------
+
+_GLOB_CHARS = frozenset("*?")
+
+
+def _command_glob(pattern: str) -> re.Pattern[str]:
+    """``*`` matches anything (spaces and ``/`` included), ``?`` one character."""
+    out = []
+    for ch in pattern:
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        else:
+            out.append(re.escape(ch))
+    return re.compile("".join(out), re.DOTALL)
+
+
+@functools.lru_cache(maxsize=256)
+def _path_glob(pattern: str) -> re.Pattern[str]:
+    """``**`` crosses directories, ``*`` and ``?`` stay within one name.
+
+    A trailing ``/**`` also matches the directory itself.
+    """
+    tail = ""
+    if pattern.endswith("/**"):
+        pattern, tail = pattern[:-3], "(?:/.*)?"
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + tail, re.DOTALL)
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def resolve_path(path: str, workspace: Path) -> str:
+    """Absolute, symlink-free form of ``path`` (relative to ``workspace``)."""
+    expanded = os.path.expanduser(path)
+    return os.path.realpath(os.path.join(os.fspath(workspace), expanded))
+
+
+def _resolve_pattern(pattern: str, workspace: Path) -> str:
+    """Make a path glob absolute and resolve its literal (glob-free) leading part."""
+    pattern = os.path.expanduser(pattern)
+    if not os.path.isabs(pattern):
+        pattern = os.path.join(os.path.realpath(workspace), pattern)
+    pattern = os.path.normpath(pattern)
+    parts = pattern.split("/")
+    k = next((n for n, part in enumerate(parts) if _GLOB_CHARS & set(part)), len(parts))
+    literal = os.path.realpath("/".join(parts[:k]) or "/")
+    rest = "/".join(parts[k:])
+    if not rest:
+        return literal
+    return literal.rstrip("/") + "/" + rest
+
+
+# --------------------------------------------------------------------------
+# The call being judged
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A tool call reduced to what rules look at."""
+
+    tool: str
+    # bash: the parsed command; file tools: resolved paths; web_fetch: the URL.
+    command: ParsedCommand | None = None
+    paths: tuple[str, ...] = ()
+    url: str | None = None
+
+    @classmethod
+    def build(cls, tool: str, args: Mapping[str, Any] | None, workspace: Path) -> Call:
+        args = args if isinstance(args, Mapping) else {}
+        if tool == "bash":
+            cmd = args.get("command")
+            return cls(tool, command=split_command(cmd if isinstance(cmd, str) else ""))
+        if tool == "web_fetch":
+            url = args.get("url")
+            return cls(tool, url=url if isinstance(url, str) else None)
+        if tool in PATH_TOOLS:
+            raw = [args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]]
+            if not raw and tool in ("ls", "glob", "grep"):
+                raw = ["."]
+            paths = [resolve_path(p, workspace) for p in raw]
+            if tool == "glob" and isinstance(args.get("pattern"), str):
+                # The glob's literal leading directory is read too.
+                parts = args["pattern"].split("/")
+                k = next((n for n, p in enumerate(parts) if _GLOB_CHARS & set(p)), len(parts))
+                base = raw[0] if raw else "."
+                lead = "/".join(parts[:k]) or ("/" if args["pattern"].startswith("/") else "")
+                if lead:
+                    paths.append(resolve_path(os.path.join(base, lead), workspace))
+            return cls(tool, paths=tuple(dict.fromkeys(paths)))
+        return cls(tool)
+
+    def units(self) -> Sequence[object]:
+        """What specifiers are matched against; never empty."""
+        if self.command is not None:
+            return self.command.segments
+        if self.paths:
+            return self.paths
+        if self.url is not None:
+            return (self.url,)
+        return (None,)
+
+
+# --------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A parsed permission rule.
+
+    ``tool`` is canonical: ``Bash``, ``Read``, ``Edit``, ``Write``, ``WebFetch``
+    for the aliases, a lower-case built-in name, or an MCP name
+    (``mcp__server__tool`` or ``mcp__server`` for the whole server).
+    ``specifier`` is the text inside the parentheses (or after ``=`` when
+    ``literal``); ``text`` is the rule exactly as written.
+    """
+
+    tool: str
+    specifier: str | None = None
+    literal: bool = False
+    text: str = ""
+    _kind: str = field(default="", init=False, repr=False, compare=False)
+    _words: tuple[tuple[str, ...], ...] = field(default=(), init=False, repr=False, compare=False)
+    _regexes: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", str(self))
+        spec = self.specifier
+        if spec is None:
+            if self.literal:
+                raise RuleError(f"Rule {self.text!r}: a literal rule needs a value after '='.")
+            object.__setattr__(self, "_kind", "any")
+            return
+        subject = _subject_kind(self.tool)
+        if subject is None:
+            raise RuleError(
+                f"Rule {self.text!r}: {self.tool} takes no specifier; "
+                f"write just {self.tool!r} to match every call."
+            )
+        if not spec.strip():
+            raise RuleError(f"Rule {self.text!r}: the specifier is empty.")
+        kind: str
+        words: tuple[tuple[str, ...], ...] = ()
+        regexes: tuple[re.Pattern[str], ...] = ()
+        if self.literal:
+            kind = "literal"
+        elif subject == "command":
+            if spec.endswith(":*"):
+                kind = "prefix"
+                words = _words(spec[:-2])
+                if not words:
+                    raise RuleError(f"Rule {self.text!r}: the command prefix before ':*' is empty.")
+                if len(words) > 1:
+                    raise RuleError(
+                        f"Rule {self.text!r}: a command prefix cannot contain shell operators; "
+                        "write one rule per command."
+                    )
+            elif "*" in spec:
+                kind = "glob"
+                words = _words(spec)
+                alt = " ".join(words[0]) if len(words) == 1 else _collapse(spec)
+                regexes = (_command_glob(_collapse(spec)), _command_glob(alt))
+            else:
+                kind = "exact"
+                words = _words(spec)
+        elif subject == "url":
+            if spec.startswith("domain:"):
+                kind = "domain"
+                domain = spec[len("domain:") :].strip().lower().rstrip(".")
+                if not domain:
+                    raise RuleError(f"Rule {self.text!r}: the domain is empty.")
+                if domain.startswith("*."):
+                    rx = r"(?:[^/]*\.)?" + re.escape(domain[2:])
+                else:
+                    rx = re.escape(domain)
+                regexes = (re.compile(rx),)
+            else:
+                kind = "glob"
+                regexes = (_command_glob(spec.strip()),)
+        else:
+            kind = "path"
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_words", words)
+        object.__setattr__(self, "_regexes", regexes)
+
+    def __str__(self) -> str:
+        if self.specifier is None:
+            return self.tool
+        if self.literal:
+            return f"{self.tool}={self.specifier}"
+        return f"{self.tool}({self.specifier})"
+
+    # -- which tools --------------------------------------------------------
+    def applies_to(self, tool: str) -> bool:
+        fam = family_of(self.tool)
+        if fam is not None:
+            return tool in fam
+        if self.tool.startswith("mcp__") and "__" not in self.tool[5:]:
+            return tool.startswith(self.tool + "__")
+        return tool == self.tool
+
+    # -- matching -----------------------------------------------------------
+    def whole_match(self, call: Call, *, loose: bool) -> bool:
+        """True when the rule matches the call as a whole (every unit at once)."""
+        if self._kind == "any":
+            return True
+        cmd = call.command
+        if cmd is None:
+            return False
+        if self._kind == "literal":
+            return cmd.command.strip() == (self.specifier or "").strip()
+        if self._kind == "exact" and len(self._words) > 1:
+            return self._words == tuple(s.words for s in cmd.segments if s.words)
+        if loose and self._kind == "glob":
+            whole = _collapse(cmd.command)
+            return any(rx.fullmatch(whole) for rx in self._regexes)
+        return False
+
+    def unit_match(self, unit: object, workspace: Path, *, loose: bool) -> bool:
+        """True when the rule matches one unit (segment, path or URL)."""
+        kind = self._kind
+        spec = self.specifier or ""
+        if unit is None or kind == "any":
+            return kind == "any"
+        if isinstance(unit, Segment):
+            if kind == "literal":
+                return loose and unit.raw.strip() == spec.strip()
+            if not unit.words:
+                return False
+            if kind == "prefix":
+                prefix = self._words[0]
+                return unit.words[: len(prefix)] == prefix
+            if kind == "exact":
+                return len(self._words) == 1 and unit.words == self._words[0]
+            if kind == "glob":
+                return bool(
+                    self._regexes[1].fullmatch(unit.text)
+                    or self._regexes[0].fullmatch(_collapse(unit.raw))
+                )
+            return False
+        if not isinstance(unit, str):
+            return False
+        if kind == "path":
+            return _path_matches(spec, unit, workspace)
+        if kind == "literal" and _subject_kind(self.tool) == "path":
+            return resolve_path(spec, workspace) == unit
+        if kind == "literal":
+            return unit == spec
+        if kind == "domain":
+            host = (urlsplit(unit).hostname or "").lower().rstrip(".")
+            return bool(host) and bool(self._regexes[0].fullmatch(host))
+        if kind == "glob":
+            return bool(self._regexes[0].fullmatch(unit))
+        return False
+
+
+def _path_matches(pattern: str, path: str, workspace: Path) -> bool:
+    full = _resolve_pattern(pattern, workspace)
+    if _GLOB_CHARS & set(full):
+        return bool(_path_glob(full).fullmatch(path))
+    base = full.rstrip("/") or "/"
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+# --------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------
+
+
+def _balanced(spec: str) -> bool:
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(spec):
+        c = spec[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+        i += 1
+    return depth == 0
+
+
+def _check_tool(name: str, text: str) -> str:
+    if not name:
+        raise RuleError(f"Rule {text!r}: the tool name is empty.")
+    bare = name[:-3] if name.startswith("mcp__") and name.endswith("__*") else name
+    if not _TOOL_NAME_RE.fullmatch(bare):
+        raise RuleError(
+            f"Rule {text!r}: {name!r} is not a tool name "
+            "(expected e.g. Bash, Edit, Read, read_file or mcp__server__tool)."
+        )
+    return canonical_tool(name)
+
+
+def parse_rule(text: str) -> Rule:
+    """Parse ``Tool``, ``Tool(specifier)`` or ``Tool=<literal>`` into a :class:`Rule`.
+
+    Raises :class:`RuleError` with a readable message when malformed.
+    """
+    if not isinstance(text, str):
+        raise RuleError(f"Rule {text!r}: expected a string.")
+    original = text
+    text = text.strip()
+    if not text:
+        raise RuleError("Empty permission rule.")
+    paren = text.find("(")
+    eq = text.find("=")
+    if eq >= 0 and (paren < 0 or eq < paren):
+        tool = _check_tool(text[:eq].strip(), original)
+        value = text[eq + 1 :]
+        if not value.strip():
+            raise RuleError(f"Rule {original!r}: nothing after '='.")
+        return Rule(tool=tool, specifier=value.strip(), literal=True, text=text)
+    if paren < 0:
+        if ")" in text:
+            raise RuleError(f"Rule {original!r}: ')' without a matching '('.")
+        return Rule(tool=_check_tool(text, original), text=text)
+    if not text.endswith(")"):
+        if ")" not in text[paren:]:
+            raise RuleError(f"Rule {original!r}: unbalanced parentheses (missing ')').")
+        raise RuleError(f"Rule {original!r}: unexpected text after the closing ')'.")
+    tool = _check_tool(text[:paren].strip(), original)
+    spec = text[paren + 1 : -1]
+    if not _balanced(spec):
+        raise RuleError(f"Rule {original!r}: unbalanced parentheses in the specifier.")
+    if not spec.strip():
+        raise RuleError(f"Rule {original!r}: empty specifier '()'; write just {tool!r}.")
+    return Rule(tool=tool, specifier=spec.strip(), text=text)
+
+
+def split_rules(text: str) -> list[str]:
+    """Split a rule list such as ``"Bash(go test:*) Edit, Read(docs/**)"``.
+
+    Separators are commas and whitespace outside parentheses and quotes. A
+    ``Tool=<literal>`` rule takes the rest of the string.
+    """
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == quote:
+                quote = ""
+            cur.append(c)
+        elif depth == 0 and c == "=" and cur and "(" not in cur:
+            out.append("".join(cur) + text[i:].rstrip())
+            return [r for r in out if r.strip()]
+        elif depth > 0 and c in "'\"":
+            quote = c
+            cur.append(c)
+        elif c == "(":
+            depth += 1
+            cur.append(c)
+        elif c == ")":
+            depth -= 1
+            cur.append(c)
+        elif depth <= 0 and (c.isspace() or c == ","):
+            if cur:
+                out.append("".join(cur))
+                cur = []
+        else:
+            cur.append(c)
+        i += 1
+    if cur:
+        out.append("".join(cur))
+    return [r.strip() for r in out if r.strip()]
+
+
+def parse_rules(items: Iterable[str | Rule] | str | None) -> list[Rule]:
+    """Parse a list of rules (strings or :class:`Rule`); a string is split first."""
+    if items is None:
+        return []
+    if isinstance(items, str):
+        items = split_rules(items)
+    rules: list[Rule] = []
+    for item in items:
+        rules.append(item if isinstance(item, Rule) else parse_rule(item))
+    return rules
+
+
+# --------------------------------------------------------------------------
+# Combining rules over a call
+# --------------------------------------------------------------------------
+
+
+def rule_hits(rule: Rule, call: Call, workspace: Path, *, loose: bool) -> set[int]:
+    """Indices of the call's units the rule matches (all of them on a whole match)."""
+    units = call.units()
+    if not rule.applies_to(call.tool):
+        return set()
+    if rule.whole_match(call, loose=loose):
+        return set(range(len(units)))
+    if call.command is not None and not call.command.complete and not loose:
+        return set()  # never allow piecemeal what we could not parse
+    return {n for n, u in enumerate(units) if rule.unit_match(u, workspace, loose=loose)}
+
+
+def covering_rules(rules: Sequence[Rule], call: Call, workspace: Path) -> list[Rule | None]:
+    """For each unit, the first rule (in order) that covers it, else None."""
+    units = call.units()
+    cover: list[Rule | None] = [None] * len(units)
+    for rule in rules:
+        if all(c is not None for c in cover):
+            break
+        for n in rule_hits(rule, call, workspace, loose=False):
+            if cover[n] is None:
+                cover[n] = rule
+    return cover
