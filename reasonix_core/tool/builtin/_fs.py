@@ -1,0 +1,577 @@
+"""Shared helpers of the file tools: session services, text decoding and
+encoding, the publish sequence, diffs, and the tree walker used by ls, glob
+and grep.
+
+Everything here is synchronous; the tools call it inline for small work or
+through :func:`run_reader` / :func:`run_writer` in a worker thread.
+"""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import errno
+import os
+import secrets
+import stat as stat_mod
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.ignore import IgnoreMatcher
+from reasonix_core.tool.ledger import (
+    FS_ALREADY_EXISTS,
+    FS_NOT_FOUND,
+    FS_NOT_OBSERVED,
+    FS_STALE_VERSION,
+    FileLedger,
+    FileVersion,
+    read_version,
+)
+from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy, is_within
+
+T = TypeVar("T")
+
+BINARY_SNIFF = 8192
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+# Kernel pseudo-filesystems are never walked into (reads there can block or lie).
+PSEUDO_FS = frozenset({Path("/proc"), Path("/sys"), Path("/dev")})
+WALK_MAX_ENTRIES = 200_000
+WALK_TIME_BUDGET = 30.0
+DIFF_MAX_CHARS = 4_000_000
+
+
+# --------------------------------------------------------------------------- services
+
+
+def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
+    """The session's sandbox policy and observation ledger, created on first use."""
+    ledger = ctx.services.get("ledger")
+    if not isinstance(ledger, FileLedger):
+        ledger = FileLedger()
+        ctx.services["ledger"] = ledger
+    sandbox = ctx.services.get("sandbox")
+    if not isinstance(sandbox, SandboxPolicy):
+        sandbox = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
+        ctx.services["sandbox"] = sandbox
+    return sandbox, ledger
+
+
+# --------------------------------------------------------------------------- failures
+
+
+class ToolFailure(Exception):
+    """An ordinary failure carrying the text the model sees."""
+
+    def __init__(self, text: str, code: str | None = None) -> None:
+        super().__init__(text)
+        self.text = text
+        self.code = code
+
+    def result(self) -> ToolResult:
+        meta: dict[str, Any] = {"code": self.code} if self.code else {}
+        return ToolResult.error(self.text, **meta)
+
+
+def fs_failure(code: str, display: str, verb: str = "editing") -> ToolFailure:
+    """The standard FS_* failure for ``display`` (a workspace-relative path)."""
+    if code == FS_NOT_OBSERVED:
+        text = f"{code}: read {display} before {verb} it (any read_file window counts)"
+    elif code == FS_STALE_VERSION:
+        text = (
+            f"{code}: {display} changed on disk since you last read or wrote it; "
+            f"read it again before {verb} it"
+        )
+    elif code == FS_NOT_FOUND:
+        text = f"{code}: {display} does not exist"
+    elif code == FS_ALREADY_EXISTS:
+        text = f"{code}: {display} already exists"
+    else:
+        text = f"{code}: {display}"
+    return ToolFailure(text, code)
+
+
+def os_failure(exc: OSError, display: str) -> ToolFailure:
+    if isinstance(exc, PermissionError):
+        return ToolFailure(f"permission denied: {display} ({exc.strerror or exc})")
+    if isinstance(exc, FileNotFoundError):
+        return fs_failure(FS_NOT_FOUND, display)
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno == errno.ENAMETOOLONG:
+        reason = "file name too long"
+    return ToolFailure(f"cannot access {display}: {reason}")
+
+
+async def guarded(
+    body: Callable[[], Awaitable[ToolResult]], sandbox: SandboxPolicy | None = None
+) -> ToolResult:
+    """Run a tool body, turning ordinary failures into error results."""
+    try:
+        return await body()
+    except ToolFailure as failure:
+        return failure.result()
+    except PathDenied as exc:
+        return ToolResult.error(str(exc), code="PATH_DENIED")
+    except OSError as exc:
+        return os_failure(exc, _error_name(exc, sandbox)).result()
+
+
+def _error_name(exc: OSError, sandbox: SandboxPolicy | None) -> str:
+    if not isinstance(exc.filename, str):
+        return "the path"
+    if sandbox is None or not os.path.isabs(exc.filename):
+        return exc.filename
+    try:
+        return sandbox.display(Path(exc.filename))
+    except (PathDenied, ValueError):
+        return exc.filename
+
+
+async def run_writer(fn: Callable[[], T]) -> T:
+    """Run a publishing step in a worker thread; cancellation waits for it."""
+    return await anyio.to_thread.run_sync(fn)
+
+
+async def run_reader(fn: Callable[[threading.Event], T]) -> T:
+    """Run a read-only walk in a worker thread; on cancellation the thread is
+    told to stop and abandoned."""
+    stop = threading.Event()
+    try:
+        return await anyio.to_thread.run_sync(fn, stop, abandon_on_cancel=True)
+    finally:
+        stop.set()
+
+
+def suggest_missing(path: Path, sandbox: SandboxPolicy) -> str:
+    """A hint for a missing path: similar names in its directory."""
+    parent = path.parent
+    try:
+        names = [n for n in os.listdir(parent) if not sandbox.is_hidden(parent / n)]
+    except FileNotFoundError:
+        return f" (its directory {sandbox.display(parent)} does not exist either)"
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    shown = ", ".join(sandbox.display(parent / n) for n in close)
+    return f"; did you mean {shown}?"
+
+
+# --------------------------------------------------------------------------- text
+
+
+class BinaryFile(Exception):
+    """The bytes do not look like text."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextFormat:
+    """How a file's text is stored, so a rewrite keeps it byte-compatible."""
+
+    encoding: str = "utf-8"
+    bom: bytes = b""
+    newline: str = "\n"
+
+    @property
+    def label(self) -> str:
+        name = self.encoding + (" with BOM" if self.bom else "")
+        return name + (", CRLF" if self.newline == "\r\n" else "")
+
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def sniff_encoding(head: bytes) -> tuple[str, bytes] | None:
+    """Encoding and BOM from the first bytes; None when no BOM / UTF-16 pattern."""
+    for bom, enc in _BOMS:
+        if head.startswith(bom):
+            return enc, bom
+    # BOM-less UTF-16: mostly-ASCII text has a NUL in (nearly) every other byte.
+    sample = head[: BINARY_SNIFF - BINARY_SNIFF % 2]
+    if len(sample) % 2:
+        sample = sample[:-1]
+    if len(sample) >= 16:
+        even, odd = sample[0::2], sample[1::2]
+        half = len(sample) // 2
+        for enc, zeros, other in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+            if zeros.count(0) >= half * 0.5 and other.count(0) == 0 and _plausible(sample, enc):
+                return enc, b""
+    return None
+
+
+def _plausible(sample: bytes, encoding: str) -> bool:
+    text = sample.decode(encoding, errors="replace")
+    if text.count("\ufffd") > 1:  # one may be a pair cut at the sample's end
+        return False
+    return not any(ord(c) < 0x20 and c not in "\t\n\r\f" for c in text)
+
+
+def looks_binary(head: bytes) -> bool:
+    return sniff_encoding(head) is None and b"\x00" in head[:BINARY_SNIFF]
+
+
+def detect_newline(text: str) -> str:
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
+
+
+def decode(data: bytes) -> tuple[str, TextFormat]:
+    """Decode file bytes; raises :class:`BinaryFile` for binary content."""
+    sniffed = sniff_encoding(data[:BINARY_SNIFF])
+    if sniffed is not None:
+        enc, bom = sniffed
+        body = data[len(bom) :]
+        try:
+            text = body.decode(enc, errors=_errors(enc))
+        except UnicodeDecodeError:
+            text = body.decode(enc, errors="replace")
+        return text, TextFormat(enc, bom, detect_newline(text))
+    if b"\x00" in data[:BINARY_SNIFF]:
+        raise BinaryFile
+    for enc in ("utf-8", "gb18030"):
+        try:
+            text = data.decode(enc)
+        except UnicodeDecodeError:
+            continue
+        return text, TextFormat(enc, b"", detect_newline(text))
+    text = data.decode("latin-1")
+    return text, TextFormat("latin-1", b"", detect_newline(text))
+
+
+def _errors(encoding: str) -> str:
+    # Lone surrogates in UTF-16/32 files survive a decode/encode round trip.
+    return (
+        "surrogatepass"
+        if encoding.startswith("utf-16") or encoding.startswith("utf-32")
+        else "strict"
+    )
+
+
+def encode(text: str, fmt: TextFormat, display: str) -> bytes:
+    try:
+        return fmt.bom + text.encode(fmt.encoding, errors=_errors(fmt.encoding))
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        if fmt.encoding == "utf-8":
+            why = f"it contains {bad!r}, which is not valid Unicode text"
+        else:
+            why = f"{display} is stored as {fmt.encoding} and {bad!r} cannot be represented in it"
+        raise ToolFailure(f"cannot encode the new text: {why}; nothing was written") from None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without terminators (``\\n`` or ``\\r\\n``); no phantom last line."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def count_lines(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def line_of(text: str, index: int) -> int:
+    """1-based line number of character ``index``."""
+    return text.count("\n", 0, index) + 1
+
+
+# --------------------------------------------------------------------------- diffs
+
+
+def unified_diff(old: str, new: str, display: str) -> str | None:
+    if len(old) + len(new) > DIFF_MAX_CHARS:
+        return None
+
+    def lines(text: str) -> list[str]:
+        out = text.splitlines(keepends=True)
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    old_label = f"a/{display}" if old else "/dev/null"
+    return "".join(
+        difflib.unified_diff(lines(old), lines(new), fromfile=old_label, tofile=f"b/{display}")
+    )
+
+
+def diff_stats(diff: str | None) -> tuple[int, int]:
+    if not diff:
+        return 0, 0
+    plus = minus = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            plus += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            minus += 1
+    return plus, minus
+
+
+# --------------------------------------------------------------------------- publishing
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A file read under its lock, with the version it had."""
+
+    data: bytes
+    version: FileVersion
+    mode: int
+
+
+def load_current(path: Path, display: str) -> Loaded | None:
+    """Read the current bytes of a regular file; None if it does not exist."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat_mod.S_ISDIR(st.st_mode):
+        raise ToolFailure(f"{display} is a directory, not a file; use ls to list it")
+    if not stat_mod.S_ISREG(st.st_mode):
+        raise ToolFailure(f"{display} is not a regular file (device, FIFO or socket)")
+    with open(path, "rb") as fh:
+        fst = os.fstat(fh.fileno())
+        data = fh.read()
+    return Loaded(data, FileVersion.of_bytes(data, fst), stat_mod.S_IMODE(fst.st_mode))
+
+
+def check_unchanged(path: Path, loaded: Loaded, display: str, verb: str) -> None:
+    """The pre-publish comparison: the file must still hold the loaded content."""
+    current = read_version(path)
+    if current is None:
+        raise fs_failure(FS_NOT_FOUND, display) from None
+    if not current.same_content(loaded.version):
+        raise fs_failure(FS_STALE_VERSION, display, verb)
+
+
+def _temp_beside(target: Path) -> tuple[Path, int]:
+    for _ in range(16):
+        tmp = target.with_name(f".rx-{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        return tmp, fd
+    raise ToolFailure(f"could not create a temporary file next to {target}")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish_replace(target: Path, data: bytes, mode: int) -> None:
+    """Atomically replace ``target``: temp file in the same dir, then os.replace."""
+    tmp, fd = _temp_beside(target)
+    try:
+        _write_all(fd, data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def publish_new(target: Path, data: bytes, display: str) -> None:
+    """Create ``target`` with ``data`` without ever clobbering an existing file."""
+    tmp, fd = _temp_beside(target)
+    try:
+        _write_all(fd, data)
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise ToolFailure(
+                f"{FS_ALREADY_EXISTS}: {display} was created by someone else while writing; "
+                "read it and try again",
+                FS_ALREADY_EXISTS,
+            ) from None
+        except OSError:
+            # No hard links here (some FUSE/network filesystems): exclusive create.
+            try:
+                out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            except FileExistsError:
+                raise ToolFailure(
+                    f"{FS_ALREADY_EXISTS}: {display} was created by someone else while "
+                    "writing; read it and try again",
+                    FS_ALREADY_EXISTS,
+                ) from None
+            _write_all(out, data)
+    finally:
+        _unlink_quietly(tmp)
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def ensure_writable(path: Path, display: str) -> None:
+    if not os.access(path, os.W_OK):
+        raise ToolFailure(
+            f"permission denied: {display} is read-only; it was not changed "
+            "(change its permissions first if it should be editable)"
+        )
+
+
+def record_write(ledger: FileLedger, path: Path, data: bytes) -> None:
+    """Refresh the observation after a publish, from the bytes written."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        ledger.forget(path)
+        return
+    ledger.observe(path, FileVersion.of_bytes(data, st))
+
+
+# --------------------------------------------------------------------------- walking
+
+
+@dataclass(slots=True)
+class Entry:
+    entry: os.DirEntry[str]
+    path: Path
+    parts: tuple[str, ...]
+    is_dir: bool
+    is_symlink: bool
+
+    @property
+    def rel(self) -> str:
+        return "/".join(self.parts)
+
+
+@dataclass
+class Walker:
+    """Depth-first, name-sorted walk of a resolved directory.
+
+    Skips ``.git``/``node_modules``/``__pycache__``, hidden entries (unless
+    ``include_hidden``), ``forbid_read`` paths (silently) and, with
+    ``gitignore``, ignored entries. Symlinked directories are reported but not
+    followed, nor are /proc, /sys and /dev. Counters record what was skipped,
+    for notes; ``truncated`` is set when the entry or time budget ran out.
+    """
+
+    root: Path
+    sandbox: SandboxPolicy
+    gitignore: bool = True
+    include_hidden: bool = False
+    max_depth: int | None = None
+    descend: Callable[[tuple[str, ...]], bool] | None = None
+    stop: threading.Event | None = None
+    skipped_hidden: int = 0
+    skipped_ignored: int = 0
+    skipped_dirs: set[str] = field(default_factory=set)
+    unreadable: int = 0
+    max_entries: int = WALK_MAX_ENTRIES
+    time_budget: float = WALK_TIME_BUDGET
+    visited: int = 0
+    truncated: bool = False
+
+    def __iter__(self) -> Iterator[Entry]:
+        forbidden = self.sandbox.resolved_forbid_read()
+        if self.gitignore:
+            matcher = IgnoreMatcher.for_directory(self.root, stop_at=self.sandbox.root)
+        else:
+            matcher = IgnoreMatcher()
+        stack: list[tuple[Iterator[os.DirEntry[str]], tuple[str, ...], IgnoreMatcher]] = [
+            (self._list(self.root), (), matcher)
+        ]
+        deadline = time.monotonic() + self.time_budget
+        while stack:
+            if self.stop is not None and self.stop.is_set():
+                return
+            it, parts, m = stack[-1]
+            e = next(it, None)
+            if e is None:
+                stack.pop()
+                continue
+            self.visited += 1
+            if self.visited > self.max_entries or (
+                self.visited % 256 == 0 and time.monotonic() > deadline
+            ):
+                self.truncated = True
+                return
+            name = e.name
+            try:
+                is_link = e.is_symlink()
+                is_dir = not is_link and e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir and name in SKIP_DIRS:
+                self.skipped_dirs.add(name)
+                continue
+            path = Path(e.path)
+            if is_dir and path in PSEUDO_FS:
+                continue
+            if forbidden and (
+                any(is_within(path, f) for f in forbidden)
+                or (is_link and self.sandbox.is_hidden(path))
+            ):
+                continue
+            if not self.include_hidden and name.startswith("."):
+                self.skipped_hidden += 1
+                continue
+            if m and m.is_ignored(path, is_dir):
+                self.skipped_ignored += 1
+                continue
+            rel = (*parts, name)
+            yield Entry(e, path, rel, is_dir, is_link)
+            if (
+                is_dir
+                and (self.max_depth is None or len(rel) < self.max_depth)
+                and (self.descend is None or self.descend(rel))
+            ):
+                child = m.child(path) if self.gitignore else m
+                stack.append((self._list(path), rel, child))
+
+    def _list(self, directory: Path) -> Iterator[os.DirEntry[str]]:
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda d: d.name)
+        except OSError:
+            self.unreadable += 1
+            return iter(())
+        return iter(entries)
+
+    def truncated_note(self) -> str:
+        if not self.truncated:
+            return ""
+        return (
+            f"… the walk stopped early (after {self.visited} entries or "
+            f"{self.time_budget:.0f} s); results are incomplete - narrow the path or pattern"
+        )
+
+    def skipped_note(self) -> str:
+        parts = []
+        if self.skipped_hidden:
+            parts.append(f"{self.skipped_hidden} hidden")
+        if self.skipped_ignored:
+            parts.append(f"{self.skipped_ignored} gitignored")
+        if self.skipped_dirs:
+            parts.append(", ".join(sorted(self.skipped_dirs)))
+        return ", ".join(parts)

@@ -1,0 +1,104 @@
+"""``ask``: put 1-4 multiple-choice questions to the user through the Approver."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.permission.approver import Question, QuestionAnswer
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.registry import register_builtin, validate_args
+
+HEADLESS = (
+    "No user is available to answer (headless run). State your assumption explicitly and continue."
+)
+
+
+class QuestionArg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1)
+    options: list[str] = Field(min_length=2, max_length=4)
+    multi_select: bool = False
+
+
+class AskArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    questions: list[QuestionArg] = Field(min_length=1, max_length=4)
+
+
+def render_answers(answers: list[QuestionAnswer]) -> str:
+    lines: list[str] = []
+    for answer in answers:
+        chosen = ", ".join(answer.answers) if answer.answers else "(no option chosen)"
+        lines.append(f"Q: {answer.question}\nA: {chosen}")
+        if answer.note:
+            lines.append(f"Note from the user: {answer.note}")
+    return "\n".join(lines)
+
+
+@register_builtin
+class AskTool:
+    name: ClassVar[str] = "ask"
+    description: ClassVar[str] = (
+        "Ask the user one to four multiple-choice questions and wait for the answers. Use it "
+        "only when a decision is genuinely the user's (requirements, preferences, a choice "
+        "between approaches with real trade-offs) and you cannot settle it from the code or "
+        "the conversation. Give 2-4 short, distinct options per question with the recommended "
+        "one first; the user can also add a free-text note. Set multi_select when several "
+        "options may apply. In a headless run nobody answers: state your assumption and continue."
+    )
+    read_only: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "questions": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 4,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "question": {
+                            "type": "string",
+                            "description": "The question, ending with a question mark.",
+                        },
+                        "options": {
+                            "type": "array",
+                            "minItems": 2,
+                            "maxItems": 4,
+                            "items": {"type": "string"},
+                            "description": "2-4 answer options, recommended first.",
+                        },
+                        "multi_select": {
+                            "type": "boolean",
+                            "description": "Allow choosing more than one option.",
+                        },
+                    },
+                    "required": ["question", "options"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["questions"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        parsed: AskArgs = validate_args(AskArgs, args)
+        approver = ctx.approver
+        if approver is None or not getattr(approver, "interactive", False):
+            return ToolResult(text=HEADLESS, meta={"answered": False})
+        questions = [
+            Question(question=q.question, options=tuple(q.options), multi_select=q.multi_select)
+            for q in parsed.questions
+        ]
+        answers = await approver.ask(questions)
+        if answers is None:
+            return ToolResult(text=HEADLESS, meta={"answered": False})
+        return ToolResult(
+            text=render_answers(list(answers)) or "The user gave no answers.",
+            meta={"answered": True},
+        )

@@ -1,0 +1,242 @@
+"""``bash``: run a shell command in the workspace, confined by the sandbox."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.jobs import (
+    DRAIN_SECONDS,
+    JobError,
+    JobManager,
+    kill_process_group,
+    reap,
+    spawn,
+)
+from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.shell_sandbox import SandboxUnavailable, build_command, sanitized_env
+
+MAX_TIMEOUT_SECONDS = 600
+HEAD_BYTES = 16 * 1024
+TAIL_BYTES = 16 * 1024
+
+
+class HeadTail:
+    """Keeps the first ``head`` and last ``tail`` bytes of a stream."""
+
+    def __init__(self, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
+        self.head_limit = head
+        self.tail_limit = tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            excess = len(self.tail) - self.tail_limit
+            if excess > 0:
+                del self.tail[:excess]
+
+    @property
+    def omitted(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def render(self) -> str:
+        omitted = self.omitted
+        if omitted <= 0:
+            return bytes(self.head + self.tail).decode("utf-8", "replace")
+        head = bytes(self.head).decode("utf-8", "replace")
+        tail = bytes(self.tail).decode("utf-8", "replace")
+        return f"{head}\n[... {omitted} bytes omitted ...]\n{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShellRun:
+    output: str
+    exit_code: int | None
+    timed_out: bool
+    total_bytes: int
+    omitted_bytes: int
+
+
+async def run_shell(
+    argv: list[str],
+    *,
+    env: dict[str, str] | None,
+    cwd: Path,
+    time_limit: float,
+    head: int = HEAD_BYTES,
+    tail: int = TAIL_BYTES,
+) -> ShellRun:
+    """Run ``argv`` to completion (or ``time_limit`` seconds), collecting bounded output.
+
+    On timeout, or when the caller is cancelled, the whole process group is
+    killed; cancellation is re-raised. Processes the command leaves running in
+    its group are stopped when it exits.
+    """
+    buffer = HeadTail(head, tail)
+    process = await spawn(argv, env=env, cwd=cwd)
+    timed_out = False
+    try:
+        drained = anyio.Event()
+
+        async def pump() -> None:
+            try:
+                if process.stdout is not None:
+                    async for chunk in process.stdout:
+                        buffer.feed(chunk)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+            finally:
+                drained.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            with anyio.move_on_after(time_limit) as deadline:
+                await process.wait()
+            timed_out = deadline.cancelled_caught
+            kill_process_group(process)
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await drained.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        await reap(process)
+    return ShellRun(
+        output=buffer.render(),
+        exit_code=process.returncode,
+        timed_out=timed_out,
+        total_bytes=buffer.total,
+        omitted_bytes=max(buffer.omitted, 0),
+    )
+
+
+def sandbox_policy(ctx: ToolContext) -> SandboxPolicy:
+    policy = ctx.services.get("sandbox")
+    if isinstance(policy, SandboxPolicy):
+        return policy
+    return SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
+
+
+def shell_env(ctx: ToolContext) -> dict[str, str]:
+    env = sanitized_env(ctx.secret_env)
+    env["TMPDIR"] = str(ctx.temp_dir)
+    return env
+
+
+class BashArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1)
+    timeout_seconds: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
+    run_in_background: bool = False
+
+
+DESCRIPTION = """\
+Run a shell command with bash in the workspace root and return its combined stdout and stderr plus the exit code.
+
+- Each call is a fresh non-interactive shell: `cd`, variables and functions do not carry over between calls, and stdin is empty, so never run commands that wait for input (use flags like `-y`, `--no-edit`, `CI=1`).
+- Prefer the dedicated tools: read_file instead of cat/head/tail, grep and glob instead of grep/find/ls, edit_file and write_file instead of sed/awk/echo redirection. Use bash for builds, tests, git, package managers and other programs.
+- The command usually runs in a sandbox: the filesystem is read-only except the workspace and the session temp dir ($TMPDIR), some paths may be hidden, and network access may be disabled. A "Read-only file system" or network error means the sandbox blocked it; do not try to work around it.
+- Foreground commands are killed after timeout_seconds (default from configuration, at most 600). Processes a command leaves running are stopped when it finishes.
+- For servers, watchers and other long-running commands, set run_in_background=true: you get a job id; read its output with bash_output and stop it with kill_shell.
+- Long output is truncated to its beginning and end; pipe through `tail`, `head` or `grep` to see what matters.
+- Quote paths containing spaces. Chain dependent commands with `&&`."""
+
+
+@register_builtin
+class BashTool:
+    name: ClassVar[str] = "bash"
+    description: ClassVar[str] = DESCRIPTION
+    read_only: ClassVar[bool] = False
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command line to run."},
+            "timeout_seconds": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_TIMEOUT_SECONDS,
+                "description": "Kill the command after this many seconds (foreground only).",
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Start the command as a background job and return its job id at once.",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        parsed: BashArgs = validate_args(BashArgs, args)
+        policy = sandbox_policy(ctx)
+        try:
+            argv = await anyio.to_thread.run_sync(build_command, policy, parsed.command)
+        except SandboxUnavailable as exc:
+            return ToolResult.error(
+                f"bash refused to run the command: {exc}", sandbox="unavailable"
+            )
+        workspace = Path(ctx.workspace)
+        if not await anyio.Path(workspace).is_dir():
+            return ToolResult.error(f"the workspace {workspace} is not a directory")
+        await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
+        env = shell_env(ctx)
+
+        if parsed.run_in_background:
+            return await self._background(ctx, argv, env, workspace, parsed.command)
+
+        timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
+        timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
+        run = await run_shell(argv, env=env, cwd=workspace, time_limit=timeout)
+        meta = {
+            "exit_code": run.exit_code,
+            "timed_out": run.timed_out,
+            "output_bytes": run.total_bytes,
+            "omitted_bytes": run.omitted_bytes,
+            "sandboxed": policy.bash == "enforce",
+        }
+        body = run.output.rstrip("\n") or "(no output)"
+        if run.timed_out:
+            text = (
+                f"{body}\n[timed out after {timeout:g} s: the command and its child "
+                "processes were killed; use run_in_background for long-running commands]"
+            )
+            return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
+        text = f"{body}\n[exit code {run.exit_code}]"
+        if run.exit_code != 0:
+            return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
+        return ToolResult(text=text, meta=meta)
+
+    @staticmethod
+    async def _background(
+        ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path, command: str
+    ) -> ToolResult:
+        jobs = ctx.services.get("jobs")
+        if not isinstance(jobs, JobManager):
+            return ToolResult.error(
+                "background jobs are not available in this context; "
+                "run the command in the foreground (run_in_background=false)"
+            )
+        try:
+            job_id = await jobs.start(argv, env=env, cwd=cwd, command=command)
+        except JobError as exc:
+            return ToolResult.error(str(exc))
+        return ToolResult(
+            text=(
+                f"Started background job {job_id}. Read its output with "
+                f'bash_output(job_id="{job_id}") and stop it with kill_shell(job_id="{job_id}").'
+            ),
+            meta={"job_id": job_id},
+        )

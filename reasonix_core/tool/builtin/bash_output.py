@@ -1,0 +1,68 @@
+"""``bash_output``: read new output from a background job started by ``bash``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.jobs import JobError, JobManager, JobOutput
+from reasonix_core.tool.registry import register_builtin, validate_args
+
+NO_JOBS = "background jobs are not available in this context"
+
+
+def job_manager(ctx: ToolContext) -> JobManager | None:
+    jobs = ctx.services.get("jobs")
+    return jobs if isinstance(jobs, JobManager) else None
+
+
+def render_job(snapshot: JobOutput, *, empty: str = "(no new output)") -> str:
+    body = snapshot.output.rstrip("\n") or empty
+    return f"[{snapshot.job_id}: {snapshot.status}]\n{body}"
+
+
+class JobArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: str = Field(min_length=1)
+
+
+JOB_ID_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "job_id": {
+            "type": "string",
+            "description": 'The id returned by bash with run_in_background=true, e.g. "bash_1".',
+        }
+    },
+    "required": ["job_id"],
+    "additionalProperties": False,
+}
+
+
+@register_builtin
+class BashOutputTool:
+    name: ClassVar[str] = "bash_output"
+    description: ClassVar[str] = (
+        "Read the output a background bash job produced since the previous bash_output "
+        "call, with its status (running, exited N, killed). Returns immediately; it does "
+        "not wait for the job. Output beyond the buffer limit is dropped oldest-first."
+    )
+    read_only: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Any]] = JOB_ID_SCHEMA
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        parsed: JobArgs = validate_args(JobArgs, args)
+        jobs = job_manager(ctx)
+        if jobs is None:
+            return ToolResult.error(NO_JOBS)
+        try:
+            snapshot = jobs.read_new(parsed.job_id)
+        except JobError as exc:
+            return ToolResult.error(str(exc))
+        return ToolResult(
+            text=render_job(snapshot),
+            meta={"job_id": snapshot.job_id, "status": snapshot.status},
+        )

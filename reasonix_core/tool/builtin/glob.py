@@ -1,0 +1,193 @@
+"""glob: find files by path pattern, newest first."""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._fs import (
+    ToolFailure,
+    Walker,
+    guarded,
+    run_reader,
+    services,
+    suggest_missing,
+)
+from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic
+from reasonix_core.tool.ledger import FS_NOT_FOUND
+from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
+
+MAX_RESULTS = 500
+MAX_SCAN_MATCHES = 50_000
+TIME_BUDGET_SECONDS = 30.0
+
+
+class GlobArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, max_length=4096)
+    path: str | None = Field(default=None, min_length=1)
+
+
+def _split(pattern: str, base: Path) -> tuple[Path, str]:
+    """Move the leading literal segments of ``pattern`` onto ``base``."""
+    expanded = os.path.expanduser(pattern)
+    if os.path.isabs(expanded):
+        start, rest = Path("/"), expanded.lstrip("/")
+    else:
+        start, rest = base, expanded
+    segs = [s for s in rest.split("/") if s not in ("", ".")]
+    prefix: list[str] = []
+    while segs and not has_magic(segs[0]):
+        prefix.append(segs.pop(0))
+    return start.joinpath(*prefix), "/".join(segs)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def glob_sync(
+    base: Path,
+    base_display: str,
+    pattern: str,
+    sandbox: SandboxPolicy,
+    stop: threading.Event,
+    explicit_base: bool = False,
+) -> ToolResult:
+    if explicit_base and not os.path.isdir(base):
+        if not os.path.exists(base):
+            raise ToolFailure(
+                f"{FS_NOT_FOUND}: {base_display} does not exist{suggest_missing(base, sandbox)}",
+                FS_NOT_FOUND,
+            )
+        raise ToolFailure(f"{base_display} is not a directory; pass a directory as path")
+    groups: dict[Path, list[GlobPattern]] = {}
+    found: dict[str, Path] = {}
+    for expansion in expand_braces(pattern):
+        start, rest = _split(expansion, base)
+        try:
+            root = sandbox.check_read(start)
+        except PathDenied:
+            continue
+        if not rest:
+            # No wildcard at all: the path itself, if it is a file.
+            try:
+                if stat_mod.S_ISREG(os.stat(root).st_mode):
+                    found[str(root)] = root
+            except OSError:
+                pass
+            continue
+        groups.setdefault(root, []).append(GlobPattern(rest))
+
+    scanned_capped = False
+    walk_note = ""
+    for root, patterns in groups.items():
+        if not os.path.isdir(root):
+            continue
+        walker = Walker(
+            root=root,
+            sandbox=sandbox,
+            include_hidden=any(p.mentions_hidden for p in patterns),
+            descend=lambda parts, ps=patterns: any(p.could_descend(parts) for p in ps),
+            stop=stop,
+            time_budget=TIME_BUDGET_SECONDS,
+        )
+        for entry in walker:
+            if entry.is_dir:
+                continue
+            if entry.is_symlink and not os.path.isfile(entry.path):
+                continue
+            if any(p.match(entry.parts) for p in patterns):
+                found[str(entry.path)] = entry.path
+                if len(found) >= MAX_SCAN_MATCHES:
+                    scanned_capped = True
+                    break
+        walk_note = walk_note or walker.truncated_note()
+        if scanned_capped:
+            break
+
+    if not found:
+        hint = ""
+        if "/" not in pattern and "**" not in pattern:
+            hint = (
+                f"; patterns match paths relative to the search directory, so {pattern!r} "
+                f"only looks at its top level - use '**/{pattern}' to search subdirectories"
+            )
+        return ToolResult(
+            text=f"no files match {pattern!r} under {base_display}{hint}"
+            + (f"\n{walk_note}" if walk_note else ""),
+            meta={"matches": 0},
+        )
+    ordered = sorted(found.values(), key=lambda p: (-_mtime(p), str(p)))
+    shown = [sandbox.display(p) for p in ordered[:MAX_RESULTS]]
+    notes: list[str] = []
+    if len(ordered) > MAX_RESULTS or scanned_capped:
+        more = f"{len(ordered) - MAX_RESULTS}" + ("+" if scanned_capped else "")
+        notes.append(
+            f"… {more} more matches not shown (showing the {MAX_RESULTS} most recently "
+            "modified); narrow the pattern or the path"
+        )
+    if walk_note:
+        notes.append(walk_note)
+    return ToolResult(
+        text="\n".join(shown + notes),
+        meta={"matches": len(ordered), "capped": len(ordered) > MAX_RESULTS or scanned_capped},
+    )
+
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {
+            "type": "string",
+            "description": "Glob pattern, relative to `path` unless absolute.",
+        },
+        "path": {
+            "type": "string",
+            "description": "Directory to search from (default: the workspace root).",
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
+
+@register_builtin
+class Glob:
+    name = "glob"
+    description = (
+        "Find files whose path matches a glob pattern, e.g. `**/*.py`, `src/**/test_*.ts`, "
+        "`*.{js,jsx}`. `*` and `?` match within one path segment, `**` matches any number of "
+        "directories, `{a,b}` alternatives and `[abc]` classes work. The pattern is matched "
+        "against paths relative to `path` (default: the workspace root), so `*.py` only "
+        "matches the top level. Returns file paths relative to the workspace, most recently "
+        f"modified first, at most {MAX_RESULTS}. Skips .git, node_modules, __pycache__, "
+        "hidden entries (unless the pattern names them, e.g. `.github/**`) and "
+        ".gitignore'd files. Use grep to search file contents."
+    )
+    read_only = True
+    parameters = PARAMETERS
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        a: GlobArgs = validate_args(GlobArgs, args)
+        sandbox, _ = services(ctx)
+
+        async def body() -> ToolResult:
+            base = sandbox.check_read(a.path or ".")
+            display = sandbox.display(base)
+            return await run_reader(
+                lambda stop: glob_sync(base, display, a.pattern, sandbox, stop, a.path is not None)
+            )
+
+        return await guarded(body, sandbox)

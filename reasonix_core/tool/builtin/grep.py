@@ -1,0 +1,284 @@
+"""grep: regular-expression search over a file or a tree."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as stat_mod
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._fs import (
+    BinaryFile,
+    ToolFailure,
+    Walker,
+    decode,
+    guarded,
+    run_reader,
+    services,
+    split_lines,
+    suggest_missing,
+)
+from reasonix_core.tool.ignore import GlobPattern, expand_braces
+from reasonix_core.tool.ledger import FS_NOT_FOUND
+from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.sandbox import SandboxPolicy
+
+MAX_MATCHES = 200
+MAX_OUTPUT_BYTES = 64 * 1024
+MAX_LINE_CHARS = 500
+MAX_FILE_BYTES = 16 << 20
+TIME_BUDGET_SECONDS = 30.0
+
+
+class GrepArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, max_length=10_000)
+    path: str | None = Field(default=None, min_length=1)
+    glob: str | None = Field(default=None, min_length=1, max_length=4096)
+    case_insensitive: bool = False
+
+
+class _FileFilter:
+    """The ``glob`` argument: basename match without ``/``, else relative path."""
+
+    def __init__(self, pattern: str) -> None:
+        self.patterns = [GlobPattern(p) for p in expand_braces(pattern)]
+        self.mentions_hidden = any(p.mentions_hidden for p in self.patterns)
+
+    def accepts(self, parts: tuple[str, ...]) -> bool:
+        for p in self.patterns:
+            if len(p.segments) == 1 and p.segments[0] != "**":
+                if p.match(parts[-1:]):
+                    return True
+            elif p.match(parts):
+                return True
+        return False
+
+
+class _Search:
+    def __init__(self, regex: re.Pattern[str], prefilter: bool, sandbox: SandboxPolicy) -> None:
+        self.regex = regex
+        self.prefilter = prefilter
+        self.sandbox = sandbox
+        self.out: list[str] = []
+        self.bytes = 0
+        self.matches = 0
+        self.files_searched = 0
+        self.files_matched = 0
+        self.skipped_binary = 0
+        self.skipped_large = 0
+        self.full = False
+
+    def search_file(self, path: Path) -> None:
+        try:
+            st = os.stat(path)
+            if not stat_mod.S_ISREG(st.st_mode) or st.st_size == 0:
+                return
+            if st.st_size > MAX_FILE_BYTES:
+                self.skipped_large += 1
+                return
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return
+        try:
+            text, _ = decode(data)
+        except BinaryFile:
+            self.skipped_binary += 1
+            return
+        self.files_searched += 1
+        if "\r\n" in text:
+            text = text.replace("\r\n", "\n")
+        if self.prefilter and self.regex.search(text) is None:
+            return
+        display = self.sandbox.display(path)
+        hit = False
+        for n, line in enumerate(split_lines(text), 1):
+            if self.regex.search(line) is None:
+                continue
+            hit = True
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + f"… [{len(line) - MAX_LINE_CHARS} more chars]"
+            entry = f"{display}:{n}:{line}"
+            size = len(entry.encode("utf-8", "replace")) + 1
+            if self.matches >= MAX_MATCHES or self.bytes + size > MAX_OUTPUT_BYTES:
+                self.full = True
+                break
+            self.out.append(entry)
+            self.bytes += size
+            self.matches += 1
+        if hit:
+            self.files_matched += 1
+
+
+def grep_sync(
+    target: Path,
+    display: str,
+    regex: re.Pattern[str],
+    prefilter: bool,
+    file_filter: _FileFilter | None,
+    sandbox: SandboxPolicy,
+    stop: threading.Event,
+) -> ToolResult:
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        raise ToolFailure(
+            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox)}",
+            FS_NOT_FOUND,
+        ) from None
+    search = _Search(regex, prefilter, sandbox)
+    timed_out = False
+    walker: Walker | None = None
+    if not stat_mod.S_ISDIR(st.st_mode):
+        search.search_file(target)
+        if search.skipped_binary:
+            return ToolResult(text=f"{display} is a binary file; grep only searches text")
+    else:
+        deadline = time.monotonic() + TIME_BUDGET_SECONDS
+        walker = Walker(
+            root=target,
+            sandbox=sandbox,
+            include_hidden=file_filter.mentions_hidden if file_filter else False,
+            stop=stop,
+            time_budget=TIME_BUDGET_SECONDS,
+        )
+        for entry in walker:
+            if entry.is_dir:
+                continue
+            if entry.is_symlink and not os.path.isfile(entry.path):
+                continue
+            if file_filter is not None and not file_filter.accepts(entry.parts):
+                continue
+            search.search_file(entry.path)
+            if search.full:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                break
+        timed_out = timed_out or walker.truncated
+
+    notes: list[str] = []
+    if search.full:
+        notes.append(
+            f"… results capped at {MAX_MATCHES} matches / {MAX_OUTPUT_BYTES // 1024} KiB; "
+            "narrow the pattern, path or glob to see the rest"
+        )
+    if timed_out:
+        notes.append(
+            f"… search stopped early (time or size budget, {TIME_BUDGET_SECONDS:.0f} s); "
+            "results are incomplete - narrow the path or glob"
+        )
+    skipped = []
+    if search.skipped_binary:
+        skipped.append(f"{search.skipped_binary} binary")
+    if search.skipped_large:
+        skipped.append(f"{search.skipped_large} larger than {MAX_FILE_BYTES >> 20} MiB")
+    meta = {
+        "matches": search.matches,
+        "files_searched": search.files_searched,
+        "capped": search.full,
+    }
+    if not search.out:
+        text = (
+            f"no matches for /{regex.pattern}/ in {display} "
+            f"({search.files_searched} file{'s' if search.files_searched != 1 else ''} searched"
+        )
+        if skipped:
+            text += "; skipped " + ", ".join(skipped) + " files"
+        text += ")"
+        if walker is not None and walker.skipped_ignored:
+            text += f"; {walker.skipped_ignored} gitignored entries were not searched"
+        return ToolResult(text="\n".join([text, *notes]), meta=meta)
+    if skipped:
+        notes.append("(skipped " + ", ".join(skipped) + " files)")
+    return ToolResult(text="\n".join(search.out + notes), meta=meta)
+
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {
+            "type": "string",
+            "description": "Python regular expression to search for.",
+        },
+        "path": {
+            "type": "string",
+            "description": "File or directory to search (default: the workspace root).",
+        },
+        "glob": {
+            "type": "string",
+            "description": "Only search files matching this glob, e.g. `*.py`.",
+        },
+        "case_insensitive": {
+            "type": "boolean",
+            "description": "Ignore case (default false).",
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
+
+@register_builtin
+class Grep:
+    name = "grep"
+    description = (
+        "Search file contents with a Python regular expression (re syntax; a match is "
+        "searched within each line). Returns `path:line:text` lines with paths relative to "
+        "the workspace. `path` is a file or directory (default: the workspace root); `glob` "
+        "filters files (`*.py` matches file names at any depth, `src/**/*.ts` matches "
+        "relative paths, `{a,b}` alternatives work). Skips binary files, hidden entries, "
+        ".git, node_modules, __pycache__ and .gitignore'd files. At most "
+        f"{MAX_MATCHES} matches / {MAX_OUTPUT_BYTES // 1024} KiB are returned; lines are "
+        f"cut at {MAX_LINE_CHARS} characters. Use this instead of grep/rg in bash."
+    )
+    read_only = True
+    parameters = PARAMETERS
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        a: GrepArgs = validate_args(GrepArgs, args)
+        sandbox, _ = services(ctx)
+        flags = re.IGNORECASE if a.case_insensitive else 0
+        try:
+            # MULTILINE: the same regex also serves as a whole-file prefilter.
+            regex = re.compile(a.pattern, flags | re.MULTILINE)
+        except (re.error, RecursionError, OverflowError, ValueError) as exc:
+            where = (
+                f" at position {exc.pos}"
+                if isinstance(exc, re.error) and exc.pos is not None
+                else ""
+            )
+            msg = exc.msg if isinstance(exc, re.error) else str(exc)
+            return ToolResult.error(
+                f"invalid regular expression {a.pattern!r}: {msg}{where} "
+                "(Python re syntax; escape literal characters such as ( [ . * with a backslash)",
+                code="INVALID_REGEX",
+            )
+        # The whole-text prefilter is sound unless the pattern anchors on \A / \Z.
+        prefilter = not any(esc in a.pattern for esc in ("\\A", "\\Z", "\\z"))
+        file_filter = _FileFilter(a.glob) if a.glob else None
+
+        async def body() -> ToolResult:
+            target = sandbox.check_read(a.path or ".")
+            display = sandbox.display(target)
+            return await run_reader(
+                lambda stop: grep_sync(
+                    target,
+                    display,
+                    regex,
+                    prefilter,
+                    file_filter,
+                    sandbox,
+                    stop,
+                )
+            )
+
+        return await guarded(body, sandbox)

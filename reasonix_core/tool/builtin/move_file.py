@@ -1,0 +1,154 @@
+"""move_file: rename or move a file or directory inside the writable roots."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._fs import (
+    ToolFailure,
+    guarded,
+    run_writer,
+    services,
+    suggest_missing,
+)
+from reasonix_core.tool.ledger import FS_ALREADY_EXISTS, FS_NOT_FOUND, FileLedger
+from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.sandbox import SandboxPolicy, is_within
+
+
+class MoveFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source_path: str = Field(min_length=1)
+    destination_path: str = Field(min_length=1)
+
+
+def _exists_failure(display: str) -> ToolFailure:
+    return ToolFailure(
+        f"{FS_ALREADY_EXISTS}: destination {display} already exists; move_file never "
+        "overwrites - choose another destination or remove the existing one first",
+        FS_ALREADY_EXISTS,
+    )
+
+
+def move_sync(
+    src: Path,
+    dst: Path,
+    src_display: str,
+    dst_display: str,
+    ledger: FileLedger,
+    sandbox: SandboxPolicy,
+) -> ToolResult:
+    if not os.path.lexists(src):
+        raise ToolFailure(
+            f"{FS_NOT_FOUND}: source {src_display} does not exist{suggest_missing(src, sandbox)}",
+            FS_NOT_FOUND,
+        )
+    if os.path.lexists(dst):
+        raise _exists_failure(dst_display)
+    is_link = os.path.islink(src)
+    is_dir = not is_link and os.path.isdir(src)
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ToolFailure(
+            f"cannot move to {dst_display}: a parent path exists and is not a directory"
+        ) from None
+    if not is_dir and not is_link:
+        # A hard link then unlink never clobbers a file created meanwhile.
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except FileExistsError:
+            raise _exists_failure(dst_display) from None
+        except OSError:
+            _rename(src, dst, dst_display)
+        else:
+            os.unlink(src)
+    else:
+        _rename(src, dst, dst_display)
+    if not is_link:
+        ledger.move(src, dst)
+    kind = "directory" if is_dir else "symlink" if is_link else "file"
+    return ToolResult(
+        text=f"moved {kind} {src_display} -> {dst_display}",
+        meta={"source": src_display, "destination": dst_display, "kind": kind},
+    )
+
+
+def _rename(src: Path, dst: Path, dst_display: str) -> None:
+    if os.path.lexists(dst):
+        raise _exists_failure(dst_display)
+    try:
+        os.rename(src, dst)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise _exists_failure(dst_display) from None
+            raise
+        shutil.move(os.fspath(src), os.fspath(dst))
+
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "source_path": {
+            "type": "string",
+            "description": "Existing file or directory to move.",
+        },
+        "destination_path": {
+            "type": "string",
+            "description": "New path; must not exist yet.",
+        },
+    },
+    "required": ["source_path", "destination_path"],
+    "additionalProperties": False,
+}
+
+
+@register_builtin
+class MoveFile:
+    name = "move_file"
+    description = (
+        "Move or rename a file, directory or symlink. Both paths must be inside the "
+        "workspace (or the session temp dir / configured writable roots); missing parent "
+        "directories of the destination are created. Fails with FS_NOT_FOUND if the source "
+        "does not exist and FS_ALREADY_EXISTS if the destination exists (it never "
+        "overwrites). Use this instead of `mv` in bash. Earlier reads of a moved file stay "
+        "valid at its new path."
+    )
+    read_only = False
+    parameters = PARAMETERS
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        a: MoveFileArgs = validate_args(MoveFileArgs, args)
+        sandbox, ledger = services(ctx)
+
+        async def body() -> ToolResult:
+            src = sandbox.check_write(a.source_path, follow_symlinks=False)
+            dst = sandbox.check_write(a.destination_path, follow_symlinks=False)
+            sandbox.check_read(a.source_path, follow_symlinks=False)
+            sandbox.check_read(a.destination_path, follow_symlinks=False)
+            src_display, dst_display = sandbox.display(src), sandbox.display(dst)
+            if src in sandbox.resolved_write_roots():
+                raise ToolFailure(f"cannot move {src_display}: it is a workspace or sandbox root")
+            if src == dst:
+                raise ToolFailure("source_path and destination_path are the same path")
+            if is_within(dst, src):
+                raise ToolFailure(f"cannot move {src_display} into itself ({dst_display})")
+            async with AsyncExitStack() as stack:
+                # One lock per distinct file, always taken in the same order.
+                for key in sorted({ledger.key(src), ledger.key(dst)}):
+                    await stack.enter_async_context(ledger.lock(key))
+                return await run_writer(
+                    lambda: move_sync(src, dst, src_display, dst_display, ledger, sandbox)
+                )
+
+        return await guarded(body, sandbox)

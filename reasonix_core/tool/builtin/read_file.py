@@ -1,0 +1,248 @@
+"""read_file: show a window of a text file with line numbers."""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import stat as stat_mod
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._fs import (
+    BINARY_SNIFF,
+    BinaryFile,
+    ToolFailure,
+    decode,
+    guarded,
+    run_reader,
+    services,
+    sniff_encoding,
+    split_lines,
+    suggest_missing,
+)
+from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger, FileVersion
+from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.sandbox import SandboxPolicy
+
+DEFAULT_LIMIT = 2000
+LINE_MAX = 2000
+OUTPUT_MAX = 250_000
+# Above this size the file is streamed: only the window is kept in memory.
+STREAM_THRESHOLD = 8 << 20
+_CHUNK = 1 << 20
+
+
+class ReadFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1)
+    offset: int | None = Field(default=None, ge=0)
+    limit: int | None = Field(default=None, ge=1)
+
+
+def _binary_failure(display: str, size: int) -> ToolFailure:
+    return ToolFailure(
+        f"{display} looks like a binary file ({size} bytes, NUL bytes in the first 8 KiB); "
+        "read_file only shows text. Inspect it with bash (e.g. `file`, `xxd | head`) if needed"
+    )
+
+
+def render(lines: Iterable[str], start: int, limit: int) -> tuple[list[str], int, int]:
+    """Format lines ``start .. start+limit-1`` cat -n style.
+
+    Returns the output lines, the last line number shown and the total line
+    count (the iterable is consumed to the end).
+    """
+    out: list[str] = []
+    chars = 0
+    last = start - 1
+    total = 0
+    full = False
+    end = start + limit
+    for n, line in enumerate(lines, 1):
+        total = n
+        if n < start or n >= end or full:
+            continue
+        if len(line) > LINE_MAX:
+            line = f"{line[:LINE_MAX]}… [line truncated: {len(line) - LINE_MAX} more chars]"
+        text = f"{n:>6}\t{line}"
+        if out and chars + len(text) + 1 > OUTPUT_MAX:
+            full = True
+            continue
+        out.append(text)
+        chars += len(text) + 1
+        last = n
+    return out, last, total
+
+
+class _StreamedLines:
+    """Lines of a large file read in chunks; hashes every byte on the way."""
+
+    def __init__(self, fh: Any, head: bytes, encoding: str, bom: bytes, st: os.stat_result):
+        self._fh = fh
+        self._head = head
+        self._bom = bom
+        self._encoding = encoding
+        self._st = st
+        self.version: FileVersion | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        digest = hashlib.sha256(self._head)
+        size = len(self._head)
+        decoder = codecs.getincrementaldecoder(self._encoding)(errors="replace")
+        pending = ""
+        buf = self._head[len(self._bom) :]
+        final = False
+        while True:
+            pending += decoder.decode(buf, final=final)
+            pieces = pending.split("\n")
+            pending = pieces.pop()
+            for piece in pieces:
+                yield piece[:-1] if piece.endswith("\r") else piece
+            if final:
+                break
+            buf = self._fh.read(_CHUNK)
+            digest.update(buf)
+            size += len(buf)
+            final = not buf
+        if pending:
+            yield pending[:-1] if pending.endswith("\r") else pending
+        self.version = FileVersion(
+            sha256=digest.hexdigest(),
+            size=size,
+            mtime_ns=self._st.st_mtime_ns,
+            inode=self._st.st_ino,
+        )
+
+
+def read_window(
+    path: Path,
+    display: str,
+    start: int,
+    limit: int,
+    ledger: FileLedger,
+    sandbox: SandboxPolicy,
+    stop: threading.Event | None = None,
+) -> ToolResult:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ToolFailure(
+            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(path, sandbox)}",
+            FS_NOT_FOUND,
+        ) from None
+    if stat_mod.S_ISDIR(st.st_mode):
+        raise ToolFailure(f"{display} is a directory; use ls to list its contents")
+    if not stat_mod.S_ISREG(st.st_mode):
+        raise ToolFailure(f"{display} is not a regular file (device, FIFO or socket)")
+
+    encoding_note = ""
+    with open(path, "rb") as fh:
+        fst = os.fstat(fh.fileno())
+        if fst.st_size <= STREAM_THRESHOLD:
+            data = fh.read()
+            version = FileVersion.of_bytes(data, fst)
+            try:
+                text, fmt = decode(data)
+            except BinaryFile:
+                raise _binary_failure(display, len(data)) from None
+            if fmt.encoding != "utf-8" or fmt.bom:
+                encoding_note = fmt.label
+            out, last, total = render(split_lines(text), start, limit)
+        else:
+            head = fh.read(BINARY_SNIFF)
+            sniffed = sniff_encoding(head)
+            if sniffed is None and b"\x00" in head:
+                raise _binary_failure(display, fst.st_size)
+            encoding, bom = sniffed or ("utf-8", b"")
+            if sniffed is not None:
+                encoding_note = encoding + (" with BOM" if bom else "")
+            streamed = _StreamedLines(fh, head, encoding, bom, fst)
+            out, last, total = render(streamed, start, limit)
+            version = streamed.version or FileVersion.of_bytes(b"", fst)
+
+    if stop is None or not stop.is_set():  # a cancelled read showed nothing
+        ledger.observe(path, version)
+    meta = {"path": display, "lines": total, "first": start, "last": last}
+    if version.size == 0:
+        return ToolResult(text=f"{display} is empty (0 bytes).", meta=meta)
+    if total == 0 or (not out and start > total):
+        return ToolResult(
+            text=(
+                f"{display} has {total} line{'s' if total != 1 else ''}; offset={start} is past "
+                f"the end. Call read_file with a smaller offset."
+            ),
+            meta=meta,
+        )
+    trailer: list[str] = []
+    if last < total:
+        trailer.append(
+            f"… {total - last} more line{'s' if total - last != 1 else ''}; "
+            f"call read_file with offset={last + 1} to continue"
+        )
+    if encoding_note:
+        trailer.append(f"(file encoding: {encoding_note})")
+    return ToolResult(text="\n".join(out + trailer), meta=meta)
+
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "description": "File to read, relative to the workspace or absolute.",
+        },
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "1-based line number to start at (default 1).",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Maximum number of lines to return (default 2000).",
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+@register_builtin
+class ReadFile:
+    name = "read_file"
+    description = (
+        "Read a text file and return its lines numbered like `cat -n` (line number, tab, "
+        "text). Use this instead of cat/head/tail. By default returns up to 2000 lines from "
+        "the start; for longer files pass `offset` (1-based line to start at) and `limit` "
+        "(number of lines) to read another window - the output ends with the offset to "
+        "continue from. Lines longer than 2000 characters are truncated. Handles UTF-8 "
+        "(with or without BOM), UTF-16 and GB18030; refuses binary files and directories "
+        "(use ls for directories). Reading any window of a file is what allows edit_file, "
+        "multi_edit and write_file to change it afterwards. When copying text into "
+        "old_string, never include the line-number prefix."
+    )
+    read_only = True
+    parameters = PARAMETERS
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        a: ReadFileArgs = validate_args(ReadFileArgs, args)
+        sandbox, ledger = services(ctx)
+        start = max(1, a.offset or 1)
+        limit = a.limit or DEFAULT_LIMIT
+
+        async def body() -> ToolResult:
+            path = sandbox.check_read(a.path)
+            display = sandbox.display(path)
+            async with ledger.lock(path):
+                return await run_reader(
+                    lambda stop: read_window(path, display, start, limit, ledger, sandbox, stop)
+                )
+
+        return await guarded(body, sandbox)

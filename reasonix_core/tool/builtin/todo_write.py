@@ -1,0 +1,124 @@
+"""``todo_write``: the model's structured task list, replaced whole on each call.
+
+The list lives in ``ToolContext.services["todos"]`` as a tuple of :class:`Todo`
+so the UI can show it; it touches no files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.registry import register_builtin, validate_args
+
+MAX_TODOS = 50
+STATUSES = ("pending", "in_progress", "completed")
+MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+
+TodoStatus = Literal["pending", "in_progress", "completed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Todo:
+    content: str
+    status: TodoStatus
+    active_form: str
+
+
+class TodoArg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1)
+    status: TodoStatus
+    active_form: str | None = Field(
+        default=None, validation_alias=AliasChoices("active_form", "activeForm")
+    )
+
+
+class TodoWriteArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    todos: list[TodoArg] = Field(max_length=MAX_TODOS)
+
+
+def render_todos(todos: tuple[Todo, ...]) -> str:
+    if not todos:
+        return "Todo list cleared."
+    done = sum(1 for t in todos if t.status == "completed")
+    lines = [f"Todos ({done}/{len(todos)} completed):"]
+    for todo in todos:
+        text = todo.active_form if todo.status == "in_progress" else todo.content
+        lines.append(f"{MARKS[todo.status]} {text}")
+    return "\n".join(lines)
+
+
+@register_builtin
+class TodoWriteTool:
+    name: ClassVar[str] = "todo_write"
+    description: ClassVar[str] = (
+        "Create or update your task list for the current work. Send the whole list every "
+        "time; it replaces the previous one. Use it for multi-step tasks (three or more "
+        "steps) to plan and show progress; skip it for trivial requests.\n"
+        "- status is pending, in_progress or completed; keep at most one item in_progress "
+        "and mark it completed as soon as it is done, before starting the next.\n"
+        '- content is the imperative form ("Run the tests"); active_form is the present '
+        'continuous form shown while it is in progress ("Running the tests").\n'
+        "- Only mark an item completed when it is fully done (tests pass, nothing left "
+        "unresolved). An empty list clears it."
+    )
+    read_only: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "maxItems": MAX_TODOS,
+                "description": "The complete, updated task list.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {
+                            "type": "string",
+                            "description": "What to do, imperative form.",
+                        },
+                        "status": {"type": "string", "enum": list(STATUSES)},
+                        "active_form": {
+                            "type": "string",
+                            "description": "Present continuous form shown while in progress.",
+                        },
+                    },
+                    "required": ["content", "status", "active_form"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["todos"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        parsed: TodoWriteArgs = validate_args(TodoWriteArgs, args)
+        in_progress = [t.content for t in parsed.todos if t.status == "in_progress"]
+        if len(in_progress) > 1:
+            return ToolResult.error(
+                f"todo_write: {len(in_progress)} items are in_progress "
+                f"({'; '.join(in_progress)}); at most one may be in_progress at a time. "
+                "Mark the others pending or completed and send the list again."
+            )
+        todos = tuple(
+            Todo(content=t.content, status=t.status, active_form=t.active_form or t.content)
+            for t in parsed.todos
+        )
+        ctx.services["todos"] = todos
+        return ToolResult(
+            text=render_todos(todos),
+            meta={
+                "todos": [
+                    {"content": t.content, "status": t.status, "active_form": t.active_form}
+                    for t in todos
+                ]
+            },
+        )

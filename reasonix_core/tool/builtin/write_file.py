@@ -1,0 +1,146 @@
+"""write_file: create a file or replace an observed one, whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._fs import (
+    BinaryFile,
+    TextFormat,
+    ToolFailure,
+    check_unchanged,
+    count_lines,
+    decode,
+    diff_stats,
+    encode,
+    ensure_writable,
+    fs_failure,
+    guarded,
+    load_current,
+    publish_new,
+    publish_replace,
+    record_write,
+    run_writer,
+    services,
+    unified_diff,
+)
+from reasonix_core.tool.ledger import FileLedger
+from reasonix_core.tool.registry import register_builtin, validate_args
+
+
+class WriteFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1)
+    content: str
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def write_sync(path: Path, display: str, content: str, ledger: FileLedger) -> ToolResult:
+    loaded = load_current(path, display)
+    if loaded is None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ToolFailure(
+                f"cannot create {display}: a parent path exists and is not a directory"
+            ) from None
+        data = encode(content, TextFormat(), display)
+        publish_new(path, data, display)
+        record_write(ledger, path, data)
+        diff = unified_diff("", content, display)
+        return ToolResult(
+            text=f"created {display} ({_plural(len(data), 'byte')}, "
+            f"{_plural(count_lines(content), 'line')})",
+            meta={"path": display, "action": "created", "diff": diff},
+        )
+
+    code = ledger.check(path, loaded.version)
+    if code is not None:
+        raise fs_failure(code, display, "overwriting")
+    try:
+        old_text, fmt = decode(loaded.data)
+    except BinaryFile:
+        old_text, fmt = "", TextFormat()
+    new_text = content
+    notes: list[str] = []
+    if fmt.newline == "\r\n" and "\n" in content and "\r\n" not in content:
+        new_text = content.replace("\n", "\r\n")
+        notes.append("kept CRLF line endings")
+    if fmt.encoding != "utf-8" or fmt.bom:
+        notes.append(f"kept {fmt.encoding}{' with BOM' if fmt.bom else ''} encoding")
+    data = encode(new_text, fmt, display)
+    if data == loaded.data:
+        return ToolResult(
+            text=f"{display} already has exactly this content; nothing was written",
+            meta={"path": display, "action": "unchanged", "diff": ""},
+        )
+    ensure_writable(path, display)
+    check_unchanged(path, loaded, display, "overwriting")
+    publish_replace(path, data, loaded.mode)
+    record_write(ledger, path, data)
+    diff = unified_diff(old_text, new_text, display)
+    plus, minus = diff_stats(diff)
+    extra = f"; {'; '.join(notes)}" if notes else ""
+    return ToolResult(
+        text=(
+            f"overwrote {display} ({_plural(len(data), 'byte')}, "
+            f"{_plural(count_lines(new_text), 'line')}; was {_plural(count_lines(old_text), 'line')}; "
+            f"+{plus} -{minus}{extra})"
+        ),
+        meta={"path": display, "action": "overwrote", "diff": diff},
+    )
+
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "description": "File to write, relative to the workspace or absolute.",
+        },
+        "content": {
+            "type": "string",
+            "description": "The complete new content of the file.",
+        },
+    },
+    "required": ["path", "content"],
+    "additionalProperties": False,
+}
+
+
+@register_builtin
+class WriteFile:
+    name = "write_file"
+    description = (
+        "Write a whole file: create it (missing parent directories are created) or replace "
+        "the entire content of an existing one. To overwrite an existing file you must have "
+        "read it in this session (any read_file window counts) and it must not have changed "
+        "on disk since; otherwise the call fails with FS_NOT_OBSERVED or FS_STALE_VERSION "
+        "and you should read it again. Prefer edit_file or multi_edit for changing part of "
+        "a file. Only paths inside the workspace (or the session temp dir / configured "
+        "writable roots) can be written. An existing file keeps its encoding and CRLF line "
+        "endings."
+    )
+    read_only = False
+    parameters = PARAMETERS
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        a: WriteFileArgs = validate_args(WriteFileArgs, args)
+        sandbox, ledger = services(ctx)
+
+        async def body() -> ToolResult:
+            path = sandbox.check_write(a.path)
+            sandbox.check_read(a.path)
+            display = sandbox.display(path)
+            async with ledger.lock(path):
+                return await run_writer(lambda: write_sync(path, display, a.content, ledger))
+
+        return await guarded(body, sandbox)

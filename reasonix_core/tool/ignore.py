@@ -1,0 +1,364 @@
+"""A small ``.gitignore`` matcher and glob-segment helpers.
+
+Supports what search tools need from gitignore(5): comments, blank lines,
+escaped ``\\#`` / ``\\!`` / trailing ``\\ ``, negation (``!``), directory-only
+patterns (trailing ``/``), anchored patterns (a leading or inner ``/``),
+``*``, ``?``, ``[...]`` classes and ``**`` (leading ``**/``, trailing ``/**``
+and inner ``/**/``), plus nested ``.gitignore`` files where a deeper file
+overrides a shallower one and, within a file, the last matching line wins.
+
+As in git, a path inside an ignored directory stays ignored: walkers prune
+ignored directories, so negations cannot re-include their contents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+def _translate_class(pat: str, i: int) -> tuple[str, int] | None:
+    """Translate a ``[...]`` class starting at ``pat[i] == '['``; None if unterminated."""
+    j = i + 1
+    if j < len(pat) and pat[j] in "!^":
+        j += 1
+    if j < len(pat) and pat[j] == "]":
+        j += 1
+    while j < len(pat) and pat[j] != "]":
+        j += 1
+    if j >= len(pat):
+        return None
+    body = pat[i + 1 : j]
+    negate = body[:1] in ("!", "^")
+    if negate:
+        body = body[1:]
+    body = re.sub(r"([\\\[\]^])", r"\\\1", body)
+    if negate:
+        return "[^/" + body + "]", j + 1
+    return "(?!/)[" + body + "]", j + 1
+
+
+def translate_segment(seg: str) -> str:
+    """Regex (no anchors) for one path segment: ``*``, ``?``, ``[...]``, ``\\x``."""
+    out: list[str] = []
+    i = 0
+    while i < len(seg):
+        c = seg[i]
+        if c == "*":
+            while i < len(seg) and seg[i] == "*":
+                i += 1
+            out.append("[^/]*")
+            continue
+        if c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            cls = _translate_class(seg, i)
+            if cls is None:
+                out.append(re.escape(c))
+            else:
+                out.append(cls[0])
+                i = cls[1]
+                continue
+        elif c == "\\" and i + 1 < len(seg):
+            i += 1
+            out.append(re.escape(seg[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=1024)
+def segment_regex(seg: str) -> re.Pattern[str]:
+    try:
+        return re.compile(translate_segment(seg) + r"\Z", re.DOTALL)
+    except re.error:  # e.g. a reversed range [z-a]: match the text literally
+        return re.compile(re.escape(seg) + r"\Z", re.DOTALL)
+
+
+def has_magic(seg: str) -> bool:
+    return any(c in seg for c in "*?[")
+
+
+def _translate_path(pattern: str) -> str:
+    """Regex for a slash-separated pattern where ``**`` spans directories."""
+    parts = pattern.split("/")
+    out: list[str] = []
+    n = len(parts)
+    for idx, part in enumerate(parts):
+        last = idx == n - 1
+        if part == "**":
+            if n == 1:
+                out.append(".*")
+            elif idx == 0:
+                out.append("(?:.*/)?")  # leading **/ : any depth, including none
+            elif last:
+                out.append("/.*")  # trailing /** : everything inside
+            else:
+                out.append("/(?:.*/)?")  # inner /**/ : zero or more directories
+            continue
+        if idx > 0 and parts[idx - 1] != "**":
+            out.append("/")
+        out.append(translate_segment(part))
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreRule:
+    pattern: str
+    negated: bool
+    dir_only: bool
+    regex: re.Pattern[str]
+
+    def matches(self, rel: str, is_dir: bool) -> bool:
+        if self.dir_only and not is_dir:
+            return False
+        return self.regex.match(rel) is not None
+
+
+def parse_rule(line: str) -> IgnoreRule | None:
+    """Parse one ``.gitignore`` line; None for blanks and comments."""
+    line = line.rstrip("\n").rstrip("\r")
+    if not line or line.startswith("#"):
+        return None
+    # Trailing spaces are ignored unless escaped with a backslash.
+    stripped = line.rstrip(" ")
+    if stripped.endswith("\\") and len(stripped) < len(line):
+        stripped += " "
+    line = stripped
+    if not line:
+        return None
+    negated = False
+    if line.startswith("!"):
+        negated = True
+        line = line[1:]
+    elif line.startswith(("\\!", "\\#")):
+        line = line[1:]
+    dir_only = line.endswith("/") and not line.endswith("\\/")
+    line = line.rstrip("/") if dir_only else line
+    if not line:
+        return None
+    anchored = "/" in line
+    body = line.lstrip("/") if line.startswith("/") else line
+    if not body:
+        return None
+    regex = _translate_path(body)
+    if not anchored and not body.startswith("**"):
+        regex = "(?:.*/)?" + regex
+    try:
+        compiled = re.compile(regex + r"\Z", re.DOTALL)
+    except re.error:  # git ignores malformed patterns too
+        return None
+    return IgnoreRule(pattern=line, negated=negated, dir_only=dir_only, regex=compiled)
+
+
+def parse_gitignore(text: str) -> list[IgnoreRule]:
+    rules = []
+    for line in text.splitlines():
+        rule = parse_rule(line)
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreFile:
+    """The rules of one ignore file, relative to the directory ``base``."""
+
+    base: Path
+    rules: tuple[IgnoreRule, ...]
+
+    def decide(self, path: Path, is_dir: bool) -> bool | None:
+        """True = ignored, False = re-included, None = no rule matched."""
+        try:
+            rel = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        if rel in ("", "."):
+            return None
+        for rule in reversed(self.rules):
+            if rule.matches(rel, is_dir):
+                return not rule.negated
+        return None
+
+
+def load_ignore_file(directory: Path, name: str = ".gitignore") -> IgnoreFile | None:
+    file = directory / name
+    try:
+        if not file.is_file() or file.stat().st_size > 1 << 20:
+            return None
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    rules = parse_gitignore(text)
+    return IgnoreFile(directory, tuple(rules)) if rules else None
+
+
+class IgnoreMatcher:
+    """A stack of ignore files from the outermost directory to the current one."""
+
+    __slots__ = ("_files",)
+
+    def __init__(self, files: Sequence[IgnoreFile] = ()) -> None:
+        self._files: tuple[IgnoreFile, ...] = tuple(files)
+
+    @classmethod
+    def for_directory(cls, directory: Path, stop_at: Path | None = None) -> IgnoreMatcher:
+        """Matcher for walking ``directory``, including the ``.gitignore`` files of
+        its ancestors up to the enclosing git repository root (a directory
+        holding ``.git``) or ``stop_at``, whichever comes first, plus that
+        repository's ``.git/info/exclude``."""
+        chain: list[Path] = []
+        current = directory
+        repo_root: Path | None = None
+        for _ in range(64):
+            chain.append(current)
+            if (current / ".git").exists():
+                repo_root = current
+                break
+            if current == stop_at or current.parent == current:
+                break
+            current = current.parent
+        inside = stop_at is not None and (directory == stop_at or stop_at in directory.parents)
+        if repo_root is None and not inside:
+            # Outside the workspace and not in a repository: only the directory itself.
+            chain = [directory]
+        files: list[IgnoreFile] = []
+        if repo_root is not None:
+            exclude = load_ignore_file(repo_root / ".git" / "info", "exclude")
+            if exclude is not None:
+                files.append(IgnoreFile(repo_root, exclude.rules))
+        for d in reversed(chain):
+            f = load_ignore_file(d)
+            if f is not None:
+                files.append(f)
+        return cls(files)
+
+    def child(self, directory: Path) -> IgnoreMatcher:
+        """Matcher for the contents of ``directory`` (adds its ``.gitignore``)."""
+        f = load_ignore_file(directory)
+        if f is None:
+            return self
+        return IgnoreMatcher((*self._files, f))
+
+    def is_ignored(self, path: Path, is_dir: bool) -> bool:
+        for f in reversed(self._files):
+            decision = f.decide(path, is_dir)
+            if decision is not None:
+                return decision
+        return False
+
+    def __bool__(self) -> bool:
+        return bool(self._files)
+
+
+class GlobPattern:
+    """A slash-separated glob (``*``, ``?``, ``[...]``, ``**``) matched segment-wise.
+
+    :meth:`match` tests a relative path; :meth:`could_descend` tells a walker
+    whether a directory may contain matches, so the walk can be pruned.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        parts = [p for p in pattern.split("/") if p not in ("", ".")]
+        # Collapse runs of ** and treat a**b as a*b.
+        segs: list[str] = []
+        for p in parts:
+            if p == "**" and segs and segs[-1] == "**":
+                continue
+            segs.append(p)
+        self.pattern = pattern
+        self.segments: tuple[str, ...] = tuple(segs)
+        self.mentions_hidden = any(s.startswith(".") for s in segs)
+
+    def _seg(self, i: int, name: str) -> bool:
+        return segment_regex(self.segments[i]).match(name) is not None
+
+    def match(self, parts: Sequence[str]) -> bool:
+        segs = self.segments
+        memo: dict[tuple[int, int], bool] = {}
+
+        def go(si: int, pi: int) -> bool:
+            key = (si, pi)
+            if key in memo:
+                return memo[key]
+            if si == len(segs):
+                res = pi == len(parts)
+            elif segs[si] == "**":
+                res = go(si + 1, pi) or (pi < len(parts) and go(si, pi + 1))
+            elif pi == len(parts):
+                res = False
+            else:
+                res = self._seg(si, parts[pi]) and go(si + 1, pi + 1)
+            memo[key] = res
+            return res
+
+        return go(0, 0)
+
+    def could_descend(self, parts: Sequence[str]) -> bool:
+        """Could something strictly below the directory ``parts`` match?"""
+        segs = self.segments
+        memo: dict[tuple[int, int], bool] = {}
+
+        def go(si: int, pi: int) -> bool:
+            key = (si, pi)
+            if key in memo:
+                return memo[key]
+            if pi == len(parts):
+                res = si < len(segs)
+            elif si == len(segs):
+                res = False
+            elif segs[si] == "**":
+                res = go(si + 1, pi) or go(si, pi + 1)
+            else:
+                res = self._seg(si, parts[pi]) and go(si + 1, pi + 1)
+            memo[key] = res
+            return res
+
+        return go(0, 0)
+
+
+def expand_braces(pattern: str, limit: int = 256) -> list[str]:
+    """Expand ``{a,b}`` alternatives (nested allowed); unbalanced braces stay literal."""
+    results: list[str] = []
+
+    def go(p: str) -> None:
+        if len(results) >= limit:
+            return
+        depth = 0
+        start = -1
+        for i, c in enumerate(p):
+            if c == "{":
+                if depth == 0:
+                    start = i
+                depth += 1
+            elif c == "}" and depth:
+                depth -= 1
+                if depth == 0:
+                    inner = p[start + 1 : i]
+                    options: list[str] = []
+                    level = 0
+                    cur = ""
+                    for ch in inner:
+                        if ch == "," and level == 0:
+                            options.append(cur)
+                            cur = ""
+                            continue
+                        if ch == "{":
+                            level += 1
+                        elif ch == "}":
+                            level -= 1
+                        cur += ch
+                    options.append(cur)
+                    if len(options) < 2:
+                        continue
+                    for opt in options:
+                        go(p[:start] + opt + p[i + 1 :])
+                    return
+        results.append(p)
+
+    go(pattern)
+    return list(dict.fromkeys(results))

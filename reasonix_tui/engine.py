@@ -1,0 +1,245 @@
+"""The real :class:`~reasonix_tui.services.AppServices`: the TUI over the core engine.
+
+Runtimes own resources that live in task groups (the provider's HTTP client,
+background shell jobs), so they are opened and closed by one long-lived owner
+task, :meth:`EngineServices.serve`, which the app runs as a worker for its
+whole life. Runners are thin proxies that wait for their runtime to be ready.
+Nothing here imports textual.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import anyio
+
+from reasonix_core import events as ev
+from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
+from reasonix_core.agent.session import list_sessions
+from reasonix_core.config import (
+    load_config,
+    read_api_key,
+    reasonix_home,
+    resolve_model,
+    save_api_key,
+)
+from reasonix_core.errors import ConfigError, ReasonixError
+from reasonix_core.permission.approver import Approver
+from reasonix_tui.services import McpServerView, SessionSummary
+
+log = logging.getLogger(__name__)
+
+DEEPSEEK_EFFORTS = ["auto", "disabled", "low", "high", "max"]
+OPENAI_EFFORTS = ["auto", "low", "medium", "high"]
+
+
+@dataclass(eq=False)
+class EngineRunner:
+    """A Runner whose Agent is opened by the services' owner task on first use."""
+
+    services: EngineServices
+    approver: Approver
+    resume_id: str | None = None
+    runtime: Runtime | None = None
+    error: BaseException | None = None
+    starting: bool = False
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def session_id(self) -> str:
+        if self.runtime is not None:
+            return self.runtime.agent.session_id
+        return self.resume_id or "(new session)"
+
+    @property
+    def model(self) -> str:
+        return self.runtime.agent.model if self.runtime else self.services.model
+
+    @property
+    def effort(self) -> str:
+        return self.runtime.agent.effort if self.runtime else self.services.effort
+
+    async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+        try:
+            runtime = await self.services.acquire(self)
+        except ReasonixError as exc:
+            yield ev.TurnFailed(error=str(exc), kind="config")
+            return
+        async with aclosing(runtime.agent.run(prompt)) as events:
+            async for event in events:
+                yield event
+
+
+class EngineServices:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        model: str | None = None,
+        effort: str | None = None,
+        permission_mode: str | None = None,
+        continue_last: bool = False,
+        resume_id: str | None = None,
+        home: Path | None = None,
+        clock: Callable[[], datetime] = datetime.now,
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.config_home = home or reasonix_home()
+        loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
+        self.config = loaded.config
+        self._resolved = resolve_model(self.config, model)
+        self.model = self._resolved.model
+        self.effort = effort or self.config.agent.effort
+        self.permission_mode = permission_mode or self.config.permissions.preset
+        self.permission_modes = ("ask", "auto", "yolo")
+        self.clock = clock
+        self._first_resume = resume_id
+        self._first_continue = continue_last
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._tg_ready = anyio.Event()
+        self._active: EngineRunner | None = None
+
+    @property
+    def context_window(self) -> int:
+        return self._resolved.provider.context_window_for(self._resolved.model)
+
+    # -- lifetime ---------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Own every runtime for the app's lifetime; cancelled when the app exits."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._tg_ready.set()
+                await anyio.sleep_forever()
+        finally:
+            self._tg = None
+
+    async def acquire(self, runner: EngineRunner) -> Runtime:
+        if runner.runtime is None and runner.error is None:
+            if not runner.starting:
+                runner.starting = True
+                await self._tg_ready.wait()
+                assert self._tg is not None
+                self._tg.start_soon(self._hold, runner)
+            await runner.ready.wait()
+        if runner.error is not None:
+            if isinstance(runner.error, ReasonixError):
+                raise runner.error
+            raise ConfigError(f"could not start the session: {runner.error}")
+        assert runner.runtime is not None
+        self._apply_mode(runner.runtime)
+        return runner.runtime
+
+    async def _hold(self, runner: EngineRunner) -> None:
+        settings = RunSettings(
+            workspace=self.workspace,
+            model=self._resolved.ref,
+            effort=None if self.effort == "auto" else self.effort,
+            permission_mode=self.permission_mode,
+            resume_id=runner.resume_id,
+            continue_last=self._first_continue and runner.resume_id is None,
+            home=self.config_home,
+        )
+        self._first_continue = False
+        try:
+            async with open_runtime(settings, approver=runner.approver) as runtime:
+                runner.runtime = runtime
+                runner.ready.set()
+                await runner.closed.wait()
+        except Exception as exc:  # surfaced to the UI as a failed turn
+            log.exception("opening the session failed")
+            runner.error = exc
+        finally:
+            runner.ready.set()
+
+    def _switch(self, runner: EngineRunner) -> EngineRunner:
+        if self._active is not None:
+            self._active.closed.set()
+        self._active = runner
+        return runner
+
+    def _apply_mode(self, runtime: Runtime) -> None:
+        if runtime.policy.preset != self.permission_mode:
+            runtime.policy.preset = self.permission_mode
+
+    # -- AppServices --------------------------------------------------------
+
+    def new_runner(self, approver: Approver) -> EngineRunner:
+        resume = self._first_resume
+        self._first_resume = None
+        return self._switch(EngineRunner(self, approver, resume_id=resume))
+
+    def resume_runner(self, session_id: str, approver: Approver) -> EngineRunner:
+        if not any(s.id == session_id for s in list_sessions(self.config_home / "sessions", self.workspace)):
+            raise KeyError(session_id)
+        return self._switch(EngineRunner(self, approver, resume_id=session_id))
+
+    def list_sessions(self) -> list[SessionSummary]:
+        return [
+            SessionSummary(
+                session_id=s.id,
+                title=s.title,
+                updated=datetime.fromtimestamp(s.modified),
+                turns=s.messages // 2,
+            )
+            for s in list_sessions(self.config_home / "sessions", self.workspace)
+        ]
+
+    def models(self) -> list[str]:
+        return [f"{p.name}/{m}" for p in self.config.providers for m in p.all_models()]
+
+    def set_model(self, model: str) -> None:
+        try:
+            resolved = resolve_model(self.config, model)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        active = self._active.runtime if self._active else None
+        if active is not None and resolved.provider.name != active.resolved.provider.name:
+            raise ValueError(
+                f"{resolved.ref} is served by another provider; start a /new session to switch"
+            )
+        self._resolved = resolved
+        self.model = resolved.model
+        if active is not None:
+            active.agent.set_model(resolved.model)
+
+    def efforts(self) -> list[str]:
+        protocol = self._resolved.provider.effective_reasoning_protocol()
+        return list(DEEPSEEK_EFFORTS if protocol == "deepseek" else OPENAI_EFFORTS)
+
+    def set_effort(self, effort: str) -> None:
+        if effort not in self.efforts():
+            raise ValueError(f"effort must be one of {', '.join(self.efforts())}")
+        self.effort = effort
+        if self._active is not None and self._active.runtime is not None:
+            self._active.runtime.agent.set_effort(effort)
+
+    def needs_api_key(self) -> bool:
+        try:
+            read_api_key(self._resolved.provider, self.config_home)
+        except ConfigError:
+            return True
+        return False
+
+    def save_api_key(self, key: str) -> None:
+        name = self._resolved.provider.api_key_env or "DEEPSEEK_API_KEY"
+        save_api_key(name, key.strip(), self.config_home)
+
+    def mcp_status(self) -> list[McpServerView]:
+        return []
+
+    def reconnect_mcp(self, name: str) -> None:
+        return None
+
+    async def compact(self, runner: object) -> AsyncIterator[ev.Event]:
+        yield ev.Notice(
+            level="info",
+            text="Compaction is automatic at the configured threshold; manual /compact is not available yet.",
+        )

@@ -1,0 +1,313 @@
+"""bash, bash_output, kill_shell and the JobManager, on real subprocesses.
+
+These run with ``[sandbox] bash = "off"`` so they need no bubblewrap; the
+sandboxed paths are covered in test_shell_sandbox.py.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from reasonix_core.errors import ToolArgumentError
+from reasonix_core.tool import shell_sandbox
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin.bash import BashTool, HeadTail
+from reasonix_core.tool.builtin.bash_output import BashOutputTool
+from reasonix_core.tool.builtin.kill_shell import KillShellTool
+from reasonix_core.tool.jobs import JobError, JobManager
+from reasonix_core.tool.registry import ToolRegistry
+from reasonix_core.tool.sandbox import SandboxPolicy
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    context = ToolContext(workspace=ws, temp_dir=tmp_path / "tmp", bash_timeout_seconds=20)
+    context.services["sandbox"] = SandboxPolicy(workspace=ws, temp_dir=context.temp_dir, bash="off")
+    return context
+
+
+async def bash(ctx: ToolContext, command: str, **args: object) -> ToolResult:
+    return await BashTool().execute({"command": command, **args}, ctx)
+
+
+def marker() -> str:
+    return f"30.{random.randrange(10**6):06d}"
+
+
+def live_pids(mark: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if mark.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def wait_gone(mark: str, seconds: float = 5.0) -> list[int]:
+    pids = live_pids(mark)
+    for _ in range(int(seconds / 0.05)):
+        if not pids:
+            break
+        await anyio.sleep(0.05)
+        pids = live_pids(mark)
+    return pids
+
+
+async def wait_running(mark: str, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not live_pids(mark):
+        assert time.monotonic() < deadline, "the command never started"
+        await anyio.sleep(0.02)
+
+
+# -- foreground --------------------------------------------------------------
+
+
+async def test_happy_path_runs_in_workspace(ctx: ToolContext) -> None:
+    result = await bash(ctx, "echo hello; echo oops >&2; pwd; echo $TMPDIR")
+    assert not result.is_error
+    assert result.outcome == "ok"
+    lines = result.text.splitlines()
+    assert lines[:4] == ["hello", "oops", str(ctx.workspace), str(ctx.temp_dir)]
+    assert lines[-1] == "[exit code 0]"
+    assert result.meta["exit_code"] == 0
+    assert ctx.temp_dir.is_dir()
+
+
+async def test_nonzero_exit_is_reported(ctx: ToolContext) -> None:
+    result = await bash(ctx, "echo failing; exit 3")
+    assert result.is_error
+    assert "failing" in result.text
+    assert result.text.endswith("[exit code 3]")
+    assert result.meta["exit_code"] == 3
+
+
+async def test_no_output_and_stdin_is_empty(ctx: ToolContext) -> None:
+    result = await bash(ctx, "cat")  # would hang if stdin were inherited
+    assert result.text == "(no output)\n[exit code 0]"
+
+
+async def test_timeout_kills_the_process_group(ctx: ToolContext) -> None:
+    mark = marker()
+    started = time.monotonic()
+    result = await bash(ctx, f"sleep {mark} & wait", timeout_seconds=1)
+    assert time.monotonic() - started < 5
+    assert result.is_error
+    assert result.outcome == "error"
+    assert result.meta["timed_out"] is True
+    assert "timed out after 1 s" in result.text
+    assert await wait_gone(mark) == []
+
+
+async def test_default_timeout_comes_from_context(ctx: ToolContext) -> None:
+    ctx.bash_timeout_seconds = 1
+    result = await bash(ctx, "sleep 20")
+    assert result.meta["timed_out"] is True
+
+
+async def test_cancellation_kills_the_process_group_and_reraises(ctx: ToolContext) -> None:
+    mark = marker()
+    returned: list[ToolResult] = []
+    with anyio.move_on_after(0.5) as scope:
+        returned.append(await bash(ctx, f"sleep {mark} & sleep {mark}; wait"))
+    assert scope.cancelled_caught
+    assert returned == []
+    assert await wait_gone(mark) == []
+
+
+async def test_leftover_background_processes_are_stopped(ctx: ToolContext) -> None:
+    mark = marker()
+    started = time.monotonic()
+    result = await bash(ctx, f"sleep {mark} & echo started")
+    assert time.monotonic() - started < 5
+    assert result.text == "started\n[exit code 0]"
+    assert await wait_gone(mark) == []
+
+
+async def test_output_is_bounded_head_and_tail(ctx: ToolContext) -> None:
+    result = await bash(
+        ctx, "printf 'HEAD_MARK'; yes abcdefghij | head -c 200000; printf 'TAIL_MARK\\n'"
+    )
+    assert not result.is_error
+    assert result.text.startswith("HEAD_MARK")
+    assert result.text.endswith("TAIL_MARK\n[exit code 0]")
+    assert "bytes omitted ...]" in result.text
+    assert len(result.text) < 34 * 1024
+    assert result.meta["output_bytes"] == 9 + 200000 + 10
+    assert result.meta["omitted_bytes"] == result.meta["output_bytes"] - 32 * 1024
+
+
+def test_head_tail_buffer() -> None:
+    buf = HeadTail(head=4, tail=4)
+    for piece in (b"ab", b"cdef", b"gh", b"ijkl"):
+        buf.feed(piece)
+    assert buf.render() == "abcd\n[... 4 bytes omitted ...]\nijkl"
+    small = HeadTail(head=4, tail=4)
+    small.feed(b"abcdefg")
+    assert small.render() == "abcdefg"
+
+
+async def test_provider_keys_are_not_in_the_subprocess_env(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-never-leak-this")
+    monkeypatch.setenv("CUSTOM_PROVIDER_CRED", "also-secret")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    ctx.secret_env = frozenset({"CUSTOM_PROVIDER_CRED"})
+    result = await bash(ctx, "env")
+    assert "sk-never-leak-this" not in result.text
+    assert "DEEPSEEK_API_KEY" not in result.text
+    assert "also-secret" not in result.text
+    assert "HARMLESS_SETTING=visible" in result.text
+    assert "TERM=dumb" in result.text
+    assert "NO_COLOR=1" in result.text
+
+
+async def test_enforce_without_bwrap_refuses_and_runs_nothing(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell_sandbox, "bwrap_available", lambda: None)
+    ctx.services["sandbox"] = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
+    for background in (False, True):
+        result = await bash(ctx, "touch ran.txt", run_in_background=background)
+        assert result.is_error
+        assert "apt-get install bubblewrap" in result.text
+        assert 'bash = "off"' in result.text
+        assert not (ctx.workspace / "ran.txt").exists()
+
+
+async def test_default_policy_is_enforce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shell_sandbox, "bwrap_available", lambda: None)
+    context = ToolContext(workspace=tmp_path, temp_dir=tmp_path / "t")
+    result = await bash(context, "touch ran.txt")
+    assert result.is_error
+    assert "bubblewrap is required" in result.text
+    assert not (tmp_path / "ran.txt").exists()
+
+
+async def test_argument_validation_through_registry(ctx: ToolContext) -> None:
+    registry = ToolRegistry([BashTool()])
+    result = await registry.call("bash", '{"command": "true", "timeout_seconds": 601}', ctx)
+    assert result.is_error
+    assert "timeout_seconds" in result.text
+    result = await registry.call("bash", '{"command": "true", "shell": "zsh"}', ctx)
+    assert result.is_error
+    assert "shell" in result.text
+    with pytest.raises(ToolArgumentError):
+        await BashTool().execute({}, ctx)
+
+
+def test_schema_is_closed() -> None:
+    for tool in (BashTool(), BashOutputTool(), KillShellTool()):
+        assert tool.parameters["additionalProperties"] is False
+    assert BashTool.read_only is False
+    assert BashOutputTool.read_only is True
+    assert KillShellTool.read_only is False
+
+
+# -- background jobs ---------------------------------------------------------
+
+
+async def test_background_job_start_read_kill(ctx: ToolContext) -> None:
+    mark = marker()
+    async with JobManager() as jobs:
+        ctx.services["jobs"] = jobs
+        started = await bash(
+            ctx, f"echo one; sleep 0.2; echo two; sleep {mark}", run_in_background=True
+        )
+        assert not started.is_error
+        job_id = started.meta["job_id"]
+        assert job_id == "bash_1"
+        assert 'bash_output(job_id="bash_1")' in started.text
+
+        seen = ""
+        deadline = time.monotonic() + 5
+        while "two" not in seen:
+            assert time.monotonic() < deadline
+            out = await BashOutputTool().execute({"job_id": job_id}, ctx)
+            assert out.text.startswith("[bash_1: running]")
+            seen += out.text
+            await anyio.sleep(0.05)
+        assert "one" in seen
+
+        again = await BashOutputTool().execute({"job_id": job_id}, ctx)
+        assert again.text == "[bash_1: running]\n(no new output)"
+
+        killed = await KillShellTool().execute({"job_id": job_id}, ctx)
+        assert not killed.is_error
+        assert killed.text.startswith("Killed bash_1.")
+        assert killed.meta["status"] == "killed"
+        assert await wait_gone(mark) == []
+
+        after = await BashOutputTool().execute({"job_id": job_id}, ctx)
+        assert after.text.startswith("[bash_1: killed]")
+
+        unknown = await BashOutputTool().execute({"job_id": "bash_9"}, ctx)
+        assert unknown.is_error
+        assert "bash_1" in unknown.text
+
+
+async def test_background_unavailable_without_job_service(ctx: ToolContext) -> None:
+    result = await bash(ctx, "sleep 1", run_in_background=True)
+    assert result.is_error
+    assert "background jobs are not available in this context" in result.text
+    for tool in (BashOutputTool(), KillShellTool()):
+        result = await tool.execute({"job_id": "bash_1"}, ctx)
+        assert result.is_error
+        assert "not available in this context" in result.text
+
+
+async def test_job_exit_status_and_bounded_buffer(tmp_path: Path) -> None:
+    async with JobManager(max_buffer=1000) as jobs:
+        job_id = await jobs.start(
+            ["/bin/bash", "-c", "yes 0123456789 | head -c 5000; printf END; exit 4"],
+            cwd=tmp_path,
+        )
+        deadline = time.monotonic() + 5
+        while jobs.status(job_id).running:
+            assert time.monotonic() < deadline
+            await anyio.sleep(0.02)
+        out = jobs.read_new(job_id)
+        assert out.status == "exited 4"
+        assert out.exit_code == 4
+        assert out.output.startswith("[... 4003 earlier bytes dropped ...]\n")
+        assert out.output.endswith("END")
+        assert jobs.read_new(job_id).output == ""
+        killed = await KillShellTool().execute(
+            {"job_id": job_id},
+            ToolContext(workspace=tmp_path, temp_dir=tmp_path, services={"jobs": jobs}),
+        )
+        assert killed.text.startswith("Already finished: bash_1.")
+        assert killed.meta["status"] == "exited 4"
+
+
+async def test_leaving_the_manager_kills_running_jobs(tmp_path: Path) -> None:
+    mark = marker()
+    async with JobManager() as jobs:
+        job_id = await jobs.start(["/bin/bash", "-c", f"sleep {mark} & sleep {mark}"], cwd=tmp_path)
+        await wait_running(mark)
+    assert jobs.status(job_id).status == "killed"
+    assert await wait_gone(mark) == []
+    with pytest.raises(JobError):
+        await jobs.start(["true"], cwd=tmp_path)
+
+
+async def test_job_limit(tmp_path: Path) -> None:
+    async with JobManager(max_running=1) as jobs:
+        await jobs.start(["sleep", "5"], cwd=tmp_path)
+        with pytest.raises(JobError, match="too many background jobs"):
+            await jobs.start(["sleep", "5"], cwd=tmp_path)
+        await jobs.aclose()
