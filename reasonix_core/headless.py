@@ -121,14 +121,20 @@ async def run_headless(
         except BaseException:
             sink.finish("cancelled")
             raise
-    ok = error is None and finished is not None
-    outcome = "success" if ok else ("error" if error is not None else "incomplete")
+    # A run stopped by --max-steps did not finish its task: scripts must see that.
+    ok = error is None and finished is not None and finished.stop_reason != "max_steps"
+    if ok:
+        outcome = "success"
+    elif finished is not None and finished.stop_reason == "max_steps":
+        outcome = "max_steps"
+    else:
+        outcome = "error" if error is not None else "incomplete"
     metrics = sink.finish(outcome)
     result = {
         "type": "result",
-        "subtype": "success" if ok else "error",
+        "subtype": "success" if ok else ("error_max_steps" if outcome == "max_steps" else "error"),
         "is_error": not ok,
-        "result": final_text if ok else (error.error if error else "the run did not finish"),
+        "result": final_text if ok else (error.error if error else f"the run did not finish ({outcome})"),
         "session_id": session_id,
         "num_turns": metrics.steps,
         "stop_reason": finished.stop_reason if finished else None,

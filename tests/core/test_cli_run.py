@@ -231,3 +231,49 @@ def test_version_is_fast_path():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "reasonix" in proc.stdout
+
+
+def test_max_steps_stops_and_reports_error(workspace, cfg):
+    (workspace / "a.txt").write_text("a\n")
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
+    )
+    proc = reasonix(workspace, "run", "loop", "--max-steps", "1", "--output-format", "json")
+    assert proc.returncode == 1
+    result = last_json(proc.stdout)
+    assert result["subtype"] == "error_max_steps"
+    assert len(cfg.requests) == 1
+
+
+def test_metrics_partial_is_refreshed_while_running(workspace, cfg, tmp_path):
+    (workspace / "a.txt").write_text("a\n")
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
+        Reply(content="slow " * 60, chunk_size=5, delay=0.05),
+    )
+    metrics_path = tmp_path / "run.json"
+    partial = tmp_path / "run.json.partial"
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reasonix_tui.cli", "run", "go", "--metrics", str(metrics_path)],
+        cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    seen_partial = None
+    import time
+
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        if partial.exists():
+            try:
+                seen_partial = json.loads(partial.read_text())
+            except json.JSONDecodeError:
+                pass
+        time.sleep(0.02)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert seen_partial is not None and seen_partial["complete"] is False
+    assert seen_partial["steps"] >= 1
+    final = json.loads(metrics_path.read_text())
+    assert final["complete"] is True and final["steps"] == 2
+    assert not partial.exists()
