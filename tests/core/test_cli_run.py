@@ -277,3 +277,39 @@ def test_metrics_partial_is_refreshed_while_running(workspace, cfg, tmp_path):
     final = json.loads(metrics_path.read_text())
     assert final["complete"] is True and final["steps"] == 2
     assert not partial.exists()
+
+
+def test_permissions_check_explains_the_decision(workspace, home):
+    (workspace / "reasonix.toml").write_text(
+        '[permissions]\ndeny = ["Bash(git push*)"]\nallow = ["Bash(pytest:*)"]\n'
+    )
+    proc = reasonix(workspace, "permissions", "check", "bash", "git push origin main", key=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "deny" in proc.stdout and "Bash(git push*)" in proc.stdout
+    proc = reasonix(workspace, "permissions", "check", "bash", "pytest -q", key=False)
+    assert "allow" in proc.stdout and "Bash(pytest:*)" in proc.stdout
+    proc = reasonix(workspace, "permissions", "check", "read_file", "src/x.py", key=False)
+    assert "allow" in proc.stdout
+
+
+def test_allowed_tools_flag_allows_writes_headless(workspace, cfg):
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path": "out.txt", "content": "hi"}')]),
+        Reply(content="written"),
+    )
+    proc = reasonix(workspace, "run", "write", "--allowed-tools", "Edit")
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "out.txt").read_text() == "hi"
+
+
+def test_deny_rule_beats_yolo(workspace, cfg):
+    (workspace / "reasonix.toml").write_text('[permissions]\ndeny = ["Bash(touch*)"]\n')
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", '{"command": "touch hacked"}')]),
+        Reply(content="denied"),
+    )
+    proc = reasonix(workspace, "run", "x", "--permission-mode", "yolo")
+    assert proc.returncode == 0, proc.stderr
+    assert not (workspace / "hacked").exists()
+    tool_msg = [m for m in json.loads(cfg.requests[1].body)["messages"] if m["role"] == "tool"][0]
+    assert "denied" in tool_msg["content"].lower()
