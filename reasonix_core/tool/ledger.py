@@ -68,6 +68,8 @@ def read_version(path: str | os.PathLike[str]) -> FileVersion | None:
     Blocking; reads the whole file in chunks.
     """
     try:
+        if not stat_mod.S_ISREG(os.stat(path).st_mode):
+            return None  # never open a FIFO or device: it could block
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat_mod.S_ISREG(st.st_mode):

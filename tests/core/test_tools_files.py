@@ -105,7 +105,7 @@ async def test_services_created_lazily(env: Env) -> None:
     assert "ledger" not in env.ctx.services
     await env.call("ls")
     assert isinstance(env.ctx.services["ledger"], FileLedger)
-    assert isinstance(env.ctx.services["sandbox"], SandboxPolicy)
+    assert "sandbox" not in env.ctx.services  # the default policy is not stored
 
 
 async def test_invalid_arguments_become_results(env: Env) -> None:
@@ -522,6 +522,37 @@ async def test_concurrent_external_change_is_detected(env: Env) -> None:
         ledger.lock(f).release()
     assert_error(result[0], "FS_STALE_VERSION")
     assert f.read_text() == SOURCE + "# external\n"
+
+
+async def test_change_during_compute_is_caught_before_publish(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reasonix_core.tool.builtin import edit_file as edit_mod
+
+    f = env.ws / "c.py"
+    f.write_text(SOURCE)
+    await env.read("c.py")
+    real_apply = edit_mod.apply_edit
+
+    def racing_apply(*args: Any) -> Any:
+        f.write_text(SOURCE.replace("sub", "SUB"))  # an external writer sneaks in
+        return real_apply(*args)
+
+    monkeypatch.setattr(edit_mod, "apply_edit", racing_apply)
+    r = await env.call("edit_file", path="c.py", old_string="import os", new_string="import re")
+    assert_error(r, "FS_STALE_VERSION")
+    assert f.read_text() == SOURCE.replace("sub", "SUB")
+
+
+async def test_permission_change_is_not_a_content_change(env: Env) -> None:
+    f = env.ws / "p.sh"
+    f.write_text("echo hi\n")
+    await env.read("p.sh")
+    f.chmod(0o700)
+    r = await env.call("edit_file", path="p.sh", old_string="hi", new_string="bye")
+    assert not r.is_error, r.text
+    assert stat.S_IMODE(f.stat().st_mode) == 0o700
+    assert f.read_text() == "echo bye\n"
 
 
 async def test_edit_confinement(env: Env) -> None:

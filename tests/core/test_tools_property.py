@@ -70,6 +70,10 @@ TRAVERSAL = [
     "{ws}/../outside/secret.txt",
     "{ws}",
     "{tmp}/t.txt",
+    ".env",
+    "./.env",
+    "{ws}/.env",
+    "src/../.env",
     ".",
     "a.txt",
     "src/m.py",
@@ -139,9 +143,13 @@ any_value = st.recursive(
 )
 
 
-escapes = st.sampled_from([p for p in TRAVERSAL if "outside" in p or p.startswith(("/", "~"))])
+escapes = st.sampled_from(
+    [p for p in TRAVERSAL if "outside" in p or p.startswith(("/", "~")) or ".env" in p]
+)
+hidden_patterns = st.sampled_from(["KEY", "hidden", ".env", "**/.env", ".e*", "*", "**/*"])
 path_values = st.one_of(escapes, escapes, escapes, paths, paths)
-text_values = st.one_of(st.sampled_from(["alpha", "beta\ngamma", "top secret\n"]), weird_text)
+likely_text = st.sampled_from(["alpha", "beta\ngamma", "top secret\n", "zeta"])
+text_values = st.one_of(likely_text, likely_text, likely_text, weird_text)
 
 
 def typed_value(key: str, schema: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -150,7 +158,7 @@ def typed_value(key: str, schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         if "path" in key:
             return path_values
         if key in ("pattern", "glob"):
-            return st.one_of(path_values, weird_text)
+            return st.one_of(hidden_patterns, hidden_patterns, path_values, weird_text)
         return text_values
     if kind == "integer":
         return st.integers(min_value=-5, max_value=10**12)
@@ -194,9 +202,7 @@ def arguments(draw: st.DrawFn, schema: dict[str, Any]) -> str:
 def fill(raw: str, ws: Path, outside: Path, tmp: Path) -> str:
     # Substitute placeholders inside the JSON text (paths contain no quotes).
     return (
-        raw.replace("{outside}", str(outside))
-        .replace("{ws}", str(ws))
-        .replace("{tmp}", str(tmp))
+        raw.replace("{outside}", str(outside)).replace("{ws}", str(ws)).replace("{tmp}", str(tmp))
     )
 
 
@@ -273,7 +279,11 @@ class World:
         assert isinstance(result.text, str) and result.text
         assert not result.text.startswith(f"{name} failed:"), result.text
         assert snapshot(self.root, self.exclude) == self.before, "something outside changed"
+        # forbid_read: neither the content nor the name of .env is ever listed.
         assert "KEY=hidden" not in result.text
+        if not result.is_error:
+            for line in result.text.splitlines():
+                assert not (line == ".env" or line.startswith((".env:", ".env "))), result.text
 
 
 @pytest.fixture
@@ -286,7 +296,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
 
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=True,
@@ -298,14 +308,19 @@ SCHEMAS = {tool.name: tool.parameters for tool in builtin_tools(FILE_TOOLS)}
 @pytest.mark.parametrize("name", FILE_TOOLS)
 @SETTINGS
 @given(data=st.data())
-def test_random_arguments_never_raise_or_escape(world: World, name: str, data: st.DataObject) -> None:
+def test_random_arguments_never_raise_or_escape(
+    world: World, name: str, data: st.DataObject
+) -> None:
     raw = data.draw(arguments(SCHEMAS[name]), label="arguments")
     result = world.run(name, raw)
     world.check(name, result)
 
 
 @SETTINGS
-@given(path=escapes, content=weird_text)
+@given(
+    path=st.sampled_from([p for p in TRAVERSAL if "outside" in p or p.startswith(("/", "~"))]),
+    content=weird_text,
+)
 def test_traversal_writes_are_refused(world: World, path: str, content: str) -> None:
     for name, args in (
         ("write_file", {"path": path, "content": content}),

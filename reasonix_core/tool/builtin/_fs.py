@@ -52,7 +52,12 @@ DIFF_MAX_CHARS = 4_000_000
 
 
 def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
-    """The session's sandbox policy and observation ledger, created on first use."""
+    """The session's sandbox policy and observation ledger.
+
+    The ledger is created on first use and kept in ``ctx.services["ledger"]``;
+    without a configured ``ctx.services["sandbox"]`` the default policy
+    (workspace + session temp dir) is used, without being stored.
+    """
     ledger = ctx.services.get("ledger")
     if not isinstance(ledger, FileLedger):
         ledger = FileLedger()
@@ -60,7 +65,6 @@ def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
     sandbox = ctx.services.get("sandbox")
     if not isinstance(sandbox, SandboxPolicy):
         sandbox = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
-        ctx.services["sandbox"] = sandbox
     return sandbox, ledger
 
 
