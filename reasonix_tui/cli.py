@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("arg", nargs="?", default="", help="command (bash) or path (file tools)")
     check.add_argument("--permission-mode", dest="check_permission_mode",
                        choices=("ask", "auto", "yolo"))
+
+    mcp = sub.add_parser("mcp", help="inspect the configured MCP servers")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
+    mcp_list = mcp_sub.add_parser("list", help="start each server and show its status")
+    mcp_list.add_argument("--json", dest="mcp_json", action="store_true", help="one JSON array")
+    mcp_list.add_argument("--no-connect", action="store_true",
+                          help="show the declarations without starting any server")
     return parser
 
 
@@ -135,6 +142,49 @@ def _permissions_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _mcp_list(args: argparse.Namespace) -> int:
+    import json
+
+    import anyio
+
+    from reasonix_core.config import load_config, reasonix_home
+    from reasonix_core.mcp import make_host
+
+    home = reasonix_home()
+    config = load_config(Path.cwd(), home=home).config
+    workspace = Path(config.sandbox.workspace_root or Path.cwd()).resolve()
+    host = make_host(config, workspace, home)
+
+    async def collect() -> list:
+        if args.no_connect:
+            return host.status()
+        async with host:
+            return await host.wait_ready()
+
+    statuses = anyio.run(collect)
+    if args.mcp_json:
+        sys.stdout.write(json.dumps([s.to_json() for s in statuses], ensure_ascii=False) + "\n")
+        return EXIT_OK
+    if not statuses:
+        sys.stdout.write("No MCP servers configured (add [[mcp.servers]] to reasonix.toml "
+                         "or a .mcp.json).\n")
+        return EXIT_OK
+    rows = [("NAME", "TRANSPORT", "STATE", "TOOLS", "PROMPTS", "RESOURCES", "RECONNECTS", "ERROR")]
+    for s in statuses:
+        error = f"{s.error_class}: {s.reason}" if s.error_class else s.reason
+        rows.append((s.name, s.transport, s.phase, str(s.tools), str(s.prompts),
+                     str(s.resources), str(s.reconnects), error or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)]
+        sys.stdout.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+    for problem in host.problems:
+        sys.stdout.write(f"\n{problem}")
+    if host.problems:
+        sys.stdout.write("\n")
+    return EXIT_OK
+
+
 def _tui(args: argparse.Namespace) -> int:
     from reasonix_tui.launch import launch
 
@@ -153,6 +203,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.permissions_command != "check":
                 parser.parse_args(["permissions", "--help"])
             return _permissions_check(args)
+        if args.command == "mcp":
+            if args.mcp_command != "list":
+                parser.parse_args(["mcp", "--help"])
+            return _mcp_list(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

@@ -104,6 +104,12 @@ class EngineServices:
         self._tg: anyio.abc.TaskGroup | None = None
         self._tg_ready = anyio.Event()
         self._active: EngineRunner | None = None
+        # MCP servers start with the app (in serve()), in the background, and are
+        # shared by every session; the first prompt never waits for them.
+        from reasonix_core.mcp import make_host
+
+        mcp_workspace = Path(self.config.sandbox.workspace_root or self.workspace).resolve()
+        self._mcp = make_host(self.config, mcp_workspace, self.config_home)
 
     @property
     def context_window(self) -> int:
@@ -114,7 +120,7 @@ class EngineServices:
     async def serve(self) -> None:
         """Own every runtime for the app's lifetime; cancelled when the app exits."""
         try:
-            async with anyio.create_task_group() as tg:
+            async with self._mcp, anyio.create_task_group() as tg:
                 self._tg = tg
                 self._tg_ready.set()
                 await anyio.sleep_forever()
@@ -149,7 +155,7 @@ class EngineServices:
         )
         self._first_continue = False
         try:
-            async with open_runtime(settings, approver=runner.approver) as runtime:
+            async with open_runtime(settings, approver=runner.approver, mcp_host=self._mcp) as runtime:
                 runner.runtime = runtime
                 runner.ready.set()
                 await runner.closed.wait()
@@ -233,10 +239,23 @@ class EngineServices:
         save_api_key(name, key.strip(), self.config_home)
 
     def mcp_status(self) -> list[McpServerView]:
-        return []
+        states = {"pending": "connecting", "starting": "connecting", "stopped": "failed"}
+        return [
+            McpServerView(
+                name=s.name,
+                transport=s.transport,
+                state=states.get(s.phase, s.phase),
+                tools=s.tools,
+                prompts=s.prompts,
+                resources=s.resources,
+                reconnects=s.reconnects,
+                error_class=s.error_class,
+            )
+            for s in self._mcp.status()
+        ]
 
     def reconnect_mcp(self, name: str) -> None:
-        return None
+        self._mcp.reconnect(name)
 
     async def compact(self, runner: object) -> AsyncIterator[ev.Event]:
         yield ev.Notice(

@@ -61,7 +61,7 @@ async def test_consecutive_read_only_calls_run_concurrently(workspace, server):
     barrier = threading.Barrier(2, timeout=5)
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             try:
                 barrier.wait()  # both fetches must be in flight at once
                 body = b"<p>together</p>"

@@ -1,0 +1,167 @@
+"""``@path`` references: resolution on send and one-level listing for completion.
+
+A reference is expanded only when the path exists, so e-mail addresses and
+``@mentions`` stay plain text. A file becomes a size-capped ``<file>`` block
+(binaries are noted, never dumped) and a directory a depth-first listing that
+skips noise directories. Everything here is blocking file I/O: callers on an
+event loop run :func:`expand_mentions` in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SKIP_DIRS = frozenset(
+    {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+FILE_CAP_BYTES = 64 * 1024
+LISTING_CAP = 400
+_MENTION = re.compile(r"(?<![\w.@/])@([^\s@]+)")
+_TRAILING = ".,;:!?)]}'\""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MentionExpansion:
+    """Blocks to append to the user turn, and notices for references that failed."""
+
+    blocks: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+    def apply(self, text: str) -> str:
+        if not self.blocks:
+            return text
+        return text + "\n\n" + "\n\n".join(self.blocks)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathCandidate:
+    name: str  # entry name, "src" or "app.py"
+    completion: str  # text after "@", e.g. "src/" or "src/app.py"
+    is_dir: bool
+
+
+def find_mentions(text: str) -> list[str]:
+    """Raw ``@`` tokens in order (trailing punctuation kept; see resolution)."""
+    return _MENTION.findall(text)
+
+
+def _resolve(token: str, workspace: Path) -> tuple[str, Path] | None:
+    candidates = [token]
+    stripped = token.rstrip(_TRAILING)
+    if stripped and stripped != token:
+        candidates.append(stripped)
+    for candidate in candidates:
+        path = Path(os.path.expanduser(candidate))
+        if not path.is_absolute():
+            path = workspace / path
+        try:
+            if path.exists():
+                return candidate, path
+        except OSError:
+            continue
+    return None
+
+
+def expand_mentions(
+    text: str,
+    workspace: Path,
+    *,
+    file_cap: int = FILE_CAP_BYTES,
+    listing_cap: int = LISTING_CAP,
+) -> MentionExpansion:
+    blocks: list[str] = []
+    notices: list[str] = []
+    paths: list[str] = []
+    for token in dict.fromkeys(find_mentions(text)):
+        resolved = _resolve(token, workspace)
+        if resolved is None:
+            continue
+        label, path = resolved
+        try:
+            if path.is_dir():
+                blocks.append(_directory_block(label, path, listing_cap))
+            else:
+                blocks.append(_file_block(label, path, file_cap))
+            paths.append(label)
+        except OSError as exc:
+            notices.append(f"@{label}: {exc.strerror or exc}")
+    return MentionExpansion(blocks=blocks, notices=notices, paths=paths)
+
+
+def _file_block(label: str, path: Path, cap: int) -> str:
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        data = handle.read(cap + 1)
+    if b"\x00" in data[:8192]:
+        return f'<file path="{label}" binary="true" size="{size}" />'
+    truncated = len(data) > cap
+    body = data[:cap].decode("utf-8", errors="replace")
+    note = f"\n[truncated: showing {cap} of {size} bytes]" if truncated else ""
+    return f'<file path="{label}">\n{body}{note}\n</file>'
+
+
+def _directory_block(label: str, path: Path, cap: int) -> str:
+    lines: list[str] = []
+    more = False
+
+    def walk(directory: Path, depth: int) -> None:
+        nonlocal more
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: (not e.is_dir(), e.name))
+        except OSError:
+            return
+        for entry in entries:
+            if len(lines) >= cap:
+                more = True
+                return
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if is_dir and entry.name in SKIP_DIRS:
+                continue
+            lines.append("  " * depth + entry.name + ("/" if is_dir else ""))
+            if is_dir:
+                walk(Path(entry.path), depth + 1)
+
+    walk(path, 0)
+    if more:
+        lines.append(f"[listing truncated at {cap} entries]")
+    body = "\n".join(lines)
+    return f'<directory path="{label}">\n{body}\n</directory>'
+
+
+def path_candidates(workspace: Path, partial: str, *, limit: int = 50) -> list[PathCandidate]:
+    """Entries of the one directory named by ``partial`` (up to its last ``/``)
+    whose names start with the rest, directories first. Never recursive."""
+    head, _, prefix = partial.rpartition("/")
+    base = Path(os.path.expanduser(head)) if head else Path()
+    directory = base if base.is_absolute() else workspace / base
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    lowered = prefix.lower()
+    out: list[PathCandidate] = []
+    for entry in entries:
+        if not entry.name.lower().startswith(lowered):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        if is_dir and entry.name in SKIP_DIRS:
+            continue
+        if entry.name.startswith(".") and not prefix.startswith("."):
+            continue
+        stem = f"{head}/" if head else ""
+        out.append(
+            PathCandidate(
+                name=entry.name + ("/" if is_dir else ""),
+                completion=f"{stem}{entry.name}" + ("/" if is_dir else ""),
+                is_dir=is_dir,
+            )
+        )
+    out.sort(key=lambda c: (not c.is_dir, c.name.lower()))
+    return out[:limit]

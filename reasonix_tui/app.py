@@ -1,0 +1,81 @@
+"""The Reasonix Textual app and the entry point the CLI calls.
+
+``ReasonixApp(services)`` takes everything by injection (see
+:mod:`reasonix_tui.services`). ``run_app`` sets up file logging and runs it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from reasonix_tui.logs import setup_file_logging
+from reasonix_tui.screens.session import SessionScreen
+from reasonix_tui.screens.setup import SetupScreen
+from reasonix_tui.services import AppServices
+
+log = logging.getLogger(__name__)
+
+DEFAULT_THEME = "textual-dark"
+
+
+class ReasonixApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "Reasonix"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True)
+    ]
+
+    def __init__(
+        self,
+        services: AppServices,
+        *,
+        theme: str = DEFAULT_THEME,
+        cursor_blink: bool = True,
+    ) -> None:
+        super().__init__()
+        self.services = services
+        self.cursor_blink = cursor_blink
+        self._initial_theme = theme
+
+    def on_mount(self) -> None:
+        self.theme = self._initial_theme
+        serve = getattr(self.services, "serve", None)
+        if serve is not None:
+            # Optional owner task for long-lived resources; cancelled when the app exits.
+            self.run_worker(serve(), name="services", group="services", exit_on_error=False)
+        if self.services.needs_api_key():
+            self.push_screen(SetupScreen(self.services), self._after_setup)
+        else:
+            self.push_screen(SessionScreen(self.services))
+
+    def _after_setup(self, saved: bool | None) -> None:
+        if saved:
+            self.push_screen(SessionScreen(self.services))
+        else:
+            self.exit(return_code=1)
+
+    @property
+    def session(self) -> SessionScreen | None:
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, SessionScreen):
+                return screen
+        return None
+
+
+def run_app(services: AppServices) -> int:
+    """Run the full-screen app until the user quits; returns the exit code."""
+    setup_file_logging(services.config_home)
+    app = ReasonixApp(services)
+    try:
+        result = app.run()
+    except Exception:  # never dump a traceback over the user's terminal
+        log.exception("the TUI crashed")
+        return 1
+    if app.return_code not in (None, 0):
+        return app.return_code
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,171 @@
+"""TurnController: maps the core's event stream onto transcript widgets.
+
+The session screen owns one controller and runs :meth:`drive` inside its
+exclusive ``turn`` worker; every widget update is a method call on the UI
+loop. Cancelling the worker raises ``CancelledError`` here: open blocks are
+closed, running tool cards marked cancelled, and the error re-raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from datetime import datetime
+
+from reasonix_core.events import (
+    CompactionFinished,
+    CompactionStarted,
+    Event,
+    Notice,
+    PrefixChanged,
+    ReasoningDelta,
+    Retrying,
+    StepStarted,
+    SubagentFinished,
+    SubagentStarted,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+    UsageReported,
+)
+from reasonix_tui.widgets.assistant_block import AssistantBlock
+from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel
+from reasonix_tui.widgets.reasoning_block import ReasoningBlock
+from reasonix_tui.widgets.status_bar import StatusBar
+from reasonix_tui.widgets.tool_block import ToolBlock
+from reasonix_tui.widgets.transcript import Transcript
+
+log = logging.getLogger(__name__)
+
+STOP_NOTICES = {
+    "length": ("The answer hit the output token limit.", "warning"),
+    "content_filter": ("The provider filtered the answer.", "warning"),
+    "max_steps": ("Stopped: the turn reached its step limit.", "warning"),
+    "cancelled": ("Turn cancelled.", "warning"),
+}
+
+
+class TurnController:
+    def __init__(
+        self, transcript: Transcript, status: StatusBar, clock: Callable[[], datetime]
+    ) -> None:
+        self.transcript = transcript
+        self.status = status
+        self.clock = clock
+        self.assistant: AssistantBlock | None = None
+        self.reasoning: ReasoningBlock | None = None
+        self.tools: dict[str, ToolBlock] = {}
+        self.last_text = ""
+
+    async def drive(self, events: AsyncIterator[Event]) -> None:
+        """Consume one stream to its end (or until cancelled)."""
+        self.last_text = ""
+        try:
+            async with aclosing(events) as stream:  # type: ignore[type-var]
+                async for event in stream:
+                    await self.dispatch(event)
+        except asyncio.CancelledError:
+            await self._close_blocks()
+            for block in self.tools.values():
+                if block.status == "running":
+                    await block.finish("", "cancelled")
+            await self.notice("Turn cancelled.", "warning")
+            raise
+        except Exception as exc:  # the stream broke: show it, keep the session usable
+            log.exception("turn stream failed")
+            await self.notice(f"{type(exc).__name__}: {exc}", "error")
+        finally:
+            await self._close_blocks()
+            self.tools.clear()
+
+    async def notice(self, text: str, level: NoticeLevel = "info") -> None:
+        await self._close_blocks()
+        await self.transcript.add(NoticeBlock(text, level))
+
+    async def dispatch(self, event: Event) -> None:
+        match event:
+            case TurnStarted() | StepStarted():
+                await self._close_blocks()
+            case TextDelta(text=text):
+                await self._close_reasoning()
+                if self.assistant is None:
+                    self.assistant = AssistantBlock()
+                    await self.transcript.add(self.assistant)
+                self.last_text += text
+                await self.assistant.write(text)
+            case ReasoningDelta(text=text):
+                await self._close_text()
+                if self.reasoning is None:
+                    self.reasoning = ReasoningBlock(self.clock())
+                    await self.transcript.add(self.reasoning)
+                self.reasoning.append(text)
+            case ToolCallDelta(name=name):
+                if name:
+                    self.status.update_state(hint=f"preparing {name}…")
+            case ToolCallStarted(call_id=call_id, name=name, arguments=arguments):
+                await self._close_blocks()
+                self.status.update_state(hint="")
+                block = ToolBlock(call_id, name, arguments)
+                self.tools[call_id] = block
+                await self.transcript.add(block)
+            case ToolCallFinished(call_id=call_id, name=name, result=result):
+                block = self.tools.get(call_id)
+                if block is None:
+                    block = ToolBlock(call_id, name, "")
+                    await self.transcript.add(block)
+                await block.finish(result, event.outcome, event.is_error)
+            case UsageReported(usage=usage, cost=cost, currency=currency):
+                self.status.add_usage(
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.cache_hit_tokens,
+                    cost,
+                    currency,
+                )
+            case Retrying(attempt=attempt, delay=delay, reason=reason):
+                await self.notice(f"Retrying in {delay:.0f}s (attempt {attempt}): {reason}")
+            case PrefixChanged(reason=reason):
+                await self.notice(f"Cache prefix changed: {reason}")
+            case Notice(level=level, text=text):
+                await self.notice(text, level)
+            case CompactionStarted(reason=reason):
+                await self.notice(f"Compacting the conversation ({reason})…")
+            case CompactionFinished(ok=ok, reason=reason):
+                if ok:
+                    await self.notice("Conversation compacted.")
+                else:
+                    await self.notice(f"Compaction failed ({reason}).", "warning")
+            case SubagentStarted(name=name):
+                await self.notice(f"Subagent {name} started.")
+            case SubagentFinished(name=name, ok=ok):
+                await self.notice(f"Subagent {name} {'finished' if ok else 'failed'}.")
+            case TurnFinished(stop_reason=reason):
+                await self._close_blocks()
+                if reason in STOP_NOTICES:
+                    text, level = STOP_NOTICES[reason]
+                    await self.notice(text, level)  # type: ignore[arg-type]
+            case TurnFailed(error=error, status=status):
+                code = f" (HTTP {status})" if status else ""
+                await self.notice(f"Turn failed{code}: {error}", "error")
+            case _:
+                log.debug("unhandled event %r", event)
+
+    async def _close_text(self) -> None:
+        if self.assistant is not None:
+            block, self.assistant = self.assistant, None
+            await block.finish()
+
+    async def _close_reasoning(self) -> None:
+        if self.reasoning is not None:
+            block, self.reasoning = self.reasoning, None
+            block.finish(self.clock())
+
+    async def _close_blocks(self) -> None:
+        await self._close_reasoning()
+        await self._close_text()

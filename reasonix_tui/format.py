@@ -1,0 +1,63 @@
+"""Display formatting in one place, so snapshots only depend on inputs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+KEY_ARGUMENTS = ("path", "file_path", "command", "cmd", "pattern", "query", "url", "glob", "name")
+
+
+def tokens(n: int) -> str:
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return f"{n / 1_000_000:.1f}M"
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def cost(amount: float, currency: str = "USD") -> str:
+    symbol = {"USD": "$", "CNY": "¥"}.get(currency, "")
+    return f"{symbol}{amount:.4f}" if amount < 1 else f"{symbol}{amount:.2f}"
+
+
+def percent(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole > 0 else "-"
+
+
+def parse_arguments(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments) if arguments else {}
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def key_argument(arguments: dict[str, Any] | str, width: int = 72) -> str:
+    """The one argument that identifies a tool call (path, command, pattern...)."""
+    args = parse_arguments(arguments) if isinstance(arguments, str) else arguments
+    value: Any = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
+    if value is None:
+        value = next((v for v in args.values() if isinstance(v, str)), "")
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def find_diff(text: str) -> str | None:
+    """The unified diff inside ``text`` (from the first ``--- ``/``+++ `` pair), if any."""
+    lines = text.splitlines()
+    for i in range(len(lines) - 1):
+        if lines[i].startswith("--- ") and lines[i + 1].startswith("+++ "):
+            return "\n".join(lines[i:])
+    return None

@@ -1,0 +1,35 @@
+"""App-wide messages that carry a Future back to the core (Future-in-Message)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from textual.message import Message
+
+from reasonix_core.permission.approver import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Question,
+    QuestionAnswer,
+)
+
+
+class ApprovalNeeded(Message):
+    """The core waits on ``future`` for the user's decision on ``request``."""
+
+    def __init__(self, request: ApprovalRequest, future: asyncio.Future[ApprovalDecision]) -> None:
+        super().__init__()
+        self.request = request
+        self.future = future
+
+
+class QuestionsNeeded(Message):
+    def __init__(
+        self,
+        questions: Sequence[Question],
+        future: asyncio.Future[list[QuestionAnswer] | None],
+    ) -> None:
+        super().__init__()
+        self.questions = questions
+        self.future = future

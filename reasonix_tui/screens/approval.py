@@ -1,0 +1,100 @@
+"""Approval dialog: tool, arguments, diff preview; allow once / session / deny."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
+from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.widgets.diff_view import DiffView
+
+ARG_LINES = 6
+ARG_WIDTH = 80
+CHOICES = (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION, ApprovalDecision.DENY)
+
+
+def _argument_lines(arguments: dict[str, object]) -> list[str]:
+    lines = []
+    for key, value in arguments.items():
+        text = value if isinstance(value, str) else repr(value)
+        first, *rest = text.splitlines() or [""]
+        more = f" (+{len(rest)} lines)" if rest else ""
+        room = ARG_WIDTH - len(key) - 2 - len(more)
+        if len(first) > room:
+            first = first[: max(0, room - 1)] + "…"
+        lines.append(f"{key}: {first}{more}")
+    if len(lines) > ARG_LINES:
+        lines = [*lines[: ARG_LINES - 1], f"… {len(lines) - ARG_LINES + 1} more arguments"]
+    return lines
+
+
+class ApprovalScreen(Overlay[ApprovalDecision | None]):
+    """Dismisses with a decision, or None when the user cancels the whole turn."""
+
+    DEFAULT_CSS = """
+    ApprovalScreen {
+        & > #dialog { border: round $warning; }
+        & #title { color: $text-warning; }
+        & #summary { margin-bottom: 1; }
+        & #arguments { color: $text-muted; }
+        & #preview { height: auto; max-height: 14; margin-top: 1; }
+        & OptionList { margin-top: 1; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1,y", "choose(0)", "Allow once", show=False),
+        Binding("2,a", "choose(1)", "Allow for session", show=False),
+        Binding("3,n,escape", "choose(2)", "Deny", show=False),
+        Binding("ctrl+c", "cancel_turn", "Cancel turn", show=False, priority=True),
+    ]
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="dialog"):
+            yield Static(Content(f"Allow {request.tool}?"), id="title")
+            if request.summary:
+                yield Static(Content(request.summary), id="summary")
+            lines = _argument_lines(request.arguments)
+            if lines:
+                yield Static(Content("\n".join(lines)), id="arguments")
+            if request.preview:
+                with VerticalScroll(id="preview"):
+                    yield DiffView(request.preview)
+            session = "Allow for this session"
+            if request.scope:
+                session += f"  ({request.scope})"
+            yield OptionList(
+                Option(Content.assemble(("1  ", "bold"), "Allow once")),
+                Option(Content.assemble(("2  ", "bold"), session)),
+                Option(Content.assemble(("3  ", "bold"), "Deny")),
+                id="choices",
+            )
+            yield Static(
+                "1/y allow once · 2/a this session · 3/n/Esc deny · Ctrl+C cancel turn",
+                classes="hint",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_choose(event.option_index)
+
+    def action_choose(self, index: int) -> None:
+        self.dismiss(CHOICES[index])
+
+    def action_cancel_turn(self) -> None:
+        self.dismiss(None)

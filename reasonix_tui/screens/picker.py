@@ -1,0 +1,97 @@
+"""Type-to-filter picker (models, sessions): dismisses with a value or None."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from reasonix_tui.screens.overlay import Overlay
+
+
+@dataclass(frozen=True, slots=True)
+class PickerItem:
+    value: str
+    label: str
+    detail: str = ""
+
+
+class PickerScreen(Overlay[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Close", show=False),
+        Binding("up", "move(-1)", show=False, priority=True),
+        Binding("down", "move(1)", show=False, priority=True),
+    ]
+
+    def __init__(
+        self, title: str, items: list[PickerItem], *, current: str | None = None, empty: str = ""
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.items = items
+        self.current = current
+        self.empty = empty or "Nothing to pick."
+        self.shown: list[PickerItem] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.title_text, id="title", markup=False)
+            yield Input(placeholder="Type to filter…", id="filter")
+            yield OptionList(id="options")
+            yield Static(self.empty, id="empty", markup=False)
+            yield Static("↑↓ move · Enter pick · Esc close", classes="hint")
+
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.cursor_blink = self.blink()
+        field.focus()
+        self._fill("")
+
+    def _fill(self, query: str) -> None:
+        query = query.lower()
+        self.shown = [
+            i for i in self.items if query in i.label.lower() or query in i.detail.lower()
+        ]
+        options = self.query_one(OptionList)
+        options.clear_options()
+        width = max((len(i.label) for i in self.shown), default=0) + 2
+        for item in self.shown:
+            mark = "● " if item.value == self.current else "  "
+            options.add_option(
+                Option(
+                    Content.assemble(mark, item.label.ljust(width), (item.detail, "$text-muted"))
+                )
+            )
+        options.display = bool(self.shown)
+        self.query_one("#empty").display = not self.shown
+        if self.shown:
+            values = [i.value for i in self.shown]
+            options.highlighted = values.index(self.current) if self.current in values else 0
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        index = self.query_one(OptionList).highlighted
+        if self.shown and index is not None:
+            self.dismiss(self.shown[index].value)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.shown[event.option_index].value)
+
+    def action_move(self, delta: int) -> None:
+        options = self.query_one(OptionList)
+        if self.shown:
+            current = options.highlighted or 0
+            options.highlighted = (current + delta) % len(self.shown)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)

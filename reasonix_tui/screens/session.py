@@ -1,0 +1,319 @@
+"""The session screen: transcript, completion menu, composer and status bar.
+
+It owns the runner, the :class:`TurnController` and the exclusive ``turn``
+worker; slash commands live in :class:`SessionCommands`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import TextArea
+from textual.worker import Worker, WorkerState
+
+from reasonix_core.command.mentions import expand_mentions
+from reasonix_core.events import Event
+from reasonix_core.permission.approver import ApprovalDecision, QuestionAnswer
+from reasonix_tui.approver import TuiApprover
+from reasonix_tui.commands import CommandRegistry
+from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
+from reasonix_tui.controller import TurnController
+from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
+from reasonix_tui.screens.approval import ApprovalScreen
+from reasonix_tui.screens.picker import PickerItem, PickerScreen
+from reasonix_tui.screens.session_commands import SessionCommands
+from reasonix_tui.services import AppServices
+from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel, UserBlock
+from reasonix_tui.widgets.completion_menu import CompletionMenu
+from reasonix_tui.widgets.composer import Composer
+from reasonix_tui.widgets.status_bar import StatusBar
+from reasonix_tui.widgets.transcript import Transcript
+
+TICK_SECONDS = 0.25
+
+
+class SessionScreen(SessionCommands, Screen[None]):
+    CSS_PATH = "session.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "escape", "Cancel", show=False, priority=True),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+        Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
+        Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
+    ]
+
+    def __init__(self, services: AppServices) -> None:
+        super().__init__()
+        self.services = services
+        self.registry = CommandRegistry.load(services.workspace, services.config_home)
+        self.approver = TuiApprover(self)
+        self.runner = services.new_runner(self.approver)
+        self.busy = False
+        self.queue: list[str] = []
+        self.ctrl_c_armed = False
+        self._menu_dismissed_text: str | None = None
+        self._approval_lock = asyncio.Lock()
+
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
+        yield CompletionMenu(id="menu")
+        yield Composer(id="composer")
+        yield StatusBar(id="status")
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def composer(self) -> Composer:
+        return self.query_one(Composer)
+
+    @property
+    def menu(self) -> CompletionMenu:
+        return self.query_one(CompletionMenu)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    async def on_mount(self) -> None:
+        self.controller = TurnController(self.transcript, self.status, self.services.clock)
+        self.composer.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
+        self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
+        self.refresh_status()
+        await self.welcome()
+        for problem in self.registry.problems:
+            await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
+        self.composer.focus()
+
+    # ---- modal overlays hide the composer --------------------------------
+    def on_screen_suspend(self) -> None:
+        self.close_menu()
+        self.composer.display = False
+
+    def on_screen_resume(self) -> None:
+        self.composer.display = True
+        self.composer.focus()
+
+    # ---- status ----------------------------------------------------------
+    def refresh_status(self) -> None:
+        self.status.update_state(
+            mode=self.services.permission_mode,
+            model=self.runner.model,
+            effort=self.runner.effort,
+            context_window=self.services.context_window,
+            queued=len(self.queue),
+        )
+
+    def _tick(self) -> None:
+        animate = self.app.animation_level != "none"
+        frame = self.status.state.frame + 1 if animate else 0
+        self.status.update_state(now=self.services.clock(), frame=frame)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.composer.busy = busy
+        now = self.services.clock()
+        self.status.update_state(busy_since=now if busy else None, now=now, hint="")
+        if busy:
+            self._ticker.resume()
+        else:
+            self._ticker.pause()
+
+    async def notice(self, text: str, level: NoticeLevel = "info") -> None:
+        await self.transcript.add(NoticeBlock(text, level))
+
+    # ---- input -----------------------------------------------------------
+    async def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        self.ctrl_c_armed = False
+        self.status.update_state(hint="")
+        text = message.text
+        if self.busy and not self.runs_while_busy(text):
+            self.queue.append(text)
+            self.refresh_status()
+            return
+        await self.handle_input(text)
+
+    async def handle_input(self, text: str) -> None:
+        stripped = text.strip()
+        head = stripped.split(maxsplit=1)[0] if stripped else ""
+        if head.startswith("/") and "/" not in head[1:]:
+            await self.run_slash(stripped)
+        else:
+            await self.start_turn(text, text)
+
+    async def start_turn(self, display: str, prompt: str) -> None:
+        await self.transcript.add(UserBlock(display))
+        self._set_busy(True)
+        self.run_turn(prompt)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_turn(self, prompt: str) -> None:
+        if "@" in prompt:
+            try:
+                expansion = await asyncio.to_thread(
+                    expand_mentions, prompt, self.services.workspace
+                )
+            except Exception as exc:
+                await self.notice(f"Could not read @ references: {exc}", "warning")
+            else:
+                for text in expansion.notices:
+                    await self.notice(text, "warning")
+                prompt = expansion.apply(prompt)
+        await self.controller.drive(self.runner.run(prompt))
+
+    def run_events(self, events: AsyncIterator[Event]) -> None:
+        """Drive a non-prompt stream (e.g. ``/compact``) as a turn."""
+        self._set_busy(True)
+        self._drive_events(events)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def _drive_events(self, events: AsyncIterator[Event]) -> None:
+        await self.controller.drive(events)
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "turn" or not event.worker.is_finished:
+            return
+        if event.state is WorkerState.ERROR:
+            await self.notice(f"Internal error: {event.worker.error}", "error")
+        if any(w.group == "turn" and not w.is_finished for w in self.workers):
+            return
+        self._set_busy(False)
+        if self.queue:
+            text = self.queue.pop(0)
+            self.refresh_status()
+            await self.handle_input(text)
+
+    def cancel_turn(self) -> None:
+        self.workers.cancel_group(self, "turn")
+
+    # ---- keys ------------------------------------------------------------
+    def action_escape(self) -> None:
+        if self.menu.is_open:
+            self._menu_dismissed_text = self.composer.text
+            self.close_menu()
+        elif self.busy:
+            self.cancel_turn()
+
+    def action_interrupt(self) -> None:
+        if self.busy:
+            self.cancel_turn()
+        elif self.composer.text:
+            self.composer.clear()
+        elif self.ctrl_c_armed:
+            self.app.exit(0)
+        else:
+            self.ctrl_c_armed = True
+            self.status.update_state(hint="Press Ctrl+C again to quit")
+
+    def action_quit(self) -> None:
+        self.app.exit(0)
+
+    def action_cycle_mode(self) -> None:
+        modes = list(self.services.permission_modes)
+        current = self.services.permission_mode
+        index = modes.index(current) if current in modes else -1
+        self.services.permission_mode = modes[(index + 1) % len(modes)]
+        self.refresh_status()
+
+    # ---- completion menu ---------------------------------------------------
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.ctrl_c_armed = False
+        self.update_menu()
+
+    def update_menu(self) -> None:
+        composer = self.composer
+        text = composer.text
+        if text != self._menu_dismissed_text:
+            self._menu_dismissed_text = None
+        else:
+            return
+        items = slash_items(self.registry, text)
+        if items is not None:
+            self.open_menu("slash", items)
+            return
+        row, column = composer.cursor_location
+        line = composer.document.get_line(row)[:column]
+        found = mention_at_cursor(line)
+        if found is not None:
+            self.open_menu("mention", mention_items(self.services.workspace, found[1]))
+            return
+        self.close_menu()
+
+    def open_menu(self, kind: str, items: list) -> None:  # type: ignore[type-arg]
+        self.menu.open(kind, items)  # type: ignore[arg-type]
+        self.composer.menu_open = self.menu.is_open
+
+    def close_menu(self) -> None:
+        self.menu.close()
+        self.composer.menu_open = False
+
+    def on_composer_menu_key_pressed(self, message: Composer.MenuKeyPressed) -> None:
+        if message.key in ("up", "down"):
+            self.menu.move(-1 if message.key == "up" else 1)
+            return
+        item, kind = self.menu.selected, self.menu.kind
+        if item is None:
+            self.close_menu()
+            return
+        composer = self.composer
+        if kind == "slash":
+            command = self.registry.get(item.value)
+            self.close_menu()
+            composer.set_text(f"/{item.value} ")
+            if message.key == "enter" and command is not None and not command.takes_arguments:
+                composer.action_submit()
+            return
+        row, column = composer.cursor_location
+        found = mention_at_cursor(composer.document.get_line(row)[:column])
+        if found is None:
+            self.close_menu()
+            return
+        insert = "@" + item.value + ("" if item.descend else " ")
+        self.close_menu()
+        composer.replace(insert, (row, found[0]), (row, column))
+
+    # ---- approvals (one modal at a time) -----------------------------------
+    @work(group="approval", exit_on_error=False)
+    async def on_approval_needed(self, message: ApprovalNeeded) -> None:
+        future = message.future
+        async with self._approval_lock:
+            if future.done():
+                return
+            screen = ApprovalScreen(message.request)
+
+            def closed_elsewhere(done: asyncio.Future[ApprovalDecision]) -> None:
+                if done.cancelled() and screen.is_current:
+                    screen.dismiss(None)
+
+            future.add_done_callback(closed_elsewhere)
+            decision = await self.app.push_screen_wait(screen)
+            if future.done():
+                return
+            if decision is None:
+                future.set_result(ApprovalDecision.DENY)
+                self.cancel_turn()
+            else:
+                future.set_result(decision)
+
+    @work(group="approval", exit_on_error=False)
+    async def on_questions_needed(self, message: QuestionsNeeded) -> None:
+        future = message.future
+        async with self._approval_lock:
+            answers: list[QuestionAnswer] = []
+            for question in message.questions:
+                if future.done():
+                    return
+                items = [PickerItem(value=o, label=o) for o in question.options]
+                choice = await self.app.push_screen_wait(PickerScreen(question.question, items))
+                if choice is None:
+                    break
+                answers.append(QuestionAnswer(question=question.question, answers=(choice,)))
+            if not future.done():
+                future.set_result(answers if len(answers) == len(message.questions) else None)

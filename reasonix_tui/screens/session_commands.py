@@ -1,0 +1,176 @@
+"""Slash-command execution for the session screen (a mixin over SessionScreen)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+from textual.widgets import Static
+
+from reasonix_tui import format as fmt
+from reasonix_tui.screens.confirm import ConfirmScreen
+from reasonix_tui.screens.help import HelpScreen
+from reasonix_tui.screens.mcp_status import McpStatusScreen
+from reasonix_tui.screens.picker import PickerItem, PickerScreen
+
+if TYPE_CHECKING:
+    from reasonix_tui.screens.session import SessionScreen
+
+# Commands that are safe while a turn runs; everything else is queued.
+RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "quit", "exit"})
+
+
+class SessionCommands:
+    """``/name`` handlers: ``cmd_<name>(args)``; custom commands become user turns."""
+
+    def runs_while_busy(self: SessionScreen, text: str) -> bool:
+        stripped = text.strip()
+        if not stripped.startswith("/"):
+            return False
+        command, _, args = self.registry.parse(stripped)
+        if command is None:
+            return False
+        return command.name in RUNS_WHILE_BUSY or (command.name == "effort" and not args)
+
+    async def run_slash(self: SessionScreen, text: str) -> None:
+        command, name, args = self.registry.parse(text)
+        if command is None:
+            await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
+            return
+        if command.kind == "custom" and command.custom is not None:
+            await self.start_turn(text, command.custom.render(args))
+            return
+        handler = getattr(self, f"cmd_{command.name}", None)
+        if handler is None:
+            await self.notice(f"/{command.name} is not available yet.", "warning")
+            return
+        await handler(args)
+
+    async def welcome(self: SessionScreen) -> None:
+        workspace = str(self.services.workspace)
+        body = Content.assemble(
+            ("Reasonix", "bold $text-primary"),
+            ("  ·  ", "$text-muted"),
+            (workspace, "$text"),
+            ("\nType a request and press Enter.  ", "$text-muted"),
+            ("/", "bold"),
+            (" commands  ·  ", "$text-muted"),
+            ("@", "bold"),
+            (" files  ·  ", "$text-muted"),
+            ("Shift+Tab", "bold"),
+            (" permission mode", "$text-muted"),
+        )
+        await self.transcript.add(Static(body, classes="welcome"))
+
+    async def _fresh_session(self: SessionScreen, note: str) -> None:
+        self.cancel_turn()
+        self.queue.clear()
+        self.runner = self.services.new_runner(self.approver)
+        await self.transcript.clear()
+        self.status.reset_usage()
+        self.refresh_status()
+        await self.welcome()
+        await self.notice(note)
+
+    async def cmd_help(self: SessionScreen, args: str) -> None:
+        self.app.push_screen(HelpScreen(self.registry))
+
+    async def cmd_new(self: SessionScreen, args: str) -> None:
+        await self._fresh_session("New session started.")
+
+    async def cmd_clear(self: SessionScreen, args: str) -> None:
+        async def confirmed(ok: bool | None) -> None:
+            if ok:
+                await self._fresh_session("Conversation cleared.")
+
+        self.app.push_screen(
+            ConfirmScreen(
+                "Clear the conversation?",
+                "The current context is discarded and not saved. Memory is untouched.",
+            ),
+            confirmed,
+        )
+
+    async def cmd_compact(self: SessionScreen, args: str) -> None:
+        self.run_events(self.services.compact(self.runner))
+
+    async def cmd_effort(self: SessionScreen, args: str) -> None:
+        levels = self.services.efforts()
+        if not args:
+            choices = ", ".join(levels) if levels else "not adjustable for this model"
+            await self.notice(f"Reasoning effort: {self.runner.effort} (levels: {choices})")
+            return
+        try:
+            self.services.set_effort(args)
+        except ValueError as exc:
+            await self.notice(str(exc), "warning")
+            return
+        self.refresh_status()
+        await self.notice(f"Reasoning effort set to {args}.")
+
+    async def cmd_model(self: SessionScreen, args: str) -> None:
+        async def picked(model: str | None) -> None:
+            if not model or model == self.runner.model:
+                return
+            try:
+                self.services.set_model(model)
+            except ValueError as exc:
+                await self.notice(str(exc), "warning")
+                return
+            self.refresh_status()
+            await self.notice(f"Model switched to {model} (the prompt cache restarts).")
+
+        if args:
+            await picked(args)
+            return
+        items = [PickerItem(value=m, label=m) for m in self.services.models()]
+        self.app.push_screen(PickerScreen("Model", items, current=self.runner.model), picked)
+
+    async def cmd_mcp(self: SessionScreen, args: str) -> None:
+        self.app.push_screen(McpStatusScreen(self.services))
+
+    async def cmd_resume(self: SessionScreen, args: str) -> None:
+        async def picked(session_id: str | None) -> None:
+            if not session_id:
+                return
+            try:
+                runner = self.services.resume_runner(session_id, self.approver)
+            except (KeyError, OSError, ValueError) as exc:
+                await self.notice(f"Could not resume {session_id}: {exc}", "error")
+                return
+            self.cancel_turn()
+            self.queue.clear()
+            self.runner = runner
+            await self.transcript.clear()
+            self.status.reset_usage()
+            self.refresh_status()
+            await self.notice(f"Resumed session {session_id}.")
+
+        sessions = self.services.list_sessions()
+        items = [
+            PickerItem(
+                value=s.session_id,
+                label=s.title or s.session_id,
+                detail=f"{s.updated:%Y-%m-%d %H:%M} · {s.turns} turns",
+            )
+            for s in sessions
+        ]
+        self.app.push_screen(
+            PickerScreen("Resume a session", items, empty="No saved sessions yet."), picked
+        )
+
+    async def cmd_status(self: SessionScreen, args: str) -> None:
+        s = self.status.state
+        last = "-" if s.last_cache_pct is None else f"{s.last_cache_pct:.0f}%"
+        lines = [
+            f"session {self.runner.session_id} · {self.services.workspace}",
+            f"model {self.runner.model} · effort {self.runner.effort} · mode {s.mode}",
+            f"context {fmt.tokens(s.context_tokens)} / {fmt.tokens(s.context_window)}"
+            f" ({fmt.percent(s.context_tokens, s.context_window)})",
+            f"cache last {last} · avg {fmt.percent(s.cache_hit_tokens, s.prompt_tokens)}"
+            f" · cost {fmt.cost(s.cost, s.currency)}",
+        ]
+        await self.notice("\n  ".join(lines))
+
+    async def cmd_quit(self: SessionScreen, args: str) -> None:
+        self.app.exit(0)

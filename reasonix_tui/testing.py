@@ -1,0 +1,265 @@
+"""Scripted services for tests, snapshots and demos (shipped in the package).
+
+A script is a list of turns; each turn is a list of steps replayed by
+:class:`ScriptedRunner` when the user sends a prompt. A step is a core
+:class:`~reasonix_core.events.Event` (emitted as is, ``seq`` renumbered),
+:class:`Pause` (sleep), :class:`Hold` (block until the turn is cancelled, for
+mid-stream snapshots), :class:`WaitFor` (a gate the test opens), :class:`Call` (a side effect, e.g. writing a file) or
+:class:`Approval` (ask the approver, then replay ``allowed`` or ``denied``).
+``TurnStarted`` / ``TurnFinished`` are added when the turn does not emit them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from reasonix_core.events import (
+    Event,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
+from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
+from reasonix_tui.services import McpServerView, SessionSummary
+
+FROZEN_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Pause:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Wait until the turn is cancelled (keeps the UI in its busy state)."""
+
+
+@dataclass(frozen=True)
+class WaitFor:
+    """Wait until the test sets ``event`` (a gate for mid-turn assertions)."""
+
+    event: asyncio.Event
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Approval:
+    request: ApprovalRequest
+    allowed: Sequence[Step] = ()
+    denied: Sequence[Step] = ()
+
+
+Step = Event | Pause | Hold | WaitFor | Call | Approval
+
+
+def text_steps(text: str, chunk: int = 12) -> list[Step]:
+    return [TextDelta(text=text[i : i + chunk]) for i in range(0, len(text), chunk)]
+
+
+def reasoning_steps(text: str, chunk: int = 16) -> list[Step]:
+    return [ReasoningDelta(text=text[i : i + chunk]) for i in range(0, len(text), chunk)]
+
+
+def tool_steps(
+    call_id: str,
+    name: str,
+    arguments: dict[str, Any],
+    result: str,
+    *,
+    outcome: str = "ok",
+) -> list[Step]:
+    args = json.dumps(arguments)
+    return [
+        ToolCallStarted(call_id=call_id, name=name, arguments=args),
+        ToolCallFinished(
+            call_id=call_id,
+            name=name,
+            result=result,
+            is_error=outcome == "error",
+            outcome=outcome,
+        ),
+    ]
+
+
+class ScriptedRunner:
+    """A :class:`~reasonix_core.agent.runner.Runner` that replays scripted turns."""
+
+    def __init__(
+        self,
+        services: ScriptedServices,
+        approver: Approver,
+        session_id: str,
+        *,
+        event_delay: float = 0.0,
+    ) -> None:
+        self._services = services
+        self.approver = approver
+        self._session_id = session_id
+        self.event_delay = event_delay
+        self.prompts: list[str] = []
+        self.decisions: list[ApprovalDecision] = []
+        self.allowed_scopes: set[str] = set()
+        self.cancelled = 0
+        self._seq = 0
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def model(self) -> str:
+        return self._services.model
+
+    @property
+    def effort(self) -> str:
+        return self._services.effort
+
+    async def run(self, prompt: str) -> AsyncIterator[Event]:
+        self.prompts.append(prompt)
+        turn = self._services.next_turn(prompt)
+        try:
+            if not turn or not isinstance(turn[0], TurnStarted):
+                yield self._number(TurnStarted(session_id=self._session_id, prompt=prompt))
+            finished = False
+            async for event in self._replay(turn):
+                finished = finished or isinstance(event, TurnFinished | TurnFailed)
+                yield event
+            if not finished:
+                yield self._number(TurnFinished(stop_reason="stop", steps=1))
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+
+    async def _replay(self, steps: Sequence[Step]) -> AsyncIterator[Event]:
+        for step in steps:
+            if isinstance(step, Pause):
+                await asyncio.sleep(step.seconds)
+            elif isinstance(step, Hold):
+                await asyncio.Event().wait()
+            elif isinstance(step, WaitFor):
+                await step.event.wait()
+            elif isinstance(step, Call):
+                step.fn()
+            elif isinstance(step, Approval):
+                branch = await self._approve(step)
+                async for event in self._replay(branch):
+                    yield event
+            else:
+                if self.event_delay:
+                    await asyncio.sleep(self.event_delay)
+                yield self._number(step)
+
+    async def _approve(self, step: Approval) -> Sequence[Step]:
+        if step.request.scope and step.request.scope in self.allowed_scopes:
+            return step.allowed
+        decision = await self.approver.decide(step.request)
+        self.decisions.append(decision)
+        if decision is ApprovalDecision.ALLOW_SESSION and step.request.scope:
+            self.allowed_scopes.add(step.request.scope)
+        return step.denied if decision is ApprovalDecision.DENY else step.allowed
+
+    def _number(self, event: Event) -> Event:
+        self._seq += 1
+        return dataclasses.replace(event, seq=self._seq)
+
+
+@dataclass
+class ScriptedServices:
+    """An :class:`~reasonix_tui.services.AppServices` driven by a script."""
+
+    turns: list[list[Step]] = field(default_factory=list)
+    workspace: Path = Path("/home/user/demo-project")
+    config_home: Path = Path("/nonexistent/.reasonix")
+    context_window: int = 128_000
+    permission_mode: str = "ask"
+    permission_modes: Sequence[str] = ("ask", "auto", "yolo")
+    model: str = "deepseek-chat"
+    effort: str = "high"
+    model_names: list[str] = field(
+        default_factory=lambda: ["deepseek-chat", "deepseek-reasoner", "deepseek-v4-pro"]
+    )
+    effort_levels: list[str] = field(default_factory=lambda: ["low", "medium", "high", "max"])
+    sessions: list[SessionSummary] = field(default_factory=list)
+    servers: list[McpServerView] = field(default_factory=list)
+    api_key_missing: bool = False
+    event_delay: float = 0.0
+    now: datetime = FROZEN_NOW
+    saved_keys: list[str] = field(default_factory=list)
+    runners: list[ScriptedRunner] = field(default_factory=list)
+    reconnected: list[str] = field(default_factory=list)
+    compactions: int = 0
+
+    def clock(self) -> datetime:
+        return self.now
+
+    def next_turn(self, prompt: str) -> list[Step]:
+        if self.turns:
+            return self.turns.pop(0)
+        return text_steps(f"(no scripted reply for: {prompt})")
+
+    def new_runner(self, approver: Approver) -> ScriptedRunner:
+        runner = ScriptedRunner(
+            self, approver, f"s{len(self.runners) + 1:04d}", event_delay=self.event_delay
+        )
+        self.runners.append(runner)
+        return runner
+
+    def resume_runner(self, session_id: str, approver: Approver) -> ScriptedRunner:
+        if not any(s.session_id == session_id for s in self.sessions):
+            raise KeyError(session_id)
+        runner = ScriptedRunner(self, approver, session_id, event_delay=self.event_delay)
+        self.runners.append(runner)
+        return runner
+
+    def list_sessions(self) -> list[SessionSummary]:
+        return list(self.sessions)
+
+    def models(self) -> list[str]:
+        return list(self.model_names)
+
+    def set_model(self, model: str) -> None:
+        if model not in self.model_names:
+            raise ValueError(f"unknown model {model!r}")
+        self.model = model
+
+    def efforts(self) -> list[str]:
+        return list(self.effort_levels)
+
+    def set_effort(self, effort: str) -> None:
+        if effort not in self.effort_levels:
+            raise ValueError(f"effort must be one of {', '.join(self.effort_levels)}")
+        self.effort = effort
+
+    def needs_api_key(self) -> bool:
+        return self.api_key_missing
+
+    def save_api_key(self, key: str) -> None:
+        self.saved_keys.append(key)
+        self.api_key_missing = False
+
+    def mcp_status(self) -> list[McpServerView]:
+        return list(self.servers)
+
+    def reconnect_mcp(self, name: str) -> None:
+        self.reconnected.append(name)
+
+    async def compact(self, runner: Any) -> AsyncIterator[Event]:
+        self.compactions += 1
+        yield Notice(text="Nothing to compact yet.")

@@ -1,0 +1,85 @@
+"""Reasoning: shown live (tail only), then collapsed to "thought for Ns"."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from reasonix_tui import format as fmt
+
+LIVE_TAIL_CHARS = 480
+FLUSH_SECONDS = 0.05
+
+
+class ReasoningBlock(Widget):
+    DEFAULT_CSS = """
+    ReasoningBlock {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        & > .header { color: $text-muted; text-style: italic; }
+        & > .body {
+            color: $text-muted;
+            text-style: italic;
+            padding-left: 2;
+            max-height: 6;
+        }
+        &.-done > .body { display: none; max-height: 100%; }
+        &.-done.-expanded > .body { display: block; }
+    }
+    """
+
+    def __init__(self, started: datetime) -> None:
+        super().__init__()
+        self.started = started
+        self.seconds: float | None = None
+        self._parts: list[str] = []
+        self._flush_scheduled = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def compose(self) -> ComposeResult:
+        yield Static("thinking…", classes="header", markup=False)
+        yield Static("", classes="body", markup=False)
+
+    def append(self, fragment: str) -> None:
+        self._parts.append(fragment)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.set_timer(FLUSH_SECONDS, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self.seconds is None:
+            text = self.text
+            tail = text[-LIVE_TAIL_CHARS:]
+            if len(text) > LIVE_TAIL_CHARS:
+                tail = "…" + tail.split("\n", 1)[-1] if "\n" in tail else "…" + tail
+            self.query_one(".body", Static).update(Content(tail.strip()))
+
+    def finish(self, now: datetime) -> None:
+        if self.seconds is not None:
+            return
+        self.seconds = (now - self.started).total_seconds()
+        self.add_class("-done")
+        self.query_one(".body", Static).update(Content(self.text.strip()))
+        self._set_header()
+
+    def _set_header(self) -> None:
+        arrow = "▾" if self.has_class("-expanded") else "▸"
+        label = f"{arrow} thought for {fmt.duration(self.seconds or 0)}"
+        self.query_one(".header", Static).update(Content(label))
+
+    def toggle(self) -> None:
+        if self.seconds is not None:
+            self.toggle_class("-expanded")
+            self._set_header()
+
+    def on_click(self) -> None:
+        self.toggle()

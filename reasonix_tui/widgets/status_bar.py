@@ -1,0 +1,103 @@
+"""Two-line status bar: posture and busy state; usage, cache and cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from textual.content import Content
+from textual.widget import Widget
+
+from reasonix_tui import format as fmt
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+MODE_STYLE = {"ask": "$text-primary", "auto": "$text-warning", "yolo": "bold $text-error"}
+
+
+@dataclass(frozen=True, slots=True)
+class StatusState:
+    mode: str = "ask"
+    model: str = ""
+    effort: str = ""
+    busy_since: datetime | None = None
+    now: datetime | None = None
+    context_tokens: int = 0
+    context_window: int = 0
+    last_cache_pct: float | None = None
+    cache_hit_tokens: int = 0
+    prompt_tokens: int = 0
+    cost: float = 0.0
+    currency: str = "USD"
+    queued: int = 0
+    hint: str = ""
+    frame: int = 0
+
+
+class StatusBar(Widget):
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 2;
+        padding: 0 1;
+        background: $panel;
+        color: $text;
+    }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.state = StatusState()
+
+    def update_state(self, **changes: object) -> None:
+        self.state = replace(self.state, **changes)  # type: ignore[arg-type]
+        self.refresh()
+
+    def add_usage(
+        self, prompt: int, completion: int, cache_hit: int, cost: float, currency: str
+    ) -> None:
+        s = self.state
+        self.update_state(
+            context_tokens=prompt + completion,
+            last_cache_pct=(100 * cache_hit / prompt) if prompt else None,
+            cache_hit_tokens=s.cache_hit_tokens + cache_hit,
+            prompt_tokens=s.prompt_tokens + prompt,
+            cost=s.cost + cost,
+            currency=currency,
+        )
+
+    def reset_usage(self) -> None:
+        self.update_state(
+            context_tokens=0, last_cache_pct=None, cache_hit_tokens=0, prompt_tokens=0, cost=0.0
+        )
+
+    def _line(self, left: Content, right: Content) -> Content:
+        width = max(0, self.content_size.width)
+        gap = max(1, width - left.cell_length - right.cell_length)
+        return left + Content(" " * gap) + right
+
+    def render(self) -> Content:
+        s = self.state
+        mode = Content.styled(f"● {s.mode}", MODE_STYLE.get(s.mode, "$text-primary"))
+        if s.busy_since is not None and s.now is not None:
+            elapsed = fmt.duration((s.now - s.busy_since).total_seconds())
+            spin = SPINNER[s.frame % len(SPINNER)]
+            state = Content.styled(f"{spin} working {elapsed} · Esc cancels", "$text-accent")
+        else:
+            state = Content.styled("ready", "$text-muted")
+        model = Content.assemble((s.model, "bold"), (f" · {s.effort}" if s.effort else "", ""))
+        line1 = self._line(Content.assemble(mode, "  ", state), model)
+
+        window = s.context_window
+        ctx = f"ctx {fmt.tokens(s.context_tokens)}/{fmt.tokens(window)}"
+        ctx += f" {fmt.percent(s.context_tokens, window)}"
+        last = "-" if s.last_cache_pct is None else f"{s.last_cache_pct:.0f}%"
+        avg = fmt.percent(s.cache_hit_tokens, s.prompt_tokens)
+        usage = Content.styled(
+            f"{ctx} · cache {last} (avg {avg}) · {fmt.cost(s.cost, s.currency)}", "$text-muted"
+        )
+        extra = []
+        if s.queued:
+            extra.append((f"{s.queued} queued", "$text-warning"))
+        if s.hint:
+            extra.append(((" · " if extra else "") + s.hint, "$text-warning"))
+        line2 = self._line(usage, Content.assemble(*extra))
+        return Content("\n").join([line1, line2])

@@ -1,0 +1,101 @@
+"""A tool call card: name, key argument, status and a bounded, expandable result."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from reasonix_tui import format as fmt
+from reasonix_tui.widgets.diff_view import DiffView
+
+PREVIEW_LINES = 6
+DIFF_PREVIEW_LINES = 24
+EXPANDED_LINES = 400
+STATUS_LABEL = {
+    "running": "running…",
+    "ok": "✓ ok",
+    "error": "✗ error",
+    "denied": "⊘ denied",
+    "cancelled": "⊘ cancelled",
+    "unknown": "? unknown",
+}
+
+
+class ToolBlock(Widget):
+    DEFAULT_CSS = """
+    ToolBlock {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: thick $secondary;
+        & > .header { height: 1; }
+        & > .result { color: $text-muted; padding-left: 2; height: auto; }
+        & > DiffView { margin-left: 2; }
+        &.-ok { border-left: thick $success; }
+        &.-error { border-left: thick $error; & > .result { color: $text-error; } }
+        &.-denied, &.-cancelled { border-left: thick $warning; }
+    }
+    """
+
+    def __init__(self, call_id: str, name: str, arguments: str) -> None:
+        super().__init__(classes="-running")
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.status = "running"
+        self.result = ""
+        self.diff: str | None = None
+        self.expanded = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._header(), classes="header", markup=False)
+
+    def _header(self) -> Content:
+        key = fmt.key_argument(self.arguments)
+        status_style = {
+            "running": "$text-secondary",
+            "ok": "$text-success",
+            "error": "$text-error",
+        }.get(self.status, "$text-warning")
+        parts: list[tuple[str, str] | str] = [(self.tool_name, "bold"), "  "]
+        if key:
+            parts += [(key, "$text-muted"), "  "]
+        parts.append((STATUS_LABEL.get(self.status, self.status), status_style))
+        return Content.assemble(*parts)
+
+    async def finish(self, result: str, outcome: str, is_error: bool = False) -> None:
+        status = "error" if is_error and outcome == "ok" else outcome
+        self.status = status if status in STATUS_LABEL else "unknown"
+        self.result = result
+        self.set_classes(f"-{self.status}")
+        self.query_one(".header", Static).update(self._header())
+        self.diff = fmt.find_diff(result) if self.status == "ok" else None
+        await self._render_body()
+
+    async def _render_body(self) -> None:
+        await self.query(".result, DiffView").remove()
+        if self.diff is not None:
+            limit = EXPANDED_LINES if self.expanded else DIFF_PREVIEW_LINES
+            await self.mount(DiffView(self.diff, max_lines=limit))
+            return
+        lines = self.result.rstrip("\n").splitlines()
+        if not lines:
+            return
+        limit = EXPANDED_LINES if self.expanded else PREVIEW_LINES
+        shown = lines[:limit]
+        body = Content("\n".join(shown))
+        if len(lines) > limit:
+            hint = "" if self.expanded else " · click to expand"
+            more = Content.styled(f"\n… {len(lines) - limit} more lines{hint}", "italic")
+            body = body + more
+        await self.mount(Static(body, classes="result", markup=False))
+
+    async def toggle(self) -> None:
+        if self.status != "running":
+            self.expanded = not self.expanded
+            await self._render_body()
+
+    async def on_click(self) -> None:
+        await self.toggle()

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from snap_scripts import approval_turn
+from snap_support import scripted, send, type_text
+
+from reasonix_tui.services import McpServerView
+
+
+class TestApproval:
+    def test_dialog_with_diff(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Change the greeting to Hello")
+            await pilot.pause(0.3)
+
+        assert snap(scripted(turns=[approval_turn()]), run)
+
+
+class TestMenus:
+    def test_slash_menu(self, snap) -> None:
+        async def run(pilot) -> None:
+            await type_text(pilot, "/")
+
+        assert snap(scripted(), run)
+
+    def test_slash_menu_filtered(self, snap) -> None:
+        async def run(pilot) -> None:
+            await type_text(pilot, "/re")
+
+        assert snap(scripted(), run)
+
+    def test_at_menu(self, snap) -> None:
+        async def run(pilot) -> None:
+            await type_text(pilot, "explain @")
+
+        assert snap(scripted(), run)
+
+    def test_at_menu_subdirectory(self, snap) -> None:
+        async def run(pilot) -> None:
+            await type_text(pilot, "explain @s")
+            await pilot.press("tab")
+
+        assert snap(scripted(), run)
+
+
+class TestScreens:
+    def test_help(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "/help")
+
+        assert snap(scripted(), run)
+
+    def test_mcp_empty(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "/mcp")
+
+        assert snap(scripted(), run)
+
+    def test_mcp_servers(self, snap) -> None:
+        servers = [
+            McpServerView(
+                name="filesystem", transport="stdio", state="ready", tools=11, resources=3
+            ),
+            McpServerView(
+                name="github", transport="http", state="ready", tools=26, prompts=4, reconnects=1
+            ),
+            McpServerView(
+                name="browser",
+                transport="stdio",
+                state="failed",
+                reconnects=3,
+                error_class="TimeoutError",
+            ),
+        ]
+
+        async def run(pilot) -> None:
+            await send(pilot, "/mcp")
+
+        assert snap(scripted(servers=servers), run)
+
+    def test_model_picker(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "/model")
+
+        assert snap(scripted(), run)
+
+    def test_clear_confirm(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "/clear")
+
+        assert snap(scripted(), run)
+
+    def test_setup(self, snap) -> None:
+        async def run(pilot) -> None:
+            await type_text(pilot, "sk-secret")
+
+        assert snap(scripted(api_key_missing=True), run)

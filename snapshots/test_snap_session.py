@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from snap_scripts import streaming_turn, thinking_turn, tools_turn
+from snap_support import scripted, send
+
+
+class TestSession:
+    def test_empty(self, snap) -> None:
+        assert snap()
+
+    def test_thinking_live(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Change the greeting to Hello")
+
+        assert snap(scripted(turns=[thinking_turn()]), run)
+
+    def test_streaming_with_reasoning(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Change the greeting to Hello")
+
+        assert snap(scripted(turns=[streaming_turn()]), run)
+
+    def test_tool_cards_with_diff(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Change the greeting to Hello")
+            await pilot.app.workers.wait_for_complete()
+
+        assert snap(scripted(turns=[tools_turn()]), run)
+
+    def test_narrow_80x24(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Change the greeting to Hello")
+            await pilot.app.workers.wait_for_complete()
+
+        assert snap(scripted(turns=[tools_turn()]), run, size=(80, 24))

@@ -1,0 +1,91 @@
+"""The real binary in a real terminal: tmux runs ``python -m reasonix_tui`` against the
+loopback fixture server; the test types with send-keys and reads with capture-pane."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from reasonix_core.testing.fixture_server import FixtureServer
+from reasonix_core.testing.serve import demo_responder
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
+]
+
+
+def _tmux(*args: str) -> str:
+    done = subprocess.run(["tmux", *args], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _wait_for(session: str, needle: str, timeout: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _tmux("capture-pane", "-t", session, "-p")
+        if needle in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{needle!r} never appeared; last screen:\n{screen}")
+
+
+def test_real_binary_answers_and_quits(tmp_path: Path) -> None:
+    server = FixtureServer(flavour="deepseek", api_key="sk-e2e", port=0)
+    server.responder = demo_responder
+    server.start()
+    home, workspace = tmp_path / "rx-home", tmp_path / "ws"
+    home.mkdir()
+    workspace.mkdir()
+    (workspace / "main.py").write_text("print('x')\n")
+    (home / "config.toml").write_text(
+        "[[providers]]\n"
+        'name = "fixture"\n'
+        'kind = "openai"\n'
+        f'base_url = "{server.base_url}"\n'
+        'models = ["deepseek-flash"]\n'
+        'default = "deepseek-flash"\n'
+        'api_key_env = "FIXTURE_API_KEY"\n'
+        "context_window = 131072\n"
+        'reasoning_protocol = "deepseek"\n'
+    )
+    (home / ".env").write_text("FIXTURE_API_KEY=sk-e2e\n")
+    exit_file = tmp_path / "exit.txt"
+    session = f"reasonix-e2e-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {workspace} && env REASONIX_HOME={home} TERM=xterm-256color "
+        f"{sys.executable} -m reasonix_tui; echo $? > {exit_file}; sleep 5"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "32", command],
+        check=True,
+        env=env,
+    )
+    try:
+        _wait_for(session, "Ask Reasonix")
+        _tmux("send-keys", "-t", session, "hello from tmux", "Enter")
+        screen = _wait_for(session, "You said: hello from tmux")
+        assert "● ask" in screen
+        _tmux("send-keys", "-t", session, "please list files", "Enter")
+        screen = _wait_for(session, "Here is what I found")
+        assert "main.py" in screen and "✓ ok" in screen
+        _tmux("send-keys", "-t", session, "C-c")
+        _wait_for(session, "Press Ctrl+C again to quit")
+        _tmux("send-keys", "-t", session, "C-c")
+        deadline = time.monotonic() + 10
+        while not exit_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert exit_file.read_text().strip() == "0"
+        assert (home / "logs" / "reasonix.log").exists()
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        server.stop()
