@@ -78,6 +78,23 @@ class ToolCallFinished(Event):
     is_error: bool = False
     # "ok", "error", "denied", "cancelled" or "unknown" (started, no reliable result)
     outcome: str = "ok"
+    # A unified diff of what a file tool wrote, for display only.
+    diff: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolProgress(Event):
+    """Progress reported by a running tool (e.g. MCP ``notifications/progress``).
+
+    ``call_id`` is the model's tool-call id when known, else "". ``total`` is
+    None when the tool does not know how much work there is.
+    """
+
+    call_id: str = ""
+    name: str
+    progress: float
+    total: float | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,6 +175,7 @@ _KIND_BY_CLASS: dict[type[Event], str] = {
     ToolCallDelta: "tool_call_delta",
     ToolCallStarted: "tool_call_started",
     ToolCallFinished: "tool_call_finished",
+    ToolProgress: "tool_progress",
     UsageReported: "usage",
     Retrying: "retrying",
     PrefixChanged: "prefix_changed",

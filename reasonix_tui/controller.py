@@ -119,7 +119,7 @@ class TurnController:
                 if block is None:
                     block = ToolBlock(call_id, name, "")
                     await self.transcript.add(block)
-                await block.finish(result, event.outcome, event.is_error)
+                await block.finish(result, event.outcome, event.is_error, event.diff)
             case UsageReported(usage=usage, cost=cost, currency=currency):
                 self.status.add_usage(
                     usage.prompt_tokens,

@@ -20,6 +20,12 @@ from typing import Any
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.context import (
+    CompactionRequired,
+    ContextManager,
+    Sent,
+    is_context_overflow,
+)
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionStore
 from reasonix_core.agent.transcript import (
@@ -41,6 +47,7 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
 )
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.preview import preview_diff
 from reasonix_core.tool.registry import ToolRegistry
 from reasonix_core.usage import Usage
 
@@ -104,7 +111,9 @@ class Agent:
         options: AgentOptions | None = None,
         price: PriceFn = _no_price,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        context_suffix: Callable[[bool], str] | None = None,
+        # (first_turn, raw user prompt) -> volatile text appended to the user turn.
+        context_suffix: Callable[[bool, str], str] | None = None,
+        context: ContextManager | None = None,
     ) -> None:
         self.provider = provider
         self._model = model
@@ -122,8 +131,9 @@ class Agent:
             self.messages.insert(0, Message(role="system", content=system_prompt))
         self._seq = 0
         self._last_prefix: tuple[str, ...] | None = None
-        self._last_prompt_tokens = 0
-        self._chars_since_usage = sum(self._chars(m) for m in self.messages)
+        # The view each request sends: checkpoint projection + append-only tail.
+        self.context = context or ContextManager(window=self.options.context_window)
+        self._sent: Sent | None = None
         self._repeat_key: tuple[str, str] | None = None
         self._repeat_count = 0
         self.turns = 0
@@ -164,20 +174,17 @@ class Agent:
     def _append(self, msg: Message) -> None:
         self.messages.append(msg)
         self.session.append(msg)
-        self._chars_since_usage += self._chars(msg)
 
     def estimated_prompt_tokens(self) -> int:
-        tools_chars = len(self.tools.fingerprint)
-        if self._last_prompt_tokens:
-            return self._last_prompt_tokens + self._chars_since_usage // CHARS_PER_TOKEN
-        return (self._chars_since_usage + tools_chars) // CHARS_PER_TOKEN
+        """The next request's prompt: the last real count plus what was appended."""
+        return self.context.estimate(self.messages, self.tools.fingerprint)
 
     def _max_output(self) -> int | None:
         setting = self.options.max_output_tokens
         if setting < 0:
             return None
         window = self.options.context_window
-        remaining = max(window - self.estimated_prompt_tokens(), 1)
+        remaining = self.context.output_room(self.estimated_prompt_tokens(), window)
         if setting > 0:
             return min(setting, remaining)
         auto = self.provider.max_output_tokens(self._model)
@@ -215,11 +222,12 @@ class Agent:
         first_turn = not any(m.role == "user" for m in self.messages)
         text = prompt
         if self.context_suffix is not None:
-            suffix = self.context_suffix(first_turn)
+            suffix = self.context_suffix(first_turn, prompt)
             if suffix:
                 text = f"{prompt}\n\n{suffix}"
         self._append(Message(role="user", content=text))
         self.turns += 1
+        self.context.begin_turn()
         yield self._event(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
         step = 0
         while True:
@@ -232,24 +240,30 @@ class Agent:
                 )
                 yield self._event(ev.TurnFinished, stop_reason="max_steps", steps=step - 1)
                 return
+            # Context maintenance happens here, before the request is built,
+            # and only at the compaction threshold (seed 000 §3.6).
+            try:
+                async with aclosing(self.context.maintain(self, "auto")) as maintenance:
+                    async for event in maintenance:
+                        yield event
+            except CompactionRequired as exc:
+                yield self._event(
+                    ev.TurnFailed, error=str(exc), kind="compaction_required", steps=step - 1
+                )
+                return
             reason = self._prefix_change()
             if reason:
                 yield self._event(ev.PrefixChanged, reason=reason)
-            request = Request(
-                model=self._model,
-                messages=tuple(self.messages),
-                tools=self.tools.schemas(),
-                effort=self.options.effort,
-                max_output_tokens=self._max_output(),
-            )
-            prepared = self.provider.prepare(request)  # frozen from here on
+            prepared = self._prepare_step()  # frozen from here on
             yield self._event(ev.StepStarted, step=step, model=self._model)
 
             output: _StepOutput | None = None
             attempt = 0
+            rescued = False
             while output is None:
                 attempt += 1
                 current = _StepOutput()
+                overflow: ProviderError | None = None
                 try:
                     async for event in self._stream(prepared, current):
                         yield event
@@ -257,19 +271,42 @@ class Agent:
                         raise EmptyResponse()
                     output = current
                 except ProviderError as exc:
-                    if not exc.retryable or attempt >= self.retry.attempts:
+                    if is_context_overflow(exc) and not rescued:
+                        overflow = exc
+                    elif not exc.retryable or attempt >= self.retry.attempts:
                         yield self._failed(exc, step, attempt)
                         return
-                    delay = self.retry.delay(attempt, exc.retry_after)
-                    yield self._event(
-                        ev.Retrying, attempt=attempt, delay=delay, reason=str(exc)
-                    )
-                    await self.retry.sleep(delay)
+                    else:
+                        delay = self.retry.delay(attempt, exc.retry_after)
+                        yield self._event(
+                            ev.Retrying, attempt=attempt, delay=delay, reason=str(exc)
+                        )
+                        await self.retry.sleep(delay)
                 except BaseException:
                     # Cancelled mid-stream: keep what was said so the
                     # transcript stays valid and the model knows.
                     self._commit_interrupted(current)
                     raise
+                if overflow is not None:
+                    # Too long for the provider: at most one summary (or a lossy
+                    # truncation), then one retry of the rebuilt request.
+                    rescued = True
+                    try:
+                        async with aclosing(
+                            self.context.rescue_overflow(self, overflow, self._sent)
+                        ) as rescue:
+                            async for event in rescue:
+                                yield event
+                    except CompactionRequired as exc:
+                        yield self._event(
+                            ev.TurnFailed,
+                            error=str(exc),
+                            kind="compaction_required",
+                            status=overflow.status,
+                            steps=step,
+                        )
+                        return
+                    prepared = self._prepare_step()
 
             assert output.end is not None
             end = output.end
@@ -310,6 +347,31 @@ class Agent:
             async for event in self._run_tools(calls):
                 yield event
 
+    async def compact(self) -> AsyncIterator[ev.Event]:
+        """Manual compaction (``/compact``, ``reasonix compact``): prune and fold
+        the history now, retrying even after an automatic failure."""
+        for repair in repair_messages(self.messages):
+            self._append(repair)
+        try:
+            async with aclosing(self.context.maintain(self, "manual")) as maintenance:
+                async for event in maintenance:
+                    yield event
+        except CompactionRequired as exc:
+            yield self._event(ev.Notice, level="error", text=str(exc))
+
+    def _prepare_step(self) -> Any:
+        """Build and freeze one step's request from the context manager's view."""
+        view = self.context.view(self.messages)
+        request = Request(
+            model=self._model,
+            messages=tuple(view),
+            tools=self.tools.schemas(),
+            effort=self.options.effort,
+            max_output_tokens=self._max_output(),
+        )
+        self._sent = self.context.note_sent(view, self.tools.fingerprint)
+        return self.provider.prepare(request)
+
     def _failed(self, exc: ProviderError, step: int, attempt: int) -> ev.TurnFailed:
         details = {"attempts": attempt}
         message = str(exc)
@@ -345,17 +407,16 @@ class Agent:
                 elif isinstance(chunk, StreamEnd):
                     out.end = chunk
         if out.end is not None and out.end.usage is not None:
+            self.context.observe(self._sent, out.end.usage.prompt_tokens)
             yield self._usage_event(out.end.usage, out.end.model or prepared.model)
 
-    def _usage_event(self, usage: Usage, model: str) -> ev.UsageReported:
-        self._last_prompt_tokens = usage.prompt_tokens + usage.completion_tokens
-        self._chars_since_usage = 0
+    def _usage_event(self, usage: Usage, model: str, source: str | None = None) -> ev.UsageReported:
         cost, currency = self.price(model, usage, self.clock())
         return self._event(
             ev.UsageReported,
             usage=usage,
             model=model,
-            source=self.options.source,
+            source=source or self.options.source,
             cost=cost,
             currency=currency,
         )
@@ -406,6 +467,7 @@ class Agent:
                         result=state.message.content or "",
                         is_error=bool(meta.get("is_error")),
                         outcome=str(meta.get("outcome", "ok")),
+                        diff=str(meta.get("diff") or ""),
                     )
         except BaseException:
             # Cancelled: every call gets exactly one result so the next request
@@ -475,8 +537,18 @@ class Agent:
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
         if self.gate is not None:
+            preview = ""
+            approver = getattr(self.gate, "approver", None)
+            if getattr(approver, "interactive", False):
+                verdict = self.gate.policy.decide(call.name, tool.read_only, args).verdict
+                if verdict.name == "ASK":
+                    preview = preview_diff(call.name, args, self.tool_context)
             auth = await self.gate.authorize(
-                tool=call.name, read_only=tool.read_only, args=args, call_id=call.id
+                tool=call.name,
+                read_only=tool.read_only,
+                args=args,
+                call_id=call.id,
+                preview=preview,
             )
             if not auth.allowed:
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")

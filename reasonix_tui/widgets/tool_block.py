@@ -65,13 +65,16 @@ class ToolBlock(Widget):
         parts.append((STATUS_LABEL.get(self.status, self.status), status_style))
         return Content.assemble(*parts)
 
-    async def finish(self, result: str, outcome: str, is_error: bool = False) -> None:
+    async def finish(
+        self, result: str, outcome: str, is_error: bool = False, diff: str = ""
+    ) -> None:
         status = "error" if is_error and outcome == "ok" else outcome
         self.status = status if status in STATUS_LABEL else "unknown"
         self.result = result
         self.set_classes(f"-{self.status}")
         self.query_one(".header", Static).update(self._header())
-        self.diff = fmt.find_diff(result) if self.status == "ok" else None
+        found = diff or fmt.find_diff(result)
+        self.diff = found if self.status == "ok" and found else None
         await self._render_body()
 
     async def _render_body(self) -> None:

@@ -1,0 +1,56 @@
+"""Diff previews of file writes, for approval dialogs.
+
+Computed without touching the file (no lock, no observation): a preview is
+only a picture of what the call would do; the tool itself re-checks
+everything when it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reasonix_core.tool.base import ToolContext
+
+PREVIEW_TOOLS = frozenset({"write_file", "edit_file", "multi_edit"})
+MAX_PREVIEW_BYTES = 2 * 1024 * 1024
+
+
+def preview_diff(tool: str, args: dict[str, Any], ctx: ToolContext) -> str:
+    """A unified diff of what ``tool`` would write, or "" when none can be made."""
+    if tool not in PREVIEW_TOOLS or not isinstance(args.get("path"), str):
+        return ""
+    from reasonix_core.tool.builtin._fs import decode, services, unified_diff
+    from reasonix_core.tool.builtin.edit_file import apply_edit
+
+    try:
+        sandbox, _ = services(ctx)
+        path = sandbox.resolve(args["path"])
+        display = sandbox.display(path)
+        old = ""
+        if path.is_file():
+            if path.stat().st_size > MAX_PREVIEW_BYTES:
+                return ""
+            old, _fmt = decode(path.read_bytes())
+        if tool == "write_file":
+            new = str(args.get("content", ""))
+        elif tool == "edit_file":
+            new = apply_edit(
+                old,
+                str(args.get("old_string", "")),
+                str(args.get("new_string", "")),
+                bool(args.get("replace_all", False)),
+                display,
+            )[0]
+        else:
+            new = old
+            for edit in args.get("edits") or ():
+                new = apply_edit(
+                    new,
+                    str(edit.get("old_string", "")),
+                    str(edit.get("new_string", "")),
+                    bool(edit.get("replace_all", False)),
+                    display,
+                )[0]
+        return unified_diff(old, new, display) or ""
+    except Exception:  # a preview is best effort; the call itself reports errors
+        return ""
