@@ -23,7 +23,9 @@ from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import bwrap_available
 
 
-async def timed(registry: ToolRegistry, ctx: ToolContext, name: str, args: dict, n: int) -> list[float]:
+async def timed(
+    registry: ToolRegistry, ctx: ToolContext, name: str, args: dict, n: int
+) -> list[float]:
     raw = json.dumps(args)
     out = []
     for _ in range(n):
@@ -38,7 +40,9 @@ async def timed(registry: ToolRegistry, ctx: ToolContext, name: str, args: dict,
 def report(label: str, samples: list[float]) -> None:
     samples = sorted(samples)
     p90 = samples[int(len(samples) * 0.9) - 1]
-    print(f"{label:<34} median {statistics.median(samples):7.3f} ms   p90 {p90:7.3f} ms   n={len(samples)}")
+    print(
+        f"{label:<34} median {statistics.median(samples):7.3f} ms   p90 {p90:7.3f} ms   n={len(samples)}"
+    )
 
 
 async def main() -> None:
@@ -50,19 +54,36 @@ async def main() -> None:
         temp.mkdir()
         (ws / "module.py").write_text("".join(f"line_{i} = {i}\n" for i in range(200)))
         for mode in ("off", "enforce"):
-            ctx = ToolContext(workspace=ws, temp_dir=temp, services={
-                "sandbox": SandboxPolicy(workspace=ws, temp_dir=temp, bash=mode)})
+            ctx = ToolContext(
+                workspace=ws,
+                temp_dir=temp,
+                services={"sandbox": SandboxPolicy(workspace=ws, temp_dir=temp, bash=mode)},
+            )
             if mode == "off":
-                report("read_file (200 lines)", await timed(registry, ctx, "read_file", {"path": "module.py"}, 300))
+                report(
+                    "read_file (200 lines)",
+                    await timed(registry, ctx, "read_file", {"path": "module.py"}, 300),
+                )
                 samples = []
                 for i in range(300):
                     old, new = f"line_5 = {i}\n" if i else "line_5 = 5\n", f"line_5 = {i + 1}\n"
-                    samples += await timed(registry, ctx, "edit_file",
-                                           {"path": "module.py", "old_string": old, "new_string": new}, 1)
+                    samples += await timed(
+                        registry,
+                        ctx,
+                        "edit_file",
+                        {"path": "module.py", "old_string": old, "new_string": new},
+                        1,
+                    )
                 report("edit_file (read-checked write)", samples)
-                report("bash true (sandbox off)", await timed(registry, ctx, "bash", {"command": "true"}, 50))
+                report(
+                    "bash true (sandbox off)",
+                    await timed(registry, ctx, "bash", {"command": "true"}, 50),
+                )
             elif bwrap_available():
-                report("bash true (bubblewrap)", await timed(registry, ctx, "bash", {"command": "true"}, 50))
+                report(
+                    "bash true (bubblewrap)",
+                    await timed(registry, ctx, "bash", {"command": "true"}, 50),
+                )
             else:
                 print("bash true (bubblewrap)             skipped: bwrap not available")
 

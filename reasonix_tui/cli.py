@@ -64,6 +64,20 @@ def _parser() -> argparse.ArgumentParser:
     mcp_list.add_argument("--json", dest="mcp_json", action="store_true", help="one JSON array")
     mcp_list.add_argument("--no-connect", action="store_true",
                           help="show the declarations without starting any server")
+
+    config = sub.add_parser("config", help="show or change settings")
+    config_sub = config.add_subparsers(dest="config_command", metavar="SETTING")
+    ratio = config_sub.add_parser(
+        "compact-ratio", help="show or set agent.compact_ratio (the compaction threshold)"
+    )
+    ratio.add_argument("value", nargs="?", metavar="VALUE",
+                       help="0.30-0.85 (or 30%%-85%%); presets 0.70, 0.80, 0.85")
+    ratio.add_argument("--local", action="store_true",
+                       help="write ./reasonix.toml (the project) instead of the user config")
+
+    compact = sub.add_parser("compact", help="compact a session's context now")
+    compact.add_argument("-r", "--resume", dest="compact_resume", metavar="ID",
+                         help="the session to compact (default: the newest of this workspace)")
     return parser
 
 
@@ -185,6 +199,94 @@ def _mcp_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _parse_ratio(text: str) -> float:
+    from reasonix_core.errors import UsageError
+
+    raw = text.strip().rstrip("%")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"compact ratio must be a number like 0.80 or 80% (got {text!r})") from None
+    if text.strip().endswith("%") or value > 1:
+        value /= 100
+    return round(value, 4)
+
+
+def _config_compact_ratio(args: argparse.Namespace) -> int:
+    from reasonix_core.config import PROJECT_FILE, USER_FILE, load_config, reasonix_home
+    from reasonix_core.config.loader import read_toml
+
+    workspace = Path.cwd()
+    home = reasonix_home()
+    project, user = workspace / PROJECT_FILE, home / USER_FILE
+    if args.value is not None:
+        from reasonix_core.config.writeback import set_config_value
+
+        target = project if args.local else user
+        set_config_value(target, "agent.compact_ratio", _parse_ratio(args.value))
+        sys.stdout.write(f"wrote agent.compact_ratio to {target}\n")
+
+    def declared(path: Path) -> float | None:
+        agent = (read_toml(path) or {}).get("agent")
+        value = agent.get("compact_ratio") if isinstance(agent, dict) else None
+        return value if isinstance(value, int | float) else None
+
+    loaded = load_config(workspace, home=home)
+    value = loaded.config.agent.compact_ratio
+    if declared(project) is not None:
+        source = str(project)
+    elif declared(user) is not None:
+        source = str(user)
+    else:
+        source = "built-in default"
+    sys.stdout.write(f"compact_ratio = {value:.2f} ({source})\n")
+    if args.value is not None and not args.local and declared(project) is not None:
+        sys.stdout.write(f"note: {project} sets its own value, which takes precedence here\n")
+    try:
+        from reasonix_core.config import resolve_model
+
+        resolved = resolve_model(loaded.config, None)
+        window = resolved.provider.context_window_for(resolved.model)
+        sys.stdout.write(
+            f"compaction starts at {int(window * value):,} of {window:,} tokens ({resolved.ref})\n"
+        )
+    except Exception:  # no usable model configured: the ratio alone is still shown
+        pass
+    return EXIT_OK
+
+
+def _compact(args: argparse.Namespace) -> int:
+    import anyio
+
+    from reasonix_core import events as ev
+    from reasonix_core.agent.builder import RunSettings, open_runtime
+    from reasonix_core.permission.approver import FailClosedApprover
+
+    resume = args.compact_resume or args.resume_id
+    settings = RunSettings(
+        workspace=Path.cwd(), continue_last=resume is None, resume_id=resume, mcp_wait=False
+    )
+
+    async def go() -> bool:
+        ok = False
+        async with open_runtime(settings, approver=FailClosedApprover()) as runtime:
+            agent = runtime.agent
+            before = agent.estimated_prompt_tokens()
+            async for event in agent.compact():
+                if isinstance(event, ev.Notice):
+                    sys.stderr.write(f"{event.level}: {event.text}\n")
+                elif isinstance(event, ev.CompactionFinished):
+                    ok = event.ok
+            after = agent.estimated_prompt_tokens()
+            state = "compacted" if ok else "not compacted"
+            sys.stdout.write(
+                f"session {agent.session_id}: {state} (about {before:,} -> {after:,} tokens)\n"
+            )
+        return ok
+
+    return EXIT_OK if anyio.run(go) else EXIT_FAILED
+
+
 def _tui(args: argparse.Namespace) -> int:
     from reasonix_tui.launch import launch
 
@@ -207,6 +309,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.mcp_command != "list":
                 parser.parse_args(["mcp", "--help"])
             return _mcp_list(args)
+        if args.command == "config":
+            if args.config_command != "compact-ratio":
+                parser.parse_args(["config", "--help"])
+            return _config_compact_ratio(args)
+        if args.command == "compact":
+            return _compact(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

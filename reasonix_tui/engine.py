@@ -115,6 +115,11 @@ class EngineServices:
     def context_window(self) -> int:
         return self._resolved.provider.context_window_for(self._resolved.model)
 
+    @property
+    def compact_ratio(self) -> float:
+        """The effective ``agent.compact_ratio`` (project config beats user config)."""
+        return self.config.agent.compact_ratio
+
     # -- lifetime ---------------------------------------------------------
 
     async def serve(self) -> None:
@@ -239,7 +244,7 @@ class EngineServices:
         save_api_key(name, key.strip(), self.config_home)
 
     def mcp_status(self) -> list[McpServerView]:
-        states = {"pending": "connecting", "starting": "connecting", "stopped": "failed"}
+        states = {"pending": "connecting", "starting": "connecting"}
         return [
             McpServerView(
                 name=s.name,
@@ -258,7 +263,16 @@ class EngineServices:
         self._mcp.reconnect(name)
 
     async def compact(self, runner: object) -> AsyncIterator[ev.Event]:
-        yield ev.Notice(
-            level="info",
-            text="Compaction is automatic at the configured threshold; manual /compact is not available yet.",
-        )
+        """Manual ``/compact``: prune and fold the history now (retries even
+        after an automatic failure); the next request starts from the checkpoint."""
+        if not isinstance(runner, EngineRunner):
+            yield ev.Notice(level="warning", text="There is no session to compact.")
+            return
+        try:
+            runtime = await self.acquire(runner)
+        except ReasonixError as exc:
+            yield ev.Notice(level="error", text=str(exc))
+            return
+        async with aclosing(runtime.agent.compact()) as events:
+            async for event in events:
+                yield event

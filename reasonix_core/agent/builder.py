@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.agent.context import ContextManager
 from reasonix_core.agent.loop import Agent, AgentOptions
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.retry import RetryPolicy
@@ -56,6 +57,9 @@ class RunSettings:
     continue_last: bool = False
     resume_id: str | None = None
     home: Path | None = None
+    # Wait for MCP servers (each bounded by its start-up timeout) before the
+    # first request. None: wait when nobody can answer approvals (headless).
+    mcp_wait: bool | None = None
 
 
 @dataclass(kw_only=True)
@@ -67,6 +71,8 @@ class Runtime:
     policy: Policy
     workspace: Path
     continued: bool = False
+    # The MCP host (reasonix_core.mcp.host.McpHost) or None when no server is declared.
+    mcp: Any = None
 
 
 def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
@@ -113,12 +119,18 @@ async def open_runtime(
     overrides: dict[str, Any] | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     provider_factory: Callable[[Any, str], Provider] | None = None,
+    mcp_host: Any = None,
 ) -> AsyncIterator[Runtime]:
-    """Build everything; close the provider, jobs and temp dir on exit."""
+    """Build everything; close the provider, jobs and temp dir on exit.
+
+    ``mcp_host``: an MCP host the caller already entered and keeps (the TUI
+    starts it with the app); otherwise one is opened here for the servers
+    declared for the workspace and closed on exit."""
     home = settings.home or reasonix_home()
     loaded = load_config(settings.workspace, overrides=overrides, home=home)
     config = loaded.config
-    workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
+    # Start-up work: a few small synchronous reads before the first request.
+    workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()  # noqa: ASYNC240
     loaded_session = None
     if settings.continue_last or settings.resume_id:
         loaded_session = open_session(home / "sessions", workspace, settings.resume_id)
@@ -130,7 +142,8 @@ async def open_runtime(
         config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort
     )
     policy = build_policy(config, settings, workspace)
-    registry = ToolRegistry(builtin_tools(config.tools.enabled))
+    mcp = mcp_host if mcp_host is not None else _mcp_host(config, workspace, home)
+    registry = ToolRegistry([*builtin_tools(config.tools.enabled), *_mcp_tools(mcp)])
 
     async with AsyncExitStack() as stack:
         provider = (provider_factory or create_provider)(resolved.provider, api_key)
@@ -151,6 +164,9 @@ async def open_runtime(
         from reasonix_core.tool.jobs import JobManager
 
         jobs = await stack.enter_async_context(JobManager())
+        if mcp is not None and mcp_host is None:
+            # Servers start in the background from here; nothing waits yet.
+            await stack.enter_async_context(mcp)
         context = ToolContext(
             workspace=workspace,
             temp_dir=temp_dir,
@@ -159,6 +175,10 @@ async def open_runtime(
             secret_env=secret_env_names(config),
             services={"sandbox": sandbox, "jobs": jobs},
         )
+        recaller = _install_memory(context, policy, home, workspace, clock)
+        gate = PermissionGate(policy, approver)
+        # use_capability checks each MCP target against the session's gate itself.
+        context.services["gate"] = gate
 
         if loaded_session is not None:
             store = loaded_session.store
@@ -180,12 +200,16 @@ async def open_runtime(
             store = SessionStore.create(home / "sessions", workspace, header)
             history = []
         stack.callback(store.close)
+        context.services["history"].current_session = store.id
 
         options = AgentOptions(
             effort=effort,
             max_steps=settings.max_steps if settings.max_steps is not None else config.agent.max_steps,
             context_window=resolved.provider.context_window_for(resolved.model),
             max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
+        )
+        context_manager = ContextManager(
+            window=options.context_window, ratio=config.agent.compact_ratio, store=store
         )
         agent = Agent(
             provider=provider,
@@ -195,7 +219,7 @@ async def open_runtime(
             session=store,
             system_prompt=system_prompt,
             history=history,
-            gate=PermissionGate(policy, approver),
+            gate=gate,
             retry=RetryPolicy(
                 attempts=config.agent.retry_attempts,
                 base_delay=config.agent.retry_base_delay,
@@ -204,9 +228,12 @@ async def open_runtime(
             options=options,
             price=make_price_fn(config),
             clock=clock,
-            context_suffix=lambda first: workspace_context(workspace, clock()) if first else "",
+            context_suffix=_context_suffix(workspace, clock, recaller),
+            context=context_manager,
         )
         if loaded_session is not None:
+            # A restart restores the existing checkpoint only (never re-plans it).
+            context_manager.restore(store.read_checkpoint(), agent.messages)
             header = loaded_session.header
             same_tools = header.tools_fingerprint == _digest(registry.fingerprint)
             agent.note_prefix_baseline(
@@ -214,6 +241,12 @@ async def open_runtime(
                 header.model.split("/", 1)[-1] if "/" in header.model else header.model,
                 header.effort,
             )
+        mcp_wait = settings.mcp_wait
+        if mcp_wait is None:
+            mcp_wait = not getattr(approver, "interactive", False)
+        if mcp is not None and mcp_wait:
+            # Headless: a script can rely on the servers' tools from the first request.
+            await mcp.wait_ready()
         yield Runtime(
             agent=agent,
             config=config,
@@ -222,7 +255,67 @@ async def open_runtime(
             policy=policy,
             workspace=workspace,
             continued=loaded_session is not None,
+            mcp=mcp,
         )
+
+
+def _install_memory(
+    context: ToolContext, policy: Policy, home: Path, workspace: Path, clock: Callable[[], datetime]
+) -> Any:
+    """Fact store, history index and recall for this (top-level) session.
+
+    This runtime owns the project's fact store, so it installs the seed 000
+    §3.6 exception: bounded, non-sensitive, create-only project/reference
+    facts save without asking. A surface that does not own the store (a
+    sub-agent) must not install it, and then every memory write follows the
+    preset - headless, that fails closed."""
+    from reasonix_core.memory import SERVICE_FACTS, SERVICE_HISTORY, SERVICE_RECALL
+    from reasonix_core.memory.facts import FactStore, auto_save_reason
+    from reasonix_core.memory.history import HistoryIndex
+    from reasonix_core.memory.recall import Recaller
+
+    facts = FactStore(home, workspace, clock=clock)
+    recaller = Recaller(facts, clock=clock)
+    context.services[SERVICE_FACTS] = facts
+    context.services[SERVICE_HISTORY] = HistoryIndex(home / "sessions", workspace)
+    context.services[SERVICE_RECALL] = recaller
+    policy.add_auto_allow("remember", auto_save_reason)
+    return recaller
+
+
+def _context_suffix(
+    workspace: Path, clock: Callable[[], datetime], recaller: Any
+) -> Callable[[bool, str], str]:
+    """The volatile tail of a user turn: ``<workspace-context>`` on the first
+    turn, then the budgeted ``<memory-recall>`` block for the raw prompt. Both
+    live in the user message, never in the system prompt or the tools."""
+
+    def suffix(first: bool, prompt: str = "") -> str:
+        parts = [workspace_context(workspace, clock())] if first else []
+        recalled = recaller.recall(prompt) if prompt else ""
+        if recalled:
+            parts.append(recalled)
+        return "\n\n".join(parts)
+
+    return suffix
+
+
+def _mcp_host(config: Config, workspace: Path, home: Path) -> Any:
+    """An (unentered) MCP host, or None when no server is declared."""
+    from reasonix_core.mcp import make_host
+
+    host = make_host(config, workspace, home)
+    return host if host.configured else None
+
+
+def _mcp_tools(host: Any) -> list[Any]:
+    """The stable proxy, present exactly when MCP servers are declared, so late
+    or changing servers never change the tool list (see docs/MCP.md)."""
+    if host is None or not host.configured:
+        return []
+    from reasonix_core.mcp.capability import UseCapabilityTool
+
+    return [UseCapabilityTool(host)]
 
 
 def _digest(text: str) -> str:

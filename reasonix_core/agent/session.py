@@ -112,10 +112,56 @@ class SessionStore:
     def append_event(self, kind: str, **data: Any) -> None:
         self._write({"type": kind, **data})
 
+    @property
+    def checkpoint_path(self) -> Path:
+        return checkpoint_path(self.path)
+
+    def write_checkpoint(self, data: dict[str, Any]) -> None:
+        """Replace the context checkpoint sidecar atomically (the transcript is untouched)."""
+        write_checkpoint(self.path, data)
+
+    def read_checkpoint(self) -> dict[str, Any] | None:
+        return read_checkpoint(self.path)
+
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def checkpoint_path(session_path: Path) -> Path:
+    """``<id>.context.json`` beside ``<id>.jsonl``: the latest context checkpoint.
+
+    Compaction installs a projection here; the JSONL transcript is never
+    rewritten. Only the latest checkpoint is kept (a restart restores it).
+    """
+    return session_path.with_name(session_path.stem + ".context.json")
+
+
+def write_checkpoint(session_path: Path, data: dict[str, Any]) -> None:
+    path = checkpoint_path(session_path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise SessionError(f"cannot write context checkpoint {path}: {exc}") from None
+
+
+def read_checkpoint(session_path: Path) -> dict[str, Any] | None:
+    """The checkpoint sidecar, or None when absent or unreadable (then ignored)."""
+    path = checkpoint_path(session_path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring unreadable context checkpoint %s: %s", path, exc)
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _cut_torn_tail(path: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,7 @@ class Policy:
         self.deny: list[Rule] = parse_rules(deny)
         self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
         self._session: list[Rule] = []
+        self._auto_allow: dict[str, Callable[[Mapping[str, Any]], str | None]] = {}
 
     # -- posture ------------------------------------------------------------
     @property
@@ -247,7 +248,30 @@ class Policy:
             return Decision(Verdict.ALLOW, None, "writer falls back to mode allow")
         if self.mode == "deny":
             return Decision(Verdict.DENY, None, "writer falls back to mode deny")
+        hook = self._auto_allow.get(tool)
+        if hook is not None:
+            try:
+                why = hook(args if isinstance(args, Mapping) else {})
+            except Exception:  # a broken hook never allows anything
+                why = None
+            if why:
+                return Decision(Verdict.ALLOW, None, f"{why}: allowed without asking")
         return Decision(Verdict.ASK, None, "writer falls back to mode ask")
+
+    # -- tool-owned exceptions to "ask" -------------------------------------
+    def add_auto_allow(
+        self, tool: str, check: Callable[[Mapping[str, Any]], str | None]
+    ) -> None:
+        """Let ``check(args)`` turn the *fallback* ask for ``tool`` into an allow.
+
+        Consulted last, only where the writer fallback would ask: deny and ask
+        rules, session grants and mode ``deny`` all win over it. ``check``
+        returns a reason (shown in ``explain``) or None. Used for the memory
+        writes that seed 000 §3.6 lets save without asking (bounded,
+        non-sensitive, create-only project/reference facts); only the
+        controller that owns the project's fact store installs it.
+        """
+        self._auto_allow[tool] = check
 
     # -- session scope ----------------------------------------------------------
     def scope_for(self, tool: str, args: Mapping[str, Any] | None) -> str:
@@ -352,7 +376,18 @@ def _needs_quote(word: str) -> bool:
 
 #: Built-in tools that never change anything (their fallback is allow).
 READ_ONLY_TOOLS: frozenset[str] = frozenset(
-    {"read_file", "ls", "glob", "grep", "bash_output", "todo_write", "web_fetch", "ask"}
+    {
+        "read_file",
+        "ls",
+        "glob",
+        "grep",
+        "bash_output",
+        "todo_write",
+        "web_fetch",
+        "ask",
+        "history",
+        "memory",
+    }
 )
 _TOOL_FOR_ALIAS = {
     "bash": "bash",

@@ -71,6 +71,10 @@ BUILTIN_TOOLS: frozenset[str] = PATH_TOOLS | {
     "todo_write",
     "web_fetch",
     "ask",
+    "history",
+    "memory",
+    "remember",
+    "forget",
 }
 
 # Aliases are case-insensitive; the value is the canonical rule tool name.

@@ -517,6 +517,7 @@ class FixtureServer:
         models: Iterable[str] | None = None,
         port: int = 0,
         seed: int | None = None,
+        max_context_tokens: int | None = None,
     ) -> None:
         if flavour not in ("deepseek", "openai"):
             raise ValueError(f"unknown flavour {flavour!r}")
@@ -525,6 +526,10 @@ class FixtureServer:
         default = DEEPSEEK_MODELS if flavour == "deepseek" else OPENAI_MODELS
         self.models: set[str] | None = set(models if models is not None else default)
         self.responder: Responder | None = None
+        # When set, a request whose rendered prompt plus ``max_tokens`` exceeds
+        # this many tokens is refused with DeepSeek's 400 "maximum context
+        # length" error (a validation rejection: it consumes no scripted item).
+        self.max_context_tokens = max_context_tokens
         self.requests: list[RecordedRequest] = []
         self._queue: deque[ScriptItem] = deque()
         self._lock = threading.Lock()
@@ -638,6 +643,9 @@ class FixtureServer:
             outcome = HttpError(404, f"Not Found: {h.command} {route}", code=None)
         else:
             rejection = self._validate(headers, parsed, parse_error)
+            if rejection is None and self.max_context_tokens is not None:
+                assert isinstance(parsed, dict)
+                rejection = self._context_limit(parsed)
             if rejection is not None:
                 outcome = rejection
             else:
@@ -700,6 +708,23 @@ class FixtureServer:
         )
 
     # ---------------------------------------------------------------- validation
+
+    def _context_limit(self, body: dict[str, Any]) -> HttpError | None:
+        """DeepSeek's answer to a request longer than the model's context."""
+        limit = self.max_context_tokens
+        assert limit is not None
+        thinking = self.flavour == "deepseek" and thinking_enabled(body)
+        prompt = count_tokens(render_prompt(body, thinking=thinking))
+        max_tokens = body.get("max_tokens")
+        completion = max_tokens if isinstance(max_tokens, int) else 0
+        if prompt + completion <= limit:
+            return None
+        return HttpError(
+            400,
+            f"This model's maximum context length is {limit} tokens. However, you requested "
+            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
+            "completion). Please reduce the length of the messages or completion.",
+        )
 
     def _validate(
         self, headers: dict[str, str], parsed: Any, parse_error: str | None

@@ -24,3 +24,9 @@ from reasonix_core.tool.builtin import kill_shell  # noqa: F401
 from reasonix_core.tool.builtin import todo_write  # noqa: F401
 from reasonix_core.tool.builtin import web_fetch  # noqa: F401
 from reasonix_core.tool.builtin import ask  # noqa: F401
+
+# History and memory tools (docs/MEMORY.md), after ask, in this order.
+from reasonix_core.tool.builtin import history  # noqa: F401
+from reasonix_core.tool.builtin import memory  # noqa: F401
+from reasonix_core.tool.builtin import remember  # noqa: F401
+from reasonix_core.tool.builtin import forget  # noqa: F401

@@ -1,0 +1,53 @@
+"""The official ``mcp`` SDK, imported once and off the event loop.
+
+Importing the client side of the SDK builds hundreds of pydantic models and
+takes about half a second. Doing that on the event loop would delay the first
+model request of every session with an MCP server configured, so the host
+imports it in a worker thread while the session goes on (the import lock makes
+a concurrent import elsewhere simply wait for this one).
+"""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+import anyio.to_thread
+
+_lock = threading.Lock()
+_sdk: SimpleNamespace | None = None
+
+
+def load() -> SimpleNamespace:
+    """Import the pieces of the SDK the host uses (blocking)."""
+    global _sdk
+    with _lock:
+        if _sdk is not None:
+            return _sdk
+        import httpx2
+        import mcp_types as types
+        from mcp.client.session import ClientSession
+        from mcp.client.sse import sse_client
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared.exceptions import MCPError
+
+        _sdk = SimpleNamespace(
+            httpx=httpx2,
+            types=types,
+            ClientSession=ClientSession,
+            sse_client=sse_client,
+            StdioServerParameters=StdioServerParameters,
+            stdio_client=stdio_client,
+            streamable_http_client=streamable_http_client,
+            MCPError=MCPError,
+        )
+        return _sdk
+
+
+async def aload() -> Any:
+    """:func:`load` in a worker thread (immediate once loaded)."""
+    if _sdk is not None:
+        return _sdk
+    return await anyio.to_thread.run_sync(load)

@@ -1,0 +1,376 @@
+"""MCP server declarations: ``[[mcp.servers]]`` and the project ``.mcp.json``.
+
+Sources, lowest precedence first: the user ``config.toml``, the project
+``.mcp.json`` (Claude Code's ``mcpServers`` schema), the project
+``reasonix.toml``. A declaration with the same name in a higher source replaces
+the lower one whole (project beats global, ``reasonix.toml`` beats
+``.mcp.json``). ``[mcp.servers.<name>]`` tables are accepted as well as the
+``[[mcp.servers]]`` array.
+
+``${VAR}`` and ``${VAR:-default}`` expand in ``command``, ``args``, ``env``,
+``url`` and ``headers`` from the environment, then the project ``.env``;
+``${REASONIX_WORKSPACE_ROOT}`` and ``${CLAUDE_PROJECT_DIR}`` default to the
+workspace. A bad entry never stops the session: it is reported (file and entry
+name, never a value) and the other servers start.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reasonix_core.config.loader import PROJECT_FILE, USER_FILE, read_toml
+from reasonix_core.config.secrets import read_dotenv
+from reasonix_core.errors import ConfigError
+
+__all__ = [
+    "MCP_JSON",
+    "STATEFUL_MARKERS",
+    "McpConfigProblem",
+    "McpServerConfig",
+    "McpSetup",
+    "expand_vars",
+    "load_mcp_setup",
+    "sanitize",
+]
+
+MCP_JSON = ".mcp.json"
+#: Server names that look stateful default to ``concurrency = "serial"`` (seed 000 §3.16).
+STATEFUL_MARKERS: tuple[str, ...] = ("browser", "playwright", "puppeteer", "chrome", "chromium", "selenium")
+_TRANSPORTS = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamablehttp": "http",
+    "sse": "sse",
+}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def sanitize(name: str) -> str:
+    """A name usable inside ``mcp__<server>__<tool>``: spaces and odd characters -> ``_``."""
+    return _UNSAFE.sub("_", name.strip()).strip("_") or "_"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerConfig:
+    """One server, validated and with variables expanded."""
+
+    name: str  # as declared
+    key: str  # sanitised; the <server> part of mcp__<server>__<tool>
+    transport: Literal["stdio", "http", "sse"]
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    startup_timeout: float = 30.0
+    call_timeout: float = 300.0
+    concurrency: Literal["parallel", "serial"] = "parallel"
+    enabled: bool = True
+    source: str = ""
+
+    @property
+    def serial(self) -> bool:
+        return self.concurrency == "serial"
+
+
+@dataclass(frozen=True, slots=True)
+class McpConfigProblem:
+    source: str  # file path
+    name: str  # entry name, or "#<index>" when it has none
+    message: str  # names keys and variables, never values
+
+    def __str__(self) -> str:
+        return f"{self.source}: MCP server {self.name}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class McpSetup:
+    servers: tuple[McpServerConfig, ...] = ()
+    problems: tuple[McpConfigProblem, ...] = ()
+
+    @property
+    def configured(self) -> bool:
+        """True when any server is declared and enabled: the proxy tool is offered."""
+        return any(s.enabled for s in self.servers) or bool(self.problems)
+
+
+class _Entry(BaseModel):
+    """``[[mcp.servers]]``: unknown keys are errors (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    type: str | None = None
+    command: str = ""
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str = ""
+    headers: dict[str, str] = Field(default_factory=dict)
+    cwd: str = ""
+    startup_timeout_seconds: float | None = Field(default=None, gt=0)
+    call_timeout_seconds: float | None = Field(default=None, gt=0)
+    concurrency: Literal["parallel", "serial"] | None = None
+    enabled: bool = True
+
+
+class _JsonEntry(_Entry):
+    """``.mcp.json`` entries: Claude Code may add keys we do not know; ignore them."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+def load_mcp_setup(
+    workspace: Path,
+    home: Path,
+    *,
+    startup_timeout: float = 30.0,
+    call_timeout: float = 300.0,
+    environ: Mapping[str, str] | None = None,
+) -> McpSetup:
+    """Every declared server for ``workspace``, highest precedence applied.
+
+    ``startup_timeout`` / ``call_timeout`` are the ``[tools]`` defaults
+    (``mcp_startup_timeout_seconds``, ``mcp_call_timeout_seconds``).
+    """
+    env = _Env(workspace, environ)
+    # name -> (entry or None when invalid, problem or None); later sources replace earlier.
+    chosen: dict[str, tuple[tuple[str, _Entry] | None, McpConfigProblem | None]] = {}
+    nameless: list[McpConfigProblem] = []
+    for label, raw_entries, model, section_problem in _sources(workspace, home):
+        if section_problem is not None:
+            nameless.append(section_problem)
+            continue
+        for index, raw in raw_entries:
+            name = raw.get("name") if isinstance(raw, Mapping) else None
+            if not isinstance(name, str) or not name.strip():
+                nameless.append(McpConfigProblem(label, f"#{index}", "entry has no name"))
+                continue
+            name = name.strip()
+            try:
+                entry = model.model_validate(raw)
+            except ValidationError as exc:
+                chosen[name] = (None, McpConfigProblem(label, repr(name), _describe(exc)))
+                continue
+            chosen[name] = ((label, entry), None)
+
+    servers: list[McpServerConfig] = []
+    problems: list[McpConfigProblem] = list(nameless)
+    keys: dict[str, str] = {}
+    for name, (picked, problem) in chosen.items():
+        if picked is None:
+            assert problem is not None
+            problems.append(problem)
+            continue
+        label, entry = picked
+        try:
+            server = _build(entry, label, env, workspace, startup_timeout, call_timeout)
+        except ConfigError as exc:
+            problems.append(McpConfigProblem(label, repr(name), str(exc)))
+            continue
+        if server.key in keys:
+            problems.append(
+                McpConfigProblem(
+                    label,
+                    repr(name),
+                    f"its tool prefix mcp__{server.key} clashes with server {keys[server.key]!r}",
+                )
+            )
+            continue
+        keys[server.key] = name
+        servers.append(server)
+    return McpSetup(tuple(servers), tuple(problems))
+
+
+def _sources(
+    workspace: Path, home: Path
+) -> list[tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]]:
+    out = [
+        _toml_source(home / USER_FILE),
+        _json_source(workspace / MCP_JSON),
+        _toml_source(workspace / PROJECT_FILE),
+    ]
+    return [s for s in out if s[1] or s[3] is not None]
+
+
+def _toml_source(path: Path) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
+    label = str(path)
+    try:
+        data = read_toml(path)
+    except ConfigError as exc:  # load_config reports it first; keep going here
+        return label, [], _Entry, McpConfigProblem(label, "(file)", str(exc))
+    table = (data or {}).get("mcp")
+    if table is None:
+        return label, [], _Entry, None
+    if not isinstance(table, Mapping):
+        return label, [], _Entry, McpConfigProblem(label, "(file)", "[mcp] must be a table")
+    unknown = sorted(set(table) - {"servers"})
+    if unknown:
+        return label, [], _Entry, McpConfigProblem(
+            label, "(file)", f"unknown key(s) in [mcp]: {', '.join(unknown)}; servers go in [[mcp.servers]]"
+        )
+    servers = table.get("servers", [])
+    if isinstance(servers, Mapping):  # [mcp.servers.<name>] tables
+        entries = [
+            (i, {"name": name, **body} if isinstance(body, Mapping) else body)
+            for i, (name, body) in enumerate(servers.items())
+        ]
+    elif isinstance(servers, list):
+        entries = list(enumerate(servers))
+    else:
+        return label, [], _Entry, McpConfigProblem(
+            label, "(file)", "mcp.servers must be an array of tables: write [[mcp.servers]]"
+        )
+    return label, entries, _Entry, None
+
+
+def _json_source(path: Path) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (FileNotFoundError, NotADirectoryError):
+        return label, [], _JsonEntry, None
+    except (OSError, UnicodeDecodeError) as exc:
+        return label, [], _JsonEntry, McpConfigProblem(label, "(file)", f"cannot read: {type(exc).__name__}")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return label, [], _JsonEntry, McpConfigProblem(
+            label, "(file)", f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        )
+    servers = data.get("mcpServers") if isinstance(data, Mapping) else None
+    if servers is None:
+        return label, [], _JsonEntry, McpConfigProblem(label, "(file)", 'no "mcpServers" object')
+    if not isinstance(servers, Mapping):
+        return label, [], _JsonEntry, McpConfigProblem(label, "(file)", '"mcpServers" must be an object')
+    entries = [
+        (i, {**body, "name": name} if isinstance(body, Mapping) else {"name": name, "command": body})
+        for i, (name, body) in enumerate(servers.items())
+    ]
+    return label, entries, _JsonEntry, None
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(loc, list(_Entry.model_fields), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            parts.append(f"unknown key {loc!r}{hint}")
+        elif err["type"] == "missing":
+            parts.append(f"{loc}: required")
+        else:
+            parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
+    return "; ".join(parts) or "invalid entry"
+
+
+def _build(
+    entry: _Entry,
+    label: str,
+    env: _Env,
+    workspace: Path,
+    startup_timeout: float,
+    call_timeout: float,
+) -> McpServerConfig:
+    raw_type = (entry.type or ("stdio" if entry.command else "http" if entry.url else "")).lower()
+    transport = _TRANSPORTS.get(raw_type)
+    if transport is None:
+        if not raw_type:
+            raise ConfigError("needs either command (stdio) or url (http / sse)")
+        raise ConfigError(f"unknown type {entry.type!r}; use stdio, http, streamable-http or sse")
+    command = env.expand(entry.command, "command")
+    args = tuple(env.expand(a, f"args[{i}]") for i, a in enumerate(entry.args))
+    env_vars = {k: env.expand(v, f"env.{k}") for k, v in entry.env.items()}
+    url = env.expand(entry.url, "url")
+    headers = {k: env.expand(v, f"headers.{k}") for k, v in entry.headers.items()}
+    if transport == "stdio" and not command:
+        raise ConfigError("type stdio needs a command")
+    if transport != "stdio":
+        if not url:
+            raise ConfigError(f"type {raw_type} needs a url")
+        if not re.match(r"https?://", url, re.IGNORECASE):
+            raise ConfigError("url must start with http:// or https://")
+    if entry.concurrency is not None:
+        concurrency = entry.concurrency
+    else:
+        lowered = entry.name.lower()
+        concurrency = "serial" if any(m in lowered for m in STATEFUL_MARKERS) else "parallel"
+    cwd = Path(env.expand(entry.cwd, "cwd")).expanduser() if entry.cwd else workspace
+    if not cwd.is_absolute():
+        cwd = workspace / cwd
+    return McpServerConfig(
+        name=entry.name.strip(),
+        key=sanitize(entry.name),
+        transport=transport,  # type: ignore[arg-type]
+        command=command,
+        args=args,
+        env=env_vars,
+        url=url,
+        headers=headers,
+        cwd=cwd,
+        startup_timeout=entry.startup_timeout_seconds or startup_timeout,
+        call_timeout=entry.call_timeout_seconds or call_timeout,
+        concurrency=concurrency,
+        enabled=entry.enabled,
+        source=label,
+    )
+
+
+class _Env:
+    """Variable lookup: the process environment, then the project ``.env``."""
+
+    def __init__(self, workspace: Path, environ: Mapping[str, str] | None) -> None:
+        self._environ = os.environ if environ is None else environ
+        self._workspace = workspace
+        self._dotenv: dict[str, str] | None = None
+
+    def get(self, name: str) -> str | None:
+        if name in self._environ:
+            return self._environ[name]
+        if self._dotenv is None:
+            try:
+                self._dotenv = read_dotenv(self._workspace / ".env")
+            except (OSError, ConfigError):
+                self._dotenv = {}
+        if name in self._dotenv:
+            return self._dotenv[name]
+        if name in ("REASONIX_WORKSPACE_ROOT", "CLAUDE_PROJECT_DIR"):
+            return str(self._workspace)
+        return None
+
+    def expand(self, value: str, where: str) -> str:
+        return expand_vars(value, self.get, where)
+
+
+def expand_vars(value: str, lookup: Any, where: str = "value") -> str:
+    """Expand ``${VAR}`` / ``${VAR:-default}`` (default when unset or empty).
+
+    An unset variable without a default is an error naming the variable and
+    the key, never any value.
+    """
+
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        got = lookup(name)
+        if got:
+            return str(got)
+        if default is not None:
+            return default
+        if got is not None:
+            return ""
+        raise ConfigError(f"environment variable {name} is not set (used in {where})")
+
+    return _VAR.sub(sub, value)

@@ -1,0 +1,63 @@
+"""``forget``: archive a background fact (it is never deleted)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.registry import register_builtin, validate_args
+
+
+class ForgetArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    reason: str | None = Field(default=None, max_length=500)
+
+
+@register_builtin
+class ForgetTool:
+    name: ClassVar[str] = "forget"
+    description: ClassVar[str] = (
+        "Archive a saved background fact that is wrong or no longer true, so it stops being "
+        "recalled. Pass its `id` (from the memory tool) and optionally a short `reason`. The "
+        "fact is moved to the archive with its revision history, not deleted. To correct a "
+        "fact rather than drop it, use remember with its id instead."
+    )
+    read_only: ClassVar[bool] = False
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The fact id."},
+            "reason": {
+                "type": "string",
+                "maxLength": 500,
+                "description": "Why it is forgotten (kept in the archive).",
+            },
+        },
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from reasonix_core.memory import fact_store
+        from reasonix_core.memory.facts import FactError
+
+        a: ForgetArgs = validate_args(ForgetArgs, args)
+        store = fact_store(ctx.services, ctx.workspace)
+        try:
+            fact = await anyio.to_thread.run_sync(
+                lambda: store.forget(a.id.strip(), reason=a.reason or "")
+            )
+        except FactError as exc:
+            return ToolResult.error(f"forget: {exc}")
+        return ToolResult(
+            text=(
+                f"forget: archived {fact.type} fact {fact.id} ({fact.title}); it is no longer "
+                f"recalled. Revision {fact.revision} and its history are kept in the archive."
+            ),
+            meta={"id": fact.id, "revision": fact.revision},
+        )

@@ -1,0 +1,179 @@
+"""``memory``: search, list and read the saved background facts (read-only)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.registry import register_builtin, validate_args
+
+DEFAULT_SEARCH_LIMIT = 8
+DEFAULT_LIST_LIMIT = 50
+MAX_LIMIT = 100
+PREVIEW = 160
+
+FactType = Literal["user", "feedback", "project", "reference"]
+Scope = Literal["project", "global"]
+
+
+class MemoryArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    operation: Literal["search", "list", "read"]
+    query: str | None = None
+    id: str | None = None
+    type: FactType | None = None
+    scope: Scope | None = None
+    archived: bool = False
+    limit: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
+
+
+def fact_line(fact: Any, stale: str = "") -> str:
+    date = (fact.updated or fact.created)[:10]
+    flags = f" · {stale}" if stale else ""
+    if fact.archived:
+        flags += f" · archived {fact.archived[:10]}"
+    body = " ".join(fact.body.split())
+    if len(body) > PREVIEW:
+        body = body[: PREVIEW - 1].rstrip() + "…"
+    return (
+        f"- {fact.id} · {fact.type}/{fact.scope} · rev {fact.revision} · updated {date}{flags}\n"
+        f"  {fact.title}: {body}"
+    )
+
+
+@register_builtin
+class MemoryTool:
+    name: ClassVar[str] = "memory"
+    description: ClassVar[str] = (
+        "Look up background facts saved in earlier sessions (with the remember tool): "
+        "project conventions, user preferences, feedback, pointers to references. Relevant "
+        "facts are also recalled automatically into a <memory-recall> block of the user "
+        "message; use this tool to look further.\n"
+        "- operation=search: BM25 over titles, keywords and bodies for `query`.\n"
+        "- operation=list: every fact (newest first); filter with `type` / `scope`; "
+        "`archived=true` lists forgotten facts.\n"
+        "- operation=read: the full fact `id` with its revision and timestamps.\n"
+        "Facts can be outdated (marked stale): check them against the code before relying on them."
+    )
+    read_only: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "operation": {"type": "string", "enum": ["search", "list", "read"]},
+            "query": {"type": "string", "description": "search: keywords."},
+            "id": {"type": "string", "description": "read: the fact id."},
+            "type": {
+                "type": "string",
+                "enum": ["user", "feedback", "project", "reference"],
+                "description": "search/list: only facts of this type.",
+            },
+            "scope": {
+                "type": "string",
+                "enum": ["project", "global"],
+                "description": "search/list: only this scope.",
+            },
+            "archived": {
+                "type": "boolean",
+                "description": "search/list: the archived (forgotten) facts instead.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "description": "search: max hits (default 8); list: max facts (default 50).",
+            },
+        },
+        "required": ["operation"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from reasonix_core.memory import fact_store
+        from reasonix_core.memory.facts import FactError
+
+        a: MemoryArgs = validate_args(MemoryArgs, args)
+        store = fact_store(ctx.services, ctx.workspace)
+        try:
+            if a.operation == "read":
+                if not (a.id or "").strip():
+                    return ToolResult.error("memory: operation=read needs `id`")
+                return await anyio.to_thread.run_sync(self._read, store, a.id)
+            if a.operation == "search":
+                if not (a.query or "").strip():
+                    return ToolResult.error("memory: operation=search needs a non-empty query")
+                return await anyio.to_thread.run_sync(self._search, store, a)
+            return await anyio.to_thread.run_sync(self._list, store, a)
+        except FactError as exc:
+            return ToolResult.error(f"memory: {exc}")
+
+    @staticmethod
+    def _read(store: Any, fact_id: str) -> ToolResult:
+        from reasonix_core.memory.recall import staleness
+
+        fact = store.get(fact_id.strip())
+        history = store.revisions(fact.id)
+        stale = "" if fact.archived else staleness(fact, store.clock())
+        lines = [
+            f"id: {fact.id}",
+            f"title: {fact.title}",
+            f"type: {fact.type}",
+            f"scope: {fact.scope}",
+            f"revision: {fact.revision} ({len(history)} earlier revision"
+            f"{'s' if len(history) != 1 else ''} kept)",
+            f"created: {fact.created}",
+            f"updated: {fact.updated}" + (f" ({stale})" if stale else ""),
+        ]
+        if fact.keywords:
+            lines.append(f"keywords: {', '.join(fact.keywords)}")
+        if fact.archived:
+            reason = f" ({fact.archive_reason})" if fact.archive_reason else ""
+            lines.append(f"archived: {fact.archived}{reason}")
+        lines += ["", fact.body]
+        return ToolResult(text="\n".join(lines), meta={"id": fact.id, "revision": fact.revision})
+
+    @staticmethod
+    def _list(store: Any, a: MemoryArgs) -> ToolResult:
+        from reasonix_core.memory.recall import staleness
+
+        facts = store.list(scope=a.scope, type=a.type, archived=a.archived)
+        limit = a.limit or DEFAULT_LIST_LIMIT
+        what = "archived facts" if a.archived else "facts"
+        if not facts:
+            return ToolResult(text=f"memory: no {what} saved{_filters(a)}.", meta={"count": 0})
+        now = store.clock()
+        lines = [
+            f"memory: {len(facts)} {what}{_filters(a)}"
+            + (f", showing the newest {limit}:" if len(facts) > limit else ":")
+        ]
+        for fact in facts[:limit]:
+            lines.append(fact_line(fact, "" if a.archived else staleness(fact, now)))
+        return ToolResult(text="\n".join(lines), meta={"count": len(facts)})
+
+    @staticmethod
+    def _search(store: Any, a: MemoryArgs) -> ToolResult:
+        from reasonix_core.memory.recall import Recaller
+
+        facts = store.list(scope=a.scope, type=a.type, archived=a.archived)
+        ranked = Recaller(store, clock=store.clock).rank(a.query or "", facts, min_terms=1)
+        ranked = ranked[: a.limit or DEFAULT_SEARCH_LIMIT]
+        if not ranked:
+            return ToolResult(
+                text=f"memory: no facts match {a.query!r}{_filters(a)} ({len(facts)} searched).",
+                meta={"hits": 0},
+            )
+        lines = [f"memory: {len(ranked)} fact{'s' if len(ranked) != 1 else ''} match {a.query!r}:"]
+        lines += [fact_line(r.fact, r.stale) for r in ranked]
+        lines.append("Use operation=read with an id for the full text.")
+        return ToolResult(
+            text="\n".join(lines), meta={"hits": len(ranked), "ids": [r.fact.id for r in ranked]}
+        )
+
+
+def _filters(a: MemoryArgs) -> str:
+    parts = [f"type {a.type}" if a.type else "", f"scope {a.scope}" if a.scope else ""]
+    parts = [p for p in parts if p]
+    return f" ({', '.join(parts)})" if parts else ""

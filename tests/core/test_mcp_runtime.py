@@ -1,0 +1,208 @@
+"""MCP inside a session: the stable proxy keeps the request prefix fixed while servers
+start late; the proxy exists exactly when servers are declared; headless waits for the
+servers, the TUI does not; ``reasonix run`` reaches the example plugin end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.client._memory import InMemoryTransport
+
+from reasonix_core.agent.builder import RunSettings, open_runtime
+from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from tests.conftest import TEST_KEY, TEST_KEY_ENV
+from tests.core.agent_helpers import bodies, run_turn
+from tests.core.mcp_helpers import EXAMPLE_SERVER, host, server, wait_until
+from tests.core.test_mcp_host import demo_server
+
+
+class Interactive(FailClosedApprover):
+    interactive = True
+
+
+def declare_example(workspace: Path, **extra: str) -> None:
+    lines = [
+        "[[mcp.servers]]",
+        'name = "example"',
+        f"command = {json.dumps(sys.executable)}",
+        f"args = [{json.dumps(str(EXAMPLE_SERVER))}]",
+        *(f"{k} = {v}" for k, v in extra.items()),
+    ]
+    (workspace / "reasonix.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [t["function"]["name"] for t in body.get("tools", [])]
+
+
+@asynccontextmanager
+async def gated(release: anyio.Event):
+    await release.wait()
+    async with InMemoryTransport(demo_server()) as streams:
+        yield streams
+
+
+async def test_prefix_is_stable_while_a_server_becomes_ready_mid_turn(
+    workspace: Path, configured: Any, tmp_path: Path
+) -> None:
+    call = {"action": "call", "name": "mcp__late__echo", "arguments": {"text": "hello"}}
+    configured.enqueue(
+        Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps(call))]),
+        Reply(content="done"),
+    )
+    release = anyio.Event()
+    seen: list[str] = []
+    h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release)})
+    async with h:
+        settings = RunSettings(workspace=workspace, mcp_wait=False)
+        async with open_runtime(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
+
+            async def release_after_step_one() -> None:
+                await wait_until(lambda: configured.requests)
+                seen.append(h.status()[0].phase)
+                release.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(release_after_step_one)
+                events = await run_turn(rt, "say hello through the plugin")
+    first, second = bodies(configured)
+    assert seen == ["starting"]  # step 1 went out before the server was ready
+    assert h.status()[0].phase == "stopped"
+    # The server became ready in between, yet the tools array is byte-identical.
+    assert json.dumps(first["tools"], sort_keys=True) == json.dumps(second["tools"], sort_keys=True)
+    assert "use_capability" in tool_names(first)
+    assert not [n for n in tool_names(first) if n.startswith("mcp__")]
+    tool_message = next(m for m in second["messages"] if m["role"] == "tool")
+    assert tool_message["content"] == "hello"
+    assert not [e for e in events if e.kind == "prefix_changed"]
+
+
+async def test_proxy_only_when_servers_are_declared(workspace: Path, configured: Any) -> None:
+    async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
+        assert "use_capability" not in rt.agent.tools.names and rt.mcp is None
+        builtin_fingerprint = rt.agent.tools.fingerprint
+        assert rt.agent.tool_context.services["gate"] is rt.agent.gate
+    declare_example(workspace, enabled="false")
+    async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
+        assert "use_capability" not in rt.agent.tools.names  # declared but disabled
+        assert rt.agent.tools.fingerprint == builtin_fingerprint
+    declare_example(workspace)
+    async with open_runtime(
+        RunSettings(workspace=workspace, mcp_wait=False), approver=FailClosedApprover()
+    ) as rt:
+        assert rt.agent.tools.names[-1] == "use_capability"
+        assert rt.agent.tools.get("use_capability").read_only is True
+
+
+async def test_headless_waits_for_servers_and_the_tui_does_not(workspace: Path, configured: Any) -> None:
+    declare_example(workspace)
+    async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
+        assert [s.phase for s in rt.mcp.status()] == ["ready"]
+    async with open_runtime(RunSettings(workspace=workspace), approver=Interactive()) as rt:
+        assert [s.phase for s in rt.mcp.status()] == ["starting"]  # did not wait
+        await rt.mcp.wait_ready()
+        assert [s.phase for s in rt.mcp.status()] == ["ready"]
+
+
+def test_reasonix_run_calls_the_example_plugin_end_to_end(workspace: Path, configured: Any) -> None:
+    declare_example(workspace)
+    listing = {"action": "list"}
+    call = {"action": "call", "name": "mcp__example__wordcount", "arguments": {"text": "one two three"}}
+    configured.enqueue(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("use_capability", json.dumps(listing)),
+                ToolCallSpec("use_capability", json.dumps(call)),
+            ]
+        ),
+        Reply(content="It has three words."),
+    )
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", "run", "count the words", "--output-format", "json"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["result"] == "It has three words."
+    first, second = bodies(configured)
+    assert tool_names(first) == tool_names(second) and "use_capability" in tool_names(first)
+    results = [m["content"] for m in second["messages"] if m["role"] == "tool"]
+    # Headless waited for the server: the first request could already list its tools.
+    assert "server example (ready, 2 tools)" in results[0]
+    assert "mcp__example__echo [read-only]" in results[0]
+    assert results[1] == "3 words, 1 lines, 13 characters"
+    assert result["metrics"]["tool_calls_by_name"] == {"use_capability": 2}
+    assert "Traceback" not in proc.stderr
+    logs = Path(os.environ["REASONIX_HOME"]) / "logs" / "mcp-example.log"
+    assert "ready: 2 tools" in logs.read_text()
+
+
+def test_mcp_list_shows_status_and_problems(workspace: Path, home: Path) -> None:
+    declare_example(workspace)
+    with (workspace / "reasonix.toml").open("a", encoding="utf-8") as fh:
+        fh.write('\n[[mcp.servers]]\nname = "typo"\ncomand = "x"\n')
+    (workspace / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"gone": {"command": str(workspace / "no-such-binary")}}})
+    )
+
+    def mcp_list(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "reasonix_tui.cli", "mcp", "list", *flags],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    proc = mcp_list("--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["name"]: row for row in json.loads(proc.stdout)}
+    assert (rows["example"]["phase"], rows["example"]["tools"], rows["example"]["prompts"]) == ("ready", 2, 1)
+    assert rows["gone"]["phase"] == "failed" and rows["gone"]["error_class"] == "FileNotFoundError"
+    assert rows["typo"]["phase"] == "invalid"
+    text = mcp_list("--no-connect")
+    assert text.returncode == 0 and "pending" in text.stdout
+    assert f"{workspace / 'reasonix.toml'}: MCP server 'typo': unknown key 'comand'" in text.stdout
+    assert proc.stderr == "" and text.stderr == ""
+
+
+async def test_tui_services_start_servers_with_the_app_and_share_them(
+    workspace: Path, configured: Any, home: Path
+) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    declare_example(workspace)
+    call = {"action": "call", "name": "mcp__example__echo", "arguments": {"text": "from the tui"}}
+    configured.enqueue(
+        Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps(call))]), Reply(content="ok")
+    )
+    services = EngineServices(workspace, home=home)
+    assert [(v.name, v.state) for v in services.mcp_status()] == [("example", "connecting")]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(services.serve)
+        await wait_until(lambda: services.mcp_status()[0].state == "ready")
+        view = services.mcp_status()[0]
+        assert (view.transport, view.tools, view.prompts, view.resources) == ("stdio", 2, 1, 1)
+        runner = services.new_runner(Interactive())
+        events = [e async for e in runner.run("echo something")]
+        assert events[-1].kind == "turn_finished"
+        tool_message = next(m for m in bodies(configured)[1]["messages"] if m["role"] == "tool")
+        assert tool_message["content"] == "from the tui"
+        services.reconnect_mcp("example")
+        await wait_until(lambda: services.mcp_status()[0].reconnects == 1)
+        await wait_until(lambda: services.mcp_status()[0].state == "ready")
+        tg.cancel_scope.cancel()
+    assert services.mcp_status()[0].state == "stopped"  # closed with the app
