@@ -29,6 +29,7 @@ from reasonix_core.events import (
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolProgress,
     TurnFailed,
     TurnFinished,
     TurnStarted,
@@ -62,6 +63,9 @@ class TurnController:
         self.reasoning: ReasoningBlock | None = None
         self.tools: dict[str, ToolBlock] = {}
         self.last_text = ""
+        # Blocks streamed by the current request attempt: a retry replays the
+        # request, so what the failed attempt showed is taken back.
+        self.attempt_blocks: list[AssistantBlock | ReasoningBlock] = []
 
     async def drive(self, events: AsyncIterator[Event]) -> None:
         """Consume one stream to its end (or until cancelled)."""
@@ -92,10 +96,12 @@ class TurnController:
         match event:
             case TurnStarted() | StepStarted():
                 await self._close_blocks()
+                self.attempt_blocks.clear()
             case TextDelta(text=text):
                 await self._close_reasoning()
                 if self.assistant is None:
                     self.assistant = AssistantBlock()
+                    self.attempt_blocks.append(self.assistant)
                     await self.transcript.add(self.assistant)
                 self.last_text += text
                 await self.assistant.write(text)
@@ -103,6 +109,7 @@ class TurnController:
                 await self._close_text()
                 if self.reasoning is None:
                     self.reasoning = ReasoningBlock(self.clock())
+                    self.attempt_blocks.append(self.reasoning)
                     await self.transcript.add(self.reasoning)
                 self.reasoning.append(text)
             case ToolCallDelta(name=name):
@@ -128,7 +135,16 @@ class TurnController:
                     cost,
                     currency,
                 )
+            case ToolProgress(call_id=call_id, progress=progress, total=total, message=message):
+                block = self.tools.get(call_id)
+                if block is not None:
+                    block.set_progress(progress, total, message)
             case Retrying(attempt=attempt, delay=delay, reason=reason):
+                await self._close_blocks()
+                for block in self.attempt_blocks:
+                    await block.remove()
+                self.attempt_blocks.clear()
+                self.last_text = ""
                 await self.notice(f"Retrying in {delay:.0f}s (attempt {attempt}): {reason}")
             case PrefixChanged(reason=reason):
                 await self.notice(f"Cache prefix changed: {reason}")

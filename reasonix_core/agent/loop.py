@@ -46,7 +46,7 @@ from reasonix_core.provider.base import (
     TextChunk,
     ToolCallFragment,
 )
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.preview import preview_diff
 from reasonix_core.tool.registry import ToolRegistry
 from reasonix_core.usage import Usage
@@ -450,12 +450,8 @@ class Agent:
                         name=state.call.name,
                         arguments=state.call.arguments,
                     )
-                if len(batch_states) == 1:
-                    await self._execute(batch_states[0])
-                else:
-                    async with anyio.create_task_group() as tg:
-                        for state in batch_states:
-                            tg.start_soon(self._execute, state)
+                async for progress in self._run_batch(batch_states):
+                    yield progress
                 for state in batch_states:
                     assert state.message is not None
                     self._append(state.message)
@@ -497,6 +493,46 @@ class Agent:
                     )
             raise
 
+    async def _run_batch(self, batch: list[_CallState]) -> AsyncIterator[ev.Event]:
+        """Run one batch, yielding tool progress live while it runs.
+
+        Tools report progress through ``services["tool_progress"]`` (MCP
+        ``notifications/progress``); the reports reach the single event stream
+        through a bounded memory stream. A full stream drops reports rather
+        than slowing a tool down.
+        """
+        send, receive = anyio.create_memory_object_stream[ev.ToolProgress](256)
+
+        def report(progress: ev.ToolProgress) -> None:
+            try:
+                send.send_nowait(progress)
+            except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+        self.tool_context.services["tool_progress"] = report
+
+        async def work() -> None:
+            async with send:
+                if len(batch) == 1:
+                    await self._execute(batch[0])
+                else:
+                    async with anyio.create_task_group() as inner:
+                        for state in batch:
+                            inner.start_soon(self._execute, state)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(work)
+            async with receive:
+                async for progress in receive:
+                    yield self._event(
+                        ev.ToolProgress,
+                        call_id=progress.call_id,
+                        name=progress.name,
+                        progress=progress.progress,
+                        total=progress.total,
+                        message=progress.message,
+                    )
+
     def _repeat(self, call: ToolCall) -> int:
         try:
             canonical = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
@@ -511,6 +547,7 @@ class Agent:
 
     async def _execute(self, state: _CallState) -> None:
         call = state.call
+        current_call_id.set(call.id)  # this task's context only
         count = self._repeat(call)
         result = await self._authorize_and_call(state)
         text, bounded = bound_result(result.text)

@@ -29,7 +29,7 @@ from reasonix_core.mcp.connection import McpUnavailable
 from reasonix_core.mcp.host import McpHost
 from reasonix_core.mcp.status import WAITABLE
 from reasonix_core.provider.base import canonical_json
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.registry import canonical_schema
 
 NAME = "use_capability"
@@ -142,7 +142,7 @@ class UseCapabilityTool:
             tool=name,
             read_only=read_only,
             args=arguments,
-            call_id=f"{NAME}-{next(self._ids)}",
+            call_id=current_call_id.get() or f"{NAME}-{next(self._ids)}",
             summary=f"{name} (MCP, via {NAME})",
         )
         if auth.allowed:

@@ -25,7 +25,7 @@ from reasonix_core.mcp.connection import (
     McpUnavailable,
     ServerConnection,
 )
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 
 #: ``ToolContext.services`` key of an optional ``Callable[[ToolProgress], None]``.
 PROGRESS_SERVICE = "tool_progress"
@@ -45,6 +45,7 @@ class McpTool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext, *, call_id: str = "") -> ToolResult:
         sink = ctx.services.get(PROGRESS_SERVICE)
         name = self.name
+        call_id = call_id or current_call_id.get()
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             # Always passed, so every tools/call carries _meta.progressToken.

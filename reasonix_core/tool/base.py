@@ -7,12 +7,18 @@ registry catches anything that escapes anyway and turns it into a result.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from reasonix_core.permission.approver import Approver
+
+
+#: The model's id of the tool call being executed, for tools that report
+#: progress or ask for approval on behalf of another call (the MCP proxy).
+current_call_id: ContextVar[str] = ContextVar("reasonix_current_call_id", default="")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

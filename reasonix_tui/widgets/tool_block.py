@@ -48,6 +48,7 @@ class ToolBlock(Widget):
         self.result = ""
         self.diff: str | None = None
         self.expanded = False
+        self.progress = ""
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="header", markup=False)
@@ -63,7 +64,15 @@ class ToolBlock(Widget):
         if key:
             parts += [(key, "$text-muted"), "  "]
         parts.append((STATUS_LABEL.get(self.status, self.status), status_style))
+        if self.status == "running" and self.progress:
+            parts += ["  ", (self.progress, "$text-muted")]
         return Content.assemble(*parts)
+
+    def set_progress(self, progress: float, total: float | None, message: str) -> None:
+        """Live progress reported by the tool (e.g. MCP notifications/progress)."""
+        amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        self.progress = f"{amount} {message}".strip()
+        self.query_one(".header", Static).update(self._header())
 
     async def finish(
         self, result: str, outcome: str, is_error: bool = False, diff: str = ""

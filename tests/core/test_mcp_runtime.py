@@ -206,3 +206,35 @@ async def test_tui_services_start_servers_with_the_app_and_share_them(
         await wait_until(lambda: services.mcp_status()[0].state == "ready")
         tg.cancel_scope.cancel()
     assert services.mcp_status()[0].state == "stopped"  # closed with the app
+
+
+async def test_progress_reaches_the_event_stream_tagged_with_the_models_call_id(
+    workspace: Path, configured: Any
+) -> None:
+    from reasonix_core import events as ev
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_stdio_server.py"
+    (workspace / "reasonix.toml").write_text(
+        "[[mcp.servers]]\n"
+        'name = "fx"\n'
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(fixture))}]\n",
+        encoding="utf-8",
+    )
+    call = {"action": "call", "name": "mcp__fx__slow", "arguments": {"seconds": 0.3}}
+    configured.enqueue(
+        Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps(call))]),
+        Reply(content="done"),
+    )
+    settings = RunSettings(workspace=workspace)
+    async with open_runtime(settings, approver=FailClosedApprover()) as rt:
+        events = await run_turn(rt, "be slow")
+    kinds = [e.kind for e in events]
+    started = next(e for e in events if isinstance(e, ev.ToolCallStarted))
+    progress = [e for e in events if isinstance(e, ev.ToolProgress)]
+    assert [(p.progress, p.total, p.message) for p in progress] == [(0, 2, "started"), (1, 2, "half way")]
+    assert all(p.call_id == started.call_id for p in progress)
+    first_progress = kinds.index("tool_progress")
+    assert kinds.index("tool_call_started") < first_progress < kinds.index("tool_call_finished")
+    finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
+    assert "slept 0.3" in finished.result

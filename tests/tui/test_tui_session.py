@@ -219,3 +219,49 @@ async def test_fast_key_burst_submits_the_whole_text(make_app) -> None:
         await settle(pilot)
         assert services.runners[0].prompts == ["please list files"]
         assert session(pilot).composer.text == ""
+
+
+async def test_retry_takes_back_the_failed_attempts_text(make_app) -> None:
+    from reasonix_core.events import Retrying, StepStarted, TextDelta, TurnFinished
+
+    app, _ = make_app(
+        [[
+            StepStarted(step=1, model="m"),
+            TextDelta(text="half an ans"),
+            Retrying(attempt=1, delay=0.0, reason="stream ended before the response finished"),
+            TextDelta(text="The whole answer."),
+            TurnFinished(stop_reason="stop", text="The whole answer.", steps=1),
+        ]]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "q")
+        await settle(pilot)
+        texts = [b.text for b in session(pilot).query(AssistantBlock)]
+        assert texts == ["The whole answer."]
+        notices = [str(b.render()) for b in session(pilot).query(NoticeBlock)]
+        assert any("Retrying" in n for n in notices)
+
+
+async def test_tool_progress_updates_the_running_card(make_app) -> None:
+    from reasonix_core.events import ToolCallStarted, ToolProgress
+
+    gate = asyncio.Event()
+    app, _ = make_app(
+        [[
+            ToolCallStarted(call_id="c1", name="use_capability", arguments='{"name": "mcp__fx__slow"}'),
+            ToolProgress(call_id="c1", name="mcp__fx__slow", progress=1, total=2, message="half way"),
+            WaitFor(gate),
+        ]]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "go")
+        for _ in range(20):
+            await pilot.pause()
+            cards = session(pilot).query(ToolBlock)
+            if cards and cards.first().progress:
+                break
+        card = session(pilot).query_one(ToolBlock)
+        assert card.progress == "1/2 half way"
+        assert "1/2 half way" in str(card.query_one(".header").render())
+        gate.set()
+        await settle(pilot)
