@@ -262,6 +262,18 @@ class EngineServices:
     def reconnect_mcp(self, name: str) -> None:
         self._mcp.reconnect(name)
 
+    # Optional AppServices members: MCP prompts as slash commands, resources as @ references.
+
+    def mcp_prompts(self) -> list[tuple[str, str, str]]:
+        """(command name without "/", description, argument hint) of ready servers."""
+        return [(p.full_name, p.description, p.argument_hint) for p in self._mcp.prompts()]
+
+    async def render_mcp_prompt(self, name: str, args: str) -> str:
+        return await self._mcp.render_prompt(name, args)
+
+    async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
+        return await self._mcp.expand_resource_references(text)
+
     async def compact(self, runner: object) -> AsyncIterator[ev.Event]:
         """Manual ``/compact``: prune and fold the history now (retries even
         after an automatic failure); the next request starts from the checkpoint."""

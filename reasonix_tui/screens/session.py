@@ -21,7 +21,7 @@ from reasonix_core.command.mentions import expand_mentions
 from reasonix_core.events import Event
 from reasonix_core.permission.approver import ApprovalDecision, QuestionAnswer
 from reasonix_tui.approver import TuiApprover
-from reasonix_tui.commands import CommandRegistry
+from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.controller import TurnController
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
@@ -140,6 +140,18 @@ class SessionScreen(SessionCommands, Screen[None]):
             return
         await self.handle_input(text)
 
+    def _refresh_mcp_commands(self) -> None:
+        """MCP prompts join the registry as servers become ready (cheap to repeat)."""
+        list_prompts = getattr(self.services, "mcp_prompts", None)
+        if list_prompts is None:
+            return
+        extra = [
+            SlashCommand(name=name, description=description, argument_hint=hint, kind="mcp")
+            for name, description, hint in list_prompts()
+        ]
+        base = [c for c in self.registry.all() if c.kind != "mcp"]
+        self.registry = CommandRegistry(base, self.registry.problems).with_extra(extra)
+
     async def handle_input(self, text: str) -> None:
         stripped = text.strip()
         head = stripped.split(maxsplit=1)[0] if stripped else ""
@@ -166,6 +178,14 @@ class SessionScreen(SessionCommands, Screen[None]):
                 for text in expansion.notices:
                     await self.notice(text, "warning")
                 prompt = expansion.apply(prompt)
+            expand_resources = getattr(self.services, "expand_mcp_resources", None)
+            if expand_resources is not None:
+                try:
+                    prompt, problems = await expand_resources(prompt)
+                except Exception as exc:
+                    problems = [f"Could not read MCP resources: {exc}"]
+                for text in problems:
+                    await self.notice(text, "warning")
         await self.controller.drive(self.runner.run(prompt))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:
@@ -234,6 +254,7 @@ class SessionScreen(SessionCommands, Screen[None]):
             self._menu_dismissed_text = None
         else:
             return
+        self._refresh_mcp_commands()
         items = slash_items(self.registry, text)
         if items is not None:
             self.open_menu("slash", items)

@@ -33,12 +33,21 @@ class SessionCommands:
         return command.name in RUNS_WHILE_BUSY or (command.name == "effort" and not args)
 
     async def run_slash(self: SessionScreen, text: str) -> None:
+        self._refresh_mcp_commands()
         command, name, args = self.registry.parse(text)
         if command is None:
             await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
             return
         if command.kind == "custom" and command.custom is not None:
             await self.start_turn(text, command.custom.render(args))
+            return
+        if command.kind == "mcp":
+            try:
+                rendered = await self.services.render_mcp_prompt(command.name, args)  # type: ignore[attr-defined]
+            except Exception as exc:
+                await self.notice(f"/{command.name} failed: {exc}", "error")
+                return
+            await self.start_turn(text, rendered)
             return
         handler = getattr(self, f"cmd_{command.name}", None)
         if handler is None:

@@ -1,0 +1,63 @@
+"""MCP prompts as slash commands and @server:uri resources, through the session screen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tui_helpers import send, session, settle
+
+from reasonix_tui.app import ReasonixApp
+from reasonix_tui.testing import ScriptedServices, text_steps
+
+
+@dataclass
+class McpServices(ScriptedServices):
+    rendered: list[tuple[str, str]] = field(default_factory=list)
+
+    def mcp_prompts(self) -> list[tuple[str, str, str]]:
+        return [("mcp__example__review", "Review a file", "<path> [focus]")]
+
+    async def render_mcp_prompt(self, name: str, args: str) -> str:
+        self.rendered.append((name, args))
+        return f"Please review {args} carefully."
+
+    async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
+        if "@example:style://guide" in text:
+            return text + "\n\n<resource uri=\"style://guide\">Use short names.</resource>", []
+        return text, []
+
+
+def make(tmp_path: Path, turns) -> tuple[ReasonixApp, McpServices]:  # type: ignore[no-untyped-def]
+    services = McpServices(
+        turns=turns, workspace=tmp_path / "ws", config_home=tmp_path / "home"
+    )
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    return ReasonixApp(services, cursor_blink=False), services
+
+
+async def test_mcp_prompt_is_a_slash_command_in_the_menu_and_runs_as_a_turn(tmp_path: Path) -> None:
+    app, services = make(tmp_path, [text_steps("Reviewed.")])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.press("/", "m", "c", "p", "_")
+        await pilot.pause()
+        screen = session(pilot)
+        assert screen.menu.is_open
+        labels = [str(item.value) for item in screen.menu.items]
+        assert any("mcp__example__review" in label for label in labels)
+        await pilot.press("escape")
+        screen.composer.text = ""
+        await send(pilot, "/mcp__example__review src/app.py")
+        await settle(pilot)
+    assert services.rendered == [("mcp__example__review", "src/app.py")]
+    assert services.runners[0].prompts == ["Please review src/app.py carefully."]
+
+
+async def test_resource_reference_is_expanded_into_the_user_turn(tmp_path: Path) -> None:
+    app, services = make(tmp_path, [text_steps("Noted.")])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "follow @example:style://guide please")
+        await settle(pilot)
+    prompt = services.runners[0].prompts[0]
+    assert prompt.startswith("follow @example:style://guide please")
+    assert "Use short names." in prompt
