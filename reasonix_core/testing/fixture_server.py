@@ -269,12 +269,32 @@ def render_prompt(body: dict[str, Any], *, thinking: bool | None = None) -> str:
 # --------------------------------------------------------------------------- prompt cache
 
 
+# DeepSeek also persists a prefix that several requests share as a unit of its
+# own (wire-formats.md §3.1 rule 2: "A+B then A+C misses, then A+D hits A").
+# The fixture keeps the last few prompts to find such shared prefixes.
+SHARED_PREFIX_HISTORY = 8
+SHARED_PREFIX_MIN_BYTES = 256
+
+
 class _CacheSpace:
-    __slots__ = ("digests", "lengths")
+    __slots__ = ("digests", "lengths", "recent")
 
     def __init__(self) -> None:
         self.lengths: list[int] = []  # sorted distinct unit lengths (bytes)
         self.digests: dict[int, set[bytes]] = {}
+        self.recent: deque[bytes] = deque(maxlen=SHARED_PREFIX_HISTORY)
+
+
+def _common_prefix_length(a: bytes, b: bytes) -> int:
+    """Longest common prefix by binary search over C-speed slice comparisons."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _digest(data: bytes | memoryview) -> bytes:
@@ -308,6 +328,10 @@ class _PromptCache:
                 if length and hasher.copy().digest() in space.digests[length]:
                     best = length
             self._add(space, prompt)
+            shared = max((_common_prefix_length(prompt, old) for old in space.recent), default=0)
+            if shared >= SHARED_PREFIX_MIN_BYTES and shared > best:
+                self._add(space, prompt[:shared])
+            space.recent.append(prompt)
             return best
 
     def persist(self, space_key: tuple[str, str], unit: bytes) -> None:

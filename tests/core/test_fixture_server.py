@@ -764,3 +764,20 @@ def test_cache_needs_whole_units_and_is_per_model(server: FixtureServer) -> None
         server, body(model="deepseek-v4-pro", messages=follow, thinking={"type": "disabled"})
     )
     assert usage["prompt_cache_hit_tokens"] == 0
+
+
+def test_cache_persists_a_prefix_shared_by_several_requests(server: FixtureServer) -> None:
+    """DeepSeek rule 2: A+B then A+C misses, but A is then persisted and A+D hits it."""
+    system = {"role": "system", "content": "shared system prompt " * 40}
+    server.enqueue(*(Reply(content="ok") for _ in range(3)))
+
+    def ask(question: str) -> dict[str, Any]:
+        msgs = [system, {"role": "user", "content": question}]
+        return _run(server, body(messages=msgs, thinking={"type": "disabled"}))
+
+    assert ask("Alpha question")["prompt_cache_hit_tokens"] == 0
+    assert ask("Beta question")["prompt_cache_hit_tokens"] == 0  # reveals the shared prefix
+    third = ask("Gamma question")
+    shared = render_prompt(body(messages=[system, {"role": "user", "content": ""}]))
+    assert third["prompt_cache_hit_tokens"] == count_tokens(shared)
+    assert third["prompt_cache_miss_tokens"] > 0
