@@ -105,7 +105,17 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
+def _skip_httpx_cli() -> None:
+    """httpx imports its optional command-line module (rich, click, pygments: ~35 ms)
+    at import time whenever those are installed, as they are beside textual. Headless
+    runs never use it; a None entry makes that import fail fast, and httpx falls back
+    to its stub."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
 def _run(args: argparse.Namespace) -> int:
+    _skip_httpx_cli()
     import anyio
 
     from reasonix_core.agent.builder import RunSettings

@@ -201,6 +201,7 @@ def test_run_never_imports_textual(workspace, cfg):
         "rc = main(['run', 'hi'])\n"
         "assert 'textual' not in sys.modules, 'textual was imported'\n"
         "assert 'reasonix_tui.app' not in sys.modules, 'the TUI app was imported'\n"
+        "assert 'rich' not in sys.modules, 'rich was imported (httpx CLI module?)'\n"
         "sys.exit(rc)\n"
     )
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
