@@ -10,13 +10,13 @@ the partial, so the two are never read together.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reasonix_core import events as ev
+from reasonix_core.fsutil import atomic_write_text
 
 SUBAGENT_COUNTERS = (
     "subagent_runs",
@@ -174,6 +174,4 @@ class MetricsSink:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core.errors import SessionError
+from reasonix_core.fsutil import atomic_write_text
 from reasonix_core.messages import Message
 
 log = logging.getLogger(__name__)
@@ -140,13 +141,8 @@ def checkpoint_path(session_path: Path) -> Path:
 
 def write_checkpoint(session_path: Path, data: dict[str, Any]) -> None:
     path = checkpoint_path(session_path)
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        atomic_write_text(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     except OSError as exc:
         raise SessionError(f"cannot write context checkpoint {path}: {exc}") from None
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
 from reasonix_core.config.loader import reasonix_home
 from reasonix_core.config.schema import Config, ProviderConfig
 from reasonix_core.errors import ConfigError
+from reasonix_core.fsutil import atomic_write_text
 
 __all__ = [
     "ENV_FILE",
@@ -149,22 +149,8 @@ def _quote(value: str) -> str:
 
 
 def _write_private(path: Path, text: str) -> None:
-    # mkstemp creates the file with O_EXCL and mode 0600 from the start.
-    fd, tmp = tempfile.mkstemp(prefix=".env.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            if hasattr(os, "fchmod"):
-                os.fchmod(fh.fileno(), 0o600)
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    # The temp file is created 0600 and stays so: a key is never readable by others.
+    atomic_write_text(path, text, mode=0o600)
 
 
 def secret_env_names(config: Config) -> frozenset[str]:

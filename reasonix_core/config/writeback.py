@@ -5,9 +5,7 @@ This is the only module that imports ``tomlkit``; the load path never does.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from tomlkit.items import Table
 
 from reasonix_core.config.loader import check_layer
 from reasonix_core.errors import ConfigError
+from reasonix_core.fsutil import atomic_write_text
 
 __all__ = ["set_config_value"]
 
@@ -77,21 +76,7 @@ def _replace(path: Path, text: str) -> None:
         mode = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                if hasattr(os, "fchmod"):
-                    # A new config file gets the usual 0644 (keys live in .env).
-                    os.fchmod(fh.fileno(), 0o644 if mode is None else mode)
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        # A new config file gets the usual 0644 (keys live in .env).
+        atomic_write_text(path, text, mode=0o644 if mode is None else mode)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,32 @@
+"""Atomic file replacement, shared by every writer of Reasonix's own state files
+(config, .env, metrics, checkpoints): a reader never sees a half-written file
+and a crash leaves either the old or the new content."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Write ``text`` to a temp file beside ``path`` (created 0600, then set to
+    ``mode`` before any byte is written), fsync it, and rename it over ``path``.
+
+    Raises OSError; the temp file never outlives a failure.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
