@@ -64,14 +64,23 @@ def _no_price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
 
 @dataclass
 class _StepOutput:
-    text: str = ""
-    reasoning: str = ""
+    # Deltas are collected in lists: a long answer arrives in thousands of them.
+    text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
     end: StreamEnd | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_parts)
 
     @property
     def empty(self) -> bool:
         calls = self.end.tool_calls if self.end else ()
-        return not self.text and not self.reasoning and not calls
+        return not self.text_parts and not self.reasoning_parts and not calls
 
 
 @dataclass(kw_only=True)
@@ -391,10 +400,10 @@ class Agent:
         async with aclosing(self.provider.stream(prepared)) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
-                    out.text += chunk.text
+                    out.text_parts.append(chunk.text)
                     yield self._event(ev.TextDelta, text=chunk.text)
                 elif isinstance(chunk, ReasoningChunk):
-                    out.reasoning += chunk.text
+                    out.reasoning_parts.append(chunk.text)
                     yield self._event(ev.ReasoningDelta, text=chunk.text)
                 elif isinstance(chunk, ToolCallFragment):
                     yield self._event(
