@@ -175,7 +175,8 @@ class SessionCommands:
             f"session {self.runner.session_id} · {self.services.workspace}",
             f"model {self.runner.model} · effort {self.runner.effort} · mode {s.mode}",
             f"context {fmt.tokens(s.context_tokens)} / {fmt.tokens(s.context_window)}"
-            f" ({fmt.percent(s.context_tokens, s.context_window)})",
+            f" ({fmt.percent(s.context_tokens, s.context_window)})"
+            + _compaction_note(self.services, s.context_window),
             f"cache last {last} · avg {fmt.percent(s.cache_hit_tokens, s.prompt_tokens)}"
             f" · cost {fmt.cost(s.cost, s.currency)}",
         ]
@@ -183,3 +184,11 @@ class SessionCommands:
 
     async def cmd_quit(self: SessionScreen, args: str) -> None:
         self.app.exit(0)
+
+
+def _compaction_note(services: object, window: int) -> str:
+    """" · compacts at N% (T tokens)" when the services know the effective ratio."""
+    ratio = getattr(services, "compact_ratio", None)
+    if not isinstance(ratio, float) or not window:
+        return ""
+    return f" · compacts at {ratio:.0%} ({fmt.tokens(int(window * ratio))})"
