@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,20 @@ class _TextRenderer:
             self._wrote_text = False
 
 
+async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncIterator[ev.Event]:
+    """Say which declared MCP servers are unavailable before the run's own events,
+    so a script knows why their tools are missing."""
+    for status in mcp.status() if mcp is not None else ():
+        if status.phase in ("failed", "invalid"):
+            why = status.reason or status.error_class or status.phase
+            yield ev.Notice(
+                level="warning",
+                text=f"MCP server {status.name!r} is unavailable ({why}); its tools are not offered",
+            )
+    async for event in events:
+        yield event
+
+
 def _short(text: str, limit: int = 100) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -105,8 +120,8 @@ async def run_headless(
         agent = runtime.agent
         session_id = agent.session_id
         try:
-            async with aclosing(agent.run(options.prompt)) as events:
-                async for event in events:
+            async with aclosing(agent.run(options.prompt)) as agent_events:
+                async for event in _with_mcp_notices(runtime.mcp, agent_events):
                     sink.record(event)
                     if render is not None:
                         render(event)

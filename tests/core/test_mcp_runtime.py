@@ -238,3 +238,18 @@ async def test_progress_reaches_the_event_stream_tagged_with_the_models_call_id(
     assert kinds.index("tool_call_started") < first_progress < kinds.index("tool_call_finished")
     finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
     assert "slept 0.3" in finished.result
+
+
+def test_headless_run_says_which_servers_are_unavailable(workspace: Path, configured: Any) -> None:
+    (workspace / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"gone": {"command": str(workspace / "no-such-binary")}}})
+    )
+    configured.enqueue(Reply(content="fine without it"))
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", "run", "hi"],
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "fine without it" in proc.stdout
+    assert "MCP server 'gone' is unavailable" in proc.stderr
