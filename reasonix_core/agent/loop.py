@@ -38,6 +38,7 @@ from reasonix_core.agent.transcript import (
 )
 from reasonix_core.errors import EmptyResponse, ProviderError, ToolArgumentError
 from reasonix_core.messages import Message, ToolCall
+from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import (
     Provider,
     ReasoningChunk,
@@ -594,6 +595,7 @@ class Agent:
                 read_only=tool.read_only,
                 args=args,
                 call_id=call.id,
+                summary=summarize_call(call.name, args),
                 preview=preview,
             )
             if not auth.allowed:

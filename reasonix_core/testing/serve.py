@@ -4,7 +4,8 @@
 
 Every request is answered by a small deterministic responder: it echoes the
 last user message ("You said: ..."), and when the message contains
-"list files" it first calls ``ls`` and then summarises. Prints the base URL on
+"list files" it first calls ``ls`` and then summarises; "write a note" writes
+NOTE.md (a call that needs approval). Prints the base URL on
 its first line and runs until killed.
 """
 
@@ -23,10 +24,17 @@ def demo_responder(request: RecordedRequest) -> Reply:
     body = request.json or {}
     messages = body.get("messages") or []
     last = messages[-1] if messages else {}
+    if last.get("role") == "tool" and "NOTE.md" in str(last.get("content", "")):
+        return Reply(content="The note is written.")
     if last.get("role") == "tool":
         return Reply(reasoning="The listing is in.", content="Here is what I found:\n\n" + "\n".join(
             f"- `{line.strip()}`" for line in str(last.get("content", "")).splitlines()[:10]))
     text = str(last.get("content", "")).split("<workspace-context>")[0].strip()
+    if "write a note" in text.lower():
+        return Reply(
+            reasoning="I will write the note.",
+            tool_calls=[ToolCallSpec("write_file", json.dumps({"path": "NOTE.md", "content": "# Note\n\nHello.\n"}))],
+        )
     if "list files" in text.lower():
         return Reply(reasoning="I should look at the workspace.", tool_calls=[ToolCallSpec("ls", "{}")])
     return Reply(reasoning="Echoing the user.", content=f"You said: **{text}**", chunk_size=4)

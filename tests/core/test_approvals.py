@@ -31,6 +31,7 @@ async def test_edit_approval_carries_a_diff_preview_and_the_event_a_diff(workspa
     assert len(approver.seen) == 1  # the read did not ask
     request = approver.seen[0]
     assert request.tool == "edit_file"
+    assert request.summary == "Edit app.py"
     assert "-x = 1" in request.preview and "+x = 2" in request.preview
     assert (workspace / "app.py").read_text() == "x = 2\n"
     finished = [e for e in events if isinstance(e, ev.ToolCallFinished) and e.name == "edit_file"]
@@ -60,5 +61,6 @@ async def test_allow_for_session_covers_the_next_matching_call(workspace, server
     async with runtime(workspace, approver=approver) as rt:
         events = await run_turn(rt, "echo twice")
     assert len(approver.seen) == 1
+    assert approver.seen[0].summary == "Run: echo one"
     results = [e.result for e in events if isinstance(e, ev.ToolCallFinished)]
     assert "one" in results[0] and "two" in results[1]
