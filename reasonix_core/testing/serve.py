@@ -24,7 +24,8 @@ def demo_responder(request: RecordedRequest) -> Reply:
     body = request.json or {}
     messages = body.get("messages") or []
     last = messages[-1] if messages else {}
-    if last.get("role") == "tool" and "NOTE.md" in str(last.get("content", "")):
+    calls = next((m.get("tool_calls") or [] for m in reversed(messages) if m.get("role") == "assistant"), [])
+    if last.get("role") == "tool" and any(c["function"]["name"] == "write_file" for c in calls):
         return Reply(content="The note is written.")
     if last.get("role") == "tool":
         return Reply(reasoning="The listing is in.", content="Here is what I found:\n\n" + "\n".join(
