@@ -97,7 +97,11 @@ class EngineServices:
         self.model = self._resolved.model
         self.effort = effort or self.config.agent.effort
         self.permission_mode = permission_mode or self.config.permissions.preset
-        self.permission_modes = ("ask", "auto", "yolo")
+        # Shift+Tab cycles ask -> auto (-> plan, once plan mode exists). yolo is never
+        # one keystroke away; it joins the cycle only when the session started in it.
+        self.permission_modes: tuple[str, ...] = ("ask", "auto")
+        if self.permission_mode not in self.permission_modes:
+            self.permission_modes = (*self.permission_modes, self.permission_mode)
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
