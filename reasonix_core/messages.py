@@ -31,8 +31,9 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
-    # Local-only metadata (never sent to a provider): e.g. the full text of a
-    # tool result that was bounded before entering the transcript.
+    # Metadata kept in the transcript beside the message: the full text of a
+    # bounded tool result (local only), the outcome of a tool call, or a
+    # provider's reasoning signature that its kind replays on later requests.
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def to_record(self) -> dict[str, Any]:

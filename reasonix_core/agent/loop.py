@@ -334,6 +334,10 @@ class Agent:
                     content=output.text,
                     reasoning_content=output.reasoning or None,
                     tool_calls=calls,
+                    # Replayed unchanged by providers that sign reasoning (Anthropic).
+                    meta={"reasoning_signature": end.reasoning_signature}
+                    if end.reasoning_signature
+                    else {},
                 )
             )
             if not calls:

@@ -89,6 +89,9 @@ class StreamEnd:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None
     model: str = ""
+    # Opaque proof of the reasoning (Anthropic's thinking-block signature),
+    # kept with the assistant message so it can be replayed unchanged.
+    reasoning_signature: str = ""
 
 
 Chunk = TextChunk | ReasoningChunk | ToolCallFragment | StreamEnd
@@ -117,24 +120,36 @@ def register_kind(kind: str, factory: ProviderFactory) -> None:
     _KINDS[kind] = factory
 
 
+BUILTIN_KINDS = {
+    "openai": "reasonix_core.provider.openai",
+    "anthropic": "reasonix_core.provider.anthropic",
+    "responses": "reasonix_core.provider.responses",
+}
+
+
 def known_kinds() -> list[str]:
-    _load_builtin_kinds()
+    for kind in BUILTIN_KINDS:
+        _load_builtin_kind(kind)
     return sorted(_KINDS)
 
 
 def create_provider(config: ProviderConfig, api_key: str) -> Provider:
-    _load_builtin_kinds()
+    _load_builtin_kind(config.kind)
     factory = _KINDS.get(config.kind)
     if factory is None:
         raise ConfigError(
             f"provider {config.name!r} has unknown kind {config.kind!r}; "
-            f"known kinds: {', '.join(sorted(_KINDS))}"
+            f"known kinds: {', '.join(known_kinds())}"
         )
     return factory(config, api_key)
 
 
-def _load_builtin_kinds() -> None:
-    # Built-in kinds register themselves on import; the parent never imports
-    # them at module level, so `import reasonix_core.provider` stays cheap.
-    if "openai" not in _KINDS:
-        import reasonix_core.provider.openai  # noqa: F401
+def _load_builtin_kind(kind: str) -> None:
+    # Built-in kinds register themselves on import. Only the kind a session
+    # uses is imported, and the parent never imports its children at module
+    # level, so `import reasonix_core.provider` stays cheap.
+    module = BUILTIN_KINDS.get(kind)
+    if module is not None and kind not in _KINDS:
+        import importlib
+
+        importlib.import_module(module)

@@ -1,0 +1,582 @@
+"""The ``anthropic`` provider kind: the Anthropic Messages API (``POST /v1/messages``).
+
+Also DeepSeek's Anthropic-compatible endpoint (base ``https://api.deepseek.com/anthropic``).
+Follows shared/reference/wire-formats.md §6 (request, streaming events, usage,
+thinking + tools replay, errors) and §5 (retries). The mapping choices are
+documented in docs/CONFIG.md, "Provider kinds"; in short:
+
+* **Flavour.** A DeepSeek host (or ``reasoning_protocol = "deepseek"``) is the
+  DeepSeek flavour: ``Authorization: Bearer`` besides ``x-api-key``,
+  ``thinking: {"type": "enabled"}`` + ``output_config.effort``, an automatic
+  ``max_tokens`` of 393216. Anything else is the Anthropic flavour:
+  ``thinking.budget_tokens`` from the effort, an automatic ``max_tokens`` of
+  32000. ``reasoning_protocol = "none"`` sends no thinking settings at all.
+* **Messages.** System messages go to the top-level ``system`` string; tool
+  results become ``tool_result`` blocks of a user message; consecutive messages
+  of one role are merged into one message (Anthropic wants alternation).
+  Assistant turns are replayed as ``thinking`` (with the stored signature),
+  ``text`` and ``tool_use`` blocks, in that order. ``tool_use.input`` is the
+  parsed JSON of the stored argument string (``{"_raw": "<string>"}`` when it
+  is not a JSON object), so the bytes are the same on every request.
+* **Signatures.** The thinking block's signature arrives in
+  :attr:`StreamEnd.reasoning_signature`; the loop keeps it in the assistant
+  message's ``meta["reasoning_signature"]`` (persisted in the session).
+* **Usage.** Anthropic's ``input_tokens`` excludes cache reads and writes:
+  prompt = input + cache_creation + cache_read, hit = cache_read. DeepSeek's
+  endpoint may report OpenAI-style inclusive counts; see :func:`parse_usage`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+
+from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.messages import Message, ToolCall
+from reasonix_core.provider.base import (
+    Chunk,
+    PreparedRequest,
+    ReasoningChunk,
+    Request,
+    StreamEnd,
+    TextChunk,
+    ToolCallFragment,
+    register_kind,
+)
+from reasonix_core.provider.openai import (
+    DEEPSEEK_EFFORTS,
+    DEEPSEEK_MAX_OUTPUT,
+    DISABLED_EFFORTS,
+    RETRYABLE_STATUS,
+    TRANSIENT_FINISH,
+    http_error,
+)
+from reasonix_core.provider.sse import iter_sse
+from reasonix_core.usage import Usage
+
+if TYPE_CHECKING:
+    from reasonix_core.config.schema import ProviderConfig
+
+ANTHROPIC_VERSION = "2023-06-01"
+# Automatic ``max_tokens`` (Anthropic requires the field) when the loop leaves
+# it open: a ceiling every current Claude model accepts when streaming.
+ANTHROPIC_MAX_OUTPUT = 32_000
+# Anthropic's thinking budget per effort level; clamped below max_tokens.
+# Anthropic refuses budgets under 1024, so a smaller room disables thinking.
+THINKING_BUDGETS = {"low": 4_096, "high": 16_384, "max": 31_999}
+ANTHROPIC_EFFORTS = {
+    "minimal": "low",
+    "low": "low",
+    "medium": "high",
+    "high": "high",
+    "xhigh": "max",
+    "max": "max",
+    "ultra": "max",
+}
+MIN_THINKING_BUDGET = 1_024
+
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+    # The context window filled up while answering: the answer was cut short.
+    "model_context_window_exceeded": "length",
+    # "pause_turn" (a long server-side tool turn paused) passes through as is:
+    # Reasonix sends no server tools, and the turn ends with that reason shown.
+}
+
+# In-band ``error`` event types and the HTTP status they stand for (§6.4).
+ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def _encode(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"non-finite number {text}")
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def tool_input(arguments: str) -> dict[str, Any]:
+    """``tool_use.input`` for a stored argument string, deterministically.
+
+    Parsing keeps the model's key order, so the same string always gives the
+    same bytes. Anything that is not a JSON object (a truncated string, an
+    array, NaN...) is sent as ``{"_raw": "<string>"}``: the API only accepts an
+    object, and the raw text keeps the call honest in the transcript.
+    """
+    if not arguments.strip():
+        return {}
+    try:
+        value = json.loads(arguments, parse_float=_finite_float, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return {"_raw": arguments}
+    if not isinstance(value, dict):
+        return {"_raw": arguments}
+    return value
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def parse_usage(raw: dict[str, Any], *, deepseek: bool = False) -> Usage:
+    """Anthropic usage -> :class:`Usage` (prompt includes the cached part).
+
+    Anthropic: ``input_tokens`` excludes ``cache_read_input_tokens`` and
+    ``cache_creation_input_tokens``, so prompt = input + creation + read,
+    hit = read, miss = input + creation. Absent, null or negative fields
+    count as 0.
+
+    DeepSeek's endpoint is undocumented here and has been seen reporting an
+    ``input_tokens`` that already includes the cached tokens (§3.3). On a
+    DeepSeek host a report with ``input_tokens >= cache_read_input_tokens > 0``
+    is taken as inclusive (prompt = input, hit = read): with DeepSeek's prefix
+    cache an agent's later requests are mostly cache hits, so an exclusive
+    report almost always has read > input, while an inclusive one always has
+    input >= read. Misreading a rare exclusive report under-counts that one
+    prompt; misreading inclusive ones would double every prompt (and trigger
+    compaction early), the worse error.
+    """
+    inp = _int(raw.get("input_tokens"))
+    creation = _int(raw.get("cache_creation_input_tokens"))
+    read = _int(raw.get("cache_read_input_tokens"))
+    output = _int(raw.get("output_tokens"))
+    if deepseek and read > 0 and inp >= read:
+        prompt = max(inp, read + creation)
+    else:
+        prompt = inp + creation + read
+    hit = min(read, prompt)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=output,
+        cache_hit_tokens=hit,
+        cache_miss_tokens=prompt - hit,
+        reasoning_tokens=0,  # Anthropic counts thinking inside output_tokens only
+    )
+
+
+class AnthropicProvider:
+    """One endpoint speaking the Anthropic Messages API (streamed)."""
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        api_key: str,
+        *,
+        stream_idle_timeout: float = 300.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        self._api_key = api_key
+        self._protocol = config.effective_reasoning_protocol()
+        self.deepseek = self._protocol == "deepseek"
+        self.stream_idle_timeout = stream_idle_timeout
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        base = config.base_url.rstrip("/")
+        if base.endswith("/v1"):
+            base = base[: -len("/v1")]
+        self.url = config.request_url or f"{base}/v1/messages"
+
+    # -- request building -------------------------------------------------
+
+    def max_output_tokens(self, model: str) -> int | None:
+        return DEEPSEEK_MAX_OUTPUT if self.deepseek else ANTHROPIC_MAX_OUTPUT
+
+    def _thinking_block(self, msg: Message) -> dict[str, Any] | None:
+        reasoning = msg.reasoning_content or ""
+        signature = str(msg.meta.get("reasoning_signature") or "")
+        if self.deepseek:
+            # DeepSeek wants the thinking of every tool turn back (400
+            # otherwise) and does not verify signatures: replay an empty one
+            # for turns that had none, like the openai kind's "".
+            if not reasoning and not msg.tool_calls:
+                return None
+            if self.config.strip_chain_of_thought:
+                reasoning = ""
+            return {"type": "thinking", "thinking": reasoning, "signature": signature}
+        # Anthropic verifies the signature: a block without one (reasoning from
+        # another provider) would be refused, so it is left out.
+        if not reasoning or not signature:
+            return None
+        return {"type": "thinking", "thinking": reasoning, "signature": signature}
+
+    def _assistant_blocks(self, msg: Message) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        thinking = self._thinking_block(msg)
+        if thinking is not None:
+            blocks.append(thinking)
+        if msg.content:
+            blocks.append({"type": "text", "text": msg.content})
+        for call in msg.tool_calls:
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": tool_input(call.arguments),
+                }
+            )
+        return blocks
+
+    def encode_messages(self, messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
+        """(system text, Anthropic messages). Same input, same output, always."""
+        system: list[str] = []
+        turns: list[tuple[str, list[dict[str, Any]]]] = []
+
+        def add(role: str, blocks: list[dict[str, Any]]) -> None:
+            if turns and turns[-1][0] == role:
+                turns[-1][1].extend(blocks)
+            else:
+                turns.append((role, list(blocks)))
+
+        for msg in messages:
+            if msg.role == "system":
+                if msg.content:
+                    system.append(msg.content)
+            elif msg.role == "tool":
+                add(
+                    "user",
+                    [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": msg.tool_call_id or "",
+                            "content": msg.content or "",
+                        }
+                    ],
+                )
+            elif msg.role == "assistant":
+                blocks = self._assistant_blocks(msg)
+                if blocks:  # an empty assistant turn cannot be sent; drop it
+                    add("assistant", blocks)
+            else:
+                add("user", [{"type": "text", "text": msg.content or ""}])
+        out: list[dict[str, Any]] = []
+        for role, blocks in turns:
+            content: str | list[dict[str, Any]] = blocks
+            if role == "user" and len(blocks) == 1 and blocks[0]["type"] == "text":
+                content = blocks[0]["text"]
+            out.append({"role": role, "content": content})
+        return "\n\n".join(system), out
+
+    def _thinking(self, effort: str, max_tokens: int) -> tuple[dict[str, Any] | None, str | None]:
+        """(``thinking``, ``output_config.effort``) for an effort level."""
+        if self._protocol == "none" or effort == "auto":
+            return None, None  # the server's default
+        if effort in DISABLED_EFFORTS:
+            return {"type": "disabled"}, None
+        if self.deepseek:
+            return {"type": "enabled"}, DEEPSEEK_EFFORTS.get(effort)
+        level = ANTHROPIC_EFFORTS.get(effort, "high")
+        budget = min(THINKING_BUDGETS[level], max_tokens - 1)
+        if budget < MIN_THINKING_BUDGET:
+            return {"type": "disabled"}, None
+        return {"type": "enabled", "budget_tokens": budget}, None
+
+    def build_body(self, request: Request) -> dict[str, Any]:
+        effort = (request.effort or "auto").lower()
+        max_tokens = request.max_output_tokens
+        if max_tokens is None or max_tokens <= 0:
+            max_tokens = self.max_output_tokens(request.model) or ANTHROPIC_MAX_OUTPUT
+        system, messages = self.encode_messages(request.messages)
+        body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
+        if system:
+            body["system"] = system
+        body["messages"] = messages
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+        body["stream"] = True
+        thinking, level = self._thinking(effort, max_tokens)
+        if thinking is not None:
+            body["thinking"] = thinking
+        if level is not None:
+            body["output_config"] = {"effort": level}
+        return body
+
+    def prepare(self, request: Request) -> PreparedRequest:
+        headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "text/event-stream"),
+            ("anthropic-version", ANTHROPIC_VERSION),
+        ]
+        if self._api_key:
+            headers.append(("x-api-key", self._api_key))
+            if self.deepseek:
+                headers.append(("Authorization", f"Bearer {self._api_key}"))
+        headers.extend(self.config.headers.items())
+        return PreparedRequest(
+            url=self.url,
+            body=_encode(self.build_body(request)),
+            headers=tuple(headers),
+            model=request.model,
+        )
+
+    # -- streaming --------------------------------------------------------
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=httpx.Timeout(
+                    connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0
+                ),
+                trust_env=False,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
+        client = self._http()
+        try:
+            async with client.stream(
+                "POST", prepared.url, content=prepared.body, headers=list(prepared.headers)
+            ) as response:
+                if response.status_code != 200:
+                    raw = await response.aread()
+                    raise http_error(response.status_code, raw, response.headers)
+                async for chunk in self._parse(response):
+                    yield chunk
+        except ProviderError:
+            raise
+        except httpx.TimeoutException as exc:
+            raise ProviderError(
+                f"request timed out ({type(exc).__name__})", retryable=True, kind="timeout"
+            ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise StreamInterrupted(f"connection dropped mid-stream: {exc}") from None
+        except httpx.TransportError as exc:
+            raise ProviderError(
+                f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
+            ) from None
+
+    async def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
+        state = _StreamState()
+        events = iter_sse(response.aiter_lines()).__aiter__()
+        # The idle watchdog measures gaps between real events: `ping` events
+        # are keep-alives (like ": keep-alive" comments) and do not reset it.
+        deadline = anyio.current_time() + self.stream_idle_timeout
+        while True:
+            try:
+                with anyio.fail_after(max(deadline - anyio.current_time(), 0.0)):
+                    event = await events.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise ProviderError(
+                    f"no data from the provider for {self.stream_idle_timeout:g} s",
+                    retryable=True,
+                    kind="idle_timeout",
+                ) from None
+            if event.event == "raw":
+                raise StreamInterrupted(f"unexpected line in stream: {event.data[:200]}")
+            try:
+                payload = json.loads(event.data)
+            except json.JSONDecodeError:
+                raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
+            if not isinstance(payload, dict):
+                raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
+            kind = payload.get("type") or event.event
+            if kind != "ping":
+                deadline = anyio.current_time() + self.stream_idle_timeout
+            if kind == "error":
+                raise stream_error(payload.get("error"))
+            for chunk in state.feed(kind, payload):
+                yield chunk
+            if state.stopped:
+                break
+        yield state.end(deepseek=self.deepseek)
+
+
+class _StreamState:
+    """What one streamed message has said so far."""
+
+    def __init__(self) -> None:
+        self.model = ""
+        self.usage: dict[str, Any] = {}
+        self.stop_reason: str | None = None
+        self.stopped = False
+        self.signature = ""
+        # content block index -> ("text" | "thinking" | "tool_use" | other, ordinal)
+        self.blocks: dict[int, tuple[str, int]] = {}
+        self.calls: list[dict[str, Any]] = []
+
+    def _merge_usage(self, raw: Any) -> None:
+        # Counts are cumulative: the latest value of each field wins.
+        if isinstance(raw, dict):
+            self.usage.update({k: v for k, v in raw.items() if v is not None})
+
+    def feed(self, kind: str, payload: dict[str, Any]) -> list[Chunk]:
+        out: list[Chunk] = []
+        if kind == "message_start":
+            message = payload.get("message") or {}
+            if isinstance(message, dict):
+                self.model = str(message.get("model") or self.model)
+                self._merge_usage(message.get("usage"))
+        elif kind == "content_block_start":
+            index = payload.get("index")
+            block = payload.get("content_block")
+            if not isinstance(index, int) or not isinstance(block, dict):
+                raise StreamInterrupted(f"malformed content_block_start: {payload!r}"[:200])
+            btype = str(block.get("type"))
+            if btype == "tool_use":
+                ordinal = len(self.calls)
+                start_input = block.get("input")
+                self.calls.append(
+                    {
+                        "id": str(block.get("id") or ""),
+                        "name": str(block.get("name") or ""),
+                        "parts": [],
+                        "input": start_input if isinstance(start_input, dict) else {},
+                        "arguments": None,
+                    }
+                )
+                self.blocks[index] = (btype, ordinal)
+                out.append(
+                    ToolCallFragment(
+                        index=ordinal, id=block.get("id"), name=block.get("name"), arguments=""
+                    )
+                )
+            else:
+                self.blocks[index] = (btype, 0)
+                if btype == "text" and isinstance(block.get("text"), str) and block["text"]:
+                    out.append(TextChunk(text=block["text"]))
+                elif btype == "thinking":
+                    if isinstance(block.get("thinking"), str) and block["thinking"]:
+                        out.append(ReasoningChunk(text=block["thinking"]))
+                    # DeepSeek may put its (placeholder) signature here.
+                    if isinstance(block.get("signature"), str) and block["signature"]:
+                        self.signature = block["signature"]
+                # redacted_thinking, server_tool_use, ... are not kept.
+        elif kind == "content_block_delta":
+            index = payload.get("index")
+            delta = payload.get("delta")
+            if not isinstance(delta, dict):
+                raise StreamInterrupted(f"malformed content_block_delta: {payload!r}"[:200])
+            dtype = delta.get("type")
+            btype, ordinal = self.blocks.get(index, ("", 0)) if isinstance(index, int) else ("", 0)
+            if dtype == "text_delta" and isinstance(delta.get("text"), str):
+                if delta["text"]:
+                    out.append(TextChunk(text=delta["text"]))
+            elif dtype == "thinking_delta" and isinstance(delta.get("thinking"), str):
+                if delta["thinking"]:
+                    out.append(ReasoningChunk(text=delta["thinking"]))
+            elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
+                if delta["signature"]:
+                    self.signature = delta["signature"]
+            elif dtype == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+                if btype != "tool_use":
+                    raise StreamInterrupted(
+                        f"input_json_delta for block {index!r} that is no tool_use"
+                    )
+                part = delta["partial_json"]
+                self.calls[ordinal]["parts"].append(part)
+                if part:
+                    out.append(ToolCallFragment(index=ordinal, id=None, name=None, arguments=part))
+            # citations_delta and unknown delta types are ignored.
+        elif kind == "content_block_stop":
+            index = payload.get("index")
+            if isinstance(index, int) and self.blocks.get(index, ("", 0))[0] == "tool_use":
+                self._finish_call(self.blocks[index][1])
+        elif kind == "message_delta":
+            delta = payload.get("delta")
+            if isinstance(delta, dict) and delta.get("stop_reason"):
+                self.stop_reason = str(delta["stop_reason"])
+            self._merge_usage(payload.get("usage"))
+        elif kind == "message_stop":
+            self.stopped = True
+        # ping and unknown event types: nothing to do.
+        return out
+
+    def _finish_call(self, ordinal: int) -> None:
+        call = self.calls[ordinal]
+        if call["arguments"] is not None:
+            return
+        joined = "".join(call["parts"])
+        if not joined:
+            # No input_json_delta at all: the whole input came with the start.
+            joined = json.dumps(call["input"], ensure_ascii=False, separators=(",", ":"))
+        call["arguments"] = joined
+
+    def end(self, *, deepseek: bool) -> StreamEnd:
+        if not self.stopped and self.stop_reason is None:
+            raise StreamInterrupted()
+        raw = self.stop_reason or ("tool_use" if self.calls else "end_turn")
+        if raw in TRANSIENT_FINISH:
+            raise ProviderError(
+                f"the provider cut the response short (stop_reason={raw})",
+                retryable=True,
+                kind=raw,
+            )
+        calls: list[ToolCall] = []
+        for ordinal, call in enumerate(self.calls):
+            self._finish_call(ordinal)
+            calls.append(
+                ToolCall(
+                    id=call["id"] or f"toolu_{ordinal:02d}",
+                    name=call["name"],
+                    arguments=call["arguments"],
+                )
+            )
+        return StreamEnd(
+            finish_reason=STOP_REASONS.get(raw, raw),
+            tool_calls=tuple(calls),
+            usage=parse_usage(self.usage, deepseek=deepseek) if self.usage else None,
+            model=self.model,
+            reasoning_signature=self.signature,
+        )
+
+
+def stream_error(err: Any) -> ProviderError:
+    """An in-band ``event: error`` (after status 200)."""
+    if isinstance(err, dict):
+        kind = str(err.get("type") or "api_error")
+        message = str(err.get("message") or kind)
+    else:
+        kind, message = "api_error", str(err)
+    status = ERROR_TYPE_STATUS.get(kind)
+    # Unknown types are taken as server trouble: retryable.
+    retryable = status is None or status in RETRYABLE_STATUS
+    return ProviderError(f"{kind}: {message}", retryable=retryable, kind="stream_error")
+
+
+def _factory(config: ProviderConfig, api_key: str) -> AnthropicProvider:
+    return AnthropicProvider(config, api_key)
+
+
+register_kind("anthropic", _factory)
+
+__all__ = ["AnthropicProvider", "parse_usage", "stream_error", "tool_input"]

@@ -1,0 +1,1017 @@
+"""Loopback fixture server for the Anthropic Messages API (``POST /v1/messages``).
+
+The Anthropic flavour of :mod:`reasonix_core.testing.fixture_server`: same
+scripting API (``enqueue``, ``responder``, byte-exact ``requests``,
+``base_url``, context manager) and the same script items (:class:`Reply`,
+:class:`ToolCallSpec`, :class:`HttpError`, :class:`Stall`), speaking
+wire-formats.md §6 exactly. Stdlib only.
+
+Usage::
+
+    with AnthropicFixtureServer(flavour="anthropic", api_key="sk-test") as server:
+        server.enqueue(Reply(reasoning="hmm", content="hi"))
+        ...  # POST {server.base_url}/v1/messages   (DeepSeek: .../anthropic/v1/messages)
+
+Flavours:
+
+* ``"anthropic"``: ``x-api-key`` and ``anthropic-version`` are required;
+  thinking is off unless ``thinking.type`` is ``enabled`` (with a
+  ``budget_tokens`` of at least 1024, below ``max_tokens``); signatures are
+  real: an HMAC of the thinking text, verified on replay, so an altered or
+  unsigned thinking block is a 400; in a tool loop with thinking on, the
+  assistant turn being answered must start with its thinking block.
+* ``"deepseek"``: DeepSeek's ``/anthropic`` endpoint: ``Authorization: Bearer``
+  wins over ``x-api-key``; thinking is on unless disabled; the signature is a
+  placeholder (the message id); every assistant turn with a ``tool_use`` must
+  carry its thinking block back (400 "The `content[].thinking` in the thinking
+  mode must be passed back to the API.").
+
+Both: 400 when ``max_tokens`` is missing, for ``role: "system"`` inside
+``messages``, for a ``tool_result`` without a matching ``tool_use`` in the
+previous message (and for ``tool_use`` ids left unanswered), for a
+``tool_use.input`` that is no object. Validation rejections consume no
+scripted item.
+
+Streams: ``message_start`` (usage with the cache fields), then per block
+``content_block_start`` / ``content_block_delta``... / ``content_block_stop``
+at indices 0, 1, 2... (thinking, text, tool uses; ``signature_delta`` just
+before the thinking block's stop; ``input_json_delta`` starting with ``""``),
+``message_delta`` (stop_reason and cumulative usage), ``message_stop``. ``ping``
+events follow ``message_start`` and the first block start (``pings=False``
+turns them off). A simulated prompt cache (the one of ``fixture_server``)
+reports ``cache_read_input_tokens``; ``usage_style`` chooses Anthropic's
+exclusive ``input_tokens`` (default), an OpenAI-style ``"inclusive"`` one
+(observed from DeepSeek) or ``"absent"`` cache fields.
+
+:class:`Reply` fields are read the Anthropic way: ``finish_reason`` is the raw
+``stop_reason`` (``end_turn``/``tool_use`` by default), ``keepalives`` adds
+that many ``ping`` events, ``error_event`` is the body of an ``event: error``
+(e.g. ``{"type": "overloaded_error", "message": "Overloaded"}``), ``usage``
+replaces the ``message_start`` usage object, and ``interleave_tool_calls`` /
+``omit_delta_on_finish`` do not apply (Anthropic blocks are sequential).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import random
+import string
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from reasonix_core.testing.fixture_server import (
+    HttpError,
+    RecordedRequest,
+    Reply,
+    Responder,
+    ScriptItem,
+    Stall,
+    ToolCallSpec,
+    _Aborted,
+    _bytes_to_tokens,
+    _dumps,
+    _format_retry_after,
+    _Handler,
+    _HTTPServer,
+    _PromptCache,
+    _read_body,
+    _split,
+    _Writer,
+    count_tokens,
+)
+
+__all__ = [
+    "MSG_THINKING_REQUIRED",
+    "AnthropicFixtureServer",
+    "HttpError",
+    "RecordedRequest",
+    "Reply",
+    "Stall",
+    "ToolCallSpec",
+    "count_tokens",
+    "render_prompt",
+    "sign_thinking",
+]
+
+Flavour = Literal["anthropic", "deepseek"]
+UsageStyle = Literal["exclusive", "inclusive", "absent"]
+
+MESSAGES_PATHS = frozenset({"/v1/messages", "/anthropic/v1/messages"})
+ANTHROPIC_MODELS = frozenset({"claude-test", "claude-sonnet-4-5", "claude-opus-4-1"})
+DEEPSEEK_MODELS = frozenset({"deepseek-flash", "deepseek-v4-pro"})
+ANTHROPIC_MAX_OUTPUT = 128_000
+DEEPSEEK_MAX_OUTPUT = 393_216
+MIN_THINKING_BUDGET = 1_024
+OUTPUT_EFFORTS = ("low", "medium", "high", "max")
+
+MSG_THINKING_REQUIRED = (
+    "The `content[].thinking` in the thinking mode must be passed back to the API."
+)
+MSG_SYSTEM_ROLE_ANTHROPIC = (
+    'messages: Unexpected role "system". The Messages API accepts a top-level `system` '
+    'parameter, not "system" as an input message role.'
+)
+MSG_THINKING_FIRST = (
+    "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+    "`{found}`. When `thinking` is enabled, a final `assistant` message must start with a "
+    "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+    "We recommend you include thinking blocks from previous turns. To avoid this "
+    "requirement, disable `thinking`."
+)
+STATUS_ERROR_TYPE = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+_ALNUM = string.ascii_letters + string.digits
+_SIGNING_KEY = b"reasonix-anthropic-fixture"
+
+
+def sign_thinking(thinking: str) -> str:
+    """The Anthropic flavour's signature for a thinking text (what replay must echo)."""
+    mac = hmac.new(_SIGNING_KEY, thinking.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return "Eq" + base64.b64encode(mac.digest()).decode("ascii")
+
+
+# --------------------------------------------------------------------------- prompt rendering
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            str(part.get("text") or "")
+            if isinstance(part, dict) and part.get("type") == "text"
+            else _dumps(part)
+            for part in value
+        )
+    return _dumps(value)
+
+
+def _render_block(block: Any) -> str:
+    if not isinstance(block, dict):
+        return _dumps(block)
+    kind = block.get("type")
+    if kind == "text":
+        return _text(block.get("text"))
+    if kind == "thinking":
+        return "<think>" + _text(block.get("thinking")) + "</think>"
+    if kind == "tool_use":
+        return (
+            "<|tool_call|>"
+            + _text(block.get("id"))
+            + "<|sep|>"
+            + _text(block.get("name"))
+            + "<|sep|>"
+            + _dumps(block.get("input"))
+        )
+    if kind == "tool_result":
+        return (
+            "<|tool_result|>"
+            + _text(block.get("tool_use_id"))
+            + "<|sep|>"
+            + _text(block.get("content"))
+        )
+    return _dumps(block)
+
+
+def _render_message(message: Any) -> str:
+    if not isinstance(message, dict):
+        return "<|invalid|>" + _dumps(message)
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    return f"<|{message.get('role')}|>" + "".join(_render_block(b) for b in blocks)
+
+
+def render_prompt(body: dict[str, Any]) -> str:
+    """What the fixture "model" sees: tools, system, then the messages' blocks.
+
+    Thinking blocks render as ``<think>…</think>`` and ``tool_use`` inputs as
+    compact JSON in the received key order; signatures are not part of the prompt.
+    """
+    out: list[str] = []
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        out.append("<|tools|>" + "\n".join(_dumps(tool) for tool in tools) + "<|/tools|>")
+    system = body.get("system")
+    if system:
+        out.append("<|system|>" + _text(system))
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        out.extend(_render_message(m) for m in messages)
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- the server
+
+
+@dataclass(slots=True)
+class _Ctx:
+    body: dict[str, Any]
+    model: str
+    stream: bool
+    thinking: bool
+
+
+def _error(status: int, message: str, kind: str | None = None) -> HttpError:
+    return HttpError(status, message, type=kind or STATUS_ERROR_TYPE.get(status, "api_error"))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class AnthropicFixtureServer:
+    """A scripted ``/v1/messages`` endpoint on 127.0.0.1 (see module docstring)."""
+
+    def __init__(
+        self,
+        flavour: Flavour = "anthropic",
+        api_key: str | None = "sk-test",
+        *,
+        models: Iterable[str] | None = None,
+        port: int = 0,
+        seed: int | None = None,
+        max_context_tokens: int | None = None,
+        pings: bool = True,
+        usage_style: UsageStyle = "exclusive",
+        signature_in_start: bool = False,
+        message_deltas: int = 1,
+    ) -> None:
+        if flavour not in ("anthropic", "deepseek"):
+            raise ValueError(f"unknown flavour {flavour!r}")
+        self.flavour: Flavour = flavour
+        self.api_key = api_key
+        default = ANTHROPIC_MODELS if flavour == "anthropic" else DEEPSEEK_MODELS
+        self.models: set[str] | None = set(models if models is not None else default)
+        self.responder: Responder | None = None
+        self.max_context_tokens = max_context_tokens
+        # Wire variants (§6.2, T5): pings or none; usage semantics; DeepSeek's
+        # signature inside content_block_start instead of a signature_delta;
+        # the number of (cumulative) message_delta events.
+        self.pings = pings
+        self.usage_style: UsageStyle = usage_style
+        self.signature_in_start = signature_in_start
+        self.message_deltas = max(1, message_deltas)
+        self.requests: list[RecordedRequest] = []
+        self._queue: deque[ScriptItem] = deque()
+        self._lock = threading.Lock()
+        self._cache = _PromptCache()
+        self._rng = random.Random(seed)
+        self._stop = threading.Event()
+        self._port = port
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> AnthropicFixtureServer:
+        if self._httpd is not None:
+            return self
+        self._stop.clear()
+        httpd = _HTTPServer(("127.0.0.1", self._port), self)  # type: ignore[arg-type]
+        thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name=f"anthropic-fixture-{httpd.server_port}",
+            daemon=True,
+        )
+        self._httpd = httpd
+        self._thread = thread
+        thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stop.set()
+        httpd.shutdown()
+        httpd.abort_connections()
+        httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=2.0)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> AnthropicFixtureServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("fixture server is not running")
+        return self._httpd.server_port
+
+    @property
+    def base_url(self) -> str:
+        """The API base: POST ``{base_url}/v1/messages`` (also under ``/anthropic``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    # ---------------------------------------------------------------- scripting
+
+    def enqueue(self, *items: ScriptItem) -> None:
+        for item in items:
+            if not isinstance(item, Reply | HttpError | Stall):
+                raise TypeError(f"cannot script {item!r}")
+        with self._lock:
+            self._queue.extend(items)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def reset_cache(self) -> None:
+        self._cache.reset()
+
+    # ---------------------------------------------------------------- request handling
+
+    def _handle(self, h: _Handler) -> None:
+        headers: dict[str, str] = {}
+        for name, value in h.headers.items():
+            key = name.lower()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        try:
+            body = _read_body(h)
+        except (OSError, ValueError):
+            h.close_connection = True
+            return
+        parsed: Any = None
+        parse_error: str | None = None
+        try:
+            parsed = json.loads(body.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            parse_error = f"invalid UTF-8 at byte {exc.start}"
+        except json.JSONDecodeError as exc:
+            parse_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        record = RecordedRequest(
+            path=h.path,
+            headers=headers,
+            body=body,
+            json=parsed if isinstance(parsed, dict) else None,
+            status=0,
+        )
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(record)
+
+        outcome: ScriptItem
+        ctx: _Ctx | None = None
+        route = urlsplit(h.path).path.rstrip("/") or "/"
+        if h.command != "POST" or route not in MESSAGES_PATHS:
+            outcome = _error(404, f"Not Found: {h.command} {route}")
+        else:
+            rejection = self._validate(headers, parsed, parse_error)
+            if rejection is not None:
+                outcome = rejection
+            else:
+                assert isinstance(parsed, dict)
+                ctx = self._context(parsed)
+                outcome = self._next_item(record)
+
+        status = outcome.status if isinstance(outcome, HttpError) else 200
+        with self._lock:
+            self.requests[index] = replace(record, status=status)
+
+        if isinstance(outcome, HttpError):
+            self._send_http_error(h, outcome)
+        elif isinstance(outcome, Stall):
+            assert ctx is not None
+            self._send_stall(h, outcome, ctx)
+        else:
+            assert ctx is not None
+            self._send_reply(h, outcome, ctx)
+
+    def _next_item(self, record: RecordedRequest) -> ScriptItem:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        responder = self.responder
+        if responder is None:
+            return _error(500, "fixture: no scripted reply")
+        try:
+            item = responder(record)
+        except Exception as exc:
+            return _error(500, f"fixture: responder raised {exc!r}")
+        if not isinstance(item, Reply | HttpError | Stall):
+            return _error(500, f"fixture: responder returned {item!r}")
+        return item
+
+    def _thinking_on(self, body: dict[str, Any]) -> bool:
+        thinking = body.get("thinking")
+        kind = thinking.get("type") if isinstance(thinking, dict) else None
+        if self.flavour == "deepseek":
+            return kind != "disabled"  # on by default
+        return kind in ("enabled", "adaptive")
+
+    def _context(self, body: dict[str, Any]) -> _Ctx:
+        return _Ctx(
+            body=body,
+            model=str(body.get("model")),
+            stream=body.get("stream") is True,
+            thinking=self._thinking_on(body),
+        )
+
+    # ---------------------------------------------------------------- validation
+
+    def _auth(self, headers: dict[str, str]) -> HttpError | None:
+        if self.api_key is None:
+            return None
+        if self.flavour == "deepseek":
+            key = headers.get("x-api-key")
+            auth = headers.get("authorization")
+            if auth is not None:  # Bearer wins when both are sent
+                scheme, _, token = auth.partition(" ")
+                key = token.strip() if scheme.lower() == "bearer" else ""
+            if key != self.api_key:
+                return _error(
+                    401, f"Authentication Fails, Your api key: ****{(key or '')[-4:]} is invalid"
+                )
+            return None
+        key = headers.get("x-api-key")
+        if key is None:
+            return _error(401, "x-api-key header is required")
+        if key != self.api_key:
+            return _error(401, "invalid x-api-key")
+        if not headers.get("anthropic-version"):
+            return _error(400, "anthropic-version: header is required")
+        return None
+
+    def _validate(
+        self, headers: dict[str, str], parsed: Any, parse_error: str | None
+    ) -> HttpError | None:
+        rejection = self._auth(headers)
+        if rejection is not None:
+            return rejection
+        if parse_error is not None:
+            return _error(400, f"There was an error parsing the body: {parse_error}")
+        if not isinstance(parsed, dict):
+            return _error(400, "Input should be a valid dictionary")
+        body: dict[str, Any] = parsed
+        deepseek = self.flavour == "deepseek"
+        model = body.get("model")
+        if model is None:
+            return _error(400, "model: Field required")
+        if not isinstance(model, str):
+            return _error(400, "model: Input should be a valid string")
+        max_tokens = body.get("max_tokens")
+        if max_tokens is None:
+            return _error(400, "max_tokens: Field required")
+        if not _is_int(max_tokens):
+            return _error(400, "max_tokens: Input should be a valid integer")
+        messages = body.get("messages")
+        if messages is None:
+            return _error(400, "messages: Field required")
+        if not isinstance(messages, list):
+            return _error(400, "messages: Input should be a valid list")
+        if self.models is not None and model not in self.models:
+            if deepseek and not model.startswith("claude"):
+                return _error(400, "Model Not Exist")
+            if not deepseek:
+                return _error(404, f"model: {model}", "not_found_error")
+        ceiling = DEEPSEEK_MAX_OUTPUT if deepseek else ANTHROPIC_MAX_OUTPUT
+        if max_tokens < 1:
+            return _error(400, "max_tokens: Input should be greater than or equal to 1")
+        if max_tokens > ceiling:
+            if deepseek:
+                return _error(
+                    400,
+                    f"Invalid max_tokens value, the valid range of max_tokens is [1, {ceiling}]",
+                )
+            return _error(
+                400,
+                f"max_tokens: {max_tokens} > {ceiling}, which is the maximum allowed number "
+                f"of output tokens for {model}",
+            )
+        if "stream" in body and not isinstance(body["stream"], bool):
+            return _error(400, "stream: Input should be a valid boolean")
+        system = body.get("system")
+        if system is not None and not isinstance(system, str | list):
+            return _error(400, "system: Input should be a valid string or list")
+        problem = self._tools_problem(body.get("tools"))
+        if problem is not None:
+            return _error(400, problem)
+        problem = self._thinking_problem(body, max_tokens)
+        if problem is not None:
+            return _error(400, problem)
+        if not messages:
+            return _error(400, "messages: List should have at least 1 item after validation")
+        for i, message in enumerate(messages):
+            problem = self._message_problem(i, message, last=i == len(messages) - 1)
+            if problem is not None:
+                return _error(400, problem)
+        problem = self._sequence_problem(messages, self._thinking_on(body))
+        if problem is not None:
+            return _error(400, problem)
+        if self.max_context_tokens is not None:
+            prompt = count_tokens(render_prompt(body))
+            if prompt + max_tokens > self.max_context_tokens:
+                return _error(
+                    400,
+                    f"prompt is too long: {prompt + max_tokens} tokens > "
+                    f"{self.max_context_tokens} maximum",
+                )
+        return None
+
+    @staticmethod
+    def _tools_problem(tools: Any) -> str | None:
+        if tools is None:
+            return None
+        if not isinstance(tools, list):
+            return "tools: Input should be a valid list"
+        for k, tool in enumerate(tools):
+            if not isinstance(tool, dict):
+                return f"tools.{k}: Input should be a valid dictionary"
+            if not isinstance(tool.get("name"), str) or not tool["name"]:
+                return f"tools.{k}.name: Field required"
+            if not isinstance(tool.get("input_schema"), dict):
+                return f"tools.{k}.custom.input_schema: Field required"
+        return None
+
+    def _thinking_problem(self, body: dict[str, Any], max_tokens: int) -> str | None:
+        thinking = body.get("thinking")
+        if thinking is not None:
+            if not isinstance(thinking, dict):
+                return "thinking: Input should be a valid dictionary"
+            kind = thinking.get("type")
+            allowed = (
+                ("enabled", "disabled")
+                if self.flavour == "deepseek"
+                else (
+                    "enabled",
+                    "disabled",
+                    "adaptive",
+                )
+            )
+            if kind not in allowed:
+                return f"thinking.type: Input should be {' or '.join(repr(a) for a in allowed)}"
+            if kind == "enabled" and self.flavour == "anthropic":
+                budget = thinking.get("budget_tokens")
+                if budget is None:
+                    return "thinking.enabled.budget_tokens: Field required"
+                if not _is_int(budget):
+                    return "thinking.enabled.budget_tokens: Input should be a valid integer"
+                if budget < MIN_THINKING_BUDGET:
+                    return (
+                        "thinking.enabled.budget_tokens: Input should be greater than or "
+                        f"equal to {MIN_THINKING_BUDGET}"
+                    )
+                if budget >= max_tokens:
+                    return "`max_tokens` must be greater than `thinking.budget_tokens`."
+        config = body.get("output_config")
+        if config is not None:
+            if not isinstance(config, dict):
+                return "output_config: Input should be a valid dictionary"
+            effort = config.get("effort")
+            if effort is not None and effort not in OUTPUT_EFFORTS:
+                return "output_config.effort: Input should be " + ", ".join(
+                    f"'{e}'" for e in OUTPUT_EFFORTS
+                )
+        return None
+
+    def _message_problem(self, i: int, message: Any, *, last: bool) -> str | None:
+        deepseek = self.flavour == "deepseek"
+        if not isinstance(message, dict):
+            return f"messages.{i}: Input should be a valid dictionary"
+        role = message.get("role")
+        if role == "system":
+            if deepseek:
+                return (
+                    "Failed to deserialize the JSON body into the target type: "
+                    f"messages[{i}].role: unknown variant `system`, expected `user` or `assistant`"
+                )
+            return MSG_SYSTEM_ROLE_ANTHROPIC
+        if role not in ("user", "assistant"):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        content = message.get("content")
+        if content is None:
+            return f"messages.{i}.content: Field required"
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}] if content else []
+        if not isinstance(content, list):
+            return f"messages.{i}.content: Input should be a valid list"
+        if not content and not (role == "assistant" and last):
+            return (
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        user_blocks = ("text", "image", "document", "tool_result", "search_result")
+        assistant_blocks = ("text", "thinking", "redacted_thinking", "tool_use", "server_tool_use")
+        allowed = user_blocks if role == "user" else assistant_blocks
+        for j, block in enumerate(content):
+            where = f"messages.{i}.content.{j}"
+            if not isinstance(block, dict):
+                return f"{where}: Input should be a valid dictionary"
+            kind = block.get("type")
+            if kind not in allowed:
+                return f"{where}.type: Input tag '{kind}' is not allowed in a {role} message"
+            if kind == "text":
+                if not isinstance(block.get("text"), str):
+                    return f"{where}.text.text: Field required"
+                if not block["text"]:
+                    return "messages: text content blocks must be non-empty"
+            elif kind == "tool_use":
+                if not isinstance(block.get("id"), str) or not block["id"]:
+                    return f"{where}.tool_use.id: Field required"
+                if not isinstance(block.get("name"), str) or not block["name"]:
+                    return f"{where}.tool_use.name: Field required"
+                if not isinstance(block.get("input"), dict):
+                    return f"{where}.tool_use.input: Input should be a valid dictionary"
+            elif kind == "tool_result":
+                if not isinstance(block.get("tool_use_id"), str):
+                    return f"{where}.tool_result.tool_use_id: Field required"
+                if "content" in block and not isinstance(block["content"], str | list):
+                    return f"{where}.tool_result.content: Input should be a valid string or list"
+            elif kind == "thinking":
+                if not isinstance(block.get("thinking"), str):
+                    return f"{where}.thinking.thinking: Field required"
+                signature = block.get("signature")
+                if deepseek:
+                    if signature is not None and not isinstance(signature, str):
+                        return f"{where}.thinking.signature: Input should be a valid string"
+                else:
+                    if not isinstance(signature, str):
+                        return f"{where}.thinking.signature: Field required"
+                    if not hmac.compare_digest(signature, sign_thinking(block["thinking"])):
+                        return f"{where}: Invalid `signature` in `thinking` block"
+            elif kind == "redacted_thinking" and deepseek:
+                return f"{where}.type: `redacted_thinking` is not supported"
+        return None
+
+    def _sequence_problem(self, raw: list[dict[str, Any]], thinking: bool) -> str | None:
+        # Consecutive turns of one role are combined into one turn (as Anthropic does).
+        turns: list[tuple[str, list[dict[str, Any]]]] = []
+        for message in raw:
+            content = message["content"]
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            if turns and turns[-1][0] == message["role"]:
+                turns[-1][1].extend(blocks)
+            else:
+                turns.append((message["role"], list(blocks)))
+        deepseek = self.flavour == "deepseek"
+        for i, (role, blocks) in enumerate(turns):
+            uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            if role == "assistant" and uses:
+                nxt = turns[i + 1] if i + 1 < len(turns) else None
+                answered = {
+                    b.get("tool_use_id")
+                    for b in (nxt[1] if nxt is not None else [])
+                    if b.get("type") == "tool_result"
+                }
+                missing = [u for u in uses if u not in answered]
+                if missing and nxt is not None:
+                    return (
+                        f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                        f"immediately after: {', '.join(missing)}. Each `tool_use` block must "
+                        "have a corresponding `tool_result` block in the next message."
+                    )
+                if thinking and deepseek and not any(b.get("type") == "thinking" for b in blocks):
+                    return MSG_THINKING_REQUIRED
+            if role == "user":
+                prev = turns[i - 1] if i > 0 and turns[i - 1][0] == "assistant" else None
+                known = {
+                    b.get("id") for b in (prev[1] if prev else []) if b.get("type") == "tool_use"
+                }
+                for j, block in enumerate(blocks):
+                    if block.get("type") == "tool_result" and block.get("tool_use_id") not in known:
+                        return (
+                            f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
+                            f"`tool_result` blocks: {block.get('tool_use_id')}. Each "
+                            "`tool_result` block must have a corresponding `tool_use` block in "
+                            "the previous message."
+                        )
+        # Anthropic: in a tool loop with thinking on, the assistant turn being
+        # answered must start with its (signed) thinking block.
+        if thinking and not deepseek and len(turns) >= 2:
+            role, blocks = turns[-1]
+            prev_role, prev_blocks = turns[-2]
+            if (
+                role == "user"
+                and prev_role == "assistant"
+                and any(b.get("type") == "tool_result" for b in blocks)
+                and prev_blocks
+                and prev_blocks[0].get("type") not in ("thinking", "redacted_thinking")
+            ):
+                return MSG_THINKING_FIRST.format(i=len(turns) - 2, found=prev_blocks[0].get("type"))
+        return None
+
+    # ---------------------------------------------------------------- responses
+
+    def _send_http_error(self, h: _Handler, err: HttpError) -> None:
+        kind = err.type
+        if kind == "invalid_request_error" and err.status != 400:
+            kind = STATUS_ERROR_TYPE.get(err.status, kind)
+        request_id = self._new_id("req_")
+        payload = (
+            err.body
+            if err.body is not None
+            else _dumps(
+                {
+                    "type": "error",
+                    "error": {"type": kind, "message": err.message},
+                    "request_id": request_id,
+                }
+            ).encode()
+        )
+        try:
+            h.send_response(err.status)
+            extra = {k.lower(): v for k, v in (err.headers or {}).items()}
+            if "content-type" not in extra:
+                h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(payload)))
+            h.send_header("request-id", request_id)
+            if err.retry_after is not None:
+                h.send_header("Retry-After", _format_retry_after(err.retry_after))
+            for name, value in (err.headers or {}).items():
+                h.send_header(name, value)
+            h.end_headers()
+            h.wfile.write(payload)
+        except OSError:
+            h.close_connection = True
+
+    @staticmethod
+    def _sse(name: str, payload: dict[str, Any]) -> bytes:
+        data = _dumps(payload).encode("utf-8", "surrogatepass")
+        return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
+
+    def _send_stall(self, h: _Handler, stall: Stall, ctx: _Ctx) -> None:
+        writer = _Writer(h, self._stop)
+        try:
+            writer.start("text/event-stream" if ctx.stream else "application/json")
+            ping = self._sse("ping", {"type": "ping"}) if ctx.stream else b"\n"
+            deadline = time.monotonic() + max(0.0, stall.seconds)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                every = stall.keepalive_every
+                writer.sleep(min(remaining, every) if every > 0 else remaining)
+                if every > 0 and time.monotonic() < deadline:
+                    writer.write(ping)
+            writer.end()
+        except (_Aborted, OSError):
+            h.close_connection = True
+
+    def _new_id(self, prefix: str) -> str:
+        with self._lock:
+            return prefix + "".join(self._rng.choices(_ALNUM, k=24))
+
+    def _usage(self, prompt_bytes: int, hit_bytes: int) -> dict[str, Any]:
+        prompt = _bytes_to_tokens(prompt_bytes)
+        hit = min(_bytes_to_tokens(hit_bytes), prompt)
+        if self.usage_style == "absent":
+            return {"input_tokens": prompt, "output_tokens": 1}
+        inp = prompt if self.usage_style == "inclusive" else prompt - hit
+        return {
+            "input_tokens": inp,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": hit,
+            "output_tokens": 1,
+        }
+
+    def _send_reply(self, h: _Handler, reply: Reply, ctx: _Ctx) -> None:
+        deepseek = self.flavour == "deepseek"
+        message_id = self._new_id("msg_")
+        reasoning = reply.reasoning if ctx.thinking else ""
+        signature = message_id if deepseek else sign_thinking(reasoning)
+        call_ids = [spec.id or self._new_id("toolu_") for spec in reply.tool_calls]
+        stop_reason = reply.finish_reason or ("tool_use" if reply.tool_calls else "end_turn")
+        model = reply.model if reply.model is not None else ctx.model
+
+        # ---- the blocks this answer consists of
+        blocks: list[dict[str, Any]] = []
+        if reasoning:
+            blocks.append({"type": "thinking", "thinking": reasoning, "signature": signature})
+        if reply.content:
+            blocks.append({"type": "text", "text": reply.content})
+        for cid, spec in zip(call_ids, reply.tool_calls, strict=True):
+            try:
+                parsed = json.loads(spec.arguments) if spec.arguments.strip() else {}
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):  # what a client replays for broken input
+                parsed = {"_raw": spec.arguments}
+            blocks.append({"type": "tool_use", "id": cid, "name": spec.name, "input": parsed})
+
+        # ---- simulated prompt cache and usage
+        space = (ctx.model, str((ctx.body.get("metadata") or {}).get("user_id") or ""))
+        prompt = render_prompt(ctx.body).encode("utf-8", "surrogatepass")
+        hit_bytes = self._cache.lookup_and_persist(space, prompt)
+        output_unit = prompt + _render_message({"role": "assistant", "content": blocks}).encode(
+            "utf-8", "surrogatepass"
+        )
+        generated = reasoning + reply.content + "".join(s.arguments for s in reply.tool_calls)
+        output_tokens = max(1, count_tokens(generated))
+        start_usage = (
+            dict(reply.usage) if reply.usage is not None else self._usage(len(prompt), hit_bytes)
+        )
+        final_output = (
+            start_usage.get("output_tokens", output_tokens) if reply.usage else output_tokens
+        )
+
+        if not ctx.stream:
+            self._send_message(
+                h,
+                reply,
+                message_id,
+                model,
+                blocks,
+                stop_reason,
+                {**start_usage, "output_tokens": final_output},
+                prompt,
+                output_unit,
+                space,
+            )
+            return
+
+        events: list[bytes] = []
+        ping = self._sse("ping", {"type": "ping"})
+        events.append(
+            self._sse(
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": message_id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": start_usage,
+                    },
+                },
+            )
+        )
+        events.extend(ping for _ in range(max(0, reply.keepalives)))
+        if self.pings:
+            events.append(ping)
+        for index, block in enumerate(blocks):
+            kind = block["type"]
+            if kind == "thinking":
+                start = {
+                    "type": "thinking",
+                    "thinking": "",
+                    "signature": signature if self.signature_in_start else "",
+                }
+            elif kind == "text":
+                start = {"type": "text", "text": ""}
+            else:
+                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            events.append(
+                self._sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": start},
+                )
+            )
+            if index == 0 and self.pings:
+                events.append(ping)
+            deltas: list[dict[str, Any]] = []
+            if kind == "thinking":
+                deltas = [
+                    {"type": "thinking_delta", "thinking": p}
+                    for p in _split(reasoning, reply.chunk_size)
+                ]
+                if not self.signature_in_start:
+                    deltas.append({"type": "signature_delta", "signature": signature})
+            elif kind == "text":
+                deltas = [
+                    {"type": "text_delta", "text": p}
+                    for p in _split(reply.content, reply.chunk_size)
+                ]
+            else:
+                spec = reply.tool_calls[call_ids.index(block["id"])]
+                deltas = [{"type": "input_json_delta", "partial_json": ""}] + [
+                    {"type": "input_json_delta", "partial_json": p}
+                    for p in _split(spec.arguments, reply.arg_chunk)
+                ]
+            for delta in deltas:
+                events.append(
+                    self._sse(
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                    )
+                )
+            events.append(
+                self._sse("content_block_stop", {"type": "content_block_stop", "index": index})
+            )
+        tail: list[bytes] = []
+        for k in range(self.message_deltas, 0, -1):
+            # Cumulative counts: earlier message_delta events carry smaller totals.
+            count = max(1, final_output // k) if k > 1 else final_output
+            tail.append(
+                self._sse(
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                        "usage": {"output_tokens": count},
+                    },
+                )
+            )
+        tail.append(self._sse("message_stop", {"type": "message_stop"}))
+
+        writer = _Writer(h, self._stop)
+        try:
+            writer.start("text/event-stream; charset=utf-8")
+            limit = None
+            if reply.drop_after is not None:
+                limit = max(0, min(reply.drop_after, len(events)))
+            sent = 0
+            for event in events:
+                if limit is not None and sent >= limit:
+                    break
+                if sent:
+                    writer.sleep(reply.delay)
+                writer.write(event)
+                sent += 1
+            if limit is not None:
+                h.close_connection = True
+                return  # abrupt: no terminating chunk
+            if reply.error_event is not None or reply.garbage_line is not None:
+                if reply.error_event is not None:
+                    writer.sleep(reply.delay)
+                    writer.write(self._sse("error", {"type": "error", "error": reply.error_event}))
+                if reply.garbage_line is not None:
+                    writer.sleep(reply.delay)
+                    writer.write(reply.garbage_line.encode("utf-8", "surrogatepass") + b"\n\n")
+                writer.end()
+                return
+            self._cache.persist(space, output_unit)
+            for event in tail:
+                writer.sleep(reply.delay)
+                writer.write(event)
+            writer.end()
+        except (_Aborted, OSError):
+            h.close_connection = True
+
+    def _send_message(
+        self,
+        h: _Handler,
+        reply: Reply,
+        message_id: str,
+        model: str,
+        blocks: list[dict[str, Any]],
+        stop_reason: str,
+        usage: dict[str, Any],
+        prompt: bytes,
+        output_unit: bytes,
+        space: tuple[str, str],
+    ) -> None:
+        """A non-streamed answer (``stream`` false or absent)."""
+        if reply.error_event is not None:
+            self._send_http_error(
+                h,
+                _error(
+                    529 if reply.error_event.get("type") == "overloaded_error" else 500,
+                    str(reply.error_event.get("message") or "error"),
+                    str(reply.error_event.get("type") or "api_error"),
+                ),
+            )
+            return
+        payload = {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": blocks,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        data = _dumps(payload).encode("utf-8", "surrogatepass")
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            if reply.delay > 0 and self._stop.wait(reply.delay):
+                h.close_connection = True
+                return
+            self._cache.persist(space, output_unit)
+            h.wfile.write(data)
+        except OSError:
+            h.close_connection = True
