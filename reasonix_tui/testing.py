@@ -190,11 +190,9 @@ class ScriptedServices:
     context_window: int = 128_000
     permission_mode: str = "ask"
     permission_modes: Sequence[str] = ("ask", "auto", "yolo")
-    model: str = "deepseek-chat"
+    model: str = "deepseek-flash"
     effort: str = "high"
-    model_names: list[str] = field(
-        default_factory=lambda: ["deepseek-chat", "deepseek-reasoner", "deepseek-v4-pro"]
-    )
+    model_names: list[str] = field(default_factory=lambda: ["deepseek-flash", "deepseek-v4-pro"])
     effort_levels: list[str] = field(default_factory=lambda: ["low", "medium", "high", "max"])
     sessions: list[SessionSummary] = field(default_factory=list)
     servers: list[McpServerView] = field(default_factory=list)

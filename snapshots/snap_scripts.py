@@ -35,7 +35,7 @@ USAGE = UsageReported(
         cache_hit_tokens=16_900,
         cache_miss_tokens=1_500,
     ),
-    model="deepseek-chat",
+    model="deepseek-flash",
     cost=0.0031,
 )
 

@@ -22,6 +22,7 @@ KEYS = (
     ("Ctrl+C", "cancel turn, then clear input, then quit (press twice)"),
     ("Ctrl+D", "quit"),
     ("Shift+Tab", "cycle permission mode"),
+    ("Ctrl+O", "expand / collapse the latest reasoning or tool output"),
     ("/  @", "command menu / file reference menu"),
 )
 

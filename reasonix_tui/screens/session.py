@@ -7,6 +7,7 @@ worker; slash commands live in :class:`SessionCommands`.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
@@ -46,6 +47,7 @@ class SessionScreen(SessionCommands, Screen[None]):
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
         Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
+        Binding("ctrl+o", "toggle_details", "Details", show=False, priority=True),
     ]
 
     def __init__(self, services: AppServices) -> None:
@@ -84,6 +86,9 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     async def on_mount(self) -> None:
         self.controller = TurnController(self.transcript, self.status, self.services.clock)
+        idle_gc = getattr(self.app, "idle_gc", None)
+        if idle_gc is not None:
+            self.controller.on_event = lambda _event: idle_gc.touch()
         self.composer.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()
@@ -234,6 +239,19 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit(0)
+
+    async def action_toggle_details(self) -> None:
+        """Expand or collapse the latest reasoning block or tool card with more to show."""
+        block = self.transcript.latest_expandable()
+        if block is None:
+            self.status.update_state(hint="Nothing to expand")
+            return
+        toggled = block.toggle()  # type: ignore[attr-defined]
+        if inspect.isawaitable(toggled):
+            await toggled
+        if getattr(block, "expanded", False):
+            # Show the expanded block from its top (scrolling back down re-anchors).
+            self.transcript.scroll_to_widget(block, animate=False, top=True)
 
     def action_cycle_mode(self) -> None:
         modes = list(self.services.permission_modes)

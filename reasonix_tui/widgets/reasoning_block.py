@@ -1,4 +1,6 @@
-"""Reasoning: shown live (tail only), then collapsed to "thought for Ns"."""
+"""Reasoning: shown live (tail only), then collapsed to "thought for Ns".
+
+A click or Ctrl+O (on the latest such block) expands it."""
 
 from __future__ import annotations
 
@@ -75,6 +77,15 @@ class ReasoningBlock(Widget):
         arrow = "▾" if self.has_class("-expanded") else "▸"
         label = f"{arrow} thought for {fmt.duration(self.seconds or 0)}"
         self.query_one(".header", Static).update(Content(label))
+
+    @property
+    def expandable(self) -> bool:
+        """Done and with something to show (Ctrl+O picks the latest such block)."""
+        return self.seconds is not None and bool(self.text.strip())
+
+    @property
+    def expanded(self) -> bool:
+        return self.has_class("-expanded")
 
     def toggle(self) -> None:
         if self.seconds is not None:

@@ -1,4 +1,6 @@
-"""A tool call card: name, key argument, status and a bounded, expandable result."""
+"""A tool call card: name, key argument, status and a bounded, expandable result.
+
+A click or Ctrl+O (on the latest expandable block) expands the result."""
 
 from __future__ import annotations
 
@@ -103,6 +105,15 @@ class ToolBlock(Widget):
             more = Content.styled(f"\n… {len(lines) - limit} more lines{hint}", "italic")
             body = body + more
         await self.mount(Static(body, classes="result", markup=False))
+
+    @property
+    def expandable(self) -> bool:
+        """Finished, with more result or diff than the preview shows."""
+        if self.status == "running":
+            return False
+        if self.diff is not None:
+            return len(self.diff.splitlines()) > DIFF_PREVIEW_LINES
+        return len(self.result.rstrip("\n").splitlines()) > PREVIEW_LINES
 
     async def toggle(self) -> None:
         if self.status != "running":

@@ -1,4 +1,9 @@
-"""The scrolling transcript; keeps at most ``max_blocks`` widgets mounted."""
+"""The scrolling transcript; keeps at most ``max_blocks`` widgets mounted.
+
+Blocks that can shed widgets while far from the viewport (long assistant
+answers, see :meth:`AssistantBlock.park_offscreen`) are told where the viewport
+is after it scrolls.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ class Transcript(VerticalScroll):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.max_blocks = max_blocks
         self.trimmed = 0
+        self._parking_scheduled = False
 
     async def add(self, block: Widget) -> Widget:
         await self.mount(block)
@@ -40,6 +46,30 @@ class Transcript(VerticalScroll):
         super()._scroll_update(virtual_size)
         if not self.is_anchored and virtual_size.height > self.container_size.height:
             self.call_after_refresh(self._anchor_when_full)
+        # Anchored growth moves the view without calling watch_scroll_y.
+        self.schedule_parking()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.schedule_parking()
+
+    def schedule_parking(self) -> None:
+        """Re-check which blocks may park, once the next frame has been laid out."""
+        if not self._parking_scheduled:
+            self._parking_scheduled = True
+            self.call_after_refresh(self._park_offscreen)
+
+    def _park_offscreen(self) -> None:
+        self._parking_scheduled = False
+        view = self.region
+        if not view:
+            return
+        # Half a screen of margin either way, so that scrolling rarely meets a parked block.
+        window = view.grow((view.height // 2, 0, view.height // 2, 0))
+        for block in self.children:
+            park = getattr(block, "park_offscreen", None)
+            if park is not None:
+                park(window)
 
     def _anchor_when_full(self) -> None:
         # Anchoring a short transcript would push it to the bottom; wait until it overflows.
@@ -49,6 +79,13 @@ class Transcript(VerticalScroll):
     @property
     def blocks(self) -> list[Widget]:
         return [c for c in self.children if not c.has_class("-trimmed")]
+
+    def latest_expandable(self) -> Widget | None:
+        """The newest block that can show more (a finished reasoning block or tool card)."""
+        for block in reversed(self.children):
+            if getattr(block, "expandable", False):
+                return block
+        return None
 
     async def _trim(self) -> None:
         blocks = self.blocks

@@ -77,11 +77,11 @@ async def test_model_picker_filters_and_switches(make_app) -> None:
     async with app.run_test(size=(100, 32)) as pilot:
         await session(pilot).handle_input("/model")
         await pilot.pause()
-        await type_text(pilot, "reas")
+        await type_text(pilot, "pro")
         await pilot.press("enter")
         await pilot.pause()
-        assert services.model == "deepseek-reasoner"
-        assert session(pilot).status.state.model == "deepseek-reasoner"
+        assert services.model == "deepseek-v4-pro"
+        assert session(pilot).status.state.model == "deepseek-v4-pro"
 
 
 async def test_resume_picker(make_app) -> None:

