@@ -54,7 +54,7 @@ from reasonix_core.provider.openai import (
     DISABLED_EFFORTS,
     RETRYABLE_STATUS,
     TRANSIENT_FINISH,
-    http_error,
+    HttpStreaming,
 )
 from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
@@ -181,7 +181,7 @@ def parse_usage(raw: dict[str, Any], *, deepseek: bool = False) -> Usage:
     )
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpStreaming):
     """One endpoint speaking the Anthropic Messages API (streamed)."""
 
     def __init__(
@@ -342,46 +342,6 @@ class AnthropicProvider:
         )
 
     # -- streaming --------------------------------------------------------
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=httpx.Timeout(
-                    connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0
-                ),
-                trust_env=False,
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
-        client = self._http()
-        try:
-            async with client.stream(
-                "POST", prepared.url, content=prepared.body, headers=list(prepared.headers)
-            ) as response:
-                if response.status_code != 200:
-                    raw = await response.aread()
-                    raise http_error(response.status_code, raw, response.headers)
-                async for chunk in self._parse(response):
-                    yield chunk
-        except ProviderError:
-            raise
-        except httpx.TimeoutException as exc:
-            raise ProviderError(
-                f"request timed out ({type(exc).__name__})", retryable=True, kind="timeout"
-            ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise StreamInterrupted(f"connection dropped mid-stream: {exc}") from None
-        except httpx.TransportError as exc:
-            raise ProviderError(
-                f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
-            ) from None
 
     async def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         state = _StreamState()

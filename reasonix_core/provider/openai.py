@@ -58,7 +58,58 @@ def _encode(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-class OpenAIProvider:
+class HttpStreaming:
+    """The HTTP side shared by every streaming provider kind: one lazily created
+    client, the POST of the frozen bytes, and the mapping of transport failures
+    to retryable ProviderErrors. A kind supplies ``_parse(response)``."""
+
+    _client: httpx.AsyncClient | None
+    _transport: httpx.AsyncBaseTransport | None
+    stream_idle_timeout: float
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=httpx.Timeout(connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0),
+                trust_env=False,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
+        client = self._http()
+        try:
+            async with client.stream(
+                "POST", prepared.url, content=prepared.body, headers=list(prepared.headers)
+            ) as response:
+                if response.status_code != 200:
+                    raw = await response.aread()
+                    raise http_error(response.status_code, raw, response.headers)
+                async for chunk in self._parse(response):
+                    yield chunk
+        except ProviderError:
+            raise
+        except httpx.TimeoutException as exc:
+            raise ProviderError(
+                f"request timed out ({type(exc).__name__})", retryable=True, kind="timeout"
+            ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise StreamInterrupted(f"connection dropped mid-stream: {exc}") from None
+        except httpx.TransportError as exc:
+            raise ProviderError(
+                f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
+            ) from None
+
+    def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
+        raise NotImplementedError
+
+
+class OpenAIProvider(HttpStreaming):
     """One vendor endpoint speaking OpenAI-compatible chat completions."""
 
     def __init__(
@@ -154,44 +205,6 @@ class OpenAIProvider:
         )
 
     # -- streaming --------------------------------------------------------
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=httpx.Timeout(connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0),
-                trust_env=False,
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
-        client = self._http()
-        try:
-            async with client.stream(
-                "POST", prepared.url, content=prepared.body, headers=list(prepared.headers)
-            ) as response:
-                if response.status_code != 200:
-                    raw = await response.aread()
-                    raise http_error(response.status_code, raw, response.headers)
-                async for chunk in self._parse(response):
-                    yield chunk
-        except ProviderError:
-            raise
-        except httpx.TimeoutException as exc:
-            raise ProviderError(
-                f"request timed out ({type(exc).__name__})", retryable=True, kind="timeout"
-            ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise StreamInterrupted(f"connection dropped mid-stream: {exc}") from None
-        except httpx.TransportError as exc:
-            raise ProviderError(
-                f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
-            ) from None
 
     async def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         calls: dict[int, dict[str, Any]] = {}
@@ -383,4 +396,4 @@ def _factory(config: ProviderConfig, api_key: str) -> OpenAIProvider:
 
 register_kind("openai", _factory)
 
-__all__ = ["OpenAIProvider", "http_error", "parse_retry_after", "parse_usage"]
+__all__ = ["HttpStreaming", "OpenAIProvider", "http_error", "parse_retry_after", "parse_usage"]

@@ -59,7 +59,7 @@ from reasonix_core.provider.openai import (
     DISABLED_EFFORTS,
     RETRYABLE_STATUS,
     TRANSIENT_FINISH,
-    http_error,
+    HttpStreaming,
 )
 from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
@@ -124,7 +124,7 @@ class _Call:
     done: bool = False
 
 
-class ResponsesProvider:
+class ResponsesProvider(HttpStreaming):
     """One vendor endpoint speaking the Responses API (streamed, stateless)."""
 
     def __init__(
@@ -256,46 +256,8 @@ class ResponsesProvider:
 
     # -- streaming --------------------------------------------------------
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=httpx.Timeout(
-                    connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0
-                ),
-                trust_env=False,
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
-        client = self._http()
-        try:
-            async with client.stream(
-                "POST", prepared.url, content=prepared.body, headers=list(prepared.headers)
-            ) as response:
-                if response.status_code != 200:
-                    raw = await response.aread()
-                    raise http_error(response.status_code, raw, response.headers)
-                async for chunk in _StreamParser(self.stream_idle_timeout).parse(response):
-                    yield chunk
-        except ProviderError:
-            raise
-        except httpx.TimeoutException as exc:
-            raise ProviderError(
-                f"request timed out ({type(exc).__name__})", retryable=True, kind="timeout"
-            ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise StreamInterrupted(f"connection dropped mid-stream: {exc}") from None
-        except httpx.TransportError as exc:
-            raise ProviderError(
-                f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
-            ) from None
-
+    def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
+        return _StreamParser(self.stream_idle_timeout).parse(response)
 
 class _StreamParser:
     """State for one Responses stream: text parts, calls, the terminal event."""
