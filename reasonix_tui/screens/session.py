@@ -251,7 +251,10 @@ class SessionScreen(SessionCommands, Screen[None]):
             await toggled
         if getattr(block, "expanded", False):
             # Show the expanded block from its top (scrolling back down re-anchors).
-            self.transcript.scroll_to_widget(block, animate=False, top=True)
+            self.transcript.reveal(block)
+            self.call_after_refresh(
+                self.transcript.scroll_to_widget, block, animate=False, top=True
+            )
 
     def action_cycle_mode(self) -> None:
         modes = list(self.services.permission_modes)

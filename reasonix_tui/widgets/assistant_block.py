@@ -255,9 +255,11 @@ class AssistantBlock(Widget):
             segment.mark_tail()
             await self.mount(following)
             await following.append("".join(lines[start:]))
-        schedule = getattr(self.parent, "schedule_parking", None)
-        if schedule is not None:
-            schedule()
+        for ancestor in self.ancestors:  # the transcript decides what parks
+            schedule = getattr(ancestor, "schedule_parking", None)
+            if schedule is not None:
+                schedule()
+                break
 
     def park_offscreen(self, window: Region) -> None:
         """Park the final segments outside ``window`` (screen coordinates); rebuild the rest."""

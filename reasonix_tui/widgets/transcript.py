@@ -1,19 +1,57 @@
-"""The scrolling transcript; keeps at most ``max_blocks`` widgets mounted.
+"""The scrolling transcript; keeps at most ``max_blocks`` blocks mounted.
 
-Blocks that can shed widgets while far from the viewport (long assistant
-answers, see :meth:`AssistantBlock.park_offscreen`) are told where the viewport
-is after it scrolls.
+Blocks are grouped in :class:`TranscriptChunk` containers of ``CHUNK_BLOCKS``.
+Textual lays out every displayed widget on every frame, so after each scroll
+and each growth of the content, chunks far outside the viewport are *parked*:
+their blocks are hidden (``display: none``, state kept) and the chunk keeps its
+height; they show again when the viewport comes near. Blocks that can shed
+widgets themselves (long assistant answers, see
+:meth:`AssistantBlock.park_offscreen`) are told where the viewport is.
 """
 
 from __future__ import annotations
 
 from textual.containers import VerticalScroll
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.widget import Widget
 
 from reasonix_tui.widgets.blocks import NoticeBlock
 
 MAX_BLOCKS = 400
+CHUNK_BLOCKS = 20
+
+
+class TranscriptChunk(Widget):
+    """Consecutive transcript blocks. Blocks have top margins only, so the gaps are
+    the same across chunk boundaries (margins collapse only between siblings)."""
+
+    DEFAULT_CSS = """
+    TranscriptChunk {
+        height: auto;
+        layout: vertical;
+        &.-parked > * { display: none; }
+    }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parked = False
+
+    def park(self, parked: bool) -> None:
+        if parked == self.parked:
+            return
+        height = self.size.height
+        if parked and not height:
+            return
+        self.parked = parked
+        self.styles.height = height if parked else None
+        self.set_class(parked, "-parked")
+
+    def park_offscreen(self, window: Region) -> None:
+        for block in self.children:
+            park = getattr(block, "park_offscreen", None)
+            if park is not None:
+                park(window)
 
 
 class Transcript(VerticalScroll):
@@ -34,8 +72,21 @@ class Transcript(VerticalScroll):
         self.trimmed = 0
         self._parking_scheduled = False
 
+    @property
+    def chunks(self) -> list[TranscriptChunk]:
+        return [c for c in self.children if isinstance(c, TranscriptChunk)]
+
+    @property
+    def blocks(self) -> list[Widget]:
+        return [block for chunk in self.chunks for block in chunk.children]
+
     async def add(self, block: Widget) -> Widget:
-        await self.mount(block)
+        chunks = self.chunks
+        chunk = chunks[-1] if chunks else None
+        if chunk is None or len(chunk.children) >= CHUNK_BLOCKS:
+            chunk = TranscriptChunk()
+            await self.mount(chunk)
+        await chunk.mount(block)
         await self._trim()
         if not self.is_anchored:
             self.call_after_refresh(self._anchor_when_full)
@@ -54,7 +105,7 @@ class Transcript(VerticalScroll):
         self.schedule_parking()
 
     def schedule_parking(self) -> None:
-        """Re-check which blocks may park, once the next frame has been laid out."""
+        """Re-check what may park, once the next frame has been laid out."""
         if not self._parking_scheduled:
             self._parking_scheduled = True
             self.call_after_refresh(self._park_offscreen)
@@ -66,23 +117,28 @@ class Transcript(VerticalScroll):
             return
         # Half a screen of margin either way, so that scrolling rarely meets a parked block.
         window = view.grow((view.height // 2, 0, view.height // 2, 0))
-        for block in self.children:
-            park = getattr(block, "park_offscreen", None)
-            if park is not None:
-                park(window)
+        chunks = self.chunks
+        for index, chunk in enumerate(chunks):
+            # The last chunk takes new blocks: it never parks.
+            near = index == len(chunks) - 1 or chunk.region.overlaps(window)
+            chunk.park(not near)
+            if near:
+                chunk.park_offscreen(window)
 
     def _anchor_when_full(self) -> None:
         # Anchoring a short transcript would push it to the bottom; wait until it overflows.
         if not self.is_anchored and self.max_scroll_y > 0:
             self.anchor()
 
-    @property
-    def blocks(self) -> list[Widget]:
-        return [c for c in self.children if not c.has_class("-trimmed")]
+    def reveal(self, block: Widget) -> None:
+        """Show ``block`` even if its chunk was parked (it parks again once far away)."""
+        chunk = block.parent
+        if isinstance(chunk, TranscriptChunk):
+            chunk.park(False)
 
     def latest_expandable(self) -> Widget | None:
         """The newest block that can show more (a finished reasoning block or tool card)."""
-        for block in reversed(self.children):
+        for block in reversed(self.blocks):
             if getattr(block, "expandable", False):
                 return block
         return None
@@ -93,8 +149,14 @@ class Transcript(VerticalScroll):
         if excess <= 0:
             return
         self.trimmed += excess
-        await self.remove_children(blocks[:excess])
-        marker = self.query(".-trimmed")
+        doomed = set(blocks[:excess])
+        for chunk in self.chunks:
+            mine = [b for b in chunk.children if b in doomed]
+            if len(mine) == len(chunk.children):
+                await chunk.remove()
+            elif mine:
+                await chunk.remove_children(mine)
+        marker = self.query_children(".-trimmed")
         label = f"{self.trimmed} earlier blocks hidden (still in the session)"
         if marker:
             marker.first(NoticeBlock).update(label)

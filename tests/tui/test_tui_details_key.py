@@ -77,3 +77,21 @@ async def test_ctrl_o_with_nothing_to_expand_says_so(make_app) -> None:
         await pilot.press("ctrl+o")
         await pilot.pause()
         assert session(pilot).status.state.hint == "Nothing to expand"
+
+
+async def test_ctrl_o_reveals_a_card_in_a_parked_chunk(make_app) -> None:
+    app, _ = make_app([tool_steps("c1", "bash", {"command": "ls"}, LONG)])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "list it")
+        await settle(pilot)
+        screen = session(pilot)
+        for i in range(60):  # push the card far up: its chunk parks
+            await screen.notice(f"note {i}")
+        await pilot.pause(0.1)
+        card = screen.query_one(ToolBlock)
+        assert card.parent.parked  # type: ignore[union-attr]
+        await pilot.press("ctrl+o")
+        for _ in range(3):
+            await pilot.pause()
+        assert card.expanded and not card.parent.parked  # type: ignore[union-attr]
+        assert card.region.overlaps(screen.transcript.region)
