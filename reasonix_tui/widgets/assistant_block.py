@@ -56,6 +56,10 @@ class AnswerSegment(Markdown):
         background: transparent;
     }
     """
+    # Only its blocks paint. Without this Textual renders a blank strip (about ten
+    # objects for the garbage collector) for every line of the segment's height,
+    # anew each time it grows.
+    BLANK = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -133,6 +137,7 @@ class AssistantBlock(Widget):
         & > AnswerSegment > MarkdownBlock.-tail { margin-bottom: 0; }
     }
     """
+    BLANK = True  # padding only; see AnswerSegment
 
     def __init__(self) -> None:
         super().__init__()
@@ -209,9 +214,6 @@ class AssistantBlock(Widget):
 
     async def _show_piece(self) -> None:
         """Hand about ``APPEND_CHARS`` of the queue (cut after a newline) to the last segment."""
-        idle_gc = getattr(self.app, "idle_gc", None)
-        if idle_gc is not None:
-            idle_gc.touch()  # still rendering: not a quiet moment for a full GC pass
         text = "".join(self._queued)
         piece = _first_piece(text, APPEND_CHARS)
         self._queued[:] = [text[len(piece) :]] if len(piece) < len(text) else []

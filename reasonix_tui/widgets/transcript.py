@@ -33,6 +33,10 @@ class TranscriptChunk(Widget):
     }
     """
 
+    # Nothing of its own to paint: without this Textual renders (and the garbage
+    # collector then scans) a blank strip for every line of the chunk's height.
+    BLANK = True
+
     def __init__(self) -> None:
         super().__init__()
         self.parked = False
@@ -65,6 +69,7 @@ class Transcript(VerticalScroll):
     """
 
     can_focus = False
+    BLANK = True  # see TranscriptChunk
 
     def __init__(self, *, max_blocks: int = MAX_BLOCKS, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
