@@ -57,34 +57,27 @@ import base64
 import hashlib
 import hmac
 import json
-import random
 import string
-import threading
-import time
-from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
+from reasonix_core.testing.fixture_http import (
+    _Handler,
+    send_error_response,
+    send_json_body,
+    send_sse_stream,
+)
 from reasonix_core.testing.fixture_server import (
     HttpError,
     RecordedRequest,
     Reply,
-    Responder,
-    ScriptItem,
+    ScriptedFixtureServer,
     Stall,
     ToolCallSpec,
-    _Aborted,
     _bytes_to_tokens,
     _dumps,
-    _format_retry_after,
-    _Handler,
-    _HTTPServer,
-    _PromptCache,
-    _read_body,
     _split,
-    _Writer,
     count_tokens,
 )
 
@@ -239,8 +232,21 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class AnthropicFixtureServer:
-    """A scripted ``/v1/messages`` endpoint on 127.0.0.1 (see module docstring)."""
+class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
+    """A scripted ``/v1/messages`` endpoint on 127.0.0.1 (see module docstring).
+
+    POST ``{base_url}/v1/messages`` (also under ``/anthropic``).
+    """
+
+    ROUTES = MESSAGES_PATHS
+    DEFAULT_MODELS: ClassVar[dict[str, frozenset[str]]] = {
+        "anthropic": ANTHROPIC_MODELS,
+        "deepseek": DEEPSEEK_MODELS,
+    }
+    THREAD_NAME = "anthropic-fixture"
+    flavour: Flavour
+    # A stalled stream keeps alive with ping events, as Anthropic does.
+    STREAM_KEEPALIVE = b'event: ping\ndata: {"type":"ping"}\n\n'
 
     def __init__(
         self,
@@ -256,14 +262,14 @@ class AnthropicFixtureServer:
         signature_in_start: bool = False,
         message_deltas: int = 1,
     ) -> None:
-        if flavour not in ("anthropic", "deepseek"):
-            raise ValueError(f"unknown flavour {flavour!r}")
-        self.flavour: Flavour = flavour
-        self.api_key = api_key
-        default = ANTHROPIC_MODELS if flavour == "anthropic" else DEEPSEEK_MODELS
-        self.models: set[str] | None = set(models if models is not None else default)
-        self.responder: Responder | None = None
-        self.max_context_tokens = max_context_tokens
+        super().__init__(
+            flavour,
+            api_key,
+            models=models,
+            port=port,
+            seed=seed,
+            max_context_tokens=max_context_tokens,
+        )
         # Wire variants (§6.2, T5): pings or none; usage semantics; DeepSeek's
         # signature inside content_block_start instead of a signature_delta;
         # the number of (cumulative) message_delta events.
@@ -271,153 +277,9 @@ class AnthropicFixtureServer:
         self.usage_style: UsageStyle = usage_style
         self.signature_in_start = signature_in_start
         self.message_deltas = max(1, message_deltas)
-        self.requests: list[RecordedRequest] = []
-        self._queue: deque[ScriptItem] = deque()
-        self._lock = threading.Lock()
-        self._cache = _PromptCache()
-        self._rng = random.Random(seed)
-        self._stop = threading.Event()
-        self._port = port
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # ---------------------------------------------------------------- lifecycle
-
-    def start(self) -> AnthropicFixtureServer:
-        if self._httpd is not None:
-            return self
-        self._stop.clear()
-        httpd = _HTTPServer(("127.0.0.1", self._port), self)  # type: ignore[arg-type]
-        thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name=f"anthropic-fixture-{httpd.server_port}",
-            daemon=True,
-        )
-        self._httpd = httpd
-        self._thread = thread
-        thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._stop.set()
-        httpd.shutdown()
-        httpd.abort_connections()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=2.0)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> AnthropicFixtureServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("fixture server is not running")
-        return self._httpd.server_port
-
-    @property
-    def base_url(self) -> str:
-        """The API base: POST ``{base_url}/v1/messages`` (also under ``/anthropic``)."""
-        return f"http://127.0.0.1:{self.port}"
-
-    # ---------------------------------------------------------------- scripting
-
-    def enqueue(self, *items: ScriptItem) -> None:
-        for item in items:
-            if not isinstance(item, Reply | HttpError | Stall):
-                raise TypeError(f"cannot script {item!r}")
-        with self._lock:
-            self._queue.extend(items)
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._queue)
-
-    def reset_cache(self) -> None:
-        self._cache.reset()
-
-    # ---------------------------------------------------------------- request handling
-
-    def _handle(self, h: _Handler) -> None:
-        headers: dict[str, str] = {}
-        for name, value in h.headers.items():
-            key = name.lower()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        try:
-            body = _read_body(h)
-        except (OSError, ValueError):
-            h.close_connection = True
-            return
-        parsed: Any = None
-        parse_error: str | None = None
-        try:
-            parsed = json.loads(body.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            parse_error = f"invalid UTF-8 at byte {exc.start}"
-        except json.JSONDecodeError as exc:
-            parse_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-        record = RecordedRequest(
-            path=h.path,
-            headers=headers,
-            body=body,
-            json=parsed if isinstance(parsed, dict) else None,
-            status=0,
-        )
-        with self._lock:
-            index = len(self.requests)
-            self.requests.append(record)
-
-        outcome: ScriptItem
-        ctx: _Ctx | None = None
-        route = urlsplit(h.path).path.rstrip("/") or "/"
-        if h.command != "POST" or route not in MESSAGES_PATHS:
-            outcome = _error(404, f"Not Found: {h.command} {route}")
-        else:
-            rejection = self._validate(headers, parsed, parse_error)
-            if rejection is not None:
-                outcome = rejection
-            else:
-                assert isinstance(parsed, dict)
-                ctx = self._context(parsed)
-                outcome = self._next_item(record)
-
-        status = outcome.status if isinstance(outcome, HttpError) else 200
-        with self._lock:
-            self.requests[index] = replace(record, status=status)
-
-        if isinstance(outcome, HttpError):
-            self._send_http_error(h, outcome)
-        elif isinstance(outcome, Stall):
-            assert ctx is not None
-            self._send_stall(h, outcome, ctx)
-        else:
-            assert ctx is not None
-            self._send_reply(h, outcome, ctx)
-
-    def _next_item(self, record: RecordedRequest) -> ScriptItem:
-        with self._lock:
-            if self._queue:
-                return self._queue.popleft()
-        responder = self.responder
-        if responder is None:
-            return _error(500, "fixture: no scripted reply")
-        try:
-            item = responder(record)
-        except Exception as exc:
-            return _error(500, f"fixture: responder raised {exc!r}")
-        if not isinstance(item, Reply | HttpError | Stall):
-            return _error(500, f"fixture: responder returned {item!r}")
-        return item
+    def _fixture_error(self, status: int, message: str) -> HttpError:
+        return _error(status, message)
 
     def _thinking_on(self, body: dict[str, Any]) -> bool:
         thinking = body.get("thinking")
@@ -525,15 +387,16 @@ class AnthropicFixtureServer:
         problem = self._sequence_problem(messages, self._thinking_on(body))
         if problem is not None:
             return _error(400, problem)
-        if self.max_context_tokens is not None:
-            prompt = count_tokens(render_prompt(body))
-            if prompt + max_tokens > self.max_context_tokens:
-                return _error(
-                    400,
-                    f"prompt is too long: {prompt + max_tokens} tokens > "
-                    f"{self.max_context_tokens} maximum",
-                )
         return None
+
+    def _context_limit(self, body: dict[str, Any]) -> HttpError | None:
+        limit = self.max_context_tokens
+        assert limit is not None
+        max_tokens = body["max_tokens"]  # validated: an int
+        prompt = count_tokens(render_prompt(body))
+        if prompt + max_tokens <= limit:
+            return None
+        return _error(400, f"prompt is too long: {prompt + max_tokens} tokens > {limit} maximum")
 
     @staticmethod
     def _tools_problem(tools: Any) -> str | None:
@@ -735,44 +598,19 @@ class AnthropicFixtureServer:
                 }
             ).encode()
         )
-        try:
-            h.send_response(err.status)
-            extra = {k.lower(): v for k, v in (err.headers or {}).items()}
-            if "content-type" not in extra:
-                h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(payload)))
-            h.send_header("request-id", request_id)
-            if err.retry_after is not None:
-                h.send_header("Retry-After", _format_retry_after(err.retry_after))
-            for name, value in (err.headers or {}).items():
-                h.send_header(name, value)
-            h.end_headers()
-            h.wfile.write(payload)
-        except OSError:
-            h.close_connection = True
+        send_error_response(
+            h,
+            err.status,
+            payload,
+            retry_after=err.retry_after,
+            headers=err.headers,
+            leading_headers=[("request-id", request_id)],
+        )
 
     @staticmethod
     def _sse(name: str, payload: dict[str, Any]) -> bytes:
         data = _dumps(payload).encode("utf-8", "surrogatepass")
         return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
-
-    def _send_stall(self, h: _Handler, stall: Stall, ctx: _Ctx) -> None:
-        writer = _Writer(h, self._stop)
-        try:
-            writer.start("text/event-stream" if ctx.stream else "application/json")
-            ping = self._sse("ping", {"type": "ping"}) if ctx.stream else b"\n"
-            deadline = time.monotonic() + max(0.0, stall.seconds)
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                every = stall.keepalive_every
-                writer.sleep(min(remaining, every) if every > 0 else remaining)
-                if every > 0 and time.monotonic() < deadline:
-                    writer.write(ping)
-            writer.end()
-        except (_Aborted, OSError):
-            h.close_connection = True
 
     def _new_id(self, prefix: str) -> str:
         with self._lock:
@@ -934,39 +772,20 @@ class AnthropicFixtureServer:
             )
         tail.append(self._sse("message_stop", {"type": "message_stop"}))
 
-        writer = _Writer(h, self._stop)
-        try:
-            writer.start("text/event-stream; charset=utf-8")
-            limit = None
-            if reply.drop_after is not None:
-                limit = max(0, min(reply.drop_after, len(events)))
-            sent = 0
-            for event in events:
-                if limit is not None and sent >= limit:
-                    break
-                if sent:
-                    writer.sleep(reply.delay)
-                writer.write(event)
-                sent += 1
-            if limit is not None:
-                h.close_connection = True
-                return  # abrupt: no terminating chunk
-            if reply.error_event is not None or reply.garbage_line is not None:
-                if reply.error_event is not None:
-                    writer.sleep(reply.delay)
-                    writer.write(self._sse("error", {"type": "error", "error": reply.error_event}))
-                if reply.garbage_line is not None:
-                    writer.sleep(reply.delay)
-                    writer.write(reply.garbage_line.encode("utf-8", "surrogatepass") + b"\n\n")
-                writer.end()
-                return
-            self._cache.persist(space, output_unit)
-            for event in tail:
-                writer.sleep(reply.delay)
-                writer.write(event)
-            writer.end()
-        except (_Aborted, OSError):
-            h.close_connection = True
+        send_sse_stream(
+            h,
+            self._stop,
+            reply,
+            content_type="text/event-stream; charset=utf-8",
+            events=events,
+            error_event=(
+                self._sse("error", {"type": "error", "error": reply.error_event})
+                if reply.error_event is not None
+                else None
+            ),
+            tail=tail,
+            before_tail=lambda: self._cache.persist(space, output_unit),
+        )
 
     def _send_message(
         self,
@@ -1002,16 +821,11 @@ class AnthropicFixtureServer:
             "stop_sequence": None,
             "usage": usage,
         }
-        data = _dumps(payload).encode("utf-8", "surrogatepass")
-        try:
-            h.send_response(200)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(data)))
-            h.end_headers()
-            if reply.delay > 0 and self._stop.wait(reply.delay):
-                h.close_connection = True
-                return
-            self._cache.persist(space, output_unit)
-            h.wfile.write(data)
-        except OSError:
-            h.close_connection = True
+        # Unlike the Chat fixture, ``drop_after`` and ``keepalives`` apply to streams only.
+        send_json_body(
+            h,
+            self._stop,
+            _dumps(payload).encode("utf-8", "surrogatepass"),
+            delay=reply.delay,
+            before_body=lambda: self._cache.persist(space, output_unit),
+        )

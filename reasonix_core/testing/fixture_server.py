@@ -35,19 +35,25 @@ import hashlib
 import json
 import math
 import random
-import socket
-import socketserver
 import string
-import sys
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
 from urllib.parse import urlsplit
+
+from reasonix_core.testing.fixture_http import (
+    _Handler,
+    _HTTPServer,
+    read_request,
+    send_error_response,
+    send_json_body,
+    send_sse_stream,
+    send_stall,
+)
 
 __all__ = [
     "FixtureServer",
@@ -81,9 +87,10 @@ MSG_MISSING_TOOL_RESULTS = (
 )
 MSG_TOOL_CHOICE = "Thinking mode does not support this tool_choice"
 MSG_DESERIALIZE = "Failed to deserialize the JSON body into the target type: "
-NO_SCRIPTED_REPLY_BODY = (
-    b'{"error":{"message":"fixture: no scripted reply","type":"server_error",'
-    b'"param":null,"code":null}}'
+MSG_OPENAI_BAD_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means "
+    "you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
+    "payload, but what was sent was not valid JSON.)"
 )
 
 _ALNUM = string.ascii_letters + string.digits
@@ -189,6 +196,11 @@ def _bytes_to_tokens(n: int) -> int:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _data_event(payload: Any) -> bytes:
+    """One unnamed SSE event (``data: <json>``), as Chat Completions streams them."""
+    return b"data: " + _dumps(payload).encode("utf-8", "surrogatepass") + b"\n\n"
 
 
 def thinking_enabled(body: dict[str, Any]) -> bool:
@@ -348,134 +360,7 @@ class _PromptCache:
         bucket.add(_digest(unit))
 
 
-# --------------------------------------------------------------------------- HTTP plumbing
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-    fixture: FixtureServer
-
-    def __init__(self, address: tuple[str, int], fixture: FixtureServer) -> None:
-        self.fixture = fixture
-        self._conn_lock = threading.Lock()
-        self._conns: set[socket.socket] = set()
-        super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind does a reverse DNS lookup; skip it.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._conn_lock:
-            self._conns.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._conn_lock:
-            self._conns.discard(request)
-        super().shutdown_request(request)
-
-    def abort_connections(self) -> None:
-        with self._conn_lock:
-            conns = list(self._conns)
-        for conn in conns:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        exc = sys.exc_info()[1]
-        if isinstance(exc, OSError):
-            return  # client went away; expected in cancellation tests
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    timeout = 120.0  # idle keep-alive connections
-    server_version = "reasonix-fixture/1"
-    sys_version = ""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _fixture(self) -> FixtureServer:
-        server = self.server
-        assert isinstance(server, _HTTPServer)
-        return server.fixture
-
-    def do_POST(self) -> None:
-        self._fixture()._handle(self)
-
-    def do_GET(self) -> None:
-        self._fixture()._handle(self)
-
-
-class _Aborted(Exception):
-    """The stream must end now (server stopping or client gone)."""
-
-
-class _Writer:
-    """Chunked-transfer writer for one response body."""
-
-    def __init__(self, handler: _Handler, stop: threading.Event) -> None:
-        self._h = handler
-        self._stop = stop
-
-    def start(self, content_type: str) -> None:
-        h = self._h
-        h.send_response(200)
-        h.send_header("Content-Type", content_type)
-        h.send_header("Cache-Control", "no-cache")
-        h.send_header("Transfer-Encoding", "chunked")
-        h.send_header("Connection", "close")
-        h.end_headers()
-        h.close_connection = True
-
-    def write(self, data: bytes) -> None:
-        if self._stop.is_set():
-            raise _Aborted
-        if not data:
-            return
-        try:
-            self._h.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        except OSError as exc:
-            raise _Aborted from exc
-
-    def event(self, payload: Any) -> None:
-        self.write(b"data: " + _dumps(payload).encode("utf-8", "surrogatepass") + b"\n\n")
-
-    def sleep(self, seconds: float) -> None:
-        if seconds > 0 and self._stop.wait(seconds):
-            raise _Aborted
-
-    def end(self) -> None:
-        try:
-            self._h.wfile.write(b"0\r\n\r\n")
-        except OSError as exc:
-            raise _Aborted from exc
-
-
-def _read_body(handler: _Handler) -> bytes:
-    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
-        parts: list[bytes] = []
-        while True:
-            line = handler.rfile.readline(65537)
-            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
-            if size == 0:
-                while handler.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                    pass
-                return b"".join(parts)
-            parts.append(handler.rfile.read(size))
-            handler.rfile.readline(65537)
-    length = int(handler.headers.get("Content-Length") or 0)
-    return handler.rfile.read(length) if length > 0 else b""
+# --------------------------------------------------------------------------- helpers
 
 
 def _serde_desc(value: Any) -> str:
@@ -502,12 +387,6 @@ def _split(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _format_retry_after(value: str | float) -> str:
-    if isinstance(value, str):
-        return value
-    return f"{value:g}"
-
-
 @dataclass(slots=True)
 class _Ctx:
     """Everything derived from a validated request."""
@@ -520,38 +399,58 @@ class _Ctx:
     has_tools: bool
 
 
-# --------------------------------------------------------------------------- the server
+# --------------------------------------------------------------------------- scripted server base
 
 
-class FixtureServer:
-    """A scripted ``/chat/completions`` endpoint on 127.0.0.1 (see module docstring).
+class _StreamFlag(Protocol):
+    stream: bool
 
-    ``flavour`` is ``"deepseek"`` (strict DeepSeek validation, thinking on by
-    default, usage on the finish chunk) or ``"openai"`` (no thinking, separate
-    usage chunk). ``api_key=None`` disables the auth check. ``models`` replaces the
-    default set of accepted model ids; assign ``server.models = None`` to accept
-    any model. ``seed`` makes generated ids reproducible.
+
+CtxT = TypeVar("CtxT", bound=_StreamFlag)
+
+
+class ScriptedFixtureServer(Generic[CtxT]):
+    """Lifecycle, scripting and the request pipeline every fixture server shares.
+
+    Each request is read, recorded (``requests``, status 0 until decided) and
+    routed: a path outside ``ROUTES`` is a 404; then ``_validate`` and, with
+    ``max_context_tokens`` set, ``_context_limit`` may reject it. Only a request
+    that passes consumes a scripted item (FIFO, else ``responder``, else a 500),
+    so tests can script exactly the answers their valid requests get.
+
+    A wire format subclass supplies ``ROUTES``, the validation, ``_context``
+    (what its answers need from the body), ``_fixture_error`` (the envelope of
+    the fixture's own 404/500), ``_send_http_error`` and ``_send_reply``.
     """
+
+    ROUTES: ClassVar[frozenset[str]] = frozenset()
+    # The flavours a subclass speaks, each with the model ids it accepts by default.
+    DEFAULT_MODELS: ClassVar[dict[str, frozenset[str]]] = {}
+    THREAD_NAME: ClassVar[str] = "fixture-server"
+    # What a Stall sends now and then on a stream (non-streamed stalls send "\n").
+    STREAM_KEEPALIVE: ClassVar[bytes] = b": keep-alive\n\n"
 
     def __init__(
         self,
-        flavour: Flavour = "deepseek",
-        api_key: str | None = "sk-test",
+        flavour: str,
+        api_key: str | None,
         *,
-        models: Iterable[str] | None = None,
-        port: int = 0,
-        seed: int | None = None,
-        max_context_tokens: int | None = None,
+        models: Iterable[str] | None,
+        port: int,
+        seed: int | None,
+        max_context_tokens: int | None,
     ) -> None:
-        if flavour not in ("deepseek", "openai"):
+        if flavour not in self.DEFAULT_MODELS:
             raise ValueError(f"unknown flavour {flavour!r}")
-        self.flavour: Flavour = flavour
+        self.flavour = flavour
         self.api_key = api_key
-        default = DEEPSEEK_MODELS if flavour == "deepseek" else OPENAI_MODELS
-        self.models: set[str] | None = set(models if models is not None else default)
+        # Assign None to accept any model.
+        self.models: set[str] | None = set(
+            models if models is not None else self.DEFAULT_MODELS[flavour]
+        )
         self.responder: Responder | None = None
-        # When set, a request whose rendered prompt plus ``max_tokens`` exceeds
-        # this many tokens is refused with DeepSeek's 400 "maximum context
+        # When set, a request whose rendered prompt plus its output budget
+        # exceeds this many tokens is refused with the provider's "context
         # length" error (a validation rejection: it consumes no scripted item).
         self.max_context_tokens = max_context_tokens
         self.requests: list[RecordedRequest] = []
@@ -566,7 +465,7 @@ class FixtureServer:
 
     # ---------------------------------------------------------------- lifecycle
 
-    def start(self) -> FixtureServer:
+    def start(self) -> Self:
         if self._httpd is not None:
             return self
         self._stop.clear()
@@ -574,7 +473,7 @@ class FixtureServer:
         thread = threading.Thread(
             target=httpd.serve_forever,
             kwargs={"poll_interval": 0.02},
-            name=f"fixture-server-{httpd.server_port}",
+            name=f"{self.THREAD_NAME}-{httpd.server_port}",
             daemon=True,
         )
         self._httpd = httpd
@@ -595,7 +494,7 @@ class FixtureServer:
         self._httpd = None
         self._thread = None
 
-    def __enter__(self) -> FixtureServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -632,27 +531,14 @@ class FixtureServer:
     # ---------------------------------------------------------------- request handling
 
     def _handle(self, h: _Handler) -> None:
-        headers: dict[str, str] = {}
-        for name, value in h.headers.items():
-            key = name.lower()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        try:
-            body = _read_body(h)
-        except (OSError, ValueError):
-            h.close_connection = True
+        request = read_request(h)
+        if request is None:
             return
-        parsed: Any = None
-        parse_error: str | None = None
-        try:
-            parsed = json.loads(body.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            parse_error = f"invalid UTF-8 at byte {exc.start}"
-        except json.JSONDecodeError as exc:
-            parse_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        parsed = request.parsed
         record = RecordedRequest(
             path=h.path,
-            headers=headers,
-            body=body,
+            headers=request.headers,
+            body=request.body,
             json=parsed if isinstance(parsed, dict) else None,
             status=0,
         )
@@ -661,12 +547,12 @@ class FixtureServer:
             self.requests.append(record)
 
         outcome: ScriptItem
-        ctx: _Ctx | None = None
+        ctx: CtxT | None = None
         route = urlsplit(h.path).path.rstrip("/") or "/"
-        if h.command != "POST" or route not in CHAT_PATHS:
-            outcome = HttpError(404, f"Not Found: {h.command} {route}", code=None)
+        if h.command != "POST" or route not in self.ROUTES:
+            outcome = self._fixture_error(404, f"Not Found: {h.command} {route}")
         else:
-            rejection = self._validate(headers, parsed, parse_error)
+            rejection = self._validate(request.headers, parsed, request.parse_error)
             if rejection is None and self.max_context_tokens is not None:
                 assert isinstance(parsed, dict)
                 rejection = self._context_limit(parsed)
@@ -696,24 +582,93 @@ class FixtureServer:
                 return self._queue.popleft()
         responder = self.responder
         if responder is None:
-            return HttpError(
-                500,
-                "fixture: no scripted reply",
-                type="server_error",
-                code=None,
-                body=NO_SCRIPTED_REPLY_BODY,
-            )
+            return self._fixture_error(500, "fixture: no scripted reply")
         try:
             item = responder(record)
         except Exception as exc:
-            return HttpError(
-                500, f"fixture: responder raised {exc!r}", type="server_error", code=None
-            )
+            return self._fixture_error(500, f"fixture: responder raised {exc!r}")
         if not isinstance(item, Reply | HttpError | Stall):
-            return HttpError(
-                500, f"fixture: responder returned {item!r}", type="server_error", code=None
-            )
+            return self._fixture_error(500, f"fixture: responder returned {item!r}")
         return item
+
+    def _send_stall(self, h: _Handler, stall: Stall, ctx: CtxT) -> None:
+        send_stall(
+            h,
+            self._stop,
+            seconds=stall.seconds,
+            keepalive_every=stall.keepalive_every,
+            content_type="text/event-stream" if ctx.stream else "application/json",
+            keepalive=self.STREAM_KEEPALIVE if ctx.stream else b"\n",
+        )
+
+    # ---------------------------------------------------------------- wire format hooks
+
+    def _validate(
+        self, headers: dict[str, str], parsed: Any, parse_error: str | None
+    ) -> HttpError | None:
+        """Auth and body checks; the error to answer with, or None to go on."""
+        raise NotImplementedError
+
+    def _context_limit(self, body: dict[str, Any]) -> HttpError | None:
+        """The provider's answer to a prompt over ``max_context_tokens``, or None."""
+        raise NotImplementedError
+
+    def _context(self, body: dict[str, Any]) -> CtxT:
+        raise NotImplementedError
+
+    def _fixture_error(self, status: int, message: str) -> HttpError:
+        """An error of the fixture itself (unknown route, nothing scripted)."""
+        raise NotImplementedError
+
+    def _send_http_error(self, h: _Handler, err: HttpError) -> None:
+        raise NotImplementedError
+
+    def _send_reply(self, h: _Handler, reply: Reply, ctx: CtxT) -> None:
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- the server
+
+
+class FixtureServer(ScriptedFixtureServer[_Ctx]):
+    """A scripted ``/chat/completions`` endpoint on 127.0.0.1 (see module docstring).
+
+    ``flavour`` is ``"deepseek"`` (strict DeepSeek validation, thinking on by
+    default, usage on the finish chunk) or ``"openai"`` (no thinking, separate
+    usage chunk). ``api_key=None`` disables the auth check. ``models`` replaces the
+    default set of accepted model ids; assign ``server.models = None`` to accept
+    any model. ``seed`` makes generated ids reproducible.
+    """
+
+    ROUTES = CHAT_PATHS
+    DEFAULT_MODELS: ClassVar[dict[str, frozenset[str]]] = {
+        "deepseek": DEEPSEEK_MODELS,
+        "openai": OPENAI_MODELS,
+    }
+    flavour: Flavour
+
+    def __init__(
+        self,
+        flavour: Flavour = "deepseek",
+        api_key: str | None = "sk-test",
+        *,
+        models: Iterable[str] | None = None,
+        port: int = 0,
+        seed: int | None = None,
+        max_context_tokens: int | None = None,
+    ) -> None:
+        super().__init__(
+            flavour,
+            api_key,
+            models=models,
+            port=port,
+            seed=seed,
+            max_context_tokens=max_context_tokens,
+        )
+
+    def _fixture_error(self, status: int, message: str) -> HttpError:
+        kind = "server_error" if status >= 500 else "invalid_request_error"
+        return HttpError(status, message, type=kind, code=None)
 
     def _context(self, body: dict[str, Any]) -> _Ctx:
         stream = body.get("stream") is True
@@ -743,19 +698,39 @@ class FixtureServer:
         completion = max_tokens if isinstance(max_tokens, int) else 0
         if prompt + completion <= limit:
             return None
-        return HttpError(
-            400,
-            f"This model's maximum context length is {limit} tokens. However, you requested "
-            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
-            "completion). Please reduce the length of the messages or completion.",
-        )
+        return _deepseek_context_error(limit, prompt, completion)
 
     def _validate(
         self, headers: dict[str, str], parsed: Any, parse_error: str | None
     ) -> HttpError | None:
+        rejection = self._auth(headers)
+        if rejection is not None:
+            return rejection
         if self.flavour == "deepseek":
-            return self._validate_deepseek(headers, parsed, parse_error)
-        return self._validate_openai(headers, parsed, parse_error)
+            return self._validate_deepseek(parsed, parse_error)
+        return self._validate_openai(parsed, parse_error)
+
+    def _auth(self, headers: dict[str, str]) -> HttpError | None:
+        """The Bearer key check, worded as the flavour words its 401 (Chat and Responses)."""
+        if self.api_key is None:
+            return None
+        key = self._presented_key(headers)
+        if key == self.api_key:
+            return None
+        if self.flavour == "deepseek":
+            return HttpError(
+                401,
+                f"Authentication Fails, Your api key: ****{(key or '')[-4:]} is invalid",
+                type="authentication_error",
+            )
+        if not key:
+            message = (
+                "You didn't provide an API key. You need to provide your API key in an "
+                "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+            )
+        else:
+            message = f"Incorrect API key provided: {key[:3]}****{key[-4:]}."
+        return HttpError(401, message, code="invalid_api_key")
 
     def _presented_key(self, headers: dict[str, str]) -> str | None:
         auth = headers.get("authorization")
@@ -766,17 +741,7 @@ class FixtureServer:
             return ""
         return token.strip()
 
-    def _validate_deepseek(
-        self, headers: dict[str, str], parsed: Any, parse_error: str | None
-    ) -> HttpError | None:
-        if self.api_key is not None:
-            key = self._presented_key(headers)
-            if key != self.api_key:
-                return HttpError(
-                    401,
-                    f"Authentication Fails, Your api key: ****{(key or '')[-4:]} is invalid",
-                    type="authentication_error",
-                )
+    def _validate_deepseek(self, parsed: Any, parse_error: str | None) -> HttpError | None:
         if parse_error is not None:
             return HttpError(400, MSG_DESERIALIZE + parse_error)
         if not isinstance(parsed, dict):
@@ -865,29 +830,9 @@ class FixtureServer:
                     return HttpError(400, MSG_REASONING_REQUIRED)
         return None
 
-    def _validate_openai(
-        self, headers: dict[str, str], parsed: Any, parse_error: str | None
-    ) -> HttpError | None:
-        if self.api_key is not None:
-            key = self._presented_key(headers)
-            if key != self.api_key:
-                if not key:
-                    message = (
-                        "You didn't provide an API key. You need to provide your API key in "
-                        "an Authorization header using Bearer auth (i.e. Authorization: "
-                        "Bearer YOUR_KEY)."
-                    )
-                else:
-                    message = f"Incorrect API key provided: {key[:3]}****{key[-4:]}."
-                return HttpError(401, message, code="invalid_api_key")
+    def _validate_openai(self, parsed: Any, parse_error: str | None) -> HttpError | None:
         if parse_error is not None or not isinstance(parsed, dict):
-            return HttpError(
-                400,
-                "We could not parse the JSON body of your request. (HINT: This likely means "
-                "you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
-                "payload, but what was sent was not valid JSON.)",
-                code=None,
-            )
+            return HttpError(400, MSG_OPENAI_BAD_JSON, code=None)
         body: dict[str, Any] = parsed
         model = body.get("model")
         if not isinstance(model, str) or not model:
@@ -925,39 +870,9 @@ class FixtureServer:
     # ---------------------------------------------------------------- responses
 
     def _send_http_error(self, h: _Handler, err: HttpError) -> None:
-        payload = err.envelope()
-        try:
-            h.send_response(err.status)
-            extra = {k.lower(): v for k, v in (err.headers or {}).items()}
-            if "content-type" not in extra:
-                h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(payload)))
-            if err.retry_after is not None:
-                h.send_header("Retry-After", _format_retry_after(err.retry_after))
-            for name, value in (err.headers or {}).items():
-                h.send_header(name, value)
-            h.end_headers()
-            h.wfile.write(payload)
-        except OSError:
-            h.close_connection = True
-
-    def _send_stall(self, h: _Handler, stall: Stall, ctx: _Ctx) -> None:
-        writer = _Writer(h, self._stop)
-        try:
-            writer.start("text/event-stream" if ctx.stream else "application/json")
-            ping = b": keep-alive\n\n" if ctx.stream else b"\n"
-            deadline = time.monotonic() + max(0.0, stall.seconds)
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                every = stall.keepalive_every
-                writer.sleep(min(remaining, every) if every > 0 else remaining)
-                if every > 0 and time.monotonic() < deadline:
-                    writer.write(ping)
-            writer.end()
-        except (_Aborted, OSError):
-            h.close_connection = True
+        send_error_response(
+            h, err.status, err.envelope(), retry_after=err.retry_after, headers=err.headers
+        )
 
     def _new_ids(self) -> tuple[str, int]:
         with self._lock:
@@ -1143,42 +1058,20 @@ class FixtureServer:
                 usage_chunk["choices"] = []
                 tail.append(usage_chunk)
 
-        writer = _Writer(h, self._stop)
-        try:
-            writer.start("text/event-stream")
-            for _ in range(max(0, reply.keepalives)):
-                writer.write(b": keep-alive\n\n")
-            limit = None
-            if reply.drop_after is not None:
-                limit = max(0, min(reply.drop_after, len(events)))
-            sent = 0
-            for event in events:
-                if limit is not None and sent >= limit:
-                    break
-                if sent:
-                    writer.sleep(reply.delay)
-                writer.event(event)
-                sent += 1
-            if limit is not None:
-                h.close_connection = True
-                return  # abrupt: no terminating chunk
-            if reply.error_event is not None or reply.garbage_line is not None:
-                if reply.error_event is not None:
-                    writer.sleep(reply.delay)
-                    writer.event({"error": reply.error_event})
-                if reply.garbage_line is not None:
-                    writer.sleep(reply.delay)
-                    writer.write(reply.garbage_line.encode("utf-8", "surrogatepass") + b"\n\n")
-                writer.end()
-                return
-            persist_output()
-            for event in tail:
-                writer.sleep(reply.delay)
-                writer.event(event)
-            writer.write(b"data: [DONE]\n\n")
-            writer.end()
-        except (_Aborted, OSError):
-            h.close_connection = True
+        send_sse_stream(
+            h,
+            self._stop,
+            reply,
+            content_type="text/event-stream",
+            preamble=[b": keep-alive\n\n"] * max(0, reply.keepalives),
+            events=[_data_event(event) for event in events],
+            error_event=(
+                _data_event({"error": reply.error_event}) if reply.error_event is not None else None
+            ),
+            tail=[_data_event(event) for event in tail],
+            trailer=b"data: [DONE]\n\n",
+            before_tail=persist_output,
+        )
 
     def _send_completion(
         self,
@@ -1231,29 +1124,27 @@ class FixtureServer:
             data = reply.garbage_line.encode("utf-8", "surrogatepass")
         else:
             data = _dumps(payload).encode("utf-8", "surrogatepass")
-        data = b"\n" * max(0, reply.keepalives) + data
-        try:
-            h.send_response(200)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(data)))
-            if reply.drop_after is not None:
-                h.send_header("Connection", "close")
-                h.end_headers()
-                h.wfile.write(data[: len(data) // 2])
-                h.close_connection = True
-                return
-            h.end_headers()
-            if reply.delay > 0 and self._stop.wait(reply.delay):
-                h.close_connection = True
-                return
-            if complete:
-                persist_output()
-            h.wfile.write(data)
-        except OSError:
-            h.close_connection = True
+        send_json_body(
+            h,
+            self._stop,
+            b"\n" * max(0, reply.keepalives) + data,
+            delay=reply.delay,
+            drop_after=reply.drop_after,
+            before_body=persist_output if complete else None,
+        )
 
 
 # --------------------------------------------------------------------------- validation helpers
+
+
+def _deepseek_context_error(limit: int, prompt: int, completion: int) -> HttpError:
+    """DeepSeek's 400 for a prompt plus output budget over the context length."""
+    return HttpError(
+        400,
+        f"This model's maximum context length is {limit} tokens. However, you requested "
+        f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
+        "completion). Please reduce the length of the messages or completion.",
+    )
 
 
 def _unprocessable(detail: str) -> HttpError:

@@ -46,17 +46,16 @@ response completes, and ``input_tokens_details.cached_tokens`` reports the hit.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
 
+from reasonix_core.testing.fixture_http import _Handler, send_json_body, send_sse_stream
 from reasonix_core.testing.fixture_server import (
     MAX_OUTPUT_TOKENS,
     MSG_DESERIALIZE,
+    MSG_OPENAI_BAD_JSON,
     MSG_REASONING_REQUIRED,
     REASONING_EFFORTS,
     FixtureServer,
@@ -64,17 +63,13 @@ from reasonix_core.testing.fixture_server import (
     HttpError,
     RecordedRequest,
     Reply,
-    ScriptItem,
     Stall,
     ToolCallSpec,
-    _Aborted,
     _Ctx,
+    _deepseek_context_error,
     _dumps,
-    _Handler,
-    _read_body,
     _serde_desc,
     _split,
-    _Writer,
     count_tokens,
 )
 
@@ -280,6 +275,19 @@ def _tool_turn_lacks_reasoning(items: list[dict[str, Any]]) -> bool:
     return False
 
 
+def _named_event(payload: dict[str, Any], sequence_number: int) -> bytes:
+    """``event: <type>`` + ``data:`` with ``type`` and ``sequence_number`` first."""
+    data = {"type": payload["type"], "sequence_number": sequence_number}
+    data.update((k, v) for k, v in payload.items() if k != "type")
+    return (
+        b"event: "
+        + payload["type"].encode()
+        + b"\ndata: "
+        + _dumps(data).encode("utf-8", "surrogatepass")
+        + b"\n\n"
+    )
+
+
 def _terminal(reply: Reply) -> tuple[str, str]:
     """(``completed`` | ``incomplete`` | ``failed``, reason or error code)."""
     finish = reply.finish_reason
@@ -301,6 +309,8 @@ class ResponsesFixtureServer(FixtureServer):
     Constructor arguments as for :class:`FixtureServer`; ``done_marker=True``
     appends a (non-standard) ``data: [DONE]`` after the terminal event.
     """
+
+    ROUTES = RESPONSES_PATHS
 
     def __init__(
         self,
@@ -324,65 +334,6 @@ class ResponsesFixtureServer(FixtureServer):
         self.done_marker = done_marker
 
     # ---------------------------------------------------------------- request handling
-
-    def _handle(self, h: _Handler) -> None:
-        headers: dict[str, str] = {}
-        for name, value in h.headers.items():
-            key = name.lower()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        try:
-            body = _read_body(h)
-        except (OSError, ValueError):
-            h.close_connection = True
-            return
-        parsed: Any = None
-        parse_error: str | None = None
-        try:
-            parsed = json.loads(body.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            parse_error = f"invalid UTF-8 at byte {exc.start}"
-        except json.JSONDecodeError as exc:
-            parse_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-        record = RecordedRequest(
-            path=h.path,
-            headers=headers,
-            body=body,
-            json=parsed if isinstance(parsed, dict) else None,
-            status=0,
-        )
-        with self._lock:
-            index = len(self.requests)
-            self.requests.append(record)
-
-        outcome: ScriptItem
-        ctx: _Ctx | None = None
-        route = urlsplit(h.path).path.rstrip("/") or "/"
-        if h.command != "POST" or route not in RESPONSES_PATHS:
-            outcome = HttpError(404, f"Not Found: {h.command} {route}", code=None)
-        else:
-            rejection = self._validate(headers, parsed, parse_error)
-            if rejection is None and self.max_context_tokens is not None:
-                assert isinstance(parsed, dict)
-                rejection = self._context_limit(parsed)
-            if rejection is not None:
-                outcome = rejection
-            else:
-                assert isinstance(parsed, dict)
-                ctx = self._context(parsed)
-                outcome = self._next_item(record)
-
-        status = outcome.status if isinstance(outcome, HttpError) else 200
-        with self._lock:
-            self.requests[index] = replace(record, status=status)
-
-        if isinstance(outcome, HttpError):
-            self._send_http_error(h, outcome)
-        elif isinstance(outcome, Stall):
-            assert ctx is not None
-            self._send_stall(h, outcome, ctx)
-        else:
-            assert ctx is not None
-            self._send_reply(h, outcome, ctx)
 
     def _context(self, body: dict[str, Any]) -> _Ctx:
         return _Ctx(
@@ -409,12 +360,7 @@ class ResponsesFixtureServer(FixtureServer):
                 "Please adjust your input and try again.",
                 code="context_length_exceeded",
             )
-        return HttpError(
-            400,
-            f"This model's maximum context length is {limit} tokens. However, you requested "
-            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
-            "completion). Please reduce the length of the messages or completion.",
-        )
+        return _deepseek_context_error(limit, prompt, completion)
 
     # ---------------------------------------------------------------- validation
 
@@ -437,13 +383,7 @@ class ResponsesFixtureServer(FixtureServer):
                 if parse_error is not None:
                     return HttpError(400, MSG_DESERIALIZE + parse_error)
                 return bad(f"invalid type: {_serde_desc(parsed)}, expected struct ResponsesRequest")
-            return HttpError(
-                400,
-                "We could not parse the JSON body of your request. (HINT: This likely means "
-                "you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
-                "payload, but what was sent was not valid JSON.)",
-                code=None,
-            )
+            return HttpError(400, MSG_OPENAI_BAD_JSON, code=None)
         body: dict[str, Any] = parsed
         model = body.get("model")
         if not isinstance(model, str) or not model:
@@ -539,27 +479,6 @@ class ResponsesFixtureServer(FixtureServer):
         if deepseek and effort != "none" and tools and _tool_turn_lacks_reasoning(item_list):
             return HttpError(400, MSG_REASONING_REQUIRED)
         return None
-
-    def _auth(self, headers: dict[str, str]) -> HttpError | None:
-        if self.api_key is None:
-            return None
-        key = self._presented_key(headers)
-        if key == self.api_key:
-            return None
-        if self.flavour == "deepseek":
-            return HttpError(
-                401,
-                f"Authentication Fails, Your api key: ****{(key or '')[-4:]} is invalid",
-                type="authentication_error",
-            )
-        if not key:
-            message = (
-                "You didn't provide an API key. You need to provide your API key in an "
-                "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
-            )
-        else:
-            message = f"Incorrect API key provided: {key[:3]}****{key[-4:]}."
-        return HttpError(401, message, code="invalid_api_key")
 
     # ---------------------------------------------------------------- the answer
 
@@ -677,64 +596,35 @@ class ResponsesFixtureServer(FixtureServer):
             )
         terminal = {"type": f"response.{outcome}", "response": final}
 
-        writer = _Writer(h, self._stop)
-        seq = 0
+        # Sequence numbers count the events sent; the error event and the
+        # terminal one both come right after all of ``events``.
+        error_event = None
+        if reply.error_event is not None:
+            err = reply.error_event
+            error = {
+                "type": "error",
+                "code": err.get("code", err.get("type")),
+                "message": err.get("message"),
+                "param": err.get("param"),
+            }
+            error_event = _named_event(error, len(events))
 
-        def send(payload: dict[str, Any]) -> None:
-            nonlocal seq
-            data = {"type": payload["type"], "sequence_number": seq}
-            data.update((k, v) for k, v in payload.items() if k != "type")
-            seq += 1
-            writer.write(
-                b"event: "
-                + payload["type"].encode()
-                + b"\ndata: "
-                + _dumps(data).encode("utf-8", "surrogatepass")
-                + b"\n\n"
-            )
-
-        try:
-            writer.start("text/event-stream")
-            for _ in range(max(0, reply.keepalives)):
-                writer.write(b": keep-alive\n\n")
-            limit = None
-            if reply.drop_after is not None:
-                limit = max(0, min(reply.drop_after, len(events)))
-            for sent, event in enumerate(events):
-                if limit is not None and sent >= limit:
-                    break
-                if sent:
-                    writer.sleep(reply.delay)
-                send(event)
-            if limit is not None:
-                h.close_connection = True
-                return  # abrupt: no terminating chunk
-            if reply.error_event is not None or reply.garbage_line is not None:
-                if reply.error_event is not None:
-                    err = reply.error_event
-                    writer.sleep(reply.delay)
-                    send(
-                        {
-                            "type": "error",
-                            "code": err.get("code", err.get("type")),
-                            "message": err.get("message"),
-                            "param": err.get("param"),
-                        }
-                    )
-                if reply.garbage_line is not None:
-                    writer.sleep(reply.delay)
-                    writer.write(reply.garbage_line.encode("utf-8", "surrogatepass") + b"\n\n")
-                writer.end()
-                return
+        def persist_output() -> None:
             if outcome != "failed":
                 self._cache.persist(space, output_unit)
-            writer.sleep(reply.delay)
-            send(terminal)
-            if self.done_marker:
-                writer.write(b"data: [DONE]\n\n")
-            writer.end()
-        except (_Aborted, OSError):
-            h.close_connection = True
+
+        send_sse_stream(
+            h,
+            self._stop,
+            reply,
+            content_type="text/event-stream",
+            preamble=[b": keep-alive\n\n"] * max(0, reply.keepalives),
+            events=[_named_event(event, seq) for seq, event in enumerate(events)],
+            error_event=error_event,
+            tail=[_named_event(terminal, len(events))],
+            trailer=b"data: [DONE]\n\n" if self.done_marker else None,
+            before_tail=persist_output,
+        )
 
     # -- item plans -------------------------------------------------------
 
@@ -868,22 +758,11 @@ class ResponsesFixtureServer(FixtureServer):
                 h, HttpError(500, DEFAULT_FAILURE, type="server_error", code=None)
             )
             return
-        data = b"\n" * max(0, reply.keepalives) + _dumps(final).encode("utf-8", "surrogatepass")
-        try:
-            h.send_response(200)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(data)))
-            if reply.drop_after is not None:
-                h.send_header("Connection", "close")
-                h.end_headers()
-                h.wfile.write(data[: len(data) // 2])
-                h.close_connection = True
-                return
-            h.end_headers()
-            if reply.delay > 0 and self._stop.wait(reply.delay):
-                h.close_connection = True
-                return
-            self._cache.persist(space, output_unit)
-            h.wfile.write(data)
-        except OSError:
-            h.close_connection = True
+        send_json_body(
+            h,
+            self._stop,
+            b"\n" * max(0, reply.keepalives) + _dumps(final).encode("utf-8", "surrogatepass"),
+            delay=reply.delay,
+            drop_after=reply.drop_after,
+            before_body=lambda: self._cache.persist(space, output_unit),
+        )

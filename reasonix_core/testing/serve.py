@@ -24,20 +24,33 @@ def demo_responder(request: RecordedRequest) -> Reply:
     body = request.json or {}
     messages = body.get("messages") or []
     last = messages[-1] if messages else {}
-    calls = next((m.get("tool_calls") or [] for m in reversed(messages) if m.get("role") == "assistant"), [])
+    calls = next(
+        (m.get("tool_calls") or [] for m in reversed(messages) if m.get("role") == "assistant"), []
+    )
     if last.get("role") == "tool" and any(c["function"]["name"] == "write_file" for c in calls):
         return Reply(content="The note is written.")
     if last.get("role") == "tool":
-        return Reply(reasoning="The listing is in.", content="Here is what I found:\n\n" + "\n".join(
-            f"- `{line.strip()}`" for line in str(last.get("content", "")).splitlines()[:10]))
+        return Reply(
+            reasoning="The listing is in.",
+            content="Here is what I found:\n\n"
+            + "\n".join(
+                f"- `{line.strip()}`" for line in str(last.get("content", "")).splitlines()[:10]
+            ),
+        )
     text = str(last.get("content", "")).split("<workspace-context>")[0].strip()
     if "write a note" in text.lower():
         return Reply(
             reasoning="I will write the note.",
-            tool_calls=[ToolCallSpec("write_file", json.dumps({"path": "NOTE.md", "content": "# Note\n\nHello.\n"}))],
+            tool_calls=[
+                ToolCallSpec(
+                    "write_file", json.dumps({"path": "NOTE.md", "content": "# Note\n\nHello.\n"})
+                )
+            ],
         )
     if "list files" in text.lower():
-        return Reply(reasoning="I should look at the workspace.", tool_calls=[ToolCallSpec("ls", "{}")])
+        return Reply(
+            reasoning="I should look at the workspace.", tool_calls=[ToolCallSpec("ls", "{}")]
+        )
     return Reply(reasoning="Echoing the user.", content=f"You said: **{text}**", chunk_size=4)
 
 
