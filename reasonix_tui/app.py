@@ -21,6 +21,7 @@ from reasonix_tui.services import AppServices
 log = logging.getLogger(__name__)
 
 DEFAULT_THEME = "textual-dark"
+STARTUP_FAILED = 1  # the services could not be built (see DeferredServices.error)
 
 
 class ReasonixApp(App[int]):
@@ -42,22 +43,59 @@ class ReasonixApp(App[int]):
         self.services = services
         self.cursor_blink = cursor_blink
         self._initial_theme = theme
+        # Set by run_app: freeze the engine's long-lived heap once it is built too
+        # (tests leave it off, so that they never freeze their objects).
+        self.freeze_heap = False
 
     def on_mount(self) -> None:
         self.theme = self._initial_theme
-        serve = getattr(self.services, "serve", None)
-        if serve is not None:
-            # Optional owner task for long-lived resources; cancelled when the app exits.
-            self.run_worker(serve(), name="services", group="services", exit_on_error=False)
+        if getattr(self.services, "ready", None) is not None:
+            # Services still being built (DeferredServices): paint the session first,
+            # build them once that frame is out, then check the key.
+            self.push_screen(SessionScreen(self.services))
+            self.call_after_refresh(self._start_services)
+            return
+        self._serve()
         if self.services.needs_api_key():
             self.push_screen(SetupScreen(self.services), self._after_setup)
         else:
             self.push_screen(SessionScreen(self.services))
 
+    def _serve(self) -> None:
+        serve = getattr(self.services, "serve", None)
+        if serve is not None:
+            # Optional owner task for long-lived resources; cancelled when the app exits.
+            self.run_worker(serve(), name="services", group="services", exit_on_error=False)
+
+    def _start_services(self) -> None:
+        self.run_worker(
+            self._await_services(), name="services-ready", group="services", exit_on_error=False
+        )
+
+    async def _await_services(self) -> None:
+        try:
+            await self.services.ready()  # type: ignore[attr-defined]
+        except Exception:
+            # The launcher reports the error once the terminal is restored.
+            self.exit(return_code=STARTUP_FAILED)
+            return
+        if self.freeze_heap:
+            gc.freeze()  # config, schemas, tools: alive for the whole session
+        self._serve()
+        session = self.session
+        if session is not None:
+            session.refresh_status()
+        if self.services.needs_api_key():
+            self.push_screen(SetupScreen(self.services), self._after_late_setup)
+
     def _after_setup(self, saved: bool | None) -> None:
         if saved:
             self.push_screen(SessionScreen(self.services))
         else:
+            self.exit(return_code=1)
+
+    def _after_late_setup(self, saved: bool | None) -> None:
+        if not saved:  # saved: back to the session screen underneath
             self.exit(return_code=1)
 
     @property
@@ -75,6 +113,7 @@ def run_app(services: AppServices) -> int:
     # frozen, it is left out of every full garbage-collection pass (10-25% shorter each).
     gc.freeze()
     app = ReasonixApp(services)
+    app.freeze_heap = True
     try:
         result = app.run()
     except Exception:  # never dump a traceback over the user's terminal

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.message_pump import MessagePump
 
-from reasonix_core.permission.approver import (
-    ApprovalDecision,
-    ApprovalRequest,
-    Question,
-    QuestionAnswer,
-)
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
+
+if TYPE_CHECKING:
+    from reasonix_core.permission.approver import (
+        ApprovalDecision,
+        ApprovalRequest,
+        Question,
+        QuestionAnswer,
+    )
 
 
 class TuiApprover:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from reasonix_core.events import (
     CompactionFinished,
@@ -35,12 +36,16 @@ from reasonix_core.events import (
     TurnStarted,
     UsageReported,
 )
-from reasonix_tui.widgets.assistant_block import AssistantBlock
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel
 from reasonix_tui.widgets.reasoning_block import ReasoningBlock
 from reasonix_tui.widgets.status_bar import StatusBar
 from reasonix_tui.widgets.tool_block import ToolBlock
 from reasonix_tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    # Markdown (markdown-it, syntax highlighting) is not needed for the first frame:
+    # imported on the first answer, or earlier off the event loop (see launch.py).
+    from reasonix_tui.widgets.assistant_block import AssistantBlock
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +105,8 @@ class TurnController:
             case TextDelta(text=text):
                 await self._close_reasoning()
                 if self.assistant is None:
+                    from reasonix_tui.widgets.assistant_block import AssistantBlock
+
                     self.assistant = AssistantBlock()
                     self.attempt_blocks.append(self.assistant)
                     await self.transcript.add(self.assistant)

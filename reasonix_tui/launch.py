@@ -1,23 +1,64 @@
-"""Launching the full-screen app: the only path that imports textual."""
+"""Launching the full-screen app: the only path that imports textual.
+
+The first frame does not wait for the engine: importing the core (pydantic
+config, providers) and reading the config cost about as much as importing
+Textual, so :class:`EngineServices` is built in a thread once the session
+screen is on screen (:class:`~reasonix_tui.deferred.DeferredServices`). A
+config error found then ends the app and is reported here, after the terminal
+is restored, exactly as it was when it surfaced before the screen was taken over.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reasonix_tui.engine import EngineServices
 
 
 def launch(args: argparse.Namespace) -> int:
-    from reasonix_tui.engine import EngineServices
+    from reasonix_core.errors import ReasonixError
+    from reasonix_core.home import reasonix_home
+    from reasonix_tui.deferred import DeferredServices
 
-    # Config errors surface here, before the screen is taken over (exit 2).
-    services = EngineServices(
-        Path.cwd(),
-        model=args.model,
-        effort=args.effort,
+    workspace = Path.cwd().resolve()
+    home = reasonix_home()
+
+    def build_engine() -> EngineServices:  # in a worker thread, after the first frame
+        from reasonix_tui.engine import EngineServices
+
+        engine = EngineServices(
+            workspace,
+            model=args.model,
+            effort=args.effort,
+            permission_mode=args.permission_mode,
+            continue_last=args.continue_last,
+            resume_id=args.resume_id,
+            home=home,
+        )
+        # The first answer's widget (markdown-it, syntax highlighting): loaded here, off
+        # the event loop, rather than when its first token arrives.
+        import reasonix_tui.widgets.assistant_block  # noqa: F401
+
+        return engine
+
+    services = DeferredServices(
+        build_engine,
+        workspace=workspace,
+        config_home=home,
         permission_mode=args.permission_mode,
-        continue_last=args.continue_last,
-        resume_id=args.resume_id,
     )
     from reasonix_tui.app import run_app
 
-    return run_app(services)
+    code = run_app(services)
+    error = services.error
+    if isinstance(error, ReasonixError):
+        raise error  # config errors: the CLI prints them (exit 2)
+    if error is not None:
+        raise ReasonixError(
+            f"could not start: {type(error).__name__}: {error} "
+            f"(details in {home / 'logs' / 'reasonix.log'})"
+        ) from error
+    return code

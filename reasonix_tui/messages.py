@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from reasonix_core.permission.approver import (
-    ApprovalDecision,
-    ApprovalRequest,
-    Question,
-    QuestionAnswer,
-)
+if TYPE_CHECKING:
+    from reasonix_core.permission.approver import (
+        ApprovalDecision,
+        ApprovalRequest,
+        Question,
+        QuestionAnswer,
+    )
 
 
 class ApprovalNeeded(Message):

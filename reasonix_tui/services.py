@@ -12,11 +12,12 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from reasonix_core.agent.runner import Runner
-from reasonix_core.events import Event
-from reasonix_core.permission.approver import Approver
+if TYPE_CHECKING:  # types only: the first frame needs none of the core
+    from reasonix_core.agent.runner import Runner
+    from reasonix_core.events import Event
+    from reasonix_core.permission.approver import Approver
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +51,13 @@ class AppServices(Protocol):
     Optional extra member, looked up with ``getattr``: ``async def serve() -> None``.
     When present the app runs it as a worker for its whole life (an owner task
     for long-lived resources) and cancels it on exit.
+
+    Optional: ``async def ready()`` and ``is_ready: bool`` (services still being
+    built, :class:`~reasonix_tui.deferred.DeferredServices`). When present the app
+    shows the session screen at once, awaits ``ready()`` once that frame is out,
+    then starts ``serve()`` and checks :meth:`needs_api_key`; if ``ready()``
+    raises, the app exits with code 1 and the launcher reports the error. While
+    ``is_ready`` is false the status bar says "starting…".
     """
 
     workspace: Path

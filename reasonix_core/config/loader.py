@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import os
 import re
 import tomllib
 import typing
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from reasonix_core.config.schema import Config
 from reasonix_core.errors import ConfigError
+from reasonix_core.home import reasonix_home
 
 __all__ = [
     "PROJECT_FILE",
@@ -46,18 +46,6 @@ __all__ = [
 PROJECT_FILE = "reasonix.toml"
 USER_FILE = "config.toml"
 OVERRIDES_LABEL = "command-line overrides"
-
-
-def reasonix_home() -> Path:
-    """Reasonix's home: ``$REASONIX_HOME``, else ``~/.reasonix`` (``%APPDATA%\\reasonix``)."""
-    env = os.environ.get("REASONIX_HOME")
-    if env:
-        return Path(env).expanduser()
-    if os.name == "nt":
-        appdata = os.environ.get("APPDATA")
-        if appdata:
-            return Path(appdata) / "reasonix"
-    return Path.home() / ".reasonix"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -19,14 +19,10 @@ from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
 from reasonix_core.command.mentions import expand_mentions
-from reasonix_core.events import Event
-from reasonix_core.permission.approver import ApprovalDecision, QuestionAnswer
 from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
-from reasonix_tui.controller import TurnController
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
-from reasonix_tui.screens.approval import ApprovalScreen
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.session_commands import SessionCommands
 from reasonix_tui.services import AppServices
@@ -35,6 +31,12 @@ from reasonix_tui.widgets.completion_menu import CompletionMenu
 from reasonix_tui.widgets.composer import Composer
 from reasonix_tui.widgets.status_bar import StatusBar
 from reasonix_tui.widgets.transcript import Transcript
+
+# Not needed for the first frame, so imported on first use: the turn controller (the
+# core's event classes), the approval dialog and the permission package.
+if TYPE_CHECKING:
+    from reasonix_core.events import Event
+    from reasonix_tui.controller import TurnController
 
 TICK_SECONDS = 0.25
 
@@ -61,6 +63,7 @@ class SessionScreen(SessionCommands, Screen[None]):
         self.ctrl_c_armed = False
         self._menu_dismissed_text: str | None = None
         self._approval_lock = asyncio.Lock()
+        self._controller: TurnController | None = None
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -84,8 +87,15 @@ class SessionScreen(SessionCommands, Screen[None]):
     def status(self) -> StatusBar:
         return self.query_one(StatusBar)
 
+    @property
+    def controller(self) -> TurnController:
+        if self._controller is None:
+            from reasonix_tui.controller import TurnController
+
+            self._controller = TurnController(self.transcript, self.status, self.services.clock)
+        return self._controller
+
     async def on_mount(self) -> None:
-        self.controller = TurnController(self.transcript, self.status, self.services.clock)
         self.composer.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()
@@ -111,6 +121,7 @@ class SessionScreen(SessionCommands, Screen[None]):
             effort=self.runner.effort,
             context_window=self.services.context_window,
             queued=len(self.queue),
+            starting=not getattr(self.services, "is_ready", True),
         )
 
     def _tick(self) -> None:
@@ -321,6 +332,9 @@ class SessionScreen(SessionCommands, Screen[None]):
     # ---- approvals (one modal at a time) -----------------------------------
     @work(group="approval", exit_on_error=False)
     async def on_approval_needed(self, message: ApprovalNeeded) -> None:
+        from reasonix_core.permission.approver import ApprovalDecision
+        from reasonix_tui.screens.approval import ApprovalScreen
+
         future = message.future
         async with self._approval_lock:
             if future.done():
@@ -343,6 +357,8 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     @work(group="approval", exit_on_error=False)
     async def on_questions_needed(self, message: QuestionsNeeded) -> None:
+        from reasonix_core.permission.approver import QuestionAnswer
+
         future = message.future
         async with self._approval_lock:
             answers: list[QuestionAnswer] = []

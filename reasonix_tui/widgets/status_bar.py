@@ -31,6 +31,7 @@ class StatusState:
     queued: int = 0
     hint: str = ""
     frame: int = 0
+    starting: bool = False  # the services are still being built
 
 
 class StatusBar(Widget):
@@ -82,7 +83,7 @@ class StatusBar(Widget):
             spin = SPINNER[s.frame % len(SPINNER)]
             state = Content.styled(f"{spin} working {elapsed} · Esc cancels", "$text-accent")
         else:
-            state = Content.styled("ready", "$text-muted")
+            state = Content.styled("starting…" if s.starting else "ready", "$text-muted")
         model = Content.assemble((s.model, "bold"), (f" · {s.effort}" if s.effort else "", ""))
         line1 = self._line(Content.assemble(mode, "  ", state), model)
 
