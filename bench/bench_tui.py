@@ -30,8 +30,11 @@
    ``/proc/self/status`` before, sampled every 25 turns, and after (target
    <= 250 MB).
 
-``stream`` and ``memory`` freeze the heap before the app starts, as ``run_app``
-does (``gc.freeze()``). ``all`` runs each part in a process of its own, so that
+``stream`` and ``memory`` install ``reasonix_tui.gc_policy.HeapPolicy`` and warm
+up the Markdown rendering before the app starts, as ``run_app`` and the launcher
+do (``--default-gc``: CPython's collector as it is, for comparison); the app
+compacts the heap when idle as the real one does. ``all`` runs each part in a
+process of its own, so that
 one part's heap never counts in the next one's figures.
 
 Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|all] [--runs 7]
@@ -57,6 +60,10 @@ from pathlib import Path
 from typing import Any
 
 from _common import REASONIX_BIN, bench_env, summary_ms, verdict, write_config
+
+from reasonix_tui.gc_policy import HeapPolicy
+
+HEAP = HeapPolicy()  # installed by main() for stream and memory, as run_app does
 
 FIRST_PAINT_TARGET_MS = 600.0
 STALL_TARGET_MS = 50.0
@@ -273,6 +280,7 @@ def make_bench_app(services: Any) -> Any:
     app._build_driver = build_driver  # type: ignore[method-assign]
     app.post_display_hook = post_display_hook  # type: ignore[method-assign]
     app.counting_driver = CountingDriver  # type: ignore[attr-defined]
+    app.heap = HEAP if HEAP.installed else None  # as run_app sets it
     return app
 
 
@@ -400,6 +408,13 @@ async def stream_once(
                 await ticker.stop()
                 streaming_gc = list(gcw.count)
                 await wait_idle(pilot)
+            # What the idle compaction after this answer costs (the app runs it once the
+            # user has not typed for 2 s): objects frozen meanwhile, one full pass.
+            growth = HEAP.growth if HEAP.installed else 0
+            compact_started = time.perf_counter()
+            if HEAP.installed:
+                HEAP.compact()
+            compact_ms = (time.perf_counter() - compact_started) * 1000
             block = screen.query(AssistantBlock).last()
             ok = block.source == answer and block.text == answer
             frames = app.frames - frames0
@@ -421,6 +436,8 @@ async def stream_once(
         "segments": segments,
         "parked": parked,
         "widgets": widgets,
+        "frozen_growth": growth,
+        "compact_ms": compact_ms,
     }
 
 
@@ -449,7 +466,13 @@ def bench_stream(
     r = results[-1]
     print(
         f"  at the end: {r['segments']} answer segments ({r['parked']} parked), "
-        f"{r['widgets']} widgets on the session screen"
+        f"{r['widgets']} widgets on the session screen; "
+        + (
+            f"{r['frozen_growth']:,} objects frozen during the turn, idle compaction "
+            f"{r['compact_ms']:.0f} ms"
+            if HEAP.installed
+            else "CPython's default collector"
+        )
     )
     stall = statistics.median(r["max_stall"] for r in results) * 1000
     total = statistics.median(r["elapsed"] for r in results) * 1000
@@ -595,11 +618,18 @@ def main() -> int:
     parser.add_argument(
         "--delay", type=float, default=0.0, help="stream: seconds before each event"
     )
+    parser.add_argument(
+        "--default-gc", action="store_true", help="leave CPython's collector as it is"
+    )
     args = parser.parse_args()
     if args.which == "all":
         return run_all_apart()
     if args.which != "first-paint":
-        gc.freeze()  # as run_app does
+        from reasonix_tui.widgets.markdown_render import warm_up
+
+        warm_up()  # as the launcher does after the first frame
+        if not args.default_gc:
+            HEAP.install()  # as run_app does
 
     summary = []
     if args.which in ("all", "first-paint"):

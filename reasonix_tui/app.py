@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import gc
 import logging
+import time
 from typing import ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from reasonix_tui.gc_policy import HeapPolicy
 from reasonix_tui.logs import setup_file_logging
 from reasonix_tui.screens.session import SessionScreen
 from reasonix_tui.screens.setup import SetupScreen
@@ -21,6 +24,16 @@ from reasonix_tui.services import AppServices
 log = logging.getLogger(__name__)
 
 DEFAULT_THEME = "textual-dark"
+IDLE_SECONDS = 2.0  # no turn and no input for this long: a moment to compact the heap
+IDLE_GROWTH = 20_000  # ... if at least this many objects were frozen since the last time
+IDLE_CHECK_SECONDS = 0.5
+INPUT_EVENTS = (
+    events.Key,
+    events.MouseDown,
+    events.MouseScrollDown,
+    events.MouseScrollUp,
+    events.Paste,
+)
 STARTUP_FAILED = 1  # the services could not be built (see DeferredServices.error)
 
 
@@ -43,12 +56,14 @@ class ReasonixApp(App[int]):
         self.services = services
         self.cursor_blink = cursor_blink
         self._initial_theme = theme
-        # Set by run_app: freeze the engine's long-lived heap once it is built too
-        # (tests leave it off, so that they never freeze their objects).
-        self.freeze_heap = False
+        # Set by run_app (tests leave it off, so that they never freeze their objects).
+        self.heap: HeapPolicy | None = None
+        self.last_input = time.monotonic()
 
     def on_mount(self) -> None:
         self.theme = self._initial_theme
+        if self.heap is not None:
+            self.set_interval(IDLE_CHECK_SECONDS, self._compact_when_idle)
         if getattr(self.services, "ready", None) is not None:
             # Services still being built (DeferredServices): paint the session first,
             # build them once that frame is out, then check the key.
@@ -79,7 +94,7 @@ class ReasonixApp(App[int]):
             # The launcher reports the error once the terminal is restored.
             self.exit(return_code=STARTUP_FAILED)
             return
-        if self.freeze_heap:
+        if self.heap is not None:
             gc.freeze()  # config, schemas, tools: alive for the whole session
         self._serve()
         session = self.session
@@ -98,6 +113,25 @@ class ReasonixApp(App[int]):
         if not saved:  # saved: back to the session screen underneath
             self.exit(return_code=1)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, INPUT_EVENTS):
+            self.last_input = time.monotonic()
+        await super().on_event(event)
+
+    def _compact_when_idle(self) -> None:
+        heap = self.heap
+        session = self.session
+        if heap is None or (session is not None and session.busy):
+            return
+        if time.monotonic() - self.last_input >= IDLE_SECONDS and heap.growth > IDLE_GROWTH:
+            heap.compact()
+
+    def compact_if_due(self) -> None:
+        """Between two model requests: compact if the frozen heap grew past its bound
+        (the stall hides in the wait for the model)."""
+        if self.heap is not None and self.heap.due():
+            self.heap.compact()
+
     @property
     def session(self) -> SessionScreen | None:
         for screen in reversed(self.screen_stack):
@@ -109,11 +143,10 @@ class ReasonixApp(App[int]):
 def run_app(services: AppServices) -> int:
     """Run the full-screen app until the user quits; returns the exit code."""
     setup_file_logging(services.config_home)
-    # Everything alive now (modules, classes, config) lives as long as the process:
-    # frozen, it is left out of every full garbage-collection pass (10-25% shorter each).
-    gc.freeze()
+    heap = HeapPolicy()
+    heap.install()  # full GC passes scan only what is new (see gc_policy)
     app = ReasonixApp(services)
-    app.freeze_heap = True
+    app.heap = heap
     try:
         result = app.run()
     except Exception:  # never dump a traceback over the user's terminal

@@ -29,25 +29,45 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--permission-mode", choices=("ask", "auto", "yolo"), help="permission preset"
     )
-    parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
-                        help="continue the newest session of this workspace")
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="continue the newest session of this workspace",
+    )
     parser.add_argument("-r", "--resume", dest="resume_id", metavar="ID", help="resume session ID")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="run one prompt headless and exit")
     run.add_argument("prompt", nargs="?", help="the prompt (read from stdin when omitted)")
-    run.add_argument("--model", "-m", dest="run_model", help="provider name, model id or provider/model")
+    run.add_argument(
+        "--model", "-m", dest="run_model", help="provider name, model id or provider/model"
+    )
     run.add_argument("--effort", dest="run_effort", choices=EFFORTS, help="reasoning effort")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     run.add_argument("--metrics", type=Path, metavar="PATH", help="write RunMetrics JSON to PATH")
-    run.add_argument("--permission-mode", dest="run_permission_mode",
-                     choices=("ask", "auto", "yolo"), help="permission preset (default from config)")
+    run.add_argument(
+        "--permission-mode",
+        dest="run_permission_mode",
+        choices=("ask", "auto", "yolo"),
+        help="permission preset (default from config)",
+    )
     run.add_argument("-y", "--auto", action="store_true", help="same as --permission-mode auto")
-    run.add_argument("--allowed-tools", default="", metavar="RULES",
-                     help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"')
+    run.add_argument(
+        "--allowed-tools",
+        default="",
+        metavar="RULES",
+        help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"',
+    )
     run.add_argument("--max-steps", type=int, metavar="N", help="stop after N model requests")
-    run.add_argument("-c", "--continue", dest="run_continue", action="store_true",
-                     help="continue the newest session of this workspace")
+    run.add_argument(
+        "-c",
+        "--continue",
+        dest="run_continue",
+        action="store_true",
+        help="continue the newest session of this workspace",
+    )
     run.add_argument("-r", "--resume", dest="run_resume", metavar="ID", help="continue session ID")
 
     perms = sub.add_parser("permissions", help="inspect permission rules")
@@ -55,29 +75,45 @@ def _parser() -> argparse.ArgumentParser:
     check = perms_sub.add_parser("check", help="show the decision for a tool call and why")
     check.add_argument("tool", help="tool name, e.g. bash or edit_file")
     check.add_argument("arg", nargs="?", default="", help="command (bash) or path (file tools)")
-    check.add_argument("--permission-mode", dest="check_permission_mode",
-                       choices=("ask", "auto", "yolo"))
+    check.add_argument(
+        "--permission-mode", dest="check_permission_mode", choices=("ask", "auto", "yolo")
+    )
 
     mcp = sub.add_parser("mcp", help="inspect the configured MCP servers")
     mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
     mcp_list = mcp_sub.add_parser("list", help="start each server and show its status")
     mcp_list.add_argument("--json", dest="mcp_json", action="store_true", help="one JSON array")
-    mcp_list.add_argument("--no-connect", action="store_true",
-                          help="show the declarations without starting any server")
+    mcp_list.add_argument(
+        "--no-connect",
+        action="store_true",
+        help="show the declarations without starting any server",
+    )
 
     config = sub.add_parser("config", help="show or change settings")
     config_sub = config.add_subparsers(dest="config_command", metavar="SETTING")
     ratio = config_sub.add_parser(
         "compact-ratio", help="show or set agent.compact_ratio (the compaction threshold)"
     )
-    ratio.add_argument("value", nargs="?", metavar="VALUE",
-                       help="0.30-0.85 (or 30%%-85%%); presets 0.70, 0.80, 0.85")
-    ratio.add_argument("--local", action="store_true",
-                       help="write ./reasonix.toml (the project) instead of the user config")
+    ratio.add_argument(
+        "value",
+        nargs="?",
+        metavar="VALUE",
+        help="0.30-0.85 (or 30%%-85%%); presets 0.70, 0.80, 0.85",
+    )
+    ratio.add_argument(
+        "--local",
+        action="store_true",
+        help="write ./reasonix.toml (the project) instead of the user config",
+    )
 
     compact = sub.add_parser("compact", help="compact a session's context now")
-    compact.add_argument("-r", "--resume", dest="compact_resume", metavar="ID",
-                         help="the session to compact (default: the newest of this workspace)")
+    compact.add_argument(
+        "-r",
+        "--resume",
+        dest="compact_resume",
+        metavar="ID",
+        help="the session to compact (default: the newest of this workspace)",
+    )
     return parser
 
 
@@ -190,14 +226,25 @@ def _mcp_list(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps([s.to_json() for s in statuses], ensure_ascii=False) + "\n")
         return EXIT_OK
     if not statuses:
-        sys.stdout.write("No MCP servers configured (add [[mcp.servers]] to reasonix.toml "
-                         "or a .mcp.json).\n")
+        sys.stdout.write(
+            "No MCP servers configured (add [[mcp.servers]] to reasonix.toml or a .mcp.json).\n"
+        )
         return EXIT_OK
     rows = [("NAME", "TRANSPORT", "STATE", "TOOLS", "PROMPTS", "RESOURCES", "RECONNECTS", "ERROR")]
     for s in statuses:
         error = f"{s.error_class}: {s.reason}" if s.error_class else s.reason
-        rows.append((s.name, s.transport, s.phase, str(s.tools), str(s.prompts),
-                     str(s.resources), str(s.reconnects), error or "-"))
+        rows.append(
+            (
+                s.name,
+                s.transport,
+                s.phase,
+                str(s.tools),
+                str(s.prompts),
+                str(s.resources),
+                str(s.reconnects),
+                error or "-",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)]
@@ -216,7 +263,9 @@ def _parse_ratio(text: str) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise UsageError(f"compact ratio must be a number like 0.80 or 80% (got {text!r})") from None
+        raise UsageError(
+            f"compact ratio must be a number like 0.80 or 80% (got {text!r})"
+        ) from None
     if text.strip().endswith("%") or value > 1:
         value /= 100
     return round(value, 4)

@@ -102,6 +102,9 @@ class TurnController:
             case TurnStarted() | StepStarted():
                 await self._close_blocks()
                 self.attempt_blocks.clear()
+                compact = getattr(self.transcript.app, "compact_if_due", None)
+                if compact is not None:
+                    compact()
             case TextDelta(text=text):
                 await self._close_reasoning()
                 if self.assistant is None:

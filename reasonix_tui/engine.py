@@ -164,7 +164,9 @@ class EngineServices:
         )
         self._first_continue = False
         try:
-            async with open_runtime(settings, approver=runner.approver, mcp_host=self._mcp) as runtime:
+            async with open_runtime(
+                settings, approver=runner.approver, mcp_host=self._mcp
+            ) as runtime:
                 runner.runtime = runtime
                 runner.ready.set()
                 await runner.closed.wait()
@@ -192,7 +194,9 @@ class EngineServices:
         return self._switch(EngineRunner(self, approver, resume_id=resume))
 
     def resume_runner(self, session_id: str, approver: Approver) -> EngineRunner:
-        if not any(s.id == session_id for s in list_sessions(self.config_home / "sessions", self.workspace)):
+        if not any(
+            s.id == session_id for s in list_sessions(self.config_home / "sessions", self.workspace)
+        ):
             raise KeyError(session_id)
         return self._switch(EngineRunner(self, approver, resume_id=session_id))
 

@@ -38,9 +38,11 @@ def launch(args: argparse.Namespace) -> int:
             resume_id=args.resume_id,
             home=home,
         )
-        # The first answer's widget (markdown-it, syntax highlighting): loaded here, off
-        # the event loop, rather than when its first token arrives.
-        import reasonix_tui.widgets.assistant_block  # noqa: F401
+        # The first answer's rendering (Rich Markdown, Pygments and the common lexers):
+        # loaded here, off the event loop, rather than when its first token arrives.
+        from reasonix_tui.widgets.markdown_render import warm_up
+
+        warm_up()
 
         return engine
 

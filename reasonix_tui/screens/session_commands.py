@@ -187,7 +187,7 @@ class SessionCommands:
 
 
 def _compaction_note(services: object, window: int) -> str:
-    """" · compacts at N% (T tokens)" when the services know the effective ratio."""
+    """ " · compacts at N% (T tokens)" when the services know the effective ratio."""
     ratio = getattr(services, "compact_ratio", None)
     if not isinstance(ratio, float) or not window:
         return ""

@@ -1,17 +1,17 @@
 """Assistant text: streamed Markdown, batched, in bounded segments.
 
-Textual's ``Markdown`` widget lays out every block it holds each time it grows,
-and every widget adds a few hundred objects for the garbage collector to scan,
-so one widget for a long answer gets slower with every fragment (a
-20,000-token answer stalled the event loop for seconds). The answer is
-therefore a column of :class:`AnswerSegment` widgets:
+An answer is a column of :class:`AnswerSegment` widgets, each a ``Static``
+holding its Markdown pre-rendered at the current width
+(:mod:`reasonix_tui.widgets.markdown_render` says why not Textual's
+``Markdown`` widget):
 
-- only the last segment grows; once it holds more than ``SEGMENT_BLOCKS``
-  top-level blocks, the trailing blocks move to a new segment and the old one
-  is final;
-- a final segment far from the viewport is *parked*: its block widgets are
-  removed, it keeps its height, and it is rebuilt from its Markdown when it
-  comes near again (the transcript checks on scroll);
+- only the last segment grows, re-rendered with each piece; once it holds more
+  than ``SEGMENT_BLOCKS`` top-level blocks, its last block starts a new
+  segment and the old one is final, so a piece costs the same late in a long
+  answer as early on;
+- a final segment far from the viewport is *parked*: its rendered lines are
+  dropped, it keeps its height, and it renders again when it comes near (the
+  transcript checks on scroll);
 - fragments are coalesced and handed over at most once per ``FLUSH_SECONDS``,
   in pieces of about ``APPEND_CHARS``.
 """
@@ -23,10 +23,19 @@ import logging
 import time
 from contextlib import suppress
 
+from rich.theme import Theme
+from textual.content import Content
 from textual.geometry import Region
 from textual.widget import Widget
-from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownBlock
+from textual.widgets import Static
+
+from reasonix_tui.widgets.markdown_render import (
+    gap_after,
+    markdown_theme,
+    render_markdown,
+    theme_colors,
+    top_level_starts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +54,8 @@ def _first_piece(text: str, size: int) -> str:
     return text if cut < 0 else text[: cut + 1]
 
 
-class AnswerSegment(Markdown):
-    """A run of consecutive top-level blocks of one answer."""
+class AnswerSegment(Static):
+    """A run of consecutive top-level blocks of one answer, rendered as one ``Content``."""
 
     DEFAULT_CSS = """
     AnswerSegment {
@@ -54,77 +63,75 @@ class AnswerSegment(Markdown):
         margin: 0;
         padding: 0;
         background: transparent;
+        &.-after { margin-top: 1; }
     }
     """
-    # Only its blocks paint. Without this Textual renders a blank strip (about ten
-    # objects for the garbage collector) for every line of the segment's height,
-    # anew each time it grows.
-    BLANK = True
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, first: bool = True) -> None:
+        super().__init__(Content(), classes="" if first else "-after")
+        self.source = ""  # the Markdown so far
         self.final_source: str | None = None  # set once the segment no longer grows
-        self.is_tail = True  # the answer's last segment: its last block has no bottom margin
         self.parked = False
-        self._want_parked = False
-        self._parking: asyncio.Task[None] | None = None
-        self._tail_block: Widget | None = None
+        self._shown_width = 0
 
     @property
     def markdown(self) -> str:
         return self.final_source if self.final_source is not None else self.source
 
-    def mark_tail(self) -> None:
-        """Only the answer's very last block loses its bottom margin (a class, not
-        ``:last-child``, which would restyle every sibling on each mount)."""
-        last = self.children[-1] if self.is_tail and self.children else None
-        if last is self._tail_block:
-            return
-        if self._tail_block is not None:
-            self._tail_block.remove_class("-tail")
-        if last is not None:
-            last.add_class("-tail")
-        self._tail_block = last
+    def _width(self) -> int:
+        """The width to lay the Markdown out at (estimated before the first layout)."""
+        if self.content_region.width:
+            return self.content_region.width
+        parent = self.parent
+        if isinstance(parent, Widget) and parent.content_region.width:
+            return parent.content_region.width
+        return max(self.app.size.width - 5, 20)  # transcript and block padding, scrollbar
+
+    def show(self) -> None:
+        """Render the Markdown at the current width."""
+        width = self._width()
+        app = self.app
+        key = (app.theme, app.current_theme.dark)
+        cached = _THEMES.get(key)
+        if cached is None:
+            colors = theme_colors(app.theme_variables)
+            cached = _THEMES[key] = (markdown_theme(colors), colors["surface"])
+        theme, surface = cached
+        self.update(
+            render_markdown(
+                self.markdown,
+                width,
+                app.console,
+                theme,
+                dark=app.current_theme.dark,
+                code_background=surface,
+            )
+        )
+        self._shown_width = width
+
+    def on_resize(self) -> None:
+        if not self.parked and self.markdown and self.content_region.width != self._shown_width:
+            self.show()
 
     def set_parked(self, parked: bool) -> None:
-        """Ask for the segment to be parked or rebuilt (done in the background)."""
-        if self.final_source is None:
+        """Drop the rendered lines of a final segment far off screen, keeping its height
+        (or render them again)."""
+        if self.final_source is None or parked == self.parked:
             return
-        self._want_parked = parked
-        if self._parking is None and parked != self.parked:
-            self._parking = asyncio.create_task(self._reconcile())
+        if parked:
+            height = self.size.height
+            if not height:
+                return
+            self.styles.height = height
+            self.update(Content())
+        else:
+            self.styles.height = None
+            self.show()
+        self.parked = parked
 
-    async def _reconcile(self) -> None:
-        try:
-            while self.parked != self._want_parked and self.is_attached:
-                if self._want_parked:
-                    height = self.size.height
-                    if not height:
-                        break
-                    self.styles.height = height
-                    await self.remove_children()
-                    self._release_removed()
-                    self.parked = True
-                else:
-                    await self.update(self.final_source or "")
-                    self.styles.height = None  # back to auto, now that the blocks are there
-                    self.parked = False
-                    self.mark_tail()
-        except Exception:  # the segment went away meanwhile
-            log.debug("parking a segment failed", exc_info=True)
-        finally:
-            self._parking = None
 
-    def _release_removed(self) -> None:
-        """Drop Textual's cached references to removed children, or they stay alive
-        (the displayed-children lists and the arrangement cache outlive a removal)."""
-        self._tail_block = None
-        _ = self.displayed_children, self.displayed_and_visible_children
-        self._clear_arrangement_cache()
-
-    def on_unmount(self) -> None:
-        if self._parking is not None:
-            self._parking.cancel()
+# Rich themes by (app theme, dark): built once, they only change with the theme.
+_THEMES: dict[tuple[str, bool], tuple[Theme, str]] = {}
 
 
 class AssistantBlock(Widget):
@@ -134,10 +141,11 @@ class AssistantBlock(Widget):
         layout: vertical;
         margin: 1 0 0 0;
         padding: 0 1;
-        & > AnswerSegment > MarkdownBlock.-tail { margin-bottom: 0; }
     }
     """
-    BLANK = True  # padding only; see AnswerSegment
+    # Padding only: without this Textual renders a blank strip (about ten objects for
+    # the garbage collector) for every line of the block's height, anew as it grows.
+    BLANK = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -213,55 +221,37 @@ class AssistantBlock(Widget):
             log.exception("streaming Markdown failed")
 
     async def _show_piece(self) -> None:
-        """Hand about ``APPEND_CHARS`` of the queue (cut after a newline) to the last segment."""
+        """Hand about ``APPEND_CHARS`` of the queue (cut after a newline) to the last
+        segment; past ``SEGMENT_BLOCKS`` top-level blocks the rest starts a new one."""
         text = "".join(self._queued)
         piece = _first_piece(text, APPEND_CHARS)
         self._queued[:] = [text[len(piece) :]] if len(piece) < len(text) else []
-        if self._segment is None:
-            self._segment = AnswerSegment()
-            await self.mount(self._segment)
-        await self._segment.append(piece)
-        if len(self._segment.children) > SEGMENT_BLOCKS:
-            await self._split(self._segment)
-        self._segment.mark_tail()
-
-    async def _split(self, segment: AnswerSegment) -> None:
-        """Move the trailing blocks to a new segment; ``segment`` is then final.
-
-        The cut goes before the last block (but the first) with no top margin:
-        inside one segment the gap between two blocks is the larger of their
-        margins, across segments it is their sum, so a block with no top margin
-        looks the same on either side.
-        """
-        blocks = list(segment.children)
-        cut = next(
-            (
-                i
-                for i in range(len(blocks) - 1, 0, -1)
-                if isinstance(blocks[i], MarkdownBlock) and not blocks[i].styles.margin.top
-            ),
-            None,
-        )
-        if cut is None:
-            return
-        start = blocks[cut].source_range[0]  # type: ignore[attr-defined]
-        lines = segment.source.splitlines(keepends=True)
-        if not 0 < start < len(lines):
-            return
-        segment.final_source = "".join(lines[:start])
-        segment.is_tail = False
-        following = self._segment = AnswerSegment()
-        with self.app.batch_update():
-            await segment.remove_children(blocks[cut:])
-            segment._release_removed()
-            segment.mark_tail()
-            await self.mount(following)
-            await following.append("".join(lines[start:]))
-        for ancestor in self.ancestors:  # the transcript decides what parks
-            schedule = getattr(ancestor, "schedule_parking", None)
-            if schedule is not None:
-                schedule()
+        segment = self._segment
+        if segment is None:
+            segment = self._segment = AnswerSegment(first=True)
+            await self.mount(segment)
+        segment.source += piece
+        split = False
+        while True:
+            starts = top_level_starts(segment.source)
+            lines = segment.source.splitlines(keepends=True)
+            if len(starts) <= SEGMENT_BLOCKS or not 0 < starts[SEGMENT_BLOCKS] < len(lines):
                 break
+            # Every block before the 17th is complete: a later one has started.
+            cut = starts[SEGMENT_BLOCKS]
+            segment.final_source = "".join(lines[:cut])
+            segment.show()
+            following = self._segment = AnswerSegment(first=not gap_after(segment.final_source))
+            following.source = "".join(lines[cut:])
+            await self.mount(following)
+            segment, split = following, True
+        segment.show()
+        if split:
+            for ancestor in self.ancestors:  # the transcript decides what parks
+                schedule = getattr(ancestor, "schedule_parking", None)
+                if schedule is not None:
+                    schedule()
+                    break
 
     def park_offscreen(self, window: Region) -> None:
         """Park the final segments outside ``window`` (screen coordinates); rebuild the rest."""

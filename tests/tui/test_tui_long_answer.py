@@ -1,12 +1,18 @@
-"""A long streamed answer: bounded segments, parked off-screen, same look as one widget."""
+"""A long streamed answer: bounded segments, parked off-screen, read as one rendering."""
 
 from __future__ import annotations
 
-from textual.widgets import Markdown
+from textual.selection import Selection
 from tui_helpers import send, session, settle
 
 from reasonix_tui.testing import text_steps
-from reasonix_tui.widgets.assistant_block import SEGMENT_BLOCKS, AssistantBlock
+from reasonix_tui.widgets.assistant_block import SEGMENT_BLOCKS, AnswerSegment, AssistantBlock
+from reasonix_tui.widgets.markdown_render import (
+    markdown_theme,
+    render_markdown,
+    theme_colors,
+    top_level_starts,
+)
 
 
 def long_markdown(sections: int) -> str:
@@ -24,6 +30,10 @@ def long_markdown(sections: int) -> str:
     return "".join(parts)
 
 
+def plain(segment: AnswerSegment) -> str:
+    return segment.render().plain  # type: ignore[union-attr]
+
+
 async def test_long_answer_is_segmented_parked_and_complete(make_app) -> None:
     answer = long_markdown(24)
     app, _ = make_app([text_steps(answer, chunk=16)])
@@ -38,31 +48,29 @@ async def test_long_answer_is_segmented_parked_and_complete(make_app) -> None:
         segments = block.segments
         assert len(segments) >= 4
         assert all(s.final_source is not None for s in segments)
-        assert all(len(s.children) <= SEGMENT_BLOCKS + 8 for s in segments if not s.parked)
-        # Far above the bottom of the transcript: blocks dropped, height kept.
+        assert all(len(top_level_starts(s.markdown)) <= SEGMENT_BLOCKS for s in segments)
+        # Far above the bottom of the transcript: rendered lines dropped, height kept.
         parked = [s for s in segments if s.parked]
-        assert parked and all(not s.children and s.size.height > 0 for s in parked)
+        assert parked and all(not plain(s) and s.size.height > 0 for s in parked)
         assert segments[0].parked
-        last = segments[-1].children[-1]
-        assert last.has_class("-tail") and "That is all." in str(last.render())
+        assert plain(segments[-1]).rstrip().endswith("That is all.")
 
-        # Scrolling to the top rebuilds the first segment from its Markdown.
+        # Scrolling to the top renders the first segment again from its Markdown.
         screen.transcript.scroll_home(animate=False)
         for _ in range(6):
             await pilot.pause(0.05)
         first = segments[0]
-        assert not first.parked and first.children
-        assert "Step 1" in str(first.children[0].render())
-        assert not segments[-1].children  # ... and the far end is parked now
+        assert not first.parked and plain(first).startswith("Step 1")
+        assert segments[-1].parked  # ... and the far end is parked now
 
         screen.transcript.scroll_end(animate=False)
         for _ in range(6):
             await pilot.pause(0.05)
-        assert segments[0].parked and segments[-1].children
+        assert segments[0].parked and not segments[-1].parked
 
 
-async def test_segments_are_as_tall_as_one_markdown_widget(make_app) -> None:
-    """Splitting only before blocks with no top margin keeps every gap as it was."""
+async def test_segments_read_as_one_rendering_of_the_answer(make_app) -> None:
+    """Segments joined by their one-line gap are the whole answer rendered at once."""
     answer = long_markdown(10)
     app, _ = make_app([text_steps(answer, chunk=16)])
     async with app.run_test(size=(100, 200)) as pilot:  # tall: nothing gets parked
@@ -70,14 +78,42 @@ async def test_segments_are_as_tall_as_one_markdown_widget(make_app) -> None:
         await settle(pilot)
         screen = session(pilot)
         block = screen.query_one(AssistantBlock)
-        assert len(block.segments) >= 3
-        assert not any(s.parked for s in block.segments)
-        reference = Markdown()
-        reference.styles.padding = (0, 1)
-        await screen.transcript.mount(reference)
-        await reference.update(answer)
-        await pilot.pause()
-        await pilot.pause()
-        # The answer's last block has no bottom margin; the plain widget's has.
-        trailing = reference.children[-1].styles.margin.bottom
-        assert block.size.height == reference.size.height - trailing
+        segments = block.segments
+        assert len(segments) >= 3
+        assert not any(s.parked for s in segments)
+        width = segments[0].content_region.width
+        theme = markdown_theme(theme_colors(app.theme_variables))
+        whole = render_markdown(answer, width, app.console, theme).plain
+
+        def lines(text: str) -> list[str]:
+            return [line.rstrip() for line in text.split("\n")]
+
+        assert lines("\n\n".join(plain(s) for s in segments)) == lines(whole)
+        assert block.content_region.height == len(lines(whole))
+
+
+async def test_answer_text_can_be_selected(make_app) -> None:
+    app, _ = make_app([text_steps("Use `ruff` **now**.\n\n- one\n- two\n", chunk=8)])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "go")
+        await settle(pilot)
+        segment = session(pilot).query_one(AssistantBlock).segments[0]
+        selected = segment.get_selection(Selection(None, None))
+        assert selected is not None
+        assert selected[0].split() == ["Use", "ruff", "now.", "•", "one", "•", "two"]
+
+
+async def test_resize_lays_the_answer_out_again(make_app) -> None:
+    words = " ".join(f"word{i}" for i in range(40))
+    app, _ = make_app([text_steps(words, chunk=8)])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "go")
+        await settle(pilot)
+        segment = session(pilot).query_one(AssistantBlock).segments[0]
+        wide = plain(segment).count("\n")
+        await pilot.resize_terminal(50, 32)
+        for _ in range(4):
+            await pilot.pause(0.05)
+        narrow = plain(segment)
+        assert narrow.count("\n") > wide
+        assert max(len(line) for line in narrow.split("\n")) <= segment.content_region.width
