@@ -545,7 +545,7 @@ async def memory_once(blocks: int) -> dict[str, Any]:
             parked = sum(1 for chunk in chunks if chunk.parked)
             trimmed = screen.transcript.trimmed
             widgets = sum(1 for _ in screen.walk_children())
-            objects = len(gc.get_objects())
+            objects = len(gc.get_objects()) + gc.get_freeze_count()  # frozen ones too
         elapsed = time.perf_counter() - started
     return {
         "blocks": total_blocks,
