@@ -235,6 +235,8 @@ class SessionScreen(SessionCommands, Screen[None]):
             self.cancel_turn()
 
     def action_interrupt(self) -> None:
+        if self._copy_selection():
+            return
         if self.busy:
             self.cancel_turn()
         elif self.composer.text:
@@ -244,6 +246,18 @@ class SessionScreen(SessionCommands, Screen[None]):
         else:
             self.ctrl_c_armed = True
             self.status.update_state(hint="Press Ctrl+C again to quit")
+
+    def _copy_selection(self) -> bool:
+        """Ctrl+C with text selected (in the transcript or the composer) copies it, as in
+        any terminal program, instead of interrupting."""
+        text = self.get_selected_text() or self.composer.selected_text
+        if not text:
+            return False
+        self.app.copy_to_clipboard(text)  # OSC 52: the terminal puts it on the clipboard
+        self.clear_selection()
+        self.ctrl_c_armed = False
+        self.status.update_state(hint=f"Copied {len(text):,} characters")
+        return True
 
     def action_quit(self) -> None:
         self.app.exit(0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from textual.geometry import Offset
+from textual.selection import Selection
 from tui_helpers import send, session, settle, type_text
 
 from reasonix_core.events import Notice, TurnFailed, UsageReported
@@ -129,6 +131,38 @@ async def test_ctrl_c_cancels_then_clears_then_quits(make_app) -> None:
         await pilot.press("ctrl+c")
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_ctrl_c_copies_selected_answer_text_instead_of_interrupting(make_app) -> None:
+    app, _ = make_app([text_steps("Run `ruff check` before you commit.", chunk=6), [Hold()]])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "how?")
+        await settle(pilot)
+        screen = session(pilot)
+        segment = screen.query_one(AssistantBlock).segments[0]
+        await send(pilot, "and then?")  # a turn is running while the user copies
+        await pilot.pause(0.1)
+        screen.selections = {segment: Selection(Offset(4, 0), Offset(14, 0))}
+        await pilot.press("ctrl+c")
+        assert app.clipboard == "ruff check"
+        assert screen.busy  # not cancelled
+        assert "Copied 10 characters" in screen.status.state.hint
+        assert not screen.selections
+        await pilot.press("ctrl+c")  # nothing selected now: interrupts as usual
+        await settle(pilot)
+        assert not screen.busy
+
+
+async def test_ctrl_c_copies_the_composer_selection_and_keeps_the_draft(make_app) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        await type_text(pilot, "draft text")
+        screen.composer.select_all()
+        await pilot.press("ctrl+c")
+        assert app.clipboard == "draft text"
+        assert screen.composer.text == "draft text"
+        assert not screen.ctrl_c_armed
 
 
 async def test_enter_while_busy_queues_a_follow_up(make_app) -> None:
