@@ -121,7 +121,7 @@ class ReasonixApp(App[int]):
     def _compact_when_idle(self) -> None:
         heap = self.heap
         session = self.session
-        if heap is None or (session is not None and session.busy):
+        if heap is None or (session is not None and (session.busy or session.rendering)):
             return
         if time.monotonic() - self.last_input >= IDLE_SECONDS and heap.growth > IDLE_GROWTH:
             heap.compact()

@@ -114,6 +114,12 @@ class SessionScreen(SessionCommands, Screen[None]):
         self.composer.focus()
 
     # ---- status ----------------------------------------------------------
+    @property
+    def rendering(self) -> bool:
+        """The last answer is still being painted (it may lag behind a fast stream)."""
+        blocks = self.transcript.blocks
+        return bool(blocks) and bool(getattr(blocks[-1], "rendering", False))
+
     def refresh_status(self) -> None:
         self.status.update_state(
             mode=self.services.permission_mode,

@@ -30,16 +30,17 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from reasonix_tui.widgets.markdown_render import (
+    BlockRenderer,
     gap_after,
     markdown_theme,
-    render_markdown,
     theme_colors,
-    top_level_starts,
+    top_level_blocks,
 )
 
 log = logging.getLogger(__name__)
 
 SEGMENT_BLOCKS = 16
+FENCE_LINES = 48  # a longer code block goes on in the next segment
 APPEND_CHARS = 384
 FLUSH_SECONDS = 0.02
 
@@ -71,8 +72,13 @@ class AnswerSegment(Static):
         super().__init__(Content(), classes="" if first else "-after")
         self.source = ""  # the Markdown so far
         self.final_source: str | None = None  # set once the segment no longer grows
+        # A long code block is cut across segments: the next one renders with a copy of
+        # its opening fence line (``prefix``, not part of the answer's text).
+        self.prefix = ""
+        self.continues = False  # its last code block goes on in the next segment
         self.parked = False
         self._shown_width = 0
+        self._renderer = BlockRenderer()
 
     @property
     def markdown(self) -> str:
@@ -91,20 +97,20 @@ class AnswerSegment(Static):
         """Render the Markdown at the current width."""
         width = self._width()
         app = self.app
-        key = (app.theme, app.current_theme.dark)
-        cached = _THEMES.get(key)
+        cached = _THEMES.get(app.theme)
         if cached is None:
             colors = theme_colors(app.theme_variables)
-            cached = _THEMES[key] = (markdown_theme(colors), colors["surface"])
+            cached = _THEMES[app.theme] = (markdown_theme(colors), colors["surface"])
         theme, surface = cached
         self.update(
-            render_markdown(
-                self.markdown,
+            self._renderer.render(
+                self.prefix + self.markdown,
                 width,
                 app.console,
                 theme,
-                dark=app.current_theme.dark,
-                code_background=surface,
+                surface=surface,
+                open_top=bool(self.prefix),
+                open_bottom=self.continues,
             )
         )
         self._shown_width = width
@@ -130,8 +136,8 @@ class AnswerSegment(Static):
         self.parked = parked
 
 
-# Rich themes by (app theme, dark): built once, they only change with the theme.
-_THEMES: dict[tuple[str, bool], tuple[Theme, str]] = {}
+# Rich themes (and the code background) by app theme: they only change with it.
+_THEMES: dict[str, tuple[Theme, str]] = {}
 
 
 class AssistantBlock(Widget):
@@ -159,6 +165,11 @@ class AssistantBlock(Widget):
     @property
     def segments(self) -> list[AnswerSegment]:
         return [c for c in self.children if isinstance(c, AnswerSegment)]
+
+    @property
+    def rendering(self) -> bool:
+        """Text written but not shown yet (the display catches up after a fast stream)."""
+        return bool(self._queued) or (self._updater is not None and not self._updater.done())
 
     @property
     def source(self) -> str:
@@ -232,17 +243,16 @@ class AssistantBlock(Widget):
             await self.mount(segment)
         segment.source += piece
         split = False
-        while True:
-            starts = top_level_starts(segment.source)
+        while (cut := self._cut(segment)) is not None:
+            at, opener = cut
             lines = segment.source.splitlines(keepends=True)
-            if len(starts) <= SEGMENT_BLOCKS or not 0 < starts[SEGMENT_BLOCKS] < len(lines):
-                break
-            # Every block before the 17th is complete: a later one has started.
-            cut = starts[SEGMENT_BLOCKS]
-            segment.final_source = "".join(lines[:cut])
+            segment.final_source = "".join(lines[:at])
+            segment.continues = bool(opener)
             segment.show()
-            following = self._segment = AnswerSegment(first=not gap_after(segment.final_source))
-            following.source = "".join(lines[cut:])
+            gap = not opener and gap_after(segment.prefix + segment.final_source)
+            following = self._segment = AnswerSegment(first=not gap)
+            following.prefix = opener
+            following.source = "".join(lines[at:])
             await self.mount(following)
             segment, split = following, True
         segment.show()
@@ -252,6 +262,31 @@ class AssistantBlock(Widget):
                 if schedule is not None:
                     schedule()
                     break
+
+    @staticmethod
+    def _cut(segment: AnswerSegment) -> tuple[int, str] | None:
+        """Where the growing segment ends, if it is full: (line of its source, the fence
+        line the next segment opens with, or "" after a whole block).
+
+        Full means more than ``SEGMENT_BLOCKS`` top-level blocks (every block before
+        the 17th is complete: a later one has started), or a last code block longer than
+        ``FENCE_LINES`` (its first lines are final: text only ever comes at the end).
+        """
+        text = segment.prefix + segment.source
+        shift = segment.prefix.count("\n")
+        blocks = top_level_blocks(text)
+        size = segment.source.count("\n") + (not segment.source.endswith("\n"))
+        if len(blocks) > SEGMENT_BLOCKS:
+            at, opener = blocks[SEGMENT_BLOCKS].map[0] - shift, ""
+        elif blocks and blocks[-1].type == "fence":
+            start, end = blocks[-1].map
+            if end - start - 1 <= FENCE_LINES:
+                return None
+            at = start + 1 + FENCE_LINES - shift
+            opener = text.splitlines(keepends=True)[start]
+        else:
+            return None
+        return (at, opener) if 0 < at < size else None
 
     def park_offscreen(self, window: Region) -> None:
         """Park the final segments outside ``window`` (screen coordinates); rebuild the rest."""

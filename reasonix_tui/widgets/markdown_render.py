@@ -11,13 +11,18 @@ per segment of the answer, and the result is ``Content``, so text selection
 works as in any other ``Static``.
 
 Styles follow the app's theme: headings in the primary colour, inline code
-and links in the accent colour, code fences highlighted by Pygments with a
-dark or light style to match.
+and links in the accent colour. Code fences do not go through Rich: Textual's
+own highlighter is about ten times faster than Rich's ``Syntax`` (35 ms for
+300 lines against 380 ms) and uses the theme's colours, and a long fence is
+highlighted in cached chunks so it does not get slower as it grows. Blocks are
+rendered one by one and reused while unchanged, so a streamed piece costs the
+rendering of the last block only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from markdown_it.token import Token
@@ -31,8 +36,7 @@ from rich.theme import Theme
 from textual.color import Color
 from textual.content import Content
 
-DARK_CODE_THEME = "monokai"
-LIGHT_CODE_THEME = "friendly"
+NESTED_CODE_THEME = "monokai"  # Pygments style for a fence inside a list or quote
 
 
 class _LeftHeading(Heading):
@@ -72,7 +76,7 @@ class AnswerMarkdown(Markdown):
     }
 
     def __init__(self, source: str, *, code_background: str, **kwargs: Any) -> None:
-        super().__init__(source, **kwargs)
+        super().__init__(source, code_theme=NESTED_CODE_THEME, **kwargs)
         self.code_background = code_background
 
 
@@ -137,6 +141,11 @@ def _top_level(source: str) -> list[Token]:
     ]
 
 
+def top_level_blocks(source: str) -> list[Token]:
+    """The top-level block tokens of ``source`` (type, line ``map``, fence ``info``)."""
+    return _top_level(source)
+
+
 def top_level_starts(source: str) -> list[int]:
     """The first line of each top-level block, as Rich's parser sees them."""
     return [token.map[0] for token in _top_level(source) if token.map is not None]
@@ -152,23 +161,144 @@ def gap_after(source: str) -> bool:
 _parser: Any = None
 
 
+@dataclass(frozen=True)
+class Block:
+    """One top-level block of Markdown: its source lines and what the parser made of them."""
+
+    kind: str  # the token type: "paragraph_open", "fence", "hr", ...
+    text: str
+    code: str = ""  # fences and indented code
+    language: str = ""
+
+
+def split_blocks(source: str) -> list[Block]:
+    lines = source.splitlines(keepends=True)
+    blocks = []
+    for token in _top_level(source):
+        assert token.map is not None
+        start, end = token.map
+        text = "".join(lines[start:end])
+        if token.type in ("fence", "code_block"):
+            language = token.info.split()[0] if token.info.strip() else ""
+            blocks.append(Block(token.type, text, token.content.rstrip("\n"), language))
+        else:
+            blocks.append(Block(token.type, text))
+    return blocks
+
+
+class BlockRenderer:
+    """Renders Markdown at a width block by block, reusing the blocks that did not
+    change since the last call (while an answer streams only its last block does)."""
+
+    def __init__(self) -> None:
+        self._width = 0
+        self._blocks: dict[str, Content] = {}
+
+    def render(
+        self,
+        source: str,
+        width: int,
+        console: Console,
+        theme: Theme,
+        *,
+        surface: str = "",
+        open_top: bool = False,
+        open_bottom: bool = False,
+    ) -> Content:
+        """``open_top`` / ``open_bottom``: a code block first / last in ``source``
+        continues one in the segment above / below (no padding row on that side)."""
+        width = max(width, 4)
+        if width != self._width:
+            self._blocks, self._width = {}, width
+        rendered: dict[str, Content] = {}
+        pieces: list[Content | str] = []
+        previous: Block | None = None
+        blocks = split_blocks(source)
+        for index, block in enumerate(blocks):
+            top = not (open_top and index == 0)
+            bottom = not (open_bottom and index == len(blocks) - 1)
+            key = f"{int(top)}{int(bottom)}{block.text}"
+            content = rendered.get(key) or self._blocks.get(key)
+            if content is None:
+                if block.kind in ("fence", "code_block"):
+                    content = render_code(
+                        block.code, block.language, width, surface, top=top, bottom=bottom
+                    )
+                else:
+                    content = _render_rich(block.text, width, console, theme, surface)
+            rendered[key] = content
+            if previous is not None:
+                # Rich's spacing: a blank line between blocks, none after a rule.
+                pieces.append("\n" if previous.kind == "hr" else "\n\n")
+            pieces.append(content)
+            previous = block
+        self._blocks = rendered
+        return Content.assemble(*pieces) if pieces else Content()
+
+
 def render_markdown(
-    source: str,
-    width: int,
-    console: Console,
-    theme: Theme,
-    *,
-    dark: bool = True,
-    code_background: str = "",
+    source: str, width: int, console: Console, theme: Theme, *, surface: str = ""
 ) -> Content:
     """``source`` laid out ``width`` cells wide, as one ``Content`` of lines."""
-    markdown = AnswerMarkdown(
-        source.rstrip("\n"),
-        code_background=code_background,
-        code_theme=DARK_CODE_THEME if dark else LIGHT_CODE_THEME,
-        hyperlinks=False,
-    )
-    options = console.options.update(width=max(width, 1), height=None)
+    return BlockRenderer().render(source, width, console, theme, surface=surface)
+
+
+FENCE_CHUNK = 64  # lines highlighted (and cached) together in a long fence
+_CHUNK_CACHE_SIZE = 256
+_chunks: dict[tuple[str, str], list[Content]] = {}
+
+
+def _highlight_lines(code: str, language: str) -> list[Content]:
+    """One ``Content`` per line. A long fence is highlighted in chunks of
+    ``FENCE_CHUNK`` lines and full chunks are cached, so a growing fence costs the
+    same per piece at line 1,000 as at line 10 (a construct spanning a chunk boundary,
+    like a long docstring, may be coloured as if it started there)."""
+    from textual.highlight import highlight
+
+    lines = code.split("\n")
+    out: list[Content] = []
+    for start in range(0, len(lines), FENCE_CHUNK):
+        chunk = lines[start : start + FENCE_CHUNK]
+        full = len(chunk) == FENCE_CHUNK
+        key = (language, "\n".join(chunk))
+        highlighted = _chunks.get(key) if full else None
+        if highlighted is None:
+            highlighted = highlight(key[1], language=language or "text").split("\n")
+            if full:
+                if len(_chunks) >= _CHUNK_CACHE_SIZE:
+                    _chunks.clear()
+                _chunks[key] = highlighted
+        out.extend(highlighted[: len(chunk)])
+    return out
+
+
+def render_code(
+    code: str,
+    language: str,
+    width: int,
+    surface: str = "",
+    *,
+    top: bool = True,
+    bottom: bool = True,
+) -> Content:
+    """A code block: highlighted by Textual (its theme's colours), one cell of padding
+    around (``top``/``bottom``: the padding rows), long lines folded, on ``surface``."""
+    inner = max(width - 2, 2)
+    blank = Content(" " * width)
+    rows = [blank] if top else []
+    for line in _highlight_lines(code, language):
+        for piece in line.fold(inner) if line.cell_length > inner else [line]:
+            rows.append(Content.assemble(" ", piece.pad_right(inner - piece.cell_length), " "))
+    if bottom:
+        rows.append(blank)
+    body = Content("\n").join(rows)
+    return body.stylize_before(f"on {surface}") if surface else body
+
+
+def _render_rich(source: str, width: int, console: Console, theme: Theme, surface: str) -> Content:
+    """A block rendered by Rich (a fence nested in a list or quote uses Pygments)."""
+    markdown = AnswerMarkdown(source.rstrip("\n"), code_background=surface, hyperlinks=False)
+    options = console.options.update(width=width, height=None)
     with console.use_theme(theme):
         lines = console.render_lines(markdown, options, pad=False, new_lines=False)
     while lines and _blank(lines[0]):
@@ -216,4 +346,5 @@ def warm_up() -> None:
             "muted": "#000005",
         }
     )
-    render_markdown(WARM_UP_SAMPLE, 80, console, theme, code_background="#000004")
+    render_markdown(WARM_UP_SAMPLE, 80, console, theme, surface="#000004")
+    render_markdown("- a\n\n  ```python\n  x\n  ```\n", 80, console, theme)  # nested fence

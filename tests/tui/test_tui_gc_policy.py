@@ -11,6 +11,7 @@ from tui_helpers import send, session, settle
 
 from reasonix_tui.gc_policy import HeapPolicy
 from reasonix_tui.testing import text_steps
+from reasonix_tui.widgets.assistant_block import AssistantBlock
 
 
 class Node:
@@ -101,3 +102,23 @@ async def test_a_new_model_request_compacts_once_the_bound_is_passed(make_app) -
         await send(pilot, "go")
         await settle(pilot)
         assert heap.compactions >= 1
+
+
+async def test_no_compaction_while_the_last_answer_is_still_being_painted(make_app) -> None:
+    app, _ = make_app([text_steps("a streamed answer", chunk=4)])
+    heap = CountingHeap(growth=50_000)
+    app.heap = heap  # type: ignore[assignment]
+    async with app.run_test() as pilot:
+        await send(pilot, "go")
+        await settle(pilot)
+        screen = session(pilot)
+        block = screen.query_one(AssistantBlock)
+        block._queued.append(" and more")  # the display lags behind a fast stream
+        heap.compactions, heap.growth = 0, 50_000  # (the turn's start compacted once)
+        app.last_input = time.monotonic() - 10
+        assert not screen.busy and screen.rendering
+        app._compact_when_idle()
+        assert heap.compactions == 0
+        block._queued.clear()
+        app._compact_when_idle()
+        assert heap.compactions == 1

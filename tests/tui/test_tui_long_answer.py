@@ -6,7 +6,12 @@ from textual.selection import Selection
 from tui_helpers import send, session, settle
 
 from reasonix_tui.testing import text_steps
-from reasonix_tui.widgets.assistant_block import SEGMENT_BLOCKS, AnswerSegment, AssistantBlock
+from reasonix_tui.widgets.assistant_block import (
+    FENCE_LINES,
+    SEGMENT_BLOCKS,
+    AnswerSegment,
+    AssistantBlock,
+)
 from reasonix_tui.widgets.markdown_render import (
     markdown_theme,
     render_markdown,
@@ -117,3 +122,33 @@ async def test_resize_lays_the_answer_out_again(make_app) -> None:
         narrow = plain(segment)
         assert narrow.count("\n") > wide
         assert max(len(line) for line in narrow.split("\n")) <= segment.content_region.width
+
+
+async def test_a_long_code_block_goes_on_across_segments(make_app) -> None:
+    """A growing fence is cut every FENCE_LINES lines, so a piece never re-renders it all;
+    the pieces read as one code block (no gap, padding only at its two ends)."""
+    code = "".join(f"    total += item_{n}.price * item_{n}.count\n" for n in range(300))
+    answer = f"Here is the file:\n\n```python\ndef total(items):\n{code}```\n\nDone.\n"
+    app, _ = make_app([text_steps(answer, chunk=24)])
+    async with app.run_test(size=(100, 400)) as pilot:  # tall: nothing gets parked
+        await send(pilot, "write it")
+        await settle(pilot)
+        block = session(pilot).query_one(AssistantBlock)
+        segments = block.segments
+        assert block.source == answer
+        assert len(segments) >= 300 // FENCE_LINES
+        continued = [s for s in segments if s.prefix]
+        assert continued and all(s.prefix == "```python\n" for s in continued)
+        assert all(len(plain(s).split("\n")) <= FENCE_LINES + 8 for s in segments)
+        width = segments[0].content_region.width
+        theme = markdown_theme(theme_colors(app.theme_variables))
+        whole = render_markdown(answer, width, app.console, theme).plain
+        shown = plain(segments[0])
+        for segment in segments[1:]:
+            shown += ("\n\n" if segment.has_class("-after") else "\n") + plain(segment)
+
+        def lines(text: str) -> list[str]:
+            return [line.rstrip() for line in text.split("\n")]
+
+        assert lines(shown) == lines(whole)
+        assert block.content_region.height == len(lines(whole))
