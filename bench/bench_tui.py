@@ -23,6 +23,7 @@
    answer painted, and the garbage collections during it (a full pass over
    Textual's objects is the largest single stall). ``--delay S`` sleeps S
    seconds before each event (0.04 is about 100 tokens/s, a real stream);
+   ``--fence N`` streams one N-line code block instead (a model writing a file);
    ``--history N`` drives N transcript blocks first (a long session).
 3. ``memory``: 2,000 transcript blocks (user turns, streamed assistant answers,
    tool cards with results, reasoning blocks) driven through the real
@@ -249,6 +250,17 @@ def long_answer(target_tokens: int) -> str:
     return "".join(parts)
 
 
+FENCE_LINES = 0  # --fence N: the answer is one N-line Python code block instead
+
+
+def code_answer(lines: int) -> str:
+    """A model writing a whole file: one long code block (it streams as one growing block)."""
+    body = "".join(
+        f"    total += item_{n}.price * item_{n}.count  # line {n}\n" for n in range(lines)
+    )
+    return f"Here is the file:\n\n```python\ndef total(items):\n{body}```\n\nDone.\n"
+
+
 def make_bench_app(services: Any) -> Any:
     """The real app over a driver that encodes every frame as for a terminal."""
     from textual.drivers.headless_driver import HeadlessDriver
@@ -369,7 +381,7 @@ async def stream_once(
     from reasonix_tui.testing import ScriptedServices
     from reasonix_tui.widgets.assistant_block import AssistantBlock
 
-    answer = long_answer(tokens)
+    answer = code_answer(FENCE_LINES) if FENCE_LINES else long_answer(tokens)
     chunk = chunk_tokens * 4
     steps = [TextDelta(text=answer[i : i + chunk]) for i in range(0, len(answer), chunk)]
     earlier, _ = transcript_turns(history)
@@ -621,9 +633,14 @@ def main() -> int:
     parser.add_argument(
         "--default-gc", action="store_true", help="leave CPython's collector as it is"
     )
+    parser.add_argument(
+        "--fence", type=int, default=0, help="stream: one N-line code block as the answer"
+    )
     args = parser.parse_args()
     if args.which == "all":
         return run_all_apart()
+    global FENCE_LINES
+    FENCE_LINES = args.fence
     if args.which != "first-paint":
         from reasonix_tui.widgets.markdown_render import warm_up
 
