@@ -227,7 +227,9 @@ class EngineServices:
         self._resolved = resolved
         self.model = resolved.model
         if active is not None:
-            active.agent.set_model(resolved.model)
+            active.agent.set_model(
+                resolved.model, resolved.provider.context_window_for(resolved.model)
+            )
 
     def efforts(self) -> list[str]:
         protocol = self._resolved.provider.effective_reasoning_protocol()

@@ -1005,6 +1005,10 @@ class ContextManager:
             meta={"compaction": "request"},
         )
 
+    def set_window(self, host: Agent, window: int) -> None:
+        """Another model with another window (``/model``): thresholds follow it."""
+        self._learn_window(host, window)
+
     def _learn_window(self, host: Agent, limit: int) -> None:
         self.window = limit
         host.options.context_window = limit

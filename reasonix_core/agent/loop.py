@@ -162,8 +162,12 @@ class Agent:
     def effort(self) -> str:
         return self.options.effort
 
-    def set_model(self, model: str) -> None:
+    def set_model(self, model: str, context_window: int | None = None) -> None:
+        """Switch the model for the next request; ``context_window``: the new model's
+        window, so that compaction triggers at its threshold (kept in the checkpoint)."""
         self._model = model
+        if context_window and context_window != self.context.window:
+            self.context.set_window(self, context_window)
 
     def set_effort(self, effort: str) -> None:
         self.options.effort = effort

@@ -118,3 +118,19 @@ async def test_auto_mode_loads_the_tokenizer_near_the_trigger_and_calibrates(
     assert model.summary_requests
     assert est.observations > 0 and est.ratio != 1.0
     assert isinstance(events[-1], ev.TurnFinished)
+
+
+async def test_switching_model_moves_the_window_and_the_trigger(workspace, server, small):
+    """/model to a model with another window: compaction follows the new window."""
+    server.responder = ScriptedModel([])
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "hello")
+        ctx = rt.agent.context
+        assert ctx.window == 6000
+        before = ctx.trigger
+        rt.agent.set_model("deepseek-v4-pro", 131072)
+        assert rt.agent.model == "deepseek-v4-pro"
+        assert ctx.window == 131072 and rt.agent.options.context_window == 131072
+        assert ctx.trigger > before
+        rt.agent.set_model("deepseek-flash")  # no window given: unchanged
+        assert ctx.window == 131072
