@@ -248,6 +248,24 @@ _CHUNK_CACHE_SIZE = 256
 _chunks: dict[tuple[str, str], list[Content]] = {}
 
 
+_aliases: frozenset[str] | None = None
+
+
+def lexer_name(language: str) -> str:
+    """``language`` if Pygments has a lexer of that name, else "text". Checked against
+    its built-in names: a failed lookup scans the installed plugins (30-60 ms), and
+    while an answer streams the fence line is often cut short ("```pyth")."""
+    global _aliases
+    if _aliases is None:
+        from pygments.lexers import get_all_lexers
+
+        _aliases = frozenset(
+            alias for _, aliases, _, _ in get_all_lexers(plugins=False) for alias in aliases
+        )
+    name = language.lower()
+    return name if name in _aliases else "text"
+
+
 def _highlight_lines(code: str, language: str) -> list[Content]:
     """One ``Content`` per line. A long fence is highlighted in chunks of
     ``FENCE_CHUNK`` lines and full chunks are cached, so a growing fence costs the
@@ -255,6 +273,7 @@ def _highlight_lines(code: str, language: str) -> list[Content]:
     like a long docstring, may be coloured as if it started there)."""
     from textual.highlight import highlight
 
+    language = lexer_name(language) if language else "text"
     lines = code.split("\n")
     out: list[Content] = []
     for start in range(0, len(lines), FENCE_CHUNK):
@@ -263,7 +282,7 @@ def _highlight_lines(code: str, language: str) -> list[Content]:
         key = (language, "\n".join(chunk))
         highlighted = _chunks.get(key) if full else None
         if highlighted is None:
-            highlighted = highlight(key[1], language=language or "text").split("\n")
+            highlighted = highlight(key[1], language=language).split("\n")
             if full:
                 if len(_chunks) >= _CHUNK_CACHE_SIZE:
                     _chunks.clear()
