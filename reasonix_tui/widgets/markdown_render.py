@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading, Markdown
+from rich.markdown import CodeBlock, Heading, ListItem, Markdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
@@ -67,9 +67,29 @@ class _CodeBlock(CodeBlock):
         )
 
 
+class _ListItem(ListItem):
+    """Ordered items numbered "1." (Rich writes a bare "1")."""
+
+    def render_number(
+        self, console: Console, options: ConsoleOptions, number: int, last_number: int
+    ) -> RenderResult:
+        width = len(str(last_number)) + 3
+        lines = console.render_lines(
+            self.elements, options.update(width=options.max_width - width), style=self.style
+        )
+        style = console.get_style("markdown.item.number", default="none")
+        numeral = Segment(f"{number}.".rjust(width - 1) + " ", style)
+        padding = Segment(" " * width, style)
+        for index, line in enumerate(lines):
+            yield numeral if index == 0 else padding
+            yield from line
+            yield Segment("\n")
+
+
 class AnswerMarkdown(Markdown):
     elements: ClassVar = {
         **Markdown.elements,
+        "list_item_open": _ListItem,
         "heading_open": _LeftHeading,
         "fence": _CodeBlock,
         "code_block": _CodeBlock,

@@ -62,3 +62,14 @@ def test_unchanged_blocks_are_reused_and_a_rule_gets_one_blank_line() -> None:
     kept = dict(renderer._blocks)
     renderer.render("One.\n\n---\nTwo, longer now.\n", 40, console(), theme)
     assert renderer._blocks["11One.\n"] is kept["11One.\n"]  # the same object: not re-rendered
+
+
+def test_ordered_items_are_numbered_with_a_dot_and_hang_when_wrapped() -> None:
+    theme = markdown_theme(COLORS)
+    text = BlockRenderer().render(
+        "1. one\n2. a longer item that has to wrap\n", 24, console(), theme
+    )
+    lines = [line.rstrip() for line in text.plain.split("\n")]
+    assert lines[0] == " 1. one"
+    assert lines[1].startswith(" 2. a longer")
+    assert lines[2].startswith("    ") and lines[2].strip()  # continuation under the text
