@@ -26,11 +26,13 @@ from contextlib import suppress
 from rich.theme import Theme
 from textual.content import Content
 from textual.geometry import Region
+from textual.selection import Selection
 from textual.widget import Widget
 from textual.widgets import Static
 
 from reasonix_tui.widgets.markdown_render import (
     BlockRenderer,
+    copy_text,
     gap_after,
     markdown_theme,
     theme_colors,
@@ -114,6 +116,18 @@ class AnswerSegment(Static):
             )
         )
         self._shown_width = width
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text without the layout's padding (see :func:`copy_text`)."""
+        shown = selection.extract(self.render().plain)  # type: ignore[union-attr]
+        start = selection.start
+        text = copy_text(
+            shown,
+            self._renderer.line_kinds,
+            start.y if start is not None else 0,
+            start.x if start is not None else 0,
+        )
+        return text, "\n"
 
     def on_resize(self) -> None:
         if not self.parked and self.markdown and self.content_region.width != self._shown_width:

@@ -213,6 +213,9 @@ class BlockRenderer:
     def __init__(self) -> None:
         self._width = 0
         self._blocks: dict[str, Content] = {}
+        # What each line of the last rendering is, for copying: "text", "code" (a code
+        # line, one cell of padding on its left) or "pad" (a code block's padding row).
+        self.line_kinds: list[str] = []
 
     def render(
         self,
@@ -232,6 +235,7 @@ class BlockRenderer:
             self._blocks, self._width = {}, width
         rendered: dict[str, Content] = {}
         pieces: list[Content | str] = []
+        kinds: list[str] = []
         previous: Block | None = None
         blocks = split_blocks(source)
         for index, block in enumerate(blocks):
@@ -249,10 +253,18 @@ class BlockRenderer:
             rendered[key] = content
             if previous is not None:
                 # Rich's spacing: a blank line between blocks, none after a rule.
-                pieces.append("\n" if previous.kind == "hr" else "\n\n")
+                gap = previous.kind != "hr"
+                pieces.append("\n\n" if gap else "\n")
+                kinds += ["text"] if gap else []
             pieces.append(content)
+            rows = content.plain.count("\n") + 1
+            if block.kind in ("fence", "code_block"):
+                kinds += ["pad"] * top + ["code"] * (rows - top - bottom) + ["pad"] * bottom
+            else:
+                kinds += ["text"] * rows
             previous = block
         self._blocks = rendered
+        self.line_kinds = kinds
         return Content.assemble(*pieces) if pieces else Content()
 
 
@@ -344,6 +356,23 @@ def _render_rich(source: str, width: int, console: Console, theme: Theme, surfac
         del lines[0]  # Rich opens some blocks (a list) with a blank line
     text = Text("\n").join(_line_text(line) for line in lines)
     return Content.from_rich_text(text, console)
+
+
+def copy_text(shown: str, kinds: list[str], first_line: int, from_column: int) -> str:
+    """Selected text as a user wants it pasted: ``shown`` is what the selection covers,
+    starting at ``first_line`` / ``from_column`` of a rendering whose lines are
+    ``kinds`` (see :attr:`BlockRenderer.line_kinds`). Padding is dropped: trailing
+    spaces, a code block's padding rows and the cell before each code line."""
+    out = []
+    for index, line in enumerate(shown.split("\n")):
+        number = first_line + index
+        kind = kinds[number] if number < len(kinds) else "text"
+        if kind == "pad":
+            continue
+        if kind == "code" and (index > 0 or from_column == 0):
+            line = line[1:]
+        out.append(line.rstrip())
+    return "\n".join(out)
 
 
 def _blank(line: list[Segment]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.geometry import Offset
 from textual.selection import Selection
 from tui_helpers import send, session, settle
 
@@ -152,3 +153,23 @@ async def test_a_long_code_block_goes_on_across_segments(make_app) -> None:
 
         assert lines(shown) == lines(whole)
         assert block.content_region.height == len(lines(whole))
+
+
+async def test_copied_text_has_no_layout_padding(make_app) -> None:
+    """Selecting an answer copies what the model wrote: no trailing spaces, no padding
+    rows or left padding cell around code lines."""
+    answer = "Run these:\n\n```bash\nls -la\n  pytest -q\n```\n\nThen commit.\n"
+    app, _ = make_app([text_steps(answer, chunk=8)])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "go")
+        await settle(pilot)
+        screen = session(pilot)
+        segment = screen.query_one(AssistantBlock).segments[0]
+        whole = segment.get_selection(Selection(None, None))
+        assert whole is not None
+        assert whole[0] == "Run these:\n\nls -la\n  pytest -q\n\nThen commit."
+        # From inside the first code line: the cell before it is already past.
+        rows = plain(segment).split("\n")
+        y = next(i for i, row in enumerate(rows) if "ls -la" in row)
+        part = segment.get_selection(Selection(Offset(4, y), Offset(10, y + 1)))
+        assert part is not None and part[0] == "-la\n  pytest"
