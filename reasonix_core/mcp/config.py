@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -77,6 +77,8 @@ class McpServerConfig:
     cwd: Path | None = None
     startup_timeout: float = 30.0
     call_timeout: float = 300.0
+    # Per tool (its name on the server): overrides call_timeout for that tool's calls.
+    tool_timeouts: Mapping[str, float] = field(default_factory=dict)
     concurrency: Literal["parallel", "serial"] = "parallel"
     enabled: bool = True
     source: str = ""
@@ -122,6 +124,7 @@ class _Entry(BaseModel):
     cwd: str = ""
     startup_timeout_seconds: float | None = Field(default=None, gt=0)
     call_timeout_seconds: float | None = Field(default=None, gt=0)
+    tool_timeout_seconds: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
     concurrency: Literal["parallel", "serial"] | None = None
     enabled: bool = True
 
@@ -323,6 +326,7 @@ def _build(
         cwd=cwd,
         startup_timeout=entry.startup_timeout_seconds or startup_timeout,
         call_timeout=entry.call_timeout_seconds or call_timeout,
+        tool_timeouts=dict(entry.tool_timeout_seconds),
         concurrency=concurrency,
         enabled=entry.enabled,
         source=label,

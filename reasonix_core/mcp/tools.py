@@ -61,14 +61,16 @@ class McpTool:
         async def op(session: Any) -> Any:
             return await session.call_tool(remote, args, progress_callback=on_progress)
 
+        limit = self.connection.config.tool_timeouts.get(remote)
+        setting = f"tool_timeout_seconds.{remote}" if limit is not None else "call_timeout_seconds"
         try:
-            result = await self.connection.request(op)
+            result = await self.connection.request(op, limit=limit)
         except McpUnavailable as exc:
             return ToolResult.error(f"{name}: {exc}. The call was not sent.")
         except CallTimedOut as exc:
             return ToolResult(
                 text=(
-                    f"{name}: {exc} (call_timeout_seconds); the call was cancelled. "
+                    f"{name}: {exc} ({setting}); the call was cancelled. "
                     "The server may have done part of the work; check before retrying."
                 ),
                 is_error=True,

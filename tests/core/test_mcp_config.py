@@ -37,6 +37,7 @@ url = "https://mcp.example.com/mcp"
 headers = { "X-Team" = "core" }
 startup_timeout_seconds = 5
 call_timeout_seconds = 7
+tool_timeout_seconds = { crawl = 600 }
 """,
     )
     write(home / "config.toml", '[mcp.servers.notes]\ncommand = "notes"\nenabled = false\n')
@@ -46,6 +47,7 @@ call_timeout_seconds = 7
     assert fs.cwd == workspace and (fs.startup_timeout, fs.call_timeout) == (30, 300)
     assert (web.transport, web.url, dict(web.headers)) == ("http", "https://mcp.example.com/mcp", {"X-Team": "core"})
     assert (web.startup_timeout, web.call_timeout) == (5, 7)
+    assert dict(web.tool_timeouts) == {"crawl": 600} and dict(fs.tool_timeouts) == {}
     assert notes.enabled is False and notes.source == str(home / "config.toml")
 
 

@@ -235,6 +235,21 @@ async def measure_overlap(tmp_path: Path, concurrency: str) -> int:
     return srv.active["max"]  # type: ignore[attr-defined]
 
 
+async def test_a_per_tool_timeout_bounds_that_tool_only(tmp_path: Path) -> None:
+    async with opened(
+        tmp_path, demo_server(), call_timeout=10.0, tool_timeouts={"slow": 0.2}
+    ) as h:
+        tools = {t.name: t for t in h.tools()}
+        ctx = context(tmp_path)
+        started = time.monotonic()
+        late = await tools["mcp__demo__slow"].execute({"seconds": 2.0}, ctx)
+        assert time.monotonic() - started < 1.5
+        assert late.is_error and late.outcome == "unknown"
+        assert "no answer within 0.2s (tool_timeout_seconds.slow)" in late.text
+        fine = await tools["mcp__demo__echo"].execute({"text": "hi"}, ctx)
+        assert not fine.is_error
+
+
 async def test_serial_server_runs_one_call_at_a_time(tmp_path: Path) -> None:
     assert await measure_overlap(tmp_path / "p", "parallel") == 3
     assert await measure_overlap(tmp_path / "s", "serial") == 1
