@@ -81,6 +81,7 @@ BLANK_MARKER = (
     "local session transcript]"
 )
 SUMMARY_ACK = "Understood. I will continue from this summary."
+HISTORY_ACK = "(no answer to this message)"
 TRUNCATE_ACK = "Understood."
 
 COMPACTION_INSTRUCTION = """\
@@ -118,6 +119,17 @@ def prune_text(text: str) -> str:
 
 def headroom_for(window: int) -> int:
     return max(HEADROOM_MIN, math.floor(window * HEADROOM_RATIO))
+
+
+def summary_request(history: list[Message], instruction: Message) -> list[Message]:
+    """The summary request: the history as last sent (its cached prefix), then the
+    instruction. Should the history end with a user message, an assistant line goes
+    between them, so two user messages never follow each other (some providers refuse
+    that); it comes after the cached bytes, so the prefix still hits."""
+    if history and history[-1].role == "user":
+        ack = Message(role="assistant", content=HISTORY_ACK, meta={"compaction": "ack"})
+        return [*history, ack, instruction]
+    return [*history, instruction]
 
 
 def trigger_tokens(window: int, ratio: float) -> int:
@@ -909,7 +921,7 @@ class ContextManager:
                 request_tools: tuple[Any, ...] = ()
                 raw = self.estimator.messages(messages)
             else:
-                messages = [e.message for e in src[:cut]] + [instruction]
+                messages = summary_request([e.message for e in src[:cut]], instruction)
                 request_tools = schemas
                 raw = self.estimator.messages(messages) + self._tools_raw(tools)
             backend = self.estimator.backend

@@ -591,3 +591,17 @@ async def test_rejected_summary_is_replanned_then_sent_as_a_bounded_transcript(
     assert "[... cut ...]" in text
     assert "digest from the transcript" in normal_bodies(server)[-1]["messages"][1]["content"]
     assert isinstance(events[-1], ev.TurnFinished)
+
+
+def test_summary_request_never_sends_two_user_messages_in_a_row():
+    from reasonix_core.agent.context import summary_request
+    from reasonix_core.messages import Message
+
+    instruction = Message(role="user", content="summarise")
+    system = Message(role="system", content="s")
+    asked = Message(role="user", content="an unanswered question")
+    answered = [system, asked, Message(role="assistant", content="an answer")]
+    assert summary_request(answered, instruction) == [*answered, instruction]
+    request = summary_request([system, asked], instruction)
+    assert [m.role for m in request] == ["system", "user", "assistant", "user"]
+    assert request[:2] == [system, asked]  # the cached bytes come first, unchanged
