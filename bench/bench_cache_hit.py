@@ -205,7 +205,10 @@ def main() -> int:
             for warm_prompt in WARM_UP_PROMPTS[: args.warm]:
                 subprocess.run(
                     [str(REASONIX_BIN), "run", warm_prompt],
-                    cwd=workspace, env=bench_env(home), capture_output=True, timeout=300,
+                    cwd=workspace,
+                    env=bench_env(home),
+                    capture_output=True,
+                    timeout=300,
                     check=True,
                 )
             warm_requests = len(server.requests)

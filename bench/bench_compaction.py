@@ -108,7 +108,11 @@ class Model:
             pattern = self.rng.choice(["TODO", "total", "price", "currency", "def parse"])
             calls = [ToolCallSpec("grep", json.dumps({"pattern": pattern}))]
         elif choice < 0.85:
-            calls = [ToolCallSpec("ls", json.dumps({"path": self.rng.choice([".", "data", "inventory"])}))]
+            calls = [
+                ToolCallSpec(
+                    "ls", json.dumps({"path": self.rng.choice([".", "data", "inventory"])})
+                )
+            ]
         else:
             calls = [
                 ToolCallSpec("read_file", json.dumps({"path": self.rng.choice(self.files)})),
@@ -191,7 +195,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                             if pending_change:
                                 change_misses += event.usage.cache_miss_tokens
                                 change_by_kind[pending_change] = (
-                                    change_by_kind.get(pending_change, 0) + event.usage.cache_miss_tokens
+                                    change_by_kind.get(pending_change, 0)
+                                    + event.usage.cache_miss_tokens
                                 )
                                 pending_change = None
                             else:
@@ -227,43 +232,63 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
     def ratio(u: Any) -> float:
         return u.cache_hit_tokens / u.prompt_tokens if u and u.prompt_tokens else 0.0
 
-    print(f"window {args.window:,} tokens, compact_ratio {args.ratio}, "
-          f"trigger {int(args.window * args.ratio):,}; estimator {args.tokenizer}")
-    print(f"turns {args.turns}, normal requests (steps) {ex.calls if ex else 0}, "
-          f"summary requests {co.calls if co else 0}, transcript {r['transcript_messages']} "
-          f"messages, final view {r['view_messages']} messages")
+    print(
+        f"window {args.window:,} tokens, compact_ratio {args.ratio}, "
+        f"trigger {int(args.window * args.ratio):,}; estimator {args.tokenizer}"
+    )
+    print(
+        f"turns {args.turns}, normal requests (steps) {ex.calls if ex else 0}, "
+        f"summary requests {co.calls if co else 0}, transcript {r['transcript_messages']} "
+        f"messages, final view {r['view_messages']} messages"
+    )
     print()
-    print(f"overall cache-hit ratio          {m.cache_hit_ratio:7.2%}  "
-          f"({m.cache_hit_tokens:,} of {m.prompt_tokens:,} prompt tokens)")
+    print(
+        f"overall cache-hit ratio          {m.cache_hit_ratio:7.2%}  "
+        f"({m.cache_hit_tokens:,} of {m.prompt_tokens:,} prompt tokens)"
+    )
     print(f"  executor requests              {ratio(ex):7.2%}")
     if co:
         print(f"  summary requests               {ratio(co):7.2%}")
-        print(f"tokens paid for compaction       prompt {co.prompt_tokens:,} "
-              f"(hit {co.cache_hit_tokens:,}, miss {co.cache_miss_tokens:,}), "
-              f"output {co.completion_tokens:,}; "
-              f"{co.prompt_tokens / max(m.prompt_tokens, 1):.1%} of all prompt tokens")
-    print(f"executor misses after a prefix change {r['change_misses']:,} tokens "
-          f"({r['change_misses'] / max(m.prompt_tokens, 1):.1%} of prompt tokens); "
-          f"other misses (new content) {r['other_misses']:,} "
-          f"({r['other_misses'] / max(m.prompt_tokens, 1):.1%})")
-    print("  after a prefix change, by projection: "
-          + ", ".join(f"{k} {v:,}" for k, v in sorted(r["change_by_kind"].items())))
+        print(
+            f"tokens paid for compaction       prompt {co.prompt_tokens:,} "
+            f"(hit {co.cache_hit_tokens:,}, miss {co.cache_miss_tokens:,}), "
+            f"output {co.completion_tokens:,}; "
+            f"{co.prompt_tokens / max(m.prompt_tokens, 1):.1%} of all prompt tokens"
+        )
+    print(
+        f"executor misses after a prefix change {r['change_misses']:,} tokens "
+        f"({r['change_misses'] / max(m.prompt_tokens, 1):.1%} of prompt tokens); "
+        f"other misses (new content) {r['other_misses']:,} "
+        f"({r['other_misses'] / max(m.prompt_tokens, 1):.1%})"
+    )
+    print(
+        "  after a prefix change, by projection: "
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(r["change_by_kind"].items()))
+    )
     print(f"compactions (transactions)       {m.compactions}")
     for c in r["compactions"]:
         after = f"{c['after']:,}" if c["after"] is not None else "-"
-        print(f"  step {c['at_step']:4d} (turn {c['turn']:2d})  {c['reason']:8s} "
-              f"{c['kind']!s:9s} {c['before']:>7,} -> {after:>7} tokens  ok={c['ok']}")
-    print(f"prefix changes                   {sum(m.prefix_change_reason_counts.values())} "
-          f"{dict(sorted(m.prefix_change_reason_counts.items()))}")
+        print(
+            f"  step {c['at_step']:4d} (turn {c['turn']:2d})  {c['reason']:8s} "
+            f"{c['kind']!s:9s} {c['before']:>7,} -> {after:>7} tokens  ok={c['ok']}"
+        )
+    print(
+        f"prefix changes                   {sum(m.prefix_change_reason_counts.values())} "
+        f"{dict(sorted(m.prefix_change_reason_counts.items()))}"
+    )
     for at, reason in r["prefix_reasons"]:
         print(f"  before step {at + 1:4d}: {reason}")
     est = r["status"]["estimator"]
-    print(f"estimator                        {est['backend']}, ratio {est['ratio']}, "
-          f"{est['observations']} observations, load {est['load_seconds'] or 0:.3f} s")
+    print(
+        f"estimator                        {est['backend']}, ratio {est['ratio']}, "
+        f"{est['observations']} observations, load {est['load_seconds'] or 0:.3f} s"
+    )
     if r["maintenance_s"]:
         ms = [s * 1000 for s in r["maintenance_s"]]
-        print(f"maintenance wall (incl. loopback summary call)  median {statistics.median(ms):.1f} ms, "
-              f"max {max(ms):.1f} ms")
+        print(
+            f"maintenance wall (incl. loopback summary call)  median {statistics.median(ms):.1f} ms, "
+            f"max {max(ms):.1f} ms"
+        )
     print(f"session wall time                {r['wall_s']:.1f} s")
     print(
         f"SUMMARY steps={ex.calls if ex else 0} compactions={m.compactions} "

@@ -71,7 +71,9 @@ def child(mode: str, workspace: Path) -> None:
     sys.stdout.write(json.dumps(out) + "\n")
 
 
-def measure(mode: str, runs: int, base: Path, server: FixtureServer, arrivals: list[float]) -> list[float]:
+def measure(
+    mode: str, runs: int, base: Path, server: FixtureServer, arrivals: list[float]
+) -> list[float]:
     workspace = base / f"ws-{mode}"
     workspace.mkdir(exist_ok=True)
     declare(workspace, 0 if mode == "baseline" else len(SERVERS))
@@ -93,7 +95,9 @@ def measure(mode: str, runs: int, base: Path, server: FixtureServer, arrivals: l
         if len(arrivals) != before + 1:
             sys.exit(f"{mode}: expected one request, got {len(arrivals) - before}")
         if mode == "tui" and any(p not in ("starting", "pending") for p in data["phases"]):
-            sys.exit(f"tui: the servers were not still starting at the first request: {data['phases']}")
+            sys.exit(
+                f"tui: the servers were not still starting at the first request: {data['phases']}"
+            )
         if mode == "headless" and any(p != "ready" for p in data["phases"]):
             sys.exit(f"headless: servers not ready at the first request: {data['phases']}")
         if i:
@@ -115,9 +119,10 @@ def main() -> int:
         arrivals.append(time.monotonic())  # CLOCK_MONOTONIC: comparable across processes
         return Reply(content="ok")
 
-    with tempfile.TemporaryDirectory(prefix="reasonix-bench-mcp-") as tmp, FixtureServer(
-        flavour="deepseek", api_key=None
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="reasonix-bench-mcp-") as tmp,
+        FixtureServer(flavour="deepseek", api_key=None) as server,
+    ):
         base = Path(tmp)
         server.responder = responder
         write_config(base / "home", server.base_url)
@@ -133,7 +138,9 @@ def main() -> int:
         f"\nextra time to the first request with {len(SERVERS)} MCP servers still starting: "
         f"{extra:+.1f} ms (target <= {TARGET_EXTRA_MS:.0f} ms: {verdict(extra, TARGET_EXTRA_MS)})"
     )
-    print(f"headless (waits for the servers): {statistics.median(results['headless']) * 1000:.0f} ms")
+    print(
+        f"headless (waits for the servers): {statistics.median(results['headless']) * 1000:.0f} ms"
+    )
     print(
         f"SUMMARY mcp_startup baseline_ms={base_ms:.1f} tui_ms={tui_ms:.1f} extra_ms={extra:.1f} "
         f"headless_ms={statistics.median(results['headless']) * 1000:.1f} cpus={os.cpu_count()}"

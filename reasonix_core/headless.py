@@ -126,7 +126,10 @@ async def run_headless(
                     if render is not None:
                         render(event)
                     elif options.output_format == "stream-json":
-                        out.write(json.dumps(event.to_json(), ensure_ascii=False, default=_json_default) + "\n")
+                        out.write(
+                            json.dumps(event.to_json(), ensure_ascii=False, default=_json_default)
+                            + "\n"
+                        )
                         out.flush()
                     if isinstance(event, ev.TurnFinished):
                         finished = event
@@ -149,7 +152,9 @@ async def run_headless(
         "type": "result",
         "subtype": "success" if ok else ("error_max_steps" if outcome == "max_steps" else "error"),
         "is_error": not ok,
-        "result": final_text if ok else (error.error if error else f"the run did not finish ({outcome})"),
+        "result": final_text
+        if ok
+        else (error.error if error else f"the run did not finish ({outcome})"),
         "session_id": session_id,
         "num_turns": metrics.steps,
         "stop_reason": finished.stop_reason if finished else None,

@@ -120,7 +120,9 @@ class MetricsSink:
             bucket.cache_hit_tokens += u.cache_hit_tokens
             bucket.cache_miss_tokens += u.cache_miss_tokens
             bucket.cost += event.cost
-            m.original_costs[event.currency] = m.original_costs.get(event.currency, 0.0) + event.cost
+            m.original_costs[event.currency] = (
+                m.original_costs.get(event.currency, 0.0) + event.cost
+            )
             if len(m.original_costs) == 1:
                 m.currency = event.currency
                 m.cost = m.original_costs[event.currency]

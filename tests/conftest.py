@@ -47,8 +47,13 @@ def server() -> Iterator[object]:
         yield srv
 
 
-def provider_toml(base_url: str, *, name: str = "fixture", protocol: str = "deepseek",
-                  models: tuple[str, ...] = ("deepseek-flash", "deepseek-v4-pro")) -> str:
+def provider_toml(
+    base_url: str,
+    *,
+    name: str = "fixture",
+    protocol: str = "deepseek",
+    models: tuple[str, ...] = ("deepseek-flash", "deepseek-v4-pro"),
+) -> str:
     model_list = ", ".join(f'"{m}"' for m in models)
     return f"""
 [[providers]]

@@ -138,8 +138,10 @@ async def open_runtime(
     model_ref = settings.model or (loaded_session.header.model if loaded_session else None)
     resolved = resolve_model(config, model_ref)
     api_key = read_api_key(resolved.provider, home)
-    effort = settings.effort or (loaded_session.header.effort if loaded_session else None) or (
-        config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort
+    effort = (
+        settings.effort
+        or (loaded_session.header.effort if loaded_session else None)
+        or (config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort)
     )
     policy = build_policy(config, settings, workspace)
     mcp = mcp_host if mcp_host is not None else _mcp_host(config, workspace, home)
@@ -204,7 +206,9 @@ async def open_runtime(
 
         options = AgentOptions(
             effort=effort,
-            max_steps=settings.max_steps if settings.max_steps is not None else config.agent.max_steps,
+            max_steps=settings.max_steps
+            if settings.max_steps is not None
+            else config.agent.max_steps,
             context_window=resolved.provider.context_window_for(resolved.model),
             max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
         )

@@ -143,9 +143,7 @@ _OVERFLOW = re.compile(
     re.IGNORECASE,
 )
 _LIMIT = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
-_REQUESTED = re.compile(
-    r"requested (\d+) tokens(?:\s*\((\d+) in the messages)?", re.IGNORECASE
-)
+_REQUESTED = re.compile(r"requested (\d+) tokens(?:\s*\((\d+) in the messages)?", re.IGNORECASE)
 
 
 def is_context_overflow(exc: BaseException) -> bool:
@@ -674,7 +672,9 @@ class ContextManager:
                 out.append(e)
         return out if changed else None
 
-    def _with_lead(self, system: Entry, lead: Message, ack: str, rest: Sequence[Entry]) -> list[Entry]:
+    def _with_lead(
+        self, system: Entry, lead: Message, ack: str, rest: Sequence[Entry]
+    ) -> list[Entry]:
         """system + a user lead (summary or marker) + an ack when the rest starts with a user."""
         out = [system, Entry(lead)]
         if rest and rest[0].message.role == "user":
@@ -682,7 +682,9 @@ class ContextManager:
         out.extend(rest)
         return out
 
-    def _truncate(self, entries: Sequence[Entry], total: int, target: int) -> tuple[list[Entry], int, int] | None:
+    def _truncate(
+        self, entries: Sequence[Entry], total: int, target: int
+    ) -> tuple[list[Entry], int, int] | None:
         """Lossy projection under ``target``: (entries, blanked, dropped) or None."""
         scale = self.estimator.scale
         work = list(entries)
@@ -695,7 +697,9 @@ class ContextManager:
             nonlocal current, blanked
             e = work[index]
             new = Entry(transform(e.message, "blank"), e.ref, "blank")
-            current -= scale(self.estimator.message(e.message)) - scale(self.estimator.message(new.message))
+            current -= scale(self.estimator.message(e.message)) - scale(
+                self.estimator.message(new.message)
+            )
             work[index] = new
             blanked += 1
 
@@ -730,7 +734,9 @@ class ContextManager:
                 )
                 rest = work[starts[k] :]
                 work = self._with_lead(work[0], marker, TRUNCATE_ACK, rest)
-                current = current - scale(removed) + scale(self._raw(work[1 : len(work) - len(rest)]))
+                current = (
+                    current - scale(removed) + scale(self._raw(work[1 : len(work) - len(rest)]))
+                )
         if current >= target:
             for i in range(1, len(work)):
                 if current < target:
@@ -743,7 +749,9 @@ class ContextManager:
 
     # -- the transaction ------------------------------------------------------------
 
-    async def maintain(self, host: Agent, reason: str = "auto", *, force: bool = False) -> AsyncIterator[ev.Event]:
+    async def maintain(
+        self, host: Agent, reason: str = "auto", *, force: bool = False
+    ) -> AsyncIterator[ev.Event]:
         """Run before a step's request is built (``auto``), after a provider
         overflow (``overflow``), or on request (``manual``)."""
         canonical = host.messages
@@ -763,7 +771,9 @@ class ContextManager:
         est = self._estimate(entries, tools)
         if self._busy:
             if reason == "manual":
-                yield host._event(ev.Notice, level="warning", text="a compaction is already running")
+                yield host._event(
+                    ev.Notice, level="warning", text="a compaction is already running"
+                )
             return
         pruned = self._prune(entries)
         if reason == "auto":
@@ -777,7 +787,9 @@ class ContextManager:
 
         self._busy = True
         try:
-            async with aclosing(self._transaction(host, reason, entries, est, pruned, force)) as txn:
+            async with aclosing(
+                self._transaction(host, reason, entries, est, pruned, force)
+            ) as txn:
                 async for event in txn:
                     yield event
         finally:
@@ -911,7 +923,9 @@ class ContextManager:
         if cut is None:
             out.status, out.detail = "blocked", why
             return
-        instruction = Message(role="user", content=COMPACTION_INSTRUCTION, meta={"compaction": "request"})
+        instruction = Message(
+            role="user", content=COMPACTION_INSTRUCTION, meta={"compaction": "request"}
+        )
         replans = 0
         bounded = False
         call = _CallResult()
@@ -966,7 +980,7 @@ class ContextManager:
         summary = Message(
             role="user",
             content=(
-                f"<context-summary generation=\"{self.generation + 1}\">\n"
+                f'<context-summary generation="{self.generation + 1}">\n'
                 "Earlier parts of this conversation were compacted into the summary below; "
                 "the full transcript is kept in the local session.\n\n"
                 f"{text}\n</context-summary>"
@@ -974,7 +988,9 @@ class ContextManager:
             meta={"compaction": "summary", "summary": text},
         )
         candidate = self._with_lead(entries[0], summary, SUMMARY_ACK, entries[cut:])
-        added = self.estimator.messages(e.message for e in candidate[1 : len(candidate) - (len(entries) - cut)])
+        added = self.estimator.messages(
+            e.message for e in candidate[1 : len(candidate) - (len(entries) - cut)]
+        )
         replaced = self._raw(entries[1:cut])
         if added >= replaced:
             out.detail = "the summary was not smaller than the history it would replace"
@@ -1065,7 +1081,9 @@ class ContextManager:
                 out.error = exc
                 return
             if end is None:
-                out.error = ProviderError("the summary stream ended without a finish", kind="stream")
+                out.error = ProviderError(
+                    "the summary stream ended without a finish", kind="stream"
+                )
                 return
             if end.usage is not None:
                 out.usage = end.usage

@@ -353,7 +353,9 @@ class Agent:
                     )
                 elif end.finish_reason == "content_filter":
                     yield self._event(
-                        ev.Notice, level="warning", text="the provider's content filter stopped the answer"
+                        ev.Notice,
+                        level="warning",
+                        text="the provider's content filter stopped the answer",
                     )
                 yield self._event(
                     ev.TurnFinished,
@@ -396,7 +398,12 @@ class Agent:
         if exc.retryable:
             message = f"{message} (gave up after {attempt} attempts)"
         return self._event(
-            ev.TurnFailed, error=message, kind=exc.kind, status=exc.status, steps=step, details=details
+            ev.TurnFailed,
+            error=message,
+            kind=exc.kind,
+            status=exc.status,
+            steps=step,
+            details=details,
         )
 
     def _commit_interrupted(self, current: _StepOutput) -> None:

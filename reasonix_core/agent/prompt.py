@@ -50,9 +50,7 @@ def load_instructions(workspace: Path, home: Path | None = None) -> list[tuple[s
     return found
 
 
-def build_system_prompt(
-    workspace: Path, home: Path | None = None, extra: str = ""
-) -> str:
+def build_system_prompt(workspace: Path, home: Path | None = None, extra: str = "") -> str:
     parts = [BASE_PROMPT.rstrip()]
     if extra.strip():
         parts.append(extra.strip())

@@ -27,9 +27,7 @@ def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
         if msg.role == "assistant":
             if not msg.tool_calls:
                 return []
-            answered = {
-                m.tool_call_id for m in messages[index + 1 :] if m.role == "tool"
-            }
+            answered = {m.tool_call_id for m in messages[index + 1 :] if m.role == "tool"}
             return [c for c in msg.tool_calls if c.id not in answered]
         if msg.role == "user":
             return []
@@ -43,7 +41,9 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
     are marked unknown (they may have started), never replayed.
     """
     repairs = [
-        Message(role="tool", tool_call_id=c.id, content=UNKNOWN_OUTCOME, meta={"outcome": "unknown"})
+        Message(
+            role="tool", tool_call_id=c.id, content=UNKNOWN_OUTCOME, meta={"outcome": "unknown"}
+        )
         for c in unanswered_calls(messages)
     ]
     if not repairs and messages and messages[-1].role == "user":

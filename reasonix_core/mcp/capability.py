@@ -88,7 +88,9 @@ class UseCapabilityTool:
         if action not in ("inspect", "call"):
             return ToolResult.error('use_capability: action must be "list", "inspect" or "call"')
         if not isinstance(name, str) or not name.strip():
-            return ToolResult.error(f'use_capability: action "{action}" needs name (mcp__<server>__<tool>)')
+            return ToolResult.error(
+                f'use_capability: action "{action}" needs name (mcp__<server>__<tool>)'
+            )
         name = name.strip()
         try:
             tool = await self.host.resolve_tool(name)

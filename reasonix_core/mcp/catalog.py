@@ -103,7 +103,9 @@ async def all_pages(fetch: Any, attr: str, types: Any) -> list[Any]:
     return items
 
 
-def build_catalog(server_key: str, tools: list[Any], prompts: list[Any], resources: list[Any]) -> Catalog:
+def build_catalog(
+    server_key: str, tools: list[Any], prompts: list[Any], resources: list[Any]
+) -> Catalog:
     tool_infos: list[McpToolInfo] = []
     names: set[str] = set()
     for tool in tools:
@@ -114,7 +116,11 @@ def build_catalog(server_key: str, tools: list[Any], prompts: list[Any], resourc
         annotations = tool.annotations
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         if schema.get("type") != "object":
-            schema = {"type": "object", "properties": {}, **{k: v for k, v in schema.items() if k != "type"}}
+            schema = {
+                "type": "object",
+                "properties": {},
+                **{k: v for k, v in schema.items() if k != "type"},
+            }
         tool_infos.append(
             McpToolInfo(
                 full_name=name,

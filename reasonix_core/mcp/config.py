@@ -44,7 +44,14 @@ __all__ = [
 
 MCP_JSON = ".mcp.json"
 #: Server names that look stateful default to ``concurrency = "serial"`` (seed 000 §3.16).
-STATEFUL_MARKERS: tuple[str, ...] = ("browser", "playwright", "puppeteer", "chrome", "chromium", "selenium")
+STATEFUL_MARKERS: tuple[str, ...] = (
+    "browser",
+    "playwright",
+    "puppeteer",
+    "chrome",
+    "chromium",
+    "selenium",
+)
 _TRANSPORTS = {
     "stdio": "stdio",
     "http": "http",
@@ -208,7 +215,9 @@ def _sources(
     return [s for s in out if s[1] or s[3] is not None]
 
 
-def _toml_source(path: Path) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
+def _toml_source(
+    path: Path,
+) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
     label = str(path)
     try:
         data = read_toml(path)
@@ -221,8 +230,15 @@ def _toml_source(path: Path) -> tuple[str, list[tuple[int, Any]], type[_Entry], 
         return label, [], _Entry, McpConfigProblem(label, "(file)", "[mcp] must be a table")
     unknown = sorted(set(table) - {"servers"})
     if unknown:
-        return label, [], _Entry, McpConfigProblem(
-            label, "(file)", f"unknown key(s) in [mcp]: {', '.join(unknown)}; servers go in [[mcp.servers]]"
+        return (
+            label,
+            [],
+            _Entry,
+            McpConfigProblem(
+                label,
+                "(file)",
+                f"unknown key(s) in [mcp]: {', '.join(unknown)}; servers go in [[mcp.servers]]",
+            ),
         )
     servers = table.get("servers", [])
     if isinstance(servers, Mapping):  # [mcp.servers.<name>] tables
@@ -233,33 +249,60 @@ def _toml_source(path: Path) -> tuple[str, list[tuple[int, Any]], type[_Entry], 
     elif isinstance(servers, list):
         entries = list(enumerate(servers))
     else:
-        return label, [], _Entry, McpConfigProblem(
-            label, "(file)", "mcp.servers must be an array of tables: write [[mcp.servers]]"
+        return (
+            label,
+            [],
+            _Entry,
+            McpConfigProblem(
+                label, "(file)", "mcp.servers must be an array of tables: write [[mcp.servers]]"
+            ),
         )
     return label, entries, _Entry, None
 
 
-def _json_source(path: Path) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
+def _json_source(
+    path: Path,
+) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
     label = str(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (FileNotFoundError, NotADirectoryError):
         return label, [], _JsonEntry, None
     except (OSError, UnicodeDecodeError) as exc:
-        return label, [], _JsonEntry, McpConfigProblem(label, "(file)", f"cannot read: {type(exc).__name__}")
+        return (
+            label,
+            [],
+            _JsonEntry,
+            McpConfigProblem(label, "(file)", f"cannot read: {type(exc).__name__}"),
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return label, [], _JsonEntry, McpConfigProblem(
-            label, "(file)", f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return (
+            label,
+            [],
+            _JsonEntry,
+            McpConfigProblem(
+                label, "(file)", f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ),
         )
     servers = data.get("mcpServers") if isinstance(data, Mapping) else None
     if servers is None:
         return label, [], _JsonEntry, McpConfigProblem(label, "(file)", 'no "mcpServers" object')
     if not isinstance(servers, Mapping):
-        return label, [], _JsonEntry, McpConfigProblem(label, "(file)", '"mcpServers" must be an object')
+        return (
+            label,
+            [],
+            _JsonEntry,
+            McpConfigProblem(label, "(file)", '"mcpServers" must be an object'),
+        )
     entries = [
-        (i, {**body, "name": name} if isinstance(body, Mapping) else {"name": name, "command": body})
+        (
+            i,
+            {**body, "name": name}
+            if isinstance(body, Mapping)
+            else {"name": name, "command": body},
+        )
         for i, (name, body) in enumerate(servers.items())
     ]
     return label, entries, _JsonEntry, None

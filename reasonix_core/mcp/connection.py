@@ -188,7 +188,9 @@ class ServerConnection:
                     was_ready, kind = await self._generation_once(reconnecting=ever_ready)
                 except Exception as exc:  # a bug here must not take the host down
                     log.exception("MCP owner task of %s failed", self.config.name)
-                    self._set(None, error_class=type(exc).__name__, reason="internal error (see the log)")
+                    self._set(
+                        None, error_class=type(exc).__name__, reason="internal error (see the log)"
+                    )
                     was_ready, kind = False, "failed"
                 ever_ready = ever_ready or was_ready
                 if kind in ("manual", "rebuild"):
@@ -228,7 +230,12 @@ class ServerConnection:
             sdk = await _sdk.aload()
         except Exception as exc:
             self._note(f"importing the mcp SDK failed: {exc!r}")
-            self._set(None, phase="failed", error_class=type(exc).__name__, reason="the mcp SDK could not be imported")
+            self._set(
+                None,
+                phase="failed",
+                error_class=type(exc).__name__,
+                reason="the mcp SDK could not be imported",
+            )
             return False, "failed"
         self._generation += 1
         gen = self._generation
@@ -268,8 +275,10 @@ class ServerConnection:
                         error_class="",
                         reason="",
                     )
-                    self._note(f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
-                               f"{len(catalog.resources)} resources")
+                    self._note(
+                        f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
+                        f"{len(catalog.resources)} resources"
+                    )
                     async with anyio.create_task_group() as tg:
                         self._serve_scope = tg.cancel_scope
                         tg.start_soon(cancel_when, dropped, tg.cancel_scope)
@@ -300,13 +309,23 @@ class ServerConnection:
             self._note("session not found by the server (404): rebuilding it")
             return True, "rebuild"
         if ready[0]:
-            self._set(gen, error_class=error_class(failure) or "ConnectionLost", reason="the connection dropped")
+            self._set(
+                gen,
+                error_class=error_class(failure) or "ConnectionLost",
+                reason="the connection dropped",
+            )
             return True, "dropped"
         if scope.cancelled_caught and not stream_errors:
-            self._set(gen, error_class="TimeoutError", reason=f"start-up timed out after {timeout:g}s")
+            self._set(
+                gen, error_class="TimeoutError", reason=f"start-up timed out after {timeout:g}s"
+            )
         else:
             cause = stream_errors[0] if stream_errors else failure
-            self._set(gen, error_class=error_class(cause) or "Error", reason=startup_reason(sdk, self.config.transport, cause))
+            self._set(
+                gen,
+                error_class=error_class(cause) or "Error",
+                reason=startup_reason(sdk, self.config.transport, cause),
+            )
         return False, "failed"
 
     async def _connect(
@@ -360,7 +379,9 @@ class ServerConnection:
 
         async def list_roots(context: Any) -> Any:
             return sdk.types.ListRootsResult(
-                roots=[sdk.types.Root(uri=workspace.as_uri(), name=workspace.name or str(workspace))]
+                roots=[
+                    sdk.types.Root(uri=workspace.as_uri(), name=workspace.name or str(workspace))
+                ]
             )
 
         async def on_message(message: Any) -> None:
@@ -372,7 +393,11 @@ class ServerConnection:
                     scope.cancel()
                 return
             method = getattr(message, "method", "")
-            if method.endswith("/list_changed") and gen == self._generation and self._live is not None:
+            if (
+                method.endswith("/list_changed")
+                and gen == self._generation
+                and self._live is not None
+            ):
                 # Refresh the catalog for `use_capability list`; the request prefix never changes.
                 self._live.send.send_nowait(Request(op=self._refresh_op(sdk)))
             await anyio.lowlevel.checkpoint()
@@ -440,14 +465,20 @@ class ServerConnection:
             request.error = exc
         finally:
             if not request.ok and request.error is None:
-                request.error = CallCancelled() if request.cancelled else ConnectionLost(
-                    f"the connection to MCP server {self.config.name!r} ended during the call"
+                request.error = (
+                    CallCancelled()
+                    if request.cancelled
+                    else ConnectionLost(
+                        f"the connection to MCP server {self.config.name!r} ended during the call"
+                    )
                 )
             request.done.set()
 
     # -- the call path ------------------------------------------------------
 
-    async def request(self, op: Callable[[Any], Awaitable[Any]], *, limit: float | None = None) -> Any:
+    async def request(
+        self, op: Callable[[Any], Awaitable[Any]], *, limit: float | None = None
+    ) -> Any:
         """Run ``op(session)`` on the owner's current generation.
 
         Waits for the server to be ready (bounded by its start-up timeout), then

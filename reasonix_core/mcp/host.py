@@ -124,8 +124,12 @@ class McpHost:
         else:
             try:
                 self.log_dir.mkdir(parents=True, exist_ok=True)
-                handler = logging.FileHandler(self.log_dir / "mcp.log", encoding="utf-8", delay=True)
-                handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+                handler = logging.FileHandler(
+                    self.log_dir / "mcp.log", encoding="utf-8", delay=True
+                )
+                handler.setFormatter(
+                    logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+                )
             except OSError:
                 handler = logging.NullHandler()
         for name in _SDK_LOGGERS:
@@ -221,7 +225,9 @@ class McpHost:
     def _owner_of(self, full_name: str) -> ServerConnection | None:
         best: ServerConnection | None = None
         for key, connection in self._connections.items():
-            if full_name.startswith(f"mcp__{key}__") and (best is None or len(key) > len(best.config.key)):
+            if full_name.startswith(f"mcp__{key}__") and (
+                best is None or len(key) > len(best.config.key)
+            ):
                 best = connection
         return best
 

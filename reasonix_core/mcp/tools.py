@@ -38,11 +38,15 @@ class McpTool:
         self.info = info
         self.connection = connection
         self.name = info.full_name
-        self.description = info.description or f"{info.remote_name} (MCP server {connection.config.name})"
+        self.description = (
+            info.description or f"{info.remote_name} (MCP server {connection.config.name})"
+        )
         self.read_only = info.read_only
         self.parameters = info.input_schema
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext, *, call_id: str = "") -> ToolResult:
+    async def execute(
+        self, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
+    ) -> ToolResult:
         sink = ctx.services.get(PROGRESS_SERVICE)
         name = self.name
         call_id = call_id or current_call_id.get()
@@ -52,7 +56,11 @@ class McpTool:
             if callable(sink):
                 sink(
                     ToolProgress(
-                        call_id=call_id, name=name, progress=progress, total=total, message=message or ""
+                        call_id=call_id,
+                        name=name,
+                        progress=progress,
+                        total=total,
+                        message=message or "",
                     )
                 )
 

@@ -259,9 +259,7 @@ class Policy:
         return Decision(Verdict.ASK, None, "writer falls back to mode ask")
 
     # -- tool-owned exceptions to "ask" -------------------------------------
-    def add_auto_allow(
-        self, tool: str, check: Callable[[Mapping[str, Any]], str | None]
-    ) -> None:
+    def add_auto_allow(self, tool: str, check: Callable[[Mapping[str, Any]], str | None]) -> None:
         """Let ``check(args)`` turn the *fallback* ask for ``tool`` into an allow.
 
         Consulted last, only where the writer fallback would ask: deny and ask

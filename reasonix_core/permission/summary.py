@@ -8,7 +8,7 @@ _VERBS = {"write_file": "Write", "edit_file": "Edit", "multi_edit": "Edit"}
 
 
 def summarize_call(tool: str, args: dict[str, Any]) -> str:
-    """"Run: pytest -q", "Edit src/app.py", "Move a.py → b.py", or the tool name."""
+    """ "Run: pytest -q", "Edit src/app.py", "Move a.py → b.py", or the tool name."""
     if tool == "bash" and isinstance(args.get("command"), str):
         suffix = " (in the background)" if args.get("run_in_background") else ""
         return f"Run: {args['command']}{suffix}"

@@ -48,7 +48,13 @@ DEEPSEEK_EFFORTS = {
     "max": "max",
     "ultra": "max",
 }
-OPENAI_EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "max": "high"}
+OPENAI_EFFORTS = {
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "max": "high",
+}
 DISABLED_EFFORTS = frozenset({"disabled", "none", "off"})
 # Official DeepSeek output ceiling (384K); used for the automatic budget.
 DEEPSEEK_MAX_OUTPUT = 393_216
@@ -71,7 +77,9 @@ class HttpStreaming:
         if self._client is None:
             self._client = httpx.AsyncClient(
                 transport=self._transport,
-                timeout=httpx.Timeout(connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0),
+                timeout=httpx.Timeout(
+                    connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0
+                ),
                 trust_env=False,
             )
         return self._client
@@ -233,9 +241,7 @@ class OpenAIProvider(HttpStreaming):
             try:
                 payload = json.loads(event.data)
             except json.JSONDecodeError:
-                raise StreamInterrupted(
-                    f"malformed JSON in stream: {event.data[:200]}"
-                ) from None
+                raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
             if not isinstance(payload, dict):
                 raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
             if payload.get("error"):

@@ -259,6 +259,7 @@ class ResponsesProvider(HttpStreaming):
     def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         return _StreamParser(self.stream_idle_timeout).parse(response)
 
+
 class _StreamParser:
     """State for one Responses stream: text parts, calls, the terminal event."""
 

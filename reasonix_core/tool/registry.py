@@ -138,9 +138,7 @@ class ToolRegistry:
                 "send a single JSON object matching the tool's schema"
             ) from None
         if not isinstance(value, dict):
-            raise ToolArgumentError(
-                f"arguments must be a JSON object, got {type(value).__name__}"
-            )
+            raise ToolArgumentError(f"arguments must be a JSON object, got {type(value).__name__}")
         return value
 
     async def call(self, name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:

@@ -87,7 +87,8 @@ class ScriptedModel:
     def __init__(
         self,
         steps: list[ScriptItem],
-        summary: str | Callable[[RecordedRequest], ScriptItem] = "SUMMARY: the user asked for reads.",
+        summary: str
+        | Callable[[RecordedRequest], ScriptItem] = "SUMMARY: the user asked for reads.",
         final: str = "all done",
     ) -> None:
         self.steps = list(steps)

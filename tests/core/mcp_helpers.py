@@ -25,7 +25,14 @@ STDIO_SERVER = FIXTURES / "mcp_stdio_server.py"
 HTTP_SERVER = FIXTURES / "mcp_http_server.py"
 EXAMPLE_SERVER = ROOT / "examples" / "reasonix-plugin-example" / "server.py"
 EVERYTHING_JS = (
-    ROOT / ".cache" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    ROOT
+    / ".cache"
+    / "npm"
+    / "node_modules"
+    / "@modelcontextprotocol"
+    / "server-everything"
+    / "dist"
+    / "index.js"
 )
 
 
@@ -54,7 +61,9 @@ def stdio_server(name: str, mode: str = "serve", *extra: str, **fields: Any) -> 
 
 def host(tmp_path: Path, *servers: McpServerConfig, **options: Any) -> McpHost:
     options.setdefault("backoff", (0.05, 0.2))
-    return McpHost(McpSetup(tuple(servers)), workspace=tmp_path, log_dir=tmp_path / "logs", **options)
+    return McpHost(
+        McpSetup(tuple(servers)), workspace=tmp_path, log_dir=tmp_path / "logs", **options
+    )
 
 
 def context(tmp_path: Path, **services: Any) -> ToolContext:
@@ -79,7 +88,9 @@ def wait_port(port: int, timeout: float = 20.0) -> None:
 
 
 @contextmanager
-def http_process(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def http_process(
+    argv: list[str], port: int, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(
         argv,
         env={**os.environ, **(env or {})},

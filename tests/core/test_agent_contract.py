@@ -68,7 +68,10 @@ async def test_arguments_replayed_as_exact_string(workspace, server):
     second = bodies(server)[1]["messages"]
     call = [m for m in second if m["role"] == "assistant"][0]["tool_calls"][0]
     assert call["function"]["arguments"] == raw
-    assert raw.encode() in server.requests[1].body or json.dumps(raw)[1:-1].encode() in server.requests[1].body
+    assert (
+        raw.encode() in server.requests[1].body
+        or json.dumps(raw)[1:-1].encode() in server.requests[1].body
+    )
 
 
 async def test_clean_final_adds_no_synthetic_continuation(workspace, server):

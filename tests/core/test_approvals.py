@@ -15,7 +15,9 @@ pytestmark = pytest.mark.usefixtures("configured")
 
 
 def edit(path: str, old: str, new: str) -> ToolCallSpec:
-    return ToolCallSpec("edit_file", json.dumps({"path": path, "old_string": old, "new_string": new}))
+    return ToolCallSpec(
+        "edit_file", json.dumps({"path": path, "old_string": old, "new_string": new})
+    )
 
 
 async def test_edit_approval_carries_a_diff_preview_and_the_event_a_diff(workspace, server):

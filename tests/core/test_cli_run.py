@@ -20,8 +20,9 @@ from reasonix_core.testing.fixture_server import (
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 
 
-def reasonix(workspace: Path, *args: str, stdin: str | None = None, key: bool = True,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def reasonix(
+    workspace: Path, *args: str, stdin: str | None = None, key: bool = True, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if key:
         env[TEST_KEY_ENV] = TEST_KEY
@@ -68,8 +69,9 @@ def test_json_result_and_metrics_reconcile_with_provider_usage(workspace, cfg, t
         Reply(content="it says alpha"),
     )
     metrics_path = tmp_path / "m.json"
-    proc = reasonix(workspace, "run", "read a.txt", "--output-format", "json",
-                    "--metrics", str(metrics_path))
+    proc = reasonix(
+        workspace, "run", "read a.txt", "--output-format", "json", "--metrics", str(metrics_path)
+    )
     assert proc.returncode == 0, proc.stderr
     result = last_json(proc.stdout)
     assert result["type"] == "result" and result["subtype"] == "success"
@@ -86,7 +88,12 @@ def test_json_result_and_metrics_reconcile_with_provider_usage(workspace, cfg, t
     assert metrics["tool_calls_by_name"] == {"read_file": 1}
     assert metrics["usage_by_source"]["executor"]["calls"] == 2
     assert metrics["cost"] > 0 and metrics["currency"] == "USD"
-    for key in ("subagent_runs", "subagent_nested_runs", "false_completions", "write_scope_violations"):
+    for key in (
+        "subagent_runs",
+        "subagent_nested_runs",
+        "false_completions",
+        "write_scope_violations",
+    ):
         assert metrics[key] == 0
 
 
@@ -129,7 +136,9 @@ def test_malformed_toml_exits_2_naming_file_and_line(workspace, cfg):
 def test_unknown_model_exits_2_listing_models_and_sends_nothing(workspace, cfg):
     proc = reasonix(workspace, "run", "hi", "--model", "gpt-nope")
     assert proc.returncode == 2
-    assert "gpt-nope" in proc.stderr and "deepseek-flash" in proc.stderr and "fixture" in proc.stderr
+    assert (
+        "gpt-nope" in proc.stderr and "deepseek-flash" in proc.stderr and "fixture" in proc.stderr
+    )
     assert cfg.requests == []
 
 
@@ -205,8 +214,14 @@ def test_run_never_imports_textual(workspace, cfg):
         "sys.exit(rc)\n"
     )
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
-    proc = subprocess.run([sys.executable, "-c", code], cwd=workspace, env=env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -258,7 +273,11 @@ def test_metrics_partial_is_refreshed_while_running(workspace, cfg, tmp_path):
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
     proc = subprocess.Popen(
         [sys.executable, "-m", "reasonix_tui.cli", "run", "go", "--metrics", str(metrics_path)],
-        cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     seen_partial = None
     import time

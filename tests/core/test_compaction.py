@@ -64,7 +64,9 @@ def setup(home: Path, server, monkeypatch: pytest.MonkeyPatch):
 
 
 def normal_bodies(server) -> list[dict]:
-    return [json.loads(r.body) for r in server.requests if r.status == 200 and not is_summary_request(r)]
+    return [
+        json.loads(r.body) for r in server.requests if r.status == 200 and not is_summary_request(r)
+    ]
 
 
 def of(events, cls):
@@ -201,7 +203,7 @@ async def test_summary_shares_the_prefix_and_keeps_the_tail(workspace, server, s
     assert tail[0]["role"] == "assistant"  # a tool group starts the tail, unsplit
     assert tail == prev["messages"][cut:] + tail[len(prev["messages"]) - cut :]
     kept = tail
-    kept_tokens = count_tokens(render_prompt({**after, "messages": kept}) ) - count_tokens(
+    kept_tokens = count_tokens(render_prompt({**after, "messages": kept})) - count_tokens(
         render_prompt({**after, "messages": []})
     )
     assert kept_tokens <= 0.16 * WINDOW
@@ -417,7 +419,9 @@ async def test_truncate_fallback_at_the_hard_limit(workspace, server, setup):
 
 async def test_truncate_drops_oldest_units_with_a_marker(workspace, server, setup):
     # Many small turns: blanking tool results is not enough, whole units go.
-    server.responder = ScriptedModel([], summary=lambda r: Reply(content="", finish_reason="length"))
+    server.responder = ScriptedModel(
+        [], summary=lambda r: Reply(content="", finish_reason="length")
+    )
     async with runtime(workspace) as rt:
         for i in range(30):
             events = await run_turn(rt, f"question {i}: " + "words " * 150)
@@ -474,7 +478,9 @@ async def test_blocked_when_nothing_to_summarise(workspace, server, setup):
     # history still fits the verbatim 16% tail, so there is nothing to fold.
     setup(window=6000, ratio=0.3)
     config = workspace.parent / "reasonix-home" / "config.toml"
-    text = config.read_text().replace("[agent]\n", '[agent]\nsystem_prompt_extra = "' + "rule " * 1000 + '"\n', 1)
+    text = config.read_text().replace(
+        "[agent]\n", '[agent]\nsystem_prompt_extra = "' + "rule " * 1000 + '"\n', 1
+    )
     config.write_text(text)
     server.responder = ScriptedModel([], final="ok " * 100)
     async with runtime(workspace) as rt:

@@ -111,7 +111,11 @@ async def test_tui_engine_compact_and_effective_ratio(workspace, home, server, m
         assert isinstance(turn[-1], ev.TurnFinished)
         events = [e async for e in services.compact(runner)]
         tg.cancel_scope.cancel()
-    assert [type(e).__name__ for e in events if isinstance(e, ev.CompactionStarted | ev.CompactionFinished)] == [
+    assert [
+        type(e).__name__
+        for e in events
+        if isinstance(e, ev.CompactionStarted | ev.CompactionFinished)
+    ] == [
         "CompactionStarted",
         "CompactionFinished",
     ]

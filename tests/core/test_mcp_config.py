@@ -43,9 +43,18 @@ tool_timeout_seconds = { crawl = 600 }
     write(home / "config.toml", '[mcp.servers.notes]\ncommand = "notes"\nenabled = false\n')
     servers = by_name(load_mcp_setup(workspace, home, startup_timeout=30, call_timeout=300))
     fs, web, notes = servers["fs"], servers["web"], servers["notes"]
-    assert (fs.transport, fs.command, fs.args, dict(fs.env)) == ("stdio", "fs-server", ("--root", "."), {"MODE": "ro"})
+    assert (fs.transport, fs.command, fs.args, dict(fs.env)) == (
+        "stdio",
+        "fs-server",
+        ("--root", "."),
+        {"MODE": "ro"},
+    )
     assert fs.cwd == workspace and (fs.startup_timeout, fs.call_timeout) == (30, 300)
-    assert (web.transport, web.url, dict(web.headers)) == ("http", "https://mcp.example.com/mcp", {"X-Team": "core"})
+    assert (web.transport, web.url, dict(web.headers)) == (
+        "http",
+        "https://mcp.example.com/mcp",
+        {"X-Team": "core"},
+    )
     assert (web.startup_timeout, web.call_timeout) == (5, 7)
     assert dict(web.tool_timeouts) == {"crawl": 600} and dict(fs.tool_timeouts) == {}
     assert notes.enabled is False and notes.source == str(home / "config.toml")
@@ -85,7 +94,12 @@ def test_mcp_json_claude_schema(home: Path, workspace: Path) -> None:
         json.dumps(
             {
                 "mcpServers": {
-                    "local": {"command": "npx", "args": ["-y", "pkg"], "env": {"K": "v"}, "someFutureKey": 1},
+                    "local": {
+                        "command": "npx",
+                        "args": ["-y", "pkg"],
+                        "env": {"K": "v"},
+                        "someFutureKey": 1,
+                    },
                     "remote": {"url": "https://x.example/mcp", "headers": {"A": "b"}},
                     "typed": {"type": "http", "url": "http://127.0.0.1:1/mcp"},
                 }
@@ -182,7 +196,10 @@ command = "ok"
     messages = [str(p) for p in setup.problems]
     toml, mcp_json = str(workspace / "reasonix.toml"), str(workspace / ".mcp.json")
     assert any(mcp_json in m and "invalid JSON" in m for m in messages)
-    assert any(toml in m and "'typo'" in m and "comand" in m and "did you mean 'command'" in m for m in messages)
+    assert any(
+        toml in m and "'typo'" in m and "comand" in m and "did you mean 'command'" in m
+        for m in messages
+    )
     assert any(toml in m and "#1" in m and "no name" in m for m in messages)
     assert any("'weird'" in m and "carrier-pigeon" in m for m in messages)
     assert any("'no-url'" in m and "needs a url" in m for m in messages)
@@ -196,7 +213,9 @@ def test_unknown_mcp_table_key_is_a_problem_not_a_crash(home: Path, workspace: P
     assert "servrs" in str(setup.problems[0])
 
 
-def test_stateful_names_default_to_serial_and_explicit_config_wins(home: Path, workspace: Path) -> None:
+def test_stateful_names_default_to_serial_and_explicit_config_wins(
+    home: Path, workspace: Path
+) -> None:
     write(
         workspace / "reasonix.toml",
         """

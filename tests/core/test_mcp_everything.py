@@ -28,7 +28,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def proxy_call(h: McpHost, tmp_path: Path, name: str, events: list | None = None, **arguments: object):
+def proxy_call(
+    h: McpHost, tmp_path: Path, name: str, events: list | None = None, **arguments: object
+):
     services = {"tool_progress": events.append} if events is not None else {}
     return UseCapabilityTool(h).execute(
         {"action": "call", "name": f"mcp__everything__{name}", "arguments": arguments},
@@ -57,7 +59,9 @@ async def test_stdio_tools_progress_roots_prompts_and_resources(tmp_path: Path) 
 
         # get-roots-list is registered once the server saw our roots capability
         # (it announces it with tools/list_changed, which refreshes the catalog).
-        await wait_until(lambda: "get-roots-list" in {t.info.remote_name for t in h.tools()}, within=5)
+        await wait_until(
+            lambda: "get-roots-list" in {t.info.remote_name for t in h.tools()}, within=5
+        )
         roots = await proxy_call(h, tmp_path, "get-roots-list")
         assert tmp_path.as_uri() in roots.text
 
@@ -70,7 +74,9 @@ async def test_stdio_tools_progress_roots_prompts_and_resources(tmp_path: Path) 
         assert not notices and f'<resource ref="everything:{resource.uri}">' in text
 
 
-@pytest.mark.parametrize(("mode", "path", "transport"), [("streamableHttp", "/mcp", "http"), ("sse", "/sse", "sse")])
+@pytest.mark.parametrize(
+    ("mode", "path", "transport"), [("streamableHttp", "/mcp", "http"), ("sse", "/sse", "sse")]
+)
 async def test_remote_transports(tmp_path: Path, mode: str, path: str, transport: str) -> None:
     port = free_port()
     argv = ["node", str(EVERYTHING_JS), mode]

@@ -54,7 +54,9 @@ def demo_server(log: list[str] | None = None) -> MCPServer:
     @srv.tool()
     def failing() -> types.CallToolResult:
         """Reports an error result."""
-        return types.CallToolResult(content=[types.TextContent(type="text", text="disk full")], is_error=True)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="disk full")], is_error=True
+        )
 
     @srv.tool()
     async def slow(seconds: float, ctx: Context) -> str:
@@ -109,7 +111,9 @@ async def test_lists_everything_and_maps_read_only_hints(tmp_path: Path) -> None
         (status,) = h.status()
         assert (status.phase, status.tools, status.prompts, status.resources) == ("ready", 6, 2, 1)
         tools = {t.name: t for t in h.tools()}
-        assert set(tools) == {f"mcp__demo__{n}" for n in ("echo", "wipe", "plain", "failing", "slow", "roots")}
+        assert set(tools) == {
+            f"mcp__demo__{n}" for n in ("echo", "wipe", "plain", "failing", "slow", "roots")
+        }
         assert tools["mcp__demo__echo"].read_only is True
         assert tools["mcp__demo__wipe"].read_only is False  # explicit false
         assert tools["mcp__demo__plain"].read_only is False  # no annotation: not read-only
@@ -154,7 +158,14 @@ async def test_pagination_consumes_every_cursor_page(tmp_path: Path) -> None:
     async with opened(tmp_path, paged_server(), name="paged") as h:
         (status,) = h.status()
         assert (status.tools, status.prompts, status.resources) == (6, 3, 3)
-        assert [t.info.remote_name for t in h.tools()] == ["t0_0", "t0_1", "t1_0", "t1_1", "t2_0", "t2_1"]
+        assert [t.info.remote_name for t in h.tools()] == [
+            "t0_0",
+            "t0_1",
+            "t1_0",
+            "t1_1",
+            "t2_0",
+            "t2_1",
+        ]
         result = await UseCapabilityTool(h).execute(
             {"action": "call", "name": "mcp__paged__t2_1"}, context(tmp_path)
         )
@@ -193,7 +204,9 @@ async def test_errors_come_back_to_the_model_as_results(tmp_path: Path) -> None:
         assert other.is_error and "demo" in other.text
         missing = await proxy.execute({"action": "call"}, ctx)
         assert missing.is_error and "needs name" in missing.text
-        wrong = await proxy.execute({"action": "call", "name": "mcp__demo__echo", "arguments": [1]}, ctx)
+        wrong = await proxy.execute(
+            {"action": "call", "name": "mcp__demo__echo", "arguments": [1]}, ctx
+        )
         assert wrong.is_error and "JSON object" in wrong.text
         # A JSON string is accepted too (some models send one).
         stringly = await proxy.execute(
@@ -218,7 +231,9 @@ async def test_list_and_inspect(tmp_path: Path) -> None:
         assert "server demo (ready, 6 tools)" in listing
         assert "- mcp__demo__echo [read-only]: Return the text." in listing
         assert "- mcp__demo__wipe [may write]" in listing
-        inspected = (await proxy.execute({"action": "inspect", "name": "mcp__demo__echo"}, ctx)).text
+        inspected = (
+            await proxy.execute({"action": "inspect", "name": "mcp__demo__echo"}, ctx)
+        ).text
         assert inspected.startswith("mcp__demo__echo (MCP server demo, read-only)")
         schema = json.loads(inspected.split("arguments schema:\n", 1)[1])
         assert schema["required"] == ["text"] and "title" not in schema
@@ -236,9 +251,7 @@ async def measure_overlap(tmp_path: Path, concurrency: str) -> int:
 
 
 async def test_a_per_tool_timeout_bounds_that_tool_only(tmp_path: Path) -> None:
-    async with opened(
-        tmp_path, demo_server(), call_timeout=10.0, tool_timeouts={"slow": 0.2}
-    ) as h:
+    async with opened(tmp_path, demo_server(), call_timeout=10.0, tool_timeouts={"slow": 0.2}) as h:
         tools = {t.name: t for t in h.tools()}
         ctx = context(tmp_path)
         started = time.monotonic()
@@ -296,12 +309,16 @@ async def test_proxy_checks_the_real_target_against_the_session_gate(tmp_path: P
         proxy = UseCapabilityTool(h)
         wipe = {"action": "call", "name": "mcp__demo__wipe"}
 
-        denied = await proxy.execute(wipe, context(tmp_path, gate=gate_for(tmp_path, deny=["mcp__demo__wipe"])))
+        denied = await proxy.execute(
+            wipe, context(tmp_path, gate=gate_for(tmp_path, deny=["mcp__demo__wipe"]))
+        )
         assert denied.outcome == "denied" and "mcp__demo__wipe" in denied.text
         server_deny = gate_for(tmp_path, deny=["mcp__demo"])
         assert (await proxy.execute(wipe, context(tmp_path, gate=server_deny))).outcome == "denied"
         # An explicit ask rule cannot be answered headless: fails closed.
-        asked = await proxy.execute(wipe, context(tmp_path, gate=gate_for(tmp_path, ask=["mcp__demo__wipe"])))
+        asked = await proxy.execute(
+            wipe, context(tmp_path, gate=gate_for(tmp_path, ask=["mcp__demo__wipe"]))
+        )
         assert asked.outcome == "denied" and "headless" in asked.text
         # mode = "deny" makes unlisted writers fall back to deny, MCP included.
         strict = gate_for(tmp_path, mode="deny")
@@ -326,10 +343,16 @@ async def test_prompts_are_slash_commands_with_mapped_arguments(tmp_path: Path) 
         assert await h.render_prompt("/mcp__demo__review", "src/app.py error handling") == (
             "Review src/app.py for error handling"
         )
-        assert await h.render_prompt("mcp__demo__review", "focus=naming path=a.py") == "Review a.py for naming"
+        assert (
+            await h.render_prompt("mcp__demo__review", "focus=naming path=a.py")
+            == "Review a.py for naming"
+        )
         assert await h.render_prompt("mcp__demo__review", '"my file.py"') == "Review my file.py"
         # A single declared argument takes the whole text.
-        assert await h.render_prompt("mcp__demo__summarize", "one two  three") == "Summarise: one two  three"
+        assert (
+            await h.render_prompt("mcp__demo__summarize", "one two  three")
+            == "Summarise: one two  three"
+        )
         with pytest.raises(ValueError, match="needs path"):
             await h.render_prompt("mcp__demo__review", "")
         with pytest.raises(LookupError):
@@ -430,6 +453,8 @@ async def test_status_records_hold_no_secrets(tmp_path: Path) -> None:
 
 
 async def test_host_without_servers_starts_nothing(tmp_path: Path) -> None:
-    h = McpHost(__import__("reasonix_core.mcp", fromlist=["McpSetup"]).McpSetup(), workspace=tmp_path)
+    h = McpHost(
+        __import__("reasonix_core.mcp", fromlist=["McpSetup"]).McpSetup(), workspace=tmp_path
+    )
     async with h:
         assert h.status() == [] and not h.configured and await h.wait_ready() == []

@@ -28,7 +28,6 @@ async def call(h: McpHost, tool: str, tmp_path: Path, **arguments: object):
     )
 
 
-
 async def test_404_on_an_established_session_rebuilds_once_and_replays_once(tmp_path: Path) -> None:
     port = free_port()
     argv = [sys.executable, str(HTTP_SERVER), str(port), "http"]

@@ -102,7 +102,9 @@ async def test_proxy_only_when_servers_are_declared(workspace: Path, configured:
         assert rt.agent.tools.get("use_capability").read_only is True
 
 
-async def test_headless_waits_for_servers_and_the_tui_does_not(workspace: Path, configured: Any) -> None:
+async def test_headless_waits_for_servers_and_the_tui_does_not(
+    workspace: Path, configured: Any
+) -> None:
     declare_example(workspace)
     async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
         assert [s.phase for s in rt.mcp.status()] == ["ready"]
@@ -115,7 +117,11 @@ async def test_headless_waits_for_servers_and_the_tui_does_not(workspace: Path, 
 def test_reasonix_run_calls_the_example_plugin_end_to_end(workspace: Path, configured: Any) -> None:
     declare_example(workspace)
     listing = {"action": "list"}
-    call = {"action": "call", "name": "mcp__example__wordcount", "arguments": {"text": "one two three"}}
+    call = {
+        "action": "call",
+        "name": "mcp__example__wordcount",
+        "arguments": {"text": "one two three"},
+    }
     configured.enqueue(
         Reply(
             tool_calls=[
@@ -127,7 +133,15 @@ def test_reasonix_run_calls_the_example_plugin_end_to_end(workspace: Path, confi
     )
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
     proc = subprocess.run(
-        [sys.executable, "-m", "reasonix_tui.cli", "run", "count the words", "--output-format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "reasonix_tui.cli",
+            "run",
+            "count the words",
+            "--output-format",
+            "json",
+        ],
         cwd=workspace,
         env=env,
         capture_output=True,
@@ -170,7 +184,11 @@ def test_mcp_list_shows_status_and_problems(workspace: Path, home: Path) -> None
     proc = mcp_list("--json")
     assert proc.returncode == 0, proc.stderr
     rows = {row["name"]: row for row in json.loads(proc.stdout)}
-    assert (rows["example"]["phase"], rows["example"]["tools"], rows["example"]["prompts"]) == ("ready", 2, 1)
+    assert (rows["example"]["phase"], rows["example"]["tools"], rows["example"]["prompts"]) == (
+        "ready",
+        2,
+        1,
+    )
     assert rows["gone"]["phase"] == "failed" and rows["gone"]["error_class"] == "FileNotFoundError"
     assert rows["typo"]["phase"] == "invalid"
     text = mcp_list("--no-connect")
@@ -232,7 +250,10 @@ async def test_progress_reaches_the_event_stream_tagged_with_the_models_call_id(
     kinds = [e.kind for e in events]
     started = next(e for e in events if isinstance(e, ev.ToolCallStarted))
     progress = [e for e in events if isinstance(e, ev.ToolProgress)]
-    assert [(p.progress, p.total, p.message) for p in progress] == [(0, 2, "started"), (1, 2, "half way")]
+    assert [(p.progress, p.total, p.message) for p in progress] == [
+        (0, 2, "started"),
+        (1, 2, "half way"),
+    ]
     assert all(p.call_id == started.call_id for p in progress)
     first_progress = kinds.index("tool_progress")
     assert kinds.index("tool_call_started") < first_progress < kinds.index("tool_call_finished")
@@ -248,7 +269,11 @@ def test_headless_run_says_which_servers_are_unavailable(workspace: Path, config
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
     proc = subprocess.run(
         [sys.executable, "-m", "reasonix_tui.cli", "run", "hi"],
-        cwd=workspace, env=env, capture_output=True, text=True, timeout=60,
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     assert "fine without it" in proc.stdout

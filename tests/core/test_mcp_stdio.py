@@ -20,13 +20,14 @@ async def call(h: McpHost, tool: str, tmp_path: Path, **arguments: object):
     )
 
 
-
 def log_text(tmp_path: Path, name: str = "fx") -> str:
     path = tmp_path / "logs" / f"mcp-{name}.log"
     return path.read_text() if path.exists() else ""
 
 
-async def test_crash_mid_call_is_reported_not_replayed_and_the_server_comes_back(tmp_path: Path) -> None:
+async def test_crash_mid_call_is_reported_not_replayed_and_the_server_comes_back(
+    tmp_path: Path,
+) -> None:
     h = host(tmp_path, stdio_server("fx"))
     async with h:
         await h.wait_ready()

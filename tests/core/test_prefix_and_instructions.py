@@ -84,7 +84,11 @@ async def test_max_output_tokens_auto_is_omitted_with_room(workspace, server):
 
 async def test_max_output_tokens_cap_and_clip(workspace, server, home):
     cfg = home / "config.toml"
-    cfg.write_text(cfg.read_text().replace("context_window = 1000000", "context_window = 1000000\nmax_output_tokens = 32768"))
+    cfg.write_text(
+        cfg.read_text().replace(
+            "context_window = 1000000", "context_window = 1000000\nmax_output_tokens = 32768"
+        )
+    )
     server.enqueue(Reply(content="a"))
     async with runtime(workspace) as rt:
         await run_turn(rt, "hi")

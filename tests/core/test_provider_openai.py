@@ -39,8 +39,12 @@ TOOLS = (
 
 def provider_for(server: FixtureServer, protocol: str = "deepseek", **kw) -> OpenAIProvider:
     cfg = ProviderConfig(
-        name="fx", kind="openai", base_url=server.base_url, models=["deepseek-flash"],
-        api_key_env="X", reasoning_protocol=protocol,
+        name="fx",
+        kind="openai",
+        base_url=server.base_url,
+        models=["deepseek-flash"],
+        api_key_env="X",
+        reasoning_protocol=protocol,
     )
     return OpenAIProvider(cfg, KEY, **kw)
 
@@ -139,7 +143,9 @@ async def test_replays_reasoning_content_on_every_assistant_turn_with_tools(ds):
 
 async def test_effort_mapping(ds):
     p = provider_for(ds)
-    assert json.loads(p.prepare(request(effort="disabled")).body)["thinking"] == {"type": "disabled"}
+    assert json.loads(p.prepare(request(effort="disabled")).body)["thinking"] == {
+        "type": "disabled"
+    }
     body = json.loads(p.prepare(request(effort="max")).body)
     assert body["thinking"] == {"type": "enabled"} and body["reasoning_effort"] == "max"
     body = json.loads(p.prepare(request(effort="medium")).body)
@@ -162,7 +168,12 @@ async def test_dropped_stream_raises_interrupted(ds):
 
 
 async def test_in_band_error_event(oa):
-    oa.enqueue(Reply(content="partial", error_event={"message": "upstream overloaded", "type": "server_error"}))
+    oa.enqueue(
+        Reply(
+            content="partial",
+            error_event={"message": "upstream overloaded", "type": "server_error"},
+        )
+    )
     with pytest.raises(ProviderError) as info:
         await collect(provider_for(oa, "openai"), request(model="gpt-test"))
     assert "upstream overloaded" in str(info.value) and info.value.retryable

@@ -49,7 +49,9 @@ TOOLS = (
 NASTY_ARGS = '{ "text" :"quote \\" back\\\\slash ü 😀\\n",  "n": [1, 2] }'
 
 
-def provider_for(server: ResponsesFixtureServer, protocol: str = "deepseek", **kw) -> ResponsesProvider:
+def provider_for(
+    server: ResponsesFixtureServer, protocol: str = "deepseek", **kw
+) -> ResponsesProvider:
     cfg = ProviderConfig(
         name="fx",
         kind="responses",
@@ -147,7 +149,14 @@ def test_body_layout_key_order_and_history_items():
     compact = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
     assert prepared.body == compact
     assert list(body) == [
-        "model", "instructions", "input", "tools", "reasoning", "max_output_tokens", "stream", "store",
+        "model",
+        "instructions",
+        "input",
+        "tools",
+        "reasoning",
+        "max_output_tokens",
+        "stream",
+        "store",
     ]
     assert body["instructions"] == "sys"
     assert body["reasoning"] == {"effort": "high"}
@@ -163,12 +172,18 @@ def test_body_layout_key_order_and_history_items():
     assert body["input"] == [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}]},
         {"type": "reasoning", "content": [{"type": "reasoning_text", "text": ""}]},
-        {"type": "message", "role": "assistant",
-         "content": [{"type": "output_text", "text": "plain answer"}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "plain answer"}],
+        },
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "b"}]},
         {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "why"}]},
-        {"type": "message", "role": "assistant",
-         "content": [{"type": "output_text", "text": "let me check"}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "let me check"}],
+        },
         {"type": "function_call", "call_id": "call_00_x", "name": "echo", "arguments": NASTY_ARGS},
         {"type": "function_call", "call_id": "call_01_y", "name": "echo", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "call_00_x", "output": "out x"},
@@ -182,18 +197,25 @@ def test_reasoning_replay_rules():
     ds_cfg = ProviderConfig(name="p", base_url="http://h", reasoning_protocol="deepseek")
     # Thinking off or no tools: DeepSeek ignores replayed reasoning, none is sent.
     for kw in ({"effort": "disabled", "tools": TOOLS}, {"effort": "high"}):
-        body = json.loads(ResponsesProvider(ds_cfg, "k").prepare(request(messages=TOOL_HISTORY, **kw)).body)
+        body = json.loads(
+            ResponsesProvider(ds_cfg, "k").prepare(request(messages=TOOL_HISTORY, **kw)).body
+        )
         assert not [i for i in body["input"] if i["type"] == "reasoning"]
     # strip_chain_of_thought keeps the items (presence check) with empty text.
     strip = ProviderConfig(
         name="p", base_url="http://h", reasoning_protocol="deepseek", strip_chain_of_thought=True
     )
-    body = json.loads(ResponsesProvider(strip, "k").prepare(request(messages=TOOL_HISTORY, tools=TOOLS)).body)
+    body = json.loads(
+        ResponsesProvider(strip, "k").prepare(request(messages=TOOL_HISTORY, tools=TOOLS)).body
+    )
     assert [i["content"][0]["text"] for i in body["input"] if i["type"] == "reasoning"] == ["", ""]
     # OpenAI hosts: no reasoning items (nothing replayable is stored); strict off.
     oa_cfg = ProviderConfig(name="p", base_url="https://api.openai.com/v1")
-    body = json.loads(ResponsesProvider(oa_cfg, "k").prepare(
-        request(model="gpt-test", messages=TOOL_HISTORY, tools=TOOLS, effort="high")).body)
+    body = json.loads(
+        ResponsesProvider(oa_cfg, "k")
+        .prepare(request(model="gpt-test", messages=TOOL_HISTORY, tools=TOOLS, effort="high"))
+        .body
+    )
     assert not [i for i in body["input"] if i["type"] == "reasoning"]
     assert body["tools"][0]["strict"] is False
     assert [i["type"] for i in body["input"]].count("function_call") == 2
@@ -227,12 +249,19 @@ def test_effort_mapping(protocol, effort, expected):
 
 async def test_fixture_stream_speaks_section_7(ds):
     """Raw bytes: event/data pairs, increasing sequence numbers, no [DONE]."""
-    ds.enqueue(Reply(reasoning="Need the file.", tool_calls=[ToolCallSpec("echo", '{"text": "x"}')],
-                     keepalives=1))
+    ds.enqueue(
+        Reply(
+            reasoning="Need the file.",
+            tool_calls=[ToolCallSpec("echo", '{"text": "x"}')],
+            keepalives=1,
+        )
+    )
     p = provider_for(ds)
     prepared = p.prepare(request(tools=TOOLS))
     async with httpx.AsyncClient() as client:
-        resp = await client.post(prepared.url, content=prepared.body, headers=list(prepared.headers))
+        resp = await client.post(
+            prepared.url, content=prepared.body, headers=list(prepared.headers)
+        )
     assert resp.status_code == 200 and resp.headers["content-type"] == "text/event-stream"
     raw = resp.text
     assert "[DONE]" not in raw and raw.startswith(": keep-alive\n\n")
@@ -248,7 +277,10 @@ async def test_fixture_stream_speaks_section_7(ds):
     names = [e["type"] for e in events]
     assert names[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
     assert names[-1] == "response.completed"
-    assert "response.reasoning_text.delta" in names and "response.function_call_arguments.done" in names
+    assert (
+        "response.reasoning_text.delta" in names
+        and "response.function_call_arguments.done" in names
+    )
     added = [e["item"] for e in events if e["type"] == "response.output_item.added"]
     assert [i["type"] for i in added] == ["reasoning", "function_call"]
     assert added[0]["id"].startswith("rs_") and added[1]["id"].startswith("fc_")
@@ -295,8 +327,9 @@ async def test_openai_flavour_refuses_reasoning_items_it_cannot_resolve(oa):
         "stream": True,
     }
     async with httpx.AsyncClient() as client:
-        resp = await client.post(f"{oa.base_url}/v1/responses", json=body,
-                                 headers={"Authorization": f"Bearer {KEY}"})
+        resp = await client.post(
+            f"{oa.base_url}/v1/responses", json=body, headers={"Authorization": f"Bearer {KEY}"}
+        )
     assert resp.status_code == 400 and "input[1].id" in resp.json()["error"]["message"]
 
 
@@ -306,7 +339,10 @@ async def test_function_call_fragments_and_exact_arguments(ds, arg_chunk):
         Reply(
             reasoning="two calls",
             content="calling",
-            tool_calls=[ToolCallSpec("echo", NASTY_ARGS), ToolCallSpec("echo", '{"text":"2"}', id="call_me")],
+            tool_calls=[
+                ToolCallSpec("echo", NASTY_ARGS),
+                ToolCallSpec("echo", '{"text":"2"}', id="call_me"),
+            ],
             arg_chunk=arg_chunk,
         )
     )
@@ -319,19 +355,24 @@ async def test_function_call_fragments_and_exact_arguments(ds, arg_chunk):
         assert "".join(f.arguments for f in frags if f.index == index) == args
     end = chunks[-1]
     assert end.finish_reason == "tool_calls"
-    assert [(c.name, c.arguments) for c in end.tool_calls] == [("echo", NASTY_ARGS), ("echo", '{"text":"2"}')]
+    assert [(c.name, c.arguments) for c in end.tool_calls] == [
+        ("echo", NASTY_ARGS),
+        ("echo", '{"text":"2"}'),
+    ]
     assert end.tool_calls[0].id.startswith("call_00_") and end.tool_calls[1].id == "call_me"
     assert text_of(chunks, TextChunk) == "calling"
 
 
 def test_usage_conversion():
-    u = parse_usage({
-        "input_tokens": 1300,
-        "input_tokens_details": {"cached_tokens": 1152},
-        "output_tokens": 40,
-        "output_tokens_details": {"reasoning_tokens": 12},
-        "total_tokens": 1340,
-    })
+    u = parse_usage(
+        {
+            "input_tokens": 1300,
+            "input_tokens_details": {"cached_tokens": 1152},
+            "output_tokens": 40,
+            "output_tokens_details": {"reasoning_tokens": 12},
+            "total_tokens": 1340,
+        }
+    )
     assert (u.prompt_tokens, u.cache_hit_tokens, u.cache_miss_tokens) == (1300, 1152, 148)
     assert (u.completion_tokens, u.reasoning_tokens, u.total_tokens) == (40, 12, 1340)
     u = parse_usage({"input_tokens": 10, "output_tokens": 2})  # details absent
@@ -447,14 +488,27 @@ async def test_done_before_terminal_event_is_interrupted():
 
 async def test_whole_call_in_done_events_only():
     """Some proxies skip the deltas: `.done` events and the final output still count."""
-    item = {"type": "function_call", "id": "fc_1", "call_id": "call_9", "name": "echo",
-            "arguments": '{"text":"z"}', "status": "completed"}
+    item = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_9",
+        "name": "echo",
+        "arguments": '{"text":"z"}',
+        "status": "completed",
+    }
     lines = [
-        {"type": "response.output_text.done", "item_id": "m", "output_index": 0,
-         "content_index": 0, "text": "said"},
+        {
+            "type": "response.output_text.done",
+            "item_id": "m",
+            "output_index": 0,
+            "content_index": 0,
+            "text": "said",
+        },
         {"type": "response.output_item.done", "output_index": 1, "item": item},
-        {"type": "response.completed",
-         "response": {"status": "completed", "model": "m1", "output": [item], "usage": None}},
+        {
+            "type": "response.completed",
+            "response": {"status": "completed", "model": "m1", "output": [item], "usage": None},
+        },
     ]
     body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in lines)
     transport = httpx.MockTransport(lambda req: httpx.Response(200, text=body))
@@ -483,7 +537,9 @@ async def test_http_errors_carry_status_message_and_retry_after(ds):
         await collect(provider_for(ds), request(model="deepseek-nope"))
     assert info.value.status == 400 and not info.value.retryable
     assert "Model Not Exist" in str(info.value)
-    cfg = ProviderConfig(name="fx", kind="responses", base_url=ds.base_url, reasoning_protocol="deepseek")
+    cfg = ProviderConfig(
+        name="fx", kind="responses", base_url=ds.base_url, reasoning_protocol="deepseek"
+    )
     with pytest.raises(ProviderError) as info:
         await collect(ResponsesProvider(cfg, "sk-wrong"), request())
     assert info.value.status == 401 and not info.value.retryable
@@ -498,8 +554,9 @@ async def test_connection_refused_is_retryable():
 
 async def post_raw(server: ResponsesFixtureServer, body: dict) -> httpx.Response:
     async with httpx.AsyncClient() as client:
-        return await client.post(f"{server.base_url}/responses", json=body,
-                                 headers={"Authorization": f"Bearer {KEY}"})
+        return await client.post(
+            f"{server.base_url}/responses", json=body, headers={"Authorization": f"Bearer {KEY}"}
+        )
 
 
 async def test_strict_fixture_rejections(ds):
@@ -520,16 +577,31 @@ async def test_strict_fixture_rejections(ds):
     assert resp.status_code == 400 and "reasoning_content" in resp.text
     # ... not with thinking off, and not without tools.
     ds.enqueue(Reply(content="a"), Reply(content="b"), Reply(content="c"))
-    resp = await post_raw(ds, {**base, "reasoning": {"effort": "none"}, "input": [user, call, output]})
+    resp = await post_raw(
+        ds, {**base, "reasoning": {"effort": "none"}, "input": [user, call, output]}
+    )
     assert resp.status_code == 200
     no_tools = {k: v for k, v in base.items() if k != "tools"}
     assert (await post_raw(ds, {**no_tools, "input": [user, call, output]})).status_code == 200
-    assert (await post_raw(ds, {**base, "input": [user, reasoning, call, output]})).status_code == 200
+    assert (
+        await post_raw(ds, {**base, "input": [user, reasoning, call, output]})
+    ).status_code == 200
     # Type-level problems are DeepSeek's 422.
     resp = await post_raw(ds, {**base, "reasoning": {"effort": "extreme"}, "input": [user]})
     assert resp.status_code == 422
-    resp = await post_raw(ds, {**base, "input": [{"type": "message", "role": "user",
-                                                 "content": [{"type": "output_text", "text": "x"}]}]})
+    resp = await post_raw(
+        ds,
+        {
+            **base,
+            "input": [
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "output_text", "text": "x"}],
+                }
+            ],
+        },
+    )
     assert resp.status_code == 422
     assert ds.pending == 0 and [r.status for r in ds.requests][-2:] == [422, 422]
 
@@ -556,8 +628,12 @@ async def test_agent_two_step_tool_loop_against_strict_fixture(workspace, rs):
     (workspace / "notes.txt").write_text("hello from the file\n")
     raw_args = '{ "path" :"notes.txt"  }'
     rs.enqueue(
-        Reply(reasoning="I should read it.", content="Reading.",
-              tool_calls=[ToolCallSpec("read_file", raw_args)], arg_chunk=4),
+        Reply(
+            reasoning="I should read it.",
+            content="Reading.",
+            tool_calls=[ToolCallSpec("read_file", raw_args)],
+            arg_chunk=4,
+        ),
         Reply(reasoning="Got it.", content="The file says hello."),
     )
     async with runtime(workspace) as rt:
@@ -573,7 +649,12 @@ async def test_agent_two_step_tool_loop_against_strict_fixture(workspace, rs):
     n = len(first["input"])
     assert second["input"][:n] == first["input"]
     turn = second["input"][n:]
-    assert [i["type"] for i in turn] == ["reasoning", "message", "function_call", "function_call_output"]
+    assert [i["type"] for i in turn] == [
+        "reasoning",
+        "message",
+        "function_call",
+        "function_call_output",
+    ]
     assert turn[0]["content"] == [{"type": "reasoning_text", "text": "I should read it."}]
     assert turn[2]["arguments"] == raw_args and turn[2]["call_id"] == turn[3]["call_id"]
     assert "hello from the file" in turn[3]["output"]
@@ -623,9 +704,22 @@ def test_reasonix_run_end_to_end(workspace, rs, tmp_path):
     env = dict(os.environ)
     env[TEST_KEY_ENV] = TEST_KEY
     proc = subprocess.run(
-        [sys.executable, "-m", "reasonix_tui.cli", "run", "read a.txt",
-         "--output-format", "json", "--metrics", str(metrics_path)],
-        cwd=workspace, env=env, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "reasonix_tui.cli",
+            "run",
+            "read a.txt",
+            "--output-format",
+            "json",
+            "--metrics",
+            str(metrics_path),
+        ],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -23,8 +23,15 @@ from reasonix_core.messages import Message, ToolCall
 
 
 def header(sid: str) -> SessionHeader:
-    return SessionHeader(id=sid, workspace="/w", created="t", model="p/m", effort="auto",
-                         system_prompt="sys", tools_fingerprint="abc")
+    return SessionHeader(
+        id=sid,
+        workspace="/w",
+        created="t",
+        model="p/m",
+        effort="auto",
+        system_prompt="sys",
+        tools_fingerprint="abc",
+    )
 
 
 def test_append_read_round_trip(tmp_path: Path):
@@ -33,8 +40,11 @@ def test_append_read_round_trip(tmp_path: Path):
     store = SessionStore.create(tmp_path / "sessions", ws, header("s1"))
     msgs = [
         Message(role="user", content="hi ✓"),
-        Message(role="assistant", reasoning_content="r", tool_calls=(
-            ToolCall(id="c1", name="ls", arguments='{ "path" : "." }'),)),
+        Message(
+            role="assistant",
+            reasoning_content="r",
+            tool_calls=(ToolCall(id="c1", name="ls", arguments='{ "path" : "." }'),),
+        ),
         Message(role="tool", tool_call_id="c1", content="a\nb", meta={"outcome": "ok"}),
     ]
     for m in msgs:
@@ -57,6 +67,7 @@ def test_listing_is_newest_first_and_per_workspace(tmp_path: Path):
     second.append(Message(role="user", content="second task\n<workspace-context>x"))
     SessionStore.create(root, other, header("20260103-000000-cccccc"))
     import os
+
     os.utime(first.path, (1, 1))
     listed = list_sessions(root, ws)
     assert [s.id for s in listed] == ["20260102-000000-bbbbbb", "20260101-000000-aaaaaa"]
@@ -86,20 +97,33 @@ def test_torn_tail_is_ignored_then_cut_before_next_append(tmp_path: Path):
 
 def test_corrupt_middle_line_is_an_error(tmp_path: Path):
     path = tmp_path / "x.jsonl"
-    path.write_text('{"type":"session","id":"x"}\nnot json\n{"type":"message","message":{"role":"user","content":"a"}}\n')
+    path.write_text(
+        '{"type":"session","id":"x"}\nnot json\n{"type":"message","message":{"role":"user","content":"a"}}\n'
+    )
     with pytest.raises(SessionError, match=":2:"):
         read_session(path)
 
 
 def test_repair_answers_orphaned_calls_and_dangling_user_turns():
-    calls = (ToolCall(id="a", name="ls", arguments="{}"), ToolCall(id="b", name="ls", arguments="{}"))
-    msgs = [Message(role="user", content="q"), Message(role="assistant", tool_calls=calls),
-            Message(role="tool", tool_call_id="a", content="ok")]
+    calls = (
+        ToolCall(id="a", name="ls", arguments="{}"),
+        ToolCall(id="b", name="ls", arguments="{}"),
+    )
+    msgs = [
+        Message(role="user", content="q"),
+        Message(role="assistant", tool_calls=calls),
+        Message(role="tool", tool_call_id="a", content="ok"),
+    ]
     repairs = repair_messages(msgs)
-    assert [(m.role, m.tool_call_id, m.content) for m in repairs] == [("tool", "b", UNKNOWN_OUTCOME)]
+    assert [(m.role, m.tool_call_id, m.content) for m in repairs] == [
+        ("tool", "b", UNKNOWN_OUTCOME)
+    ]
     dangling = repair_messages([Message(role="user", content="q")])
     assert dangling[0].role == "assistant"
-    assert repair_messages([Message(role="user", content="q"), Message(role="assistant", content="a")]) == []
+    assert (
+        repair_messages([Message(role="user", content="q"), Message(role="assistant", content="a")])
+        == []
+    )
 
 
 def test_ids_and_keys_are_stable():

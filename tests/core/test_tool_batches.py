@@ -23,19 +23,23 @@ def call(name: str, **args: object) -> ToolCallSpec:
 async def test_read_edit_edit_bash_in_one_batch_take_effect_in_order(workspace, server):
     (workspace / "app.py").write_text("value = 1\n")
     server.enqueue(
-        Reply(tool_calls=[
-            call("read_file", path="app.py"),
-            call("edit_file", path="app.py", old_string="value = 1", new_string="value = 2"),
-            call("edit_file", path="app.py", old_string="value = 2", new_string="value = 3"),
-            call("bash", command="cat app.py"),
-        ]),
+        Reply(
+            tool_calls=[
+                call("read_file", path="app.py"),
+                call("edit_file", path="app.py", old_string="value = 1", new_string="value = 2"),
+                call("edit_file", path="app.py", old_string="value = 2", new_string="value = 3"),
+                call("bash", command="cat app.py"),
+            ]
+        ),
         Reply(content="done"),
     )
     async with runtime(workspace, permission_mode="yolo") as rt:
         events = await run_turn(rt, "bump it twice")
     finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
     assert [e.name for e in finished] == ["read_file", "edit_file", "edit_file", "bash"]
-    assert [e.is_error for e in finished] == [False, False, False, False], [e.result for e in finished]
+    assert [e.is_error for e in finished] == [False, False, False, False], [
+        e.result for e in finished
+    ]
     assert "value = 3" in finished[-1].result
     assert (workspace / "app.py").read_text() == "value = 3\n"
     # results are appended in the model's declared order
@@ -107,7 +111,9 @@ async def test_identical_calls_get_reminders_on_3rd_5th_and_8th(workspace, serve
 
 
 async def test_big_results_are_bounded_once_and_kept_locally(workspace, server):
-    (workspace / "big.txt").write_text("".join(f"line {i:05d} " + "x" * 90 + "\n" for i in range(1500)))
+    (workspace / "big.txt").write_text(
+        "".join(f"line {i:05d} " + "x" * 90 + "\n" for i in range(1500))
+    )
     server.enqueue(Reply(tool_calls=[call("read_file", path="big.txt")]), Reply(content="ok"))
     async with runtime(workspace) as rt:
         await run_turn(rt, "read it")
@@ -115,6 +121,8 @@ async def test_big_results_are_bounded_once_and_kept_locally(workspace, server):
     sent = [m for m in bodies(server)[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert len(sent) < RESULT_LIMIT + 500
     assert "characters omitted" in sent and "line 00000" in sent and "line 01499" in sent
-    stored = [r["message"] for r in records if r["type"] == "message" and r["message"]["role"] == "tool"][0]
+    stored = [
+        r["message"] for r in records if r["type"] == "message" and r["message"]["role"] == "tool"
+    ][0]
     assert stored["content"] == sent
     assert len(stored["meta"]["full_content"]) > 100_000

@@ -45,7 +45,14 @@ def test_registry_order_and_schema_bytes_are_stable():
     assert first.names == second.names
     assert first.fingerprint == second.fingerprint
     assert first.names[:8] == [
-        "read_file", "write_file", "edit_file", "multi_edit", "move_file", "ls", "glob", "grep",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "multi_edit",
+        "move_file",
+        "ls",
+        "glob",
+        "grep",
     ]
     for schema in first.schemas():
         assert schema.parameters.get("type") == "object"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import send, session, settle
+from tui_helpers import send, session, settle, until
 
 from reasonix_tui.testing import reasoning_steps, text_steps, tool_steps
 from reasonix_tui.widgets.reasoning_block import ReasoningBlock
@@ -87,11 +87,14 @@ async def test_ctrl_o_reveals_a_card_in_a_parked_chunk(make_app) -> None:
         screen = session(pilot)
         for i in range(60):  # push the card far up: its chunk parks
             await screen.notice(f"note {i}")
-        await pilot.pause(0.1)
         card = screen.query_one(ToolBlock)
-        assert card.parent.parked  # type: ignore[union-attr]
+        await until(pilot, lambda: card.parent.parked)  # type: ignore[union-attr]
         await pilot.press("ctrl+o")
-        for _ in range(3):
-            await pilot.pause()
-        assert card.expanded and not card.parent.parked  # type: ignore[union-attr]
-        assert card.region.overlaps(screen.transcript.region)
+        await until(
+            pilot,
+            lambda: (
+                card.expanded
+                and not card.parent.parked  # type: ignore[union-attr]
+                and card.region.overlaps(screen.transcript.region)
+            ),
+        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.geometry import Offset
 from textual.selection import Selection
-from tui_helpers import send, session, settle
+from tui_helpers import send, session, settle, until
 
 from reasonix_tui.testing import text_steps
 from reasonix_tui.widgets.assistant_block import (
@@ -46,9 +46,9 @@ async def test_long_answer_is_segmented_parked_and_complete(make_app) -> None:
     async with app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "explain")
         await settle(pilot)
-        await pilot.pause(0.1)
         screen = session(pilot)
         block = screen.query_one(AssistantBlock)
+        await until(pilot, lambda: bool(block.segments) and block.segments[0].parked)
         assert block.text == answer
         assert block.source == answer
         segments = block.segments
@@ -63,16 +63,13 @@ async def test_long_answer_is_segmented_parked_and_complete(make_app) -> None:
 
         # Scrolling to the top renders the first segment again from its Markdown.
         screen.transcript.scroll_home(animate=False)
-        for _ in range(6):
-            await pilot.pause(0.05)
+        await until(pilot, lambda: not segments[0].parked and segments[-1].parked)
         first = segments[0]
         assert not first.parked and plain(first).startswith("Step 1")
         assert segments[-1].parked  # ... and the far end is parked now
 
         screen.transcript.scroll_end(animate=False)
-        for _ in range(6):
-            await pilot.pause(0.05)
-        assert segments[0].parked and not segments[-1].parked
+        await until(pilot, lambda: segments[0].parked and not segments[-1].parked)
 
 
 async def test_segments_read_as_one_rendering_of_the_answer(make_app) -> None:

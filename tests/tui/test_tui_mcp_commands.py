@@ -24,14 +24,12 @@ class McpServices(ScriptedServices):
 
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         if "@example:style://guide" in text:
-            return text + "\n\n<resource uri=\"style://guide\">Use short names.</resource>", []
+            return text + '\n\n<resource uri="style://guide">Use short names.</resource>', []
         return text, []
 
 
 def make(tmp_path: Path, turns) -> tuple[ReasonixApp, McpServices]:  # type: ignore[no-untyped-def]
-    services = McpServices(
-        turns=turns, workspace=tmp_path / "ws", config_home=tmp_path / "home"
-    )
+    services = McpServices(turns=turns, workspace=tmp_path / "ws", config_home=tmp_path / "home")
     (tmp_path / "ws").mkdir(exist_ok=True)
     return ReasonixApp(services, cursor_blink=False), services
 

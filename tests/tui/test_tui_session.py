@@ -259,13 +259,15 @@ async def test_retry_takes_back_the_failed_attempts_text(make_app) -> None:
     from reasonix_core.events import Retrying, StepStarted, TextDelta, TurnFinished
 
     app, _ = make_app(
-        [[
-            StepStarted(step=1, model="m"),
-            TextDelta(text="half an ans"),
-            Retrying(attempt=1, delay=0.0, reason="stream ended before the response finished"),
-            TextDelta(text="The whole answer."),
-            TurnFinished(stop_reason="stop", text="The whole answer.", steps=1),
-        ]]
+        [
+            [
+                StepStarted(step=1, model="m"),
+                TextDelta(text="half an ans"),
+                Retrying(attempt=1, delay=0.0, reason="stream ended before the response finished"),
+                TextDelta(text="The whole answer."),
+                TurnFinished(stop_reason="stop", text="The whole answer.", steps=1),
+            ]
+        ]
     )
     async with app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "q")
@@ -281,11 +283,17 @@ async def test_tool_progress_updates_the_running_card(make_app) -> None:
 
     gate = asyncio.Event()
     app, _ = make_app(
-        [[
-            ToolCallStarted(call_id="c1", name="use_capability", arguments='{"name": "mcp__fx__slow"}'),
-            ToolProgress(call_id="c1", name="mcp__fx__slow", progress=1, total=2, message="half way"),
-            WaitFor(gate),
-        ]]
+        [
+            [
+                ToolCallStarted(
+                    call_id="c1", name="use_capability", arguments='{"name": "mcp__fx__slow"}'
+                ),
+                ToolProgress(
+                    call_id="c1", name="mcp__fx__slow", progress=1, total=2, message="half way"
+                ),
+                WaitFor(gate),
+            ]
+        ]
     )
     async with app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "go")

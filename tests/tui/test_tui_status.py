@@ -18,7 +18,9 @@ class RatioServices(ScriptedServices):
 
 
 async def test_status_shows_the_effective_compact_ratio(tmp_path: Path) -> None:
-    services = RatioServices(workspace=tmp_path, config_home=tmp_path / "home", context_window=100_000)
+    services = RatioServices(
+        workspace=tmp_path, config_home=tmp_path / "home", context_window=100_000
+    )
     app = ReasonixApp(services, cursor_blink=False)
     async with app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "/status")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import session
+from tui_helpers import session, until
 
 from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 from reasonix_tui.widgets.transcript import CHUNK_BLOCKS, TranscriptChunk
@@ -14,7 +14,8 @@ async def test_far_chunks_park_and_return_when_scrolled_to(make_app) -> None:
         transcript = session(pilot).transcript
         for i in range(5 * CHUNK_BLOCKS):
             await transcript.add(UserBlock(f"prompt {i}") if i % 2 else NoticeBlock(f"n{i}"))
-        await pilot.pause(0.1)
+        await until(pilot, lambda: transcript.chunks[0].parked)
+        await pilot.pause(0.1)  # ... and the layout has settled
         chunks = transcript.chunks
         assert len(chunks) == 6  # the welcome block plus 100 blocks, 20 per chunk
         assert all(len(c.children) <= CHUNK_BLOCKS for c in chunks)
@@ -23,10 +24,7 @@ async def test_far_chunks_park_and_return_when_scrolled_to(make_app) -> None:
         assert chunks[0].children[1].region.height == 0  # hidden: not laid out at all
 
         transcript.scroll_home(animate=False)
-        for _ in range(4):
-            await pilot.pause(0.05)
-        assert not chunks[0].parked
-        assert chunks[0].children[1].region.height > 0
+        await until(pilot, lambda: not chunks[0].parked and chunks[0].children[1].region.height > 0)
         assert transcript.virtual_size.height == height  # parking never changes the layout
         assert not chunks[-1].parked  # the last chunk takes new blocks: never parked
 

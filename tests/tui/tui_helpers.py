@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
@@ -32,3 +35,11 @@ def session(pilot: Pilot) -> SessionScreen:
     screen = pilot.app.session  # type: ignore[attr-defined]
     assert isinstance(screen, SessionScreen)
     return screen
+
+
+async def until(pilot: Pilot, predicate: Callable[[], bool], within: float = 5.0) -> None:
+    """Pause until ``predicate()`` holds (layout-driven state: no event to wait on)."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await pilot.pause(0.02)
