@@ -144,6 +144,7 @@ class AnswerSegment(Static):
                 return
             self.styles.height = height
             self.update(Content())
+            self._renderer.clear()
         else:
             self.styles.height = None
             self.show()

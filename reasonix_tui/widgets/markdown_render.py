@@ -166,11 +166,6 @@ def top_level_blocks(source: str) -> list[Token]:
     return _top_level(source)
 
 
-def top_level_starts(source: str) -> list[int]:
-    """The first line of each top-level block, as Rich's parser sees them."""
-    return [token.map[0] for token in _top_level(source) if token.map is not None]
-
-
 def gap_after(source: str) -> bool:
     """Whether Rich leaves a blank line after the last block of ``source`` (not after
     a horizontal rule), i.e. whether a segment that follows starts with one."""
@@ -216,6 +211,10 @@ class BlockRenderer:
         # What each line of the last rendering is, for copying: "text", "code" (a code
         # line, one cell of padding on its left) or "pad" (a code block's padding row).
         self.line_kinds: list[str] = []
+
+    def clear(self) -> None:
+        """Forget the rendered blocks (a parked segment renders again from its text)."""
+        self._blocks, self.line_kinds = {}, []
 
     def render(
         self,

@@ -17,7 +17,7 @@ from reasonix_tui.widgets.markdown_render import (
     markdown_theme,
     render_markdown,
     theme_colors,
-    top_level_starts,
+    top_level_blocks,
 )
 
 
@@ -54,7 +54,7 @@ async def test_long_answer_is_segmented_parked_and_complete(make_app) -> None:
         segments = block.segments
         assert len(segments) >= 4
         assert all(s.final_source is not None for s in segments)
-        assert all(len(top_level_starts(s.markdown)) <= SEGMENT_BLOCKS for s in segments)
+        assert all(len(top_level_blocks(s.prefix + s.markdown)) <= SEGMENT_BLOCKS for s in segments)
         # Far above the bottom of the transcript: rendered lines dropped, height kept.
         parked = [s for s in segments if s.parked]
         assert parked and all(not plain(s) and s.size.height > 0 for s in parked)
