@@ -21,6 +21,30 @@ def greet(name: str) -> str:
 - the tests still pass
 - no other module imports `greet`
 """
+RICH_ANSWER = """## Plan
+
+The parser in `inventory.py` reads **each line twice**; *stream* it instead.
+
+1. Read the file
+2. Parse lazily
+   - keep `cents`
+   - drop ~~floats~~
+
+> The old function stays for one release.
+
+| name | type | note |
+|---|---|---|
+| total | int | cents |
+| items | list | lazy |
+
+```python
+def total(items):
+    return sum(item.cents for item in items)
+```
+
+---
+That is all. See [the docs](https://example.com/inventory).
+"""
 DIFF = """--- a/src/reasonix_demo/app.py
 +++ b/src/reasonix_demo/app.py
 @@ -1,3 +1,3 @@
@@ -100,3 +124,8 @@ def approval_turn() -> list:
         Approval(request=request),
         Hold(),
     ]
+
+
+def markdown_turn() -> list:  # type: ignore[type-arg]
+    """An answer that uses every kind of block the transcript renders."""
+    return [*text_steps(RICH_ANSWER, chunk=32), USAGE]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from snap_scripts import streaming_turn, thinking_turn, tools_turn
+from snap_scripts import markdown_turn, streaming_turn, thinking_turn, tools_turn
 from snap_support import scripted, send
 
 
@@ -33,3 +33,13 @@ class TestSession:
             await pilot.app.workers.wait_for_complete()
 
         assert snap(scripted(turns=[tools_turn()]), run, size=(80, 24))
+
+    def test_markdown_answer(self, snap) -> None:
+        """Headings, inline styles, nested and ordered lists, a quote, a table, a code
+        block and a rule, as the answer renderer lays them out."""
+
+        async def run(pilot) -> None:
+            await send(pilot, "Plan the parser change")
+            await pilot.app.workers.wait_for_complete()
+
+        assert snap(scripted(turns=[markdown_turn()]), run, size=(100, 44))

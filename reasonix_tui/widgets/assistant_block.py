@@ -33,7 +33,6 @@ from textual.widgets import Static
 from reasonix_tui.widgets.markdown_render import (
     BlockRenderer,
     copy_text,
-    gap_after,
     markdown_theme,
     theme_colors,
     top_level_blocks,
@@ -264,8 +263,8 @@ class AssistantBlock(Widget):
             segment.final_source = "".join(lines[:at])
             segment.continues = bool(opener)
             segment.show()
-            gap = not opener and gap_after(segment.prefix + segment.final_source)
-            following = self._segment = AnswerSegment(first=not gap)
+            # A blank line before the next segment, unless it goes on with a code block.
+            following = self._segment = AnswerSegment(first=bool(opener))
             following.prefix = opener
             following.source = "".join(lines[at:])
             await self.mount(following)

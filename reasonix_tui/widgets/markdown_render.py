@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 
 from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading, ListItem, Markdown
+from rich.markdown import CodeBlock, Heading, HorizontalRule, ListItem, Markdown
+from rich.rule import Rule
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
@@ -86,9 +87,17 @@ class _ListItem(ListItem):
             yield Segment("\n")
 
 
+class _Rule(HorizontalRule):
+    """A rule drawn with a box-drawing line (Rich's Markdown draws dashes)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Rule(style=console.get_style("markdown.hr", default="none"))
+
+
 class AnswerMarkdown(Markdown):
     elements: ClassVar = {
         **Markdown.elements,
+        "hr": _Rule,
         "list_item_open": _ListItem,
         "heading_open": _LeftHeading,
         "fence": _CodeBlock,
@@ -166,13 +175,6 @@ def top_level_blocks(source: str) -> list[Token]:
     return _top_level(source)
 
 
-def gap_after(source: str) -> bool:
-    """Whether Rich leaves a blank line after the last block of ``source`` (not after
-    a horizontal rule), i.e. whether a segment that follows starts with one."""
-    blocks = _top_level(source)
-    return not blocks or blocks[-1].type != "hr"
-
-
 _parser: Any = None
 
 
@@ -235,7 +237,6 @@ class BlockRenderer:
         rendered: dict[str, Content] = {}
         pieces: list[Content | str] = []
         kinds: list[str] = []
-        previous: Block | None = None
         blocks = split_blocks(source)
         for index, block in enumerate(blocks):
             top = not (open_top and index == 0)
@@ -250,18 +251,15 @@ class BlockRenderer:
                 else:
                     content = _render_rich(block.text, width, console, theme, surface)
             rendered[key] = content
-            if previous is not None:
-                # Rich's spacing: a blank line between blocks, none after a rule.
-                gap = previous.kind != "hr"
-                pieces.append("\n\n" if gap else "\n")
-                kinds += ["text"] if gap else []
+            if pieces:
+                pieces.append("\n\n")  # one blank line between blocks
+                kinds.append("text")
             pieces.append(content)
             rows = content.plain.count("\n") + 1
             if block.kind in ("fence", "code_block"):
                 kinds += ["pad"] * top + ["code"] * (rows - top - bottom) + ["pad"] * bottom
             else:
                 kinds += ["text"] * rows
-            previous = block
         self._blocks = rendered
         self.line_kinds = kinds
         return Content.assemble(*pieces) if pieces else Content()
@@ -351,8 +349,12 @@ def _render_rich(source: str, width: int, console: Console, theme: Theme, surfac
     options = console.options.update(width=width, height=None)
     with console.use_theme(theme):
         lines = console.render_lines(markdown, options, pad=False, new_lines=False)
+    # Rich opens some blocks with a blank line (a list) and ends some with one (a rule,
+    # a table): the spacing between blocks is the renderer's.
     while lines and _blank(lines[0]):
-        del lines[0]  # Rich opens some blocks (a list) with a blank line
+        del lines[0]
+    while lines and _blank(lines[-1]):
+        del lines[-1]
     text = Text("\n").join(_line_text(line) for line in lines)
     return Content.from_rich_text(text, console)
 
