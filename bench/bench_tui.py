@@ -396,6 +396,8 @@ async def stream_once(
             await pilot.pause()
             screen = app.session
             assert isinstance(screen, SessionScreen)
+            if HEAP.installed:
+                HEAP.freeze()  # as the app does once its services are ready
             for i in range(len(earlier)):
                 await screen.handle_input(f"prompt {i}: list the files and explain")
                 await wait_idle(pilot)
@@ -542,6 +544,8 @@ async def memory_once(blocks: int) -> dict[str, Any]:
             await pilot.pause()
             screen = app.session
             assert isinstance(screen, SessionScreen)
+            if HEAP.installed:
+                HEAP.freeze()  # as the app does once its services are ready
             peak = before
             for i in range(len(turns)):
                 await screen.handle_input(f"prompt {i}: list the files and explain")

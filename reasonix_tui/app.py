@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
 from typing import ClassVar
@@ -95,7 +94,7 @@ class ReasonixApp(App[int]):
             self.exit(return_code=STARTUP_FAILED)
             return
         if self.heap is not None:
-            gc.freeze()  # config, schemas, tools: alive for the whole session
+            self.heap.freeze()  # config, schemas, tools: alive for the whole session
         self._serve()
         session = self.session
         if session is not None:

@@ -40,6 +40,12 @@ class HeapPolicy:
         gc.callbacks.append(self._after_collection)
         self.installed = True
 
+    def freeze(self) -> None:
+        """Freeze what is alive now and count growth from here (start-up is done: the
+        engine's configuration, schemas and tools live as long as the session)."""
+        gc.freeze()
+        self.baseline = gc.get_freeze_count()
+
     def uninstall(self) -> None:
         if self.installed:
             gc.callbacks.remove(self._after_collection)

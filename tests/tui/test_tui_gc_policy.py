@@ -58,6 +58,15 @@ def test_due_only_past_the_bound(policy) -> None:
     del keep
 
 
+def test_freezing_at_ready_counts_growth_from_there(policy) -> None:
+    keep = [Node() for _ in range(2_000)]
+    gc.collect()
+    assert policy.growth >= 2_000
+    policy.freeze()  # the app does this once its services are built
+    assert policy.growth == 0
+    del keep
+
+
 class CountingHeap:
     """Stands in for HeapPolicy inside the app: what it is asked to do."""
 
