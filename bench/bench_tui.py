@@ -403,6 +403,8 @@ async def stream_once(
                 await wait_idle(pilot)
             for runner in services.runners:
                 runner.event_delay = delay
+            # The user has just typed the prompt: not an idle moment (no compaction).
+            app.last_input = time.monotonic()
             ticker = StallTicker()
             ticker.start()
             await asyncio.sleep(0.05)
