@@ -158,16 +158,22 @@ def markdown_theme(colors: Mapping[str, str]) -> Theme:
 
 
 def _top_level(source: str) -> list[Token]:
-    from markdown_it import MarkdownIt
-
-    global _parser
+    """Parsed once per text: a streamed piece asks twice (where to cut the segment,
+    then what to render), with the same text."""
+    global _parser, _last_parse
+    if _last_parse is not None and _last_parse[0] == source:
+        return _last_parse[1]
     if _parser is None:
+        from markdown_it import MarkdownIt
+
         _parser = MarkdownIt().enable("strikethrough").enable("table")  # as Rich parses
-    return [
+    tokens = [
         token
         for token in _parser.parse(source)
         if token.level == 0 and token.nesting >= 0 and token.map is not None
     ]
+    _last_parse = (source, tokens)
+    return tokens
 
 
 def top_level_blocks(source: str) -> list[Token]:
@@ -176,6 +182,7 @@ def top_level_blocks(source: str) -> list[Token]:
 
 
 _parser: Any = None
+_last_parse: tuple[str, list[Token]] | None = None
 
 
 @dataclass(frozen=True)
