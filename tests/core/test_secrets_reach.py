@@ -33,13 +33,19 @@ TRANSCRIPT_SECRET = "TRANSCRIPT-SECRET-7f3a"
 class _Listener:
     """A loopback HTTP server standing in for the attacker's collector."""
 
-    def __init__(self) -> None:
+    def __init__(self, redirect_to: str | None = None) -> None:
         self.paths: list[str] = []
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 outer.paths.append(self.path)
+                if redirect_to is not None:
+                    self.send_response(302)
+                    self.send_header("Location", redirect_to)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
                 self.end_headers()
@@ -190,6 +196,26 @@ async def test_web_fetch_allowed_by_a_domain_rule_reaches_the_listener(
     assert collector.paths == ["/page"]
 
 
+async def test_an_allowed_host_cannot_redirect_the_fetch_to_another_host(
+    var_home: Path, workspace: Path, server, collector: _Listener
+) -> None:
+    _config(var_home, server.base_url, bash="off")
+    # "localhost" is another host name than the approved 127.0.0.1, as evil.example
+    # would be after an open redirect on an approved site.
+    bouncer = _Listener(redirect_to=f"http://localhost:{collector.port}/?k=stolen")
+    try:
+        url = f"http://127.0.0.1:{bouncer.port}/go"
+        server.enqueue(Reply(tool_calls=[_call("web_fetch", url=url)]), Reply(content="done"))
+        async with runtime(workspace, allowed_tools=["WebFetch(domain:127.0.0.1)"]) as rt:
+            events = await run_turn(rt, "fetch")
+    finally:
+        bouncer.close()
+    (result,) = _results(events)
+    assert bouncer.paths == ["/go"]
+    assert collector.paths == []
+    assert "a different host; not followed" in result.result
+
+
 # -- reads outside the workspace -----------------------------------------------------
 
 
@@ -316,6 +342,40 @@ async def test_read_deny_rule_is_not_bypassed_by_grep_glob_or_ls(
     shown = "\n".join(r.result for r in results)
     assert ".env" not in shown.replace("Read(.env)", "")
     assert "public.txt" in shown  # the rest of the tree is still listed
+
+
+@needs_bwrap
+async def test_sandbox_masks_every_default_secret_file_and_folder(
+    var_home: Path, workspace: Path, server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _config(var_home, server.base_url)
+    user_home = var_home.parent / "user"  # outside /tmp, like a real home
+    secrets = [
+        ".ssh/id_ed25519",
+        ".aws/credentials",
+        ".config/gh/hosts.yml",
+        ".netrc",
+        ".git-credentials",
+        ".docker/config.json",
+        ".kube/config",
+        ".gnupg/private-keys-v1.d/key.key",
+    ]
+    for rel in secrets:
+        (user_home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (user_home / rel).write_text(f"PRIVATE-{rel}\n")
+    (user_home / ".config" / "other.conf").write_text("visible-config\n")
+    (user_home / "linked-ssh").symlink_to(user_home / ".ssh")
+    monkeypatch.setenv("HOME", str(user_home))
+    command = "; ".join(f"cat ~/{rel}" for rel in secrets)
+    command += "; cat ~/linked-ssh/id_ed25519; cat ~/.config/other.conf; ls -a ~/.ssh ~/.kube"
+    server.enqueue(Reply(tool_calls=[_call("bash", command=command)]), Reply(content="done"))
+    async with runtime(workspace, allowed_tools=["Bash"]) as rt:
+        events = await run_turn(rt, "read keys")
+    (result,) = _results(events)
+    assert "PRIVATE-" not in result.result, result.result
+    listed = [line.strip() for line in result.result.splitlines()]
+    assert "id_ed25519" not in listed and "config" not in listed  # ls shows empty folders
+    assert "visible-config" in result.result  # only the secrets are masked, not ~/.config
 
 
 # -- builder wiring ------------------------------------------------------------------
