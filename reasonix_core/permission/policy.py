@@ -217,7 +217,8 @@ class Policy:
         return next((f for f in self.forbid_read if _within(path, f)), None)
 
     def read_denied(self, tool: str, path: Path | str) -> bool:
-        """True when ``tool`` must not see ``path``: a deny rule or forbid_read covers it.
+        """True when ``tool`` must not see ``path``: a deny rule or forbid_read
+        covers it, or it is a symlink in a readable folder pointing out of them.
 
         For walking tools (ls, glob, grep): an entry met inside an allowed
         folder is skipped when reading it directly would be denied. The path
@@ -232,7 +233,12 @@ class Policy:
         found = os.path.abspath(text)
         candidates = [found]
         if os.path.islink(found):
-            candidates.append(_real(found))
+            target = _real(found)
+            if self._readable(found) and not self._readable(target):
+                # A link planted in the workspace must not carry a search to a
+                # file outside that reading it by name would have to ask for.
+                return True
+            candidates.append(target)
         rules = [rule for rule in self.deny if rule.applies_to(tool)]
         for candidate in candidates:
             if self._protected(candidate) is not None:

@@ -459,3 +459,24 @@ def test_permissions_check_explains_outside_reads_and_fetches(
     proc = _cli(workspace, "permissions", "check", "web_fetch", "https://example.com/?k=1")
     assert "decision: ask" in proc.stdout
     assert "session scope: WebFetch(domain:example.com)" in proc.stdout
+
+
+async def test_a_planted_symlink_does_not_carry_grep_outside_the_workspace(
+    configured, workspace: Path, outside: Path
+) -> None:
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "notes.md").symlink_to(outside / "notes.txt")
+    (workspace / "docs" / "inside.md").symlink_to(workspace / "real.md")
+    (workspace / "real.md").write_text("outside-content-42 is quoted here\n")
+    configured.enqueue(
+        Reply(tool_calls=[_call("grep", pattern="outside-c.ntent")]),
+        Reply(tool_calls=[_call("grep", pattern="outside-c.ntent", path="docs")]),
+        Reply(tool_calls=[_call("read_file", path="docs/notes.md")]),
+        Reply(content="done"),
+    )
+    async with runtime(workspace) as rt:
+        events = await run_turn(rt, "search")
+    whole, docs, read = _results(events)
+    assert "docs/inside.md:1:" in whole.result and "real.md:1:" in whole.result
+    assert "notes.md" not in whole.result and "notes.md" not in docs.result
+    assert read.outcome == "denied"  # by name it asks; headless refuses
