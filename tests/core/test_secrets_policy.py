@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.agent.builder import RunSettings, build_policy, protected_paths
+from reasonix_core.agent.builder import RunSettings, build_policy
 from reasonix_core.config import load_config
 from reasonix_core.permission import Policy, Verdict, explain
 from reasonix_core.permission.approver import FailClosedApprover
@@ -157,6 +157,8 @@ async def test_headless_refusal_says_how_to_allow(places: dict[str, Path]) -> No
 
 
 def test_protected_paths_cover_home_and_credentials(tmp_path: Path) -> None:
+    from reasonix_core.agent.builder import protected_paths
+
     home = Path.home()
     rx_home = tmp_path / "rx"
     config = load_config(tmp_path / "ws", home=rx_home).config
@@ -167,6 +169,8 @@ def test_protected_paths_cover_home_and_credentials(tmp_path: Path) -> None:
 
 
 def test_a_workspace_inside_a_protected_folder_keeps_the_rest_protected(tmp_path: Path) -> None:
+    from reasonix_core.agent.builder import protected_paths
+
     rx_home = tmp_path / "rx"
     ws = rx_home / "projects" / "mine"
     ws.mkdir(parents=True)
