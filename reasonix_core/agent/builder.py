@@ -156,12 +156,19 @@ def _carve(secret: Path, workspace: Path) -> list[Path]:
 
 
 def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
-    """Folders read-family tools reach without asking, besides the workspace:
-    ``--add-dir`` and ``[permissions] additional_directories``."""
+    """Folders read-family tools reach without asking, besides the workspace
+    (and the session temp dir, added once it exists): ``--add-dir``,
+    ``[permissions] additional_directories`` and the ``[sandbox] allow_write``
+    roots (a folder tools may write is one they may read)."""
     roots: list[Path] = []
-    for entry in [*settings.add_dirs, *config.permissions.additional_directories]:
+    entries = [
+        *settings.add_dirs,
+        *config.permissions.additional_directories,
+        *config.sandbox.allow_write,
+    ]
+    for entry in entries:
         p = Path(os.path.expanduser(os.fspath(entry)))
-        roots.append(p if p.is_absolute() else settings.workspace / p)
+        roots.append(p if p.is_absolute() else workspace / p)
     return roots
 
 

@@ -201,3 +201,22 @@ def test_explain_names_the_new_reasons(places: dict[str, Path]) -> None:
     text = explain(policy, "Read", str(secret / "id_rsa"))
     assert "decision: deny" in text and "protected" in text
     assert "decision: allow" in explain(policy, "read_file", "src/a.py")
+
+
+def test_writable_roots_and_additional_directories_are_readable(tmp_path: Path) -> None:
+    ws, shared, scratch, cli = (tmp_path / n for n in ("ws", "shared", "scratch", "cli"))
+    for d in (ws, shared, scratch, cli, tmp_path / "rx"):
+        d.mkdir()
+    # The user's config: a project's own file may not be trusted to widen reads.
+    (tmp_path / "rx" / "config.toml").write_text(
+        f'[permissions]\nadditional_directories = ["{shared}"]\n'
+        f'[sandbox]\nallow_write = ["{scratch}"]\n'
+    )
+    config = load_config(ws, home=tmp_path / "rx").config
+    settings = RunSettings(workspace=ws, add_dirs=[cli])
+    policy = build_policy(config, settings, ws, tmp_path / "rx")
+    for folder in (shared, scratch, cli):
+        assert policy.decide("read_file", True, {"path": str(folder / "a")}).verdict is ALLOW
+    assert policy.decide("read_file", True, {"path": str(tmp_path / "a")}).verdict is ASK
+    # Reads only: a write there is an ordinary writer call (and the sandbox refuses it).
+    assert policy.decide("write_file", False, {"path": str(shared / "a")}).verdict is ASK
