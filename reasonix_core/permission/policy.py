@@ -16,10 +16,10 @@ Precedence is ``deny > ask > allow > fallback``:
 Two fallbacks ask even for tools that change nothing, because what they reach
 is itself the risk: ``web_fetch`` (network egress: a URL can carry whatever the
 model read) and a read-family tool on a path outside the readable roots (the
-workspace, the session temp dir, ``--add-dir`` and ``[permissions]
-additional_directories``). Only an allow rule (``WebFetch(domain:HOST)``,
-``Read(PATH)``), a session grant or preset ``yolo`` allows them; ``auto`` still
-asks, and mode ``deny`` denies them.
+workspace, the session temp dir, ``[sandbox] allow_write``, ``--add-dir`` and
+``[permissions] additional_directories``). Only an allow rule
+(``WebFetch(domain:HOST)``, ``Read(PATH)``), a session grant or preset ``yolo``
+allows them; ``auto`` still asks, and mode ``deny`` (preset ``ask``) denies them.
 
 Protected paths (``forbid_read``: the Reasonix home and the usual credential
 folders, plus the user's list) are denied to every file tool right after the
@@ -366,7 +366,7 @@ class Policy:
         """Egress and outside reads: only yolo allows without a rule; auto still asks."""
         if self.preset == "yolo":
             return Decision(Verdict.ALLOW, None, f"{what}: allowed by preset yolo")
-        if self.mode == "deny":
+        if self.preset == "ask" and self.mode == "deny":
             return Decision(Verdict.DENY, None, f"{what}: denied by mode deny")
         return Decision(
             Verdict.ASK,

@@ -29,6 +29,7 @@ def fetch(policy: Policy, url: str = URL) -> Verdict:
         ({"preset": "yolo"}, ALLOW),
         ({"mode": "allow"}, ASK),  # mode is the writers' fallback, not egress
         ({"mode": "deny"}, DENY),
+        ({"mode": "deny", "preset": "auto"}, ASK),  # mode only speaks under preset ask
         ({"allow": ["WebFetch(domain:127.0.0.1)"]}, ALLOW),
         ({"allow": ["WebFetch"]}, ALLOW),
         ({"allow": ["WebFetch(domain:example.com)"]}, ASK),
