@@ -64,6 +64,10 @@ __all__ = [
 ]
 
 MODES: tuple[str, ...] = ("ask", "allow", "deny")
+#: Protected for file tools only: /proc/<pid>/environ holds this process's
+#: environment (API keys set there), /proc/<pid>/mem its memory. Not a bash
+#: sandbox mask: sandboxed bash gets its own /proc of its own PID namespace.
+PROCESS_VIEWS: tuple[str, ...] = ("/proc",)
 PRESETS: tuple[str, ...] = ("ask", "auto", "yolo")
 
 #: Commands whose second word names the real action, so a session grant for
@@ -213,8 +217,8 @@ class Policy:
         return any(_within(path, root) for root in (str(self.workspace), *self.read_roots))
 
     def _protected(self, path: str) -> str | None:
-        """The ``forbid_read`` entry covering ``path``, or None."""
-        return next((f for f in self.forbid_read if _within(path, f)), None)
+        """The ``forbid_read`` (or process view) entry covering ``path``, or None."""
+        return next((f for f in (*self.forbid_read, *PROCESS_VIEWS) if _within(path, f)), None)
 
     def read_denied(self, tool: str, path: Path | str) -> bool:
         """True when ``tool`` must not see ``path``: a deny rule or forbid_read

@@ -221,3 +221,14 @@ def test_writable_roots_and_additional_directories_are_readable(tmp_path: Path) 
     assert policy.decide("read_file", True, {"path": str(tmp_path / "a")}).verdict is ASK
     # Reads only: a write there is an ordinary writer call (and the sandbox refuses it).
     assert policy.decide("write_file", False, {"path": str(shared / "a")}).verdict is ASK
+
+
+@pytest.mark.parametrize(
+    "path", ["/proc/self/environ", "/proc/self/mem", "/proc/1/environ", "/proc/self/cwd/x"]
+)
+def test_process_views_are_protected_even_in_yolo(tmp_path: Path, path: str) -> None:
+    # The API key may live in this process's environment. /proc/self/cwd is a
+    # link to a real folder and is judged as that folder.
+    policy = Policy(workspace=tmp_path, preset="yolo", allow=["Read"])
+    verdict = policy.decide("read_file", True, {"path": path}).verdict
+    assert verdict is (ALLOW if path.endswith("/x") else DENY)

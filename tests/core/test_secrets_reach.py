@@ -398,11 +398,14 @@ async def test_default_secret_paths_are_forbidden_for_every_tool(
         _call("ls", path="~/.ssh"),
         _call("glob", pattern="~/.config/gh/*"),
         _call("write_file", path="~/.ssh/authorized_keys", content="attacker\n"),
+        _call("read_file", path="/proc/self/environ"),  # the key is in our environment
+        _call("grep", pattern="sk-", path="/proc/self"),
     ]
     configured.enqueue(*(Reply(tool_calls=[c]) for c in calls), Reply(content="done"))
     async with runtime(workspace, permission_mode="yolo", add_dirs=[user_home]) as rt:
         events = await run_turn(rt, "read keys")
     assert _leaked(configured, events, "PRIVATE-KEY-MATERIAL") == []
+    assert _leaked(configured, events, TEST_KEY) == []
     results = _results(events)
     assert all(r.outcome in ("denied", "error") for r in results[:3])
     walked = "\n".join(r.result for r in results[3:7])  # grep ~ (twice), ls, glob
