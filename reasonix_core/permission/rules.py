@@ -596,13 +596,7 @@ class Call:
                 raw = ["."]
             paths = [resolve_path(p, workspace) for p in raw]
             if tool == "glob" and isinstance(args.get("pattern"), str):
-                # The glob's literal leading directory is read too.
-                parts = args["pattern"].split("/")
-                k = next((n for n, p in enumerate(parts) if _GLOB_CHARS & set(p)), len(parts))
-                base = raw[0] if raw else "."
-                lead = "/".join(parts[:k]) or ("/" if args["pattern"].startswith("/") else "")
-                if lead:
-                    paths.append(resolve_path(os.path.join(base, lead), workspace))
+                paths.extend(_glob_leads(args["pattern"], raw[0] if raw else ".", workspace))
             return cls(tool, paths=tuple(dict.fromkeys(paths)))
         return cls(tool)
 
@@ -615,6 +609,26 @@ class Call:
         if self.url is not None:
             return (self.url,)
         return (None,)
+
+
+def _glob_leads(pattern: str, base: str, workspace: Path) -> list[str]:
+    """The literal leading directory of each brace alternative of a glob pattern.
+
+    The glob tool expands ``{a,b}`` and ``~`` before walking, so the policy
+    must too: ``{/etc,x}/*`` reads /etc, not a folder named ``{`` in the
+    workspace.
+    """
+    from reasonix_core.tool.ignore import expand_braces  # lazy: tool imports permission
+
+    leads: list[str] = []
+    for alternative in expand_braces(pattern):
+        alternative = os.path.expanduser(alternative)
+        parts = alternative.split("/")
+        k = next((n for n, p in enumerate(parts) if _GLOB_CHARS & set(p)), len(parts))
+        lead = "/".join(parts[:k]) or ("/" if alternative.startswith("/") else "")
+        if lead:
+            leads.append(resolve_path(os.path.join(base, lead), workspace))
+    return leads
 
 
 # --------------------------------------------------------------------------

@@ -68,6 +68,20 @@ def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
     return sandbox, ledger
 
 
+def read_filter(ctx: ToolContext, tool: str) -> Callable[[Path], bool] | None:
+    """The session's "may ``tool`` not see this path?" check, or None.
+
+    Installed by the runtime as ``ctx.services["read_denied"]`` (the policy's
+    deny rules and protected paths); walking tools skip what it refuses, so a
+    ``Read(.env)`` deny rule cannot be bypassed by listing or searching the
+    folder that holds ``.env``.
+    """
+    check = ctx.services.get("read_denied")
+    if not callable(check):
+        return None
+    return lambda path: bool(check(tool, path))
+
+
 # --------------------------------------------------------------------------- failures
 
 
@@ -486,6 +500,8 @@ class Walker:
     include_hidden: bool = False
     max_depth: int | None = None
     descend: Callable[[tuple[str, ...]], bool] | None = None
+    # Entries this returns True for are skipped silently, like forbid_read ones.
+    hide: Callable[[Path], bool] | None = None
     stop: threading.Event | None = None
     skipped_hidden: int = 0
     skipped_ignored: int = 0
@@ -536,6 +552,8 @@ class Walker:
                 any(is_within(path, f) for f in forbidden)
                 or (is_link and self.sandbox.is_hidden(path))
             ):
+                continue
+            if self.hide is not None and self.hide(path):
                 continue
             if not self.include_hidden and name.startswith("."):
                 self.skipped_hidden += 1

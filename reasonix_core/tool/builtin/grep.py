@@ -7,6 +7,7 @@ import re
 import stat as stat_mod
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from reasonix_core.tool.builtin._fs import (
     Walker,
     decode,
     guarded,
+    read_filter,
     run_reader,
     services,
     split_lines,
@@ -126,6 +128,7 @@ def grep_sync(
     file_filter: _FileFilter | None,
     sandbox: SandboxPolicy,
     stop: threading.Event,
+    hide: Callable[[Path], bool] | None = None,
 ) -> ToolResult:
     try:
         st = os.stat(target)
@@ -147,6 +150,7 @@ def grep_sync(
             root=target,
             sandbox=sandbox,
             include_hidden=file_filter.mentions_hidden if file_filter else False,
+            hide=hide,
             stop=stop,
             time_budget=TIME_BUDGET_SECONDS,
         )
@@ -265,6 +269,7 @@ class Grep:
         # The whole-text prefilter is sound unless the pattern anchors on \A / \Z.
         prefilter = not any(esc in a.pattern for esc in ("\\A", "\\Z", "\\z"))
         file_filter = _FileFilter(a.glob) if a.glob else None
+        hide = read_filter(ctx, self.name)
 
         async def body() -> ToolResult:
             target = sandbox.check_read(a.path or ".")
@@ -278,6 +283,7 @@ class Grep:
                     file_filter,
                     sandbox,
                     stop,
+                    hide,
                 )
             )
 
