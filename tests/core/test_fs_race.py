@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
@@ -35,7 +37,7 @@ from reasonix_core.tool.sandbox import SandboxPolicy
 FILE_TOOLS = ["read_file", "write_file", "edit_file", "multi_edit", "move_file", "ls", "glob"]
 RENAME_EXCHANGE = 2
 AT_FDCWD = -100
-RACE_ROUNDS = 1500
+RACE_ROUNDS = 1000
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="renameat2 is Linux-only")
 
@@ -122,13 +124,15 @@ def _ok_or_error(result: ToolResult, name: str) -> bool:
 
 
 async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> None:
-    """Hole 1: `sub` flips between a directory and a symlink to an outside folder."""
+    """Hole 1: `sub` flips between a directory and a symlink to an outside folder
+    while write_file, edit_file, multi_edit and move_file work under it."""
     sub = arena.ws / "sub"
     sub.mkdir()
     (sub / "y").write_text("same text\n")
     # The outside twin holds the same text, so a redirected edit would pass the
     # observation check and overwrite it.
     (arena.outside / "y").write_text("same text\n")
+    (arena.outside / "m").write_text("outside m\n")  # bait for a redirected move
     (arena.ws / "link").symlink_to(arena.outside, target_is_directory=True)
     before = arena.outside_snapshot()
     assert _ok_or_error(await arena.run("read_file", path="sub/y"), "read_file")
@@ -147,6 +151,17 @@ async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> 
                 state = (state[1], state[0])
             elif "FS_NOT_OBSERVED" in r.text or "FS_STALE_VERSION" in r.text:
                 _ok_or_error(await arena.run("read_file", path="sub/y"), "read_file")
+            attempted += 1
+            edits = [{"old_string": state[0], "new_string": state[1]}]
+            r = await arena.run("multi_edit", path="sub/y", edits=edits)
+            if _ok_or_error(r, "multi_edit"):
+                succeeded += 1
+                state = (state[1], state[0])
+            attempted += 1
+            src, dst = ("sub/x", "sub/m") if i % 2 == 0 else ("sub/m", "sub/x")
+            succeeded += _ok_or_error(
+                await arena.run("move_file", source_path=src, destination_path=dst), "move_file"
+            )
     assert flipper.error is None, os.strerror(flipper.error or 0)
     after = arena.outside_snapshot()
     written_outside = sum(len(v) for k, v in after.items() if before.get(k) != v)
@@ -339,7 +354,7 @@ KILLED_WRITER = textwrap.dedent(
 )
 
 
-async def test_temp_file_of_a_killed_run_is_swept(arena: Arena) -> None:
+def test_temp_file_of_a_killed_run_is_swept(arena: Arena) -> None:
     """Hole 8: a run killed mid-write left a large .rx-*.tmp behind."""
     child = subprocess.Popen(
         [sys.executable, "-c", KILLED_WRITER, str(arena.ws)],
@@ -359,7 +374,7 @@ async def test_temp_file_of_a_killed_run_is_swept(arena: Arena) -> None:
     # A live process's temp file is never touched.
     live = arena.ws / f".rx-{os.getpid()}-00ff.tmp"
     live.write_bytes(b"in flight")
-    r = await arena.run("write_file", path="next.txt", content="n\n")
+    r = anyio.run(functools.partial(arena.run, "write_file", path="next.txt", content="n\n"))
     assert not r.is_error, r.text
     names = sorted(p.name for p in arena.ws.iterdir())
     assert names == sorted([live.name, "next.txt"]), names
@@ -381,3 +396,45 @@ async def test_temp_is_removed_when_publish_fails(
     assert r.is_error and "f.txt" in r.text, r.text
     assert sorted(p.name for p in arena.ws.iterdir()) == ["f.txt"]
     assert (arena.ws / "f.txt").read_text() == "a\n"
+
+
+async def test_realpath_failing_mid_swap_is_an_error_result(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hole 1/7: a fast flipper made ``os.path.realpath`` raise EINVAL (its lstat saw
+    a symlink, its readlink a directory) and the exception crashed the run."""
+    (arena.ws / "sub").mkdir()
+    real_realpath = os.path.realpath
+
+    def flipped_realpath(path: Any, *args: Any, **kwargs: Any) -> str:
+        if "sub" in os.fspath(path):
+            raise OSError(errno.EINVAL, "Invalid argument", os.fspath(path))
+        return real_realpath(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", flipped_realpath)
+    calls = [
+        ("read_file", {"path": "sub/x"}),
+        ("write_file", {"path": "sub/x", "content": "x"}),
+        ("edit_file", {"path": "sub/x", "old_string": "a", "new_string": "b"}),
+        ("multi_edit", {"path": "sub/x", "edits": [{"old_string": "a", "new_string": "b"}]}),
+        ("move_file", {"source_path": "sub/x", "destination_path": "y"}),
+        ("ls", {"path": "sub"}),
+        ("glob", {"pattern": "*", "path": "sub"}),
+    ]
+    for name, args in calls:
+        r = await arena.run(name, **args)
+        assert r.is_error and "sub" in r.text, f"{name}: {r.text}"
+        assert "Invalid argument" in r.text, f"{name}: {r.text}"
+
+
+@pytest.mark.parametrize("path", ["a\x00b", "a\udc80b", "n" * 5000, "loop/x"])
+def test_policy_decision_on_malformed_path_does_not_raise(tmp_path: Path, path: str) -> None:
+    """Hole 7: the permission check resolved the path with realpath before the tool
+    ran, and a NUL byte (ValueError) or a swap (EINVAL) escaped as an exception."""
+    from reasonix_core.permission.policy import Policy
+
+    (tmp_path / "loop").symlink_to("loop")
+    policy = Policy(workspace=tmp_path, deny=["Read(.env)"])
+    for tool, read_only in (("read_file", True), ("write_file", False), ("grep", True)):
+        decision = policy.decide(tool, read_only, {"path": path, "content": "x"})
+        assert decision.verdict is not None

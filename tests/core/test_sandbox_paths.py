@@ -77,7 +77,7 @@ def test_resolve_follows_symlinks_and_dangling_links(layout: tuple[Path, Path, P
     assert p.resolve("alias.py", follow_symlinks=False) == ws.resolve() / "alias.py"
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "\ud800x"])
+@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "\ud800x", "a\udc80b"])
 def test_resolve_rejects_unusable_strings(layout: tuple[Path, Path, Path], bad: str) -> None:
     ws, tmp, _ = layout
     with pytest.raises(PathDenied):
