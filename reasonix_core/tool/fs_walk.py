@@ -253,3 +253,15 @@ def open_final(located: Located) -> int | None:
         return os.open(located.name, FILE_FLAGS, dir_fd=located.dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def opened_path(fd: int) -> Path | None:
+    """The physical path of an open descriptor, as the kernel knows it now;
+    None where it cannot tell (no /proc, a deleted file, a pipe)."""
+    try:
+        text = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    if not text.startswith("/") or text.endswith(" (deleted)"):
+        return None
+    return Path(text)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from reasonix_core.tool.fs_walk import Located, PathUnusable, check_text, locate
+from reasonix_core.tool.fs_walk import Located, PathUnusable, check_text, locate, opened_path
 
 
 class PathDenied(Exception):
@@ -202,6 +202,19 @@ class SandboxPolicy:
         except PathDenied:
             return True
         return self._forbidden(resolved, self.resolved_forbid_read())
+
+    def opened_is_hidden(self, fd: int) -> bool:
+        """True if the file open as ``fd`` lies inside a ``forbid_read`` path.
+
+        Judges what was opened, not the name it was opened by, so a swap
+        between a listing and the open cannot reveal a hidden file. A file whose
+        path the kernel cannot tell counts as hidden when anything is hidden.
+        """
+        forbidden = self.resolved_forbid_read()
+        if not forbidden:
+            return False
+        real = opened_path(fd)
+        return real is None or self._forbidden(real, forbidden)
 
     @staticmethod
     def _forbidden(resolved: Path, forbidden: tuple[Path, ...]) -> bool:

@@ -34,7 +34,16 @@ from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.base import ToolResult
 from reasonix_core.tool.sandbox import SandboxPolicy
 
-FILE_TOOLS = ["read_file", "write_file", "edit_file", "multi_edit", "move_file", "ls", "glob"]
+FILE_TOOLS = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "multi_edit",
+    "move_file",
+    "ls",
+    "glob",
+    "grep",
+]
 RENAME_EXCHANGE = 2
 AT_FDCWD = -100
 RACE_ROUNDS = 1000
@@ -199,6 +208,30 @@ async def test_swapped_directory_never_reveals_forbid_read(arena: Arena) -> None
     print(f"read race: {reads} reads, {flipper.swaps} swaps, {shown} shown, 0 secrets revealed")
     assert flipper.error is None
     assert flipper.swaps > RACE_ROUNDS
+
+
+async def test_swapped_directory_never_lets_grep_read_forbid_read(arena: Arena) -> None:
+    """The same swap under grep's walk: a listed name opened after the swap must not
+    be searched if what was opened is hidden."""
+    secrets_dir = arena.outside / "secrets"
+    secrets_dir.mkdir()
+    (secrets_dir / "x.txt").write_text("TOPSECRET\n")
+    sub = arena.ws / "sub"
+    sub.mkdir()
+    (sub / "x.txt").write_text("harmless\n")
+    (arena.ws / "link").symlink_to(secrets_dir, target_is_directory=True)
+    arena.ctx.services["sandbox"] = SandboxPolicy(
+        workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
+    )
+    searches = 0
+    with Flipper(sub, arena.ws / "link") as flipper:
+        for _ in range(RACE_ROUNDS // 2):
+            searches += 1
+            r = await arena.run("grep", pattern="S.CRET|harmless", path=".")
+            assert "TOPSECRET" not in r.text, "grep revealed a forbid_read file"
+            _ok_or_error(r, "grep")
+    print(f"grep race: {searches} searches, {flipper.swaps} swaps, 0 secrets revealed")
+    assert flipper.error is None
 
 
 # -- malformed paths ---------------------------------------------------------------------------
