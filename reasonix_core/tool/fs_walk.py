@@ -30,7 +30,9 @@ MAX_SYMLINK_HOPS = 40
 MAX_DEPTH = 256
 PATH_MAX = 4096
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_PATH (Linux) needs only search permission on a directory, as a path walk
+# does, so a workspace below an execute-only directory still resolves.
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_PATH", 0) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class PathUnusable(ValueError):
@@ -265,3 +267,13 @@ def opened_path(fd: int) -> Path | None:
     if not text.startswith("/") or text.endswith(" (deleted)"):
         return None
     return Path(text)
+
+
+def list_directory(dir_fd: int) -> list[str]:
+    """The names in the directory open as ``dir_fd`` (which may be an O_PATH
+    descriptor, which cannot be listed itself)."""
+    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)

@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.fs_walk import Located, open_final
+from reasonix_core.tool.fs_walk import Located, list_directory, open_final
 from reasonix_core.tool.ignore import IgnoreMatcher
 from reasonix_core.tool.ledger import (
     FS_ALREADY_EXISTS,
@@ -437,7 +437,7 @@ def sweep_stale_temps(dir_fd: int) -> int:
     same directory does. Returns how many were removed.
     """
     try:
-        names = os.listdir(dir_fd)
+        names = list_directory(dir_fd)
     except OSError:
         return 0
     removed = 0
