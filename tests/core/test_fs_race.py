@@ -121,6 +121,10 @@ def arena(tmp_path: Path) -> Iterator[Arena]:
     yield Arena(ws, tmp, outside, ctx, {t.name: t for t in builtin_tools(FILE_TOOLS)})
 
 
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
 def _ok_or_error(result: ToolResult, name: str) -> bool:
     """True on success; an error result must be an ordinary one, not a crash report."""
     if result.is_error:
@@ -148,6 +152,7 @@ async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> 
 
     attempted = succeeded = 0
     state = ("same text", "other text")
+    fds_before = _open_fds()
     with Flipper(sub, arena.ws / "link") as flipper:
         for i in range(RACE_ROUNDS):
             attempted += 1
@@ -172,6 +177,7 @@ async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> 
                 await arena.run("move_file", source_path=src, destination_path=dst), "move_file"
             )
     assert flipper.error is None, os.strerror(flipper.error or 0)
+    assert _open_fds() == fds_before, "descriptors leaked on some path"
     after = arena.outside_snapshot()
     written_outside = sum(len(v) for k, v in after.items() if before.get(k) != v)
     print(
@@ -199,6 +205,7 @@ async def test_swapped_directory_never_reveals_forbid_read(arena: Arena) -> None
         workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
     )
     reads = shown = 0
+    fds_before = _open_fds()
     with Flipper(sub, arena.ws / "link") as flipper:
         for _ in range(RACE_ROUNDS * 2):
             reads += 1
@@ -207,6 +214,7 @@ async def test_swapped_directory_never_reveals_forbid_read(arena: Arena) -> None
             shown += _ok_or_error(r, "read_file")
     print(f"read race: {reads} reads, {flipper.swaps} swaps, {shown} shown, 0 secrets revealed")
     assert flipper.error is None
+    assert _open_fds() == fds_before, "descriptors leaked on some path"
     assert flipper.swaps > RACE_ROUNDS
 
 
@@ -471,3 +479,13 @@ def test_policy_decision_on_malformed_path_does_not_raise(tmp_path: Path, path: 
     for tool, read_only in (("read_file", True), ("write_file", False), ("grep", True)):
         decision = policy.decide(tool, read_only, {"path": path, "content": "x"})
         assert decision.verdict is not None
+
+
+async def test_a_missing_root_is_never_replaced_by_a_file(arena: Arena) -> None:
+    arena.tmp.rmdir()
+    r = await arena.run("write_file", path=str(arena.tmp), content="x")
+    assert r.is_error and "root" in r.text, r.text
+    assert not arena.tmp.exists()
+    r = await arena.run("write_file", path=str(arena.tmp / "a.txt"), content="x")
+    assert not r.is_error, r.text  # the root itself is created as a directory
+    assert (arena.tmp / "a.txt").read_text() == "x"

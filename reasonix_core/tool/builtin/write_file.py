@@ -60,12 +60,22 @@ def write_sync(
         raise _parent_not_directory(display) from None
     with located:
         same_location(located, path, display)
-        return _write_located(located, display, content, ledger)
+        return _write_located(located, display, content, ledger, sandbox.resolved_write_roots())
 
 
-def _write_located(located: Located, display: str, content: str, ledger: FileLedger) -> ToolResult:
+def _write_located(
+    located: Located,
+    display: str,
+    content: str,
+    ledger: FileLedger,
+    sandbox_roots: tuple[Path, ...],
+) -> ToolResult:
     path = located.path
     loaded = load_current(located, display)
+    if loaded is None and not located.missing and path in sandbox_roots:
+        # A root that does not exist yet: never create a file in its place
+        # (its parent directory lies outside every root).
+        raise ToolFailure(f"cannot write {display}: it is a workspace or sandbox root")
     if loaded is None:
         data = encode(content, TextFormat(), display)
         if located.missing:
