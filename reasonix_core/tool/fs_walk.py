@@ -18,6 +18,7 @@ component is lexical, and a missing tail is kept as names to create.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat as stat_mod
 from dataclasses import dataclass
@@ -259,11 +260,18 @@ def open_final(located: Located) -> int | None:
 
 def opened_path(fd: int) -> Path | None:
     """The physical path of an open descriptor, as the kernel knows it now;
-    None where it cannot tell (no /proc, a deleted file, a pipe)."""
+    None where it cannot tell (a deleted file, a pipe, no /proc nor F_GETPATH)."""
     try:
         text = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
-        return None
+        get_path = getattr(fcntl, "F_GETPATH", None)  # macOS
+        if get_path is None:
+            return None
+        try:
+            raw = fcntl.fcntl(fd, get_path, bytes(1024))
+        except OSError:
+            return None
+        text = os.fsdecode(raw.split(b"\0", 1)[0])
     if not text.startswith("/") or text.endswith(" (deleted)"):
         return None
     return Path(text)

@@ -207,14 +207,15 @@ class SandboxPolicy:
         """True if the file open as ``fd`` lies inside a ``forbid_read`` path.
 
         Judges what was opened, not the name it was opened by, so a swap
-        between a listing and the open cannot reveal a hidden file. A file whose
-        path the kernel cannot tell counts as hidden when anything is hidden.
+        between a listing and the open cannot reveal a hidden file. Where the
+        kernel cannot tell the path (see :func:`opened_path`) only the name
+        check made before the open applies.
         """
         forbidden = self.resolved_forbid_read()
         if not forbidden:
             return False
         real = opened_path(fd)
-        return real is None or self._forbidden(real, forbidden)
+        return real is not None and self._forbidden(real, forbidden)
 
     @staticmethod
     def _forbidden(resolved: Path, forbidden: tuple[Path, ...]) -> bool:
