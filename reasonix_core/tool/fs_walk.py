@@ -137,7 +137,8 @@ def locate(text: str, base: Path, *, follow_final: bool = True) -> Located:
         expanded = os.path.join(os.fspath(base), expanded)
     pending = [p for p in expanded.split("/") if p not in ("", ".")]
     pending.reverse()  # a stack: the next component is pending[-1]
-    # walked[i] is the name of level i; fds[i] its descriptor, None once missing.
+    # walked: the physical names so far. fds[0] is "/" and fds[i + 1] the
+    # descriptor of walked[i], None from the first missing name on.
     walked: list[str] = []
     fds: list[int | None] = [os.open("/", _DIR_FLAGS)]
     hops = 0

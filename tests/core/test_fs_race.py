@@ -192,27 +192,37 @@ async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> 
     assert not list(real.glob(".rx-*.tmp")), "a temp file was left behind"
 
 
-async def test_swapped_directory_never_reveals_forbid_read(arena: Arena) -> None:
-    """Hole 1 for reads: `sub` flips between a directory and a link to a hidden folder."""
+@pytest.mark.parametrize("swapped", ["directory", "file"])
+async def test_swap_never_reveals_forbid_read(arena: Arena, swapped: str) -> None:
+    """Hole 1 for reads: `sub` flips between a directory and a link to a hidden
+    folder, or the file `sub/x` itself flips with a link to a hidden file."""
     secrets_dir = arena.outside / "secrets"
     secrets_dir.mkdir()
     (secrets_dir / "x").write_text("TOPSECRET\n")
     sub = arena.ws / "sub"
     sub.mkdir()
     (sub / "x").write_text("harmless\n")
-    (arena.ws / "link").symlink_to(secrets_dir, target_is_directory=True)
+    if swapped == "directory":
+        pair = (sub, arena.ws / "link")
+        pair[1].symlink_to(secrets_dir, target_is_directory=True)
+    else:
+        pair = (sub / "x", sub / "link")
+        pair[1].symlink_to(secrets_dir / "x")
     arena.ctx.services["sandbox"] = SandboxPolicy(
         workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
     )
     reads = shown = 0
     fds_before = _open_fds()
-    with Flipper(sub, arena.ws / "link") as flipper:
+    with Flipper(*pair) as flipper:
         for _ in range(RACE_ROUNDS * 2):
             reads += 1
             r = await arena.run("read_file", path="sub/x")
             assert "TOPSECRET" not in r.text, "read_file revealed a forbid_read file"
             shown += _ok_or_error(r, "read_file")
-    print(f"read race: {reads} reads, {flipper.swaps} swaps, {shown} shown, 0 secrets revealed")
+    print(
+        f"read race ({swapped}): {reads} reads, {flipper.swaps} swaps, {shown} shown, "
+        "0 secrets revealed"
+    )
     assert flipper.error is None
     assert _open_fds() == fds_before, "descriptors leaked on some path"
     assert flipper.swaps > RACE_ROUNDS
