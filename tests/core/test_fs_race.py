@@ -496,6 +496,13 @@ async def test_a_missing_root_is_never_replaced_by_a_file(arena: Arena) -> None:
     r = await arena.run("write_file", path=str(arena.tmp), content="x")
     assert r.is_error and "root" in r.text, r.text
     assert not arena.tmp.exists()
+    deep = arena.ctx.services["sandbox"] = SandboxPolicy(
+        workspace=arena.ws, temp_dir=arena.tmp, allow_write=(arena.outside / "a" / "b",)
+    )
+    r = await arena.run("write_file", path=str(arena.outside / "a" / "b"), content="x")
+    assert r.is_error and "root" in r.text, r.text
+    assert not (arena.outside / "a").exists()
+    assert deep.write_roots[-1] == arena.outside / "a" / "b"
     r = await arena.run("write_file", path=str(arena.tmp / "a.txt"), content="x")
     assert not r.is_error, r.text  # the root itself is created as a directory
     assert (arena.tmp / "a.txt").read_text() == "x"

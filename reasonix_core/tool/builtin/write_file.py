@@ -72,7 +72,7 @@ def _write_located(
 ) -> ToolResult:
     path = located.path
     loaded = load_current(located, display)
-    if loaded is None and not located.missing and path in sandbox_roots:
+    if loaded is None and path in sandbox_roots:
         # A root that does not exist yet: never create a file in its place
         # (its parent directory lies outside every root).
         raise ToolFailure(f"cannot write {display}: it is a workspace or sandbox root")
