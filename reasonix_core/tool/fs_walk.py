@@ -40,15 +40,19 @@ class PathUnusable(ValueError):
     """The path text itself cannot name a file (empty, NUL byte, lone surrogate)."""
 
 
-def check_text(text: object) -> str:
-    """``text`` if it can name a file, else :class:`PathUnusable` saying why."""
+def check_text(text: object, *, from_disk: bool = False) -> str:
+    """``text`` if it can name a file, else :class:`PathUnusable` saying why.
+
+    ``from_disk`` is for names read from a directory listing, where a
+    surrogate stands for an undecodable byte of a real name and is kept.
+    """
     if not isinstance(text, str):
         raise PathUnusable(f"invalid path {text!r}: expected text")
     if not text.strip():
         raise PathUnusable(f"invalid path {text!r}: empty")
     if "\x00" in text:
         raise PathUnusable(f"invalid path {text!r}: contains a NUL byte")
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
+    if not from_disk and any("\ud800" <= ch <= "\udfff" for ch in text):
         # Surrogates only appear in text decoded from undecodable bytes; a name
         # the model types with one is not valid Unicode and cannot be shown back.
         raise PathUnusable(f"invalid path {text!r}: contains a lone surrogate (not valid Unicode)")

@@ -84,16 +84,19 @@ class SandboxPolicy:
     def resolved_forbid_read(self) -> tuple[Path, ...]:
         return tuple(self._root_path(r) for r in self.forbid_read)
 
-    def resolve(self, path: str | Path, *, follow_symlinks: bool = True) -> Path:
+    def resolve(
+        self, path: str | Path, *, follow_symlinks: bool = True, from_disk: bool = False
+    ) -> Path:
         """Absolute, symlink- and ``..``-free form of ``path``.
 
         Relative paths are relative to the workspace; ``~`` is expanded. A path
         that does not exist yet resolves its deepest existing ancestor and
         appends the rest. With ``follow_symlinks=False`` the final component is
         kept as is (its parent is still resolved), for operating on a link
-        itself rather than its target.
+        itself rather than its target. ``from_disk`` accepts names read from a
+        listing (see :func:`~reasonix_core.tool.fs_walk.check_text`).
         """
-        text = self._usable(path)
+        text = self._usable(path, from_disk=from_disk)
         expanded = os.path.expanduser(text)
         p = Path(expanded)
         if not p.is_absolute():
@@ -103,9 +106,9 @@ class SandboxPolicy:
         return _realpath(p)
 
     @staticmethod
-    def _usable(path: str | Path) -> str:
+    def _usable(path: str | Path, *, from_disk: bool = False) -> str:
         try:
-            return check_text(os.fspath(path))
+            return check_text(os.fspath(path), from_disk=from_disk)
         except PathUnusable as exc:
             raise PathDenied(str(exc)) from None
 
@@ -198,7 +201,7 @@ class SandboxPolicy:
         tools to skip entries silently.
         """
         try:
-            resolved = self.resolve(path)
+            resolved = self.resolve(path, from_disk=True)
         except PathDenied:
             return True
         return self._forbidden(resolved, self.resolved_forbid_read())
