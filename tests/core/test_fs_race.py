@@ -105,11 +105,17 @@ class Arena:
         return result
 
     def outside_snapshot(self) -> dict[str, bytes]:
-        return {
-            str(p.relative_to(self.outside)): p.read_bytes()
-            for p in sorted(self.outside.rglob("*"))
-            if p.is_file()
-        }
+        """Every entry outside: files with their bytes, directories and links marked."""
+        snap: dict[str, bytes] = {}
+        for p in sorted(self.outside.rglob("*")):
+            rel = str(p.relative_to(self.outside))
+            if p.is_symlink():
+                snap[rel] = b"<link>"
+            elif p.is_dir():
+                snap[rel] = b"<dir>"
+            else:
+                snap[rel] = p.read_bytes()
+        return snap
 
 
 @pytest.fixture
@@ -138,7 +144,8 @@ def _ok_or_error(result: ToolResult, name: str) -> bool:
 
 async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> None:
     """Hole 1: `sub` flips between a directory and a symlink to an outside folder
-    while write_file, edit_file, multi_edit and move_file work under it."""
+    while write_file (existing parents and new ones), edit_file, multi_edit and
+    move_file work under it."""
     sub = arena.ws / "sub"
     sub.mkdir()
     (sub / "y").write_text("same text\n")
@@ -172,6 +179,9 @@ async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> 
                 succeeded += 1
                 state = (state[1], state[0])
             attempted += 1
+            r = await arena.run("write_file", path=f"sub/new{i % 7}/deep/z", content="z\n")
+            succeeded += _ok_or_error(r, "write_file")
+            attempted += 1
             src, dst = ("sub/x", "sub/m") if i % 2 == 0 else ("sub/m", "sub/x")
             succeeded += _ok_or_error(
                 await arena.run("move_file", source_path=src, destination_path=dst), "move_file"
@@ -179,10 +189,14 @@ async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> 
     assert flipper.error is None, os.strerror(flipper.error or 0)
     assert _open_fds() == fds_before, "descriptors leaked on some path"
     after = arena.outside_snapshot()
-    written_outside = sum(len(v) for k, v in after.items() if before.get(k) != v)
+    written_outside = sum(
+        len(v) for k, v in after.items() if before.get(k) != v and not v.startswith(b"<")
+    )
+    created_outside = [k for k, v in after.items() if k not in before]
     print(
         f"race: {RACE_ROUNDS} rounds, {flipper.swaps} swaps, {attempted} writes attempted, "
-        f"{succeeded} succeeded, {written_outside} bytes written outside"
+        f"{succeeded} succeeded, {written_outside} bytes written outside, "
+        f"{len(created_outside)} entries created outside"
     )
     assert after == before, "a write landed outside the workspace"
     assert written_outside == 0
