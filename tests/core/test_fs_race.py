@@ -266,6 +266,34 @@ async def test_swapped_directory_never_lets_grep_read_forbid_read(arena: Arena) 
     assert flipper.error is None
 
 
+async def test_swapped_directory_never_lists_forbid_read_names(arena: Arena) -> None:
+    """The same swap under ls and glob: the names inside a hidden folder stay hidden."""
+    secrets_dir = arena.outside / "secrets"
+    secrets_dir.mkdir()
+    (secrets_dir / "SECRETNAME.txt").write_text("k\n")
+    sub = arena.ws / "sub"
+    sub.mkdir()
+    (sub / "plain.txt").write_text("p\n")
+    (arena.ws / "link").symlink_to(secrets_dir, target_is_directory=True)
+    arena.ctx.services["sandbox"] = SandboxPolicy(
+        workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
+    )
+    listings = 0
+    with Flipper(sub, arena.ws / "link") as flipper:
+        for _ in range(RACE_ROUNDS // 2):
+            for name, args in (
+                ("ls", {"path": "sub"}),
+                ("ls", {"path": ".", "recursive": True}),
+                ("glob", {"pattern": "**/*.txt"}),
+            ):
+                listings += 1
+                r = await arena.run(name, **args)
+                assert "SECRETNAME" not in r.text, f"{name} listed a forbid_read folder"
+                _ok_or_error(r, name)
+    print(f"listing race: {listings} listings, {flipper.swaps} swaps, 0 hidden names shown")
+    assert flipper.error is None
+
+
 # -- malformed paths ---------------------------------------------------------------------------
 
 

@@ -572,7 +572,6 @@ def record_write(ledger: FileLedger, located: Located, data: bytes) -> None:
 
 @dataclass(slots=True)
 class Entry:
-    entry: os.DirEntry[str]
     path: Path
     parts: tuple[str, ...]
     is_dir: bool
@@ -616,16 +615,15 @@ class Walker:
             matcher = IgnoreMatcher.for_directory(self.root, stop_at=self.sandbox.root)
         else:
             matcher = IgnoreMatcher()
-        stack: list[tuple[Iterator[os.DirEntry[str]], tuple[str, ...], IgnoreMatcher]] = [
-            (self._list(self.root), (), matcher)
-        ]
+        stack: list[tuple[Iterator[tuple[str, bool, bool]], tuple[str, ...], IgnoreMatcher]]
+        stack = [(self._list(self.root), (), matcher)]
         deadline = time.monotonic() + self.time_budget
         while stack:
             if self.stop is not None and self.stop.is_set():
                 return
             it, parts, m = stack[-1]
-            e = next(it, None)
-            if e is None:
+            listed = next(it, None)
+            if listed is None:
                 stack.pop()
                 continue
             self.visited += 1
@@ -634,16 +632,11 @@ class Walker:
             ):
                 self.truncated = True
                 return
-            name = e.name
-            try:
-                is_link = e.is_symlink()
-                is_dir = not is_link and e.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
+            name, is_link, is_dir = listed
             if is_dir and name in SKIP_DIRS:
                 self.skipped_dirs.add(name)
                 continue
-            path = Path(e.path)
+            path = self.root.joinpath(*parts, name)
             if is_dir and path in PSEUDO_FS:
                 continue
             if forbidden and (
@@ -658,7 +651,7 @@ class Walker:
                 self.skipped_ignored += 1
                 continue
             rel = (*parts, name)
-            yield Entry(e, path, rel, is_dir, is_link)
+            yield Entry(path, rel, is_dir, is_link)
             if (
                 is_dir
                 and (self.max_depth is None or len(rel) < self.max_depth)
@@ -667,14 +660,40 @@ class Walker:
                 child = m.child(path) if self.gitignore else m
                 stack.append((self._list(path), rel, child))
 
-    def _list(self, directory: Path) -> Iterator[os.DirEntry[str]]:
+    def _list(self, directory: Path) -> Iterator[tuple[str, bool, bool]]:
+        """``(name, is_symlink, is_dir)`` for the entries of ``directory``, by name.
+
+        Listed through a descriptor whose real path is judged against
+        ``forbid_read``: a parent swapped for a symlink since the walk saw it
+        must not reveal the names in a hidden folder.
+        """
         try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda d: d.name)
+            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             self.unreadable += 1
             return iter(())
-        return iter(entries)
+        listed = []
+        try:
+            if self.sandbox.opened_is_hidden(fd):
+                return iter(())
+            # The entry types are read while the descriptor is open (a DirEntry
+            # from a descriptor stats through its number, which is closed below).
+            with os.scandir(fd) as it:
+                for e in it:
+                    try:
+                        is_link = e.is_symlink()
+                        listed.append(
+                            (e.name, is_link, not is_link and e.is_dir(follow_symlinks=False))
+                        )
+                    except OSError:
+                        continue
+        except OSError:
+            self.unreadable += 1
+            return iter(())
+        finally:
+            os.close(fd)
+        listed.sort()
+        return iter(listed)
 
     def truncated_note(self) -> str:
         if not self.truncated:
