@@ -159,11 +159,19 @@ def suggest_missing(path: Path, sandbox: SandboxPolicy) -> str:
     """A hint for a missing path: similar names in its directory."""
     parent = path.parent
     try:
-        names = [n for n in os.listdir(parent) if not sandbox.is_hidden(parent / n)]
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         return f" (its directory {sandbox.display(parent)} does not exist either)"
     except OSError:
         return ""
+    try:
+        if sandbox.opened_is_hidden(fd):  # swapped for a link to a hidden folder
+            return ""
+        names = [n for n in os.listdir(fd) if not sandbox.is_hidden(parent / n)]
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
     close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
     if not close:
         return ""
