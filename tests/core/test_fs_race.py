@@ -520,7 +520,9 @@ async def test_realpath_failing_mid_swap_is_an_error_result(
         assert "Invalid argument" in r.text, f"{name}: {r.text}"
 
 
-@pytest.mark.parametrize("path", ["a\x00b", "a\udc80b", "n" * 5000, "loop/x"])
+@pytest.mark.parametrize(
+    "path", ["a\x00b", "a\udc80b", "n" * 5000, "loop/x"], ids=["nul", "surrogate", "long", "loop"]
+)
 def test_policy_decision_on_malformed_path_does_not_raise(tmp_path: Path, path: str) -> None:
     """Hole 7: the permission check resolved the path with realpath before the tool
     ran, and a NUL byte (ValueError) or a swap (EINVAL) escaped as an exception."""
