@@ -548,7 +548,14 @@ def _collapse(text: str) -> str:
 def resolve_path(path: str, workspace: Path) -> str:
     """Absolute, symlink-free form of ``path`` (relative to ``workspace``)."""
     expanded = os.path.expanduser(path)
-    return os.path.realpath(os.path.join(os.fspath(workspace), expanded))
+    joined = os.path.join(os.fspath(workspace), expanded)
+    try:
+        return os.path.realpath(joined)
+    except (OSError, ValueError):
+        # A NUL byte, or a component swapped mid-resolution (EINVAL): judge the
+        # lexical form. The tool itself refuses such a path or re-resolves it by
+        # descriptors, and a swap could as well come after this decision.
+        return os.path.normpath(joined)
 
 
 def _resolve_pattern(pattern: str, workspace: Path) -> str:

@@ -64,6 +64,13 @@ class _FileFilter:
         return False
 
 
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 class _Search:
     def __init__(self, regex: re.Pattern[str], prefilter: bool, sandbox: SandboxPolicy) -> None:
         self.regex = regex
@@ -80,16 +87,25 @@ class _Search:
 
     def search_file(self, path: Path) -> None:
         try:
-            st = os.stat(path)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            # The walk listed a name; what matters is the file actually opened
+            # (a directory on the way may have been swapped for a link since).
+            st = os.fstat(fd)
             if not stat_mod.S_ISREG(st.st_mode) or st.st_size == 0:
+                return
+            if self.sandbox.opened_is_hidden(fd):
                 return
             if st.st_size > MAX_FILE_BYTES:
                 self.skipped_large += 1
                 return
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = _read_all(fd)
         except OSError:
             return
+        finally:
+            os.close(fd)
         try:
             text, _ = decode(data)
         except BinaryFile:

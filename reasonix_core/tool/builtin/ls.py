@@ -49,7 +49,7 @@ def _describe(entry: Entry) -> str:
         suffix = "/" if os.path.isdir(entry.path) else ""
         return f"{rel}{suffix} -> {target}"
     try:
-        size = entry.entry.stat(follow_symlinks=False).st_size
+        size = os.lstat(entry.path).st_size
     except OSError:
         return rel
     return f"{rel} ({size} bytes)"
