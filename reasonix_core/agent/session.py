@@ -20,6 +20,7 @@ from typing import Any
 
 from reasonix_core.errors import SessionError
 from reasonix_core.fsutil import atomic_write_text
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,8 @@ class SessionStore:
 
     def _write(self, record: dict[str, Any]) -> None:
         fh = self._open()
-        fh.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        # A lone surrogate from the model must not make the record unwritable.
+        fh.write(dumps_utf8(record, separators=(",", ":")) + "\n")
         fh.flush()
 
     def append(self, message: Message) -> None:
@@ -142,7 +144,7 @@ def checkpoint_path(session_path: Path) -> Path:
 def write_checkpoint(session_path: Path, data: dict[str, Any]) -> None:
     path = checkpoint_path(session_path)
     try:
-        atomic_write_text(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        atomic_write_text(path, dumps_utf8(data, separators=(",", ":")))
     except OSError as exc:
         raise SessionError(f"cannot write context checkpoint {path}: {exc}") from None
 

@@ -37,6 +37,7 @@ import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
@@ -108,7 +109,8 @@ ERROR_TYPE_STATUS = {
 
 
 def _encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
+    return dumps_utf8(value, separators=(",", ":")).encode()
 
 
 def _finite_float(text: str) -> float:

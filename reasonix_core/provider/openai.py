@@ -19,6 +19,7 @@ import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
@@ -61,7 +62,8 @@ DEEPSEEK_MAX_OUTPUT = 393_216
 
 
 def _encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
+    return dumps_utf8(value, separators=(",", ":")).encode()
 
 
 class HttpStreaming:

@@ -42,6 +42,7 @@ import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
@@ -100,7 +101,8 @@ TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "respo
 
 
 def _encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
+    return dumps_utf8(value, separators=(",", ":")).encode()
 
 
 def _text_part(kind: str, text: str) -> dict[str, Any]:
