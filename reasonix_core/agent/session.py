@@ -35,6 +35,9 @@ def workspace_key(workspace: Path) -> str:
     return f"{slug}-{digest}"
 
 
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def new_session_id(now: datetime) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
@@ -89,12 +92,15 @@ class SessionStore:
     @classmethod
     def create(cls, sessions_dir: Path, workspace: Path, header: SessionHeader) -> SessionStore:
         folder = sessions_dir / workspace_key(workspace)
-        folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{header.id}.jsonl"
-        if path.exists():
-            raise SessionError(f"session file already exists: {path}")
-        store = cls(path, header)
-        store._write(header.to_record())
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                raise SessionError(f"session file already exists: {path}")
+            store = cls(path, header)
+            store._write(header.to_record())
+        except OSError as exc:
+            raise SessionError(f"cannot create the session file {path}: {exc.strerror}") from None
         return store
 
     def _open(self) -> Any:
@@ -272,6 +278,9 @@ def open_session(sessions_root: Path, workspace: Path, session_id: str | None) -
             raise SessionError(f"no previous session for workspace {workspace}")
         path = sessions[0].path
     else:
+        if not _SESSION_ID.fullmatch(session_id):
+            # A name, never a path: "../x" must not open (and append to) a file elsewhere.
+            raise SessionError(f"{session_id!r} is not a session id")
         path = session_dir(sessions_root, workspace) / f"{session_id}.jsonl"
         if not path.exists():
             matches = list(sessions_root.glob(f"*/{session_id}.jsonl"))
