@@ -244,3 +244,188 @@ def test_resume_id_is_a_name_not_a_path(tmp_path: Path, bad: str) -> None:
     (tmp_path / "home" / "sessions" / "w").mkdir(parents=True)
     with pytest.raises(SessionError, match="is not a session id"):
         open_session(tmp_path / "home" / "sessions", tmp_path / "ws", bad)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def assert_usage_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reasonix: error: "), proc.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+@pytest.mark.parametrize(
+    ("rules", "bad"),
+    [
+        ("Bash((", "Bash(("),
+        ("Edit Bash(git status", "Bash(git status"),
+        ("Nope(x)", "Nope(x)"),
+        (")(", ")("),
+        ("Read(.env) Bash()", "Bash()"),
+    ],
+)
+def test_malformed_allowed_tools_rule_is_exit_2_naming_it(
+    rules: str, bad: str, workspace: Path, cfg: Any
+) -> None:
+    proc = reasonix(workspace, "run", "hi", "--allowed-tools", rules)
+    assert_usage_error(proc, "--allowed-tools", repr(bad))
+    assert cfg.requests == []
+
+
+def test_malformed_rule_in_the_project_file_is_exit_2_naming_the_file(
+    workspace: Path, cfg: Any
+) -> None:
+    (workspace / "reasonix.toml").write_text('[permissions]\ndeny = ["Read("]\n')
+    proc = reasonix(workspace, "run", "hi")
+    assert_usage_error(proc, "reasonix.toml", "permissions.deny", "'Read('")
+    assert cfg.requests == []
+
+
+def test_deleted_current_directory_is_exit_2(tmp_path: Path, cfg: Any) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for args in (["run", "hi"], ["permissions", "check", "bash", "ls"], ["compact"]):
+        proc = subprocess.run(
+            [
+                *("sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone)),
+                *(sys.executable, "-m", "reasonix_tui.cli", *args),
+            ],
+            env=dict(os.environ, **{TEST_KEY_ENV: TEST_KEY}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        gone.mkdir()
+        assert_usage_error(proc, "the current directory no longer exists")
+    assert cfg.requests == []
+
+
+def test_stdin_that_is_not_utf8_is_exit_2(workspace: Path, cfg: Any) -> None:
+    proc = reasonix(workspace, "run", stdin=b"fix \xff\xfe this")
+    assert_usage_error(proc, "standard input is not valid UTF-8")
+    assert cfg.requests == []
+
+
+def test_prompt_argument_that_is_not_utf8_is_exit_2(workspace: Path, cfg: Any) -> None:
+    proc = subprocess.run(
+        [sys.executable.encode(), b"-m", b"reasonix_tui.cli", b"run", b"fix \xff this"],
+        cwd=workspace,
+        env=dict(os.environ, **{TEST_KEY_ENV: TEST_KEY}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_usage_error(proc, "the prompt is not valid UTF-8")
+    assert cfg.requests == []
+
+
+@pytest.mark.parametrize("where", ["a directory", "a missing folder", "under a file"])
+def test_unwritable_metrics_path_is_exit_2(
+    where: str, workspace: Path, cfg: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "plain").write_text("")
+    path = {
+        "a directory": tmp_path,
+        "a missing folder": tmp_path / "missing" / "m.json",
+        "under a file": tmp_path / "plain" / "m.json",
+    }[where]
+    proc = reasonix(workspace, "run", "hi", "--metrics", str(path))
+    assert_usage_error(proc, "--metrics", str(path))
+    assert cfg.requests == []
+
+
+@pytest.mark.parametrize("value", ["-1", "0"])
+def test_max_steps_below_one_is_exit_2(value: str, workspace: Path, cfg: Any) -> None:
+    proc = reasonix(workspace, "run", "hi", "--max-steps", value)
+    assert_usage_error(proc, "--max-steps")
+    assert cfg.requests == []
+
+
+@pytest.mark.parametrize("which", ["project", "user"])
+def test_config_file_that_is_a_directory_is_exit_2(
+    which: str, workspace: Path, cfg: Any, home: Path
+) -> None:
+    path = workspace / "reasonix.toml" if which == "project" else home / "config.toml"
+    if path.exists():
+        path.unlink()
+    path.mkdir()
+    proc = reasonix(workspace, "run", "hi")
+    assert_usage_error(proc, str(path), "cannot read")
+    assert cfg.requests == []
+
+
+def test_uncreatable_session_folder_is_exit_2(workspace: Path, cfg: Any, home: Path) -> None:
+    (home / "sessions").write_text("not a folder")
+    proc = reasonix(workspace, "run", "hi")
+    assert_usage_error(proc, "cannot create the session file")
+    assert cfg.requests == []
+
+
+def test_resume_id_that_is_a_path_is_exit_2(workspace: Path, cfg: Any) -> None:
+    proc = reasonix(workspace, "run", "-r", "../../../etc/x", "hi")
+    assert_usage_error(proc, "is not a session id")
+    assert cfg.requests == []
+
+
+@pytest.mark.parametrize("where", ["user", "project"])
+def test_provider_without_base_url_is_a_config_error(
+    where: str, workspace: Path, home: Path, server: Any
+) -> None:
+    provider = f'[[providers]]\nname = "nowhere"\nmodels = ["m1"]\napi_key_env = "{TEST_KEY_ENV}"\n'
+    if where == "user":
+        (home / "config.toml").write_text(provider)
+        path = home / "config.toml"
+    else:
+        write_config(home, server.base_url)
+        (workspace / "reasonix.toml").write_text('default_model = "nowhere"\n' + provider)
+        path = workspace / "reasonix.toml"
+    proc = reasonix(workspace, "run", "hi")
+    assert_usage_error(proc, str(path), "'nowhere'", "base_url")
+    assert server.requests == []
+
+
+def test_a_failure_outside_any_tool_still_ends_with_result_and_metrics(
+    workspace: Path, configured: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last resort: an engine bug between steps leaves exit 1, the JSON result and
+    the metrics instead of a traceback."""
+    import io
+
+    from reasonix_core.agent.builder import RunSettings
+    from reasonix_core.agent.context import ContextManager
+    from reasonix_core.headless import HeadlessOptions, run_headless
+
+    (workspace / "a.txt").write_text("a\n")
+    configured.enqueue(  # type: ignore[attr-defined]
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path": "a.txt"}')]),
+    )
+    real_view = ContextManager.view
+    calls = {"n": 0}
+
+    def view_then_break(self: ContextManager, messages: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("boom \ud800")
+        return real_view(self, messages)
+
+    monkeypatch.setattr(ContextManager, "view", view_then_break)
+    out, err = io.StringIO(), io.StringIO()
+    metrics_path = tmp_path / "m.json"
+    options = HeadlessOptions(
+        prompt="go",
+        settings=RunSettings(workspace=workspace),
+        output_format="json",
+        metrics_path=metrics_path,
+    )
+    outcome = anyio.run(lambda: run_headless(options, stdout=out, stderr=err))
+    assert not outcome.ok
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert result["is_error"] is True
+    assert result["result"] == "internal error: RuntimeError: boom \ud800"
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["complete"] is True and metrics["outcome"] == "error"
+    assert metrics["steps"] == 1 and metrics["tool_calls"] == 1
