@@ -142,6 +142,8 @@ class ToolRegistry:
                 "arguments are nested too deeply to parse; "
                 "send a single flat JSON object matching the tool's schema"
             ) from None
+        except ValueError as exc:  # valid JSON Python will not load (a 5,000-digit integer)
+            raise ToolArgumentError(f"arguments cannot be used: {exc}") from None
         if not isinstance(value, dict):
             raise ToolArgumentError(f"arguments must be a JSON object, got {type(value).__name__}")
         return value

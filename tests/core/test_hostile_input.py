@@ -87,6 +87,14 @@ HOSTILE_CALLS = {
         '{"path": ' + "[" * DEEP + "]" * DEEP + "}",
     ),
     "arguments that are not JSON": ("read_file", "{path: a.txt"),
+    "a raw NUL byte in the argument text": ("read_file", '{"path": "a\x00b"}'),
+    "a 5,000-digit integer argument": ("read_file", '{"path": "a", "offset": ' + "9" * 5000 + "}"),
+    "an infinite number argument": ("read_file", '{"path": "a", "limit": 1e400}'),
+    "a NaN argument": ("read_file", '{"path": "a", "offset": NaN}'),
+    "a lone surrogate in the tool name": ("read_file\ud800", "{}"),
+    "an empty tool name": ("", "{}"),
+    "a symlink loop in the path": ("write_file", '{"path": "loop/x", "content": "x"}'),
+    "a FIFO as the path": ("read_file", '{"path": "fifo"}'),
     "arguments that are a JSON array": ("read_file", '["a.txt"]'),
     "an unknown tool": ("no_such_tool", "{}"),
     "a 2 MB argument string": ("read_file", json.dumps({"path": "x" * 2_000_000})),
@@ -98,6 +106,8 @@ def test_hostile_call_is_an_error_result_and_the_run_finishes(
     case: str, workspace: Path, cfg: Any, home: Path, tmp_path: Path
 ) -> None:
     name, arguments = HOSTILE_CALLS[case]
+    os.mkfifo(workspace / "fifo")
+    (workspace / "loop").symlink_to("loop")
     cfg.enqueue(
         Reply(tool_calls=[ToolCallSpec(name, arguments)], arg_chunk=0),
         Reply(content="recovered"),
@@ -174,6 +184,8 @@ def test_lone_surrogate_and_nul_in_model_text_survive_output_and_continue(
 def test_deep_arguments_are_an_argument_error() -> None:
     with pytest.raises(ToolArgumentError, match="nested too deeply"):
         ToolRegistry.parse_arguments("[" * DEEP + "]" * DEEP)
+    with pytest.raises(ToolArgumentError, match="cannot be used"):
+        ToolRegistry.parse_arguments('{"offset": ' + "9" * 5000 + "}")
 
 
 @pytest.mark.parametrize(
