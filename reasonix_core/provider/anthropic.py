@@ -367,7 +367,7 @@ class AnthropicProvider(HttpStreaming):
                 raise StreamInterrupted(f"unexpected line in stream: {event.data[:200]}")
             try:
                 payload = json.loads(event.data)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # also too deep, or numbers too long to load
                 raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
             if not isinstance(payload, dict):
                 raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")

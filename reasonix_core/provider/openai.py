@@ -242,7 +242,7 @@ class OpenAIProvider(HttpStreaming):
                 break
             try:
                 payload = json.loads(event.data)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # also too deep, or numbers too long to load
                 raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
             if not isinstance(payload, dict):
                 raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
@@ -358,7 +358,7 @@ def _error_message(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace").strip()
     try:
         payload = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # also too deep, or numbers too long to load
         return text[:500] or "(empty response body)"
     if isinstance(payload, dict):
         err = payload.get("error")

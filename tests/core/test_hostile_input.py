@@ -178,6 +178,21 @@ def test_lone_surrogate_and_nul_in_model_text_survive_output_and_continue(
     assert second[: len(first)] == first  # the reloaded history is what was sent
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["data: " + "[" * DEEP + "]" * DEEP, "data: " + "9" * 5000],
+    ids=["100,000-deep JSON event", "5,000-digit number event"],
+)
+def test_stream_event_python_cannot_load_is_a_retried_interruption(
+    line: str, workspace: Path, cfg: Any
+) -> None:
+    cfg.enqueue(Reply(content="partial", garbage_line=line), Reply(content="recovered"))
+    proc = reasonix(workspace, "run", "go", "--output-format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["result"] == "recovered"
+    assert len(cfg.requests) == 2  # the broken stream was retried once
+
+
 # --------------------------------------------------------------------------- engine level
 
 
