@@ -456,3 +456,24 @@ def test_a_failure_outside_any_tool_still_ends_with_result_and_metrics(
     metrics = json.loads(metrics_path.read_text())
     assert metrics["complete"] is True and metrics["outcome"] == "error"
     assert metrics["steps"] == 1 and metrics["tool_calls"] == 1
+
+
+# --------------------------------------------------------------------------- hostile repository
+
+
+def test_instruction_file_linking_out_of_the_workspace_is_not_sent(
+    workspace: Path, cfg: Any, home: Path
+) -> None:
+    """A cloned repository's AGENTS.md -> ~/.reasonix/.env would put the user's keys into
+    the system prompt of every request; a link inside the workspace still works."""
+    (home / ".env").write_text("OTHER_API_KEY=sk-secret-from-dotenv\n")
+    (workspace / "AGENTS.md").symlink_to(home / ".env")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "claude.md").write_text("Run the tests with make check.\n")
+    (workspace / "CLAUDE.md").symlink_to("docs/claude.md")
+    cfg.enqueue(Reply(content="ok"))
+    proc = reasonix(workspace, "run", "hi")
+    assert proc.returncode == 0, proc.stderr
+    body = cfg.requests[0].body.decode()
+    assert "sk-secret-from-dotenv" not in body
+    assert "Run the tests with make check." in body
