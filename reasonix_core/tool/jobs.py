@@ -44,10 +44,15 @@ class JobError(ReasonixError):
 
 
 async def spawn(
-    argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | str | None
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None,
+    cwd: Path | str | None,
+    pass_fds: Sequence[int] = (),
 ) -> anyio.abc.Process:
     """Start ``argv`` in its own session (so its process group can be killed),
-    stdin from /dev/null, stderr merged into stdout."""
+    stdin from /dev/null, stderr merged into stdout. ``pass_fds`` are inherited
+    (the sandbox's seccomp filter travels this way)."""
     return await anyio.open_process(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -56,6 +61,7 @@ async def spawn(
         cwd=cwd,
         env=env,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
 
 
@@ -174,10 +180,12 @@ class JobManager:
         env: Mapping[str, str] | None = None,
         cwd: Path | str | None = None,
         command: str | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> str:
         """Start ``argv`` in the background and return its job id (``bash_N``).
 
-        ``command`` is the human-readable command line shown in listings.
+        ``command`` is the human-readable command line shown in listings;
+        ``pass_fds`` are inherited by the process.
         """
         if self._tg is None or self._closed:
             raise JobError("background jobs are not running (the job manager is closed)")
@@ -186,7 +194,7 @@ class JobManager:
                 f"too many background jobs running (limit {self.max_running}); "
                 "stop one with kill_shell first"
             )
-        process = await spawn(argv, env=env, cwd=cwd)
+        process = await spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
         job_id = f"bash_{next(self._ids)}"
         job = _Job(job_id=job_id, command=command or " ".join(argv), process=process)
         self._jobs[job_id] = job

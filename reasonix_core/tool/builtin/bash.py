@@ -10,6 +10,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.git_guard import GitGuard
 from reasonix_core.tool.jobs import (
     DRAIN_SECONDS,
     JobError,
@@ -20,7 +21,12 @@ from reasonix_core.tool.jobs import (
 )
 from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
-from reasonix_core.tool.shell_sandbox import SandboxUnavailable, build_command, sanitized_env
+from reasonix_core.tool.shell_sandbox import (
+    SandboxUnavailable,
+    ShellCommand,
+    prepare_command,
+    sanitized_env,
+)
 
 MAX_TIMEOUT_SECONDS = 600
 HEAD_BYTES = 16 * 1024
@@ -79,6 +85,7 @@ async def run_shell(
     time_limit: float,
     head: int = HEAD_BYTES,
     tail: int = TAIL_BYTES,
+    pass_fds: tuple[int, ...] = (),
 ) -> ShellRun:
     """Run ``argv`` to completion (or ``time_limit`` seconds), collecting bounded output.
 
@@ -87,7 +94,7 @@ async def run_shell(
     its group are stopped when it exits.
     """
     buffer = HeadTail(head, tail)
-    process = await spawn(argv, env=env, cwd=cwd)
+    process = await spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
     timed_out = False
     try:
         drained = anyio.Event()
@@ -182,25 +189,39 @@ class BashTool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: BashArgs = validate_args(BashArgs, args)
         policy = sandbox_policy(ctx)
+        workspace = Path(ctx.workspace)
+        if not await anyio.Path(workspace).is_dir():
+            return ToolResult.error(f"the workspace {workspace} is not a directory")
+        guard = None
+        if policy.bash == "enforce":
+            # Created before the first sandboxed command, so its baseline is clean;
+            # checked before each command too, for what a background job left.
+            guard = await anyio.to_thread.run_sync(GitGuard.for_workspace, workspace)
+            await anyio.to_thread.run_sync(guard.check)
         try:
-            argv = await anyio.to_thread.run_sync(build_command, policy, parsed.command)
+            prepared = await anyio.to_thread.run_sync(prepare_command, policy, parsed.command)
         except SandboxUnavailable as exc:
             return ToolResult.error(
                 f"bash refused to run the command: {exc}", sandbox="unavailable"
             )
-        workspace = Path(ctx.workspace)
-        if not await anyio.Path(workspace).is_dir():
-            return ToolResult.error(f"the workspace {workspace} is not a directory")
-        await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
-        env = shell_env(ctx)
-
-        if parsed.run_in_background:
-            return await self._background(ctx, argv, env, workspace, parsed.command)
-
-        timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
-        timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
-        run = await run_shell(argv, env=env, cwd=workspace, time_limit=timeout)
-        meta = {
+        try:
+            await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
+            env = shell_env(ctx)
+            if parsed.run_in_background:
+                return await self._background(ctx, prepared, env, workspace, parsed.command)
+            timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
+            timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
+            run = await run_shell(
+                prepared.argv,
+                env=env,
+                cwd=workspace,
+                time_limit=timeout,
+                pass_fds=prepared.pass_fds,
+            )
+        finally:
+            prepared.close()
+        findings = await anyio.to_thread.run_sync(guard.check) if guard is not None else []
+        meta: dict[str, Any] = {
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,
             "output_bytes": run.total_bytes,
@@ -208,6 +229,11 @@ class BashTool:
             "sandboxed": policy.bash == "enforce",
         }
         body = run.output.rstrip("\n") or "(no output)"
+        if findings:
+            meta["git_quarantined"] = findings
+            body += "\n[reasonix: git metadata written by this command was set aside: " + (
+                "; ".join(findings) + "]"
+            )
         if run.timed_out:
             text = (
                 f"{body}\n[timed out after {timeout:g} s: the command and its child "
@@ -215,13 +241,13 @@ class BashTool:
             )
             return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
         text = f"{body}\n[exit code {run.exit_code}]"
-        if run.exit_code != 0:
+        if run.exit_code != 0 or findings:
             return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
         return ToolResult(text=text, meta=meta)
 
     @staticmethod
     async def _background(
-        ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path, command: str
+        ctx: ToolContext, prepared: ShellCommand, env: dict[str, str], cwd: Path, command: str
     ) -> ToolResult:
         jobs = ctx.services.get("jobs")
         if not isinstance(jobs, JobManager):
@@ -230,7 +256,9 @@ class BashTool:
                 "run the command in the foreground (run_in_background=false)"
             )
         try:
-            job_id = await jobs.start(argv, env=env, cwd=cwd, command=command)
+            job_id = await jobs.start(
+                prepared.argv, env=env, cwd=cwd, command=command, pass_fds=prepared.pass_fds
+            )
         except JobError as exc:
             return ToolResult.error(str(exc))
         return ToolResult(
