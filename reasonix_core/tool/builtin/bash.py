@@ -142,6 +142,26 @@ def shell_env(ctx: ToolContext) -> dict[str, str]:
     return env
 
 
+def _findings_note(findings: list[str]) -> str:
+    return (
+        "[reasonix: git metadata written in the sandbox was set aside, because host git "
+        "would have run it: " + "; ".join(findings) + "]"
+    )
+
+
+def _with_findings(result: ToolResult, findings: list[str]) -> ToolResult:
+    """``result`` with what the git guard set aside before the command started."""
+    if not findings:
+        return result
+    meta = {**result.meta, "git_quarantined": findings}
+    return ToolResult(
+        text=f"{result.text}\n{_findings_note(findings)}",
+        is_error=result.is_error,
+        outcome=result.outcome,
+        meta=meta,
+    )
+
+
 class BashArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -193,11 +213,12 @@ class BashTool:
         if not await anyio.Path(workspace).is_dir():
             return ToolResult.error(f"the workspace {workspace} is not a directory")
         guard = None
+        findings: list[str] = []
         if policy.bash == "enforce":
             # Created before the first sandboxed command, so its baseline is clean;
             # checked before each command too, for what a background job left.
             guard = await anyio.to_thread.run_sync(GitGuard.for_workspace, workspace)
-            await anyio.to_thread.run_sync(guard.check)
+            findings += await anyio.to_thread.run_sync(guard.check)
         try:
             prepared = await anyio.to_thread.run_sync(prepare_command, policy, parsed.command)
         except SandboxUnavailable as exc:
@@ -208,7 +229,8 @@ class BashTool:
             await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
             env = shell_env(ctx)
             if parsed.run_in_background:
-                return await self._background(ctx, prepared, env, workspace, parsed.command)
+                started = await self._background(ctx, prepared, env, workspace, parsed.command)
+                return _with_findings(started, findings)
             timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
             timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
             run = await run_shell(
@@ -220,7 +242,8 @@ class BashTool:
             )
         finally:
             prepared.close()
-        findings = await anyio.to_thread.run_sync(guard.check) if guard is not None else []
+        if guard is not None:
+            findings += await anyio.to_thread.run_sync(guard.check)
         meta: dict[str, Any] = {
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,
@@ -231,9 +254,7 @@ class BashTool:
         body = run.output.rstrip("\n") or "(no output)"
         if findings:
             meta["git_quarantined"] = findings
-            body += "\n[reasonix: git metadata written by this command was set aside: " + (
-                "; ".join(findings) + "]"
-            )
+            body += "\n" + _findings_note(findings)
         if run.timed_out:
             text = (
                 f"{body}\n[timed out after {timeout:g} s: the command and its child "
