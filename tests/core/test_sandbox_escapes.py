@@ -589,6 +589,28 @@ async def test_ordinary_commands_work_under_the_filter(dirs: tuple[Path, Path]) 
         assert expected in result.text
 
 
+RAW_SYSCALLS = r"""
+import ctypes, platform, sys
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+fd = libc.syscall(425, 4, params)  # io_uring_setup: its SOCKET op skips socket()
+print("io_uring", fd, ctypes.get_errno(), flush=True)
+if platform.machine() == "x86_64" and sys.argv[1:] == ["x32"]:
+    libc.syscall(0x40000000 | 41, 1, 1, 0)  # socket(AF_UNIX) through the x32 ABI
+    print("x32 SURVIVED", flush=True)
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the x32 ABI is x86_64 only")
+async def test_other_syscall_routes_to_sockets_are_closed(dirs: tuple[Path, Path]) -> None:
+    ws, tmp = dirs
+    (ws / "raw.py").write_text(RAW_SYSCALLS)
+    result = await _bash(_ctx(ws, tmp), "python3 raw.py; python3 raw.py x32; echo status $?")
+    assert "io_uring -1 1" in result.text, result.text  # EPERM from the filter
+    assert "SURVIVED" not in result.text
+    assert "status 159" in result.text  # 128 + SIGSYS: killed by the filter
+
+
 async def test_socket_directories_are_masked_with_network_off(
     dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
