@@ -24,10 +24,14 @@ Two mechanisms, because mounts can only protect what already exists:
   ``git clone`` write), it is renamed aside (``*.reasonix-quarantine``) so
   that git no longer finds it, and the tool result says so.
 
-Not covered: a nested repository (``sub/.git``) is not inspected. Host git
-runs a nested repository's settings when the user works inside it, or when
-it is registered in the outer index as a gitlink (``git status`` then
-recurses into it). See docs/PERMISSIONS.md.
+Repositories registered in the workspace's index as gitlinks (submodules and
+embedded repositories: host ``git status`` recurses into each populated one
+and runs its settings) count as git directories of the workspace: protected
+when they exist, judged when they appear.
+
+Not covered: a nested repository that is not in the index (``sub/.git`` the
+outer repository does not track) is not inspected; host git only runs its
+settings when the user runs git inside it. See docs/PERMISSIONS.md.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,6 +47,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from reasonix_core.errors import ReasonixError
+from reasonix_core.tool.sandbox import is_within
+from reasonix_core.tool.system_programs import find_system_program
 
 #: Entries of a git directory that decide what host git executes or which
 #: config it reads. ``info/`` is left writable: attributes there only select
@@ -80,18 +87,91 @@ def _nested_gitdirs(container: Path, depth: int = 0) -> Iterator[Path]:
             yield from _nested_gitdirs(child, depth + 1)
 
 
-def gitdirs(workspace: Path) -> list[Path]:
-    """The workspace's own git directory (if ``.git`` is one) and those inside it."""
-    root = workspace / ".git"
-    if root.is_symlink() or not root.is_dir():
-        return []
-    found = [root]
+def _gitdir_tree(gitdir: Path) -> list[Path]:
+    """``gitdir`` and the git directories under its ``modules`` and ``worktrees``."""
+    found = [gitdir]
     for container in ("modules", "worktrees"):
-        for gitdir in _nested_gitdirs(root / container, 1):
-            found.append(gitdir)
-            if len(found) >= _MAX_GITDIRS:
-                return found
+        found += _nested_gitdirs(gitdir / container, 1)
     return found
+
+
+def _plain(path: Path, workspace: Path) -> bool:
+    """True when ``path`` has no symlink in it and lies inside ``workspace``
+    (binding it writable then grants nothing new)."""
+    return os.path.realpath(path) == str(path) and is_within(path, workspace)
+
+
+_gitlink_cache: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+_gitlink_lock = threading.Lock()
+
+
+def gitlinks(workspace: Path) -> tuple[str, ...]:
+    """Paths of the gitlinks (submodules, embedded repositories) in the
+    workspace's index: host ``git status`` recurses into each populated one and
+    runs its settings.
+
+    Asks the system git (never one found on PATH), with ``core.fsmonitor``
+    off, and only when the index changed since the last answer.
+    """
+    index = workspace / ".git" / "index"
+    try:
+        info = index.stat()
+    except OSError:
+        return ()
+    key = (info.st_ino, info.st_mtime_ns, info.st_size)
+    with _gitlink_lock:
+        cached = _gitlink_cache.get(str(workspace))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+    git = find_system_program("git")
+    if git is None:
+        return ()  # no host git to run anything either
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_DIR=str(workspace / ".git"), GIT_WORK_TREE=str(workspace), GIT_OPTIONAL_LOCKS="0"
+    )
+    try:
+        proc = subprocess.run(
+            [git, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+             "ls-files", "--stage", "-z"],
+            cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+            timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    paths: list[str] = []
+    for record in proc.stdout.split(b"\0"):
+        meta, _, name = record.partition(b"\t")
+        if meta.startswith(b"160000 ") and name:
+            paths.append(os.fsdecode(name))
+    found = tuple(paths)
+    with _gitlink_lock:
+        _gitlink_cache[str(workspace)] = (key, found)
+    return found
+
+
+def _gitlinked_dot_gits(workspace: Path) -> list[Path]:
+    """``<gitlink>/.git`` for every gitlink that has one, inside the workspace."""
+    found = []
+    for name in gitlinks(workspace):
+        dot_git = workspace / name / ".git"
+        if os.path.lexists(dot_git) and is_within(Path(os.path.normpath(dot_git)), workspace):
+            found.append(dot_git)
+    return found
+
+
+def gitdirs(workspace: Path) -> list[Path]:
+    """Every git directory host git may use from the workspace: ``.git`` (if a
+    directory), the nested ones inside it, and those of gitlinked repositories
+    whose ``.git`` is a directory. Symlinked ones are left out."""
+    found: list[Path] = []
+    root = workspace / ".git"
+    if root.is_dir() and not root.is_symlink():
+        found += _gitdir_tree(root)
+        for dot_git in _gitlinked_dot_gits(workspace):
+            if dot_git.is_dir() and _plain(dot_git, workspace):
+                found += _gitdir_tree(dot_git)
+    return found[:_MAX_GITDIRS]
 
 
 def git_binds(workspace: Path) -> list[str]:
@@ -131,6 +211,9 @@ def git_binds(workspace: Path) -> list[str]:
                     argv += ["--ro-bind", str(target), str(target)]
             elif entry.exists():
                 argv += ["--ro-bind", str(entry), str(entry)]
+    for nested in _gitlinked_dot_gits(workspace):
+        if nested.is_file() and _plain(nested, workspace):
+            argv += ["--ro-bind", str(nested), str(nested)]
     return argv
 
 
@@ -252,12 +335,30 @@ class _State:
     dot_git: tuple[int, str] | None
     gitdirs: frozenset[str]
     entries: dict[str, tuple[int, str] | None]
+    # ``<gitlink>/.git`` that are files or symlinks (directories are in gitdirs).
+    linked: dict[str, tuple[int, str] | None]
 
 
 def _state(workspace: Path) -> _State:
     dirs = gitdirs(workspace)
     entries = {str(d / name): _fingerprint(d / name) for d in dirs for name in RISKY_ENTRIES}
-    return _State(_fingerprint(workspace / ".git"), frozenset(map(str, dirs)), entries)
+    linked = {
+        str(p): _fingerprint(p)
+        for p in _gitlinked_dot_gits(workspace)
+        if p.is_symlink() or not p.is_dir()
+    }
+    return _State(_fingerprint(workspace / ".git"), frozenset(map(str, dirs)), entries, linked)
+
+
+def _gitfile_target(gitfile: Path) -> Path | None:
+    try:
+        text = gitfile.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    first = text.splitlines()[0] if text else ""
+    if not first.startswith("gitdir:"):
+        return None
+    return Path(os.path.realpath(gitfile.parent / first[len("gitdir:") :].strip()))
 
 
 def _quarantine(path: Path) -> str:
@@ -313,8 +414,8 @@ class GitGuard:
                 findings.append(self._move(dot_git, f"a new .git appeared ({why})"))
         root = str(dot_git)
         for gitdir in sorted(now.gitdirs - self._baseline.gitdirs):
-            if gitdir == root:
-                continue
+            if gitdir == root or not os.path.lexists(gitdir):
+                continue  # judged with (and maybe moved along with) its parent
             why = _why_harmful(Path(gitdir))
             if why is not None:
                 findings.append(self._move(Path(gitdir), f"a new git directory appeared ({why})"))
@@ -329,8 +430,26 @@ class GitGuard:
             if fingerprint is None or fingerprint == before or _empty_dir(Path(path)):
                 continue  # an empty hooks directory (git_binds makes one) runs nothing
             findings.append(self._move(Path(path), "it was not there before"))
+        for path, fingerprint in now.linked.items():
+            if fingerprint is None or self._baseline.linked.get(path) == fingerprint:
+                continue
+            why = self._why_linked_harmful(Path(path))
+            if why is not None:
+                findings.append(self._move(Path(path), f"a repository git status enters ({why})"))
         self._baseline = _state(ws)
         return findings
+
+    def _why_linked_harmful(self, dot_git: Path) -> str | None:
+        """Judge a new ``<gitlink>/.git`` file: fine when it names a git
+        directory the sandbox already protects, else judged like a new repository."""
+        if dot_git.is_symlink():
+            return "its .git is a symlink"
+        target = _gitfile_target(dot_git)
+        if target is None:
+            return "its .git file names no git directory"
+        if str(target) in self._baseline.gitdirs:
+            return None
+        return _why_harmful(target)
 
     def _move(self, path: Path, why: str) -> str:
         shown = path.relative_to(self.workspace).as_posix()

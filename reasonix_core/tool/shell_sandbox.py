@@ -35,11 +35,12 @@ from reasonix_core.errors import ReasonixError
 from reasonix_core.tool.git_guard import UnsafeGitLayout, git_binds
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 from reasonix_core.tool.seccomp import SeccompUnsupported, filter_fd, unix_socket_filter
+from reasonix_core.tool.system_programs import SYSTEM_BIN_DIRS, find_system_program
 
 BASH = "/bin/bash"
 #: Where bubblewrap is looked for, in order. Root-owned system directories
 #: only: never PATH, the workspace or anything a sandboxed command can write.
-SYSTEM_BWRAP_DIRS: tuple[str, ...] = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
+SYSTEM_BWRAP_DIRS: tuple[str, ...] = SYSTEM_BIN_DIRS
 #: Where host daemons keep their unix sockets (docker, D-Bus, systemd, ssh-agent
 #: under $XDG_RUNTIME_DIR); masked with an empty tmpfs when the network is off.
 SOCKET_DIRS: tuple[str, ...] = ("/run", "/var/run")
@@ -65,11 +66,7 @@ class SandboxUnavailable(ReasonixError):
 
 def find_system_bwrap() -> str | None:
     """The first executable ``bwrap`` in :data:`SYSTEM_BWRAP_DIRS`, else None."""
-    for directory in SYSTEM_BWRAP_DIRS:
-        candidate = os.path.join(directory, "bwrap")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    return find_system_program("bwrap", SYSTEM_BWRAP_DIRS)
 
 
 @functools.cache

@@ -373,6 +373,61 @@ async def test_sandbox_cannot_plant_in_a_submodule(
     assert not marker.exists(), f"host git ran what the sandbox planted ({attack})"
 
 
+# Host `git status` recurses into every populated gitlink of the index and runs
+# that repository's settings, so a nested repository is as dangerous as .git.
+EMBEDDED_ATTACKS: dict[str, str] = {
+    "new embedded repo": (
+        "git init -q sub && git -C sub config core.fsmonitor '{evil}' && "
+        "git -C sub commit -q --allow-empty -m s && git add sub"
+    ),
+    "new embedded repo, gitdir elsewhere": (
+        'mkdir -p sub .cache && git -C sub init -q --separate-git-dir "$PWD/.cache/gd" && '
+        "git -C sub config core.fsmonitor '{evil}' && "
+        "git -C sub commit -q --allow-empty -m s && git add sub"
+    ),
+    "existing embedded repo, config": "git -C vendored config core.fsmonitor '{evil}'",
+    "existing embedded repo, append": (
+        "printf '[core]\\n\\tfsmonitor = \"{evil}\"\\n' >> vendored/.git/config"
+    ),
+    "existing embedded repo, replaced": (
+        "cp -r vendored/.git v && git --git-dir=v config core.fsmonitor '{evil}'; "
+        "mv vendored/.git vendored/.git-old; mv v vendored/.git"
+    ),
+}
+
+
+@needs_git
+@pytest.mark.parametrize("attack", list(EMBEDDED_ATTACKS), ids=list(EMBEDDED_ATTACKS))
+async def test_sandbox_cannot_plant_in_an_embedded_repository(
+    attack: str, dirs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ws, tmp = dirs
+    _init_repo(ws)
+    vendored = ws / "vendored"
+    vendored.mkdir()
+    _init_repo(vendored)
+    _host_git(ws, "add", "vendored")
+    assert _host_git(ws, "commit", "-q", "-m", "vendor").returncode == 0
+    marker = tmp_path / "host-git-ran-it"
+    await _bash(_ctx(ws, tmp), EMBEDDED_ATTACKS[attack].format(evil=_evil(marker)))
+    (vendored / "README").write_text("changed\n")
+    _host_git(ws, "status")
+    assert not marker.exists(), f"host git ran what the sandbox planted ({attack})"
+
+
+@needs_git
+async def test_plain_embedded_repository_made_in_the_sandbox_is_kept(
+    dirs: tuple[Path, Path],
+) -> None:
+    ws, tmp = dirs
+    _init_repo(ws)
+    result = await _bash(
+        _ctx(ws, tmp), "git init -q sub && git -C sub commit -q --allow-empty -m s && git add sub"
+    )
+    assert "git_quarantined" not in result.meta, result.text
+    assert (ws / "sub" / ".git").is_dir()
+
+
 async def test_repo_planted_by_a_background_job_is_set_aside_before_the_next_command(
     dirs: tuple[Path, Path], tmp_path: Path
 ) -> None:
