@@ -185,11 +185,14 @@ def build_command(
     ]  # fmt: skip
     if not policy.network:
         argv += _socket_masks(roots)
-    for root in _depth_sorted(r for r in roots if r.is_dir()):
+    writable = _depth_sorted(r for r in roots if r.is_dir())
+    for root in writable:
         argv += ["--bind", str(root), str(root)]
-    # Git metadata that decides what host git runs later stays out of reach.
+    # Git metadata that decides what host git runs later stays out of reach, in
+    # every writable root (an `allow_write` folder may hold another repository).
     try:
-        argv += git_binds(workspace)
+        for root in writable:
+            argv += git_binds(root)
     except UnsafeGitLayout as exc:
         raise SandboxUnavailable(str(exc)) from None
     # Masks come last so they cover paths inside writable roots too.

@@ -233,6 +233,31 @@ async def test_sandbox_cannot_plant_what_host_git_runs(
 
 
 @needs_git
+async def test_repository_in_an_allow_write_root_is_protected_too(
+    dirs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ws, tmp = dirs
+    extra = tmp_path / "other-project"
+    extra.mkdir()
+    _init_repo(extra)
+    marker = tmp_path / "host-git-ran-it"
+    ctx = _ctx(ws, tmp, allow_write=(extra,))
+    await _bash(
+        ctx,
+        f"cd {extra} && git config core.fsmonitor '{_evil(marker)}'; "
+        f"printf '#!/bin/sh\\n{_evil(marker)}\\n' > .git/hooks/pre-commit; "
+        "chmod +x .git/hooks/pre-commit; echo x > new.txt",
+    )
+    assert (extra / "new.txt").exists()  # the root itself is writable
+    (extra / "README").write_text("changed\n")
+    _host_git(extra, "status")
+    _host_git(extra, "commit", "-q", "-am", "x")
+    assert not marker.exists()
+    await _bash(ctx, f"mv {extra}/.git {extra}/.git-old")
+    assert (extra / ".git").is_dir()
+
+
+@needs_git
 async def test_ordinary_git_work_inside_the_sandbox(dirs: tuple[Path, Path]) -> None:
     ws, tmp = dirs
     _init_repo(ws)
