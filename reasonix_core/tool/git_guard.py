@@ -306,10 +306,10 @@ def _why_harmful(gitdir: Path) -> str | None:
         live = [n for n in names if not n.endswith(".sample")]
         if live:
             return f"it has hooks ({', '.join(sorted(live)[:3])})"
-    for gitdir_inside in _nested_gitdirs(gitdir / "modules", 1):
+    for gitdir_inside in _gitdir_tree(gitdir)[1:]:
         why = _why_harmful(gitdir_inside)
         if why is not None:
-            return f"{gitdir_inside.name}: {why}"
+            return f"{gitdir_inside.relative_to(gitdir).as_posix()}: {why}"
     return None
 
 
@@ -399,7 +399,13 @@ class GitGuard:
     def check(self) -> list[str]:
         """Quarantine what appeared since the baseline; one sentence per finding."""
         with self._lock:
-            return self._check()
+            try:
+                return self._check()
+            except (OSError, ValueError) as exc:  # an unreadable tree must not break bash
+                return [
+                    f"the git metadata check failed ({exc}); inspect .git before running "
+                    "git in this workspace"
+                ]
 
     def _check(self) -> list[str]:
         ws = self.workspace

@@ -441,6 +441,27 @@ async def test_sandbox_cannot_plant_in_an_embedded_repository(
 
 
 @needs_git
+async def test_repo_planted_by_a_cancelled_command_is_set_aside(
+    dirs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ws, tmp = dirs
+    marker = tmp_path / "host-git-ran-it"
+    ctx = _ctx(ws, tmp)
+    command = (
+        f"git init -q && git config core.fsmonitor '{_evil(marker)}' && touch ready && sleep 60"
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_bash, ctx, command)
+        with anyio.fail_after(20):
+            while not (ws / "ready").exists():  # noqa: ASYNC110 - a file, not an event
+                await anyio.sleep(0.02)
+        tg.cancel_scope.cancel()  # the user interrupts the turn
+    assert not (ws / ".git").exists()
+    _host_git(ws, "status")
+    assert not marker.exists()
+
+
+@needs_git
 async def test_plain_embedded_repository_made_in_the_sandbox_is_kept(
     dirs: tuple[Path, Path],
 ) -> None:

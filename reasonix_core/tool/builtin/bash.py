@@ -233,13 +233,20 @@ class BashTool:
                 return _with_findings(started, findings)
             timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
             timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
-            run = await run_shell(
-                prepared.argv,
-                env=env,
-                cwd=workspace,
-                time_limit=timeout,
-                pass_fds=prepared.pass_fds,
-            )
+            try:
+                run = await run_shell(
+                    prepared.argv,
+                    env=env,
+                    cwd=workspace,
+                    time_limit=timeout,
+                    pass_fds=prepared.pass_fds,
+                )
+            except BaseException:
+                # Cancelled mid-command: still set aside what it planted so far.
+                if guard is not None:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(guard.check)
+                raise
         finally:
             prepared.close()
         if guard is not None:
