@@ -282,9 +282,10 @@ def _why_harmful(gitdir: Path) -> str | None:
     harmless, or None for a plain repository."""
     if gitdir.is_symlink() or not gitdir.is_dir():
         return "it is not a plain directory"
-    for name in ("commondir", "config.worktree"):
-        if os.path.lexists(gitdir / name):
-            return f"it has {name}"
+    if os.path.lexists(gitdir / "config.worktree"):
+        return "it has config.worktree"
+    if os.path.lexists(gitdir / "commondir") and not _is_linked_worktree(gitdir):
+        return "it has a commondir"
     config = gitdir / "config"
     if os.path.lexists(config):
         if config.is_symlink() or not config.is_file():
@@ -311,6 +312,21 @@ def _why_harmful(gitdir: Path) -> str | None:
         if why is not None:
             return f"{gitdir_inside.relative_to(gitdir).as_posix()}: {why}"
     return None
+
+
+def _is_linked_worktree(gitdir: Path) -> bool:
+    """True for ``<repo>/worktrees/<name>`` whose ``commondir`` names ``<repo>``,
+    what ``git worktree add`` writes (its config is the repository's own)."""
+    if gitdir.parent.name != "worktrees":
+        return False
+    commondir = gitdir / "commondir"
+    if commondir.is_symlink() or not commondir.is_file():
+        return False
+    try:
+        text = commondir.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError):
+        return False
+    return os.path.realpath(gitdir / text) == os.path.realpath(gitdir.parent.parent)
 
 
 def _empty_dir(path: Path) -> bool:

@@ -204,6 +204,18 @@ GIT_ATTACKS: dict[str, str] = {
         "git config --local extensions.worktreeConfig true; "
         "printf '[core]\\n\\tfsmonitor = \"{evil}\"\\n' > .git/config.worktree"
     ),
+    "worktree with its own commondir": (
+        "git worktree add -q wt -b wt-branch; cp -r .git evil && "
+        "git --git-dir=evil config core.fsmonitor '{evil}'; "
+        'echo "$PWD/evil" > .git/worktrees/wt/commondir; cd wt && git status'
+    ),
+    "new worktree gitdir pointing elsewhere": (
+        "cp -r .git evil && git --git-dir=evil config core.fsmonitor '{evil}'; "
+        "mkdir -p .git/worktrees/x && cp .git/HEAD .git/worktrees/x/ && "
+        'echo "$PWD/evil" > .git/worktrees/x/commondir && '
+        'echo "$PWD/wt2/.git" > .git/worktrees/x/gitdir && mkdir -p wt2 && '
+        'echo "gitdir: $PWD/.git/worktrees/x" > wt2/.git'
+    ),
     "symlink .git elsewhere": (
         "cp -r .git .git-copy && git --git-dir=.git-copy config core.fsmonitor '{evil}'; "
         "mv .git .git-old; ln -s .git-copy .git"
@@ -229,6 +241,9 @@ async def test_sandbox_cannot_plant_what_host_git_runs(
     _host_git(ws, "status")
     _host_git(ws, "add", "README")
     _host_git(ws, "commit", "-q", "-m", "after the sandbox")
+    for linked in ("wt", "wt2"):  # linked worktrees some attacks make
+        if (ws / linked).is_dir():
+            _host_git(ws / linked, "status")
     assert not marker.exists(), f"host git ran what the sandbox planted ({attack})"
 
 
@@ -276,6 +291,10 @@ async def test_ordinary_git_work_inside_the_sandbox(dirs: tuple[Path, Path]) -> 
     assert "on feature" in log
     assert _host_git(ws, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "other"
     assert "git_quarantined" not in result.meta
+    # A linked worktree inside the workspace is ordinary git work too.
+    added = await _bash(ctx, "git worktree add -q wt -b wt-branch && git -C wt status --short")
+    assert not added.is_error, added.text
+    assert "wt" in _host_git(ws, "worktree", "list").stdout
 
 
 @needs_git
