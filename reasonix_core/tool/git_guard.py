@@ -366,6 +366,20 @@ def _state(workspace: Path) -> _State:
     return _State(_fingerprint(workspace / ".git"), frozenset(map(str, dirs)), entries, linked)
 
 
+def _without(state: _State, dot_git: Path, moved: list[str]) -> _State:
+    """``state`` as it is once the ``moved`` paths (and all under them) are gone."""
+
+    def gone(path: str) -> bool:
+        return any(path == m or path.startswith(m + "/") for m in moved)
+
+    return _State(
+        dot_git=None if gone(str(dot_git)) else state.dot_git,
+        gitdirs=frozenset(d for d in state.gitdirs if not gone(d)),
+        entries={p: (None if gone(p) else f) for p, f in state.entries.items()},
+        linked={p: (None if gone(p) else f) for p, f in state.linked.items()},
+    )
+
+
 def _gitfile_target(gitfile: Path) -> Path | None:
     try:
         text = gitfile.read_text(encoding="utf-8", errors="replace")
@@ -401,6 +415,7 @@ class GitGuard:
     def __init__(self, workspace: Path) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         self._lock = threading.Lock()
+        self._moved: list[str] = []  # paths set aside by the running check
         self._baseline = _state(self.workspace)
 
     @classmethod
@@ -426,6 +441,7 @@ class GitGuard:
     def _check(self) -> list[str]:
         ws = self.workspace
         findings: list[str] = []
+        self._moved = []
         now = _state(ws)
         dot_git = ws / ".git"
         if now.dot_git is not None and now.dot_git != self._baseline.dot_git:
@@ -458,7 +474,9 @@ class GitGuard:
             why = self._why_linked_harmful(Path(path))
             if why is not None:
                 findings.append(self._move(Path(path), f"a repository git status enters ({why})"))
-        self._baseline = _state(ws)
+        # The next baseline is what was judged, not a fresh look: something a
+        # background job makes meanwhile is judged at the next check.
+        self._baseline = _without(now, dot_git, self._moved)
         return findings
 
     def _why_linked_harmful(self, dot_git: Path) -> str | None:
@@ -477,6 +495,7 @@ class GitGuard:
         shown = path.relative_to(self.workspace).as_posix()
         try:
             moved = _quarantine(path)
+            self._moved.append(str(path))
         except OSError as exc:
             return (
                 f"{shown}: {why}, and it could not be moved aside ({exc}); "
