@@ -127,11 +127,11 @@ def _depth_sorted(paths: Iterable[Path]) -> list[Path]:
     return sorted(unique, key=lambda p: len(p.parts))
 
 
-def _socket_masks(roots: Iterable[Path]) -> list[str]:
+def _socket_masks() -> list[str]:
     """tmpfs over the host's socket directories (network off).
 
-    A directory holding a write root is left alone (the root would vanish under
-    the tmpfs); the seccomp filter still keeps sockets there out of reach.
+    They come before the write roots are bound, so a root inside one of them
+    (say a session temp dir under ``$XDG_RUNTIME_DIR``) is bound back in.
     """
     dirs = [Path(d) for d in SOCKET_DIRS]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -141,8 +141,6 @@ def _socket_masks(roots: Iterable[Path]) -> list[str]:
     for directory in _depth_sorted(dirs):
         if directory.is_symlink() or not directory.is_dir():
             continue  # /var/run is usually a link to /run, masked already
-        if any(is_within(root, directory) or is_within(directory, root) for root in roots):
-            continue
         argv += ["--tmpfs", str(directory)]
     return argv
 
@@ -184,7 +182,7 @@ def build_command(
         "--tmpfs", "/tmp",
     ]  # fmt: skip
     if not policy.network:
-        argv += _socket_masks(roots)
+        argv += _socket_masks()
     writable = _depth_sorted(r for r in roots if r.is_dir())
     for root in writable:
         argv += ["--bind", str(root), str(root)]

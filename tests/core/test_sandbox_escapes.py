@@ -743,6 +743,11 @@ async def test_socket_directories_are_masked_with_network_off(
         assert off.text.split()[:2] == ["0", "0"], off.text
         on = await _bash(_ctx(ws, tmp, network=True), f"ls -A {runtime}")
         assert "bus" in on.text
+        # A write root inside a masked folder is bound back in.
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(ws.parent))
+        inside = await _bash(_ctx(ws, tmp), "echo kept > kept.txt && cat kept.txt")
+        assert not inside.is_error, inside.text
+        assert (ws / "kept.txt").read_text() == "kept\n"
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
 
