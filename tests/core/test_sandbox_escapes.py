@@ -493,7 +493,7 @@ async def test_plain_embedded_repository_made_in_the_sandbox_is_kept(
     assert (ws / "sub" / ".git").is_dir()
 
 
-async def test_repo_planted_by_a_background_job_is_set_aside_before_the_next_command(
+async def test_repo_planted_by_a_background_job_is_set_aside_when_it_ends(
     dirs: tuple[Path, Path], tmp_path: Path
 ) -> None:
     ws, tmp = dirs
@@ -512,11 +512,53 @@ async def test_repo_planted_by_a_background_job_is_set_aside_before_the_next_com
         with anyio.fail_after(20):
             await jobs._get(job_id).finished.wait()
         assert jobs.status(job_id).exit_code == 0
-        result = await _bash(ctx, "echo next")
-    assert "set aside" in result.text
+        # Set aside when the job ended, before any other call; its output says so.
+        assert not (ws / ".git").exists()
+        assert "set aside" in jobs.read_new(job_id).output
+        _host_git(ws, "status")
+        assert not marker.exists()
+
+        # A job the session kills (end of session) is checked too.
+        slow = await BashTool().execute(
+            {
+                "command": "git init -q && git config core.hooksPath /x && touch ready && sleep 60",
+                "run_in_background": True,
+            },
+            ctx,
+        )
+        with anyio.fail_after(20):
+            while not (ws / "ready").exists():  # noqa: ASYNC110 - a file, not an event
+                await anyio.sleep(0.02)
+    assert jobs.status(slow.meta["job_id"]).status == "killed"
     assert not (ws / ".git").exists()
-    _host_git(ws, "status")
-    assert not marker.exists()
+
+
+async def test_repo_planted_by_a_background_job_is_set_aside_at_the_next_command(
+    dirs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Even without the after-exit check (a job still running), the next call sets it aside."""
+    ws, tmp = dirs
+    marker = tmp_path / "host-git-ran-it"
+    ctx = _ctx(ws, tmp)
+    async with JobManager() as jobs:
+        ctx.services["jobs"] = jobs
+        started = await BashTool().execute(
+            {
+                "command": f"git init -q && git config core.fsmonitor '{_evil(marker)}' "
+                "&& touch ready && sleep 60",
+                "run_in_background": True,
+            },
+            ctx,
+        )
+        with anyio.fail_after(20):
+            while not (ws / "ready").exists():  # noqa: ASYNC110 - a file, not an event
+                await anyio.sleep(0.02)
+        result = await _bash(ctx, "echo next")
+        assert "set aside" in result.text
+        assert not (ws / ".git").exists()
+        _host_git(ws, "status")
+        assert not marker.exists()
+        await jobs.kill(started.meta["job_id"])
 
 
 def test_symlinked_git_dir_is_refused(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -162,6 +163,11 @@ def _with_findings(result: ToolResult, findings: list[str]) -> ToolResult:
     )
 
 
+async def _check_after_job(guard: GitGuard) -> str | None:
+    findings = await anyio.to_thread.run_sync(guard.check)
+    return f"\n{_findings_note(findings)}\n" if findings else None
+
+
 class BashArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -229,7 +235,9 @@ class BashTool:
             await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
             env = shell_env(ctx)
             if parsed.run_in_background:
-                started = await self._background(ctx, prepared, env, workspace, parsed.command)
+                started = await self._background(
+                    ctx, prepared, env, workspace, parsed.command, guard
+                )
                 return _with_findings(started, findings)
             timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
             timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
@@ -275,7 +283,12 @@ class BashTool:
 
     @staticmethod
     async def _background(
-        ctx: ToolContext, prepared: ShellCommand, env: dict[str, str], cwd: Path, command: str
+        ctx: ToolContext,
+        prepared: ShellCommand,
+        env: dict[str, str],
+        cwd: Path,
+        command: str,
+        guard: GitGuard | None,
     ) -> ToolResult:
         jobs = ctx.services.get("jobs")
         if not isinstance(jobs, JobManager):
@@ -283,9 +296,16 @@ class BashTool:
                 "background jobs are not available in this context; "
                 "run the command in the foreground (run_in_background=false)"
             )
+        # Checked when the job ends (or the session kills it), not only at the next call.
+        on_exit = functools.partial(_check_after_job, guard) if guard is not None else None
         try:
             job_id = await jobs.start(
-                prepared.argv, env=env, cwd=cwd, command=command, pass_fds=prepared.pass_fds
+                prepared.argv,
+                env=env,
+                cwd=cwd,
+                command=command,
+                pass_fds=prepared.pass_fds,
+                on_exit=on_exit,
             )
         except JobError as exc:
             return ToolResult.error(str(exc))
