@@ -30,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
         "--permission-mode", choices=("ask", "auto", "yolo"), help="permission preset"
     )
     parser.add_argument(
+        "--add-dir",
+        dest="add_dir",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="let the read tools reach PATH without asking (repeatable; reads only)",
+    )
+    parser.add_argument(
         "-c",
         "--continue",
         dest="continue_last",
@@ -61,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"',
     )
     run.add_argument("--max-steps", type=int, metavar="N", help="stop after N model requests")
+    run.add_argument(
+        "--add-dir",
+        dest="run_add_dir",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="let the read tools reach PATH without asking (repeatable; reads only)",
+    )
     run.add_argument(
         "-c",
         "--continue",
@@ -169,6 +185,9 @@ def _run(args: argparse.Namespace) -> int:
     mode = args.run_permission_mode or args.permission_mode
     if args.auto:
         mode = "auto"
+    add_dirs = _add_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
+    if isinstance(add_dirs, str):
+        return _fail(add_dirs)
     settings = RunSettings(
         workspace=Path.cwd(),
         model=args.run_model or args.model,
@@ -178,6 +197,7 @@ def _run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
         resume_id=args.run_resume or args.resume_id,
+        add_dirs=add_dirs,
     )
     options = HeadlessOptions(
         prompt=prompt,
@@ -189,6 +209,17 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
+def _add_dirs(paths: list[Path]) -> list[Path] | str:
+    """``--add-dir`` values as absolute folders, or the usage error to print."""
+    out: list[Path] = []
+    for path in paths:
+        full = path.expanduser().absolute()
+        if not full.is_dir():
+            return f"--add-dir {path}: not a directory"
+        out.append(full)
+    return out
+
+
 def _permissions_check(args: argparse.Namespace) -> int:
     from reasonix_core.agent.builder import RunSettings, build_policy
     from reasonix_core.config import load_config
@@ -196,7 +227,12 @@ def _permissions_check(args: argparse.Namespace) -> int:
 
     workspace = Path.cwd()
     config = load_config(workspace).config
-    settings = RunSettings(workspace=workspace, permission_mode=args.check_permission_mode)
+    add_dirs = _add_dirs(args.add_dir or [])
+    if isinstance(add_dirs, str):
+        return _fail(add_dirs)
+    settings = RunSettings(
+        workspace=workspace, permission_mode=args.check_permission_mode, add_dirs=add_dirs
+    )
     policy = build_policy(config, settings, workspace)
     sys.stdout.write(explain(policy, args.tool, args.arg) + "\n")
     return EXIT_OK
@@ -349,6 +385,10 @@ def _compact(args: argparse.Namespace) -> int:
 def _tui(args: argparse.Namespace) -> int:
     from reasonix_tui.launch import launch
 
+    add_dirs = _add_dirs(args.add_dir or [])
+    if isinstance(add_dirs, str):
+        return _fail(add_dirs)
+    args.add_dir = add_dirs
     return launch(args)
 
 
