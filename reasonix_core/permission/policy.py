@@ -300,6 +300,10 @@ class Policy:
                     "keys and credentials); no rule or preset lets a tool read or write it",
                 )
 
+        git_refusal = self._git_metadata_refusal(call)
+        if git_refusal is not None:
+            return git_refusal
+
         asked: set[int] = set()
         ask_rule: Rule | None = None
         for rule in self.ask:
@@ -365,6 +369,39 @@ class Policy:
             if why:
                 return Decision(Verdict.ALLOW, None, f"{why}: allowed without asking")
         return Decision(Verdict.ASK, None, "writer falls back to mode ask")
+
+    # -- git metadata ---------------------------------------------------------
+    def _git_metadata_refusal(self, call: Call) -> Decision | None:
+        """Refuse file-tool writes under any ``.git`` unless a rule names ``.git``.
+
+        Hooks and config in a ``.git`` directory run on the host the next time
+        the user runs git, so no preset (not even yolo) and no broad rule such
+        as ``Edit`` or ``Edit(**)`` allows writing there: only an allow or
+        session rule whose path names a ``.git`` component (``Edit(.git/**)``)
+        and matches every such path in the call (both ends of a move).
+        """
+        if call.tool not in EDIT_FAMILY:
+            return None
+        explicit = [
+            rule
+            for rule in (*self._session, *self.allow)
+            if rule.applies_to(call.tool) and rule.specifier and _names_git(rule.specifier)
+        ]
+        for path in call.paths:
+            # Judged inside the workspace, so a workspace that itself lives
+            # under some ``.git`` folder still works.
+            if not _names_git(_shown(path, self.workspace)):
+                continue
+            if any(rule.unit_match(path, self.workspace, loose=False) for rule in explicit):
+                continue
+            shown = _shown(path, self.workspace)
+            return Decision(
+                Verdict.DENY,
+                None,
+                f"{shown} is git metadata: file tools never write under .git (hooks and "
+                "config there run on the host) unless an explicit Edit(.git/**) rule allows it",
+            )
+        return None
 
     def _reach_fallback(self, what: str, how: str) -> Decision:
         """Egress and outside reads: only yolo allows without a rule; auto still asks."""
@@ -472,6 +509,17 @@ class Policy:
                 return literal
             scopes.append(scope)
         return list(dict.fromkeys(scopes))
+
+
+def _names_git(path: str) -> bool:
+    """True when a path (or path rule) has a ``.git`` component (any case: the
+    file systems of macOS and Windows fold it)."""
+    return any(part.lower() == ".git" for part in path.replace("\\", "/").split("/"))
+
+
+def _shown(path: str, workspace: Path) -> str:
+    root = str(workspace).rstrip("/") + "/"
+    return path[len(root) :] if path.startswith(root) else path
 
 
 def _real(path: Path | str) -> str:
