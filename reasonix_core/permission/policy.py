@@ -45,6 +45,7 @@ from reasonix_core.permission.rules import (
     Rule,
     RuleError,
     Segment,
+    WriteTarget,
     covering_rules,
     parse_rule,
     parse_rules,
@@ -508,6 +509,16 @@ class Policy:
             if not rule.unit_match(seg, self.workspace, loose=False):
                 return literal
             scopes.append(scope)
+        # Files the command writes by redirection need an Edit grant of their own.
+        for n, unit in enumerate(call.units()):
+            if isinstance(unit, WriteTarget) and (cover[n] is None or n in asked):
+                try:
+                    grant = parse_rule(f"Edit({unit.path})") if unit.path else None
+                except RuleError:
+                    grant = None
+                if grant is None or not grant.write_match(unit, self.workspace):
+                    return literal
+                scopes.append(grant.text)
         return list(dict.fromkeys(scopes))
 
 
@@ -534,12 +545,12 @@ def _prefix_scope(seg: Segment) -> str | None:
     words = seg.words
     if not words or any(not w or w.isspace() for w in words[:3]):
         return None
-    prefix = [words[0]]
+    prefix = [*seg.assignments, words[0]]
     first = os.path.basename(words[0])
     if first in _PYTHONS and len(words) >= 3 and words[1] == "-m":
-        prefix = list(words[:3])
+        prefix = [*seg.assignments, *words[:3]]
     elif first in MULTIPLEXERS and len(words) >= 2 and not words[1].startswith("-"):
-        prefix = list(words[:2])
+        prefix = [*seg.assignments, *words[:2]]
     if any(_needs_quote(w) for w in prefix):
         return None
     return f"Bash({' '.join(prefix)}:*)"
