@@ -800,6 +800,17 @@ def _rm_forms(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     return forms
 
 
+_GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+
+
+def _git_form(words: tuple[str, ...]) -> tuple[str, ...]:
+    """``git`` without its global options: ``git -C x -c k=v push`` → ``git push``."""
+    k = 1
+    while k < len(words) and words[k].startswith("-"):
+        k += 2 if words[k] in _GIT_VALUE_OPTS else 1
+    return ("git", *words[k:])
+
+
 def _normal_forms(
     words: tuple[str, ...], assignments: tuple[str, ...]
 ) -> tuple[tuple[str, ...], ...]:
@@ -814,6 +825,8 @@ def _normal_forms(
         forms.append(base)
     if base[0] == "rm":
         forms.extend(_rm_forms(base))
+    elif base[0] == "git":
+        forms.append(_git_form(base))
     return tuple(dict.fromkeys(f for f in forms if f != words))
 
 
@@ -873,7 +886,10 @@ def _inner_commands(words: list[_Word]) -> _Inner:
         return found
     if name in _SHELLS:
         k = 1
-        if name == "busybox" and len(words) > 1 and words[1].value in _SHELLS:
+        if name == "busybox" and len(words) > 1:
+            if words[1].value not in _SHELLS:
+                found.commands.append((name, words[1:]))  # busybox APPLET args
+                return found
             k = 2
         has_c = False
         while k < len(words):
