@@ -19,11 +19,18 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from reasonix_core.permission.shell_lexer import ParsedCommand, Redirect, Segment, split_command
+from reasonix_core.permission.shell_lexer import (
+    ParsedCommand,
+    Redirect,
+    Segment,
+    normal_forms,
+    split_command,
+)
 
 __all__ = [
     "EDIT_FAMILY",
@@ -474,7 +481,12 @@ class Rule:
                     return unit.origin == self._words[0]
                 return self._segment_match(unit.full_words, unit.raw)
             # Deny / ask: every spelling of the command bash will run.
-            forms = (unit.words, unit.full_words, *unit.forms)
+            forms = [unit.words, unit.full_words, *unit.forms]
+            program = self._program()
+            if unit.program_glob and program and fnmatchcase(program, unit.program_glob):
+                # /bin/r? -rf x may well be rm: judge it as that program.
+                named = (program, *unit.words[1:])
+                forms += [named, *normal_forms(named, unit.assignments)]
             return any(self._segment_match(f, unit.raw) for f in dict.fromkeys(forms))
         if isinstance(unit, WriteTarget):
             return False
@@ -492,6 +504,15 @@ class Rule:
         if kind == "glob":
             return bool(self._regexes[0].fullmatch(unit))
         return False
+
+    def _program(self) -> str | None:
+        """The program a command rule names (``rm`` for ``Bash(rm -rf*)``)."""
+        if self._kind in ("prefix", "exact") and self._words and self._words[0]:
+            return self._words[0][0]
+        if self._kind == "glob":
+            first = (self.specifier or "").split(maxsplit=1)[0]
+            return first if not _GLOB_CHARS & set(first) else None
+        return None
 
     def _segment_match(self, words: tuple[str, ...], raw: str) -> bool:
         kind = self._kind

@@ -29,6 +29,7 @@ __all__ = [
     "ParsedCommand",
     "Redirect",
     "Segment",
+    "normal_forms",
     "split_command",
 ]
 
@@ -97,7 +98,7 @@ class Segment:
     inside another one (``env rm`` → ``rm``), how it was found; ``origin`` the
     full words of the outermost command it came from. ``opaque``: the command
     runs something the lexer cannot see (``eval "$x"``), so no prefix rule may
-    cover it.
+    cover it. ``program_glob``: the program word when it is a glob.
     """
 
     words: tuple[str, ...]
@@ -108,6 +109,9 @@ class Segment:
     via: str = ""
     origin: tuple[str, ...] = ()
     opaque: bool = False
+    # The program word when it is a glob (``/bin/r?``): deny rules whose
+    # program it could match are checked as if it were that program.
+    program_glob: str | None = None
 
     @property
     def text(self) -> str:
@@ -137,7 +141,22 @@ class ParsedCommand:
 _ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _FD_VAR_RE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _RESERVED = frozenset(
-    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time"}
+    {
+        "!",
+        "{",
+        "}",
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "do",
+        "done",
+        "while",
+        "until",
+        "time",
+        "coproc",
+    }
 )
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789_")
 
@@ -176,6 +195,8 @@ class _Scanner:
         self.depth = depth
         # Pending heredocs: (delimiter, strip tabs, body is expanded).
         self.heredocs: list[tuple[str, bool, bool]] = []
+        # Literal values assigned earlier in the line (``x=rm; $x -rf y``).
+        self.vars: dict[str, str] = {}
 
     # -- word / segment bookkeeping --------------------------------------
     def _start(self, seg: _SegBuilder) -> list[str]:
@@ -222,6 +243,8 @@ class _Scanner:
             w = words[k]
             if w.raw in _RESERVED and not assignments:
                 k += 1
+                if w.raw == "time" and k < len(words) and words[k].raw in ("-p", "--"):
+                    k += 1  # the time keyword's own option
                 continue
             if _ASSIGN_RE.match(w.raw):
                 j = k
@@ -235,13 +258,27 @@ class _Scanner:
         kept = words[k:]
         if not kept and not redirects:
             return
+        if kept and not assignments:
+            self._remember_assignments(kept)
         spans.extend((w.start, w.end) for w in kept)
         first = kept[0].start if kept else min(a for a, _ in spans)
         raw = self.s[first : max(b for _, b in spans)]
         top = _build_segment(
-            kept, raw, tuple(a.raw for a in assignments), tuple(redirects), self.depth
+            kept, raw, tuple(a.raw for a in assignments), tuple(redirects), self.depth, self.vars
         )
         self.out[seg.insert_at : seg.insert_at] = top
+
+    def _remember_assignments(self, words: list[_Word]) -> None:
+        """``x=rm`` on its own: later ``$x -rf y`` in the same line runs ``rm``."""
+        for w in words:
+            m = _ASSIGN_RE.match(w.raw)
+            if m is None:
+                return
+            name = m.group(0).rstrip("+=").split("[")[0]
+            if w.dynamic or m.group(1) is not None or m.group(0).endswith("+="):
+                self.vars.pop(name, None)
+            else:
+                self.vars[name] = w.value[w.value.index("=") + 1 :]
 
     def _new(self) -> _SegBuilder:
         return _SegBuilder(insert_at=len(self.out))
@@ -271,7 +308,7 @@ class _Scanner:
                 self._finish(seg)
                 self.i += 1
                 return
-            if c in " \t\r":
+            if c in " \t":  # not \r: bash reads it as part of a word
                 self._end_word(seg)
                 self.i += 1
             elif c == "\n":
@@ -811,7 +848,7 @@ def _git_form(words: tuple[str, ...]) -> tuple[str, ...]:
     return ("git", *words[k:])
 
 
-def _normal_forms(
+def normal_forms(
     words: tuple[str, ...], assignments: tuple[str, ...]
 ) -> tuple[tuple[str, ...], ...]:
     """Alternatives of ``words`` deny and ask rules are matched against."""
@@ -914,6 +951,19 @@ def _inner_commands(words: list[_Word]) -> _Inner:
             else:
                 found.sources.append((f"{name} -c", words[k].value))
         return found
+    if name == "trap":
+        # trap 'CMD' SIGNAL…: CMD runs later, in this shell.
+        k = 2 if len(words) > 2 and words[1].value == "--" else 1
+        if (
+            len(words) > k + 1
+            and words[k].value not in ("-", "")
+            and not words[k].value.startswith("-")
+        ):
+            if words[k].dynamic:
+                found.opaque = True
+            else:
+                found.sources.append(("trap", words[k].value))
+        return found
     if name == "eval":
         args = words[1:]
         if any(w.dynamic for w in args):
@@ -967,6 +1017,7 @@ def _build_segment(
     assignments: tuple[str, ...],
     redirects: tuple[Redirect, ...],
     depth: int,
+    known_vars: dict[str, str] | None = None,
     via: str = "",
     origin: tuple[str, ...] = (),
 ) -> list[Segment]:
@@ -975,6 +1026,7 @@ def _build_segment(
     full = assignments + words
     origin = origin or full
     inner = _inner_commands(kept) if depth < _MAX_DEPTH else _Inner(opaque=True)
+    _rewritten_commands(kept, known_vars or {}, inner)
     extra: list[Segment] = []
     for how, inner_words in inner.commands:
         k = 0
@@ -983,7 +1035,9 @@ def _build_segment(
             env.append(inner_words[k].raw)
             k += 1
         text = " ".join(w.raw for w in inner_words[k:])
-        extra.extend(_build_segment(inner_words[k:], text, tuple(env), (), depth + 1, how, origin))
+        extra.extend(
+            _build_segment(inner_words[k:], text, tuple(env), (), depth + 1, None, how, origin)
+        )
     for how, source in inner.sources:
         if depth + 1 >= _MAX_DEPTH:
             inner.opaque = True
@@ -1010,12 +1064,105 @@ def _build_segment(
         raw,
         assignments,
         redirects + tuple(inner.writes),
-        _normal_forms(words, assignments),
+        normal_forms(words, assignments),
         via,
         origin if via else (),
         inner.opaque,
+        _program_glob(kept),
     )
     return [head, *extra]
+
+
+def _program_glob(kept: list[_Word]) -> str | None:
+    if not kept or not kept[0].dynamic:
+        return None
+    raw = kept[0].raw
+    if any(ch in raw for ch in "$`'\"\\") or not any(ch in raw for ch in "*?["):
+        return None
+    return os.path.basename(kept[0].value)
+
+
+def _rewritten_commands(kept: list[_Word], known_vars: dict[str, str], found: _Inner) -> None:
+    """Spellings bash rewrites before running: braces, ``$IFS``, a known ``$var``."""
+    if not kept:
+        return
+    raws = [w.raw for w in kept]
+    if any("$IFS" in r or "${IFS}" in r for r in raws):
+        # rm${IFS}-rf${IFS}x: with the default IFS the words split on it.
+        text = " ".join(raws).replace("${IFS}", " ").replace("$IFS", " ")
+        found.sources.append(("IFS", text))
+    program = kept[0].raw
+    for name, value in known_vars.items():
+        if program in (f"${name}", f"${{{name}}}", f'"${name}"', f'"${{{name}}}"'):
+            rest = " ".join(raws[1:])
+            found.sources.append((f"${name}", f"{value} {rest}"))
+            break
+    if any("{" in r and ("," in r or ".." in r) for r in raws):
+        expanded: list[str] = []
+        for w in kept:
+            plain = not any(ch in w.raw for ch in "'\"\\$`")
+            alts = _expand_braces(w.raw) if plain else [w.value]
+            if len(expanded) + len(alts) > 256:
+                return
+            expanded.extend(alts)
+        if expanded != [w.value for w in kept]:
+            fake = [_Word(v, 0, 0, v) for v in expanded]
+            found.commands.append(("brace expansion", fake))
+
+
+def _expand_braces(word: str, start: int = 0) -> list[str]:
+    """Bash brace expansion of one unquoted word: ``-{r,f}`` → ``-r -f``."""
+    depth = 0
+    open_at = -1
+    for i in range(start, len(word)):
+        ch = word[i]
+        if ch == "{":
+            if depth == 0:
+                open_at = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth:
+                continue
+            body = word[open_at + 1 : i]
+            alts = _brace_alternatives(body)
+            if alts is None:
+                return _expand_braces(word, i + 1)
+            out: list[str] = []
+            for alt in alts:
+                out.extend(_expand_braces(word[:open_at] + alt + word[i + 1 :], open_at))
+                if len(out) > 256:
+                    return [word]
+            return out
+    return [word]
+
+
+def _brace_alternatives(body: str) -> list[str] | None:
+    parts: list[str] = []
+    depth = 0
+    cur = 0
+    for i, ch in enumerate(body):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[cur:i])
+            cur = i + 1
+    if parts:
+        return [*parts, body[cur:]]
+    seq = re.fullmatch(r"(-?\d+)\.\.(-?\d+)|([A-Za-z])\.\.([A-Za-z])", body)
+    if seq is None:
+        return None
+    if seq.group(1) is not None:
+        a, b = int(seq.group(1)), int(seq.group(2))
+        if abs(b - a) > 256:
+            return None
+        step = 1 if b >= a else -1
+        return [str(n) for n in range(a, b + step, step)]
+    a, b = ord(seq.group(3)), ord(seq.group(4))
+    step = 1 if b >= a else -1
+    return [chr(n) for n in range(a, b + step, step)]
 
 
 def split_command(command: str) -> ParsedCommand:

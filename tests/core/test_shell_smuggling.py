@@ -28,14 +28,17 @@ CORPUS = Path(__file__).parent / "data" / "shell_rules_corpus.txt"
 BASH = shutil.which("bash")
 
 
+_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\\\": "\\"}
+
+
 def _decode(text: str) -> str:
-    r"""``\n`` → newline, ``\t`` → tab, ``\\`` → backslash; other escapes stay."""
+    r"""``\n`` newline, ``\t`` tab, ``\r`` carriage return, ``\\`` backslash; others stay."""
     out: list[str] = []
     i = 0
     while i < len(text):
         pair = text[i : i + 2]
-        if pair in ("\\n", "\\t", "\\\\"):
-            out.append({"\\n": "\n", "\\t": "\t", "\\\\": "\\"}[pair])
+        if pair in _ESCAPES:
+            out.append(_ESCAPES[pair])
             i += 2
         else:
             out.append(text[i])
@@ -228,6 +231,12 @@ HIDING_PLACES = [
     "echo . | xargs touch MARK",
     "find . -maxdepth 0 -exec touch MARK \\;",
     "true && { touch MARK; }",
+    "true\r#; touch MARK",
+    "{touch,MARK}",
+    "touch${IFS}MARK",
+    "x=touch; $x MARK",
+    "trap 'touch MARK' EXIT",
+    "time -p touch MARK",
     "if true; then touch MARK; fi",
 ]
 
