@@ -619,6 +619,8 @@ def explain(
     call = Call.build(name, args, policy.workspace)
     if call.command is not None and len(call.command.segments) > 1:
         lines.append("segments: " + " | ".join(s.raw for s in call.command.segments))
+    if call.writes:
+        lines.append("writes: " + ", ".join(w.path or w.redirect.raw for w in call.writes))
     if call.paths:
         lines.append("paths: " + ", ".join(call.paths))
     if decision.verdict is Verdict.ASK:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reasonix_core.permission import Policy, Verdict
+from reasonix_core.permission import Policy, Verdict, explain
 from reasonix_core.permission.rules import split_command
 
 ALLOW, ASK, DENY = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
@@ -180,6 +180,14 @@ def test_wrapped_command_needs_its_own_cover(tmp_path: Path) -> None:
     # An exact rule names the wrapped command too.
     exact = Policy(allow=["Bash(timeout 60 pytest -q)"], workspace=tmp_path)
     assert _decide(exact, "timeout 60 pytest -q") is ALLOW
+
+
+def test_explain_lists_redirect_writes(tmp_path: Path) -> None:
+    policy = Policy(allow=["Bash(git status:*)"], workspace=tmp_path)
+    out = explain(policy, "bash", "git status > out.txt 2>&1")
+    assert "decision: ask" in out
+    assert f"writes: {tmp_path.resolve() / 'out.txt'}" in out
+    assert f"session scope: Bash(git status:*) Edit({tmp_path.resolve() / 'out.txt'})" in out
 
 
 def test_redirect_targets_are_exposed() -> None:
