@@ -274,6 +274,19 @@ def _resolve_pattern(pattern: str, workspace: Path) -> str:
 # --------------------------------------------------------------------------
 
 
+def _write_path(target: str | None, workspace: Path, *, moved: bool) -> str | None:
+    """Where a redirection writes, or None when unknown.
+
+    After a ``cd`` a relative target is relative to a directory the lexer
+    does not follow, so only an absolute one is known.
+    """
+    if target is None:
+        return None
+    if moved and not os.path.isabs(os.path.expanduser(target)):
+        return None
+    return resolve_path(target, workspace)
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     """A tool call reduced to what rules look at."""
@@ -292,8 +305,9 @@ class Call:
         if tool == "bash":
             cmd = args.get("command")
             parsed = split_command(cmd if isinstance(cmd, str) else "")
+            moved = parsed.changes_directory
             writes = tuple(
-                WriteTarget(resolve_path(r.target, workspace) if r.target is not None else None, r)
+                WriteTarget(_write_path(r.target, workspace, moved=moved), r)
                 for r in parsed.write_redirects
             )
             return cls(tool, command=parsed, writes=writes)

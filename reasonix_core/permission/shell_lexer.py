@@ -133,11 +133,17 @@ class ParsedCommand:
     complete: bool = True
 
     @property
+    def changes_directory(self) -> bool:
+        """True when some command changes the directory later relative paths use."""
+        return any(seg.words and _program(seg.words[0]) in _DIR_CHANGERS for seg in self.segments)
+
+    @property
     def write_redirects(self) -> tuple[Redirect, ...]:
         """Every redirection in the line that can create or change a file."""
         return tuple(r for seg in self.segments for r in seg.redirects if r.writes)
 
 
+_DIR_CHANGERS = frozenset({"cd", "pushd", "popd"})
 _ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _FD_VAR_RE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _RESERVED = frozenset(
@@ -181,6 +187,15 @@ class _SegBuilder:
     buf: list[str] | None = None
     wstart: int = 0
     dynamic: bool = False
+
+
+def _target_value(target: _Word) -> str | None:
+    """A redirection target's path, None when only running bash would know it."""
+    if target.dynamic:
+        return None
+    if target.value.startswith("~") and not target.raw.startswith("~"):
+        return "./" + target.value  # a quoted ~ is a plain name, not home
+    return target.value
 
 
 class _Scanner:
@@ -233,7 +248,7 @@ class _Scanner:
                 spans.append((w.start, w.end))
                 k += 1
                 continue
-            value = None if target.dynamic else target.value
+            value = _target_value(target)
             redirects.append(Redirect(w.op, w.fd, value, self.s[w.start : target.end]))
             spans.append((w.start, target.end))
             k += 2
@@ -584,19 +599,16 @@ class _Scanner:
         self.complete = False
 
     def _ansi_c(self, buf: list[str]) -> None:
-        self.i += 2
-        while self.i < self.n:
-            c = self.s[self.i]
-            if c == "'":
-                self.i += 1
-                return
-            if c == "\\" and self._peek():
-                buf.append(c + self._peek())
-                self.i += 2
-            else:
-                buf.append(c)
-                self.i += 1
-        self.complete = False
+        """``$'…'``: decoded as bash does, so ``$'\\x72m'`` is seen as ``rm``."""
+        start = self.i + 2
+        j = start
+        while j < self.n and self.s[j] != "'":
+            j += 2 if self.s[j] == "\\" else 1
+        if j >= self.n:
+            self.complete = False
+        body = self.s[start : min(j, self.n)]
+        self.i = min(j + 1, self.n)
+        buf.append(_decode_ansi_c(body))
 
     # -- redirections and heredocs ---------------------------------------------
     def _redirect(self, seg: _SegBuilder) -> None:
@@ -702,6 +714,57 @@ class _Scanner:
                     self.i += 1
         finally:
             self.i, self.n = resume, limit
+
+
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_NUMERIC = re.compile(
+    r"([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)", re.DOTALL
+)
+
+
+def _decode_ansi_c(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[nxt])
+            i += 2
+            continue
+        m = _ANSI_NUMERIC.match(body, i + 1)
+        if m is None:
+            out.append(ch + nxt)  # unknown escape: kept as written
+            i += 2
+            continue
+        octal, hex2, u4, u8, ctrl = m.groups()
+        if ctrl is not None:
+            code = ord(ctrl.upper()) ^ 0x40 if ctrl != "?" else 0x7F
+        else:
+            code = int(octal, 8) if octal else int(hex2 or u4 or u8, 16)
+        if code == 0:
+            break  # bash cuts the string at a NUL
+        out.append(chr(code) if code <= 0x10FFFF else "\ufffd")
+        i = m.end()
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------
@@ -1004,7 +1067,7 @@ def _find_inner(words: list[_Word], found: _Inner) -> None:
             k = j + 1
         elif w in _FIND_WRITES and k + 1 < len(words):
             target = words[k + 1]
-            value = None if target.dynamic else target.value
+            value = _target_value(target)
             found.writes.append(Redirect(w, "", value, f"{w} {target.raw}"))
             k += 2
         else:

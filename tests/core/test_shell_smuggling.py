@@ -143,6 +143,30 @@ def test_redirect_clobbers_a_file_so_it_asks(tmp_path: Path) -> None:
     assert _decide(policy, "git status 2>&1 >/dev/null") is ALLOW
 
 
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+def test_redirect_target_is_judged_where_bash_writes(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "src").mkdir()
+    policy = Policy(
+        allow=["Bash(echo:*)", "Bash(cd:*)", "Edit(docs/**)", "Edit(notes.txt)"],
+        workspace=tmp_path,
+    )
+    sneaky = {
+        # $'\x2e\x2e' is "..": the file lands outside docs/.
+        "echo hi > docs/$'\\x2e\\x2e'/escaped.txt": tmp_path / "escaped.txt",
+        # After cd, notes.txt is src/notes.txt, not the allowed ./notes.txt.
+        "cd src && echo hi > notes.txt": tmp_path / "src" / "notes.txt",
+        # A quoted ~ is a directory named "~" here, not $HOME.
+        'echo hi > "~"x': tmp_path / "~x",
+    }
+    for command, lands in sneaky.items():
+        _run_bash(command, tmp_path)
+        assert lands.exists(), command  # bash really writes there
+        assert _decide(policy, command) is ASK, command
+    assert _decide(policy, "echo hi > docs/a.txt") is ALLOW
+    assert _decide(policy, "echo hi > docs/../docs/a.txt") is ALLOW
+
+
 DENY_BYPASSES = [
     "/bin/rm -rf x",
     "command rm -rf x",
