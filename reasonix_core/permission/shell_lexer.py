@@ -1237,6 +1237,22 @@ def split_command(command: str) -> ParsedCommand:
     substitution and the commands wrappers run contribute further segments.
     Quoted heredoc bodies and comments are skipped.
     """
+    parsed = _parse(command)
+    if "\\\n" in command:
+        # Bash drops backslash-newline before it tokenizes, so "$\<newline>(cmd)"
+        # is "$(cmd)". Read the joined text too and keep every command either
+        # reading finds: a continuation inside single quotes can only add
+        # commands (more to cover, more for deny rules to see), never hide one.
+        joined = _parse(command.replace("\\\n", ""))
+        seen = {(seg.assignments, seg.words) for seg in parsed.segments}
+        extra = tuple(seg for seg in joined.segments if (seg.assignments, seg.words) not in seen)
+        parsed = ParsedCommand(
+            command, parsed.segments + extra, parsed.complete and joined.complete
+        )
+    return parsed
+
+
+def _parse(command: str) -> ParsedCommand:
     sc = _Scanner(command)
     try:
         sc.scan(None)
