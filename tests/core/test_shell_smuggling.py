@@ -9,6 +9,7 @@ and the lexer is checked against bash itself on a set of hiding places.
 
 from __future__ import annotations
 
+import random
 import shlex
 import shutil
 import subprocess
@@ -97,16 +98,20 @@ ISSUE_SMUGGLES = {
 }
 
 
-def _run_bash(command: str, cwd: Path) -> None:
+def _run_bash(command: str, cwd: Path, timeout: float = 30) -> None:
     assert BASH is not None
-    subprocess.run(
-        [BASH, "-c", command],
-        cwd=cwd,
-        capture_output=True,
-        timeout=30,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"},
-        check=False,
-    )
+    try:
+        subprocess.run(
+            [BASH, "-c", command],
+            cwd=cwd,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"},
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pass  # a line that hangs (an unclosed heredoc on a pipe) ran what it ran
 
 
 @pytest.mark.skipif(BASH is None or shutil.which("git") is None, reason="needs bash and git")
@@ -296,6 +301,46 @@ def test_lexer_sees_every_payload_bash_runs(tmp_path: Path) -> None:
                 missed.append(command)
     assert not missed, missed
     assert ran >= 30  # most of these really run the payload
+
+
+FRAGMENTS = [
+    "true", " ", " ", "$(", ")", "`", '"', "'", "<<EOF\n", "\nEOF\n", "EOF", "$((", "))",
+    "${x:-", "}", "$[", "]", "\\\n", "\\", "#", ";", "&&", "|", "<(", ">(", "\n", "{ ",
+    " }", "(", "touch MARK", "touch MARK", "touch MARK", "$'", "<<'EOF'\n", "<<-EOF\n",
+    "\t", "case x in x) ", ";; esac", "for i in 1; do ", "; done", "eval ", "bash -c ",
+    "x=", "$x", "\r", "! ", "time ", "1<<", "<<<", ">", "/dev/null", "&", "\\'", '\\"',
+    "\\`", "${", "$", "((", "[[ ", " ]]", "if ", "; then ", "; fi", "=", ",", "{a,b}",
+]  # fmt: skip
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+def test_random_lines_bash_runs_never_hide_a_command(tmp_path: Path) -> None:
+    """Seeded fuzz against bash: when bash runs ``touch``, the lexer saw it or gave up.
+
+    "Gave up" (incomplete parse or an opaque command) means no allow rule can
+    cover the line, so it asks: the one outcome that is never acceptable is a
+    complete parse that misses a command bash ran.
+    """
+    rnd = random.Random(20261201)
+    ran = 0
+    hidden: list[str] = []
+    for n in range(2500):
+        line = "".join(rnd.choice(FRAGMENTS) for _ in range(rnd.randint(2, 9)))
+        if "touch MARK" not in line:
+            continue
+        cwd = tmp_path / str(n)
+        cwd.mkdir()
+        _run_bash(line, cwd, timeout=3)
+        if not (cwd / "MARK").exists():
+            continue
+        ran += 1
+        parsed = split_command(line)
+        seen = any(seg.words and seg.words[0] == "touch" for seg in parsed.segments)
+        gave_up = not parsed.complete or any(seg.opaque for seg in parsed.segments)
+        if not seen and not gave_up:
+            hidden.append(line)
+    assert not hidden, hidden
+    assert ran >= 25
 
 
 # ---------------------------------------------------------------------------
