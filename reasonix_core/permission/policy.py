@@ -291,7 +291,8 @@ class Policy:
             if rule_hits(rule, call, ws, loose=True):
                 return Decision(Verdict.DENY, rule.text, f"denied by rule {rule.text}")
 
-        for path in call.paths:
+        # A bash redirection into a protected path is a file write like any other.
+        for path in (*call.paths, *(w.path for w in call.writes if w.path)):
             protected = self._protected(path)
             if protected is not None:
                 return Decision(

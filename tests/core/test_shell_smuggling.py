@@ -172,6 +172,17 @@ def test_redirect_target_is_judged_where_bash_writes(tmp_path: Path) -> None:
     assert _decide(policy, "echo hi > docs/../docs/a.txt") is ALLOW
 
 
+def test_redirect_into_a_protected_path_is_denied(tmp_path: Path) -> None:
+    secrets = tmp_path / "home" / ".reasonix"
+    secrets.mkdir(parents=True)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = Policy(allow=["Bash", "Edit"], workspace=ws, forbid_read=[secrets])
+    assert _decide(policy, f"echo key > {secrets}/.env") is DENY
+    assert _decide(policy, f"cd / && echo x >> {secrets}/config.toml") is DENY
+    assert _decide(policy, "echo x > notes.txt") is ALLOW
+
+
 DENY_BYPASSES = [
     "/bin/rm -rf x",
     "command rm -rf x",
