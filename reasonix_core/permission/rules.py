@@ -2,8 +2,10 @@
 and matching a rule against one tool call.
 
 A call is broken into *units* (the things a rule's specifier talks about):
-the segments of a bash command, the paths of a file tool, the URL of
-``web_fetch``. Deny and ask rules hit a call when they hit **any** unit; an
+the segments of a bash command (found by :mod:`.shell_lexer`, followed by
+the files its redirections write, which ``Edit``-family rules judge), the
+paths of a file tool, the URL of ``web_fetch``. Deny and ask rules hit a call
+when they hit **any** unit; an
 allow needs **every** unit covered (see :func:`covering_rules`). Calls without
 units (``todo_write``, MCP tools, a file tool missing its path) have a single
 empty unit that only a bare ``Tool`` rule covers.
