@@ -187,6 +187,12 @@ class _SegBuilder:
     buf: list[str] | None = None
     wstart: int = 0
     dynamic: bool = False
+    # Its command is a shell reading the script from stdin (``sh <<EOF``).
+    stdin_script: bool = False
+
+
+def _literal(value: str) -> _Word:
+    return _Word(value, 0, 0, value)
 
 
 def _target_value(target: _Word) -> str | None:
@@ -208,8 +214,8 @@ class _Scanner:
         self.out: list[Segment] = []
         self.complete = True
         self.depth = depth
-        # Pending heredocs: (delimiter, strip tabs, body is expanded).
-        self.heredocs: list[tuple[str, bool, bool]] = []
+        # Pending heredocs: (delimiter, strip tabs, body is expanded, owner).
+        self.heredocs: list[tuple[str, bool, bool, _SegBuilder]] = []
         # Literal values assigned earlier in the line (``x=rm; $x -rf y``).
         self.vars: dict[str, str] = {}
 
@@ -282,6 +288,18 @@ class _Scanner:
             kept, raw, tuple(a.raw for a in assignments), tuple(redirects), self.depth, self.vars
         )
         self.out[seg.insert_at : seg.insert_at] = top
+        seg.stdin_script = any(
+            seg_.words and _inner_commands([_literal(w) for w in seg_.words]).stdin_script
+            for seg_ in top
+        )
+        if seg.stdin_script:
+            # bash <<< 'cmd': the string is the script the shell runs.
+            for r in redirects:
+                if r.op == "<<<":
+                    if r.target is None:
+                        self.complete = False
+                    else:
+                        self._nested(r.target)
 
     def _remember_assignments(self, words: list[_Word]) -> None:
         """``x=rm`` on its own: later ``$x -rf y`` in the same line runs ``rm``."""
@@ -656,7 +674,7 @@ class _Scanner:
         word = "".join(delim)
         if word:
             seg.words.append(_Word(word, dstart, self.i, self.s[dstart : self.i]))
-            self.heredocs.append((word, op == "<<-", not quoted))
+            self.heredocs.append((word, op == "<<-", not quoted, seg))
         else:
             self.complete = False
 
@@ -668,7 +686,7 @@ class _Scanner:
         delimiter is looked for (``EO\\`` + ``F`` ends a body at ``EOF``).
         """
         pending, self.heredocs = self.heredocs, []
-        for delim, strip_tabs, expands in pending:
+        for delim, strip_tabs, expands, owner in pending:
             body_start = self.i
             body_end = self.n
             found = False
@@ -695,6 +713,9 @@ class _Scanner:
                 self.complete = False
             if expands:
                 self._expand_body(body_start, body_end)
+            if owner.stdin_script:
+                # sh <<EOF: the body is the script the shell runs.
+                self._nested(self.s[body_start:body_end])
 
     def _expand_body(self, start: int, end: int) -> None:
         resume, limit = self.i, self.n
@@ -808,7 +829,7 @@ _WRAPPER_VALUE_OPTS: dict[str, frozenset[str]] = {
         }
     ),
     "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
     "xargs": frozenset(
         {
             "-a",
@@ -838,10 +859,25 @@ _WRAPPER_VALUE_OPTS: dict[str, frozenset[str]] = {
     "unbuffer": frozenset(),
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
     "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "unshare": frozenset({"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"}),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S"}),
+}
+# Programs that run one option's value as a shell command line.
+_COMMAND_OPTIONS: dict[str, frozenset[str]] = {
+    "su": frozenset({"-c", "--command"}),
+    "runuser": frozenset({"-c", "--command"}),
+    "script": frozenset({"-c", "--command"}),
 }
 # Wrappers whose first operand is not the command (timeout DURATION, flock FILE,
 # taskset MASK, chrt PRIORITY).
-_WRAPPER_SKIP_OPERANDS: dict[str, int] = {"timeout": 1, "flock": 1, "taskset": 1, "chrt": 1}
+_WRAPPER_SKIP_OPERANDS: dict[str, int] = {
+    "timeout": 1,
+    "flock": 1,
+    "taskset": 1,
+    "chrt": 1,
+    "chroot": 1,
+}
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 _RM_LONG = {
@@ -959,6 +995,46 @@ class _Inner:
     sources: list[tuple[str, str]] = field(default_factory=list)
     writes: list[Redirect] = field(default_factory=list)
     opaque: bool = False
+    # A shell reading its script from stdin (``sh <<EOF``, ``bash <<< STR``).
+    stdin_script: bool = False
+
+
+def _env_split_string(words: list[_Word], end: int, found: _Inner) -> bool:
+    """``env -S "STR" args``: STR is split into the command. True when found."""
+    for n in range(1, end):
+        w = words[n].value
+        if w in ("-S", "--split-string") and n + 1 < len(words):
+            value_word, text = words[n + 1], words[n + 1].value
+        elif w.startswith("--split-string="):
+            value_word, text = words[n], w.split("=", 1)[1]
+        elif w.startswith("-S") and not w.startswith("--"):
+            value_word, text = words[n], w[2:]
+        else:
+            continue
+        if value_word.dynamic or any(x.dynamic for x in words[end:]):
+            found.opaque = True
+        else:
+            found.sources.append(("env -S", " ".join([text, *(x.raw for x in words[end:])])))
+        return True
+    return False
+
+
+def _command_option(words: list[_Word], options: frozenset[str], name: str, found: _Inner) -> None:
+    """``su -c CMD``: the option's value is a command line of its own."""
+    for n in range(1, len(words)):
+        w = words[n].value
+        bundle = len(w) > 2 and w[0] == "-" and w[1] != "-" and w.endswith("c")  # -qc CMD
+        if (w in options or bundle) and n + 1 < len(words):
+            value_word, text = words[n + 1], words[n + 1].value
+        elif w.startswith("--command="):
+            value_word, text = words[n], w.split("=", 1)[1]
+        else:
+            continue
+        if value_word.dynamic:
+            found.opaque = True
+        else:
+            found.sources.append((f"{name} -c", text))
+        return
 
 
 def _inner_commands(words: list[_Word]) -> _Inner:
@@ -973,13 +1049,8 @@ def _inner_commands(words: list[_Word]) -> _Inner:
         return found
     if name in _WRAPPER_VALUE_OPTS:
         k = _take_options(words, 1, _WRAPPER_VALUE_OPTS[name])
-        if name == "env":
-            # env -S "STR" splits STR into the command; VAR=val set the environment.
-            for n in range(1, k):
-                if words[n].value in ("-S", "--split-string") or words[n].value.startswith(
-                    ("-S", "--split-string=")
-                ):
-                    found.opaque = True
+        if name == "env" and _env_split_string(words, k, found):
+            return found
         k += _WRAPPER_SKIP_OPERANDS.get(name, 0)
         if k < len(words):
             found.commands.append((name, words[k:]))
@@ -1013,6 +1084,20 @@ def _inner_commands(words: list[_Word]) -> _Inner:
                 found.opaque = True
             else:
                 found.sources.append((f"{name} -c", words[k].value))
+        elif k >= len(words) or words[k].value in ("-", "/dev/stdin"):
+            found.stdin_script = True  # the script comes from stdin: heredoc, <<<
+        return found
+    if name in _COMMAND_OPTIONS:
+        _command_option(words, _COMMAND_OPTIONS[name], name, found)
+        return found
+    if name == "watch":
+        # watch runs its arguments, joined, through sh -c.
+        k = _take_options(words, 1, frozenset({"-n", "--interval"}))
+        if k < len(words):
+            if any(w.dynamic for w in words[k:]):
+                found.opaque = True
+            else:
+                found.sources.append(("watch", " ".join(w.value for w in words[k:])))
         return found
     if name == "trap":
         # trap 'CMD' SIGNAL…: CMD runs later, in this shell.

@@ -290,6 +290,11 @@ HIDING_PLACES = [
     "x=touch; $x MARK",
     "trap 'touch MARK' EXIT",
     "time -p touch MARK",
+    "bash <<< 'touch MARK'",
+    "sh <<EOF\ntouch MARK\nEOF",
+    "sh <<'EOF'\ntouch MARK\nEOF",
+    "env -S 'touch MARK'",
+    "script -qc 'touch MARK' /dev/null",
     "if true; then touch MARK; fi",
 ]
 
