@@ -189,6 +189,22 @@ class _SegBuilder:
     dynamic: bool = False
     # Its command is a shell reading the script from stdin (``sh <<EOF``).
     stdin_script: bool = False
+    # What it prints, when that is literal (``echo rm -rf x``), and what the
+    # previous command of the pipeline printed into it.
+    output: str | None = None
+    piped_in: str | None = None
+
+
+def _literal_output(words: list[_Word]) -> str | None:
+    """What ``echo``/``printf`` with literal arguments prints (escapes read loosely)."""
+    if not words or words[0].value not in ("echo", "printf") or any(w.dynamic for w in words):
+        return None
+    args = [w.value for w in words[1:]]
+    if words[0].value == "echo":
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            args.pop(0)
+    text = " ".join(args)
+    return text.replace("\\n", "\n").replace("\\t", "\t").replace("%s", " ")
 
 
 def _literal(value: str) -> _Word:
@@ -292,14 +308,17 @@ class _Scanner:
             seg_.words and _inner_commands([_literal(w) for w in seg_.words]).stdin_script
             for seg_ in top
         )
+        seg.output = _literal_output(kept)
         if seg.stdin_script:
-            # bash <<< 'cmd': the string is the script the shell runs.
+            # bash <<< 'cmd', echo cmd | sh: the text is the script the shell runs.
             for r in redirects:
                 if r.op == "<<<":
                     if r.target is None:
                         self.complete = False
                     else:
                         self._nested(r.target)
+            if seg.piped_in is not None:
+                self._nested(seg.piped_in)
 
     def _remember_assignments(self, words: list[_Word]) -> None:
         """``x=rm`` on its own: later ``$x -rf y`` in the same line runs ``rm``."""
@@ -355,7 +374,9 @@ class _Scanner:
                 self.i += 1
             elif c == "|":
                 self._finish(seg)
+                piped = seg.output if nxt != "|" else None
                 seg = self._new()
+                seg.piped_in = piped
                 self.i += 2 if nxt in ("|", "&") else 1
             elif c == "&":
                 if nxt == "&":

@@ -295,6 +295,8 @@ HIDING_PLACES = [
     "sh <<'EOF'\ntouch MARK\nEOF",
     "env -S 'touch MARK'",
     "script -qc 'touch MARK' /dev/null",
+    "echo 'touch MARK' | sh",
+    "printf 'true\\ntouch MARK\\n' | bash",
     "if true; then touch MARK; fi",
 ]
 
