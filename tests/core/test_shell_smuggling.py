@@ -452,6 +452,31 @@ _LAYER = st.one_of(
 )
 
 
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+def test_wrapped_payload_that_bash_runs_is_always_seen(tmp_path: Path) -> None:
+    """Seeded: 150 random wrappings of ``touch MARK``, each run by bash."""
+    rnd = random.Random(7)
+    layers = [
+        *((0, w) for w in WRAPPERS if not w.startswith("sudo")),  # no sudo in CI
+        *((1, q) for q in QUOTING),
+        *((2, b) for b in BACKTICKS),
+        *((3, h) for h in HOLDERS),
+    ]
+    ran = 0
+    hidden: list[str] = []
+    for n in range(150):
+        command = _wrap("touch MARK", [rnd.choice(layers) for _ in range(rnd.randint(1, 4))])
+        cwd = tmp_path / str(n)
+        cwd.mkdir()
+        _run_bash(command, cwd, timeout=5)
+        if (cwd / "MARK").exists():
+            ran += 1
+            if not any(seg.words[:1] == ("touch",) for seg in split_command(command).segments):
+                hidden.append(command)
+    assert not hidden, hidden
+    assert ran >= 120
+
+
 @FAST
 @given(st.sampled_from(DENIED), st.lists(_LAYER, min_size=1, max_size=3))
 def test_wrapping_a_denied_command_keeps_it_denied(
