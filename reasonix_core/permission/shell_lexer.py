@@ -1196,6 +1196,7 @@ def _build_segment(
     origin = origin or full
     inner = _inner_commands(kept) if depth < _MAX_DEPTH else _Inner(opaque=True)
     _rewritten_commands(kept, known_vars or {}, inner)
+    _configured_commands(kept, assignments, inner)
     extra: list[Segment] = []
     for how, inner_words in inner.commands:
         k = 0
@@ -1277,6 +1278,108 @@ def _rewritten_commands(kept: list[_Word], known_vars: dict[str, str], found: _I
         if expanded != [w.value for w in kept]:
             fake = [_Word(v, 0, 0, v) for v in expanded]
             found.commands.append(("brace expansion", fake))
+
+
+# Environment variables and git settings whose value is a command line that
+# git, a pager or the shell will run (``core.fsmonitor``, ``GIT_SSH_COMMAND``).
+_COMMAND_VARS = frozenset(
+    {
+        "GIT_SSH_COMMAND",
+        "GIT_PAGER",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "LESSOPEN",
+        "PROMPT_COMMAND",
+    }
+)
+_COMMAND_GIT_KEYS = frozenset(
+    {
+        "core.fsmonitor",
+        "core.sshcommand",
+        "core.pager",
+        "core.editor",
+        "core.askpass",
+        "sequence.editor",
+        "diff.external",
+        "gpg.program",
+        "credential.helper",
+    }
+)
+
+
+# diff.<driver>.textconv, filter.<name>.clean, mergetool.<tool>.cmd, …
+_COMMAND_GIT_SUFFIXES = (
+    ".command",
+    ".textconv",
+    ".clean",
+    ".smudge",
+    ".process",
+    ".driver",
+    ".helper",
+    ".program",
+    ".cmd",
+)
+
+
+def _configured_commands(kept: list[_Word], assignments: tuple[str, ...], found: _Inner) -> None:
+    """Commands set through the environment or ``git -c`` (seen by deny rules).
+
+    Allow rules already refuse these (assignments must be named, ``git -c …``
+    is not ``git status``); this lets a deny rule see the command they carry.
+    """
+    settings: list[tuple[str, str]] = []
+    for text in assignments:
+        name, _, value = text.partition("=")
+        settings.append((name, _unquote(value)))
+    if kept and _program(kept[0].value) == "git":
+        k = 1
+        while k + 1 < len(kept) and kept[k].value.startswith("-"):
+            if kept[k].value == "-c":
+                key, _, value = kept[k + 1].value.partition("=")
+                settings.append((key, value))
+                k += 2
+            else:
+                k += 1
+    for key, value in settings:
+        lowered = key.lower()
+        runs = (
+            key in _COMMAND_VARS
+            or key.startswith("GIT_CONFIG_VALUE_")
+            or lowered in _COMMAND_GIT_KEYS
+            or lowered.startswith(("alias.", "pager."))
+            or lowered.endswith(_COMMAND_GIT_SUFFIXES)
+        )
+        if runs and value:
+            found.sources.append(("configured command", value.removeprefix("!")))
+
+
+def _unquote(text: str) -> str:
+    """The value of an assignment's raw right-hand side (quotes removed)."""
+    sub = _Scanner(text)
+    seg = sub._new()
+    sub._start(seg)
+    while sub.i < sub.n:
+        c = sub.s[sub.i]
+        if c == "'":
+            end = sub.s.find("'", sub.i + 1)
+            end = sub.n if end < 0 else end
+            seg.buf.append(sub.s[sub.i + 1 : end])  # type: ignore[union-attr]
+            sub.i = end + 1
+        elif c == '"':
+            sub._double_quoted(seg)
+        elif c == "\\" and sub.i + 1 < sub.n:
+            seg.buf.append(sub.s[sub.i + 1])  # type: ignore[union-attr]
+            sub.i += 2
+        else:
+            seg.buf.append(c)  # type: ignore[union-attr]
+            sub.i += 1
+    return "".join(seg.buf or [])
 
 
 def _expand_braces(word: str, start: int = 0) -> list[str]:

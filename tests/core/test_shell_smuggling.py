@@ -210,6 +210,16 @@ def test_assignments_must_be_named_by_the_allow_rule(tmp_path: Path) -> None:
     assert _decide(plain, "FOO=1 make -j4") is ASK
 
 
+def test_git_config_commands_are_seen(tmp_path: Path) -> None:
+    # Allowing all of git does not allow a command git is told to run.
+    policy = Policy(allow=["Bash(git:*)"], deny=["Bash(curl:*)"], workspace=tmp_path)
+    assert _decide(policy, "git log --oneline") is ALLOW
+    assert _decide(policy, "git -c diff.colorMoved=zebra diff") is ALLOW
+    assert _decide(policy, "git -c core.fsmonitor='touch p' status") is ASK
+    assert _decide(policy, "git -c alias.s='!touch p' s") is ASK
+    assert _decide(policy, "git -c core.sshCommand='curl x' fetch") is DENY
+
+
 def test_wrapped_command_needs_its_own_cover(tmp_path: Path) -> None:
     policy = Policy(allow=["Bash(timeout:*)", "Bash(find:*)"], workspace=tmp_path)
     assert _decide(policy, "timeout 60 touch x") is ASK
