@@ -368,7 +368,7 @@ def test_random_lines_bash_runs_never_hide_a_command(tmp_path: Path) -> None:
         if not seen and not gave_up:
             hidden.append(line)
     assert not hidden, hidden
-    assert ran >= 25
+    assert ran >= 20
 
 
 # ---------------------------------------------------------------------------
