@@ -382,14 +382,18 @@ class Policy:
         session rule whose path names a ``.git`` component (``Edit(.git/**)``)
         and matches every such path in the call (both ends of a move).
         """
-        if call.tool not in EDIT_FAMILY:
+        if call.tool in EDIT_FAMILY:
+            tool, paths = call.tool, call.paths
+        elif call.writes:  # bash redirecting into a file writes it like write_file
+            tool, paths = "write_file", tuple(w.path for w in call.writes if w.path)
+        else:
             return None
         explicit = [
             rule
             for rule in (*self._session, *self.allow)
-            if rule.applies_to(call.tool) and rule.specifier and _names_git(rule.specifier)
+            if rule.applies_to(tool) and rule.specifier and _names_git(rule.specifier)
         ]
-        for path in call.paths:
+        for path in paths:
             # Judged inside the workspace, so a workspace that itself lives
             # under some ``.git`` folder still works.
             if not _names_git(_shown(path, self.workspace)):
