@@ -45,6 +45,7 @@ from reasonix_core.permission.rules import (
     Rule,
     RuleError,
     Segment,
+    WriteTarget,
     covering_rules,
     parse_rule,
     parse_rules,
@@ -290,7 +291,8 @@ class Policy:
             if rule_hits(rule, call, ws, loose=True):
                 return Decision(Verdict.DENY, rule.text, f"denied by rule {rule.text}")
 
-        for path in call.paths:
+        # A bash redirection into a protected path is a file write like any other.
+        for path in (*call.paths, *(w.path for w in call.writes if w.path)):
             protected = self._protected(path)
             if protected is not None:
                 return Decision(
@@ -380,14 +382,18 @@ class Policy:
         session rule whose path names a ``.git`` component (``Edit(.git/**)``)
         and matches every such path in the call (both ends of a move).
         """
-        if call.tool not in EDIT_FAMILY:
+        if call.tool in EDIT_FAMILY:
+            tool, paths = call.tool, call.paths
+        elif call.writes:  # bash redirecting into a file writes it like write_file
+            tool, paths = "write_file", tuple(w.path for w in call.writes if w.path)
+        else:
             return None
         explicit = [
             rule
             for rule in (*self._session, *self.allow)
-            if rule.applies_to(call.tool) and rule.specifier and _names_git(rule.specifier)
+            if rule.applies_to(tool) and rule.specifier and _names_git(rule.specifier)
         ]
-        for path in call.paths:
+        for path in paths:
             # Judged inside the workspace, so a workspace that itself lives
             # under some ``.git`` folder still works.
             if not _names_git(_shown(path, self.workspace)):
@@ -508,6 +514,16 @@ class Policy:
             if not rule.unit_match(seg, self.workspace, loose=False):
                 return literal
             scopes.append(scope)
+        # Files the command writes by redirection need an Edit grant of their own.
+        for n, unit in enumerate(call.units()):
+            if isinstance(unit, WriteTarget) and (cover[n] is None or n in asked):
+                try:
+                    grant = parse_rule(f"Edit({unit.path})") if unit.path else None
+                except RuleError:
+                    grant = None
+                if grant is None or not grant.write_match(unit, self.workspace):
+                    return literal
+                scopes.append(grant.text)
         return list(dict.fromkeys(scopes))
 
 
@@ -534,12 +550,12 @@ def _prefix_scope(seg: Segment) -> str | None:
     words = seg.words
     if not words or any(not w or w.isspace() for w in words[:3]):
         return None
-    prefix = [words[0]]
+    prefix = [*seg.assignments, words[0]]
     first = os.path.basename(words[0])
     if first in _PYTHONS and len(words) >= 3 and words[1] == "-m":
-        prefix = list(words[:3])
+        prefix = [*seg.assignments, *words[:3]]
     elif first in MULTIPLEXERS and len(words) >= 2 and not words[1].startswith("-"):
-        prefix = list(words[:2])
+        prefix = [*seg.assignments, *words[:2]]
     if any(_needs_quote(w) for w in prefix):
         return None
     return f"Bash({' '.join(prefix)}:*)"
@@ -608,6 +624,8 @@ def explain(
     call = Call.build(name, args, policy.workspace)
     if call.command is not None and len(call.command.segments) > 1:
         lines.append("segments: " + " | ".join(s.raw for s in call.command.segments))
+    if call.writes:
+        lines.append("writes: " + ", ".join(w.path or w.redirect.raw for w in call.writes))
     if call.paths:
         lines.append("paths: " + ", ".join(call.paths))
     if decision.verdict is Verdict.ASK:
