@@ -98,7 +98,6 @@ class _CallState:
     call: ToolCall
     started: bool = False
     message: Message | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Agent:
