@@ -252,6 +252,14 @@ def _mcp_list(args: argparse.Namespace) -> int:
     if args.mcp_json:
         sys.stdout.write(json.dumps([s.to_json() for s in statuses], ensure_ascii=False) + "\n")
         return EXIT_OK
+    from reasonix_core.config.trust import review_project
+
+    review = review_project(workspace, home)
+    if review.needs_trust:
+        sys.stdout.write(
+            f"note: {review.folder} is not trusted: its project settings "
+            f"({review.summary()}) are not applied; `reasonix trust` applies them\n"
+        )
     if not statuses:
         sys.stdout.write(
             "No MCP servers configured (add [[mcp.servers]] to reasonix.toml or a .mcp.json).\n"
