@@ -185,8 +185,8 @@ def _run(args: argparse.Namespace) -> int:
     if not args.trust_project:
         # Before anything is built: an untrusted folder's settings could send the
         # key elsewhere or start commands, and nobody is here to be asked.
-        from reasonix_core.config.trust import review_project
         from reasonix_core.home import reasonix_home
+        from reasonix_core.trust import review_project
 
         review = review_project(Path.cwd(), reasonix_home())
         if review.needs_trust:
@@ -252,7 +252,7 @@ def _mcp_list(args: argparse.Namespace) -> int:
     if args.mcp_json:
         sys.stdout.write(json.dumps([s.to_json() for s in statuses], ensure_ascii=False) + "\n")
         return EXIT_OK
-    from reasonix_core.config.trust import review_project
+    from reasonix_core.trust import review_project
 
     review = review_project(workspace, home)
     if review.needs_trust:
@@ -382,8 +382,8 @@ def _compact(args: argparse.Namespace) -> int:
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from reasonix_core.config.trust import record_trust, review_project, revoke_trust
     from reasonix_core.home import reasonix_home
+    from reasonix_core.trust import record_trust, review_project, revoke_trust
 
     folder = args.path if args.path is not None else Path.cwd()
     if not folder.is_dir():

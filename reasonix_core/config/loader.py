@@ -9,7 +9,7 @@ of the same name in place, new names are appended; and the tightening lists
 the union of every layer's, so no layer can remove a rule set below it.
 
 The project file is untrusted input: its risky settings (see
-:mod:`reasonix_core.config.trust`) apply only when the folder is trusted.
+:mod:`reasonix_core.trust`) apply only when the folder is trusted.
 
 Each file is validated on its own first, so an error names the file it is in
 and the key path inside it (``providers[0].kind``); only then are the layers
@@ -34,9 +34,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from reasonix_core.config.schema import Config
-from reasonix_core.config.trust import RiskySetting, review_project, strip_risky
 from reasonix_core.errors import ConfigError
 from reasonix_core.home import reasonix_home
+from reasonix_core.trust import RiskySetting, review_project, strip_risky
 
 __all__ = [
     "PROJECT_FILE",

@@ -14,7 +14,7 @@ workspace. A bad entry never stops the session: it is reported (file and entry
 name, never a value) and the other servers start.
 
 The project's declarations run commands, so they count only when the folder is
-trusted (:mod:`reasonix_core.config.trust`); otherwise the user's own servers
+trusted (:mod:`reasonix_core.trust`); otherwise the user's own servers
 start and the project's are listed in :attr:`McpSetup.withheld`.
 """
 
@@ -33,8 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reasonix_core.config.loader import PROJECT_FILE, USER_FILE, read_toml
 from reasonix_core.config.secrets import read_dotenv
-from reasonix_core.config.trust import MCP_JSON, RiskySetting, review_project
 from reasonix_core.errors import ConfigError
+from reasonix_core.trust import MCP_JSON, RiskySetting, review_project
 
 __all__ = [
     "MCP_JSON",

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from reasonix_core.config import load_config
-from reasonix_core.config.trust import record_trust, review_project
 from reasonix_core.errors import ConfigError
 from reasonix_core.mcp import load_mcp_setup
 from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_core.trust import record_trust, review_project
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, provider_toml
 from tests.core.test_cli_run import reasonix
 
@@ -458,7 +458,7 @@ def test_home_as_workspace_and_reasonix_home_as_workspace_do_not_crash(
 
 
 def test_revoke_of_a_corrupt_file_is_a_config_error(home: Path, workspace: Path) -> None:
-    from reasonix_core.config.trust import revoke_trust
+    from reasonix_core.trust import revoke_trust
 
     (home / "trusted.toml").write_text("folder = [1]\n")
     with pytest.raises(ConfigError):

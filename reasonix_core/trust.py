@@ -18,7 +18,8 @@ Trust is recorded in ``<home>/trusted.toml`` per folder, bound to a sha256 of th
 risky settings (canonical JSON per file), so a later change to any of them makes
 the folder untrusted again. The user's own ``config.toml`` is always trusted.
 
-Stdlib only: the TUI asks before its first turn, before the engine is imported.
+Stdlib only (beside :mod:`reasonix_core.home`, outside the config package, which
+imports pydantic): the TUI reviews the folder before its first frame.
 """
 
 from __future__ import annotations
