@@ -28,6 +28,7 @@ class TrustScreen(Overlay[TrustChoice]):
         & #title { color: $text-warning; }
         & #settings { height: auto; max-height: 14; color: $text-muted; }
         & OptionList { margin-top: 1; }
+        & #keys { margin-top: 0; }
     }
     """
 
@@ -62,9 +63,11 @@ class TrustScreen(Overlay[TrustChoice]):
                 id="choices",
             )
             yield Static(
-                "1/t trust (asks again if these settings change) · 2/c/Esc continue without · "
-                "3/q quit",
+                "Trusting applies them now and later; a change to any of them asks again.",
                 classes="hint",
+            )
+            yield Static(
+                "1/t trust · 2/c/Esc continue without · 3/q quit", classes="hint", id="keys"
             )
 
     def on_mount(self) -> None:
