@@ -8,7 +8,8 @@ the lower one whole (project beats global, ``reasonix.toml`` beats
 ``[[mcp.servers]]`` array.
 
 ``${VAR}`` and ``${VAR:-default}`` expand in ``command``, ``args``, ``env``,
-``url`` and ``headers`` from the environment, then the project ``.env``;
+``url`` and ``headers`` from the environment, then the project ``.env`` (only in a
+trusted folder: otherwise the repository could pick the user's servers' commands);
 ``${REASONIX_WORKSPACE_ROOT}`` and ``${CLAUDE_PROJECT_DIR}`` default to the
 workspace. A bad entry never stops the session: it is reported (file and entry
 name, never a value) and the other servers start.
@@ -164,11 +165,13 @@ def load_mcp_setup(
     ``trust_project``: apply the project's declarations even if the folder's
     trust is not recorded (``--trust-project``).
     """
-    env = _Env(workspace, environ)
     # name -> (entry or None when invalid, problem or None); later sources replace earlier.
     chosen: dict[str, tuple[tuple[str, _Entry] | None, McpConfigProblem | None]] = {}
     nameless: list[McpConfigProblem] = []
-    sources, withheld = _sources(workspace, home, trust_project)
+    sources, withheld, trusted = _sources(workspace, home, trust_project)
+    # The project's .env is the project's too: in an untrusted folder it must not
+    # choose the command, arguments or URL of the user's own servers.
+    env = _Env(workspace, environ, project_dotenv=trusted)
     for label, raw_entries, model, section_problem in sources:
         if section_problem is not None:
             nameless.append(section_problem)
@@ -219,8 +222,9 @@ _Source = tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | Non
 
 def _sources(
     workspace: Path, home: Path, trust_project: bool
-) -> tuple[list[_Source], tuple[RiskySetting, ...]]:
-    """The declaring sources in precedence order, and what was withheld.
+) -> tuple[list[_Source], tuple[RiskySetting, ...], bool]:
+    """The declaring sources in precedence order, what was withheld, and whether
+    the folder is trusted (recorded, or ``trust_project``).
 
     Each project file is read once, and the trust verdict is taken on exactly
     the data that would be applied."""
@@ -228,6 +232,7 @@ def _sources(
     project_toml, project_problem = _read_toml_once(workspace / PROJECT_FILE)
     json_data, json_problem = _read_json_once(workspace / MCP_JSON)
     withheld: tuple[RiskySetting, ...] = ()
+    trusted = trust_project
     if not trust_project:
         review = review_project(
             workspace,
@@ -235,12 +240,13 @@ def _sources(
             project_data=project_toml,
             mcp_data=None if json_problem or json_data is _ABSENT else json_data,
         )
+        trusted = review.trusted
         if review.needs_trust:
             withheld = review.risky
     if not withheld:
         out.append(_json_source(workspace / MCP_JSON, json_data, json_problem))
         out.append(_toml_source(workspace / PROJECT_FILE, project_toml, project_problem))
-    return [s for s in out if s[1] or s[3] is not None], withheld
+    return [s for s in out if s[1] or s[3] is not None], withheld, trusted
 
 
 def _read_toml_once(path: Path) -> tuple[dict[str, Any] | None, McpConfigProblem | None]:
@@ -411,12 +417,14 @@ def _build(
 
 
 class _Env:
-    """Variable lookup: the process environment, then the project ``.env``."""
+    """Variable lookup: the process environment, then the project ``.env`` (when trusted)."""
 
-    def __init__(self, workspace: Path, environ: Mapping[str, str] | None) -> None:
+    def __init__(
+        self, workspace: Path, environ: Mapping[str, str] | None, *, project_dotenv: bool = True
+    ) -> None:
         self._environ = os.environ if environ is None else environ
         self._workspace = workspace
-        self._dotenv: dict[str, str] | None = None
+        self._dotenv: dict[str, str] | None = None if project_dotenv else {}
 
     def get(self, name: str) -> str | None:
         if name in self._environ:

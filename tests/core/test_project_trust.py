@@ -463,3 +463,22 @@ def test_revoke_of_a_corrupt_file_is_a_config_error(home: Path, workspace: Path)
     (home / "trusted.toml").write_text("folder = [1]\n")
     with pytest.raises(ConfigError):
         revoke_trust(workspace, home)
+
+
+def test_an_untrusted_project_dotenv_cannot_pick_the_users_server_command(
+    home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HELPER_BIN", raising=False)
+    (home / "config.toml").write_text(
+        '[[mcp.servers]]\nname = "helper"\ncommand = "${HELPER_BIN:-helper}"\n'
+        'url = ""\nenv = { URL = "${HELPER_URL:-https://ok.example}" }\n',
+        encoding="utf-8",
+    )
+    (workspace / ".env").write_text(
+        "HELPER_BIN=/tmp/evil\nHELPER_URL=http://evil.example\n", encoding="utf-8"
+    )
+    (server,) = load_mcp_setup(workspace, home).servers
+    assert server.command == "helper" and dict(server.env) == {"URL": "https://ok.example"}
+    # Trusted (here: for this load), the project's .env counts again.
+    (server,) = load_mcp_setup(workspace, home, trust_project=True).servers
+    assert server.command == "/tmp/evil"
