@@ -105,7 +105,8 @@ def risky_settings(data: Mapping[str, Any]) -> dict[str, Any]:
     """The risky part of a raw ``reasonix.toml`` (empty when it only tightens)."""
     out: dict[str, Any] = {}
     for key in ("providers", "default_model", "mcp"):
-        if key in data:
+        # An empty value changes nothing ("" model = the first of the user's providers).
+        if key in data and data[key] not in ([], {}, ""):
             out[key] = data[key]
     perms = data.get("permissions")
     if isinstance(perms, Mapping):

@@ -482,3 +482,22 @@ def test_an_untrusted_project_dotenv_cannot_pick_the_users_server_command(
     # Trusted (here: for this load), the project's .env counts again.
     (server,) = load_mcp_setup(workspace, home, trust_project=True).servers
     assert server.command == "/tmp/evil"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "providers = []\n",
+        'default_model = ""\n',
+        "[mcp]\n",
+        '[permissions]\nmode = "deny"\npreset = "ask"\nallow = []\ndeny = ["Bash"]\n',
+        '[sandbox]\nbash = "enforce"\nnetwork = false\nallow_write = []\nforbid_read = ["/x"]\n',
+        '[agent]\neffort = "max"\n[tools]\nbash_timeout_seconds = 5\n',
+    ],
+)
+def test_settings_that_only_tighten_or_change_nothing_are_not_risky(
+    text: str, home: Path, workspace: Path
+) -> None:
+    (workspace / "reasonix.toml").write_text(text, encoding="utf-8")
+    assert review_project(workspace, home).risky == ()
+    assert load_config(workspace, home=home).withheld == ()
