@@ -127,6 +127,9 @@ def load_config(
 def read_toml(path: Path) -> dict[str, Any] | None:
     """Parse ``path``; ``None`` when it does not exist. Errors name path:line:col."""
     try:
+        # A FIFO or a device planted under the name would block or never end.
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise ConfigError(f"{path}: cannot read: not a regular file")
         raw = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None

@@ -305,6 +305,8 @@ _ABSENT = object()
 def _read_json_once(path: Path) -> tuple[Any, McpConfigProblem | None]:
     label = str(path)
     try:
+        if path.exists() and not path.is_file():  # a FIFO would block the start
+            return None, McpConfigProblem(label, "(file)", "cannot read: not a regular file")
         text = path.read_text(encoding="utf-8-sig")
     except (FileNotFoundError, NotADirectoryError):
         return _ABSENT, None

@@ -501,3 +501,18 @@ def test_settings_that_only_tighten_or_change_nothing_are_not_risky(
     (workspace / "reasonix.toml").write_text(text, encoding="utf-8")
     assert review_project(workspace, home).risky == ()
     assert load_config(workspace, home=home).withheld == ()
+
+
+@pytest.mark.parametrize("name", ["reasonix.toml", ".mcp.json"])
+def test_a_fifo_planted_as_a_project_file_does_not_hang_a_run(
+    name: str, workspace: Path, user: Any
+) -> None:
+    os.mkfifo(workspace / name)
+    user.enqueue(Reply(content="fine"))
+    proc = reasonix(workspace, "run", "hi", timeout=30)
+    assert "Traceback" not in proc.stderr
+    if name == "reasonix.toml":
+        assert proc.returncode == 2 and "not a regular file" in proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr
+        assert "not a regular file" in proc.stderr
