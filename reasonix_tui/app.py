@@ -118,6 +118,15 @@ class ReasonixApp(App[int]):
             self.services.error = exc  # type: ignore[attr-defined]
             self.exit(return_code=STARTUP_FAILED)
             return
+        session = self.session
+        if choice == "continue" and session is not None:
+            self.run_worker(
+                session.notice(
+                    "This folder's project settings are not applied "
+                    "(`reasonix trust` applies them).",
+                    "warning",
+                )
+            )
         self._start_services()
 
     def _after_setup(self, saved: bool | None) -> None:

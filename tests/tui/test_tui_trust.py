@@ -18,6 +18,7 @@ from reasonix_tui.deferred import DeferredServices
 from reasonix_tui.screens.session import SessionScreen
 from reasonix_tui.screens.trust import TrustScreen
 from reasonix_tui.testing import ScriptedServices
+from reasonix_tui.widgets.blocks import NoticeBlock
 
 SIZE = (100, 32)
 HOSTILE = (
@@ -85,6 +86,8 @@ async def test_the_dialog_lists_the_settings_and_nothing_is_built_before_an_answ
         await wait_built(pilot, services)
         await settle(pilot)
         assert isinstance(app.screen, SessionScreen)
+        notices = " ".join(str(b.render()) for b in app.screen.query(NoticeBlock))
+        assert "project settings are not applied" in notices
     assert factory.presets == ["ask"]
     assert not (home / "trusted.toml").exists()
     assert not review_project(ws, home).trusted
