@@ -29,7 +29,8 @@ import json
 import os
 import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -416,21 +417,45 @@ def _toml_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+@contextmanager
+def _exclusive(home: Path) -> Iterator[None]:
+    """Serialise read-modify-write of the trust file (two `reasonix trust` at once
+    must not lose an entry). Without fcntl (Windows) the last writer wins."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    lock = home / f".{TRUST_FILE}.lock"
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise ConfigError(f"{lock}: cannot lock: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def record_trust(review: ProjectReview, home: Path) -> None:
     """Trust ``review.folder`` for exactly the risky settings ``review`` saw."""
     if not review.risky:
         return
-    entries = _recorded_digests(home)
-    entries[str(review.folder)] = review.digest
-    _write_trust_file(home, entries)
+    with _exclusive(home):
+        entries = _recorded_digests(home)
+        entries[str(review.folder)] = review.digest
+        _write_trust_file(home, entries)
 
 
 def revoke_trust(folder: Path, home: Path) -> bool:
     """Forget the trust recorded for ``folder``; False when there was none."""
     key = str(Path(os.path.realpath(folder)))
-    entries = _recorded_digests(home)
-    if key not in entries:
-        return False
-    del entries[key]
-    _write_trust_file(home, entries)
+    with _exclusive(home):
+        entries = _recorded_digests(home)
+        if key not in entries:
+            return False
+        del entries[key]
+        _write_trust_file(home, entries)
     return True

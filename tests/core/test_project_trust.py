@@ -516,3 +516,19 @@ def test_a_fifo_planted_as_a_project_file_does_not_hang_a_run(
     else:
         assert proc.returncode == 0, proc.stderr
         assert "not a regular file" in proc.stderr
+
+
+def test_concurrent_trusts_lose_no_entry(home: Path, tmp_path: Path) -> None:
+    folders = []
+    for i in range(12):
+        folder = tmp_path / f"p{i}"
+        folder.mkdir()
+        (folder / "reasonix.toml").write_text(f'default_model = "m{i}"\n')
+        folders.append(folder)
+    reviews = [review_project(f, home) for f in folders]
+    threads = [threading.Thread(target=record_trust, args=(r, home)) for r in reviews]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(review_project(f, home).trusted for f in folders)
