@@ -222,10 +222,17 @@ def _permissions_check(args: argparse.Namespace) -> int:
     from reasonix_core.permission import explain
 
     workspace = Path.cwd()
-    config = load_config(workspace).config
+    loaded = load_config(workspace)
+    config = loaded.config
     settings = RunSettings(workspace=workspace, permission_mode=args.check_permission_mode)
     policy = build_policy(config, settings, workspace)
     sys.stdout.write(explain(policy, args.tool, args.arg) + "\n")
+    if loaded.withheld:
+        settings_named = ", ".join(dict.fromkeys(s.setting for s in loaded.withheld))
+        sys.stdout.write(
+            f"note: this folder is not trusted; not applied: {settings_named} "
+            "(`reasonix trust` applies them)\n"
+        )
     return EXIT_OK
 
 

@@ -532,3 +532,17 @@ def test_concurrent_trusts_lose_no_entry(home: Path, tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert all(review_project(f, home).trusted for f in folders)
+
+
+def test_permissions_check_says_what_an_untrusted_project_did_not_apply(
+    workspace: Path, home: Path
+) -> None:
+    (workspace / "reasonix.toml").write_text(
+        '[permissions]\nallow = ["Bash"]\ndeny = ["Bash(curl*)"]\n', encoding="utf-8"
+    )
+    proc = reasonix(workspace, "permissions", "check", "bash", "make", key=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "decision: ask" in proc.stdout and "not trusted" in proc.stdout
+    assert "permissions.allow" in proc.stdout
+    proc = reasonix(workspace, "permissions", "check", "bash", "curl x", key=False)
+    assert "deny" in proc.stdout and "Bash(curl*)" in proc.stdout  # the safe part applies
