@@ -207,7 +207,11 @@ def review_project(
         content[MCP_JSON] = {"mcpServers": servers}
     if not content:
         return ProjectReview(folder)
-    digest = hashlib.sha256(_canonical(content).encode()).hexdigest()
+    try:
+        digest = hashlib.sha256(_canonical(content).encode()).hexdigest()
+    except (RecursionError, ValueError):  # nested too deeply to hash: cannot be trusted
+        names = " and ".join(content)
+        raise ConfigError(f"{folder}: {names}: settings nested too deeply") from None
     shown = tuple(s for name, part in content.items() for s in _describe(name, part))
     trusted = _recorded_digests(home).get(str(folder)) == digest
     return ProjectReview(folder, shown, digest, trusted)

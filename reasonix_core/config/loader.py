@@ -145,6 +145,8 @@ def read_toml(path: Path) -> dict[str, Any] | None:
     except tomllib.TOMLDecodeError as exc:
         msg, line, col = _toml_position(str(exc), text)
         raise ConfigError(f"{path}:{line}:{col}: invalid TOML: {msg}") from None
+    except RecursionError:  # a hostile file: thousands of nested arrays or tables
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def check_layer(data: Mapping[str, Any], label: str) -> None:
@@ -231,6 +233,8 @@ def _validate(data: Mapping[str, Any], label: str) -> Config:
         raise ConfigError(format_validation_error(exc, label)) from None
     except (TypeError, ValueError) as exc:  # defensive: never let a raw error escape
         raise ConfigError(f"{label}: invalid configuration: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{label}: invalid configuration: nested too deeply") from None
 
 
 # --- error messages -------------------------------------------------------------

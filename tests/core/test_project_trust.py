@@ -546,3 +546,31 @@ def test_permissions_check_says_what_an_untrusted_project_did_not_apply(
     assert "permissions.allow" in proc.stdout
     proc = reasonix(workspace, "permissions", "check", "bash", "curl x", key=False)
     assert "deny" in proc.stdout and "Bash(curl*)" in proc.stdout  # the safe part applies
+
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("reasonix.toml", "default_model = " + "[" * DEEP + "]" * DEEP + "\n"),
+        ("reasonix.toml", "[agent]\nx = " + "{a=" * DEEP + "1" + "}" * DEEP + "\n"),
+        ("reasonix.toml", "default_model = " + "[" * 3000 + "]" * 3000 + "\n"),
+        (".mcp.json", '{"mcpServers": {"a": ' + "[" * DEEP + "]" * DEEP + "}}"),
+    ],
+    ids=["toml-array", "toml-table", "toml-3000", "json-array"],
+)
+def test_deeply_nested_project_files_are_errors_not_tracebacks(
+    name: str, text: str, workspace: Path, user: Any
+) -> None:
+    (workspace / name).write_text(text, encoding="utf-8")
+    user.enqueue(Reply(content="fine"))
+    for flags in ((), ("--trust-project",)):
+        proc = reasonix(workspace, "run", "hi", *flags)
+        assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        if name == "reasonix.toml":
+            assert proc.returncode == 2 and "nested too deeply" in proc.stderr
+        else:  # reported as an MCP problem; the run goes on without it
+            assert proc.returncode == 0, proc.stderr
+            user.enqueue(Reply(content="fine"))
