@@ -30,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
         "--permission-mode", choices=("ask", "auto", "yolo"), help="permission preset"
     )
     parser.add_argument(
+        "--add-dir",
+        dest="add_dir",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="let the read tools reach PATH without asking (repeatable; reads only)",
+    )
+    parser.add_argument(
         "-c",
         "--continue",
         dest="continue_last",
@@ -61,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"',
     )
     run.add_argument("--max-steps", type=int, metavar="N", help="stop after N model requests")
+    run.add_argument(
+        "--add-dir",
+        dest="run_add_dir",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="let the read tools reach PATH without asking (repeatable; reads only)",
+    )
     run.add_argument(
         "-c",
         "--continue",
@@ -195,6 +211,9 @@ def _run(args: argparse.Namespace) -> int:
                 f"{review.summary()}; run `reasonix trust` to trust this folder, "
                 "or pass --trust-project for this run"
             )
+    add_dirs = _add_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
+    if isinstance(add_dirs, str):
+        return _fail(add_dirs)
     settings = RunSettings(
         workspace=Path.cwd(),
         model=args.run_model or args.model,
@@ -205,6 +224,7 @@ def _run(args: argparse.Namespace) -> int:
         continue_last=args.run_continue or args.continue_last,
         resume_id=args.run_resume or args.resume_id,
         trust_project=args.trust_project,
+        add_dirs=add_dirs,
     )
     options = HeadlessOptions(
         prompt=prompt,
@@ -216,6 +236,17 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
+def _add_dirs(paths: list[Path]) -> list[Path] | str:
+    """``--add-dir`` values as absolute folders, or the usage error to print."""
+    out: list[Path] = []
+    for path in paths:
+        full = path.expanduser().absolute()
+        if not full.is_dir():
+            return f"--add-dir {path}: not a directory"
+        out.append(full)
+    return out
+
+
 def _permissions_check(args: argparse.Namespace) -> int:
     from reasonix_core.agent.builder import RunSettings, build_policy
     from reasonix_core.config import load_config
@@ -224,7 +255,12 @@ def _permissions_check(args: argparse.Namespace) -> int:
     workspace = Path.cwd()
     loaded = load_config(workspace)
     config = loaded.config
-    settings = RunSettings(workspace=workspace, permission_mode=args.check_permission_mode)
+    add_dirs = _add_dirs(args.add_dir or [])
+    if isinstance(add_dirs, str):
+        return _fail(add_dirs)
+    settings = RunSettings(
+        workspace=workspace, permission_mode=args.check_permission_mode, add_dirs=add_dirs
+    )
     policy = build_policy(config, settings, workspace)
     sys.stdout.write(explain(policy, args.tool, args.arg) + "\n")
     if loaded.withheld:
@@ -420,6 +456,10 @@ def _trust(args: argparse.Namespace) -> int:
 def _tui(args: argparse.Namespace) -> int:
     from reasonix_tui.launch import launch
 
+    add_dirs = _add_dirs(args.add_dir or [])
+    if isinstance(add_dirs, str):
+        return _fail(add_dirs)
+    args.add_dir = add_dirs
     return launch(args)
 
 

@@ -10,7 +10,7 @@ Nothing here imports textual.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -88,8 +88,10 @@ class EngineServices:
         resume_id: str | None = None,
         home: Path | None = None,
         clock: Callable[[], datetime] = datetime.now,
+        add_dirs: Sequence[Path] = (),
     ) -> None:
         self.workspace = workspace.resolve()
+        self.add_dirs = list(add_dirs)  # --add-dir: extra readable folders
         self.config_home = home or reasonix_home()
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
@@ -161,6 +163,7 @@ class EngineServices:
             resume_id=runner.resume_id,
             continue_last=self._first_continue and runner.resume_id is None,
             home=self.config_home,
+            add_dirs=self.add_dirs,
         )
         self._first_continue = False
         try:

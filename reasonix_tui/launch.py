@@ -41,6 +41,7 @@ def launch(args: argparse.Namespace) -> int:
             continue_last=args.continue_last,
             resume_id=args.resume_id,
             home=home,
+            add_dirs=getattr(args, "add_dir", None) or [],
         )
         # The first answer's rendering (Rich Markdown, Pygments and the common lexers):
         # loaded here, off the event loop, rather than when its first token arrives.

@@ -7,6 +7,7 @@ session -> Agent.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -43,6 +44,20 @@ from reasonix_core.usage import Usage
 
 PERMISSION_PRESETS = ("ask", "auto", "yolo")
 
+#: Credential folders and files under the user's home that no tool reads and
+#: the bash sandbox masks, in addition to the Reasonix home and the user's
+#: own ``[sandbox] forbid_read``.
+SECRET_PATHS: tuple[str, ...] = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.config/gh",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.docker/config.json",
+    "~/.kube",
+    "~/.gnupg",
+)
+
 
 @dataclass(kw_only=True)
 class RunSettings:
@@ -57,6 +72,8 @@ class RunSettings:
     continue_last: bool = False
     resume_id: str | None = None
     home: Path | None = None
+    # --add-dir: extra folders read-family tools reach without asking (reads only).
+    add_dirs: list[Path] = field(default_factory=list)
     # Wait for MCP servers (each bounded by its start-up timeout) before the
     # first request. None: wait when nobody can answer approvals (headless).
     mcp_wait: bool | None = None
@@ -103,14 +120,76 @@ def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[floa
     return price
 
 
-def build_policy(config: Config, settings: RunSettings, workspace: Path) -> Policy:
+def protected_paths(config: Config, home: Path, workspace: Path) -> tuple[Path, ...]:
+    """What no tool may read: the Reasonix home, :data:`SECRET_PATHS` and
+    ``[sandbox] forbid_read``, resolved.
+
+    A built-in entry that contains the workspace (someone working inside
+    ``~/.config/gh`` or the Reasonix home itself) is not dropped but narrowed:
+    everything in it except the branch leading to the workspace stays
+    protected, so the user keeps their workspace and the keys beside it stay
+    hidden. Entries created there after start-up are not covered.
+    """
+    root = Path(os.path.realpath(workspace))
+    builtin = [home, *(Path(os.path.expanduser(p)) for p in SECRET_PATHS)]
+    out: list[Path] = []
+    for entry in builtin:
+        out.extend(_carve(Path(os.path.realpath(entry)), root))
+    for entry in config.sandbox.forbid_read:
+        p = Path(os.path.expanduser(entry))
+        out.append(Path(os.path.realpath(p if p.is_absolute() else root / p)))
+    return tuple(dict.fromkeys(out))
+
+
+def _carve(secret: Path, workspace: Path) -> list[Path]:
+    """``secret`` minus the path down to ``workspace`` (when it contains it)."""
+    if workspace != secret and secret not in workspace.parents:
+        return [secret]
+    out: list[Path] = []
+    here = secret
+    for part in workspace.relative_to(secret).parts:
+        try:
+            names = sorted(os.listdir(here))
+        except OSError:
+            names = []
+        out.extend(here / name for name in names if name != part)
+        here = here / part
+    return out
+
+
+def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
+    """Folders read-family tools reach without asking, besides the workspace
+    (and the session temp dir, added once it exists): ``--add-dir``,
+    ``[permissions] additional_directories`` and the ``[sandbox] allow_write``
+    roots (a folder tools may write is one they may read)."""
+    roots: list[Path] = []
+    entries = [
+        *settings.add_dirs,
+        *config.permissions.additional_directories,
+        *config.sandbox.allow_write,
+    ]
+    for entry in entries:
+        p = Path(os.path.expanduser(os.fspath(entry)))
+        roots.append(p if p.is_absolute() else workspace / p)
+    return roots
+
+
+def build_policy(
+    config: Config, settings: RunSettings, workspace: Path, home: Path | None = None
+) -> Policy:
     preset = settings.permission_mode or config.permissions.preset
     if preset not in PERMISSION_PRESETS:
         raise ConfigError(
             f"unknown permission mode {preset!r}; choose one of {', '.join(PERMISSION_PRESETS)}"
         )
     perms = config.permissions.model_copy(update={"preset": preset})
-    return Policy.from_config(perms, workspace, extra_allow=list(settings.allowed_tools))
+    return Policy.from_config(
+        perms,
+        workspace,
+        extra_allow=list(settings.allowed_tools),
+        read_roots=read_roots(config, settings, workspace),
+        forbid_read=protected_paths(config, home or settings.home or reasonix_home(), workspace),
+    )
 
 
 @asynccontextmanager
@@ -147,7 +226,7 @@ async def open_runtime(
         or (loaded_session.header.effort if loaded_session else None)
         or (config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort)
     )
-    policy = build_policy(config, settings, workspace)
+    policy = build_policy(config, settings, workspace, home)
     mcp = mcp_host
     if mcp is None:
         mcp = _mcp_host(config, workspace, home, trust_project=settings.trust_project)
@@ -161,11 +240,13 @@ async def open_runtime(
 
         temp_dir = Path(tempfile.mkdtemp(prefix="reasonix-"))
         stack.callback(shutil.rmtree, temp_dir, True)
+        policy.add_read_roots(temp_dir)
         sandbox = SandboxPolicy(
             workspace=workspace,
             temp_dir=temp_dir,
             allow_write=tuple(Path(p) for p in config.sandbox.allow_write),
-            forbid_read=tuple(Path(p) for p in config.sandbox.forbid_read),
+            # One list for file tools and the bash sandbox's masks.
+            forbid_read=tuple(Path(p) for p in policy.forbid_read),
             bash=config.sandbox.bash,
             network=config.sandbox.network,
         )
@@ -181,7 +262,7 @@ async def open_runtime(
             bash_timeout_seconds=config.tools.bash_timeout_seconds,
             approver=approver,
             secret_env=secret_env_names(config),
-            services={"sandbox": sandbox, "jobs": jobs},
+            services={"sandbox": sandbox, "jobs": jobs, "read_denied": policy.read_denied},
         )
         recaller = _install_memory(context, policy, home, workspace, clock)
         gate = PermissionGate(policy, approver)

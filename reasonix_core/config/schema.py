@@ -306,6 +306,15 @@ class PermissionsConfig(_Table):
     allow: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
+    # Extra folders read-family tools reach without asking (like --add-dir;
+    # Claude Code's additionalDirectories). Reads only: writes stay in the
+    # workspace, the session temp dir and [sandbox] allow_write.
+    additional_directories: list[str] = Field(default_factory=list)
+
+    @field_validator("additional_directories")
+    @classmethod
+    def _expand_dirs(cls, value: list[str]) -> list[str]:
+        return [expand_path(v) for v in value]
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

@@ -128,7 +128,10 @@ class PermissionGate:
         )
 
     def _headless(self, tool: str, decision: Decision, scope: str) -> Authorization:
-        if decision.rule is None:
+        if decision.hint is not None:
+            why = decision.reason
+            how = decision.hint
+        elif decision.rule is None:
             why = f"permission mode {self.policy.mode}"
             how = f'--allowed-tools "{scope}" or -y/--auto'
         else:

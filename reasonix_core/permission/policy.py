@@ -12,12 +12,25 @@ Precedence is ``deny > ask > allow > fallback``:
 5. fallback: read-only tools are allowed, writers follow ``mode`` under preset
    ``ask``; preset ``auto`` allows writers; preset ``yolo`` additionally turns
    every remaining ask (rule or fallback) into an allow.
+
+Two fallbacks ask even for tools that change nothing, because what they reach
+is itself the risk: ``web_fetch`` (network egress: a URL can carry whatever the
+model read) and a read-family tool on a path outside the readable roots (the
+workspace, the session temp dir, ``[sandbox] allow_write``, ``--add-dir`` and
+``[permissions] additional_directories``). Only an allow rule
+(``WebFetch(domain:HOST)``, ``Read(PATH)``), a session grant or preset ``yolo``
+allows them; ``auto`` still asks, and mode ``deny`` (preset ``ask``) denies them.
+
+Protected paths (``forbid_read``: the Reasonix home and the usual credential
+folders, plus the user's list) are denied to every file tool right after the
+deny rules; no allow rule, grant or preset reaches them.
 """
 
 from __future__ import annotations
 
 import enum
 import os
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +64,10 @@ __all__ = [
 ]
 
 MODES: tuple[str, ...] = ("ask", "allow", "deny")
+#: Protected for file tools only: /proc/<pid>/environ holds this process's
+#: environment (API keys set there), /proc/<pid>/mem its memory. Not a bash
+#: sandbox mask: sandboxed bash gets its own /proc of its own PID namespace.
+PROCESS_VIEWS: tuple[str, ...] = ("/proc",)
 PRESETS: tuple[str, ...] = ("ask", "auto", "yolo")
 
 #: Commands whose second word names the real action, so a session grant for
@@ -92,6 +109,9 @@ class Decision:
     rule: str | None
     # A human sentence: "denied by rule Bash(git push*)".
     reason: str
+    # How a headless run could allow this call, when the usual advice
+    # (--allowed-tools SCOPE or -y/--auto) would be wrong; None otherwise.
+    hint: str | None = None
 
 
 def _join(rules: Iterable[Rule]) -> str:
@@ -109,6 +129,9 @@ class Policy:
         ask: Iterable[str | Rule] | None = None,
         deny: Iterable[str | Rule] | None = None,
         workspace: Path | str = ".",
+        *,
+        read_roots: Iterable[Path | str] = (),
+        forbid_read: Iterable[Path | str] = (),
     ) -> None:
         self.mode = mode
         self.preset = preset
@@ -116,6 +139,11 @@ class Policy:
         self.ask: list[Rule] = parse_rules(ask)
         self.deny: list[Rule] = parse_rules(deny)
         self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
+        # Folders read-family tools reach without asking, besides the workspace.
+        self.read_roots: list[str] = []
+        self.add_read_roots(*read_roots)
+        # Paths no file tool may touch, whatever the rules say.
+        self.forbid_read: tuple[str, ...] = tuple(_real(p) for p in forbid_read)
         self._session: list[Rule] = []
         self._auto_allow: dict[str, Callable[[Mapping[str, Any]], str | None]] = {}
 
@@ -152,12 +180,15 @@ class Policy:
         extra_allow: Sequence[str] = (),
         *,
         preset: str | None = None,
+        read_roots: Iterable[Path | str] = (),
+        forbid_read: Iterable[Path | str] = (),
     ) -> Policy:
         """Build from any object with ``mode``, ``preset``, ``allow``, ``ask``, ``deny``.
 
         ``extra_allow`` (``--allowed-tools``) become session grants; each item
         may hold several rules separated by spaces or commas. ``preset``
-        overrides the config's preset (``-y`` / ``--yolo``).
+        overrides the config's preset (``-y`` / ``--yolo``). ``read_roots`` and
+        ``forbid_read`` are resolved paths (see :meth:`add_read_roots`).
         """
         cfg = permissions_config
         policy = cls(
@@ -167,10 +198,59 @@ class Policy:
             ask=getattr(cfg, "ask", None) or (),
             deny=getattr(cfg, "deny", None) or (),
             workspace=workspace,
+            read_roots=read_roots,
+            forbid_read=forbid_read,
         )
         for item in extra_allow:
             policy.add_session_allow(item)
         return policy
+
+    # -- where reads reach ---------------------------------------------------
+    def add_read_roots(self, *roots: Path | str) -> None:
+        """Let read-family tools reach ``roots`` (and below) without asking."""
+        for root in roots:
+            real = _real(root)
+            if real not in self.read_roots:
+                self.read_roots.append(real)
+
+    def _readable(self, path: str) -> bool:
+        return any(_within(path, root) for root in (str(self.workspace), *self.read_roots))
+
+    def _protected(self, path: str) -> str | None:
+        """The ``forbid_read`` (or process view) entry covering ``path``, or None."""
+        return next((f for f in (*self.forbid_read, *PROCESS_VIEWS) if _within(path, f)), None)
+
+    def read_denied(self, tool: str, path: Path | str) -> bool:
+        """True when ``tool`` must not see ``path``: a deny rule or forbid_read
+        covers it, or it is a symlink in a readable folder pointing out of them.
+
+        For walking tools (ls, glob, grep): an entry met inside an allowed
+        folder is skipped when reading it directly would be denied. The path
+        as found is checked and, when it is a symlink, its target too (the
+        walkers pass entries of an already resolved folder, so only the last
+        component can be a link; resolving every entry would cost a syscall
+        per path component).
+        """
+        text = os.fspath(path)
+        if "\x00" in text:
+            return True
+        found = os.path.abspath(text)
+        candidates = [found]
+        if os.path.islink(found):
+            target = _real(found)
+            if self._readable(found) and not self._readable(target):
+                # A link planted in the workspace must not carry a search to a
+                # file outside that reading it by name would have to ask for.
+                return True
+            candidates.append(target)
+        rules = [rule for rule in self.deny if rule.applies_to(tool)]
+        for candidate in candidates:
+            if self._protected(candidate) is not None:
+                return True
+            call = Call(tool, paths=(candidate,))
+            if any(rule_hits(rule, call, self.workspace, loose=True) for rule in rules):
+                return True
+        return False
 
     # -- session grants -------------------------------------------------------
     @property
@@ -210,6 +290,16 @@ class Policy:
             if rule_hits(rule, call, ws, loose=True):
                 return Decision(Verdict.DENY, rule.text, f"denied by rule {rule.text}")
 
+        for path in call.paths:
+            protected = self._protected(path)
+            if protected is not None:
+                return Decision(
+                    Verdict.DENY,
+                    None,
+                    f"{path} is inside the protected path {protected} (forbid_read: "
+                    "keys and credentials); no rule or preset lets a tool read or write it",
+                )
+
         asked: set[int] = set()
         ask_rule: Rule | None = None
         for rule in self.ask:
@@ -240,6 +330,24 @@ class Policy:
             text = _join(used)
             return Decision(Verdict.ALLOW, text, f"allowed by rule {text}")
 
+        if tool == "web_fetch":
+            host = urlsplit(call.url or "").hostname or "HOST"
+            return self._reach_fallback(
+                "web_fetch sends data to the network",
+                f'--allowed-tools "WebFetch(domain:{host.lower()})"',
+            )
+        if tool in READ_FAMILY:
+            # A path an allow rule or grant covers is fine; ``covered`` above
+            # needed every path covered, readable ones included.
+            outside = [
+                p for n, p in enumerate(call.paths) if cover[n] is None and not self._readable(p)
+            ]
+            if outside:
+                scope = " ".join(self.scope_rules(tool, args))
+                return self._reach_fallback(
+                    f"{outside[0]} is outside the workspace and the readable folders",
+                    f'--add-dir {shlex.quote(outside[0])} or --allowed-tools "{scope}"',
+                )
         if read_only:
             return Decision(Verdict.ALLOW, None, "read-only tool: allowed by default")
         if self.preset in ("auto", "yolo"):
@@ -257,6 +365,19 @@ class Policy:
             if why:
                 return Decision(Verdict.ALLOW, None, f"{why}: allowed without asking")
         return Decision(Verdict.ASK, None, "writer falls back to mode ask")
+
+    def _reach_fallback(self, what: str, how: str) -> Decision:
+        """Egress and outside reads: only yolo allows without a rule; auto still asks."""
+        if self.preset == "yolo":
+            return Decision(Verdict.ALLOW, None, f"{what}: allowed by preset yolo")
+        if self.preset == "ask" and self.mode == "deny":
+            return Decision(Verdict.DENY, None, f"{what}: denied by mode deny")
+        return Decision(
+            Verdict.ASK,
+            None,
+            f"{what}: approval needed in preset {self.preset}",
+            hint=f"{how} (or --permission-mode yolo)",
+        )
 
     # -- tool-owned exceptions to "ask" -------------------------------------
     def add_auto_allow(self, tool: str, check: Callable[[Mapping[str, Any]], str | None]) -> None:
@@ -353,6 +474,14 @@ class Policy:
         return list(dict.fromkeys(scopes))
 
 
+def _real(path: Path | str) -> str:
+    return os.path.realpath(os.path.expanduser(os.fspath(path)))
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _prefix_scope(seg: Segment) -> str | None:
     words = seg.words
     if not words or any(not w or w.isspace() for w in words[:3]):
@@ -381,7 +510,6 @@ READ_ONLY_TOOLS: frozenset[str] = frozenset(
         "grep",
         "bash_output",
         "todo_write",
-        "web_fetch",
         "ask",
         "history",
         "memory",

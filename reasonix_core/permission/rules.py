@@ -548,7 +548,14 @@ def _collapse(text: str) -> str:
 def resolve_path(path: str, workspace: Path) -> str:
     """Absolute, symlink-free form of ``path`` (relative to ``workspace``)."""
     expanded = os.path.expanduser(path)
-    return os.path.realpath(os.path.join(os.fspath(workspace), expanded))
+    joined = os.path.join(os.fspath(workspace), expanded)
+    try:
+        return os.path.realpath(joined)
+    except (OSError, ValueError):
+        # A NUL byte, or a component swapped mid-resolution (EINVAL): judge the
+        # lexical form. The tool itself refuses such a path or re-resolves it by
+        # descriptors, and a swap could as well come after this decision.
+        return os.path.normpath(joined)
 
 
 def _resolve_pattern(pattern: str, workspace: Path) -> str:
@@ -596,13 +603,7 @@ class Call:
                 raw = ["."]
             paths = [resolve_path(p, workspace) for p in raw]
             if tool == "glob" and isinstance(args.get("pattern"), str):
-                # The glob's literal leading directory is read too.
-                parts = args["pattern"].split("/")
-                k = next((n for n, p in enumerate(parts) if _GLOB_CHARS & set(p)), len(parts))
-                base = raw[0] if raw else "."
-                lead = "/".join(parts[:k]) or ("/" if args["pattern"].startswith("/") else "")
-                if lead:
-                    paths.append(resolve_path(os.path.join(base, lead), workspace))
+                paths.extend(_glob_leads(args["pattern"], raw[0] if raw else ".", workspace))
             return cls(tool, paths=tuple(dict.fromkeys(paths)))
         return cls(tool)
 
@@ -615,6 +616,26 @@ class Call:
         if self.url is not None:
             return (self.url,)
         return (None,)
+
+
+def _glob_leads(pattern: str, base: str, workspace: Path) -> list[str]:
+    """The literal leading directory of each brace alternative of a glob pattern.
+
+    The glob tool expands ``{a,b}`` and ``~`` before walking, so the policy
+    must too: ``{/etc,x}/*`` reads /etc, not a folder named ``{`` in the
+    workspace.
+    """
+    from reasonix_core.tool.ignore import expand_braces  # lazy: tool imports permission
+
+    leads: list[str] = []
+    for alternative in expand_braces(pattern):
+        alternative = os.path.expanduser(alternative)
+        parts = alternative.split("/")
+        k = next((n for n, p in enumerate(parts) if _GLOB_CHARS & set(p)), len(parts))
+        lead = "/".join(parts[:k]) or ("/" if alternative.startswith("/") else "")
+        if lead:
+            leads.append(resolve_path(os.path.join(base, lead), workspace))
+    return leads
 
 
 # --------------------------------------------------------------------------

@@ -59,7 +59,13 @@ class FileVersion:
 
 
 def _key(path: str | os.PathLike[str]) -> Path:
-    return Path(os.path.realpath(os.fspath(path)))
+    text = os.fspath(path)
+    try:
+        return Path(os.path.realpath(text))
+    except (OSError, ValueError):
+        # realpath raises when a component is swapped mid-resolution (EINVAL);
+        # keys only group aliases, so the lexical form is a safe fallback.
+        return Path(os.path.abspath(text))
 
 
 def read_version(path: str | os.PathLike[str]) -> FileVersion | None:
@@ -70,17 +76,31 @@ def read_version(path: str | os.PathLike[str]) -> FileVersion | None:
     try:
         if not stat_mod.S_ISREG(os.stat(path).st_mode):
             return None  # never open a FIFO or device: it could block
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat_mod.S_ISREG(st.st_mode):
-                return None
-            digest = hashlib.sha256()
-            size = 0
-            while chunk := fh.read(_CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    try:
+        return version_of_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def version_of_fd(fd: int) -> FileVersion | None:
+    """Hash the open file ``fd`` from its start; None if it is not a regular file.
+
+    The file tools call this on a descriptor opened through the directory they
+    checked, so the version compared is the version of the file they write.
+    """
+    st = os.fstat(fd)
+    if not stat_mod.S_ISREG(st.st_mode):
+        return None
+    digest = hashlib.sha256()
+    size = 0
+    offset = 0
+    while chunk := os.pread(fd, _CHUNK, offset):
+        digest.update(chunk)
+        size += len(chunk)
+        offset += len(chunk)
     return FileVersion(
         sha256=digest.hexdigest(), size=size, mtime_ns=st.st_mtime_ns, inode=st.st_ino
     )

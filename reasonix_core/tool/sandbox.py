@@ -2,7 +2,11 @@
 session temp dir, and paths hidden from reading.
 
 Paths are resolved through symlinks and ``..`` before every check so neither
-can be used to escape.
+can be used to escape. The file tools go further and use
+:meth:`SandboxPolicy.locate_for_write` / :meth:`SandboxPolicy.locate_for_read`,
+which resolve through directory descriptors (:mod:`reasonix_core.tool.fs_walk`)
+so that what is checked is what is then opened, even while another process
+swaps directories and symlinks.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from reasonix_core.tool.fs_walk import Located, PathUnusable, check_text, locate, opened_path
 
 
 class PathDenied(Exception):
@@ -37,6 +43,10 @@ def _realpath(path: str | Path) -> Path:
         return Path(os.path.realpath(text))
     except (ValueError, UnicodeError) as exc:
         raise PathDenied(f"invalid path {text!r}: {exc}") from None
+    except OSError as exc:
+        # A component swapped between realpath's lstat and readlink (EINVAL),
+        # a symlink loop, a name too long: the path cannot be resolved now.
+        raise PathDenied(f"cannot resolve path {text!r}: {exc.strerror or exc}") from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,22 +84,19 @@ class SandboxPolicy:
     def resolved_forbid_read(self) -> tuple[Path, ...]:
         return tuple(self._root_path(r) for r in self.forbid_read)
 
-    def resolve(self, path: str | Path, *, follow_symlinks: bool = True) -> Path:
+    def resolve(
+        self, path: str | Path, *, follow_symlinks: bool = True, from_disk: bool = False
+    ) -> Path:
         """Absolute, symlink- and ``..``-free form of ``path``.
 
         Relative paths are relative to the workspace; ``~`` is expanded. A path
         that does not exist yet resolves its deepest existing ancestor and
         appends the rest. With ``follow_symlinks=False`` the final component is
         kept as is (its parent is still resolved), for operating on a link
-        itself rather than its target.
+        itself rather than its target. ``from_disk`` accepts names read from a
+        listing (see :func:`~reasonix_core.tool.fs_walk.check_text`).
         """
-        text = os.fspath(path)
-        if not isinstance(text, str):
-            raise PathDenied(f"invalid path {text!r}: expected text")
-        if not text.strip():
-            raise PathDenied("invalid path: empty")
-        if "\x00" in text:
-            raise PathDenied(f"invalid path {text!r}: contains a NUL byte")
+        text = self._usable(path, from_disk=from_disk)
         expanded = os.path.expanduser(text)
         p = Path(expanded)
         if not p.is_absolute():
@@ -97,6 +104,59 @@ class SandboxPolicy:
         if not follow_symlinks and p.name not in ("", ".", ".."):
             return _realpath(p.parent) / p.name
         return _realpath(p)
+
+    @staticmethod
+    def _usable(path: str | Path, *, from_disk: bool = False) -> str:
+        try:
+            return check_text(os.fspath(path), from_disk=from_disk)
+        except PathUnusable as exc:
+            raise PathDenied(str(exc)) from None
+
+    def _locate(self, path: str | Path, follow_symlinks: bool) -> Located:
+        text = self._usable(path)
+        base = Path(os.path.abspath(os.path.expanduser(os.fspath(self.workspace))))
+        try:
+            return locate(text, base, follow_final=follow_symlinks)
+        except PathUnusable as exc:
+            raise PathDenied(str(exc)) from None
+        except OSError as exc:
+            # Name the path as given (ELOOP, ENOTDIR, ENAMETOOLONG, ...); the
+            # errno picks the same OSError subclass.
+            raise OSError(exc.errno, exc.strerror, text) from None
+
+    def locate_for_write(self, path: str | Path, *, follow_symlinks: bool = True) -> Located:
+        """Resolve ``path`` by descriptors and require it inside a write root and
+        not hidden by ``forbid_read``.
+
+        The returned :class:`Located` holds the descriptor of the directory the
+        checked path is really in; write through it (``dir_fd``) and its
+        ``name``, never through the path string. Raises :class:`PathDenied`, or
+        ``OSError`` when the path cannot be walked (ELOOP, ENOTDIR, ...).
+        """
+        located = self._locate(path, follow_symlinks)
+        try:
+            self._require_writable(path, located.path)
+            self._require_readable(path, located.path)
+        except BaseException:
+            located.close()
+            raise
+        return located
+
+    def locate_for_read(self, path: str | Path, *, follow_symlinks: bool = True) -> Located:
+        """Resolve ``path`` by descriptors and refuse it if hidden by ``forbid_read``.
+
+        Open the file through the returned descriptor (see
+        :func:`reasonix_core.tool.fs_walk.open_final`) so a swap after the
+        check cannot redirect the read; ``located.path`` is the physical path
+        any further read policy must judge.
+        """
+        located = self._locate(path, follow_symlinks)
+        try:
+            self._require_readable(path, located.path)
+        except BaseException:
+            located.close()
+            raise
+        return located
 
     # -- checks -------------------------------------------------------------------
 
@@ -107,9 +167,13 @@ class SandboxPolicy:
         Raises :class:`PathDenied` otherwise.
         """
         resolved = self.resolve(path, follow_symlinks=follow_symlinks)
+        self._require_writable(path, resolved)
+        return resolved
+
+    def _require_writable(self, path: str | Path, resolved: Path) -> None:
         roots = self.resolved_write_roots()
         if any(is_within(resolved, root) for root in roots):
-            return resolved
+            return
         shown = ", ".join(str(r) for r in roots)
         raise PathDenied(
             f"path denied: {os.fspath(path)!r} resolves to {resolved}, which is outside "
@@ -120,12 +184,15 @@ class SandboxPolicy:
     def check_read(self, path: str | Path, *, follow_symlinks: bool = True) -> Path:
         """Resolve ``path`` and refuse it if it lies inside a ``forbid_read`` path."""
         resolved = self.resolve(path, follow_symlinks=follow_symlinks)
+        self._require_readable(path, resolved)
+        return resolved
+
+    def _require_readable(self, path: str | Path, resolved: Path) -> None:
         if self._forbidden(resolved, self.resolved_forbid_read()):
             raise PathDenied(
                 f"path denied: {os.fspath(path)!r} is hidden by [sandbox] forbid_read; "
                 "it cannot be read, listed or searched"
             )
-        return resolved
 
     def is_hidden(self, path: str | Path) -> bool:
         """True if ``path`` (resolved) lies inside a ``forbid_read`` path.
@@ -134,10 +201,24 @@ class SandboxPolicy:
         tools to skip entries silently.
         """
         try:
-            resolved = self.resolve(path)
+            resolved = self.resolve(path, from_disk=True)
         except PathDenied:
             return True
         return self._forbidden(resolved, self.resolved_forbid_read())
+
+    def opened_is_hidden(self, fd: int) -> bool:
+        """True if the file open as ``fd`` lies inside a ``forbid_read`` path.
+
+        Judges what was opened, not the name it was opened by, so a swap
+        between a listing and the open cannot reveal a hidden file. Where the
+        kernel cannot tell the path (see :func:`opened_path`) only the name
+        check made before the open applies.
+        """
+        forbidden = self.resolved_forbid_read()
+        if not forbidden:
+            return False
+        real = opened_path(fd)
+        return real is not None and self._forbidden(real, forbidden)
 
     @staticmethod
     def _forbidden(resolved: Path, forbidden: tuple[Path, ...]) -> bool:

@@ -232,7 +232,7 @@ TABLE = [
     case(
         "web_fetch",
         "https://notevil.com/",
-        ALLOW,
+        ASK,  # not denied, but web_fetch is egress: it asks without an allow rule
         deny=("WebFetch(domain:evil.com)",),
         id="domain-exact",
     ),

@@ -77,7 +77,7 @@ def test_resolve_follows_symlinks_and_dangling_links(layout: tuple[Path, Path, P
     assert p.resolve("alias.py", follow_symlinks=False) == ws.resolve() / "alias.py"
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "\ud800x"])
+@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "\ud800x", "a\udc80b"])
 def test_resolve_rejects_unusable_strings(layout: tuple[Path, Path, Path], bad: str) -> None:
     ws, tmp, _ = layout
     with pytest.raises(PathDenied):
@@ -169,6 +169,20 @@ def test_check_read_and_is_hidden(layout: tuple[Path, Path, Path]) -> None:
     assert p.is_hidden(ws / "env-alias")
     assert not p.is_hidden(ws / "src" / "a.py")
     assert not p.is_hidden(ws / "secrets-not")
+
+
+def test_is_hidden_keeps_undecodable_names_from_a_listing(
+    layout: tuple[Path, Path, Path],
+) -> None:
+    ws, tmp, outside = layout
+    name = os.fsdecode(b"bad\xffname")  # an undecodable byte becomes a surrogate
+    (ws / name).symlink_to("src")
+    (ws / "leak").symlink_to(outside)
+    p = policy(ws, tmp, forbid_read=(outside,))
+    assert not p.is_hidden(ws / name)
+    assert p.is_hidden(ws / "leak")
+    with pytest.raises(PathDenied, match="surrogate"):
+        p.resolve(name)  # the same text typed as a tool argument is refused
 
 
 def test_display_and_is_within(layout: tuple[Path, Path, Path]) -> None:

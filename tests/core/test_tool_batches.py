@@ -90,7 +90,8 @@ async def test_consecutive_read_only_calls_run_concurrently(workspace, server):
             Reply(tool_calls=[call("web_fetch", url=url + "a"), call("web_fetch", url=url + "b")]),
             Reply(content="done"),
         )
-        async with runtime(workspace) as rt:
+        # web_fetch is egress: it asks unless a domain rule allows it.
+        async with runtime(workspace, allowed_tools=["WebFetch(domain:127.0.0.1)"]) as rt:
             events = await run_turn(rt, "fetch both")
     finally:
         httpd.shutdown()

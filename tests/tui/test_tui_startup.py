@@ -259,7 +259,12 @@ def test_launch_passes_the_command_line_to_the_engine(
     monkeypatch.setattr("reasonix_tui.engine.EngineServices", FakeEngine)
     monkeypatch.setattr(reasonix_tui.app, "run_app", lambda services: services._build() or 0)
     args = argparse.Namespace(
-        model="m", effort="high", permission_mode="auto", continue_last=True, resume_id=None
+        model="m",
+        effort="high",
+        permission_mode="auto",
+        continue_last=True,
+        resume_id=None,
+        add_dir=[tmp_path / "shared"],
     )
     monkeypatch.chdir(tmp_path)
     assert launch(args) == 0
@@ -271,6 +276,7 @@ def test_launch_passes_the_command_line_to_the_engine(
         "continue_last": True,
         "resume_id": None,
         "home": tmp_path / "reasonix-home",
+        "add_dirs": [tmp_path / "shared"],
     }
 
 

@@ -12,6 +12,7 @@ import codecs
 import difflib
 import errno
 import os
+import re
 import secrets
 import stat as stat_mod
 import threading
@@ -19,12 +20,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import anyio
 import anyio.to_thread
 
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.fs_walk import Located, list_directory, open_final
 from reasonix_core.tool.ignore import IgnoreMatcher
 from reasonix_core.tool.ledger import (
     FS_ALREADY_EXISTS,
@@ -33,7 +35,7 @@ from reasonix_core.tool.ledger import (
     FS_STALE_VERSION,
     FileLedger,
     FileVersion,
-    read_version,
+    version_of_fd,
 )
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy, is_within
 
@@ -66,6 +68,20 @@ def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
     if not isinstance(sandbox, SandboxPolicy):
         sandbox = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
     return sandbox, ledger
+
+
+def read_filter(ctx: ToolContext, tool: str) -> Callable[[Path], bool] | None:
+    """The session's "may ``tool`` not see this path?" check, or None.
+
+    Installed by the runtime as ``ctx.services["read_denied"]`` (the policy's
+    deny rules and protected paths); walking tools skip what it refuses, so a
+    ``Read(.env)`` deny rule cannot be bypassed by listing or searching the
+    folder that holds ``.env``.
+    """
+    check = ctx.services.get("read_denied")
+    if not callable(check):
+        return None
+    return lambda path: bool(check(tool, path))
 
 
 # --------------------------------------------------------------------------- failures
@@ -157,11 +173,19 @@ def suggest_missing(path: Path, sandbox: SandboxPolicy) -> str:
     """A hint for a missing path: similar names in its directory."""
     parent = path.parent
     try:
-        names = [n for n in os.listdir(parent) if not sandbox.is_hidden(parent / n)]
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         return f" (its directory {sandbox.display(parent)} does not exist either)"
     except OSError:
         return ""
+    try:
+        if sandbox.opened_is_hidden(fd):  # swapped for a link to a hidden folder
+            return ""
+        names = [n for n in os.listdir(fd) if not sandbox.is_hidden(parent / n)]
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
     close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
     if not close:
         return ""
@@ -341,40 +365,133 @@ class Loaded:
     mode: int
 
 
-def load_current(path: Path, display: str) -> Loaded | None:
-    """Read the current bytes of a regular file; None if it does not exist."""
+def open_existing(located: Located, display: str) -> int | None:
+    """Open ``located``'s final name for reading through its directory
+    descriptor, never following a symlink; None if it does not exist.
+
+    A symlink there now was put in after the walk resolved the path (the walk
+    follows links itself): the call fails rather than follow it.
+    """
     try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+        return open_final(located)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ToolFailure(
+                f"{display} was replaced by a symlink while it was being opened; "
+                "nothing was changed (try again)"
+            ) from None
+        raise
+
+
+def load_current(located: Located, display: str) -> Loaded | None:
+    """Read the current bytes of a regular file; None if it does not exist."""
+    fd = open_existing(located, display)
+    if fd is None:
         return None
-    if stat_mod.S_ISDIR(st.st_mode):
-        raise ToolFailure(f"{display} is a directory, not a file; use ls to list it")
-    if not stat_mod.S_ISREG(st.st_mode):
-        raise ToolFailure(f"{display} is not a regular file (device, FIFO or socket)")
-    with open(path, "rb") as fh:
+    with open_regular(fd, display, "is a directory, not a file; use ls to list it") as fh:
         fst = os.fstat(fh.fileno())
         data = fh.read()
     return Loaded(data, FileVersion.of_bytes(data, fst), stat_mod.S_IMODE(fst.st_mode))
 
 
-def check_unchanged(path: Path, loaded: Loaded, display: str, verb: str) -> None:
+def open_regular(fd: int, display: str, directory_text: str) -> BinaryIO:
+    """A binary file object over ``fd`` if it is a regular file; closes ``fd``
+    and fails with ``{display} {directory_text}`` for a directory, or the
+    not-a-regular-file message for a device, FIFO or socket."""
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat_mod.S_ISDIR(mode):
+            raise ToolFailure(f"{display} {directory_text}")
+        if not stat_mod.S_ISREG(mode):
+            raise ToolFailure(f"{display} is not a regular file (device, FIFO or socket)")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def check_unchanged(located: Located, loaded: Loaded, display: str, verb: str) -> None:
     """The pre-publish comparison: the file must still hold the loaded content."""
-    current = read_version(path)
+    fd = open_existing(located, display)
+    if fd is None:
+        raise fs_failure(FS_NOT_FOUND, display) from None
+    try:
+        current = version_of_fd(fd)
+    finally:
+        os.close(fd)
     if current is None:
         raise fs_failure(FS_NOT_FOUND, display) from None
     if not current.same_content(loaded.version):
         raise fs_failure(FS_STALE_VERSION, display, verb)
 
 
-def _temp_beside(target: Path) -> tuple[Path, int]:
-    for _ in range(16):
-        tmp = target.with_name(f".rx-{secrets.token_hex(6)}.tmp")
+def same_location(located: Located, checked: Path, display: str) -> None:
+    """Refuse to go on when the descriptor walk reached another path than the
+    check before taking the lock: a directory or link on the way was swapped."""
+    if located.path != checked:
+        raise ToolFailure(
+            f"{display} changed while it was being opened (a directory or symlink on its "
+            "path was replaced); nothing was changed - try again"
+        )
+
+
+# A temp file is named after its writer's pid so a later write can tell a
+# leftover of a killed run (pid gone) from a write in flight.
+_TEMP_NAME = re.compile(r"\.rx-(\d{1,10})-[0-9a-f]+\.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # never signal a process group; keep what cannot be judged
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def sweep_stale_temps(dir_fd: int) -> int:
+    """Remove ``.rx-<pid>-*.tmp`` files in ``dir_fd`` whose writer is gone.
+
+    A run killed mid-write (SIGKILL) cannot clean up; the next write in the
+    same directory does. Returns how many were removed.
+    """
+    try:
+        names = list_directory(dir_fd)
+    except OSError:
+        return 0
+    removed = 0
+    me = os.getpid()
+    for name in names:
+        m = _TEMP_NAME.fullmatch(name)
+        if m is None or int(m.group(1)) == me or _pid_alive(int(m.group(1))):
+            continue
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            os.unlink(name, dir_fd=dir_fd)
+        except OSError:
+            continue
+        removed += 1
+    return removed
+
+
+def _temp_in(located: Located) -> tuple[str, int]:
+    """Create an empty temp file beside ``located`` inside its open directory."""
+    sweep_stale_temps(located.dir_fd)
+    for _ in range(16):
+        tmp = f".rx-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(
+                tmp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o666,
+                dir_fd=located.dir_fd,
+            )
         except FileExistsError:
             continue
         return tmp, fd
-    raise ToolFailure(f"could not create a temporary file next to {target}")
+    raise ToolFailure(f"could not create a temporary file next to {located.path}")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -388,25 +505,35 @@ def _write_all(fd: int, data: bytes) -> None:
         os.close(fd)
 
 
-def publish_replace(target: Path, data: bytes, mode: int) -> None:
-    """Atomically replace ``target``: temp file in the same dir, then os.replace."""
-    tmp, fd = _temp_beside(target)
+def publish_replace(located: Located, data: bytes, mode: int) -> None:
+    """Atomically replace the file: a temp file in the same (open) directory,
+    then ``os.replace`` between the two names in that directory."""
+    tmp, fd = _temp_in(located)
     try:
+        os.fchmod(fd, mode)
         _write_all(fd, data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        os.replace(tmp, located.name, src_dir_fd=located.dir_fd, dst_dir_fd=located.dir_fd)
+    except OSError as exc:
+        _unlink_quietly(tmp, located.dir_fd)
+        raise _naming(exc, located) from None
     except BaseException:
-        _unlink_quietly(tmp)
+        _unlink_quietly(tmp, located.dir_fd)
         raise
 
 
-def publish_new(target: Path, data: bytes, display: str) -> None:
-    """Create ``target`` with ``data`` without ever clobbering an existing file."""
-    tmp, fd = _temp_beside(target)
+def _naming(exc: OSError, located: Located) -> OSError:
+    """``exc`` naming the file being written (descriptor calls name only the temp)."""
+    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(located.path))
+
+
+def publish_new(located: Located, data: bytes, display: str) -> None:
+    """Create the file with ``data`` without ever clobbering an existing one."""
+    tmp, fd = _temp_in(located)
+    pfd = located.dir_fd
     try:
         _write_all(fd, data)
         try:
-            os.link(tmp, target)
+            os.link(tmp, located.name, src_dir_fd=pfd, dst_dir_fd=pfd, follow_symlinks=False)
         except FileExistsError:
             raise ToolFailure(
                 f"{FS_ALREADY_EXISTS}: {display} was created by someone else while writing; "
@@ -416,7 +543,12 @@ def publish_new(target: Path, data: bytes, display: str) -> None:
         except OSError:
             # No hard links here (some FUSE/network filesystems): exclusive create.
             try:
-                out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                out = os.open(
+                    located.name,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    0o666,
+                    dir_fd=pfd,
+                )
             except FileExistsError:
                 raise ToolFailure(
                     f"{FS_ALREADY_EXISTS}: {display} was created by someone else while "
@@ -424,33 +556,37 @@ def publish_new(target: Path, data: bytes, display: str) -> None:
                     FS_ALREADY_EXISTS,
                 ) from None
             _write_all(out, data)
+    except ToolFailure:
+        raise
+    except OSError as exc:
+        raise _naming(exc, located) from None
     finally:
-        _unlink_quietly(tmp)
+        _unlink_quietly(tmp, pfd)
 
 
-def _unlink_quietly(path: Path) -> None:
+def _unlink_quietly(name: str, dir_fd: int) -> None:
     try:
-        os.unlink(path)
+        os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass
 
 
-def ensure_writable(path: Path, display: str) -> None:
-    if not os.access(path, os.W_OK):
+def ensure_writable(located: Located, display: str) -> None:
+    if not os.access(located.name, os.W_OK, dir_fd=located.dir_fd):
         raise ToolFailure(
             f"permission denied: {display} is read-only; it was not changed "
             "(change its permissions first if it should be editable)"
         )
 
 
-def record_write(ledger: FileLedger, path: Path, data: bytes) -> None:
+def record_write(ledger: FileLedger, located: Located, data: bytes) -> None:
     """Refresh the observation after a publish, from the bytes written."""
     try:
-        st = os.stat(path)
+        st = os.stat(located.name, dir_fd=located.dir_fd, follow_symlinks=False)
     except OSError:
-        ledger.forget(path)
+        ledger.forget(located.path)
         return
-    ledger.observe(path, FileVersion.of_bytes(data, st))
+    ledger.observe(located.path, FileVersion.of_bytes(data, st))
 
 
 # --------------------------------------------------------------------------- walking
@@ -458,7 +594,6 @@ def record_write(ledger: FileLedger, path: Path, data: bytes) -> None:
 
 @dataclass(slots=True)
 class Entry:
-    entry: os.DirEntry[str]
     path: Path
     parts: tuple[str, ...]
     is_dir: bool
@@ -486,6 +621,8 @@ class Walker:
     include_hidden: bool = False
     max_depth: int | None = None
     descend: Callable[[tuple[str, ...]], bool] | None = None
+    # Entries this returns True for are skipped silently, like forbid_read ones.
+    hide: Callable[[Path], bool] | None = None
     stop: threading.Event | None = None
     skipped_hidden: int = 0
     skipped_ignored: int = 0
@@ -502,16 +639,15 @@ class Walker:
             matcher = IgnoreMatcher.for_directory(self.root, stop_at=self.sandbox.root)
         else:
             matcher = IgnoreMatcher()
-        stack: list[tuple[Iterator[os.DirEntry[str]], tuple[str, ...], IgnoreMatcher]] = [
-            (self._list(self.root), (), matcher)
-        ]
+        stack: list[tuple[Iterator[tuple[str, bool, bool]], tuple[str, ...], IgnoreMatcher]]
+        stack = [(self._list(self.root), (), matcher)]
         deadline = time.monotonic() + self.time_budget
         while stack:
             if self.stop is not None and self.stop.is_set():
                 return
             it, parts, m = stack[-1]
-            e = next(it, None)
-            if e is None:
+            listed = next(it, None)
+            if listed is None:
                 stack.pop()
                 continue
             self.visited += 1
@@ -520,22 +656,19 @@ class Walker:
             ):
                 self.truncated = True
                 return
-            name = e.name
-            try:
-                is_link = e.is_symlink()
-                is_dir = not is_link and e.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
+            name, is_link, is_dir = listed
             if is_dir and name in SKIP_DIRS:
                 self.skipped_dirs.add(name)
                 continue
-            path = Path(e.path)
+            path = self.root.joinpath(*parts, name)
             if is_dir and path in PSEUDO_FS:
                 continue
             if forbidden and (
                 any(is_within(path, f) for f in forbidden)
                 or (is_link and self.sandbox.is_hidden(path))
             ):
+                continue
+            if self.hide is not None and self.hide(path):
                 continue
             if not self.include_hidden and name.startswith("."):
                 self.skipped_hidden += 1
@@ -544,7 +677,7 @@ class Walker:
                 self.skipped_ignored += 1
                 continue
             rel = (*parts, name)
-            yield Entry(e, path, rel, is_dir, is_link)
+            yield Entry(path, rel, is_dir, is_link)
             if (
                 is_dir
                 and (self.max_depth is None or len(rel) < self.max_depth)
@@ -553,14 +686,40 @@ class Walker:
                 child = m.child(path) if self.gitignore else m
                 stack.append((self._list(path), rel, child))
 
-    def _list(self, directory: Path) -> Iterator[os.DirEntry[str]]:
+    def _list(self, directory: Path) -> Iterator[tuple[str, bool, bool]]:
+        """``(name, is_symlink, is_dir)`` for the entries of ``directory``, by name.
+
+        Listed through a descriptor whose real path is judged against
+        ``forbid_read``: a parent swapped for a symlink since the walk saw it
+        must not reveal the names in a hidden folder.
+        """
         try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda d: d.name)
+            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             self.unreadable += 1
             return iter(())
-        return iter(entries)
+        listed = []
+        try:
+            if self.sandbox.opened_is_hidden(fd):
+                return iter(())
+            # The entry types are read while the descriptor is open (a DirEntry
+            # from a descriptor stats through its number, which is closed below).
+            with os.scandir(fd) as it:
+                for e in it:
+                    try:
+                        is_link = e.is_symlink()
+                        listed.append(
+                            (e.name, is_link, not is_link and e.is_dir(follow_symlinks=False))
+                        )
+                    except OSError:
+                        continue
+        except OSError:
+            self.unreadable += 1
+            return iter(())
+        finally:
+            os.close(fd)
+        listed.sort()
+        return iter(listed)
 
     def truncated_note(self) -> str:
         if not self.truncated:

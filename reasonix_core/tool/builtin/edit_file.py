@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
+    Loaded,
     ToolFailure,
     check_unchanged,
     decode,
@@ -26,11 +27,13 @@ from reasonix_core.tool.builtin._fs import (
     publish_replace,
     record_write,
     run_writer,
+    same_location,
     services,
     split_lines,
     suggest_missing,
     unified_diff,
 )
+from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger
 from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -163,6 +166,7 @@ def apply_edit(
 
 
 def edit_sync(
+    text_path: str,
     path: Path,
     display: str,
     ledger: FileLedger,
@@ -171,18 +175,36 @@ def edit_sync(
 ) -> ToolResult:
     """The structured-write publish sequence shared by edit_file and multi_edit.
 
-    Runs under the path's lock: read the current file and compare it with the
-    observation, compute, compare again, publish atomically, refresh the
-    observation.
+    Runs under the path's lock: resolve ``text_path`` by descriptors (it was
+    checked as ``path`` before the lock), read the current file and compare it
+    with the observation, compute, compare again, publish atomically inside
+    the same open directory, refresh the observation.
     """
-    loaded = load_current(path, display)
-    if loaded is None:
-        raise ToolFailure(
-            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(path, sandbox)}; "
-            "to create a new file use write_file",
-            FS_NOT_FOUND,
-        )
-    code = ledger.check(path, loaded.version)
+    try:
+        located = sandbox.locate_for_write(text_path)
+    except NotADirectoryError:  # a file where a directory should be: nothing to edit
+        located = None
+    if located is not None:
+        with located:
+            same_location(located, path, display)
+            loaded = load_current(located, display)
+            if loaded is not None:
+                return _edit_loaded(located, loaded, display, ledger, transform)
+    raise ToolFailure(
+        f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(path, sandbox)}; "
+        "to create a new file use write_file",
+        FS_NOT_FOUND,
+    )
+
+
+def _edit_loaded(
+    located: Located,
+    loaded: Loaded,
+    display: str,
+    ledger: FileLedger,
+    transform: Callable[[str], tuple[str, str]],
+) -> ToolResult:
+    code = ledger.check(located.path, loaded.version)
     if code is not None:
         raise fs_failure(code, display, "editing")
     try:
@@ -191,10 +213,10 @@ def edit_sync(
         raise ToolFailure(f"{display} is a binary file; only text files can be edited") from None
     new_text, summary = transform(text)
     data = encode(new_text, fmt, display)
-    ensure_writable(path, display)
-    check_unchanged(path, loaded, display, "editing")
-    publish_replace(path, data, loaded.mode)
-    record_write(ledger, path, data)
+    ensure_writable(located, display)
+    check_unchanged(located, loaded, display, "editing")
+    publish_replace(located, data, loaded.mode)
+    record_write(ledger, located, data)
     diff = unified_diff(text, new_text, display)
     plus, minus = diff_stats(diff)
     return ToolResult(
@@ -272,7 +294,7 @@ class EditFile:
 
             async with ledger.lock(path):
                 return await run_writer(
-                    lambda: edit_sync(path, display, ledger, sandbox, transform)
+                    lambda: edit_sync(a.path, path, display, ledger, sandbox, transform)
                 )
 
         return await guarded(body, sandbox)

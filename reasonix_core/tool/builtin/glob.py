@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     Walker,
     guarded,
+    read_filter,
     run_reader,
     services,
     suggest_missing,
@@ -64,6 +66,7 @@ def glob_sync(
     sandbox: SandboxPolicy,
     stop: threading.Event,
     explicit_base: bool = False,
+    hide: Callable[[Path], bool] | None = None,
 ) -> ToolResult:
     if explicit_base and not os.path.isdir(base):
         if not os.path.exists(base):
@@ -80,6 +83,8 @@ def glob_sync(
             root = sandbox.check_read(start)
         except PathDenied:
             continue
+        if hide is not None and (hide(start) or hide(root)):
+            continue  # a brace alternative naming a denied path directly
         if not rest:
             # No wildcard at all: the path itself, if it is a file.
             try:
@@ -100,6 +105,7 @@ def glob_sync(
             sandbox=sandbox,
             include_hidden=any(p.mentions_hidden for p in patterns),
             descend=lambda parts, ps=patterns: any(p.could_descend(parts) for p in ps),
+            hide=hide,
             stop=stop,
             time_budget=TIME_BUDGET_SECONDS,
         )
@@ -186,8 +192,11 @@ class Glob:
         async def body() -> ToolResult:
             base = sandbox.check_read(a.path or ".")
             display = sandbox.display(base)
+            hide = read_filter(ctx, self.name)
             return await run_reader(
-                lambda stop: glob_sync(base, display, a.pattern, sandbox, stop, a.path is not None)
+                lambda stop: glob_sync(
+                    base, display, a.pattern, sandbox, stop, a.path is not None, hide
+                )
             )
 
         return await guarded(body, sandbox)

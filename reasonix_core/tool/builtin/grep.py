@@ -7,6 +7,7 @@ import re
 import stat as stat_mod
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from reasonix_core.tool.builtin._fs import (
     Walker,
     decode,
     guarded,
+    read_filter,
     run_reader,
     services,
     split_lines,
@@ -62,6 +64,13 @@ class _FileFilter:
         return False
 
 
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 class _Search:
     def __init__(self, regex: re.Pattern[str], prefilter: bool, sandbox: SandboxPolicy) -> None:
         self.regex = regex
@@ -78,16 +87,25 @@ class _Search:
 
     def search_file(self, path: Path) -> None:
         try:
-            st = os.stat(path)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            # The walk listed a name; what matters is the file actually opened
+            # (a directory on the way may have been swapped for a link since).
+            st = os.fstat(fd)
             if not stat_mod.S_ISREG(st.st_mode) or st.st_size == 0:
+                return
+            if self.sandbox.opened_is_hidden(fd):
                 return
             if st.st_size > MAX_FILE_BYTES:
                 self.skipped_large += 1
                 return
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = _read_all(fd)
         except OSError:
             return
+        finally:
+            os.close(fd)
         try:
             text, _ = decode(data)
         except BinaryFile:
@@ -126,6 +144,7 @@ def grep_sync(
     file_filter: _FileFilter | None,
     sandbox: SandboxPolicy,
     stop: threading.Event,
+    hide: Callable[[Path], bool] | None = None,
 ) -> ToolResult:
     try:
         st = os.stat(target)
@@ -147,6 +166,7 @@ def grep_sync(
             root=target,
             sandbox=sandbox,
             include_hidden=file_filter.mentions_hidden if file_filter else False,
+            hide=hide,
             stop=stop,
             time_budget=TIME_BUDGET_SECONDS,
         )
@@ -265,6 +285,7 @@ class Grep:
         # The whole-text prefilter is sound unless the pattern anchors on \A / \Z.
         prefilter = not any(esc in a.pattern for esc in ("\\A", "\\Z", "\\z"))
         file_filter = _FileFilter(a.glob) if a.glob else None
+        hide = read_filter(ctx, self.name)
 
         async def body() -> ToolResult:
             target = sandbox.check_read(a.path or ".")
@@ -278,6 +299,7 @@ class Grep:
                     file_filter,
                     sandbox,
                     stop,
+                    hide,
                 )
             )
 

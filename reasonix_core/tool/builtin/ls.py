@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     Walker,
     guarded,
+    read_filter,
     run_reader,
     services,
     suggest_missing,
@@ -47,14 +49,19 @@ def _describe(entry: Entry) -> str:
         suffix = "/" if os.path.isdir(entry.path) else ""
         return f"{rel}{suffix} -> {target}"
     try:
-        size = entry.entry.stat(follow_symlinks=False).st_size
+        size = os.lstat(entry.path).st_size
     except OSError:
         return rel
     return f"{rel} ({size} bytes)"
 
 
 def list_sync(
-    path: Path, display: str, recursive: bool, sandbox: SandboxPolicy, stop: threading.Event
+    path: Path,
+    display: str,
+    recursive: bool,
+    sandbox: SandboxPolicy,
+    stop: threading.Event,
+    hide: Callable[[Path], bool] | None = None,
 ) -> ToolResult:
     try:
         st = os.stat(path)
@@ -74,6 +81,7 @@ def list_sync(
         sandbox=sandbox,
         gitignore=recursive,
         max_depth=None if recursive else 1,
+        hide=hide,
         stop=stop,
         time_budget=TIME_BUDGET_SECONDS,
     )
@@ -150,8 +158,9 @@ class Ls:
         async def body() -> ToolResult:
             path = sandbox.check_read(a.path)
             display = sandbox.display(path)
+            hide = read_filter(ctx, self.name)
             return await run_reader(
-                lambda stop: list_sync(path, display, a.recursive, sandbox, stop)
+                lambda stop: list_sync(path, display, a.recursive, sandbox, stop, hide)
             )
 
         return await guarded(body, sandbox)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat as stat_mod
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     guarded,
     run_writer,
+    same_location,
     services,
     suggest_missing,
 )
+from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_ALREADY_EXISTS, FS_NOT_FOUND, FileLedger
 from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
@@ -39,7 +42,17 @@ def _exists_failure(display: str) -> ToolFailure:
     )
 
 
+def _lstat(located: Located) -> os.stat_result | None:
+    if located.missing:
+        return None
+    try:
+        return os.stat(located.name, dir_fd=located.dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def move_sync(
+    texts: tuple[str, str],
     src: Path,
     dst: Path,
     src_display: str,
@@ -47,53 +60,90 @@ def move_sync(
     ledger: FileLedger,
     sandbox: SandboxPolicy,
 ) -> ToolResult:
-    if not os.path.lexists(src):
-        raise ToolFailure(
-            f"{FS_NOT_FOUND}: source {src_display} does not exist{suggest_missing(src, sandbox)}",
-            FS_NOT_FOUND,
-        )
-    if os.path.lexists(dst):
-        raise _exists_failure(dst_display)
-    is_link = os.path.islink(src)
-    is_dir = not is_link and os.path.isdir(src)
+    """Move ``texts`` (checked as ``src`` / ``dst`` before the locks) through the
+    descriptors of both parent directories; neither link is followed."""
     try:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
+        source = sandbox.locate_for_write(texts[0], follow_symlinks=False)
+    except NotADirectoryError:
         raise ToolFailure(
-            f"cannot move to {dst_display}: a parent path exists and is not a directory"
+            f"{FS_NOT_FOUND}: source {src_display} does not exist", FS_NOT_FOUND
         ) from None
-    if not is_dir and not is_link:
-        # A hard link then unlink never clobbers a file created meanwhile.
+    with source:
+        same_location(source, src, src_display)
+        st = _lstat(source)
+        if st is None:
+            raise ToolFailure(
+                f"{FS_NOT_FOUND}: source {src_display} does not exist"
+                f"{suggest_missing(src, sandbox)}",
+                FS_NOT_FOUND,
+            )
         try:
-            os.link(src, dst, follow_symlinks=False)
-        except FileExistsError:
-            raise _exists_failure(dst_display) from None
-        except OSError:
-            _rename(src, dst, dst_display)
-        else:
-            os.unlink(src)
-    else:
-        _rename(src, dst, dst_display)
-    if not is_link:
+            target = sandbox.locate_for_write(texts[1], follow_symlinks=False)
+        except NotADirectoryError:
+            raise _parent_not_directory(dst_display) from None
+        with target:
+            same_location(target, dst, dst_display)
+            if _lstat(target) is not None:
+                raise _exists_failure(dst_display)
+            if target.missing:
+                try:
+                    parent = target.make_parents()
+                except (FileExistsError, NotADirectoryError):
+                    raise _parent_not_directory(dst_display) from None
+            else:
+                parent = Located(target.path, target.name, os.dup(target.dir_fd), ())
+            with parent:
+                kind = _move(source, parent, st, dst_display)
+    if kind != "symlink":
         ledger.move(src, dst)
-    kind = "directory" if is_dir else "symlink" if is_link else "file"
     return ToolResult(
         text=f"moved {kind} {src_display} -> {dst_display}",
         meta={"source": src_display, "destination": dst_display, "kind": kind},
     )
 
 
-def _rename(src: Path, dst: Path, dst_display: str) -> None:
-    if os.path.lexists(dst):
+def _parent_not_directory(dst_display: str) -> ToolFailure:
+    return ToolFailure(f"cannot move to {dst_display}: a parent path exists and is not a directory")
+
+
+def _move(source: Located, target: Located, st: os.stat_result, dst_display: str) -> str:
+    """Move the entry; returns its kind. Both names are relative to open directories."""
+    is_link = stat_mod.S_ISLNK(st.st_mode)
+    is_dir = stat_mod.S_ISDIR(st.st_mode)
+    if not is_dir and not is_link:
+        # A hard link then unlink never clobbers a file created meanwhile.
+        try:
+            os.link(
+                source.name,
+                target.name,
+                src_dir_fd=source.dir_fd,
+                dst_dir_fd=target.dir_fd,
+                follow_symlinks=False,
+            )
+        except FileExistsError:
+            raise _exists_failure(dst_display) from None
+        except OSError:
+            _rename(source, target, dst_display)
+        else:
+            os.unlink(source.name, dir_fd=source.dir_fd)
+    else:
+        _rename(source, target, dst_display)
+    return "directory" if is_dir else "symlink" if is_link else "file"
+
+
+def _rename(source: Located, target: Located, dst_display: str) -> None:
+    if _lstat(target) is not None:
         raise _exists_failure(dst_display)
     try:
-        os.rename(src, dst)
+        os.rename(source.name, target.name, src_dir_fd=source.dir_fd, dst_dir_fd=target.dir_fd)
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
                 raise _exists_failure(dst_display) from None
             raise
-        shutil.move(os.fspath(src), os.fspath(dst))
+        # Between filesystems (e.g. the workspace and the session temp dir):
+        # a copy by path, the one step not made through descriptors.
+        shutil.move(os.fspath(source.path), os.fspath(target.path))
 
 
 PARAMETERS: dict[str, Any] = {
@@ -147,8 +197,9 @@ class MoveFile:
                 # One lock per distinct file, always taken in the same order.
                 for key in sorted({ledger.key(src), ledger.key(dst)}):
                     await stack.enter_async_context(ledger.lock(key))
+                texts = (a.source_path, a.destination_path)
                 return await run_writer(
-                    lambda: move_sync(src, dst, src_display, dst_display, ledger, sandbox)
+                    lambda: move_sync(texts, src, dst, src_display, dst_display, ledger, sandbox)
                 )
 
         return await guarded(body, sandbox)

@@ -109,7 +109,7 @@ class MultiEdit:
 
             async with ledger.lock(path):
                 return await run_writer(
-                    lambda: edit_sync(path, display, ledger, sandbox, transform)
+                    lambda: edit_sync(a.path, path, display, ledger, sandbox, transform)
                 )
 
         return await guarded(body, sandbox)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
-import stat as stat_mod
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -20,7 +19,10 @@ from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     decode,
     guarded,
+    open_existing,
+    open_regular,
     run_reader,
+    same_location,
     services,
     sniff_encoding,
     split_lines,
@@ -122,6 +124,7 @@ class _StreamedLines:
 
 
 def read_window(
+    text_path: str,
     path: Path,
     display: str,
     start: int,
@@ -130,20 +133,22 @@ def read_window(
     sandbox: SandboxPolicy,
     stop: threading.Event | None = None,
 ) -> ToolResult:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
+    """Read a window of ``text_path`` (checked as ``path`` before the lock).
+
+    The file is opened through the descriptor walk and its forbid_read check,
+    so a directory swapped for a symlink after the check cannot redirect it.
+    """
+    with sandbox.locate_for_read(text_path) as located:
+        same_location(located, path, display)
+        fd = open_existing(located, display)
+    if fd is None:
         raise ToolFailure(
             f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(path, sandbox)}",
             FS_NOT_FOUND,
-        ) from None
-    if stat_mod.S_ISDIR(st.st_mode):
-        raise ToolFailure(f"{display} is a directory; use ls to list its contents")
-    if not stat_mod.S_ISREG(st.st_mode):
-        raise ToolFailure(f"{display} is not a regular file (device, FIFO or socket)")
+        )
 
     encoding_note = ""
-    with open(path, "rb") as fh:
+    with open_regular(fd, display, "is a directory; use ls to list its contents") as fh:
         fst = os.fstat(fh.fileno())
         if fst.st_size <= STREAM_THRESHOLD:
             data = fh.read()
@@ -242,7 +247,9 @@ class ReadFile:
             display = sandbox.display(path)
             async with ledger.lock(path):
                 return await run_reader(
-                    lambda stop: read_window(path, display, start, limit, ledger, sandbox, stop)
+                    lambda stop: read_window(
+                        a.path, path, display, start, limit, ledger, sandbox, stop
+                    )
                 )
 
         return await guarded(body, sandbox)

@@ -3,7 +3,9 @@
 SSRF guard: before every hop (the first request and each redirect) the host is
 resolved and every address is checked; private, link-local, shared (CGNAT),
 multicast, reserved and unspecified addresses are refused before any
-connection is made. Loopback is allowed. The request then goes to the checked
+connection is made. Loopback is allowed. A redirect to another host is not
+followed: the permission check approved the first host only, so the model gets
+the new URL and a new call is checked again. The request then goes to the checked
 address itself (the ``Host`` header and TLS SNI keep the original name), so a
 second DNS answer cannot swap in a different address. Environment proxies are
 not used, for the same reason.
@@ -325,9 +327,24 @@ async def fetch(url_text: str) -> ToolResult:
             try:
                 if response.status_code in REDIRECT_CODES and "location" in response.headers:
                     try:
-                        url = url.join(response.headers["location"])
+                        target = url.join(response.headers["location"])
                     except httpx.InvalidURL as exc:
                         return ToolResult.error(f"web_fetch: bad redirect location: {exc}")
+                    try:
+                        check_url(target)
+                    except FetchRefused as exc:
+                        return ToolResult.error(f"web_fetch: {exc}", url=str(target))
+                    if target.host.lower() != url.host.lower():
+                        # The permission check approved this host only; following
+                        # would send the request (and whatever the URL carries)
+                        # to a host nobody approved. A new call is checked again.
+                        return ToolResult.error(
+                            f"web_fetch: {url} redirects to {target}, a different host; "
+                            "not followed. Call web_fetch with that URL to fetch it.",
+                            code="REDIRECT_OTHER_HOST",
+                            url=str(target),
+                        )
+                    url = target
                     continue
                 return await _read(response, url)
             finally:

@@ -25,11 +25,14 @@ from reasonix_core.tool.builtin._fs import (
     publish_replace,
     record_write,
     run_writer,
+    same_location,
     services,
     unified_diff,
 )
+from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.sandbox import SandboxPolicy
 
 
 class WriteFileArgs(BaseModel):
@@ -43,18 +46,49 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def write_sync(path: Path, display: str, content: str, ledger: FileLedger) -> ToolResult:
-    loaded = load_current(path, display)
+def _parent_not_directory(display: str) -> ToolFailure:
+    return ToolFailure(f"cannot create {display}: a parent path exists and is not a directory")
+
+
+def write_sync(
+    sandbox: SandboxPolicy, text: str, path: Path, display: str, content: str, ledger: FileLedger
+) -> ToolResult:
+    """Write ``text`` (checked as ``path`` before the lock) through descriptors."""
+    try:
+        located = sandbox.locate_for_write(text)
+    except NotADirectoryError:
+        raise _parent_not_directory(display) from None
+    with located:
+        same_location(located, path, display)
+        return _write_located(located, display, content, ledger, sandbox.resolved_write_roots())
+
+
+def _write_located(
+    located: Located,
+    display: str,
+    content: str,
+    ledger: FileLedger,
+    sandbox_roots: tuple[Path, ...],
+) -> ToolResult:
+    path = located.path
+    loaded = load_current(located, display)
+    if loaded is None and path in sandbox_roots:
+        # A root that does not exist yet: never create a file in its place
+        # (its parent directory lies outside every root).
+        raise ToolFailure(f"cannot write {display}: it is a workspace or sandbox root")
     if loaded is None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise ToolFailure(
-                f"cannot create {display}: a parent path exists and is not a directory"
-            ) from None
         data = encode(content, TextFormat(), display)
-        publish_new(path, data, display)
-        record_write(ledger, path, data)
+        if located.missing:
+            try:
+                located = located.make_parents()
+            except (FileExistsError, NotADirectoryError):
+                raise _parent_not_directory(display) from None
+            with located:
+                publish_new(located, data, display)
+                record_write(ledger, located, data)
+        else:
+            publish_new(located, data, display)
+            record_write(ledger, located, data)
         diff = unified_diff("", content, display)
         return ToolResult(
             text=f"created {display} ({_plural(len(data), 'byte')}, "
@@ -82,10 +116,10 @@ def write_sync(path: Path, display: str, content: str, ledger: FileLedger) -> To
             text=f"{display} already has exactly this content; nothing was written",
             meta={"path": display, "action": "unchanged", "diff": ""},
         )
-    ensure_writable(path, display)
-    check_unchanged(path, loaded, display, "overwriting")
-    publish_replace(path, data, loaded.mode)
-    record_write(ledger, path, data)
+    ensure_writable(located, display)
+    check_unchanged(located, loaded, display, "overwriting")
+    publish_replace(located, data, loaded.mode)
+    record_write(ledger, located, data)
     diff = unified_diff(old_text, new_text, display)
     plus, minus = diff_stats(diff)
     extra = f"; {'; '.join(notes)}" if notes else ""
@@ -141,6 +175,8 @@ class WriteFile:
             sandbox.check_read(a.path)
             display = sandbox.display(path)
             async with ledger.lock(path):
-                return await run_writer(lambda: write_sync(path, display, a.content, ledger))
+                return await run_writer(
+                    lambda: write_sync(sandbox, a.path, path, display, a.content, ledger)
+                )
 
         return await guarded(body, sandbox)

@@ -1,0 +1,292 @@
+"""Resolve a path component by component through directory descriptors.
+
+Checking a resolved path string and then opening it leaves a window in which a
+directory on the way can be swapped for a symlink (``renameat2`` with
+``RENAME_EXCHANGE`` does it atomically), so the open lands somewhere the check
+never saw. Here every directory is opened with ``O_NOFOLLOW | O_DIRECTORY``
+relative to the descriptor of its parent. A symlink met on the way is never
+followed by the kernel: its text is read with ``readlink`` and spliced into the
+remaining components, so the walked names are always the physical path of the
+descriptors held. What the caller checks (:attr:`Located.path`) is therefore
+what the returned parent descriptor really is, and every later operation goes
+through that descriptor and the final name.
+
+Semantics match ``os.path.realpath`` (non-strict): ``..`` after a missing
+component is lexical, and a missing tail is kept as names to create.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat as stat_mod
+from dataclasses import dataclass
+from pathlib import Path
+
+# Like the kernel's limit on symlinks followed while resolving one path.
+MAX_SYMLINK_HOPS = 40
+# Each level holds a descriptor while the walk runs; a deeper path is refused
+# as too long rather than risking running out of descriptors.
+MAX_DEPTH = 256
+PATH_MAX = 4096
+
+# O_PATH (Linux) needs only search permission on a directory, as a path walk
+# does, so a workspace below an execute-only directory still resolves.
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_PATH", 0) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class PathUnusable(ValueError):
+    """The path text itself cannot name a file (empty, NUL byte, lone surrogate)."""
+
+
+def check_text(text: object, *, from_disk: bool = False) -> str:
+    """``text`` if it can name a file, else :class:`PathUnusable` saying why.
+
+    ``from_disk`` is for names read from a directory listing, where a
+    surrogate stands for an undecodable byte of a real name and is kept.
+    """
+    if not isinstance(text, str):
+        raise PathUnusable(f"invalid path {text!r}: expected text")
+    if not text.strip():
+        raise PathUnusable(f"invalid path {text!r}: empty")
+    if "\x00" in text:
+        raise PathUnusable(f"invalid path {text!r}: contains a NUL byte")
+    if not from_disk and any("\ud800" <= ch <= "\udfff" for ch in text):
+        # Surrogates only appear in text decoded from undecodable bytes; a name
+        # the model types with one is not valid Unicode and cannot be shown back.
+        raise PathUnusable(f"invalid path {text!r}: contains a lone surrogate (not valid Unicode)")
+    try:
+        size = len(os.fsencode(text))
+    except UnicodeError as exc:
+        raise PathUnusable(f"invalid path {text!r}: {exc}") from None
+    if size >= PATH_MAX:
+        raise PathUnusable(f"invalid path {text[:60]!r}…: file name too long ({size} bytes)")
+    return text
+
+
+def _error(code: int, name: str) -> OSError:
+    return OSError(code, os.strerror(code), name)
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A resolved path: the descriptor of its deepest existing directory and the
+    names still below it.
+
+    ``path`` is the physical path (no symlinks, no ``..``). ``missing`` are the
+    directory names between the deepest existing directory (``dir_fd``) and the
+    final ``name``; empty when the parent exists, and then ``dir_fd`` is the
+    parent. The owner closes it (it is a context manager).
+    """
+
+    path: Path
+    name: str
+    dir_fd: int
+    missing: tuple[str, ...]
+
+    @property
+    def parent_exists(self) -> bool:
+        return not self.missing
+
+    def close(self) -> None:
+        os.close(self.dir_fd)
+
+    def __enter__(self) -> Located:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def make_parents(self) -> Located:
+        """Create the missing directories one by one under ``dir_fd``.
+
+        Returns a new :class:`Located` (with its own descriptor, to close
+        separately) whose ``dir_fd`` is the parent. A name that appears
+        meanwhile is used only if it is a real directory; a symlink or a file
+        there fails with ENOTDIR.
+        """
+        fd = self.dir_fd
+        try:
+            for name in self.missing:
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                if fd != self.dir_fd:
+                    os.close(fd)
+                fd = child
+        except BaseException:
+            if fd != self.dir_fd:
+                os.close(fd)
+            raise
+        if fd == self.dir_fd:
+            fd = os.dup(fd)
+        return Located(self.path, self.name, fd, ())
+
+
+def locate(text: str, base: Path, *, follow_final: bool = True) -> Located:
+    """Resolve ``text`` (``~`` expanded, relative to ``base``) by descriptors.
+
+    Symlinks in directories on the way are followed by splicing their text;
+    the final component is followed too unless ``follow_final`` is false.
+    Raises :class:`PathUnusable` for unusable text and ``OSError`` for ELOOP
+    (too many links), ENOTDIR (a file used as a directory), ENAMETOOLONG and
+    other failures; the caller checks :attr:`Located.path` against its roots.
+    """
+    check_text(text)
+    expanded = os.path.expanduser(text)
+    if not os.path.isabs(expanded):
+        expanded = os.path.join(os.fspath(base), expanded)
+    pending = [p for p in expanded.split("/") if p not in ("", ".")]
+    pending.reverse()  # a stack: the next component is pending[-1]
+    # walked: the physical names so far. fds[0] is "/" and fds[i + 1] the
+    # descriptor of walked[i], None from the first missing name on.
+    walked: list[str] = []
+    fds: list[int | None] = [os.open("/", _DIR_FLAGS)]
+    hops = 0
+    try:
+        while pending:
+            comp = pending.pop()
+            if comp == "..":
+                if walked:
+                    walked.pop()
+                    fd = fds.pop()
+                    if fd is not None:
+                        os.close(fd)
+                continue
+            if len(walked) >= MAX_DEPTH:
+                raise _error(errno.ENAMETOOLONG, text)
+            cur = fds[-1]
+            final = not pending
+            if cur is None:  # below a missing directory: everything is missing
+                walked.append(comp)
+                fds.append(None)
+                continue
+            if final:
+                target = _link_text(comp, cur) if follow_final else None
+                if target is None:
+                    walked.append(comp)
+                    fds.append(None)  # the final component is never opened here
+                    continue
+            else:
+                try:
+                    fds.append(os.open(comp, _DIR_FLAGS, dir_fd=cur))
+                    walked.append(comp)
+                    continue
+                except FileNotFoundError:
+                    walked.append(comp)
+                    fds.append(None)
+                    continue
+                except OSError as exc:
+                    if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                        raise
+                target = _link_text(comp, cur)
+                if target is None:
+                    if _is_directory(comp, cur):
+                        pending.append(comp)  # swapped back to a directory: try again
+                        hops += 1
+                        if hops > MAX_SYMLINK_HOPS:
+                            raise _error(errno.ELOOP, text)
+                        continue
+                    raise _error(errno.ENOTDIR, "/" + "/".join([*walked, comp]))
+            hops += 1
+            if hops > MAX_SYMLINK_HOPS:
+                raise _error(errno.ELOOP, text)
+            if not target:
+                raise _error(errno.ENOENT, "/" + "/".join([*walked, comp]))
+            if target.startswith("/"):
+                for fd in fds[1:]:
+                    if fd is not None:
+                        os.close(fd)
+                del fds[1:]
+                walked.clear()
+            pending.extend(reversed([p for p in target.split("/") if p not in ("", ".")]))
+        if not walked:
+            raise _error(errno.EISDIR, "/")
+        # fds[i] is the directory holding walked[i]; the final slot is dropped.
+        last = fds.pop()
+        if last is not None:
+            os.close(last)
+        depth = len(fds) - 1
+        while fds[depth] is None:
+            depth -= 1
+        keep = fds[depth]
+        assert keep is not None
+        for i, fd in enumerate(fds):
+            if fd is not None and i != depth:
+                os.close(fd)
+        fds.clear()
+        missing = tuple(walked[depth : len(walked) - 1])
+        return Located(Path("/" + "/".join(walked)), walked[-1], keep, missing)
+    except BaseException:
+        for fd in fds:
+            if fd is not None:
+                os.close(fd)
+        raise
+
+
+def _link_text(name: str, dir_fd: int) -> str | None:
+    """The symlink text of ``name``, or None if it is not a symlink (or missing)."""
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOENT):
+            return None
+        raise
+
+
+def _is_directory(name: str, dir_fd: int) -> bool:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat_mod.S_ISDIR(st.st_mode)
+
+
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def open_final(located: Located) -> int | None:
+    """Open the final component for reading without following a symlink.
+
+    None if it does not exist (or its parent does not). ``O_NONBLOCK`` keeps a
+    FIFO from blocking the open; callers check ``fstat`` for a regular file.
+    A symlink that appeared after the walk fails with ELOOP.
+    """
+    if located.missing:
+        return None
+    try:
+        return os.open(located.name, FILE_FLAGS, dir_fd=located.dir_fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def opened_path(fd: int) -> Path | None:
+    """The physical path of an open descriptor, as the kernel knows it now;
+    None where it cannot tell (a deleted file, a pipe, no /proc nor F_GETPATH)."""
+    try:
+        text = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        get_path = getattr(fcntl, "F_GETPATH", None)  # macOS
+        if get_path is None:
+            return None
+        try:
+            raw = fcntl.fcntl(fd, get_path, bytes(1024))
+        except OSError:
+            return None
+        text = os.fsdecode(raw.split(b"\0", 1)[0])
+    if not text.startswith("/") or text.endswith(" (deleted)"):
+        return None
+    return Path(text)
+
+
+def list_directory(dir_fd: int) -> list[str]:
+    """The names in the directory open as ``dir_fd`` (which may be an O_PATH
+    descriptor, which cannot be listed itself)."""
+    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
