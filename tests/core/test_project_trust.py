@@ -574,3 +574,17 @@ def test_deeply_nested_project_files_are_errors_not_tracebacks(
         else:  # reported as an MCP problem; the run goes on without it
             assert proc.returncode == 0, proc.stderr
             user.enqueue(Reply(content="fine"))
+
+
+def test_project_additional_directories_need_trust(
+    home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "reasonix.toml").write_text(
+        f"[permissions]\nadditional_directories = [{json.dumps(str(outside))}]\n",
+        encoding="utf-8",
+    )
+    assert load_config(workspace, home=home).config.permissions.additional_directories == []
+    trusted = load_config(workspace, home=home, trust_project=True).config
+    assert trusted.permissions.additional_directories == [str(outside)]
