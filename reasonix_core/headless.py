@@ -6,7 +6,7 @@ only place that does.
 
 from __future__ import annotations
 
-import json
+import logging
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -17,8 +17,11 @@ from typing import Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, open_runtime
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+
+log = logging.getLogger(__name__)
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -49,7 +52,7 @@ class _TextRenderer:
     def __call__(self, event: ev.Event) -> None:
         match event:
             case ev.TextDelta(text=text):
-                self.out.write(text)
+                self.out.write(_printable(text))
                 self.out.flush()
                 self._wrote_text = True
             case ev.ToolCallStarted(name=name, arguments=arguments):
@@ -94,6 +97,18 @@ async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncI
         yield event
 
 
+def _printable(text: str) -> str:
+    """Model text as a UTF-8 stream can take it: a lone surrogate is shown as
+    ``\\ud800`` instead of failing the write."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _short(text: str, limit: int = 100) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -114,6 +129,15 @@ async def run_headless(
     error: ev.TurnFailed | None = None
     session_id = ""
     finished: ev.TurnFinished | None = None
+
+    def emit(event: ev.Event) -> None:
+        sink.record(event)
+        if render is not None:
+            render(event)
+        elif options.output_format == "stream-json":
+            out.write(dumps_utf8(event.to_json(), default=_json_default) + "\n")
+            out.flush()
+
     async with open_runtime(
         options.settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
@@ -122,20 +146,19 @@ async def run_headless(
         try:
             async with aclosing(agent.run(options.prompt)) as agent_events:
                 async for event in _with_mcp_notices(runtime.mcp, agent_events):
-                    sink.record(event)
-                    if render is not None:
-                        render(event)
-                    elif options.output_format == "stream-json":
-                        out.write(
-                            json.dumps(event.to_json(), ensure_ascii=False, default=_json_default)
-                            + "\n"
-                        )
-                        out.flush()
+                    emit(event)
                     if isinstance(event, ev.TurnFinished):
                         finished = event
                         final_text = event.text
                     elif isinstance(event, ev.TurnFailed):
                         error = event
+        except Exception as exc:
+            # Last resort for a bug outside any tool call (a tool's own failure is
+            # already a result): the run still ends with its result and metrics.
+            log.info("the run raised", exc_info=exc)
+            finished = None
+            error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
+            emit(error)
         except BaseException:
             sink.finish("cancelled")
             raise
@@ -170,7 +193,7 @@ async def run_headless(
         "metrics": metrics.to_json(),
     }
     if options.output_format in ("json", "stream-json"):
-        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.write(dumps_utf8(result) + "\n")
         out.flush()
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
 

@@ -9,6 +9,7 @@ textual only when it launches the TUI: ``reasonix --version`` and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -190,11 +191,18 @@ def _run(args: argparse.Namespace) -> int:
     if prompt is None:
         if sys.stdin is None or sys.stdin.isatty():
             return _fail("no prompt: pass it as an argument or on standard input")
-        prompt = sys.stdin.read()
+        prompt = _read_stdin()
+        if prompt is None:
+            return _fail("standard input is not valid UTF-8")
+    elif not _utf8(prompt):
+        return _fail("the prompt is not valid UTF-8")
     if not prompt.strip():
         return _fail("the prompt is empty")
     if args.max_steps is not None and args.max_steps < 1:
         return _fail("--max-steps must be at least 1")
+    problem = _rules_problem(args.allowed_tools) or _metrics_problem(args.metrics)
+    if problem:
+        return _fail(problem)
     mode = args.run_permission_mode or args.permission_mode
     if args.auto:
         mode = "auto"
@@ -245,6 +253,52 @@ def _add_dirs(paths: list[Path]) -> list[Path] | str:
             return f"--add-dir {path}: not a directory"
         out.append(full)
     return out
+
+
+def _utf8(text: str) -> bool:
+    # Undecodable bytes in argv arrive as lone surrogates (surrogateescape).
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _read_stdin() -> str | None:
+    """The prompt from standard input, or None when it is not UTF-8."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream put in place by an embedder or a test
+        text = sys.stdin.read()
+        return text if _utf8(text) else None
+    try:
+        return buffer.read().decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _rules_problem(text: str) -> str | None:
+    from reasonix_core.permission import RuleError, parse_rule
+
+    for rule in split_rules(text):
+        try:
+            parse_rule(rule)
+        except RuleError as exc:
+            return f"--allowed-tools: {exc}"
+    return None
+
+
+def _metrics_problem(path: Path | None) -> str | None:
+    """Refuse a --metrics path the run could not write, before anything is sent."""
+    if path is None:
+        return None
+    if path.is_dir():
+        return f"--metrics {path}: is a directory"
+    folder = path.parent
+    if not folder.is_dir():
+        return f"--metrics {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"--metrics {path}: the folder {folder} is not writable"
+    return None
 
 
 def _permissions_check(args: argparse.Namespace) -> int:
@@ -468,6 +522,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = _parser()
     args = parser.parse_args(argv)
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return _fail("the current directory no longer exists")
     try:
         if args.command == "run":
             return _run(args)

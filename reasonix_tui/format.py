@@ -39,7 +39,7 @@ def percent(part: float, whole: float) -> str:
 def parse_arguments(arguments: str) -> dict[str, Any]:
     try:
         value = json.loads(arguments) if arguments else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or a hostile 100,000-deep nesting
         return {}
     return value if isinstance(value, dict) else {}
 

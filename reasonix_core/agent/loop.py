@@ -49,7 +49,7 @@ from reasonix_core.provider.base import (
 )
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.preview import preview_diff
-from reasonix_core.tool.registry import ToolRegistry
+from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -561,7 +561,9 @@ class Agent:
     def _repeat(self, call: ToolCall) -> int:
         try:
             canonical = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-        except (json.JSONDecodeError, TypeError):
+        except (ValueError, TypeError, RecursionError):
+            # Not JSON, or nested too deep to parse: the raw text is the key (the
+            # call itself then gets an argument error result).
             canonical = call.arguments
         key = (call.name, canonical)
         if key == self._repeat_key:
@@ -574,7 +576,12 @@ class Agent:
         call = state.call
         current_call_id.set(call.id)  # this task's context only
         count = self._repeat(call)
-        result = await self._authorize_and_call(state)
+        try:
+            result = await self._authorize_and_call(state)
+        except Exception as exc:
+            # Whatever a hostile call trips over (the policy on a NUL byte, a bug
+            # in a tool), the model reads it as this call's error and the run goes on.
+            result = internal_error(call.name, exc)
         text, bounded = bound_result(result.text)
         text += reminder(count, call.name)
         meta: dict[str, Any] = {"outcome": result.outcome}

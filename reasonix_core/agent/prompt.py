@@ -33,15 +33,21 @@ How to work:
 def load_instructions(workspace: Path, home: Path | None = None) -> list[tuple[str, str]]:
     """(label, text) for each standing-instruction file found, user-level first."""
     found: list[tuple[str, str]] = []
-    candidates: list[tuple[str, Path]] = []
+    candidates: list[tuple[str, Path, Path | None]] = []
     if home is not None:
-        candidates.append(("~/.reasonix/REASONIX.md", home / "REASONIX.md"))
-    candidates.extend((name, workspace / name) for name in INSTRUCTION_FILES)
-    for label, path in candidates:
+        candidates.append(("~/.reasonix/REASONIX.md", home / "REASONIX.md", None))
+    root = workspace.resolve()
+    candidates.extend((name, workspace / name, root) for name in INSTRUCTION_FILES)
+    for label, path, inside in candidates:
         try:
             if not path.is_file():
                 continue
-            data = path.read_bytes()[:MAX_INSTRUCTION_BYTES]
+            # A repository's AGENTS.md that links out (to ~/.reasonix/.env, ~/.ssh/...)
+            # would put that file into every request: only the workspace's own files.
+            if inside is not None and not path.resolve().is_relative_to(inside):
+                continue
+            with path.open("rb") as fh:  # at most the cap, however large the file
+                data = fh.read(MAX_INSTRUCTION_BYTES)
         except OSError:
             continue
         text = data.decode("utf-8", "replace").strip()

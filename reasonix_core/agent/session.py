@@ -20,6 +20,7 @@ from typing import Any
 
 from reasonix_core.errors import SessionError
 from reasonix_core.fsutil import atomic_write_text
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,9 @@ def workspace_key(workspace: Path) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-48:] or "root"
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return f"{slug}-{digest}"
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def new_session_id(now: datetime) -> str:
@@ -88,12 +92,15 @@ class SessionStore:
     @classmethod
     def create(cls, sessions_dir: Path, workspace: Path, header: SessionHeader) -> SessionStore:
         folder = sessions_dir / workspace_key(workspace)
-        folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{header.id}.jsonl"
-        if path.exists():
-            raise SessionError(f"session file already exists: {path}")
-        store = cls(path, header)
-        store._write(header.to_record())
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                raise SessionError(f"session file already exists: {path}")
+            store = cls(path, header)
+            store._write(header.to_record())
+        except OSError as exc:
+            raise SessionError(f"cannot create the session file {path}: {exc.strerror}") from None
         return store
 
     def _open(self) -> Any:
@@ -104,7 +111,8 @@ class SessionStore:
 
     def _write(self, record: dict[str, Any]) -> None:
         fh = self._open()
-        fh.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        # A lone surrogate from the model must not make the record unwritable.
+        fh.write(dumps_utf8(record, separators=(",", ":")) + "\n")
         fh.flush()
 
     def append(self, message: Message) -> None:
@@ -142,7 +150,7 @@ def checkpoint_path(session_path: Path) -> Path:
 def write_checkpoint(session_path: Path, data: dict[str, Any]) -> None:
     path = checkpoint_path(session_path)
     try:
-        atomic_write_text(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        atomic_write_text(path, dumps_utf8(data, separators=(",", ":")))
     except OSError as exc:
         raise SessionError(f"cannot write context checkpoint {path}: {exc}") from None
 
@@ -270,6 +278,9 @@ def open_session(sessions_root: Path, workspace: Path, session_id: str | None) -
             raise SessionError(f"no previous session for workspace {workspace}")
         path = sessions[0].path
     else:
+        if not _SESSION_ID.fullmatch(session_id):
+            # A name, never a path: "../x" must not open (and append to) a file elsewhere.
+            raise SessionError(f"{session_id!r} is not a session id")
         path = session_dir(sessions_root, workspace) / f"{session_id}.jsonl"
         if not path.exists():
             matches = list(sessions_root.glob(f"*/{session_id}.jsonl"))

@@ -119,9 +119,23 @@ def load_config(
     for layer in layers:
         merged = merge_layers(merged, layer)
     config = _validate(merged, " + ".join(labels) if labels else "built-in defaults")
+    _note_provider_sources(config, layers, labels)
     return LoadedConfig(
         config=config, sources=sources, home=home, workspace=workspace, withheld=withheld
     )
+
+
+def _note_provider_sources(config: Config, layers: list[dict[str, Any]], labels: list[str]) -> None:
+    """Record which layer each provider entry came from: a higher layer's entry
+    replaces a lower one whole, so it is the last layer naming it."""
+    for provider in config.providers:
+        for layer, label in zip(layers, labels, strict=True):
+            entries = layer.get("providers")
+            if isinstance(entries, list) and any(
+                isinstance(e, Mapping) and str(e.get("name", "")).strip() == provider.name
+                for e in entries
+            ):
+                provider._declared_in = label
 
 
 def read_toml(path: Path) -> dict[str, Any] | None:

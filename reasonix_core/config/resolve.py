@@ -37,7 +37,20 @@ class ResolvedModel:
 
 def resolve_model(config: Config, ref: str | None = None) -> ResolvedModel:
     """Resolve ``ref``; ``None``/"" means ``config.default_model``, then the
-    first provider's default model."""
+    first provider's default model. A provider with no URL to send to is a
+    config error here, before any request."""
+    resolved = _resolve(config, ref)
+    provider = resolved.provider
+    if not (provider.base_url.strip() or provider.request_url.strip()):
+        where = f"{provider.declared_in}: " if provider.declared_in else ""
+        raise ConfigError(
+            f"{where}provider {provider.name!r} has no base_url (nor request_url); "
+            'set the address of its API, e.g. base_url = "https://api.example.com/v1"'
+        )
+    return resolved
+
+
+def _resolve(config: Config, ref: str | None) -> ResolvedModel:
     wanted = (ref or "").strip()
     origin = ""
     if not wanted:

@@ -134,6 +134,12 @@ class ProviderConfig(_Table):
     prices: dict[str, Price] | None = None
     # Replay reasoning_content as "" instead of the text (saves input tokens).
     strip_chain_of_thought: bool = False
+    # The file this entry came from (set by the loader), for error messages.
+    _declared_in: str = PrivateAttr(default="")
+
+    @property
+    def declared_in(self) -> str:
+        return self._declared_in
 
     @classmethod
     def _adopt_legacy(cls, data: dict[str, Any], legacy: dict[str, Any]) -> dict[str, Any]:
@@ -315,6 +321,19 @@ class PermissionsConfig(_Table):
     @classmethod
     def _expand_dirs(cls, value: list[str]) -> list[str]:
         return [expand_path(v) for v in value]
+
+    @field_validator("allow", "ask", "deny")
+    @classmethod
+    def _rules_parse(cls, value: list[str]) -> list[str]:
+        # A malformed rule is a config error naming the file, not a crash at start.
+        from reasonix_core.permission.rules import RuleError, parse_rule
+
+        for rule in value:
+            try:
+                parse_rule(rule)
+            except RuleError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

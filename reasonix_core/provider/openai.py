@@ -19,6 +19,7 @@ import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
@@ -61,7 +62,8 @@ DEEPSEEK_MAX_OUTPUT = 393_216
 
 
 def _encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
+    return dumps_utf8(value, separators=(",", ":")).encode()
 
 
 class HttpStreaming:
@@ -240,7 +242,7 @@ class OpenAIProvider(HttpStreaming):
                 break
             try:
                 payload = json.loads(event.data)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # also too deep, or numbers too long to load
                 raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
             if not isinstance(payload, dict):
                 raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
@@ -356,7 +358,7 @@ def _error_message(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace").strip()
     try:
         payload = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # also too deep, or numbers too long to load
         return text[:500] or "(empty response body)"
     if isinstance(payload, dict):
         err = payload.get("error")

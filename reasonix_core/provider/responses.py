@@ -42,6 +42,7 @@ import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
@@ -100,7 +101,8 @@ TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "respo
 
 
 def _encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
+    return dumps_utf8(value, separators=(",", ":")).encode()
 
 
 def _text_part(kind: str, text: str) -> dict[str, Any]:
@@ -292,7 +294,7 @@ class _StreamParser:
                 break  # not part of the protocol; without a terminal event it is a drop
             try:
                 payload = json.loads(event.data)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # also too deep, or numbers too long to load
                 raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
             if not isinstance(payload, dict):
                 raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")

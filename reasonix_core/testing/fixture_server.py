@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
 from urllib.parse import urlsplit
 
+from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.testing.fixture_http import (
     _Handler,
     _HTTPServer,
@@ -199,8 +200,12 @@ def _dumps(value: Any) -> str:
 
 
 def _data_event(payload: Any) -> bytes:
-    """One unnamed SSE event (``data: <json>``), as Chat Completions streams them."""
-    return b"data: " + _dumps(payload).encode("utf-8", "surrogatepass") + b"\n\n"
+    """One unnamed SSE event (``data: <json>``), as Chat Completions streams them.
+
+    A lone surrogate in a scripted reply goes out as a ``\\ud800`` escape, as a
+    real server's JSON encoder writes it, so the client decodes it back to the
+    same lone surrogate (hostile-model tests rely on that)."""
+    return b"data: " + dumps_utf8(payload, separators=(",", ":")).encode("utf-8") + b"\n\n"
 
 
 def thinking_enabled(body: dict[str, Any]) -> bool:
@@ -1123,7 +1128,7 @@ class FixtureServer(ScriptedFixtureServer[_Ctx]):
         elif reply.garbage_line is not None:
             data = reply.garbage_line.encode("utf-8", "surrogatepass")
         else:
-            data = _dumps(payload).encode("utf-8", "surrogatepass")
+            data = dumps_utf8(payload, separators=(",", ":")).encode("utf-8")
         send_json_body(
             h,
             self._stop,

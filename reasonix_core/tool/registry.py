@@ -137,6 +137,13 @@ class ToolRegistry:
                 f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
                 "send a single JSON object matching the tool's schema"
             ) from None
+        except RecursionError:
+            raise ToolArgumentError(
+                "arguments are nested too deeply to parse; "
+                "send a single flat JSON object matching the tool's schema"
+            ) from None
+        except ValueError as exc:  # valid JSON Python will not load (a 5,000-digit integer)
+            raise ToolArgumentError(f"arguments cannot be used: {exc}") from None
         if not isinstance(value, dict):
             raise ToolArgumentError(f"arguments must be a JSON object, got {type(value).__name__}")
         return value
@@ -155,5 +162,13 @@ class ToolRegistry:
         except ToolArgumentError as exc:
             return ToolResult.error(f"{name}: {exc}")
         except Exception as exc:  # a tool bug must not crash the loop
-            log.exception("tool %s raised", name)
-            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+            return internal_error(name, exc)
+
+
+def internal_error(tool: str, exc: Exception) -> ToolResult:
+    """The result for a call that raised something nobody anticipated: the model
+    reads the type and message, the run goes on. The traceback goes to the log at
+    INFO (the TUI's log file), not to a headless run's stderr: the error is already
+    shown there as the call's result."""
+    log.info("tool %s raised", tool, exc_info=exc)
+    return ToolResult.error(f"internal error in {tool}: {type(exc).__name__}: {exc}")

@@ -422,7 +422,7 @@ def test_provider_model_helpers() -> None:
 
 
 def _multi_config() -> Config:
-    return Config.model_validate(
+    return _with_urls(
         {
             "providers": [
                 {
@@ -436,6 +436,13 @@ def _multi_config() -> Config:
             ]
         }
     )
+
+
+def _with_urls(raw: dict) -> Config:
+    """Every provider needs an address to be resolvable."""
+    for entry in raw["providers"]:
+        entry.setdefault("base_url", f"https://{entry['name']}.example/v1")
+    return Config.model_validate(raw)
 
 
 def test_resolve_default_chain() -> None:

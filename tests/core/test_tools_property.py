@@ -277,7 +277,8 @@ class World:
     def check(self, name: str, result: ToolResult) -> None:
         assert isinstance(result, ToolResult)
         assert isinstance(result.text, str) and result.text
-        assert not result.text.startswith(f"{name} failed:"), result.text
+        # A tool answers hostile arguments itself; the registry's catch-all is for bugs.
+        assert not result.text.startswith(f"internal error in {name}:"), result.text
         assert snapshot(self.root, self.exclude) == self.before, "something outside changed"
         # forbid_read: neither the content nor the name of .env is ever listed.
         assert "KEY=hidden" not in result.text

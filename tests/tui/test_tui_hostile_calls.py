@@ -1,0 +1,44 @@
+"""The TUI shows hostile tool calls and model text without crashing (issue 10, hole 7):
+a 100,000-deep JSON argument string, lone surrogates and NUL bytes in a tool name, its
+arguments, its result and the answer, and a 2 MB argument."""
+
+from __future__ import annotations
+
+from tui_helpers import send, session, settle
+
+from reasonix_core.events import TextDelta, ToolCallFinished, ToolCallStarted
+from reasonix_tui.testing import text_steps
+from reasonix_tui.widgets.assistant_block import AssistantBlock
+from reasonix_tui.widgets.tool_block import ToolBlock
+
+DEEP = 100_000
+
+
+def call(call_id: str, name: str, arguments: str, result: str) -> list:
+    return [
+        ToolCallStarted(call_id=call_id, name=name, arguments=arguments),
+        ToolCallFinished(call_id=call_id, name=name, result=result, is_error=True, outcome="error"),
+    ]
+
+
+async def test_hostile_calls_render_as_cards(make_app) -> None:
+    big = "x" * 2_000_000
+    app, _ = make_app(
+        [
+            [
+                TextDelta(text="a \ud800 b \x00 c "),
+                *call("deep", "read_file", "[" * DEEP + "]" * DEEP, "nested too deeply"),
+                *call("surrogate", "read_file\ud800", '{"path": "\udfff\x00"}', "err \udc80"),
+                *call("big", "read_file", '{"path": "' + big + '"}', "cannot access " + big),
+                *text_steps("final \udfff answer"),
+            ]
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "go")
+        await settle(pilot)
+        screen = session(pilot)
+        cards = {c.call_id: c for c in screen.query(ToolBlock)}
+        assert [cards[k].status for k in ("deep", "surrogate", "big")] == ["error"] * 3
+        assert "final \udfff answer" in screen.query(AssistantBlock).last().text
+        assert not screen.busy
