@@ -45,6 +45,7 @@ from reasonix_core.permission.rules import (
     Rule,
     RuleError,
     Segment,
+    WriteTarget,
     covering_rules,
     parse_rule,
     parse_rules,
@@ -290,7 +291,8 @@ class Policy:
             if rule_hits(rule, call, ws, loose=True):
                 return Decision(Verdict.DENY, rule.text, f"denied by rule {rule.text}")
 
-        for path in call.paths:
+        # A bash redirection into a protected path is a file write like any other.
+        for path in (*call.paths, *(w.path for w in call.writes if w.path)):
             protected = self._protected(path)
             if protected is not None:
                 return Decision(
@@ -299,6 +301,10 @@ class Policy:
                     f"{path} is inside the protected path {protected} (forbid_read: "
                     "keys and credentials); no rule or preset lets a tool read or write it",
                 )
+
+        git_refusal = self._git_metadata_refusal(call)
+        if git_refusal is not None:
+            return git_refusal
 
         asked: set[int] = set()
         ask_rule: Rule | None = None
@@ -365,6 +371,43 @@ class Policy:
             if why:
                 return Decision(Verdict.ALLOW, None, f"{why}: allowed without asking")
         return Decision(Verdict.ASK, None, "writer falls back to mode ask")
+
+    # -- git metadata ---------------------------------------------------------
+    def _git_metadata_refusal(self, call: Call) -> Decision | None:
+        """Refuse file-tool writes under any ``.git`` unless a rule names ``.git``.
+
+        Hooks and config in a ``.git`` directory run on the host the next time
+        the user runs git, so no preset (not even yolo) and no broad rule such
+        as ``Edit`` or ``Edit(**)`` allows writing there: only an allow or
+        session rule whose path names a ``.git`` component (``Edit(.git/**)``)
+        and matches every such path in the call (both ends of a move).
+        """
+        if call.tool in EDIT_FAMILY:
+            tool, paths = call.tool, call.paths
+        elif call.writes:  # bash redirecting into a file writes it like write_file
+            tool, paths = "write_file", tuple(w.path for w in call.writes if w.path)
+        else:
+            return None
+        explicit = [
+            rule
+            for rule in (*self._session, *self.allow)
+            if rule.applies_to(tool) and rule.specifier and _names_git(rule.specifier)
+        ]
+        for path in paths:
+            # Judged inside the workspace, so a workspace that itself lives
+            # under some ``.git`` folder still works.
+            if not _names_git(_shown(path, self.workspace)):
+                continue
+            if any(rule.unit_match(path, self.workspace, loose=False) for rule in explicit):
+                continue
+            shown = _shown(path, self.workspace)
+            return Decision(
+                Verdict.DENY,
+                None,
+                f"{shown} is git metadata: file tools never write under .git (hooks and "
+                "config there run on the host) unless an explicit Edit(.git/**) rule allows it",
+            )
+        return None
 
     def _reach_fallback(self, what: str, how: str) -> Decision:
         """Egress and outside reads: only yolo allows without a rule; auto still asks."""
@@ -471,7 +514,28 @@ class Policy:
             if not rule.unit_match(seg, self.workspace, loose=False):
                 return literal
             scopes.append(scope)
+        # Files the command writes by redirection need an Edit grant of their own.
+        for n, unit in enumerate(call.units()):
+            if isinstance(unit, WriteTarget) and (cover[n] is None or n in asked):
+                try:
+                    grant = parse_rule(f"Edit({unit.path})") if unit.path else None
+                except RuleError:
+                    grant = None
+                if grant is None or not grant.write_match(unit, self.workspace):
+                    return literal
+                scopes.append(grant.text)
         return list(dict.fromkeys(scopes))
+
+
+def _names_git(path: str) -> bool:
+    """True when a path (or path rule) has a ``.git`` component (any case: the
+    file systems of macOS and Windows fold it)."""
+    return any(part.lower() == ".git" for part in path.replace("\\", "/").split("/"))
+
+
+def _shown(path: str, workspace: Path) -> str:
+    root = str(workspace).rstrip("/") + "/"
+    return path[len(root) :] if path.startswith(root) else path
 
 
 def _real(path: Path | str) -> str:
@@ -486,12 +550,12 @@ def _prefix_scope(seg: Segment) -> str | None:
     words = seg.words
     if not words or any(not w or w.isspace() for w in words[:3]):
         return None
-    prefix = [words[0]]
+    prefix = [*seg.assignments, words[0]]
     first = os.path.basename(words[0])
     if first in _PYTHONS and len(words) >= 3 and words[1] == "-m":
-        prefix = list(words[:3])
+        prefix = [*seg.assignments, *words[:3]]
     elif first in MULTIPLEXERS and len(words) >= 2 and not words[1].startswith("-"):
-        prefix = list(words[:2])
+        prefix = [*seg.assignments, *words[:2]]
     if any(_needs_quote(w) for w in prefix):
         return None
     return f"Bash({' '.join(prefix)}:*)"
@@ -560,6 +624,8 @@ def explain(
     call = Call.build(name, args, policy.workspace)
     if call.command is not None and len(call.command.segments) > 1:
         lines.append("segments: " + " | ".join(s.raw for s in call.command.segments))
+    if call.writes:
+        lines.append("writes: " + ", ".join(w.path or w.redirect.raw for w in call.writes))
     if call.paths:
         lines.append("paths: " + ", ".join(call.paths))
     if decision.verdict is Verdict.ASK:

@@ -2,8 +2,10 @@
 and matching a rule against one tool call.
 
 A call is broken into *units* (the things a rule's specifier talks about):
-the segments of a bash command, the paths of a file tool, the URL of
-``web_fetch``. Deny and ask rules hit a call when they hit **any** unit; an
+the segments of a bash command (found by :mod:`.shell_lexer`, followed by
+the files its redirections write, which ``Edit``-family rules judge), the
+paths of a file tool, the URL of ``web_fetch``. Deny and ask rules hit a call
+when they hit **any** unit; an
 allow needs **every** unit covered (see :func:`covering_rules`). Calls without
 units (``todo_write``, MCP tools, a file tool missing its path) have a single
 empty unit that only a bare ``Tool`` rule covers.
@@ -19,9 +21,18 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from reasonix_core.permission.shell_lexer import (
+    ParsedCommand,
+    Redirect,
+    Segment,
+    normal_forms,
+    split_command,
+)
 
 __all__ = [
     "EDIT_FAMILY",
@@ -31,6 +42,7 @@ __all__ = [
     "Rule",
     "RuleError",
     "Segment",
+    "WriteTarget",
     "covering_rules",
     "parse_rule",
     "parse_rules",
@@ -151,344 +163,30 @@ def _subject_kind(tool: str) -> str | None:
 
 
 # --------------------------------------------------------------------------
-# Bash command splitting
+# Bash commands (the lexer itself lives in shell_lexer)
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """One simple command of a (possibly compound) shell command line.
-
-    ``words`` are the shell words with quotes removed and leading ``FOO=1``
-    assignments and reserved words (``if``, ``then``, ``!``, ``{`` …) skipped;
-    ``raw`` is the matching slice of the original text.
-    """
-
-    words: tuple[str, ...]
-    raw: str
-
-    @property
-    def text(self) -> str:
-        return " ".join(self.words)
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedCommand:
-    command: str
-    # Never empty: a blank command is one segment without words.
-    segments: tuple[Segment, ...]
-    # False when quotes, parentheses or substitutions were left open.
-    complete: bool = True
-
-
-_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_RESERVED = frozenset(
-    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time"}
-)
-
-
-@dataclass(slots=True)
-class _Word:
-    value: str
-    start: int
-    end: int
-    raw: str
-
-
-@dataclass(slots=True)
-class _SegBuilder:
-    insert_at: int
-    words: list[_Word] = field(default_factory=list)
-    buf: list[str] | None = None
-    wstart: int = 0
-
-
-class _Scanner:
-    """A small shell lexer: quotes, escapes, operators, substitutions, heredocs.
-
-    It does not evaluate anything; it only finds where simple commands start
-    and end, and what their words are, so rules can be checked per command.
-    ``$(...)``, backticks and ``<(...)``/``>(...)`` bodies become segments of
-    their own (the outer word keeps the substitution text verbatim).
-    """
-
-    def __init__(self, src: str) -> None:
-        self.s = src
-        self.n = len(src)
-        self.i = 0
-        self.out: list[Segment] = []
-        self.complete = True
-        self.heredocs: list[tuple[str, bool]] = []
-
-    # -- word / segment bookkeeping --------------------------------------
-    def _start(self, seg: _SegBuilder) -> list[str]:
-        if seg.buf is None:
-            seg.buf = []
-            seg.wstart = self.i
-        return seg.buf
-
-    def _end_word(self, seg: _SegBuilder) -> None:
-        if seg.buf is not None:
-            seg.words.append(
-                _Word("".join(seg.buf), seg.wstart, self.i, self.s[seg.wstart : self.i])
-            )
-            seg.buf = None
-
-    def _finish(self, seg: _SegBuilder) -> None:
-        self._end_word(seg)
-        words = seg.words
-        k = 0
-        while k < len(words):
-            w = words[k]
-            if w.raw in _RESERVED:
-                k += 1
-                continue
-            if _ASSIGN_RE.match(w.raw):
-                j = k
-                while j < len(words) and _ASSIGN_RE.match(words[j].raw):
-                    j += 1
-                if j < len(words):  # a command follows the assignments
-                    k = j
-                    continue
-            break
-        kept = words[k:]
-        if not kept:
-            return
-        raw = self.s[kept[0].start : kept[-1].end]
-        self.out.insert(seg.insert_at, Segment(tuple(w.value for w in kept), raw))
-
-    def _new(self) -> _SegBuilder:
-        return _SegBuilder(insert_at=len(self.out))
-
-    # -- scanning ---------------------------------------------------------
-    def _peek(self, k: int = 1) -> str:
-        j = self.i + k
-        return self.s[j] if j < self.n else ""
-
-    def scan(self, until: str | None) -> None:
-        seg = self._new()
-        while self.i < self.n:
-            c = self.s[self.i]
-            nxt = self._peek()
-            if until is not None and c == until:
-                self._finish(seg)
-                self.i += 1
-                return
-            if c in " \t\r":
-                self._end_word(seg)
-                self.i += 1
-            elif c == "\n":
-                self._finish(seg)
-                seg = self._new()
-                self.i += 1
-                self._skip_heredocs()
-            elif c == ";":
-                self._finish(seg)
-                seg = self._new()
-                self.i += 1
-            elif c == "|":
-                self._finish(seg)
-                seg = self._new()
-                self.i += 2 if nxt in ("|", "&") else 1
-            elif c == "&":
-                if nxt == "&":
-                    self._finish(seg)
-                    seg = self._new()
-                    self.i += 2
-                elif nxt == ">" or (seg.buf and seg.buf[-1] in "<>"):
-                    self._start(seg).append(c)  # &> file, 2>&1
-                    self.i += 1
-                else:
-                    self._finish(seg)
-                    seg = self._new()
-                    self.i += 1
-            elif c == "(" and seg.buf is None:
-                # Subshell / group: its commands are segments of their own.
-                self._finish(seg)
-                self.i += 1
-                self.scan(")")
-                seg = self._new()
-            elif c == ")":
-                # Unbalanced close at this level.
-                self.complete = False
-                self._finish(seg)
-                seg = self._new()
-                self.i += 1
-            elif c == "#" and seg.buf is None:
-                while self.i < self.n and self.s[self.i] != "\n":
-                    self.i += 1
-            elif c == "\\":
-                if nxt == "\n":
-                    self.i += 2
-                elif nxt:
-                    self._start(seg).append(nxt)
-                    self.i += 2
-                else:
-                    self._start(seg).append(c)
-                    self.i += 1
-            elif c == "'":
-                buf = self._start(seg)
-                end = self.s.find("'", self.i + 1)
-                if end < 0:
-                    self.complete = False
-                    end = self.n
-                buf.append(self.s[self.i + 1 : end])
-                self.i = end + 1
-            elif c == '"':
-                self._double_quoted(self._start(seg))
-            elif c == "`":
-                self._substitution(self._start(seg), "`", 1)
-            elif c == "$" and nxt == "(":
-                buf = self._start(seg)
-                if self._peek(2) == "(":
-                    self._arithmetic(buf)
-                else:
-                    self._substitution(buf, ")", 2)
-            elif c == "$" and nxt == "'":
-                self._ansi_c(self._start(seg))
-            elif c in "<>" and nxt == "(":
-                self._substitution(self._start(seg), ")", 2)
-            elif c == "<" and nxt == "<" and self._peek(2) == "<":
-                self._start(seg).append("<<<")  # here-string
-                self.i += 3
-            elif c == "<" and nxt == "<":
-                self._heredoc_operator(seg)
-            else:
-                self._start(seg).append(c)
-                self.i += 1
-        if until is not None:
-            self.complete = False
-        self._finish(seg)
-
-    def _substitution(self, buf: list[str], until: str, skip: int) -> None:
-        start = self.i
-        self.i += skip
-        self.scan(until)
-        buf.append(self.s[start : self.i])
-
-    def _arithmetic(self, buf: list[str]) -> None:
-        start = self.i
-        depth = 0
-        while self.i < self.n:
-            ch = self.s[self.i]
-            self.i += 1
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-        else:
-            self.complete = False
-        buf.append(self.s[start : self.i])
-
-    def _double_quoted(self, buf: list[str]) -> None:
-        self.i += 1
-        while self.i < self.n:
-            c = self.s[self.i]
-            nxt = self._peek()
-            if c == '"':
-                self.i += 1
-                return
-            if c == "\\" and nxt in ('"', "\\", "$", "`", "\n"):
-                if nxt != "\n":
-                    buf.append(nxt)
-                self.i += 2
-            elif c == "`":
-                self._substitution(buf, "`", 1)
-            elif c == "$" and nxt == "(":
-                if self._peek(2) == "(":
-                    self._arithmetic(buf)
-                else:
-                    self._substitution(buf, ")", 2)
-            else:
-                buf.append(c)
-                self.i += 1
-        self.complete = False
-
-    def _ansi_c(self, buf: list[str]) -> None:
-        self.i += 2
-        while self.i < self.n:
-            c = self.s[self.i]
-            if c == "'":
-                self.i += 1
-                return
-            if c == "\\" and self._peek():
-                buf.append(c + self._peek())
-                self.i += 2
-            else:
-                buf.append(c)
-                self.i += 1
-        self.complete = False
-
-    def _heredoc_operator(self, seg: _SegBuilder) -> None:
-        self._end_word(seg)
-        op_start = self.i
-        self.i += 2
-        strip_tabs = self._peek(0) == "-"
-        if strip_tabs:
-            self.i += 1
-        seg.words.append(_Word("<<", op_start, self.i, self.s[op_start : self.i]))
-        while self.i < self.n and self.s[self.i] in " \t":
-            self.i += 1
-        # The delimiter word: quotes are removed, any quoting disables expansion.
-        dstart = self.i
-        delim: list[str] = []
-        while self.i < self.n and self.s[self.i] not in " \t\n;|&<>()":
-            c = self.s[self.i]
-            if c in "'\"":
-                end = self.s.find(c, self.i + 1)
-                if end < 0:
-                    end = self.n
-                delim.append(self.s[self.i + 1 : end])
-                self.i = end + 1
-            elif c == "\\" and self._peek():
-                delim.append(self._peek())
-                self.i += 2
-            else:
-                delim.append(c)
-                self.i += 1
-        word = "".join(delim)
-        if word:
-            seg.words.append(_Word(word, dstart, self.i, self.s[dstart : self.i]))
-            self.heredocs.append((word, strip_tabs))
-        else:
-            self.complete = False
-
-    def _skip_heredocs(self) -> None:
-        pending, self.heredocs = self.heredocs, []
-        for delim, strip_tabs in pending:
-            while self.i < self.n:
-                end = self.s.find("\n", self.i)
-                line_end = self.n if end < 0 else end
-                line = self.s[self.i : line_end]
-                self.i = line_end + 1 if end >= 0 else self.n
-                if (line.lstrip("\t") if strip_tabs else line) == delim:
-                    break
-            else:
-                self.complete = False
-
-
-def split_command(command: str) -> ParsedCommand:
-    """Split a shell command line into simple-command segments.
-
-    Splits on ``&&``, ``||``, ``;``, ``|``, ``|&``, ``&`` and newlines outside
-    quotes; ``$(...)``, backticks, ``<(...)``, subshells ``( ... )`` and
-    groups contribute their inner commands as further segments. Heredoc
-    bodies and comments are skipped.
-    """
-    sc = _Scanner(command)
-    sc.scan(None)
-    if sc.heredocs:  # heredoc started on the last line without a body
-        sc.complete = False
-    segments = tuple(sc.out) or (Segment((), command.strip()),)
-    return ParsedCommand(command, segments, sc.complete)
-
-
 def _words(text: str) -> tuple[tuple[str, ...], ...]:
-    """Segments' words of a rule specifier (parsed like a command)."""
+    """Full words (assignments included) of a rule specifier's own commands.
+
+    Commands the lexer finds inside others (``env rm`` → ``rm``) are left out:
+    they belong to the command the rule names.
+    """
     parsed = split_command(text)
-    return tuple(seg.words for seg in parsed.segments if seg.words)
+    return tuple(seg.full_words for seg in parsed.segments if seg.words and not seg.via)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteTarget:
+    """A file a bash command writes through a redirection (``> out.txt``).
+
+    ``path`` is resolved like a file tool's path, or None when the target is
+    an expansion the lexer cannot know (``> "$f"``), which no path rule covers.
+    """
+
+    path: str | None
+    redirect: Redirect
 
 
 # --------------------------------------------------------------------------
@@ -578,6 +276,19 @@ def _resolve_pattern(pattern: str, workspace: Path) -> str:
 # --------------------------------------------------------------------------
 
 
+def _write_path(target: str | None, workspace: Path, *, moved: bool) -> str | None:
+    """Where a redirection writes, or None when unknown.
+
+    After a ``cd`` a relative target is relative to a directory the lexer
+    does not follow, so only an absolute one is known.
+    """
+    if target is None:
+        return None
+    if moved and not os.path.isabs(os.path.expanduser(target)):
+        return None
+    return resolve_path(target, workspace)
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     """A tool call reduced to what rules look at."""
@@ -587,13 +298,21 @@ class Call:
     command: ParsedCommand | None = None
     paths: tuple[str, ...] = ()
     url: str | None = None
+    # bash: the files its redirections write, after the segments in units().
+    writes: tuple[WriteTarget, ...] = ()
 
     @classmethod
     def build(cls, tool: str, args: Mapping[str, Any] | None, workspace: Path) -> Call:
         args = args if isinstance(args, Mapping) else {}
         if tool == "bash":
             cmd = args.get("command")
-            return cls(tool, command=split_command(cmd if isinstance(cmd, str) else ""))
+            parsed = split_command(cmd if isinstance(cmd, str) else "")
+            moved = parsed.changes_directory
+            writes = tuple(
+                WriteTarget(_write_path(r.target, workspace, moved=moved), r)
+                for r in parsed.write_redirects
+            )
+            return cls(tool, command=parsed, writes=writes)
         if tool == "web_fetch":
             url = args.get("url")
             return cls(tool, url=url if isinstance(url, str) else None)
@@ -610,7 +329,7 @@ class Call:
     def units(self) -> Sequence[object]:
         """What specifiers are matched against; never empty."""
         if self.command is not None:
-            return self.command.segments
+            return (*self.command.segments, *self.writes)
         if self.paths:
             return self.paths
         if self.url is not None:
@@ -750,7 +469,8 @@ class Rule:
         if self._kind == "literal":
             return cmd.command.strip() == (self.specifier or "").strip()
         if self._kind == "exact" and len(self._words) > 1:
-            return self._words == tuple(s.words for s in cmd.segments if s.words)
+            own = tuple(s.full_words for s in cmd.segments if s.words and not s.via)
+            return self._words == own
         if loose and self._kind == "glob":
             whole = _collapse(cmd.command)
             return any(rx.fullmatch(whole) for rx in self._regexes)
@@ -767,16 +487,24 @@ class Rule:
                 return loose and unit.raw.strip() == spec.strip()
             if not unit.words:
                 return False
-            if kind == "prefix":
-                prefix = self._words[0]
-                return unit.words[: len(prefix)] == prefix
-            if kind == "exact":
-                return len(self._words) == 1 and unit.words == self._words[0]
-            if kind == "glob":
-                return bool(
-                    self._regexes[1].fullmatch(unit.text)
-                    or self._regexes[0].fullmatch(_collapse(unit.raw))
-                )
+            if not loose:
+                # Allow: only what the lexer understands, exactly as written
+                # (``./git`` is not ``git``; assignments must be named).
+                if unit.opaque:
+                    return False
+                if kind == "exact" and unit.via and len(self._words) == 1:
+                    # An exact rule names the whole outer command, wrapped one included.
+                    return unit.origin == self._words[0]
+                return self._segment_match(unit.full_words, unit.raw)
+            # Deny / ask: every spelling of the command bash will run.
+            forms = [unit.words, unit.full_words, *unit.forms]
+            program = self._program()
+            if unit.program_glob and program and fnmatchcase(program, unit.program_glob):
+                # /bin/r? -rf x may well be rm: judge it as that program.
+                named = (program, *unit.words[1:])
+                forms += [named, *normal_forms(named, unit.assignments)]
+            return any(self._segment_match(f, unit.raw) for f in dict.fromkeys(forms))
+        if isinstance(unit, WriteTarget):
             return False
         if not isinstance(unit, str):
             return False
@@ -791,6 +519,41 @@ class Rule:
             return bool(host) and bool(self._regexes[0].fullmatch(host))
         if kind == "glob":
             return bool(self._regexes[0].fullmatch(unit))
+        return False
+
+    def _program(self) -> str | None:
+        """The program a command rule names (``rm`` for ``Bash(rm -rf*)``)."""
+        if self._kind in ("prefix", "exact") and self._words and self._words[0]:
+            return self._words[0][0]
+        if self._kind == "glob":
+            first = (self.specifier or "").split(maxsplit=1)[0]
+            return first if not _GLOB_CHARS & set(first) else None
+        return None
+
+    def _segment_match(self, words: tuple[str, ...], raw: str) -> bool:
+        kind = self._kind
+        if kind == "prefix":
+            prefix = self._words[0]
+            return words[: len(prefix)] == prefix
+        if kind == "exact":
+            return len(self._words) == 1 and words == self._words[0]
+        if kind == "glob":
+            return bool(
+                self._regexes[1].fullmatch(" ".join(words))
+                or self._regexes[0].fullmatch(_collapse(raw))
+            )
+        return False
+
+    def write_match(self, target: WriteTarget, workspace: Path) -> bool:
+        """True when this Edit-family rule matches a file a bash command writes."""
+        if self._kind == "any":
+            return True
+        if target.path is None:
+            return False
+        if self._kind == "path":
+            return _path_matches(self.specifier or "", target.path, workspace)
+        if self._kind == "literal":
+            return resolve_path(self.specifier or "", workspace) == target.path
         return False
 
 
@@ -941,9 +704,18 @@ def parse_rules(items: Iterable[str | Rule] | str | None) -> list[Rule]:
 def rule_hits(rule: Rule, call: Call, workspace: Path, *, loose: bool) -> set[int]:
     """Indices of the call's units the rule matches (all of them on a whole match)."""
     units = call.units()
+    if call.command is not None and call.tool == "bash" and rule.applies_to("write_file"):
+        # Edit-family rules judge the files a bash command writes by redirection.
+        return {
+            n
+            for n, u in enumerate(units)
+            if isinstance(u, WriteTarget) and rule.write_match(u, workspace)
+        }
     if not rule.applies_to(call.tool):
         return set()
     if rule.whole_match(call, loose=loose):
+        if call.command is not None and rule._kind == "exact":
+            return set(range(len(call.command.segments)))  # its writes still need Edit
         return set(range(len(units)))
     if call.command is not None and not call.command.complete and not loose:
         return set()  # never allow piecemeal what we could not parse

@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +44,15 @@ class JobError(ReasonixError):
 
 
 async def spawn(
-    argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | str | None
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None,
+    cwd: Path | str | None,
+    pass_fds: Sequence[int] = (),
 ) -> anyio.abc.Process:
     """Start ``argv`` in its own session (so its process group can be killed),
-    stdin from /dev/null, stderr merged into stdout."""
+    stdin from /dev/null, stderr merged into stdout. ``pass_fds`` are inherited
+    (the sandbox's seccomp filter travels this way)."""
     return await anyio.open_process(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -56,6 +61,7 @@ async def spawn(
         cwd=cwd,
         env=env,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
 
 
@@ -110,6 +116,8 @@ class _Job:
     exit_code: int | None = None
     killed: bool = False
     finished: anyio.Event = field(default_factory=anyio.Event)
+    # Run once the process is gone; what it returns is appended to the output.
+    on_exit: Callable[[], Awaitable[str | None]] | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     @property
@@ -174,10 +182,14 @@ class JobManager:
         env: Mapping[str, str] | None = None,
         cwd: Path | str | None = None,
         command: str | None = None,
+        pass_fds: Sequence[int] = (),
+        on_exit: Callable[[], Awaitable[str | None]] | None = None,
     ) -> str:
         """Start ``argv`` in the background and return its job id (``bash_N``).
 
-        ``command`` is the human-readable command line shown in listings.
+        ``command`` is the human-readable command line shown in listings;
+        ``pass_fds`` are inherited by the process; ``on_exit`` runs once it is
+        gone (exited or killed) and what it returns is appended to its output.
         """
         if self._tg is None or self._closed:
             raise JobError("background jobs are not running (the job manager is closed)")
@@ -186,9 +198,11 @@ class JobManager:
                 f"too many background jobs running (limit {self.max_running}); "
                 "stop one with kill_shell first"
             )
-        process = await spawn(argv, env=env, cwd=cwd)
+        process = await spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
         job_id = f"bash_{next(self._ids)}"
-        job = _Job(job_id=job_id, command=command or " ".join(argv), process=process)
+        job = _Job(
+            job_id=job_id, command=command or " ".join(argv), process=process, on_exit=on_exit
+        )
         self._jobs[job_id] = job
         self._tg.start_soon(self._watch, job, name=f"reasonix job {job_id}")
         return job_id
@@ -211,7 +225,20 @@ class JobManager:
             await reap(job.process)
             if job.exit_code is None:
                 job.exit_code = job.process.returncode
+            if job.on_exit is not None:
+                await self._after_exit(job, job.on_exit)
             job.finished.set()
+
+    @staticmethod
+    async def _after_exit(job: _Job, on_exit: Callable[[], Awaitable[str | None]]) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                note = await on_exit()
+            except Exception:  # a failing follow-up must not lose the job's status
+                log.exception("background job %s: the after-exit step failed", job.job_id)
+                return
+        if note:
+            job.pending += note.encode("utf-8", "replace")
 
     async def _pump(self, job: _Job, drained: anyio.Event) -> None:
         stream = job.process.stdout

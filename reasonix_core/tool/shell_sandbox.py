@@ -5,24 +5,45 @@ the whole filesystem is mounted read-only, only the write roots (workspace,
 session temp dir, ``allow_write``) are writable, ``forbid_read`` paths are
 masked, the network is unshared unless ``[sandbox] network = true`` and the
 command gets its own PID namespace, so killing bubblewrap kills everything the
-command started. If bubblewrap is missing or cannot create a sandbox here,
-:func:`build_command` raises :class:`SandboxUnavailable`; there is never a
-silent unconfined fallback. ``bash = "off"`` runs plain ``/bin/bash -c``.
+command started. With the network off, host unix sockets are out of reach too:
+the socket directories (``/run``, ``/var/run``, ``$XDG_RUNTIME_DIR``) are
+masked and a seccomp filter (:mod:`reasonix_core.tool.seccomp`) refuses
+``socket(AF_UNIX)`` anywhere, the workspace included. Git metadata is
+protected as :mod:`reasonix_core.tool.git_guard` describes.
+
+bubblewrap itself is looked up in fixed system directories only
+(:data:`SYSTEM_BWRAP_DIRS`), never on ``PATH``: a sandboxed command can write
+``.venv/bin/bwrap`` in the workspace, and a later run with that venv first on
+``PATH`` would otherwise run every command through it, unconfined.
+
+If bubblewrap is missing or cannot create a sandbox here, or the socket filter
+cannot be built for this architecture, :func:`prepare_command` raises
+:class:`SandboxUnavailable`; there is never a silent unconfined fallback.
+``bash = "off"`` runs plain ``/bin/bash -c``.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix_core.errors import ReasonixError
-from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.git_guard import UnsafeGitLayout, git_binds
+from reasonix_core.tool.sandbox import SandboxPolicy, is_within
+from reasonix_core.tool.seccomp import SeccompUnsupported, filter_fd, unix_socket_filter
+from reasonix_core.tool.system_programs import SYSTEM_BIN_DIRS, find_system_program
 
 BASH = "/bin/bash"
+#: Where bubblewrap is looked for, in order. Root-owned system directories
+#: only: never PATH, the workspace or anything a sandboxed command can write.
+SYSTEM_BWRAP_DIRS: tuple[str, ...] = SYSTEM_BIN_DIRS
+#: Where host daemons keep their unix sockets (docker, D-Bus, systemd, ssh-agent
+#: under $XDG_RUNTIME_DIR); masked with an empty tmpfs when the network is off.
+SOCKET_DIRS: tuple[str, ...] = ("/run", "/var/run")
 
 INSTALL_HINT = (
     'bubblewrap is required for `[sandbox] bash = "enforce"`: install it with '
@@ -43,6 +64,11 @@ class SandboxUnavailable(ReasonixError):
     """``bash = "enforce"`` is configured but bubblewrap cannot be used."""
 
 
+def find_system_bwrap() -> str | None:
+    """The first executable ``bwrap`` in :data:`SYSTEM_BWRAP_DIRS`, else None."""
+    return find_system_program("bwrap", SYSTEM_BWRAP_DIRS)
+
+
 @functools.cache
 def _probe() -> tuple[str | None, str]:
     """Find bwrap and check it can build a sandbox here (once per process).
@@ -51,9 +77,9 @@ def _probe() -> tuple[str | None, str]:
     often forbid the user namespaces bubblewrap needs, so being installed is
     not enough.
     """
-    path = shutil.which("bwrap")
+    path = find_system_bwrap()
     if path is None:
-        return None, "bwrap was not found on PATH"
+        return None, f"bwrap was not found in {', '.join(SYSTEM_BWRAP_DIRS)} (PATH is not searched)"
     try:
         proc = subprocess.run(
             [path, "--ro-bind", "/", "/", "true"],
@@ -101,11 +127,34 @@ def _depth_sorted(paths: Iterable[Path]) -> list[Path]:
     return sorted(unique, key=lambda p: len(p.parts))
 
 
-def build_command(policy: SandboxPolicy, command: str) -> list[str]:
+def _socket_masks() -> list[str]:
+    """tmpfs over the host's socket directories (network off).
+
+    They come before the write roots are bound, so a root inside one of them
+    (say a session temp dir under ``$XDG_RUNTIME_DIR``) is bound back in.
+    """
+    dirs = [Path(d) for d in SOCKET_DIRS]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        dirs.append(Path(runtime))
+    argv: list[str] = []
+    for directory in _depth_sorted(dirs):
+        if directory.is_symlink() or not directory.is_dir():
+            continue  # /var/run is usually a link to /run, masked already
+        argv += ["--tmpfs", str(directory)]
+    return argv
+
+
+def build_command(
+    policy: SandboxPolicy, command: str, *, seccomp_fd: int | None = None
+) -> list[str]:
     """The argv that runs ``command`` under ``policy``.
 
-    Raises :class:`SandboxUnavailable` when the policy enforces a sandbox and
-    bubblewrap is missing or unusable.
+    ``seccomp_fd`` is a descriptor holding the unix-socket filter, which the
+    child must inherit (``pass_fds``); :func:`prepare_command` supplies it
+    whenever the network is off. Raises :class:`SandboxUnavailable` when the
+    policy enforces a sandbox and bubblewrap is missing or unusable, or the
+    workspace's git metadata cannot be protected.
     """
     shell = [BASH, "--noprofile", "--norc", "-c", command]
     if policy.bash == "off":
@@ -119,6 +168,12 @@ def build_command(policy: SandboxPolicy, command: str) -> list[str]:
     workspace = _real(policy.workspace)
     roots = [_real(p, workspace) for p in policy.write_roots]
     hidden_paths = [_real(p, workspace) for p in policy.forbid_read]
+    real_bwrap = Path(os.path.realpath(bwrap))
+    if any(is_within(real_bwrap, root) for root in roots):
+        raise SandboxUnavailable(
+            f"{bwrap} resolves to {real_bwrap}, inside a folder sandboxed commands can "
+            "write; refusing to trust it"
+        )
     argv = [
         bwrap,
         "--ro-bind", "/", "/",
@@ -126,16 +181,18 @@ def build_command(policy: SandboxPolicy, command: str) -> list[str]:
         "--proc", "/proc",
         "--tmpfs", "/tmp",
     ]  # fmt: skip
-    for root in _depth_sorted(r for r in roots if r.is_dir()):
+    if not policy.network:
+        argv += _socket_masks()
+    writable = _depth_sorted(r for r in roots if r.is_dir())
+    for root in writable:
         argv += ["--bind", str(root), str(root)]
-    # Git metadata that can run code later (hooks, config) stays read-only even
-    # inside a writable workspace, so the sandbox cannot plant an escape.
-    git_dir = workspace / ".git"
-    if git_dir.is_dir():
-        for name in ("config", "hooks"):
-            target = git_dir / name
-            if target.exists() and not target.is_symlink():
-                argv += ["--ro-bind", str(target), str(target)]
+    # Git metadata that decides what host git runs later stays out of reach, in
+    # every writable root (an `allow_write` folder may hold another repository).
+    try:
+        for root in writable:
+            argv += git_binds(root)
+    except UnsafeGitLayout as exc:
+        raise SandboxUnavailable(str(exc)) from None
     # Masks come last so they cover paths inside writable roots too.
     for hidden in _depth_sorted(hidden_paths):
         if hidden.is_dir():
@@ -144,6 +201,8 @@ def build_command(policy: SandboxPolicy, command: str) -> list[str]:
             argv += ["--ro-bind", "/dev/null", str(hidden)]
     if not policy.network:
         argv.append("--unshare-net")
+        if seccomp_fd is not None:
+            argv += ["--seccomp", str(seccomp_fd)]
     argv += [
         "--unshare-pid",
         "--die-with-parent",
@@ -151,6 +210,49 @@ def build_command(policy: SandboxPolicy, command: str) -> list[str]:
         "--chdir", str(workspace),
     ]  # fmt: skip
     return argv + shell
+
+
+@dataclass(frozen=True, slots=True)
+class ShellCommand:
+    """An argv plus the descriptors its process must inherit (``pass_fds``).
+
+    The caller spawns it, then calls :meth:`close` (the child keeps its copies).
+    """
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def prepare_command(policy: SandboxPolicy, command: str) -> ShellCommand:
+    """What to spawn for ``command`` under ``policy``, the seccomp filter included.
+
+    Raises :class:`SandboxUnavailable` as :func:`build_command` does, and when
+    the network is off but the unix-socket filter cannot be built here: the
+    command is refused rather than run with host sockets in reach.
+    """
+    if policy.bash != "enforce" or policy.network:
+        return ShellCommand(build_command(policy, command))
+    try:
+        program = unix_socket_filter()
+    except SeccompUnsupported as exc:
+        raise SandboxUnavailable(
+            f"{exc}; with `[sandbox] network = false` sandboxed commands must not reach "
+            "host unix sockets, so the command was not run. Set `[sandbox] network = true` "
+            'to run without the filter, or `[sandbox] bash = "off"`'
+        ) from None
+    fd = filter_fd(program)
+    try:
+        return ShellCommand(build_command(policy, command, seccomp_fd=fd), (fd,))
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _is_secret(name: str, secrets: set[str] | frozenset[str]) -> bool:

@@ -151,13 +151,22 @@ TABLE = [
         "bash",
         "cat <<EOF > notes.txt\nrm -rf /\nEOF",
         ALLOW,
-        allow=("Bash(cat:*)",),
+        allow=("Bash(cat:*)", "Edit(notes.txt)"),
         deny=("Bash(rm*)",),
         id="heredoc-body-not-a-command",
     ),
     # --- env assignments ------------------------------------------------------
     case("bash", "FOO=1 git push origin", DENY, deny=("Bash(git push:*)",), id="env-deny"),
-    case("bash", "CC=clang CFLAGS=-O2 make -j4", ALLOW, allow=("Bash(make:*)",), id="env-allow"),
+    # Assignments change what a command does (GIT_CONFIG_*, LD_PRELOAD): an
+    # allow rule has to name them; deny rules see through them.
+    case("bash", "CC=clang CFLAGS=-O2 make -j4", ASK, allow=("Bash(make:*)",), id="env-allow"),
+    case(
+        "bash",
+        "CC=clang CFLAGS=-O2 make -j4",
+        ALLOW,
+        allow=("Bash(CC=clang CFLAGS=-O2 make:*)",),
+        id="env-allow-named",
+    ),
     # --- bare Bash -----------------------------------------------------------------
     case("bash", "rm -rf build && ls", ALLOW, allow=("Bash",), id="bare-bash"),
     case("bash", "rm -rf build", DENY, allow=("Bash",), deny=("Bash(rm:*)",), id="deny-over-bare"),
@@ -413,7 +422,9 @@ def test_invalid_mode_and_preset(ws: Path) -> None:
         ("bash", {"command": "pytest -q tests/"}, "Bash(pytest:*)"),
         ("bash", {"command": "git status --short"}, "Bash(git status:*)"),
         ("bash", {"command": "git -C sub status"}, "Bash(git:*)"),
-        ("bash", {"command": "FOO=1 npm run build"}, "Bash(npm run:*)"),
+        ("bash", {"command": "FOO=1 npm run build"}, "Bash(FOO=1 npm run:*)"),
+        ("bash", {"command": "git status > out.txt"}, "Bash(git status:*) Edit(WS/out.txt)"),
+        ("bash", {"command": 'git status > "$f"'}, 'Bash=git status > "$f"'),
         ("bash", {"command": "python -m pytest -x"}, "Bash(python -m pytest:*)"),
         ("bash", {"command": "uv run pytest"}, "Bash(uv run:*)"),
         ("bash", {"command": "make"}, "Bash(make:*)"),
@@ -433,7 +444,7 @@ def test_invalid_mode_and_preset(ws: Path) -> None:
 )
 def test_scope_for(ws: Path, tool: str, args: dict[str, Any], scope: str) -> None:
     policy = Policy(workspace=ws)
-    assert policy.scope_for(tool, args) == scope
+    assert policy.scope_for(tool, args) == scope.replace("WS", str(ws))
     # Granting the scope covers the call it was offered for.
     for rule in policy.scope_rules(tool, args):
         policy.add_session_allow(rule)

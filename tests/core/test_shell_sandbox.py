@@ -140,7 +140,7 @@ def test_probe_rejects_bwrap_that_cannot_build_a_sandbox(
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr(shell_sandbox.shutil, "which", lambda name: str(fake))
+    monkeypatch.setattr(shell_sandbox, "SYSTEM_BWRAP_DIRS", (str(tmp_path),))
     assert bwrap_available() is None
     assert bwrap_available() is None  # cached
     assert shell_sandbox._probe.cache_info().misses == 1
@@ -150,10 +150,14 @@ def test_probe_rejects_bwrap_that_cannot_build_a_sandbox(
         build_command(SandboxPolicy(workspace=ws, temp_dir=tmp_path), "true")
 
 
-def test_probe_reports_missing_bwrap(monkeypatch: pytest.MonkeyPatch, fresh_probe: None) -> None:
-    monkeypatch.setattr(shell_sandbox.shutil, "which", lambda name: None)
+def test_probe_reports_missing_bwrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    monkeypatch.setattr(shell_sandbox, "SYSTEM_BWRAP_DIRS", (str(tmp_path / "empty"),))
     assert bwrap_available() is None
-    assert "not found" in shell_sandbox._unavailable_message()
+    message = shell_sandbox._unavailable_message()
+    assert "not found" in message
+    assert "PATH is not searched" in message
 
 
 def test_sanitized_env_drops_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -10,6 +11,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.git_guard import GitGuard
 from reasonix_core.tool.jobs import (
     DRAIN_SECONDS,
     JobError,
@@ -20,7 +22,12 @@ from reasonix_core.tool.jobs import (
 )
 from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
-from reasonix_core.tool.shell_sandbox import SandboxUnavailable, build_command, sanitized_env
+from reasonix_core.tool.shell_sandbox import (
+    SandboxUnavailable,
+    ShellCommand,
+    prepare_command,
+    sanitized_env,
+)
 
 MAX_TIMEOUT_SECONDS = 600
 HEAD_BYTES = 16 * 1024
@@ -79,6 +86,7 @@ async def run_shell(
     time_limit: float,
     head: int = HEAD_BYTES,
     tail: int = TAIL_BYTES,
+    pass_fds: tuple[int, ...] = (),
 ) -> ShellRun:
     """Run ``argv`` to completion (or ``time_limit`` seconds), collecting bounded output.
 
@@ -87,7 +95,7 @@ async def run_shell(
     its group are stopped when it exits.
     """
     buffer = HeadTail(head, tail)
-    process = await spawn(argv, env=env, cwd=cwd)
+    process = await spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
     timed_out = False
     try:
         drained = anyio.Event()
@@ -133,6 +141,31 @@ def shell_env(ctx: ToolContext) -> dict[str, str]:
     env = sanitized_env(ctx.secret_env)
     env["TMPDIR"] = str(ctx.temp_dir)
     return env
+
+
+def _findings_note(findings: list[str]) -> str:
+    return (
+        "[reasonix: git metadata written in the sandbox was set aside, because host git "
+        "would have run it: " + "; ".join(findings) + "]"
+    )
+
+
+def _with_findings(result: ToolResult, findings: list[str]) -> ToolResult:
+    """``result`` with what the git guard set aside before the command started."""
+    if not findings:
+        return result
+    meta = {**result.meta, "git_quarantined": findings}
+    return ToolResult(
+        text=f"{result.text}\n{_findings_note(findings)}",
+        is_error=result.is_error,
+        outcome=result.outcome,
+        meta=meta,
+    )
+
+
+async def _check_after_job(guard: GitGuard) -> str | None:
+    findings = await anyio.to_thread.run_sync(guard.check)
+    return f"\n{_findings_note(findings)}\n" if findings else None
 
 
 class BashArgs(BaseModel):
@@ -182,25 +215,51 @@ class BashTool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: BashArgs = validate_args(BashArgs, args)
         policy = sandbox_policy(ctx)
+        workspace = Path(ctx.workspace)
+        if not await anyio.Path(workspace).is_dir():
+            return ToolResult.error(f"the workspace {workspace} is not a directory")
+        guard = None
+        findings: list[str] = []
+        if policy.bash == "enforce":
+            # Created before the first sandboxed command, so its baseline is clean;
+            # checked before each command too, for what a background job left.
+            guard = await anyio.to_thread.run_sync(GitGuard.for_workspace, workspace)
+            findings += await anyio.to_thread.run_sync(guard.check)
         try:
-            argv = await anyio.to_thread.run_sync(build_command, policy, parsed.command)
+            prepared = await anyio.to_thread.run_sync(prepare_command, policy, parsed.command)
         except SandboxUnavailable as exc:
             return ToolResult.error(
                 f"bash refused to run the command: {exc}", sandbox="unavailable"
             )
-        workspace = Path(ctx.workspace)
-        if not await anyio.Path(workspace).is_dir():
-            return ToolResult.error(f"the workspace {workspace} is not a directory")
-        await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
-        env = shell_env(ctx)
-
-        if parsed.run_in_background:
-            return await self._background(ctx, argv, env, workspace, parsed.command)
-
-        timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
-        timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
-        run = await run_shell(argv, env=env, cwd=workspace, time_limit=timeout)
-        meta = {
+        try:
+            await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
+            env = shell_env(ctx)
+            if parsed.run_in_background:
+                started = await self._background(
+                    ctx, prepared, env, workspace, parsed.command, guard
+                )
+                return _with_findings(started, findings)
+            timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
+            timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
+            try:
+                run = await run_shell(
+                    prepared.argv,
+                    env=env,
+                    cwd=workspace,
+                    time_limit=timeout,
+                    pass_fds=prepared.pass_fds,
+                )
+            except BaseException:
+                # Cancelled mid-command: still set aside what it planted so far.
+                if guard is not None:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(guard.check)
+                raise
+        finally:
+            prepared.close()
+        if guard is not None:
+            findings += await anyio.to_thread.run_sync(guard.check)
+        meta: dict[str, Any] = {
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,
             "output_bytes": run.total_bytes,
@@ -208,6 +267,9 @@ class BashTool:
             "sandboxed": policy.bash == "enforce",
         }
         body = run.output.rstrip("\n") or "(no output)"
+        if findings:
+            meta["git_quarantined"] = findings
+            body += "\n" + _findings_note(findings)
         if run.timed_out:
             text = (
                 f"{body}\n[timed out after {timeout:g} s: the command and its child "
@@ -215,13 +277,18 @@ class BashTool:
             )
             return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
         text = f"{body}\n[exit code {run.exit_code}]"
-        if run.exit_code != 0:
+        if run.exit_code != 0 or findings:
             return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
         return ToolResult(text=text, meta=meta)
 
     @staticmethod
     async def _background(
-        ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path, command: str
+        ctx: ToolContext,
+        prepared: ShellCommand,
+        env: dict[str, str],
+        cwd: Path,
+        command: str,
+        guard: GitGuard | None,
     ) -> ToolResult:
         jobs = ctx.services.get("jobs")
         if not isinstance(jobs, JobManager):
@@ -229,8 +296,17 @@ class BashTool:
                 "background jobs are not available in this context; "
                 "run the command in the foreground (run_in_background=false)"
             )
+        # Checked when the job ends (or the session kills it), not only at the next call.
+        on_exit = functools.partial(_check_after_job, guard) if guard is not None else None
         try:
-            job_id = await jobs.start(argv, env=env, cwd=cwd, command=command)
+            job_id = await jobs.start(
+                prepared.argv,
+                env=env,
+                cwd=cwd,
+                command=command,
+                pass_fds=prepared.pass_fds,
+                on_exit=on_exit,
+            )
         except JobError as exc:
             return ToolResult.error(str(exc))
         return ToolResult(
