@@ -30,7 +30,7 @@ from reasonix_core.config import (
 )
 from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.permission.approver import Approver
-from reasonix_tui.services import McpServerView, SessionSummary
+from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,9 @@ class EngineRunner:
                 yield event
 
 
-class EngineServices:
+class EngineServices(BaseServices):
+    """The TUI's services over the core engine (config, runtimes, MCP host)."""
+
     def __init__(
         self,
         workspace: Path,
@@ -275,7 +277,7 @@ class EngineServices:
     def reconnect_mcp(self, name: str) -> None:
         self._mcp.reconnect(name)
 
-    # Optional AppServices members: MCP prompts as slash commands, resources as @ references.
+    # MCP prompts as slash commands, resources as @ references.
 
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         """(command name without "/", description, argument hint) of ready servers."""

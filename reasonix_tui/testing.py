@@ -32,7 +32,7 @@ from reasonix_core.events import (
     TurnStarted,
 )
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
-from reasonix_tui.services import McpServerView, SessionSummary
+from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
 
 FROZEN_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -181,7 +181,7 @@ class ScriptedRunner:
 
 
 @dataclass
-class ScriptedServices:
+class ScriptedServices(BaseServices):
     """An :class:`~reasonix_tui.services.AppServices` driven by a script."""
 
     turns: list[list[Step]] = field(default_factory=list)

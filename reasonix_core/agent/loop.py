@@ -558,7 +558,7 @@ class Agent:
     async def _run_batch(self, batch: list[_CallState]) -> AsyncIterator[ev.Event]:
         """Run one batch, yielding tool progress live while it runs.
 
-        Tools report progress through ``services["tool_progress"]`` (MCP
+        Tools report progress through ``ToolContext.tool_progress`` (MCP
         ``notifications/progress``); the reports reach the single event stream
         through a bounded memory stream. A full stream drops reports rather
         than slowing a tool down.
@@ -571,7 +571,7 @@ class Agent:
             except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
 
-        self.tool_context.services["tool_progress"] = report
+        self.tool_context.tool_progress = report
 
         async def work() -> None:
             async with send:

@@ -27,9 +27,6 @@ from reasonix_core.mcp.connection import (
 )
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 
-#: ``ToolContext.services`` key of an optional ``Callable[[ToolProgress], None]``.
-PROGRESS_SERVICE = "tool_progress"
-
 
 class McpTool:
     """One remote tool, called through its server's owner task."""
@@ -47,13 +44,13 @@ class McpTool:
     async def execute(
         self, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
     ) -> ToolResult:
-        sink = ctx.services.get(PROGRESS_SERVICE)
+        sink = ctx.tool_progress
         name = self.name
         call_id = call_id or current_call_id.get()
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             # Always passed, so every tools/call carries _meta.progressToken.
-            if callable(sink):
+            if sink is not None:
                 sink(
                     ToolProgress(
                         call_id=call_id,

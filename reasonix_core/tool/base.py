@@ -7,13 +7,23 @@ registry catches anything that escapes anyway and turns it into a result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: building a context imports none of these
+    from reasonix_core.events import ToolProgress
+    from reasonix_core.memory.facts import FactStore
+    from reasonix_core.memory.history import HistoryIndex
+    from reasonix_core.memory.recall import Recaller
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.permission.gate import PermissionGate
+    from reasonix_core.tool.builtin.todo_write import Todo
+    from reasonix_core.tool.jobs import JobManager
+    from reasonix_core.tool.ledger import FileLedger
+    from reasonix_core.tool.sandbox import SandboxPolicy
 
 
 #: The model's id of the tool call being executed, for tools that report
@@ -37,7 +47,11 @@ class ToolResult:
 
 @dataclass(kw_only=True)
 class ToolContext:
-    """What a tool may touch during one session. Shared by every call."""
+    """What a tool may touch during one session. Shared by every call.
+
+    The runtime (``agent/builder.py``) fills every service; tests and embedders
+    set only what they exercise, so each ``None`` below has a stated fallback.
+    """
 
     workspace: Path
     temp_dir: Path
@@ -45,9 +59,30 @@ class ToolContext:
     approver: Approver | None = None
     # Environment variable names never passed to subprocesses (provider keys).
     secret_env: frozenset[str] = frozenset()
-    # Free-form per-session services owned by the tool package (observation
-    # ledger, background jobs, todo list, sandbox); keyed by their module.
-    services: dict[str, Any] = field(default_factory=dict)
+    # Where file tools and bash may read and write. None: the default policy
+    # (workspace + temp_dir), not stored.
+    sandbox: SandboxPolicy | None = None
+    # What the model has observed of each file (stale-edit checks). None: the
+    # file tools create one on first use and keep it here.
+    ledger: FileLedger | None = None
+    # Background shell jobs. None: ``run_in_background`` is refused.
+    jobs: JobManager | None = None
+    # "May ``tool`` not see ``path``?" (deny rules, protected paths). None: walking
+    # tools filter nothing beyond the sandbox.
+    read_denied: Callable[[str, Path], bool] | None = None
+    # The session's permission gate, for tools that call other tools
+    # (``use_capability``). None: their targets are not checked again.
+    gate: PermissionGate | None = None
+    # Memory: facts, the session-history index, automatic recall. None for facts
+    # and history: built from ``$REASONIX_HOME`` on first use and kept here.
+    facts: FactStore | None = None
+    history: HistoryIndex | None = None
+    recall: Recaller | None = None
+    # The model's task list, replaced whole by ``todo_write``.
+    todos: tuple[Todo, ...] = ()
+    # Where a running tool reports progress (MCP ``notifications/progress``);
+    # set by the agent for each batch. None: reports are dropped.
+    tool_progress: Callable[[ToolProgress], None] | None = None
 
 
 class Tool(Protocol):

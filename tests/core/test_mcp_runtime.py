@@ -90,7 +90,7 @@ async def test_proxy_only_when_servers_are_declared(workspace: Path, configured:
     async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
         assert "use_capability" not in rt.agent.tools.names and rt.mcp is None
         builtin_fingerprint = rt.agent.tools.fingerprint
-        assert rt.agent.tool_context.services["gate"] is rt.agent.gate
+        assert rt.agent.tool_context.gate is rt.agent.gate
     declare_example(workspace, enabled="false")
     async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
         assert "use_capability" not in rt.agent.tools.names  # declared but disabled

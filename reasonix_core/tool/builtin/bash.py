@@ -15,7 +15,6 @@ from reasonix_core.tool.git_guard import GitGuard
 from reasonix_core.tool.jobs import (
     DRAIN_SECONDS,
     JobError,
-    JobManager,
     kill_process_group,
     reap,
     spawn,
@@ -131,9 +130,8 @@ async def run_shell(
 
 
 def sandbox_policy(ctx: ToolContext) -> SandboxPolicy:
-    policy = ctx.services.get("sandbox")
-    if isinstance(policy, SandboxPolicy):
-        return policy
+    if ctx.sandbox is not None:
+        return ctx.sandbox
     return SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
 
 
@@ -290,8 +288,8 @@ class BashTool:
         command: str,
         guard: GitGuard | None,
     ) -> ToolResult:
-        jobs = ctx.services.get("jobs")
-        if not isinstance(jobs, JobManager):
+        jobs = ctx.jobs
+        if jobs is None:
             return ToolResult.error(
                 "background jobs are not available in this context; "
                 "run the command in the foreground (run_in_background=false)"

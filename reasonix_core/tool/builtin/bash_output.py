@@ -14,8 +14,7 @@ NO_JOBS = "background jobs are not available in this context"
 
 
 def job_manager(ctx: ToolContext) -> JobManager | None:
-    jobs = ctx.services.get("jobs")
-    return jobs if isinstance(jobs, JobManager) else None
+    return ctx.jobs
 
 
 def render_job(snapshot: JobOutput, *, empty: str = "(no new output)") -> str:

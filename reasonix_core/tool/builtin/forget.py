@@ -47,7 +47,7 @@ class ForgetTool:
         from reasonix_core.memory.facts import FactError
 
         a: ForgetArgs = validate_args(ForgetArgs, args)
-        store = fact_store(ctx.services, ctx.workspace)
+        store = fact_store(ctx)
         try:
             fact = await anyio.to_thread.run_sync(
                 lambda: store.forget(a.id.strip(), reason=a.reason or "")

@@ -109,7 +109,7 @@ class HistoryTool:
         from reasonix_core.memory import history_index
 
         a: HistoryArgs = validate_args(HistoryArgs, args)
-        index = history_index(ctx.services, ctx.workspace)
+        index = history_index(ctx)
         if a.operation == "search":
             if not (a.query or "").strip():
                 return ToolResult.error("history: operation=search needs a non-empty query")

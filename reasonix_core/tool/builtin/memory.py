@@ -96,7 +96,7 @@ class MemoryTool:
         from reasonix_core.memory.facts import FactError
 
         a: MemoryArgs = validate_args(MemoryArgs, args)
-        store = fact_store(ctx.services, ctx.workspace)
+        store = fact_store(ctx)
         try:
             if a.operation == "read":
                 if not (a.id or "").strip():

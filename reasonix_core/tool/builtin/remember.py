@@ -92,7 +92,7 @@ class RememberTool:
         from reasonix_core.memory.facts import FactError
 
         a: RememberArgs = validate_args(RememberArgs, args)
-        store = fact_store(ctx.services, ctx.workspace)
+        store = fact_store(ctx)
 
         def save() -> Any:
             if a.id:

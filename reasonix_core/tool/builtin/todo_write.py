@@ -1,6 +1,6 @@
 """``todo_write``: the model's structured task list, replaced whole on each call.
 
-The list lives in ``ToolContext.services["todos"]`` as a tuple of :class:`Todo`
+The list lives in ``ToolContext.todos`` as a tuple of :class:`Todo`
 so the UI can show it; it touches no files.
 """
 
@@ -112,7 +112,7 @@ class TodoWriteTool:
             Todo(content=t.content, status=t.status, active_form=t.active_form or t.content)
             for t in parsed.todos
         )
-        ctx.services["todos"] = todos
+        ctx.todos = todos
         return ToolResult(
             text=render_todos(todos),
             meta={
