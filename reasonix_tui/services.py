@@ -3,7 +3,7 @@
 ``ReasonixApp(services)`` receives an :class:`AppServices`; it never builds
 agents, reads config or touches the network itself. The real implementation
 lives beside the CLI; tests and snapshots use
-:class:`reasonix_tui.testing.ScriptedServices`. Nothing here imports Textual.
+:class:`reasonix_testkit.tui.ScriptedServices`. Nothing here imports Textual.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from reasonix_core.testing.fixture_server import (
+from reasonix_testkit import (
+    ChatDialect,
     FixtureServer,
     HttpError,
     RecordedRequest,
@@ -20,8 +21,8 @@ from reasonix_core.testing.fixture_server import (
     Stall,
     ToolCallSpec,
     count_tokens,
-    render_prompt,
 )
+from reasonix_testkit.dialects.chat import render_prompt
 
 KEY = "sk-test"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -39,13 +40,13 @@ TOOLS = [
 
 @pytest.fixture
 def server() -> Iterator[FixtureServer]:
-    with FixtureServer(flavour="deepseek", api_key=KEY) as srv:
+    with FixtureServer(ChatDialect("deepseek"), api_key=KEY) as srv:
         yield srv
 
 
 @pytest.fixture
 def openai_server() -> Iterator[FixtureServer]:
-    with FixtureServer(flavour="openai", api_key=KEY) as srv:
+    with FixtureServer(ChatDialect("openai"), api_key=KEY) as srv:
         yield srv
 
 

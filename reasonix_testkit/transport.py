@@ -1,12 +1,12 @@
-"""HTTP plumbing shared by the loopback fixture servers (stdlib only).
+"""The fixture server's HTTP layer (stdlib only).
 
 The wire formats (Chat Completions, Anthropic Messages, Responses) differ in
 paths, bodies and event shapes, but they answer requests the same way: read
 and parse a JSON body, write an error with a JSON body, stream SSE over
 chunked transfer with scripted faults (delay, abrupt drop, in-band error,
 garbage), send a non-streamed JSON body, or stall. Those byte paths live here
-so every fixture exercises the same HTTP behaviour; the payloads are built by
-each fixture module.
+so every dialect exercises the same HTTP behaviour; the payloads are built by
+each dialect.
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # only for annotations: fixture_server imports this module
-    from reasonix_core.testing.fixture_server import Reply
+from reasonix_testkit.script import Reply
 
 
 class RequestSink(Protocol):
-    """What the HTTP server hands each request to (a fixture server)."""
+    """What the HTTP server hands each request to (the fixture server)."""
 
     def _handle(self, h: _Handler) -> None: ...
 
