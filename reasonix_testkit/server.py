@@ -22,14 +22,14 @@ tests script exactly the answers their valid requests get.
 
 from __future__ import annotations
 
-import random
 import threading
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
+from reasonix_testkit.dialects.chat import ChatDialect
 from reasonix_testkit.prompt_cache import PromptCache
 from reasonix_testkit.script import (
     HttpError,
@@ -39,34 +39,10 @@ from reasonix_testkit.script import (
     ScriptItem,
     Stall,
 )
-from reasonix_testkit.transport import _Handler, _HTTPServer, read_request, send_stall
+from reasonix_testkit.transport import LoopbackHTTPServer, RequestHandler, read_request, send_stall
+from reasonix_testkit.wire import IdSource, Wire
 
-__all__ = ["Dialect", "FixtureServer", "IdSource", "RequestContext", "Wire"]
-
-
-class IdSource:
-    """The server's seeded random source for generated ids (thread-safe)."""
-
-    def __init__(self, seed: int | None) -> None:
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-
-    def choices(self, alphabet: str, k: int) -> str:
-        with self._lock:
-            return "".join(self._rng.choices(alphabet, k=k))
-
-    def bits(self, n: int) -> int:
-        with self._lock:
-            return self._rng.getrandbits(n)
-
-
-@dataclass(frozen=True, slots=True)
-class Wire:
-    """What a dialect's answers share with the server that sends them."""
-
-    stop: threading.Event  # set when the server stops: streams end now
-    cache: PromptCache
-    ids: IdSource
+__all__ = ["Dialect", "FixtureServer", "RequestContext"]
 
 
 class RequestContext(Protocol):
@@ -111,9 +87,13 @@ class Dialect(Protocol):
         """An error of the fixture itself (unknown route, nothing scripted)."""
         ...
 
-    def send_error(self, h: _Handler, err: HttpError, wire: Wire) -> None: ...
+    def send_error(self, h: RequestHandler, err: HttpError, wire: Wire) -> None:
+        """A scripted or validation error, in the dialect's envelope."""
+        ...
 
-    def send_reply(self, h: _Handler, reply: Reply, ctx: Any, wire: Wire) -> None: ...
+    def send_reply(self, h: RequestHandler, reply: Reply, ctx: Any, wire: Wire) -> None:
+        """A scripted answer; ``ctx`` is what this dialect's ``context`` returned."""
+        ...
 
 
 class FixtureServer:
@@ -138,10 +118,8 @@ class FixtureServer:
         max_context_tokens: int | None = None,
     ) -> None:
         if dialect is None:
-            from reasonix_testkit.dialects.chat import ChatDialect
-
             dialect = ChatDialect("deepseek")
-        self.dialect = dialect
+        self.dialect: Dialect = dialect
         self.api_key = api_key
         # Assign None to accept any model.
         self.models: set[str] | None = set(models if models is not None else dialect.default_models)
@@ -152,7 +130,7 @@ class FixtureServer:
         self._lock = threading.Lock()
         self._wire = Wire(stop=threading.Event(), cache=PromptCache(), ids=IdSource(seed))
         self._port = port
-        self._httpd: _HTTPServer | None = None
+        self._httpd: LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -165,7 +143,7 @@ class FixtureServer:
         if self._httpd is not None:
             return self
         self._wire.stop.clear()
-        httpd = _HTTPServer(("127.0.0.1", self._port), self)
+        httpd = LoopbackHTTPServer(("127.0.0.1", self._port), self)
         thread = threading.Thread(
             target=httpd.serve_forever,
             kwargs={"poll_interval": 0.02},
@@ -226,7 +204,7 @@ class FixtureServer:
 
     # ---------------------------------------------------------------- request handling
 
-    def _handle(self, h: _Handler) -> None:
+    def handle_request(self, h: RequestHandler) -> None:
         """Read, record (status 0 until decided), route, validate, answer."""
         request = read_request(h)
         if request is None:

@@ -28,10 +28,10 @@ from reasonix_testkit.script import Reply
 class RequestSink(Protocol):
     """What the HTTP server hands each request to (the fixture server)."""
 
-    def _handle(self, h: _Handler) -> None: ...
+    def handle_request(self, h: RequestHandler) -> None: ...
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class LoopbackHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
     fixture: RequestSink
@@ -40,7 +40,7 @@ class _HTTPServer(ThreadingHTTPServer):
         self.fixture = fixture
         self._conn_lock = threading.Lock()
         self._conns: set[socket.socket] = set()
-        super().__init__(address, _Handler)
+        super().__init__(address, RequestHandler)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup; skip it.
@@ -75,7 +75,7 @@ class _HTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     timeout = 120.0  # idle keep-alive connections
@@ -87,14 +87,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _fixture(self) -> RequestSink:
         server = self.server
-        assert isinstance(server, _HTTPServer)
+        assert isinstance(server, LoopbackHTTPServer)
         return server.fixture
 
     def do_POST(self) -> None:
-        self._fixture()._handle(self)
+        self._fixture().handle_request(self)
 
     def do_GET(self) -> None:
-        self._fixture()._handle(self)
+        self._fixture().handle_request(self)
 
 
 class _Aborted(Exception):
@@ -104,7 +104,7 @@ class _Aborted(Exception):
 class _Writer:
     """Chunked-transfer writer for one response body."""
 
-    def __init__(self, handler: _Handler, stop: threading.Event) -> None:
+    def __init__(self, handler: RequestHandler, stop: threading.Event) -> None:
         self._h = handler
         self._stop = stop
 
@@ -142,7 +142,7 @@ class _Writer:
 # --------------------------------------------------------------------------- reading
 
 
-def _read_body(handler: _Handler) -> bytes:
+def _read_body(handler: RequestHandler) -> bytes:
     if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
         parts: list[bytes] = []
         while True:
@@ -173,7 +173,7 @@ class IncomingRequest:
     parse_error: str | None
 
 
-def read_request(h: _Handler) -> IncomingRequest | None:
+def read_request(h: RequestHandler) -> IncomingRequest | None:
     """Read and parse one request; None (connection marked closed) if unreadable."""
     headers: dict[str, str] = {}
     for name, value in h.headers.items():
@@ -205,7 +205,7 @@ def _format_retry_after(value: str | float) -> str:
 
 
 def send_error_response(
-    h: _Handler,
+    h: RequestHandler,
     status: int,
     payload: bytes,
     *,
@@ -238,7 +238,7 @@ def send_error_response(
 
 
 def send_json_body(
-    h: _Handler,
+    h: RequestHandler,
     stop: threading.Event,
     data: bytes,
     *,
@@ -276,7 +276,7 @@ def send_json_body(
 
 
 def send_sse_stream(
-    h: _Handler,
+    h: RequestHandler,
     stop: threading.Event,
     reply: Reply,
     *,
@@ -339,7 +339,7 @@ def send_sse_stream(
 
 
 def send_stall(
-    h: _Handler,
+    h: RequestHandler,
     stop: threading.Event,
     *,
     seconds: float,

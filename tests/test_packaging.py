@@ -55,9 +55,13 @@ def test_package_discovery_ships_only_the_product() -> None:
 
 
 def _copy_source(dest: Path) -> Path:
-    """The working tree without build products, so the build starts clean."""
+    """The working tree without build products, so the build starts clean.
+
+    Dot directories (.git, .venv, caches) are not sources; build/ and egg-info
+    from an earlier build must not leak into this one.
+    """
     ignore = shutil.ignore_patterns(
-        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "node_modules"
+        ".*", "build", "dist", "*.egg-info", "__pycache__", "node_modules"
     )
     shutil.copytree(ROOT, dest, ignore=ignore)
     return dest

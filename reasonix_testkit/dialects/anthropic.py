@@ -61,13 +61,13 @@ from typing import Any, Literal
 
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
 from reasonix_testkit.script import HttpError, Reply, dumps_compact, split_text
-from reasonix_testkit.server import Wire
 from reasonix_testkit.transport import (
-    _Handler,
+    RequestHandler,
     send_error_response,
     send_json_body,
     send_sse_stream,
 )
+from reasonix_testkit.wire import Wire
 
 __all__ = ["MSG_THINKING_REQUIRED", "AnthropicDialect", "render_prompt", "sign_thinking"]
 
@@ -555,7 +555,7 @@ class AnthropicDialect:
 
     # ---------------------------------------------------------------- responses
 
-    def send_error(self, h: _Handler, err: HttpError, wire: Wire) -> None:
+    def send_error(self, h: RequestHandler, err: HttpError, wire: Wire) -> None:
         kind = err.type
         if kind == "invalid_request_error" and err.status != 400:
             kind = STATUS_ERROR_TYPE.get(err.status, kind)
@@ -598,7 +598,7 @@ class AnthropicDialect:
             "output_tokens": 1,
         }
 
-    def send_reply(self, h: _Handler, reply: Reply, ctx: _Ctx, wire: Wire) -> None:
+    def send_reply(self, h: RequestHandler, reply: Reply, ctx: _Ctx, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
         message_id = _new_id(wire, "msg_")
         reasoning = reply.reasoning if ctx.thinking else ""
@@ -759,7 +759,7 @@ class AnthropicDialect:
 
     def _send_message(
         self,
-        h: _Handler,
+        h: RequestHandler,
         wire: Wire,
         reply: Reply,
         message_id: str,

@@ -28,13 +28,13 @@ from typing import Any, Literal
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
 from reasonix_testkit.script import HttpError, Reply, ToolCallSpec, dumps_compact, split_text
-from reasonix_testkit.server import Wire
 from reasonix_testkit.transport import (
-    _Handler,
+    RequestHandler,
     send_error_response,
     send_json_body,
     send_sse_stream,
 )
+from reasonix_testkit.wire import Wire
 
 __all__ = ["ChatDialect", "render_prompt", "thinking_enabled"]
 
@@ -229,7 +229,7 @@ def openai_fixture_error(status: int, message: str) -> HttpError:
     return HttpError(status, message, type=kind, code=None)
 
 
-def send_openai_error(h: _Handler, err: HttpError) -> None:
+def send_openai_error(h: RequestHandler, err: HttpError) -> None:
     send_error_response(
         h, err.status, err.envelope(), retry_after=err.retry_after, headers=err.headers
     )
@@ -445,7 +445,7 @@ class ChatDialect:
 
     # ---------------------------------------------------------------- responses
 
-    def send_error(self, h: _Handler, err: HttpError, wire: Wire) -> None:
+    def send_error(self, h: RequestHandler, err: HttpError, wire: Wire) -> None:
         send_openai_error(h, err)
 
     def _new_ids(self, wire: Wire) -> tuple[str, int]:
@@ -483,7 +483,7 @@ class ChatDialect:
             }
         return usage
 
-    def send_reply(self, h: _Handler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
+    def send_reply(self, h: RequestHandler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
         reasoning = reply.reasoning if ctx.thinking else ""
         call_ids = tool_call_ids(self.flavour, reply.tool_calls, wire)
@@ -637,7 +637,7 @@ class ChatDialect:
 
     def _send_completion(
         self,
-        h: _Handler,
+        h: RequestHandler,
         wire: Wire,
         reply: Reply,
         ctx: ChatContext,

@@ -69,8 +69,8 @@ from reasonix_testkit.dialects.chat import (
 )
 from reasonix_testkit.prompt_cache import count_tokens
 from reasonix_testkit.script import HttpError, Reply, ToolCallSpec, dumps_compact, split_text
-from reasonix_testkit.server import IdSource, Wire
-from reasonix_testkit.transport import _Handler, send_json_body, send_sse_stream
+from reasonix_testkit.transport import RequestHandler, send_json_body, send_sse_stream
+from reasonix_testkit.wire import IdSource, Wire
 
 __all__ = ["RESPONSES_PATHS", "ResponsesDialect", "render_responses_prompt"]
 
@@ -320,7 +320,7 @@ class ResponsesDialect:
     def fixture_error(self, status: int, message: str) -> HttpError:
         return openai_fixture_error(status, message)
 
-    def send_error(self, h: _Handler, err: HttpError, wire: Wire) -> None:
+    def send_error(self, h: RequestHandler, err: HttpError, wire: Wire) -> None:
         send_openai_error(h, err)
 
     # ---------------------------------------------------------------- request handling
@@ -486,7 +486,7 @@ class ResponsesDialect:
             "total_tokens": prompt + completion,
         }
 
-    def send_reply(self, h: _Handler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
+    def send_reply(self, h: RequestHandler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
         reasoning = reply.reasoning if ctx.thinking else ""
         call_ids = tool_call_ids(self.flavour, reply.tool_calls, wire)
@@ -734,7 +734,7 @@ class ResponsesDialect:
 
     def _send_object(
         self,
-        h: _Handler,
+        h: RequestHandler,
         wire: Wire,
         reply: Reply,
         outcome: str,
