@@ -67,6 +67,12 @@ class ReasonixApp(App[int]):
             # Services still being built (DeferredServices): paint the session first,
             # build them once that frame is out, then check the key.
             self.push_screen(SessionScreen(self.services))
+            review = getattr(self.services, "trust_review", None)
+            if review is not None:  # an untrusted folder: ask before anything is built
+                from reasonix_tui.screens.trust import TrustScreen
+
+                self.push_screen(TrustScreen(review), self._after_trust)
+                return
             self.call_after_refresh(self._start_services)
             return
         self._serve()
@@ -101,6 +107,27 @@ class ReasonixApp(App[int]):
             session.refresh_status()
         if self.services.needs_api_key():
             self.push_screen(SetupScreen(self.services), self._after_late_setup)
+
+    def _after_trust(self, choice: str | None) -> None:
+        if choice not in ("trust", "continue"):
+            self.exit(return_code=0)
+            return
+        try:
+            self.services.settle_trust(choice == "trust")  # type: ignore[attr-defined]
+        except Exception as exc:  # the trust file could not be written
+            self.services.error = exc  # type: ignore[attr-defined]
+            self.exit(return_code=STARTUP_FAILED)
+            return
+        session = self.session
+        if choice == "continue" and session is not None:
+            self.run_worker(
+                session.notice(
+                    "This folder's project settings are not applied "
+                    "(`reasonix trust` applies them).",
+                    "warning",
+                )
+            )
+        self._start_services()
 
     def _after_setup(self, saved: bool | None) -> None:
         if saved:

@@ -86,6 +86,19 @@ def _parser() -> argparse.ArgumentParser:
         help="continue the newest session of this workspace",
     )
     run.add_argument("-r", "--resume", dest="run_resume", metavar="ID", help="continue session ID")
+    run.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="apply this folder's risky project settings for this run only (for CI)",
+    )
+
+    trust = sub.add_parser(
+        "trust", help="trust a folder's project settings (providers, presets, MCP servers)"
+    )
+    trust.add_argument(
+        "path", nargs="?", type=Path, default=None, help="the folder (default: this one)"
+    )
+    trust.add_argument("--revoke", action="store_true", help="forget the trust for the folder")
 
     perms = sub.add_parser("permissions", help="inspect permission rules")
     perms_sub = perms.add_subparsers(dest="permissions_command", metavar="ACTION")
@@ -193,6 +206,19 @@ def _run(args: argparse.Namespace) -> int:
     mode = args.run_permission_mode or args.permission_mode
     if args.auto:
         mode = "auto"
+    if not args.trust_project:
+        # Before anything is built: an untrusted folder's settings could send the
+        # key elsewhere or start commands, and nobody is here to be asked.
+        from reasonix_core.home import reasonix_home
+        from reasonix_core.trust import review_project
+
+        review = review_project(Path.cwd(), reasonix_home())
+        if review.needs_trust:
+            return _fail(
+                f"{review.folder} is not trusted and its project files set "
+                f"{review.summary()}; run `reasonix trust` to trust this folder, "
+                "or pass --trust-project for this run"
+            )
     add_dirs = _add_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
     if isinstance(add_dirs, str):
         return _fail(add_dirs)
@@ -205,6 +231,7 @@ def _run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
         resume_id=args.run_resume or args.resume_id,
+        trust_project=args.trust_project,
         add_dirs=add_dirs,
     )
     options = HeadlessOptions(
@@ -280,7 +307,8 @@ def _permissions_check(args: argparse.Namespace) -> int:
     from reasonix_core.permission import explain
 
     workspace = Path.cwd()
-    config = load_config(workspace).config
+    loaded = load_config(workspace)
+    config = loaded.config
     add_dirs = _add_dirs(args.add_dir or [])
     if isinstance(add_dirs, str):
         return _fail(add_dirs)
@@ -289,6 +317,12 @@ def _permissions_check(args: argparse.Namespace) -> int:
     )
     policy = build_policy(config, settings, workspace)
     sys.stdout.write(explain(policy, args.tool, args.arg) + "\n")
+    if loaded.withheld:
+        settings_named = ", ".join(dict.fromkeys(s.setting for s in loaded.withheld))
+        sys.stdout.write(
+            f"note: this folder is not trusted; not applied: {settings_named} "
+            "(`reasonix trust` applies them)\n"
+        )
     return EXIT_OK
 
 
@@ -315,6 +349,14 @@ def _mcp_list(args: argparse.Namespace) -> int:
     if args.mcp_json:
         sys.stdout.write(json.dumps([s.to_json() for s in statuses], ensure_ascii=False) + "\n")
         return EXIT_OK
+    from reasonix_core.trust import review_project
+
+    review = review_project(workspace, home)
+    if review.needs_trust:
+        sys.stdout.write(
+            f"note: {review.folder} is not trusted: its project settings "
+            f"({review.summary()}) are not applied; `reasonix trust` applies them\n"
+        )
     if not statuses:
         sys.stdout.write(
             "No MCP servers configured (add [[mcp.servers]] to reasonix.toml or a .mcp.json).\n"
@@ -436,6 +478,35 @@ def _compact(args: argparse.Namespace) -> int:
     return EXIT_OK if anyio.run(go) else EXIT_FAILED
 
 
+def _trust(args: argparse.Namespace) -> int:
+    from reasonix_core.home import reasonix_home
+    from reasonix_core.trust import record_trust, review_project, revoke_trust
+
+    folder = args.path if args.path is not None else Path.cwd()
+    if not folder.is_dir():
+        return _fail(f"{folder}: not a folder")
+    home = reasonix_home()
+    if args.revoke:
+        if revoke_trust(folder, home):
+            sys.stdout.write(f"no longer trusted: {folder.resolve()}\n")
+        else:
+            sys.stdout.write(f"{folder.resolve()} was not trusted\n")
+        return EXIT_OK
+    review = review_project(folder, home)
+    if not review.risky:
+        sys.stdout.write(
+            f"nothing to trust in {review.folder}: its project files change no provider, "
+            "permission loosening, sandbox loosening or MCP server\n"
+        )
+        return EXIT_OK
+    record_trust(review, home)
+    sys.stdout.write(f"trusted {review.folder} with these project settings:\n")
+    for setting in review.risky:
+        sys.stdout.write(f"  {setting}\n")
+    sys.stdout.write("a change to any of them will ask again\n")
+    return EXIT_OK
+
+
 def _tui(args: argparse.Namespace) -> int:
     from reasonix_tui.launch import launch
 
@@ -472,6 +543,8 @@ def main(argv: list[str] | None = None) -> int:
             return _config_compact_ratio(args)
         if args.command == "compact":
             return _compact(args)
+        if args.command == "trust":
+            return _trust(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

@@ -15,6 +15,11 @@ runs the factory in a thread. Until then the composer works as usual:
 
 A failure of the factory is kept in :attr:`error`; the app exits and the
 launcher reports it as it would have before the screen was taken over.
+
+When the folder's project files would change risky settings and the folder is
+not trusted (:attr:`trust_review`), nothing is built until the user answered
+the trust dialog (:meth:`settle_trust`): the engine reads the config once,
+with or without the project's settings.
 Nothing here imports Textual.
 """
 
@@ -34,6 +39,7 @@ from reasonix_tui.services import AppServices, McpServerView, SessionSummary
 if TYPE_CHECKING:
     from reasonix_core.events import Event
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.trust import ProjectReview
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +100,15 @@ class DeferredServices:
         config_home: Path,
         permission_mode: str | None = None,
         clock: Callable[[], datetime] = datetime.now,
+        trust_review: ProjectReview | None = None,
     ) -> None:
         self.workspace = workspace
+        # The folder's untrusted risky settings, until the user decides (None: nothing to ask).
+        self.trust_review = trust_review if trust_review and trust_review.needs_trust else None
+        self._trust_settled = threading.Event()
+        self._trust_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        if self.trust_review is None:
+            self._trust_settled.set()
         self.config_home = config_home
         self.clock = clock
         self._factory = factory
@@ -109,8 +122,38 @@ class DeferredServices:
 
     # -- building -------------------------------------------------------------
 
+    def settle_trust(self, trust: bool) -> None:
+        """The user's answer to the trust dialog; building may start after it.
+
+        ``trust``: record the folder's trust for exactly the settings shown, so
+        the engine loads them. Raises ConfigError if the trust file cannot be written.
+        """
+        review = self.trust_review
+        try:
+            if trust and review is not None:
+                from reasonix_core.trust import record_trust
+
+                record_trust(review, self.config_home)
+        finally:
+            self.trust_review = None
+            self._trust_settled.set()
+            for loop, event in self._trust_waiters:
+                loop.call_soon_threadsafe(event.set)
+
+    async def _trust_answered(self) -> None:
+        if self._trust_settled.is_set():
+            return
+        event = asyncio.Event()
+        self._trust_waiters.append((asyncio.get_running_loop(), event))
+        if not self._trust_settled.is_set():  # else settled between the two checks
+            await event.wait()
+
     def _build(self) -> None:
         """Run the factory once (any thread); later callers wait for the first."""
+        if not self._trust_settled.is_set():
+            # A blocking member needed the engine while the dialog is still open: the
+            # dialog cannot be answered while we block, so take the safe answer.
+            self.settle_trust(False)
         with self._lock:
             if self._built.is_set():
                 return
@@ -148,6 +191,7 @@ class DeferredServices:
     async def ready(self) -> AppServices:
         """Build the services in a thread (once) and return them; raise the factory's error."""
         if not self._built.is_set():
+            await self._trust_answered()
             if self._task is None:
                 self._task = asyncio.ensure_future(asyncio.to_thread(self._build))
             # A cancelled turn must not cancel the build that others wait for.

@@ -25,6 +25,10 @@ def launch(args: argparse.Namespace) -> int:
 
     workspace = Path.cwd().resolve()
     home = reasonix_home()
+    # Cheap (two small files, stdlib only): the dialog, if any, comes before any build.
+    from reasonix_core.trust import review_project
+
+    review = review_project(workspace, home)
 
     def build_engine() -> EngineServices:  # in a worker thread, after the first frame
         from reasonix_tui.engine import EngineServices
@@ -52,6 +56,7 @@ def launch(args: argparse.Namespace) -> int:
         workspace=workspace,
         config_home=home,
         permission_mode=args.permission_mode,
+        trust_review=review,
     )
     from reasonix_tui.app import run_app
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from snap_scripts import approval_turn
-from snap_support import scripted, send, type_text
+from snap_support import WORKSPACE, scripted, send, type_text
 
 from reasonix_tui.services import McpServerView
 
@@ -94,3 +94,27 @@ class TestScreens:
             await type_text(pilot, "sk-secret")
 
         assert snap(scripted(api_key_missing=True), run)
+
+    def test_trust_dialog(self, snap) -> None:
+        from reasonix_core.trust import ProjectReview, RiskySetting
+        from reasonix_tui.screens.trust import TrustScreen
+
+        review = ProjectReview(
+            folder=WORKSPACE,
+            risky=(
+                RiskySetting(
+                    "reasonix.toml",
+                    "providers[0] 'deepseek' base_url",
+                    '"http://evil.example:8080/v1"',
+                ),
+                RiskySetting("reasonix.toml", "permissions.preset", '"yolo"'),
+                RiskySetting("reasonix.toml", "sandbox.bash", '"off"'),
+                RiskySetting(".mcp.json", "mcpServers 'helper' command", '"sh -c ./setup.sh"'),
+            ),
+            digest="0" * 64,
+        )
+
+        async def run(pilot) -> None:
+            pilot.app.push_screen(TrustScreen(review))
+
+        assert snap(scripted(), run)

@@ -77,6 +77,8 @@ class RunSettings:
     # Wait for MCP servers (each bounded by its start-up timeout) before the
     # first request. None: wait when nobody can answer approvals (headless).
     mcp_wait: bool | None = None
+    # Apply the project's risky settings without recorded trust (--trust-project).
+    trust_project: bool = False
 
 
 @dataclass(kw_only=True)
@@ -206,7 +208,9 @@ async def open_runtime(
     starts it with the app); otherwise one is opened here for the servers
     declared for the workspace and closed on exit."""
     home = settings.home or reasonix_home()
-    loaded = load_config(settings.workspace, overrides=overrides, home=home)
+    loaded = load_config(
+        settings.workspace, overrides=overrides, home=home, trust_project=settings.trust_project
+    )
     config = loaded.config
     # Start-up work: a few small synchronous reads before the first request.
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()  # noqa: ASYNC240
@@ -223,7 +227,9 @@ async def open_runtime(
         or (config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort)
     )
     policy = build_policy(config, settings, workspace, home)
-    mcp = mcp_host if mcp_host is not None else _mcp_host(config, workspace, home)
+    mcp = mcp_host
+    if mcp is None:
+        mcp = _mcp_host(config, workspace, home, trust_project=settings.trust_project)
     registry = ToolRegistry([*builtin_tools(config.tools.enabled), *_mcp_tools(mcp)])
 
     async with AsyncExitStack() as stack:
@@ -385,11 +391,11 @@ def _context_suffix(
     return suffix
 
 
-def _mcp_host(config: Config, workspace: Path, home: Path) -> Any:
+def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
     from reasonix_core.mcp import make_host
 
-    host = make_host(config, workspace, home)
+    host = make_host(config, workspace, home, trust_project=trust_project)
     return host if host.configured else None
 
 

@@ -4,7 +4,12 @@ Precedence, highest first: ``overrides`` (command-line flags) >
 ``<workspace>/reasonix.toml`` > ``<home>/config.toml`` > built-in defaults.
 Tables merge key by key, arrays are replaced whole, except ``[[providers]]``,
 which merge by ``name``: a higher layer's entry replaces the lower layer's entry
-of the same name in place, new names are appended.
+of the same name in place, new names are appended; and the tightening lists
+(``permissions.deny``, ``permissions.ask``, ``sandbox.forbid_read``), which are
+the union of every layer's, so no layer can remove a rule set below it.
+
+The project file is untrusted input: its risky settings (see
+:mod:`reasonix_core.trust`) apply only when the folder is trusted.
 
 Each file is validated on its own first, so an error names the file it is in
 and the key path inside it (``providers[0].kind``); only then are the layers
@@ -31,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from reasonix_core.config.schema import Config
 from reasonix_core.errors import ConfigError
 from reasonix_core.home import reasonix_home
+from reasonix_core.trust import RiskySetting, review_project, strip_risky
 
 __all__ = [
     "PROJECT_FILE",
@@ -55,6 +61,8 @@ class LoadedConfig:
     sources: list[Path] = field(default_factory=list)
     home: Path = field(default_factory=Path)
     workspace: Path = field(default_factory=Path)
+    # Risky project settings left out because the folder is not trusted.
+    withheld: tuple[RiskySetting, ...] = ()
 
     @property
     def user_file(self) -> Path:
@@ -70,21 +78,32 @@ def load_config(
     *,
     overrides: Mapping[str, Any] | None = None,
     home: Path | None = None,
+    trust_project: bool = False,
 ) -> LoadedConfig:
     """Load the effective config for ``workspace``.
 
     ``overrides`` is shaped like the TOML (``{"agent": {"effort": "high"}}``);
     dotted keys (``{"agent.effort": "high"}``) are accepted too, and ``None``
     values are dropped so callers can pass every flag, set or not.
+
+    The project file's risky settings apply when the folder's trust is recorded
+    in ``<home>/trusted.toml`` for exactly those settings, or when
+    ``trust_project`` is set (``--trust-project``); otherwise they are left out
+    and listed in :attr:`LoadedConfig.withheld`.
     """
     home = reasonix_home() if home is None else home
     layers: list[dict[str, Any]] = []
     labels: list[str] = []
     sources: list[Path] = []
+    withheld: tuple[RiskySetting, ...] = ()
     for path in (home / USER_FILE, workspace / PROJECT_FILE):
         data = read_toml(path)
         if data is None:
             continue
+        if path.name == PROJECT_FILE and not trust_project:
+            review = review_project(workspace, home, project_data=data)
+            if review.needs_trust:
+                data, withheld = strip_risky(data), review.risky
         check_layer(data, str(path))
         layers.append(data)
         labels.append(str(path))
@@ -101,7 +120,9 @@ def load_config(
         merged = merge_layers(merged, layer)
     config = _validate(merged, " + ".join(labels) if labels else "built-in defaults")
     _note_provider_sources(config, layers, labels)
-    return LoadedConfig(config=config, sources=sources, home=home, workspace=workspace)
+    return LoadedConfig(
+        config=config, sources=sources, home=home, workspace=workspace, withheld=withheld
+    )
 
 
 def _note_provider_sources(config: Config, layers: list[dict[str, Any]], labels: list[str]) -> None:
@@ -120,6 +141,9 @@ def _note_provider_sources(config: Config, layers: list[dict[str, Any]], labels:
 def read_toml(path: Path) -> dict[str, Any] | None:
     """Parse ``path``; ``None`` when it does not exist. Errors name path:line:col."""
     try:
+        # A FIFO or a device planted under the name would block or never end.
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise ConfigError(f"{path}: cannot read: not a regular file")
         raw = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None
@@ -135,6 +159,8 @@ def read_toml(path: Path) -> dict[str, Any] | None:
     except tomllib.TOMLDecodeError as exc:
         msg, line, col = _toml_position(str(exc), text)
         raise ConfigError(f"{path}:{line}:{col}: invalid TOML: {msg}") from None
+    except RecursionError:  # a hostile file: thousands of nested arrays or tables
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def check_layer(data: Mapping[str, Any], label: str) -> None:
@@ -147,7 +173,23 @@ def merge_layers(lower: Mapping[str, Any], higher: Mapping[str, Any]) -> dict[st
     out = _merge(lower, higher)
     if isinstance(lower.get("providers"), list) and isinstance(higher.get("providers"), list):
         out["providers"] = _merge_providers(lower["providers"], higher["providers"])
+    for table, key in UNION_LISTS:
+        below, above = lower.get(table), higher.get(table)
+        if not (isinstance(below, Mapping) and isinstance(above, Mapping)):
+            continue
+        low, high = below.get(key), above.get(key)
+        if isinstance(low, list) and isinstance(high, list):
+            out[table][key] = [*copy.deepcopy(low), *(x for x in high if x not in low)]
     return out
+
+
+#: Lists that only tighten: every layer's entries apply (a project's ``deny = []``
+#: must not wipe the user's deny rules).
+UNION_LISTS: tuple[tuple[str, str], ...] = (
+    ("permissions", "deny"),
+    ("permissions", "ask"),
+    ("sandbox", "forbid_read"),
+)
 
 
 def _merge(lower: Mapping[str, Any], higher: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,6 +247,8 @@ def _validate(data: Mapping[str, Any], label: str) -> Config:
         raise ConfigError(format_validation_error(exc, label)) from None
     except (TypeError, ValueError) as exc:  # defensive: never let a raw error escape
         raise ConfigError(f"{label}: invalid configuration: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{label}: invalid configuration: nested too deeply") from None
 
 
 # --- error messages -------------------------------------------------------------

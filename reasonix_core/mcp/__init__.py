@@ -33,20 +33,25 @@ __all__ = [
 ]
 
 
-def setup_for(config: Config, workspace: Path, home: Path) -> McpSetup:
+def setup_for(
+    config: Config, workspace: Path, home: Path, *, trust_project: bool = False
+) -> McpSetup:
     """The MCP declarations for ``workspace`` with ``[tools]`` timeouts as defaults."""
     return load_mcp_setup(
         workspace,
         home,
         startup_timeout=config.tools.mcp_startup_timeout_seconds,
         call_timeout=config.tools.mcp_call_timeout_seconds,
+        trust_project=trust_project,
     )
 
 
-def make_host(config: Config, workspace: Path, home: Path, **options: Any) -> McpHost:
-    """An (unentered) host for the servers declared for ``workspace``."""
+def make_host(
+    config: Config, workspace: Path, home: Path, *, trust_project: bool = False, **options: Any
+) -> McpHost:
+    """An (unentered) host for the servers declared for ``workspace``; the project's
+    own declarations only when the folder is trusted (or ``trust_project``)."""
     from reasonix_core.mcp.host import McpHost
 
-    return McpHost(
-        setup_for(config, workspace, home), workspace=workspace, log_dir=home / "logs", **options
-    )
+    setup = setup_for(config, workspace, home, trust_project=trust_project)
+    return McpHost(setup, workspace=workspace, log_dir=home / "logs", **options)

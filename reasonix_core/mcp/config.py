@@ -8,10 +8,15 @@ the lower one whole (project beats global, ``reasonix.toml`` beats
 ``[[mcp.servers]]`` array.
 
 ``${VAR}`` and ``${VAR:-default}`` expand in ``command``, ``args``, ``env``,
-``url`` and ``headers`` from the environment, then the project ``.env``;
+``url`` and ``headers`` from the environment, then the project ``.env`` (only in a
+trusted folder: otherwise the repository could pick the user's servers' commands);
 ``${REASONIX_WORKSPACE_ROOT}`` and ``${CLAUDE_PROJECT_DIR}`` default to the
 workspace. A bad entry never stops the session: it is reported (file and entry
 name, never a value) and the other servers start.
+
+The project's declarations run commands, so they count only when the folder is
+trusted (:mod:`reasonix_core.trust`); otherwise the user's own servers
+start and the project's are listed in :attr:`McpSetup.withheld`.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from reasonix_core.config.loader import PROJECT_FILE, USER_FILE, read_toml
 from reasonix_core.config.secrets import read_dotenv
 from reasonix_core.errors import ConfigError
+from reasonix_core.trust import MCP_JSON, RiskySetting, review_project
 
 __all__ = [
     "MCP_JSON",
@@ -42,7 +48,6 @@ __all__ = [
     "sanitize",
 ]
 
-MCP_JSON = ".mcp.json"
 #: Server names that look stateful default to ``concurrency = "serial"`` (seed 000 §3.16).
 STATEFUL_MARKERS: tuple[str, ...] = (
     "browser",
@@ -109,6 +114,8 @@ class McpConfigProblem:
 class McpSetup:
     servers: tuple[McpServerConfig, ...] = ()
     problems: tuple[McpConfigProblem, ...] = ()
+    # Risky project settings not applied because the folder is not trusted.
+    withheld: tuple[RiskySetting, ...] = ()
 
     @property
     def configured(self) -> bool:
@@ -149,17 +156,23 @@ def load_mcp_setup(
     startup_timeout: float = 30.0,
     call_timeout: float = 300.0,
     environ: Mapping[str, str] | None = None,
+    trust_project: bool = False,
 ) -> McpSetup:
     """Every declared server for ``workspace``, highest precedence applied.
 
     ``startup_timeout`` / ``call_timeout`` are the ``[tools]`` defaults
     (``mcp_startup_timeout_seconds``, ``mcp_call_timeout_seconds``).
+    ``trust_project``: apply the project's declarations even if the folder's
+    trust is not recorded (``--trust-project``).
     """
-    env = _Env(workspace, environ)
     # name -> (entry or None when invalid, problem or None); later sources replace earlier.
     chosen: dict[str, tuple[tuple[str, _Entry] | None, McpConfigProblem | None]] = {}
     nameless: list[McpConfigProblem] = []
-    for label, raw_entries, model, section_problem in _sources(workspace, home):
+    sources, withheld, trusted = _sources(workspace, home, trust_project)
+    # The project's .env is the project's too: in an untrusted folder it must not
+    # choose the command, arguments or URL of the user's own servers.
+    env = _Env(workspace, environ, project_dotenv=trusted)
+    for label, raw_entries, model, section_problem in sources:
         if section_problem is not None:
             nameless.append(section_problem)
             continue
@@ -201,28 +214,54 @@ def load_mcp_setup(
             continue
         keys[server.key] = name
         servers.append(server)
-    return McpSetup(tuple(servers), tuple(problems))
+    return McpSetup(tuple(servers), tuple(problems), withheld)
+
+
+_Source = tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]
 
 
 def _sources(
-    workspace: Path, home: Path
-) -> list[tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]]:
-    out = [
-        _toml_source(home / USER_FILE),
-        _json_source(workspace / MCP_JSON),
-        _toml_source(workspace / PROJECT_FILE),
-    ]
-    return [s for s in out if s[1] or s[3] is not None]
+    workspace: Path, home: Path, trust_project: bool
+) -> tuple[list[_Source], tuple[RiskySetting, ...], bool]:
+    """The declaring sources in precedence order, what was withheld, and whether
+    the folder is trusted (recorded, or ``trust_project``).
+
+    Each project file is read once, and the trust verdict is taken on exactly
+    the data that would be applied."""
+    out = [_toml_source(home / USER_FILE, *_read_toml_once(home / USER_FILE))]
+    project_toml, project_problem = _read_toml_once(workspace / PROJECT_FILE)
+    json_data, json_problem = _read_json_once(workspace / MCP_JSON)
+    withheld: tuple[RiskySetting, ...] = ()
+    trusted = trust_project
+    if not trust_project:
+        review = review_project(
+            workspace,
+            home,
+            project_data=project_toml,
+            mcp_data=None if json_problem or json_data is _ABSENT else json_data,
+        )
+        trusted = review.trusted
+        if review.needs_trust:
+            withheld = review.risky
+    if not withheld:
+        out.append(_json_source(workspace / MCP_JSON, json_data, json_problem))
+        out.append(_toml_source(workspace / PROJECT_FILE, project_toml, project_problem))
+    return [s for s in out if s[1] or s[3] is not None], withheld, trusted
+
+
+def _read_toml_once(path: Path) -> tuple[dict[str, Any] | None, McpConfigProblem | None]:
+    try:
+        return read_toml(path), None
+    except ConfigError as exc:  # load_config reports it first; keep going here
+        return None, McpConfigProblem(str(path), "(file)", str(exc))
 
 
 def _toml_source(
-    path: Path,
-) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
+    path: Path, data: dict[str, Any] | None, problem: McpConfigProblem | None
+) -> _Source:
     label = str(path)
-    try:
-        data = read_toml(path)
-    except ConfigError as exc:  # load_config reports it first; keep going here
-        return label, [], _Entry, McpConfigProblem(label, "(file)", str(exc))
+    if problem is not None:
+        return label, [], _Entry, problem
     table = (data or {}).get("mcp")
     if table is None:
         return label, [], _Entry, None
@@ -260,32 +299,35 @@ def _toml_source(
     return label, entries, _Entry, None
 
 
-def _json_source(
-    path: Path,
-) -> tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]:
+_ABSENT = object()
+
+
+def _read_json_once(path: Path) -> tuple[Any, McpConfigProblem | None]:
     label = str(path)
     try:
+        if path.exists() and not path.is_file():  # a FIFO would block the start
+            return None, McpConfigProblem(label, "(file)", "cannot read: not a regular file")
         text = path.read_text(encoding="utf-8-sig")
     except (FileNotFoundError, NotADirectoryError):
-        return label, [], _JsonEntry, None
+        return _ABSENT, None
     except (OSError, UnicodeDecodeError) as exc:
-        return (
-            label,
-            [],
-            _JsonEntry,
-            McpConfigProblem(label, "(file)", f"cannot read: {type(exc).__name__}"),
-        )
+        return None, McpConfigProblem(label, "(file)", f"cannot read: {type(exc).__name__}")
     try:
-        data = json.loads(text)
+        return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return (
-            label,
-            [],
-            _JsonEntry,
-            McpConfigProblem(
-                label, "(file)", f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            ),
+        return None, McpConfigProblem(
+            label, "(file)", f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         )
+    except RecursionError:
+        return None, McpConfigProblem(label, "(file)", "invalid JSON: nested too deeply")
+
+
+def _json_source(path: Path, data: Any, problem: McpConfigProblem | None) -> _Source:
+    label = str(path)
+    if problem is not None:
+        return label, [], _JsonEntry, problem
+    if data is _ABSENT:
+        return label, [], _JsonEntry, None
     servers = data.get("mcpServers") if isinstance(data, Mapping) else None
     if servers is None:
         return label, [], _JsonEntry, McpConfigProblem(label, "(file)", 'no "mcpServers" object')
@@ -377,12 +419,14 @@ def _build(
 
 
 class _Env:
-    """Variable lookup: the process environment, then the project ``.env``."""
+    """Variable lookup: the process environment, then the project ``.env`` (when trusted)."""
 
-    def __init__(self, workspace: Path, environ: Mapping[str, str] | None) -> None:
+    def __init__(
+        self, workspace: Path, environ: Mapping[str, str] | None, *, project_dotenv: bool = True
+    ) -> None:
         self._environ = os.environ if environ is None else environ
         self._workspace = workspace
-        self._dotenv: dict[str, str] | None = None
+        self._dotenv: dict[str, str] | None = None if project_dotenv else {}
 
     def get(self, name: str) -> str | None:
         if name in self._environ:

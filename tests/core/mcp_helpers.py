@@ -120,3 +120,12 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def trust_folder(workspace: Path) -> None:
+    """Record trust for ``workspace``'s project files as they are now (``reasonix trust``)."""
+    from reasonix_core.home import reasonix_home
+    from reasonix_core.trust import record_trust, review_project
+
+    home = reasonix_home()
+    record_trust(review_project(workspace, home), home)

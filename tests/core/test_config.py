@@ -119,6 +119,7 @@ allow = ["Bash(pytest:*)"]
         ws,
         home=home,
         overrides={"agent": {"effort": "max"}, "tools.bash_timeout_seconds": 5, "x": None},
+        trust_project=True,
     )
     cfg = loaded.config
     assert loaded.sources == [user, project]
@@ -133,10 +134,10 @@ allow = ["Bash(pytest:*)"]
     assert cfg.agent.retry_attempts == 4  # default
 
     # Without the flag, the project wins.
-    assert load_config(ws, home=home).config.agent.effort == "high"
+    assert load_config(ws, home=home, trust_project=True).config.agent.effort == "high"
     # Without the project file, the user file wins.
     (ws / "reasonix.toml").unlink()
-    only_user = load_config(ws, home=home)
+    only_user = load_config(ws, home=home, trust_project=True)
     assert only_user.config.agent.effort == "low"
     assert only_user.sources == [user]
 
@@ -144,7 +145,7 @@ allow = ["Bash(pytest:*)"]
 def test_passthrough_tables_merge_deeply(home: Path, ws: Path) -> None:
     write(home / "config.toml", '[serve]\nauth_mode = "token"\ntoken = "t"\n')
     write(ws / "reasonix.toml", '[serve]\nauth_mode = "none"\n[mcp]\nfoo = 1\n')
-    cfg = load_config(ws, home=home).config
+    cfg = load_config(ws, home=home, trust_project=True).config
     assert cfg.serve == {"auth_mode": "none", "token": "t"}
     assert cfg.mcp == {"foo": 1}
 
@@ -179,7 +180,7 @@ base_url = "https://proxy.example/v1"
 models = ["deepseek-v4-pro"]
 """,
     )
-    cfg = load_config(ws, home=home).config
+    cfg = load_config(ws, home=home, trust_project=True).config
     assert [p.name for p in cfg.providers] == ["deepseek", "local", "other"]
     ds = cfg.providers[0]
     # Replaced whole, not merged key by key.
@@ -201,7 +202,7 @@ def test_duplicate_provider_names_in_one_file(home: Path, ws: Path) -> None:
         '[[providers]]\nname = "a"\n[[providers]]\nname = "a"\n',
     )
     with pytest.raises(ConfigError) as info:
-        load_config(ws, home=home)
+        load_config(ws, home=home, trust_project=True)
     assert str(project) in str(info.value)
     assert "duplicate provider name 'a' (providers[0] and providers[1])" in str(info.value)
 
@@ -263,7 +264,7 @@ def test_schema_error_names_file_and_key(home: Path, ws: Path) -> None:
         '[[providers]]\nname = "x"\nkind = 3\n',
     )
     with pytest.raises(ConfigError) as info:
-        load_config(ws, home=home)
+        load_config(ws, home=home, trust_project=True)
     msg = str(info.value)
     assert str(project) in msg
     assert "providers[0].kind" in msg
@@ -273,7 +274,7 @@ def test_schema_error_names_file_and_key(home: Path, ws: Path) -> None:
 def test_unknown_key_is_error_with_suggestion(home: Path, ws: Path) -> None:
     write(ws / "reasonix.toml", '[[providers]]\nname = "x"\nbase_ulr = "http://x"\n')
     with pytest.raises(ConfigError) as info:
-        load_config(ws, home=home)
+        load_config(ws, home=home, trust_project=True)
     msg = str(info.value)
     assert "providers[0].base_ulr: unknown key" in msg
     assert "did you mean 'base_url'" in msg
@@ -365,7 +366,7 @@ def test_sandbox_paths_expand(
         '[sandbox]\nforbid_read = ["${HOME}/.ssh", "~/.aws"]\n'
         'allow_write = ["${SCRATCH}/x", "${UNSET_VAR:-/tmp}/y"]\n',
     )
-    sb = load_config(ws, home=home).config.sandbox
+    sb = load_config(ws, home=home, trust_project=True).config.sandbox
     assert sb.forbid_read == [f"{tmp_path}/u/.ssh", f"{tmp_path}/u/.aws"]
     assert sb.allow_write == ["/scratch/x", "/tmp/y"]
 
@@ -619,7 +620,7 @@ def test_secret_env_names(home: Path, ws: Path) -> None:
         '[[providers]]\nname = "b"\n'
         '[[providers]]\nname = "c"\napi_key_env = "C_KEY"\n',
     )
-    cfg = load_config(ws, home=home).config
+    cfg = load_config(ws, home=home, trust_project=True).config
     assert secret_env_names(cfg) == frozenset({"A_KEY", "C_KEY"})
     assert secret_env_names(Config()) == frozenset({"DEEPSEEK_API_KEY"})
 

@@ -410,7 +410,9 @@ def test_provider_without_base_url_is_a_config_error(
         write_config(home, server.base_url)
         (workspace / "reasonix.toml").write_text('default_model = "nowhere"\n' + provider)
         path = workspace / "reasonix.toml"
-    proc = reasonix(workspace, "run", "hi")
+    # A project's providers count only in a trusted folder (test_project_trust.py).
+    trust = ["--trust-project"] if where == "project" else []
+    proc = reasonix(workspace, "run", "hi", *trust)
     assert_usage_error(proc, str(path), "'nowhere'", "base_url")
     assert server.requests == []
 

@@ -41,7 +41,9 @@ tool_timeout_seconds = { crawl = 600 }
 """,
     )
     write(home / "config.toml", '[mcp.servers.notes]\ncommand = "notes"\nenabled = false\n')
-    servers = by_name(load_mcp_setup(workspace, home, startup_timeout=30, call_timeout=300))
+    servers = by_name(
+        load_mcp_setup(workspace, home, startup_timeout=30, call_timeout=300, trust_project=True)
+    )
     fs, web, notes = servers["fs"], servers["web"], servers["notes"]
     assert (fs.transport, fs.command, fs.args, dict(fs.env)) == (
         "stdio",
@@ -80,7 +82,7 @@ def test_precedence_project_over_global_and_toml_over_mcp_json(home: Path, works
         ),
     )
     write(workspace / "reasonix.toml", '[[mcp.servers]]\nname = "b"\ncommand = "toml-b"\n')
-    servers = by_name(load_mcp_setup(workspace, home))
+    servers = by_name(load_mcp_setup(workspace, home, trust_project=True))
     assert servers["a"].command == "json-a"  # project .mcp.json beats the global file
     assert servers["a"].source == str(workspace / ".mcp.json")
     assert servers["b"].command == "toml-b"  # reasonix.toml beats .mcp.json
@@ -106,7 +108,7 @@ def test_mcp_json_claude_schema(home: Path, workspace: Path) -> None:
             }
         ),
     )
-    setup = load_mcp_setup(workspace, home)
+    setup = load_mcp_setup(workspace, home, trust_project=True)
     servers = by_name(setup)
     assert not setup.problems
     assert servers["local"].transport == "stdio" and servers["local"].args == ("-y", "pkg")
@@ -136,7 +138,7 @@ url = "https://${MCP_HOST}/mcp"
 headers = { Authorization = "Bearer ${MCP_TOKEN}" }
 """,
     )
-    servers = by_name(load_mcp_setup(workspace, home))
+    servers = by_name(load_mcp_setup(workspace, home, trust_project=True))
     s, h = servers["s"], servers["h"]
     assert s.command == "/opt/bin/server"
     assert s.args == ("--root", str(workspace), "fallback", "empty-default")
@@ -156,7 +158,7 @@ def test_unset_variable_is_reported_by_name_never_by_value(
         'headers = { Authorization = "Bearer ${NOT_SET_TOKEN}" }\n\n'
         '[[mcp.servers]]\nname = "ok"\ncommand = "fine"\n',
     )
-    setup = load_mcp_setup(workspace, home)
+    setup = load_mcp_setup(workspace, home, trust_project=True)
     assert [s.name for s in setup.servers] == ["ok"]  # the others still start
     (problem,) = setup.problems
     text = str(problem)
@@ -191,7 +193,7 @@ command = "ok"
 """,
     )
     write(workspace / ".mcp.json", "{ not json")
-    setup = load_mcp_setup(workspace, home)
+    setup = load_mcp_setup(workspace, home, trust_project=True)
     assert [s.name for s in setup.servers] == ["good"]
     messages = [str(p) for p in setup.problems]
     toml, mcp_json = str(workspace / "reasonix.toml"), str(workspace / ".mcp.json")
@@ -208,7 +210,7 @@ command = "ok"
 
 def test_unknown_mcp_table_key_is_a_problem_not_a_crash(home: Path, workspace: Path) -> None:
     write(workspace / "reasonix.toml", "[mcp]\nservrs = []\n")
-    setup = load_mcp_setup(workspace, home)
+    setup = load_mcp_setup(workspace, home, trust_project=True)
     assert not setup.servers
     assert "servrs" in str(setup.problems[0])
 
@@ -242,7 +244,7 @@ command = "x"
 concurrency = "serial"
 """,
     )
-    servers = by_name(load_mcp_setup(workspace, home))
+    servers = by_name(load_mcp_setup(workspace, home, trust_project=True))
     assert servers["Playwright"].concurrency == "serial"
     assert servers["my-chrome-tools"].concurrency == "serial"
     assert servers["browser"].concurrency == "parallel"
@@ -256,11 +258,11 @@ def test_names_are_sanitised_and_clashes_reported(home: Path, workspace: Path) -
         '[[mcp.servers]]\nname = "my server"\ncommand = "x"\n\n'
         '[[mcp.servers]]\nname = "my_server"\ncommand = "y"\n',
     )
-    setup = load_mcp_setup(workspace, home)
+    setup = load_mcp_setup(workspace, home, trust_project=True)
     assert [s.key for s in setup.servers] == ["my_server"]
     assert "clashes" in str(setup.problems[0])
 
 
 def test_nothing_declared(home: Path, workspace: Path) -> None:
-    setup = load_mcp_setup(workspace, home)
+    setup = load_mcp_setup(workspace, home, trust_project=True)
     assert not setup.servers and not setup.problems and not setup.configured

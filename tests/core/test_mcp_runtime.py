@@ -20,7 +20,7 @@ from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV
 from tests.core.agent_helpers import bodies, run_turn
-from tests.core.mcp_helpers import EXAMPLE_SERVER, host, server, wait_until
+from tests.core.mcp_helpers import EXAMPLE_SERVER, host, server, trust_folder, wait_until
 from tests.core.test_mcp_host import demo_server
 
 
@@ -37,6 +37,7 @@ def declare_example(workspace: Path, **extra: str) -> None:
         *(f"{k} = {v}" for k, v in extra.items()),
     ]
     (workspace / "reasonix.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    trust_folder(workspace)
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:
@@ -171,6 +172,7 @@ def test_mcp_list_shows_status_and_problems(workspace: Path, home: Path) -> None
     (workspace / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"gone": {"command": str(workspace / "no-such-binary")}}})
     )
+    trust_folder(workspace)
 
     def mcp_list(*flags: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -239,6 +241,7 @@ async def test_progress_reaches_the_event_stream_tagged_with_the_models_call_id(
         f"args = [{json.dumps(str(fixture))}]\n",
         encoding="utf-8",
     )
+    trust_folder(workspace)
     call = {"action": "call", "name": "mcp__fx__slow", "arguments": {"seconds": 0.3}}
     configured.enqueue(
         Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps(call))]),
@@ -265,6 +268,7 @@ def test_headless_run_says_which_servers_are_unavailable(workspace: Path, config
     (workspace / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"gone": {"command": str(workspace / "no-such-binary")}}})
     )
+    trust_folder(workspace)
     configured.enqueue(Reply(content="fine without it"))
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
     proc = subprocess.run(
