@@ -13,11 +13,14 @@ import httpx
 import pytest
 
 from reasonix_testkit import (
+    AnthropicDialect,
     ChatDialect,
+    Dialect,
     FixtureServer,
     HttpError,
     RecordedRequest,
     Reply,
+    ResponsesDialect,
     Stall,
     ToolCallSpec,
     count_tokens,
@@ -499,6 +502,36 @@ def test_unknown_route_and_v1_prefix(server: FixtureServer) -> None:
     r = httpx.post(f"{server.base_url}/completions", json=body(), headers=AUTH)
     assert r.status_code == 404
     assert [rec.status for rec in server.requests] == [200, 404]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "path", "foreign", "envelope_type"),
+    [
+        (ChatDialect("openai"), "/v1/chat/completions", "/v1/messages", "invalid_request_error"),
+        (AnthropicDialect("anthropic"), "/v1/messages", "/v1/responses", "not_found_error"),
+        (
+            ResponsesDialect("openai"),
+            "/v1/responses",
+            "/v1/chat/completions",
+            "invalid_request_error",
+        ),
+    ],
+    ids=["chat", "anthropic", "responses"],
+)
+def test_one_server_routes_by_dialect(
+    dialect: Dialect, path: str, foreign: str, envelope_type: str
+) -> None:
+    """The server is one class; the dialect decides the paths and the error envelope."""
+    with FixtureServer(dialect, api_key=None) as srv:
+        srv.enqueue(HttpError(418, "scripted"))
+        r = httpx.post(srv.base_url + foreign, json={})
+        assert r.status_code == 404  # another dialect's path consumes nothing
+        assert r.json()["error"]["type"] == envelope_type
+        assert srv.pending == 1
+        assert httpx.post(srv.base_url + path, content=b"{").status_code == 400  # validation
+        assert srv.pending == 1
+        assert [rec.path for rec in srv.requests] == [foreign, path]
+        assert [rec.status for rec in srv.requests] == [404, 400]
 
 
 # --------------------------------------------------------------------------- scripted failures
