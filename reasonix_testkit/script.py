@@ -6,10 +6,11 @@ wire format is documented in each dialect module.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from reasonix_testkit.text import dumps_compact
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,17 +98,3 @@ class RecordedRequest:
 
 ScriptItem = Reply | HttpError | Stall
 Responder = Callable[[RecordedRequest], ScriptItem]
-
-
-def dumps_compact(value: Any) -> str:
-    """Compact JSON, non-ASCII kept (how the fixtures write bodies and render prompts)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def split_text(text: str, size: int) -> list[str]:
-    """``text`` in pieces of ``size`` characters (one piece for ``size <= 0``, none if empty)."""
-    if not text:
-        return []
-    if size <= 0:
-        return [text]
-    return [text[i : i + size] for i in range(0, len(text), size)]

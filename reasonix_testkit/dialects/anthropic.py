@@ -60,7 +60,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
-from reasonix_testkit.script import HttpError, Reply, dumps_compact, split_text
+from reasonix_testkit.script import HttpError, Reply
+from reasonix_testkit.text import content_text, dumps_compact, split_text
 from reasonix_testkit.transport import (
     RequestHandler,
     send_error_response,
@@ -121,44 +122,29 @@ def sign_thinking(thinking: str) -> str:
 # --------------------------------------------------------------------------- prompt rendering
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "".join(
-            str(part.get("text") or "")
-            if isinstance(part, dict) and part.get("type") == "text"
-            else dumps_compact(part)
-            for part in value
-        )
-    return dumps_compact(value)
-
-
 def _render_block(block: Any) -> str:
     if not isinstance(block, dict):
         return dumps_compact(block)
     kind = block.get("type")
     if kind == "text":
-        return _text(block.get("text"))
+        return content_text(block.get("text"))
     if kind == "thinking":
-        return "<think>" + _text(block.get("thinking")) + "</think>"
+        return "<think>" + content_text(block.get("thinking")) + "</think>"
     if kind == "tool_use":
         return (
             "<|tool_call|>"
-            + _text(block.get("id"))
+            + content_text(block.get("id"))
             + "<|sep|>"
-            + _text(block.get("name"))
+            + content_text(block.get("name"))
             + "<|sep|>"
             + dumps_compact(block.get("input"))
         )
     if kind == "tool_result":
         return (
             "<|tool_result|>"
-            + _text(block.get("tool_use_id"))
+            + content_text(block.get("tool_use_id"))
             + "<|sep|>"
-            + _text(block.get("content"))
+            + content_text(block.get("content"))
         )
     return dumps_compact(block)
 
@@ -183,7 +169,7 @@ def render_prompt(body: dict[str, Any]) -> str:
         out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
     system = body.get("system")
     if system:
-        out.append("<|system|>" + _text(system))
+        out.append("<|system|>" + content_text(system))
     messages = body.get("messages")
     if isinstance(messages, list):
         out.extend(_render_message(m) for m in messages)

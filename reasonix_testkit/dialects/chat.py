@@ -27,7 +27,8 @@ from typing import Any, Literal
 
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
-from reasonix_testkit.script import HttpError, Reply, ToolCallSpec, dumps_compact, split_text
+from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
+from reasonix_testkit.text import content_text, dumps_compact, split_text
 from reasonix_testkit.transport import (
     RequestHandler,
     send_error_response,
@@ -88,32 +89,16 @@ def thinking_enabled(body: dict[str, Any]) -> bool:
     return body.get("reasoning_effort") != "none"
 
 
-def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        out: list[str] = []
-        for part in value:
-            if isinstance(part, dict) and part.get("type") == "text":
-                out.append(str(part.get("text") or ""))
-            else:
-                out.append(dumps_compact(part))
-        return "".join(out)
-    return dumps_compact(value)
-
-
 def _render_message(message: Any, with_reasoning: bool) -> str:
     if not isinstance(message, dict):
         return "<|invalid|>" + dumps_compact(message)
     role = str(message.get("role"))
     out = [f"<|{role}|>"]
     if role == "tool":
-        out.append(_as_text(message.get("tool_call_id")) + "<|sep|>")
+        out.append(content_text(message.get("tool_call_id")) + "<|sep|>")
     if role == "assistant" and with_reasoning:
-        out.append("<think>" + _as_text(message.get("reasoning_content")) + "</think>")
-    out.append(_as_text(message.get("content")))
+        out.append("<think>" + content_text(message.get("reasoning_content")) + "</think>")
+    out.append(content_text(message.get("content")))
     calls = message.get("tool_calls") if role == "assistant" else None
     if isinstance(calls, list):
         for call in calls:
@@ -124,11 +109,11 @@ def _render_message(message: Any, with_reasoning: bool) -> str:
             fn = fn if isinstance(fn, dict) else {}
             out.append(
                 "<|tool_call|>"
-                + _as_text(call.get("id"))
+                + content_text(call.get("id"))
                 + "<|sep|>"
-                + _as_text(fn.get("name"))
+                + content_text(fn.get("name"))
                 + "<|sep|>"
-                + _as_text(fn.get("arguments"))
+                + content_text(fn.get("arguments"))
             )
     return "".join(out)
 

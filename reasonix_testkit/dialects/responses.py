@@ -67,8 +67,9 @@ from reasonix_testkit.dialects.chat import (
     serde_desc,
     tool_call_ids,
 )
-from reasonix_testkit.prompt_cache import count_tokens
-from reasonix_testkit.script import HttpError, Reply, ToolCallSpec, dumps_compact, split_text
+from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
+from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
+from reasonix_testkit.text import dumps_compact, split_text
 from reasonix_testkit.transport import RequestHandler, send_json_body, send_sse_stream
 from reasonix_testkit.wire import IdSource, Wire
 
@@ -475,8 +476,8 @@ class ResponsesDialect:
     def _usage(
         self, ctx: ChatContext, prompt_bytes: int, hit_bytes: int, reasoning: str, output: str
     ) -> dict[str, Any]:
-        prompt = (prompt_bytes + 3) // 4
-        hit = (hit_bytes + 3) // 4
+        prompt = bytes_to_tokens(prompt_bytes)
+        hit = bytes_to_tokens(hit_bytes)
         completion = max(1, count_tokens(output))
         return {
             "input_tokens": prompt,
