@@ -6,7 +6,7 @@ is declared here, so nothing is looked up by name; implementations derive from
 :class:`BaseServices`, which supplies the optional members' defaults. The real
 implementation is :class:`reasonix_tui.engine.EngineServices` (built after the
 first frame behind :class:`reasonix_tui.deferred.DeferredServices`); tests and
-snapshots use :class:`reasonix_tui.testing.ScriptedServices`. Nothing here
+snapshots use :class:`reasonix_testkit.tui.ScriptedServices`. Nothing here
 imports Textual.
 """
 

@@ -41,9 +41,9 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server() -> Iterator[object]:
-    from reasonix_core.testing.fixture_server import FixtureServer
+    from reasonix_testkit import ChatDialect, FixtureServer
 
-    with FixtureServer(flavour="deepseek", api_key=TEST_KEY) as srv:
+    with FixtureServer(ChatDialect("deepseek"), api_key=TEST_KEY) as srv:
         yield srv
 
 

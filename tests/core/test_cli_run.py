@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.testing.fixture_server import (
-    HttpError,
-    Reply,
-    ToolCallSpec,
-    count_tokens,
-    render_prompt,
-)
+from reasonix_testkit import HttpError, Reply, ToolCallSpec, count_tokens
+from reasonix_testkit.dialects.chat import render_prompt
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 
 

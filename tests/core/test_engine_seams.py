@@ -19,7 +19,6 @@ PENDING_CYCLES: set[frozenset[str]] = {
         {"reasonix_core.tool.registry", "reasonix_core.tool.builtin"}
         | {f"reasonix_core.tool.builtin.{p.stem}" for p in (ROOT / "tool/builtin").glob("[!_]*.py")}
     ),
-    frozenset({"reasonix_core.testing.fixture_http", "reasonix_core.testing.fixture_server"}),
 }
 
 

@@ -22,8 +22,8 @@ from reasonix_core import events as ev
 from reasonix_core.agent.session import SessionHeader, SessionStore, open_session, read_session
 from reasonix_core.errors import SessionError, ToolArgumentError
 from reasonix_core.messages import Message, ToolCall
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
 from reasonix_core.tool.registry import ToolRegistry
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 from tests.core.agent_helpers import run_turn, runtime
 

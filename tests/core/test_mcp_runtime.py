@@ -17,7 +17,7 @@ from mcp.client._memory import InMemoryTransport
 
 from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.permission.approver import FailClosedApprover
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV
 from tests.core.agent_helpers import bodies, run_turn
 from tests.core.mcp_helpers import EXAMPLE_SERVER, host, server, trust_folder, wait_until

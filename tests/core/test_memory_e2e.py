@@ -14,7 +14,7 @@ import pytest
 from reasonix_core import events as ev
 from reasonix_core.memory.facts import FactStore
 from reasonix_core.memory.recall import OPEN_TAG
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_messages
 
 pytestmark = pytest.mark.usefixtures("configured")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.testing.fixture_server import FixtureServer
-from reasonix_core.testing.serve import demo_responder
+from reasonix_testkit import ChatDialect, FixtureServer
+from reasonix_testkit.serve import demo_responder
 
 pytestmark = [
     pytest.mark.slow,
@@ -39,7 +39,7 @@ def _wait_for(session: str, needle: str, timeout: float = 20.0) -> str:
 
 
 def test_real_binary_answers_and_quits(tmp_path: Path) -> None:
-    server = FixtureServer(flavour="deepseek", api_key="sk-e2e", port=0)
+    server = FixtureServer(ChatDialect("deepseek"), api_key="sk-e2e", port=0)
     server.responder = demo_responder
     server.start()
     home, workspace = tmp_path / "rx-home", tmp_path / "ws"

@@ -1,4 +1,4 @@
-"""Scripted services for tests, snapshots and demos (shipped in the package).
+"""Scripted services for TUI tests, snapshots and benchmarks (test kit, not installed).
 
 A script is a list of turns; each turn is a list of steps replayed by
 :class:`ScriptedRunner` when the user sends a prompt. A step is a core
