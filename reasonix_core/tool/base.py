@@ -7,6 +7,7 @@ registry catches anything that escapes anyway and turns it into a result.
 
 from __future__ import annotations
 
+import enum
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,17 @@ if TYPE_CHECKING:
 #: The model's id of the tool call being executed, for tools that report
 #: progress or ask for approval on behalf of another call (the MCP proxy).
 current_call_id: ContextVar[str] = ContextVar("reasonix_current_call_id", default="")
+
+
+class ToolFamily(enum.StrEnum):
+    """What kind of effect a tool has; permission rules read it (the ``Read``
+    and ``Edit`` aliases cover a family, network tools fall back to asking)."""
+
+    READ = "read"  # reads files by path
+    EDIT = "edit"  # writes, edits or moves files by path
+    EXECUTE = "execute"  # runs or manages processes
+    NETWORK = "network"  # sends data off the machine
+    OTHER = "other"  # session state, questions, memory, MCP tools
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +73,7 @@ class Tool(Protocol):
     name: str
     description: str
     read_only: bool
+    family: ToolFamily
     parameters: dict[str, Any]
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

@@ -11,8 +11,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.registry import validate_args
 
 MAX_TODOS = 50
 STATUSES = ("pending", "in_progress", "completed")
@@ -55,7 +55,6 @@ def render_todos(todos: tuple[Todo, ...]) -> str:
     return "\n".join(lines)
 
 
-@register_builtin
 class TodoWriteTool:
     name: ClassVar[str] = "todo_write"
     description: ClassVar[str] = (
@@ -70,6 +69,7 @@ class TodoWriteTool:
         "unresolved). An empty list clears it."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
