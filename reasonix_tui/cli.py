@@ -147,25 +147,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def split_rules(text: str) -> list[str]:
-    """Split "Bash(go test:*) Edit" on spaces outside parentheses."""
-    rules, depth, current = [], 0, []
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(depth - 1, 0)
-        if ch in " ,\t\n" and depth == 0:
-            if current:
-                rules.append("".join(current))
-                current = []
-            continue
-        current.append(ch)
-    if current:
-        rules.append("".join(current))
-    return rules
-
-
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
     sys.stderr.write(f"reasonix: error: {message}\n")
     return code
@@ -227,7 +208,7 @@ def _run(args: argparse.Namespace) -> int:
         model=args.run_model or args.model,
         effort=args.run_effort or args.effort,
         permission_mode=mode,
-        allowed_tools=split_rules(args.allowed_tools),
+        allowed_tools=_split_rules(args.allowed_tools),
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
         resume_id=args.run_resume or args.resume_id,
@@ -276,10 +257,17 @@ def _read_stdin() -> str | None:
         return None
 
 
+def _split_rules(text: str) -> list[str]:
+    # The one rule splitter is the core's: a CLI copy split `Bash=echo a b` in three.
+    from reasonix_core.permission.rules import split_rules
+
+    return split_rules(text)
+
+
 def _rules_problem(text: str) -> str | None:
     from reasonix_core.permission import RuleError, parse_rule
 
-    for rule in split_rules(text):
+    for rule in _split_rules(text):
         try:
             parse_rule(rule)
         except RuleError as exc:

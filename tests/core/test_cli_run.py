@@ -324,6 +324,19 @@ def test_allowed_tools_flag_allows_writes_headless(workspace, cfg):
     assert (workspace / "out.txt").read_text() == "hi"
 
 
+def test_allowed_tools_literal_rule_is_one_rule(workspace, cfg):
+    # `Bash=<literal>` takes the rest of the string: one rule allowing exactly
+    # this command (a CLI splitter of its own used to make three of it).
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", '{"command": "echo a b"}')]),
+        Reply(content="done"),
+    )
+    proc = reasonix(workspace, "run", "x", "--allowed-tools", "Bash=echo a b")
+    assert proc.returncode == 0, proc.stderr
+    tool_msg = [m for m in json.loads(cfg.requests[1].body)["messages"] if m["role"] == "tool"][0]
+    assert tool_msg["content"].startswith("a b"), tool_msg["content"]
+
+
 def test_deny_rule_beats_yolo(workspace, cfg):
     (workspace / "reasonix.toml").write_text('[permissions]\ndeny = ["Bash(touch*)"]\n')
     cfg.enqueue(
