@@ -16,7 +16,11 @@ from pathlib import Path
 from reasonix_core import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-EFFORTS = ("auto", "disabled", "none", "low", "medium", "high", "xhigh", "max")
+# Checked against what the selected provider accepts (its efforts()) once the
+# model is resolved, the same way as [agent] effort: no vocabulary of our own.
+EFFORT_HELP = (
+    "reasoning effort (auto, disabled, low, medium, high, max...: what the provider accepts)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"reasonix {__version__}")
     parser.add_argument("--model", "-m", help="provider name, model id or provider/model")
-    parser.add_argument("--effort", choices=EFFORTS, help="reasoning effort")
+    parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
         "--permission-mode", choices=("ask", "auto", "yolo"), help="permission preset"
     )
@@ -53,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--model", "-m", dest="run_model", help="provider name, model id or provider/model"
     )
-    run.add_argument("--effort", dest="run_effort", choices=EFFORTS, help="reasoning effort")
+    run.add_argument("--effort", dest="run_effort", metavar="LEVEL", help=EFFORT_HELP)
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     run.add_argument("--metrics", type=Path, metavar="PATH", help="write RunMetrics JSON to PATH")
     run.add_argument(

@@ -142,6 +142,32 @@ def test_unknown_model_exits_2_listing_models_and_sends_nothing(workspace, cfg):
     assert cfg.requests == []
 
 
+def test_effort_from_flag_and_config_is_checked_the_same_way(workspace, cfg):
+    # `medium` was accepted by --effort and refused by [agent] effort; both now
+    # ask the provider (DeepSeek maps medium to high).
+    for args, project in ((("--effort", "medium"), ""), ((), '[agent]\neffort = "medium"\n')):
+        (workspace / "reasonix.toml").write_text(project)
+        cfg.requests.clear()
+        cfg.enqueue(Reply(content="ok"))
+        proc = reasonix(workspace, "run", "hi", *args)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(cfg.requests[0].body)["reasoning_effort"] == "high"
+
+
+def test_effort_the_provider_does_not_accept_exits_2_naming_its_levels(workspace, home, server):
+    write_config(home, server.base_url, protocol="openai")  # chat reasoning_effort: no "ultra"
+    errors = []
+    for args, project in ((("--effort", "ultra"), ""), ((), '[agent]\neffort = "ultra"\n')):
+        (workspace / "reasonix.toml").write_text(project)
+        proc = reasonix(workspace, "run", "hi", *args)
+        assert proc.returncode == 2, proc.stderr
+        errors.append(proc.stderr)
+    assert errors[0] == errors[1]
+    assert "'ultra' is not accepted by provider 'fixture'" in errors[0]
+    assert "it accepts: auto, disabled, none, off, minimal, low, medium, high, max" in errors[0]
+    assert server.requests == []
+
+
 def test_missing_key_exits_2_naming_the_variable(workspace, cfg):
     proc = reasonix(workspace, "run", "hi", key=False)
     assert proc.returncode == 2

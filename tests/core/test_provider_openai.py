@@ -18,7 +18,8 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     ToolSchema,
 )
-from reasonix_core.provider.openai import OpenAIProvider, parse_retry_after
+from reasonix_core.provider.http import parse_retry_after
+from reasonix_core.provider.openai import OpenAIProvider
 from reasonix_core.testing.fixture_server import (
     FixtureServer,
     HttpError,
