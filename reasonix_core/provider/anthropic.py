@@ -166,10 +166,6 @@ def parse_usage(raw: dict[str, Any], *, deepseek: bool = False) -> Usage:
 class AnthropicProvider(HttpProvider):
     """One endpoint speaking the Anthropic Messages API (streamed)."""
 
-    @property
-    def deepseek(self) -> bool:
-        return self._protocol == "deepseek"
-
     def endpoint(self, base: str) -> str:
         if base.endswith("/v1"):
             base = base[: -len("/v1")]

@@ -59,6 +59,11 @@ class HttpProvider:
         self._client: httpx.AsyncClient | None = None
         self.url = config.request_url or self.endpoint(config.base_url.rstrip("/"))
 
+    @property
+    def deepseek(self) -> bool:
+        """DeepSeek's reasoning protocol (by host or ``reasoning_protocol``)."""
+        return self._protocol == "deepseek"
+
     # -- what a kind supplies -------------------------------------------------
 
     def endpoint(self, base: str) -> str:

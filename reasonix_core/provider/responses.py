@@ -125,10 +125,6 @@ class ResponsesProvider(HttpProvider):
 
     # -- request building -------------------------------------------------
 
-    @property
-    def deepseek(self) -> bool:
-        return self._protocol == "deepseek"
-
     def thinking_enabled(self, effort: str) -> bool:
         if not self.deepseek:
             return False
