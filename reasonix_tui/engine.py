@@ -30,12 +30,10 @@ from reasonix_core.config import (
 )
 from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.permission.approver import Approver
+from reasonix_core.provider.efforts import accepted_efforts, check_effort
 from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
 
 log = logging.getLogger(__name__)
-
-DEEPSEEK_EFFORTS = ["auto", "disabled", "low", "high", "max"]
-OPENAI_EFFORTS = ["auto", "low", "medium", "high"]
 
 
 @dataclass(eq=False)
@@ -99,7 +97,11 @@ class EngineServices(BaseServices):
         self.config = loaded.config
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
-        self.effort = effort or self.config.agent.effort
+        # The same check the builder makes (provider/efforts.py): a level the
+        # selected provider does not accept is a ConfigError here (exit 2).
+        self.effort = check_effort(
+            effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
+        )
         self.permission_mode = permission_mode or self.config.permissions.preset
         # Shift+Tab cycles ask -> auto (-> plan, once plan mode exists). yolo is never
         # one keystroke away; it joins the cycle only when the session started in it.
@@ -237,12 +239,13 @@ class EngineServices(BaseServices):
             )
 
     def efforts(self) -> list[str]:
-        protocol = self._resolved.provider.effective_reasoning_protocol()
-        return list(DEEPSEEK_EFFORTS if protocol == "deepseek" else OPENAI_EFFORTS)
+        # What the provider's efforts() will say, known before it is built.
+        provider = self._resolved.provider
+        return list(accepted_efforts(provider.kind, provider.effective_reasoning_protocol()) or ())
 
     def set_effort(self, effort: str) -> None:
-        if effort not in self.efforts():
-            raise ValueError(f"effort must be one of {', '.join(self.efforts())}")
+        # UnknownEffort is a ValueError: /effort shows its message.
+        effort = check_effort(effort, self.efforts(), self._resolved.provider.name)
         self.effort = effort
         if self._active is not None and self._active.runtime is not None:
             self._active.runtime.agent.set_effort(effort)

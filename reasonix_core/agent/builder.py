@@ -37,6 +37,7 @@ from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.provider.base import Provider, create_provider
+from reasonix_core.provider.efforts import check_effort
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -235,6 +236,9 @@ async def open_runtime(
     async with AsyncExitStack() as stack:
         provider = (provider_factory or create_provider)(resolved.provider, api_key)
         stack.push_async_callback(provider.aclose)
+        # --effort, [agent] effort and the provider's effort: one check, against
+        # what the selected provider says it accepts (before anything is sent).
+        effort = check_effort(effort, provider.efforts(), resolved.provider.name)
         if hasattr(provider, "stream_idle_timeout"):
             provider.stream_idle_timeout = config.agent.stream_idle_timeout
 

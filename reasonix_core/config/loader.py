@@ -244,13 +244,30 @@ def _expand_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
 
 def _validate(data: Mapping[str, Any], label: str) -> Config:
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, label)) from None
     except (TypeError, ValueError) as exc:  # defensive: never let a raw error escape
         raise ConfigError(f"{label}: invalid configuration: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{label}: invalid configuration: nested too deeply") from None
+    _check_rules(config, label)
+    return config
+
+
+def _check_rules(config: Config, label: str) -> None:
+    """A malformed permission rule is a config error naming the file and key, not a
+    crash at start. Checked here, not in the schema: parsing a rule reads the tools'
+    families, and config/ sits below permission/ and tool/."""
+    from reasonix_core.permission.rules import RuleError, parse_rule
+
+    perms = config.permissions
+    for kind, rules in (("allow", perms.allow), ("ask", perms.ask), ("deny", perms.deny)):
+        for i, rule in enumerate(rules):
+            try:
+                parse_rule(rule)
+            except RuleError as exc:
+                raise ConfigError(f"{label}: permissions.{kind}[{i}]: {exc}") from None
 
 
 # --- error messages -------------------------------------------------------------

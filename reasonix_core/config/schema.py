@@ -30,9 +30,9 @@ from pydantic import (
 )
 
 from reasonix_core.config.prices import Price, deepseek_off_peak_prices
+from reasonix_core.provider.efforts import accepted_efforts, check_effort, known_efforts
 
 __all__ = [
-    "AGENT_EFFORTS",
     "AgentConfig",
     "Config",
     "ModelOverride",
@@ -44,9 +44,6 @@ __all__ = [
     "builtin_provider",
     "expand_path",
 ]
-
-#: Effort levels accepted in ``[agent] effort``.
-AGENT_EFFORTS: tuple[str, ...] = ("auto", "disabled", "low", "high", "max")
 
 COMPACT_RATIO_MIN = 0.30
 COMPACT_RATIO_MAX = 0.85
@@ -159,6 +156,12 @@ class ProviderConfig(_Table):
             raise ValueError(f"must not contain '/' (got {value!r}); refs are provider/model")
         return value
 
+    @model_validator(mode="after")
+    def _effort_accepted(self) -> ProviderConfig:
+        accepted = accepted_efforts(self.kind, self.effective_reasoning_protocol())
+        self.effort = check_effort(self.effort, accepted, self.name)
+        return self
+
     def all_models(self) -> list[str]:
         """Every model this provider is configured to serve, in config order."""
         out: list[str] = []
@@ -263,9 +266,11 @@ class AgentConfig(_Table):
     @field_validator("effort")
     @classmethod
     def _known_effort(cls, value: str) -> str:
+        # Some provider must accept it; the selected one is asked when the
+        # session is built (provider/efforts.py owns the vocabulary).
         norm = value.strip().lower()
-        if norm not in AGENT_EFFORTS:
-            raise ValueError(f"must be one of {', '.join(AGENT_EFFORTS)} (got {value!r})")
+        if norm not in known_efforts():
+            raise ValueError(f"must be one of {', '.join(known_efforts())} (got {value!r})")
         return norm
 
     @field_validator("compact_ratio")
@@ -321,19 +326,6 @@ class PermissionsConfig(_Table):
     @classmethod
     def _expand_dirs(cls, value: list[str]) -> list[str]:
         return [expand_path(v) for v in value]
-
-    @field_validator("allow", "ask", "deny")
-    @classmethod
-    def _rules_parse(cls, value: list[str]) -> list[str]:
-        # A malformed rule is a config error naming the file, not a crash at start.
-        from reasonix_core.permission.rules import RuleError, parse_rule
-
-        for rule in value:
-            try:
-                parse_rule(rule)
-            except RuleError as exc:
-                raise ValueError(str(exc)) from None
-        return value
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

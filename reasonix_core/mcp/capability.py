@@ -29,7 +29,7 @@ from reasonix_core.mcp.connection import McpUnavailable
 from reasonix_core.mcp.host import McpHost
 from reasonix_core.mcp.status import WAITABLE
 from reasonix_core.provider.base import canonical_json
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 from reasonix_core.tool.registry import canonical_schema
 
 NAME = "use_capability"
@@ -73,6 +73,7 @@ class UseCapabilityTool:
     description = DESCRIPTION
     # The loop only authorises the proxy; `call` checks its real target (see module doc).
     read_only = True
+    family = ToolFamily.OTHER
     parameters = PARAMETERS
 
     def __init__(self, host: McpHost) -> None:

@@ -25,7 +25,7 @@ from reasonix_core.mcp.connection import (
     McpUnavailable,
     ServerConnection,
 )
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 
 
 class McpTool:
@@ -39,6 +39,7 @@ class McpTool:
             info.description or f"{info.remote_name} (MCP server {connection.config.name})"
         )
         self.read_only = info.read_only
+        self.family = ToolFamily.OTHER
         self.parameters = info.input_schema
 
     async def execute(

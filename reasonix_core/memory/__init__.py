@@ -17,7 +17,7 @@ def fact_store(ctx: ToolContext) -> FactStore:
     """The session's fact store (``ctx.facts``); built from ``$REASONIX_HOME``
     and kept there if the surface did not provide one (tests, embedders)."""
     if ctx.facts is None:
-        from reasonix_core.config.loader import reasonix_home
+        from reasonix_core.home import reasonix_home
         from reasonix_core.memory.facts import FactStore
 
         ctx.facts = FactStore(reasonix_home(), ctx.workspace.resolve())
@@ -27,7 +27,7 @@ def fact_store(ctx: ToolContext) -> FactStore:
 def history_index(ctx: ToolContext) -> HistoryIndex:
     """The session-history index (``ctx.history``), built like :func:`fact_store`."""
     if ctx.history is None:
-        from reasonix_core.config.loader import reasonix_home
+        from reasonix_core.home import reasonix_home
         from reasonix_core.memory.history import HistoryIndex
 
         ctx.history = HistoryIndex(reasonix_home() / "sessions", ctx.workspace.resolve())

@@ -7,7 +7,8 @@ registry catches anything that escapes anyway and turns it into a result.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,16 +20,68 @@ if TYPE_CHECKING:  # types only: building a context imports none of these
     from reasonix_core.memory.history import HistoryIndex
     from reasonix_core.memory.recall import Recaller
     from reasonix_core.permission.approver import Approver
-    from reasonix_core.permission.gate import PermissionGate
-    from reasonix_core.tool.builtin.todo_write import Todo
     from reasonix_core.tool.jobs import JobManager
     from reasonix_core.tool.ledger import FileLedger
     from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.todos import Todo
 
 
 #: The model's id of the tool call being executed, for tools that report
 #: progress or ask for approval on behalf of another call (the MCP proxy).
 current_call_id: ContextVar[str] = ContextVar("reasonix_current_call_id", default="")
+
+
+class GateDecision(Protocol):
+    @property
+    def verdict(self) -> enum.Enum: ...
+    @property
+    def rule(self) -> str | None: ...
+
+
+class GatePolicy(Protocol):
+    def decide(
+        self, tool: str, read_only: bool, args: Mapping[str, Any] | None
+    ) -> GateDecision: ...
+
+
+class GateAuthorization(Protocol):
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
+
+
+class CallGate(Protocol):
+    """What a tool that runs other tools (``use_capability``) needs of the session's
+    permission gate (:class:`reasonix_core.permission.gate.PermissionGate`).
+
+    Declared here rather than imported: permission/ reads each tool's family, so the
+    tool layer must not depend on permission/ (no import cycle).
+    """
+
+    @property
+    def policy(self) -> GatePolicy: ...
+
+    async def authorize(
+        self,
+        *,
+        tool: str,
+        read_only: bool,
+        args: Mapping[str, Any] | None,
+        call_id: str,
+        summary: str = "",
+    ) -> GateAuthorization: ...
+
+
+class ToolFamily(enum.StrEnum):
+    """What kind of effect a tool has; permission rules read it (the ``Read``
+    and ``Edit`` aliases cover a family, network tools fall back to asking)."""
+
+    READ = "read"  # reads files by path
+    EDIT = "edit"  # writes, edits or moves files by path
+    EXECUTE = "execute"  # runs or manages processes
+    NETWORK = "network"  # sends data off the machine
+    OTHER = "other"  # session state, questions, memory, MCP tools
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +125,7 @@ class ToolContext:
     read_denied: Callable[[str, Path], bool] | None = None
     # The session's permission gate, for tools that call other tools
     # (``use_capability``). None: their targets are not checked again.
-    gate: PermissionGate | None = None
+    gate: CallGate | None = None
     # Memory: facts, the session-history index, automatic recall. None for facts
     # and history: built from ``$REASONIX_HOME`` on first use and kept here.
     facts: FactStore | None = None
@@ -96,6 +149,7 @@ class Tool(Protocol):
     name: str
     description: str
     read_only: bool
+    family: ToolFamily
     parameters: dict[str, Any]
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

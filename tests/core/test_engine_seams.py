@@ -11,15 +11,6 @@ import reasonix_core
 
 ROOT = Path(reasonix_core.__file__).parent
 
-# Cycles owned by other parts of issue 11, to be removed from here when they land:
-# registration by import (the explicit tool registry) and the fixture servers
-# that leave the package (the test kit). Nothing may be added.
-PENDING_CYCLES: set[frozenset[str]] = {
-    frozenset(
-        {"reasonix_core.tool.registry", "reasonix_core.tool.builtin"}
-        | {f"reasonix_core.tool.builtin.{p.stem}" for p in (ROOT / "tool/builtin").glob("[!_]*.py")}
-    ),
-}
 
 
 def _modules(root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
@@ -107,7 +98,7 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
 
 def test_reasonix_core_has_no_import_cycle() -> None:
     cycles = _cycles(import_graph())
-    new = [sorted(c) for c in cycles if c not in PENDING_CYCLES]
+    new = [sorted(c) for c in cycles]
     assert new == []
 
 

@@ -14,9 +14,9 @@ from reasonix_core.config.schema import ProviderConfig
 from reasonix_core.messages import Message
 from reasonix_core.provider.base import Request
 from reasonix_core.provider.openai import OpenAIProvider
+from reasonix_core.usage import Usage
 from reasonix_testkit import FixtureServer, HttpError
 from reasonix_testkit import Reply as Scripted
-from reasonix_core.usage import Usage
 
 from ..conftest import TEST_KEY
 

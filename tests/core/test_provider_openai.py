@@ -18,7 +18,8 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     ToolSchema,
 )
-from reasonix_core.provider.openai import OpenAIProvider, parse_retry_after
+from reasonix_core.provider.http import parse_retry_after
+from reasonix_core.provider.openai import OpenAIProvider
 from reasonix_testkit import ChatDialect, FixtureServer, HttpError, Reply, Stall, ToolCallSpec
 
 KEY = "sk-provider-test"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 import reasonix_tui
+from reasonix_testkit.tui import ScriptedServices
 from reasonix_tui.deferred import DeferredServices, _Delegated
 from reasonix_tui.engine import EngineServices
 from reasonix_tui.services import AppServices, BaseServices
-from reasonix_testkit.tui import ScriptedServices
 
 PACKAGE = Path(reasonix_tui.__file__).parent
 

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.git_guard import GitGuard
 from reasonix_core.tool.jobs import (
     DRAIN_SECONDS,
@@ -19,7 +20,6 @@ from reasonix_core.tool.jobs import (
     reap,
     spawn,
 )
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import (
     SandboxUnavailable,
@@ -186,11 +186,11 @@ Run a shell command with bash in the workspace root and return its combined stdo
 - Quote paths containing spaces. Chain dependent commands with `&&`."""
 
 
-@register_builtin
 class BashTool:
     name: ClassVar[str] = "bash"
     description: ClassVar[str] = DESCRIPTION
     read_only: ClassVar[bool] = False
+    family: ClassVar[ToolFamily] = ToolFamily.EXECUTE
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {

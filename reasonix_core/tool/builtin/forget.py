@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 
 class ForgetArgs(BaseModel):
@@ -18,7 +18,6 @@ class ForgetArgs(BaseModel):
     reason: str | None = Field(default=None, max_length=500)
 
 
-@register_builtin
 class ForgetTool:
     name: ClassVar[str] = "forget"
     description: ClassVar[str] = (
@@ -28,6 +27,7 @@ class ForgetTool:
         "fact rather than drop it, use remember with its id instead."
     )
     read_only: ClassVar[bool] = False
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {

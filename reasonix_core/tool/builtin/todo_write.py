@@ -6,26 +6,17 @@ so the UI can show it; it touches no files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.todos import Todo, TodoStatus
 
 MAX_TODOS = 50
 STATUSES = ("pending", "in_progress", "completed")
 MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
-
-TodoStatus = Literal["pending", "in_progress", "completed"]
-
-
-@dataclass(frozen=True, slots=True)
-class Todo:
-    content: str
-    status: TodoStatus
-    active_form: str
 
 
 class TodoArg(BaseModel):
@@ -55,7 +46,6 @@ def render_todos(todos: tuple[Todo, ...]) -> str:
     return "\n".join(lines)
 
 
-@register_builtin
 class TodoWriteTool:
     name: ClassVar[str] = "todo_write"
     description: ClassVar[str] = (
@@ -70,6 +60,7 @@ class TodoWriteTool:
         "unresolved). An empty list clears it."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
