@@ -11,9 +11,11 @@ Precedence, highest first:
 5. built-in defaults (the schema's field defaults).
 
 The environment sits above the files, as in Claude Code and most twelve-factor
-tools: a variable is set by the user for one shell or one CI job, so it is the more
-specific choice, and it is trusted like the user's own file. It cannot set providers,
-lists or tables: where a key goes and what runs without asking stay in files.
+tools: a variable is set for one shell or one CI job, so it is the more specific
+choice. It sets single values only, never providers, lists or tables, and never a
+value that loosens permissions or the sandbox (what :mod:`reasonix_core.trust`
+calls risky): a variable may come from a repository's dev container or CI file, so
+where a key goes and what runs without asking stay in the user's files and flags.
 
 Each source validates its own layer first, so an error names the file (or the
 variable) and the key path inside it. pydantic-settings then merges the layers with a
@@ -54,7 +56,7 @@ from reasonix_core.config.layer import (
 )
 from reasonix_core.config.schema import Config
 from reasonix_core.errors import ConfigError
-from reasonix_core.trust import RiskySetting, review_project, strip_risky
+from reasonix_core.trust import RiskySetting, review_project, risky_settings, strip_risky
 
 __all__ = [
     "ENV_PREFIX",
@@ -191,9 +193,16 @@ class EnvironmentSource(LayerSource):
                 table = table.setdefault(part, {})
             table[path[-1]] = self.environ[name]
         try:
-            Config.model_validate(layer)
+            validated = Config.model_validate(layer)
         except ValidationError as exc:
             raise ConfigError(_env_error(exc, paths)) from None
+        for name, path in paths.items():
+            if _loosens(validated, path):
+                raise ConfigError(
+                    f"environment variable {name}: {'.'.join(path)} = {self.environ[name]!r} "
+                    "loosens permissions or the sandbox, which only config.toml and "
+                    "command-line flags may do"
+                )
         self.applied = {name: self.environ[name] for name in paths}
         return layer
 
@@ -363,6 +372,23 @@ def environment_settings() -> dict[str, tuple[str, ...]]:
         elif _is_single_value(field.annotation):
             out[name] = (name,)
     return out
+
+
+def _loosens(validated: Config, path: tuple[str, ...]) -> bool:
+    """Whether the value ``validated`` holds at ``path`` is one the trust rules call
+    risky. A variable can come from a repository (a dev container's or a CI job's
+    environment), so it may tighten but never loosen. ``default_model`` is the
+    exception: without providers of its own it only picks among the user's."""
+    if path == ("default_model",):
+        return False
+    value: Any = validated
+    for part in path:
+        value = getattr(value, part)
+    nested: Any = value
+    for part in reversed(path):
+        nested = {part: nested}
+    risky = risky_settings(nested)
+    return bool(risky)
 
 
 def _table_model(annotation: Any) -> type[BaseModel] | None:
