@@ -293,3 +293,17 @@ def test_version_does_not_import_pydantic_settings() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_config_compact_ratio_names_the_environment_variable(
+    workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reasonix_tui.cli import main
+
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv("REASONIX_AGENT__COMPACT_RATIO", "0.5")
+    assert main(["config", "compact-ratio", "0.7"]) == 0
+    out = capsys.readouterr().out
+    assert "compact_ratio = 0.50 (environment variable REASONIX_AGENT__COMPACT_RATIO)" in out
+    assert "REASONIX_AGENT__COMPACT_RATIO is set, which takes precedence" in out
+    assert "compact_ratio = 0.7" in (home / "config.toml").read_text()
