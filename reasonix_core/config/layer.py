@@ -58,6 +58,8 @@ def read_toml(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{path}:{line}:{col}: invalid TOML: {msg}") from None
     except RecursionError:  # a hostile file: thousands of nested arrays or tables
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # valid TOML Python will not load: a 5,000-digit integer
+        raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
 
 
 def check_layer(data: Mapping[str, Any], label: str) -> None:

@@ -78,6 +78,9 @@ def test_real_binary_answers_and_quits(tmp_path: Path) -> None:
         _tmux("send-keys", "-t", session, "please list files", "Enter")
         screen = _wait_for(session, "Here is what I found")
         assert "main.py" in screen and "✓ ok" in screen
+        # The answer streams before the turn ends; a Ctrl+C before then cancels the turn
+        # instead of arming the quit (seen on a loaded machine).
+        _wait_for(session, "ask  ready")
         _tmux("send-keys", "-t", session, "C-c")
         _wait_for(session, "Press Ctrl+C again to quit")
         _tmux("send-keys", "-t", session, "C-c")
