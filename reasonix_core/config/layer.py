@@ -137,7 +137,7 @@ def _describe(err: Any) -> str:
     if kind == "missing":
         return "required key is missing"
     value = err.get("input")
-    got = f" (got {value!r})" if isinstance(value, _SCALARS) else ""
+    got = f" (got {_shown(value)})" if isinstance(value, _SCALARS) else ""
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"must be a table{got}"
     if kind == "list_type":
@@ -148,6 +148,16 @@ def _describe(err: Any) -> str:
         error = err.get("ctx", {}).get("error")
         return str(error) if error is not None else err["msg"]
     return err["msg"] + got
+
+
+#: A value quoted in an error is cut to this many characters (an environment
+#: variable can hold thousands of digits and the message stays one readable line).
+_SHOWN_WIDTH = 80
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_WIDTH else f"{text[: _SHOWN_WIDTH - 1]}…"
 
 
 def _suggest(parent: tuple[int | str, ...], key: str) -> str | None:

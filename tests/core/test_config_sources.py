@@ -307,3 +307,9 @@ def test_config_compact_ratio_names_the_environment_variable(
     assert "compact_ratio = 0.50 (environment variable REASONIX_AGENT__COMPACT_RATIO)" in out
     assert "REASONIX_AGENT__COMPACT_RATIO is set, which takes precedence" in out
     assert "compact_ratio = 0.7" in (home / "config.toml").read_text()
+
+
+def test_a_huge_env_value_is_shown_shortened(home: Path, ws: Path) -> None:
+    msg = error(ws, home, {"REASONIX_AGENT__MAX_STEPS": "1" * 5000})
+    assert msg.startswith("environment variable REASONIX_AGENT__MAX_STEPS: agent.max_steps: ")
+    assert "\n" not in msg and len(msg) < 300
