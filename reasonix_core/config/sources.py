@@ -115,8 +115,8 @@ class LayerSource(PydanticBaseSettingsSource):
         return _keyed(layer) if layer else {}
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        # pydantic-settings asks per field only from within its own sources' __call__;
-        # a layer is read whole.
+        # Abstract in the base class for field-by-field sources (pydantic-settings' own
+        # call it from their __call__); a layer is read whole by read().
         return None, field_name, False
 
 
@@ -129,8 +129,14 @@ class TomlFileSource(LayerSource):
 
     def read(self) -> dict[str, Any] | None:
         data = read_toml(self.path)
-        if data is not None:
-            check_layer(data, self.label)
+        if data is None:
+            return None
+        data = self.admit(data)
+        check_layer(data, self.label)
+        return data
+
+    def admit(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The part of the file that applies: all of it (the user's own file)."""
         return data
 
 
@@ -146,16 +152,14 @@ class ProjectFileSource(TomlFileSource):
         self.workspace, self.home, self.trust = workspace, home, trust
         self.withheld: tuple[RiskySetting, ...] = ()
 
-    def read(self) -> dict[str, Any] | None:
-        data = read_toml(self.path)
-        if data is None:
-            return None
-        if not self.trust:
-            review = review_project(self.workspace, self.home, project_data=data)
-            if review.needs_trust:
-                data, self.withheld = strip_risky(data), review.risky
-        check_layer(data, self.label)
-        return data
+    def admit(self, data: dict[str, Any]) -> dict[str, Any]:
+        if self.trust:
+            return data
+        review = review_project(self.workspace, self.home, project_data=data)
+        if not review.needs_trust:
+            return data
+        self.withheld = review.risky
+        return strip_risky(data)
 
 
 class EnvironmentSource(LayerSource):
@@ -378,7 +382,8 @@ def _loosens(validated: Config, path: tuple[str, ...]) -> bool:
     """Whether the value ``validated`` holds at ``path`` is one the trust rules call
     risky. A variable can come from a repository (a dev container's or a CI job's
     environment), so it may tighten but never loosen. ``default_model`` is the
-    exception: without providers of its own it only picks among the user's."""
+    exception: the environment adds no providers, so it only picks among the
+    configured ones (a project's only once its folder is trusted)."""
     if path == ("default_model",):
         return False
     value: Any = validated
