@@ -416,14 +416,19 @@ def _config_compact_ratio(args: argparse.Namespace) -> int:
 
     loaded = load_config(workspace, home=home)
     value = loaded.config.agent.compact_ratio
-    if declared(project) is not None:
+    from_env = "REASONIX_AGENT__COMPACT_RATIO"
+    if from_env in loaded.environment:
+        source = f"environment variable {from_env}"
+    elif declared(project) is not None:
         source = str(project)
     elif declared(user) is not None:
         source = str(user)
     else:
         source = "built-in default"
     sys.stdout.write(f"compact_ratio = {value:.2f} ({source})\n")
-    if args.value is not None and not args.local and declared(project) is not None:
+    if args.value is not None and from_env in loaded.environment:
+        sys.stdout.write(f"note: {from_env} is set, which takes precedence over the files\n")
+    elif args.value is not None and not args.local and declared(project) is not None:
         sys.stdout.write(f"note: {project} sets its own value, which takes precedence here\n")
     try:
         from reasonix_core.config import resolve_model

@@ -22,7 +22,9 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     (tmp_path / "user-home").mkdir()
     for name in list(os.environ):
-        if name.endswith("_API_KEY"):
+        # REASONIX_AGENT__MAX_STEPS, REASONIX_DEFAULT_MODEL...: settings from the environment.
+        setting = name.startswith("REASONIX_") and ("__" in name or name.endswith("DEFAULT_MODEL"))
+        if name.endswith("_API_KEY") or setting:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv(TEST_KEY_ENV, raising=False)
 

@@ -6,11 +6,10 @@ features not built yet, are listed per table in ``_LEGACY``: they are accepted,
 kept readable through :attr:`_Table.legacy`, and otherwise ignored, so a config
 written by an older Reasonix still loads.
 
-Plain ``pydantic.BaseModel`` rather than ``pydantic-settings``: the layering we
-need (flag > project file > user file > defaults, providers merged by name) is
-done on raw TOML dicts in :mod:`reasonix_core.config.loader`, and
-``pydantic-settings`` would only add ~30 ms of import time for sources we do not
-use (it reads the environment, which must not change config here).
+Plain ``pydantic.BaseModel`` tables: each layer (a file, the environment, the
+flags) is validated against :class:`Config` on its own, and pydantic-settings
+assembles the effective one from the layers (``LayeredConfig`` in
+:mod:`reasonix_core.config.sources`), so this module never imports it.
 """
 
 from __future__ import annotations

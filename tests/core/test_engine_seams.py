@@ -12,7 +12,6 @@ import reasonix_core
 ROOT = Path(reasonix_core.__file__).parent
 
 
-
 def _modules(root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
     """Dotted name -> (file, is a package)."""
     out: dict[str, tuple[Path, bool]] = {}
