@@ -61,8 +61,9 @@ from typing import Any, Literal
 
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
 from reasonix_testkit.script import HttpError, Reply
-from reasonix_testkit.text import content_text, dumps_compact, split_text
+from reasonix_testkit.text import content_text, dumps_compact, split_text, tagged, tools_text
 from reasonix_testkit.transport import (
+    IncomingRequest,
     RequestHandler,
     send_error_response,
     send_json_body,
@@ -131,20 +132,17 @@ def _render_block(block: Any) -> str:
     if kind == "thinking":
         return "<think>" + content_text(block.get("thinking")) + "</think>"
     if kind == "tool_use":
-        return (
-            "<|tool_call|>"
-            + content_text(block.get("id"))
-            + "<|sep|>"
-            + content_text(block.get("name"))
-            + "<|sep|>"
-            + dumps_compact(block.get("input"))
+        return tagged(
+            "tool_call",
+            content_text(block.get("id")),
+            content_text(block.get("name")),
+            dumps_compact(block.get("input")),
         )
     if kind == "tool_result":
-        return (
-            "<|tool_result|>"
-            + content_text(block.get("tool_use_id"))
-            + "<|sep|>"
-            + content_text(block.get("content"))
+        return tagged(
+            "tool_result",
+            content_text(block.get("tool_use_id")),
+            content_text(block.get("content")),
         )
     return dumps_compact(block)
 
@@ -163,10 +161,7 @@ def render_prompt(body: dict[str, Any]) -> str:
     Thinking blocks render as ``<think>…</think>`` and ``tool_use`` inputs as
     compact JSON in the received key order; signatures are not part of the prompt.
     """
-    out: list[str] = []
-    tools = body.get("tools")
-    if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
+    out = [tools_text(body.get("tools"))]
     system = body.get("system")
     if system:
         out.append("<|system|>" + content_text(system))
@@ -253,9 +248,7 @@ class AnthropicDialect:
 
     # ---------------------------------------------------------------- validation
 
-    def _auth(self, headers: dict[str, str], api_key: str | None) -> HttpError | None:
-        if api_key is None:
-            return None
+    def authenticate(self, headers: dict[str, str], api_key: str) -> HttpError | None:
         if self.flavour == "deepseek":
             key = headers.get("x-api-key")
             auth = headers.get("authorization")
@@ -276,18 +269,8 @@ class AnthropicDialect:
             return _error(400, "anthropic-version: header is required")
         return None
 
-    def validate(
-        self,
-        headers: dict[str, str],
-        parsed: Any,
-        parse_error: str | None,
-        *,
-        api_key: str | None,
-        models: set[str] | None,
-    ) -> HttpError | None:
-        rejection = self._auth(headers, api_key)
-        if rejection is not None:
-            return rejection
+    def validate(self, request: IncomingRequest, models: set[str] | None) -> HttpError | None:
+        parsed, parse_error = request.parsed, request.parse_error
         if parse_error is not None:
             return _error(400, f"There was an error parsing the body: {parse_error}")
         if not isinstance(parsed, dict):

@@ -28,8 +28,9 @@ from typing import Any, Literal
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
 from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
-from reasonix_testkit.text import content_text, dumps_compact, split_text
+from reasonix_testkit.text import content_text, dumps_compact, split_text, tagged, tools_text
 from reasonix_testkit.transport import (
+    IncomingRequest,
     RequestHandler,
     send_error_response,
     send_json_body,
@@ -108,12 +109,12 @@ def _render_message(message: Any, with_reasoning: bool) -> str:
             fn = call.get("function")
             fn = fn if isinstance(fn, dict) else {}
             out.append(
-                "<|tool_call|>"
-                + content_text(call.get("id"))
-                + "<|sep|>"
-                + content_text(fn.get("name"))
-                + "<|sep|>"
-                + content_text(fn.get("arguments"))
+                tagged(
+                    "tool_call",
+                    content_text(call.get("id")),
+                    content_text(fn.get("name")),
+                    content_text(fn.get("arguments")),
+                )
             )
     return "".join(out)
 
@@ -131,9 +132,7 @@ def render_prompt(body: dict[str, Any], *, thinking: bool | None = None) -> str:
         thinking = thinking_enabled(body)
     tools = body.get("tools")
     with_reasoning = bool(tools) and thinking
-    out: list[str] = []
-    if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
+    out = [tools_text(tools)]
     messages = body.get("messages")
     if isinstance(messages, list):
         out.extend(_render_message(m, with_reasoning) for m in messages)
@@ -185,10 +184,8 @@ def presented_key(headers: dict[str, str]) -> str | None:
     return token.strip()
 
 
-def bearer_auth(flavour: str, api_key: str | None, headers: dict[str, str]) -> HttpError | None:
+def bearer_auth(flavour: str, api_key: str, headers: dict[str, str]) -> HttpError | None:
     """The Bearer key check, worded as the flavour words its 401 (Chat and Responses)."""
-    if api_key is None:
-        return None
     key = presented_key(headers)
     if key == api_key:
         return None
@@ -282,21 +279,13 @@ class ChatDialect:
             return None
         return deepseek_context_error(limit, prompt, completion)
 
-    def validate(
-        self,
-        headers: dict[str, str],
-        parsed: Any,
-        parse_error: str | None,
-        *,
-        api_key: str | None,
-        models: set[str] | None,
-    ) -> HttpError | None:
-        rejection = bearer_auth(self.flavour, api_key, headers)
-        if rejection is not None:
-            return rejection
+    def authenticate(self, headers: dict[str, str], api_key: str) -> HttpError | None:
+        return bearer_auth(self.flavour, api_key, headers)
+
+    def validate(self, request: IncomingRequest, models: set[str] | None) -> HttpError | None:
         if self.flavour == "deepseek":
-            return self._validate_deepseek(parsed, parse_error, models)
-        return self._validate_openai(parsed, parse_error, models)
+            return self._validate_deepseek(request.parsed, request.parse_error, models)
+        return self._validate_openai(request.parsed, request.parse_error, models)
 
     def _validate_deepseek(
         self, parsed: Any, parse_error: str | None, models: set[str] | None

@@ -69,8 +69,13 @@ from reasonix_testkit.dialects.chat import (
 )
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
 from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
-from reasonix_testkit.text import dumps_compact, split_text
-from reasonix_testkit.transport import RequestHandler, send_json_body, send_sse_stream
+from reasonix_testkit.text import dumps_compact, split_text, tagged, tools_text
+from reasonix_testkit.transport import (
+    IncomingRequest,
+    RequestHandler,
+    send_json_body,
+    send_sse_stream,
+)
 from reasonix_testkit.wire import IdSource, Wire
 
 __all__ = ["RESPONSES_PATHS", "ResponsesDialect", "render_responses_prompt"]
@@ -124,21 +129,14 @@ def _render_item(item: Any, with_reasoning: bool) -> str:
             return ""
         return "<think>" + _parts_text(item.get("content"), ("reasoning_text",)) + "</think>"
     if kind == "function_call":
-        return (
-            "<|tool_call|>"
-            + _parts_text(item.get("call_id"))
-            + "<|sep|>"
-            + _parts_text(item.get("name"))
-            + "<|sep|>"
-            + _parts_text(item.get("arguments"))
+        return tagged(
+            "tool_call",
+            _parts_text(item.get("call_id")),
+            _parts_text(item.get("name")),
+            _parts_text(item.get("arguments")),
         )
     if kind == "function_call_output":
-        return (
-            "<|tool|>"
-            + _parts_text(item.get("call_id"))
-            + "<|sep|>"
-            + _parts_text(item.get("output"))
-        )
+        return tagged("tool", _parts_text(item.get("call_id")), _parts_text(item.get("output")))
     return "<|item|>" + dumps_compact(item)
 
 
@@ -155,9 +153,7 @@ def render_responses_prompt(body: dict[str, Any], *, thinking: bool | None = Non
         thinking = effort_of(body) != "none"
     tools = body.get("tools")
     with_reasoning = bool(tools) and thinking
-    out: list[str] = []
-    if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
+    out = [tools_text(tools)]
     instructions = body.get("instructions")
     if instructions:
         out.append("<|system|>" + _parts_text(instructions))
@@ -353,19 +349,12 @@ class ResponsesDialect:
 
     # ---------------------------------------------------------------- validation
 
-    def validate(
-        self,
-        headers: dict[str, str],
-        parsed: Any,
-        parse_error: str | None,
-        *,
-        api_key: str | None,
-        models: set[str] | None,
-    ) -> HttpError | None:
+    def authenticate(self, headers: dict[str, str], api_key: str) -> HttpError | None:
+        return bearer_auth(self.flavour, api_key, headers)
+
+    def validate(self, request: IncomingRequest, models: set[str] | None) -> HttpError | None:
         deepseek = self.flavour == "deepseek"
-        rejection = bearer_auth(self.flavour, api_key, headers)
-        if rejection is not None:
-            return rejection
+        parsed, parse_error = request.parsed, request.parse_error
 
         def bad(detail: str) -> HttpError:
             # DeepSeek: serde's 422; OpenAI: 400 invalid_request_error.
