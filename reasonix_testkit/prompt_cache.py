@@ -31,6 +31,15 @@ def bytes_to_tokens(n: int) -> int:
     return (n + 3) // 4
 
 
+def usage_counts(prompt_bytes: int, hit_bytes: int, generated: str) -> tuple[int, int, int]:
+    """(prompt, cache hit, output) tokens of one answer; the output counts at least one."""
+    return (
+        bytes_to_tokens(prompt_bytes),
+        bytes_to_tokens(hit_bytes),
+        max(1, count_tokens(generated)),
+    )
+
+
 class _CacheSpace:
     __slots__ = ("digests", "lengths", "recent")
 

@@ -31,14 +31,7 @@ from urllib.parse import urlsplit
 
 from reasonix_testkit.dialects.chat import ChatDialect
 from reasonix_testkit.prompt_cache import PromptCache
-from reasonix_testkit.script import (
-    HttpError,
-    RecordedRequest,
-    Reply,
-    Responder,
-    ScriptItem,
-    Stall,
-)
+from reasonix_testkit.script import HttpError, RecordedRequest, Reply, Responder, ScriptItem, Stall
 from reasonix_testkit.transport import (
     IncomingRequest,
     LoopbackHTTPServer,
@@ -46,16 +39,9 @@ from reasonix_testkit.transport import (
     read_request,
     send_stall,
 )
-from reasonix_testkit.wire import IdSource, Wire
+from reasonix_testkit.wire import IdSource, RequestContext, Wire
 
 __all__ = ["Dialect", "FixtureServer", "RequestContext"]
-
-
-class RequestContext(Protocol):
-    """What a dialect derives from a valid request; the server reads only ``stream``."""
-
-    @property
-    def stream(self) -> bool: ...
 
 
 class Dialect(Protocol):
