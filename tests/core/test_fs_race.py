@@ -33,17 +33,8 @@ import pytest
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.base import ToolResult
 from reasonix_core.tool.sandbox import SandboxPolicy
+from tests.core.tool_helpers import FILE_TOOLS
 
-FILE_TOOLS = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "multi_edit",
-    "move_file",
-    "ls",
-    "glob",
-    "grep",
-]
 RENAME_EXCHANGE = 2
 AT_FDCWD = -100
 RACE_ROUNDS = 1000
