@@ -13,7 +13,8 @@ import shutil
 import socket
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -129,11 +130,14 @@ def test_bwrap_inside_a_write_root_is_refused(
 # -- hole 5a: git metadata that host git would execute ------------------------
 
 
-def _init_repo(ws: Path) -> None:
+def _init_repo(ws: Path) -> Path:
+    """``ws`` (made if missing) as a git repository with one commit."""
+    ws.mkdir(exist_ok=True)
     assert _host_git(ws, "init", "-q", "-b", "main").returncode == 0
     (ws / "README").write_text("hello\n")
     assert _host_git(ws, "add", "README").returncode == 0
     assert _host_git(ws, "commit", "-q", "-m", "init").returncode == 0
+    return ws
 
 
 def _evil(marker: Path) -> str:
@@ -151,6 +155,21 @@ async def _plant(ctx: ToolContext, attack: str, marker: Path) -> None:
     """Run ``attack`` in the sandbox: ``{evil}`` is :func:`_evil`, ``{hook}`` a hook running it."""
     evil = _evil(marker)
     await run_bash(ctx, attack.format(evil=evil, hook=f"#!/bin/sh\\n{evil}\\n"))
+
+
+@asynccontextmanager
+async def _sandbox_with_jobs(ws: Path, tmp: Path) -> AsyncIterator[tuple[ToolContext, JobManager]]:
+    """A sandboxed tool context whose background jobs live as long as the block."""
+    ctx = sandbox_ctx(ws, tmp)
+    async with JobManager() as jobs:
+        ctx.jobs = jobs
+        yield ctx, jobs
+
+
+async def _start_job(ctx: ToolContext, command: str) -> str:
+    """Start ``command`` as a background bash job; its id."""
+    started = await run_bash(ctx, command, run_in_background=True)
+    return str(started.meta["job_id"])
 
 
 async def _wait_for(path: Path) -> None:
@@ -241,9 +260,7 @@ async def test_repository_in_an_allow_write_root_is_protected_too(
     dirs: tuple[Path, Path], tmp_path: Path, marker: Path
 ) -> None:
     ws, tmp = dirs
-    extra = tmp_path / "other-project"
-    extra.mkdir()
-    _init_repo(extra)
+    extra = _init_repo(tmp_path / "other-project")
     ctx = sandbox_ctx(ws, tmp, allow_write=(extra,))
     await run_bash(
         ctx,
@@ -340,9 +357,7 @@ async def test_gitfile_workspace_cannot_be_repointed(
     dirs: tuple[Path, Path], tmp_path: Path, marker: Path
 ) -> None:
     ws, tmp = dirs
-    main_repo = tmp_path / "main-repo"
-    main_repo.mkdir()
-    _init_repo(main_repo)
+    main_repo = _init_repo(tmp_path / "main-repo")
     shutil.rmtree(ws)
     assert _host_git(main_repo, "worktree", "add", "-q", str(ws), "-b", "wt").returncode == 0
     evil = _evil(marker)
@@ -383,9 +398,7 @@ async def test_sandbox_cannot_plant_in_a_submodule(
     attack: str, dirs: tuple[Path, Path], tmp_path: Path, marker: Path
 ) -> None:
     ws, tmp = dirs
-    lib = tmp_path / "lib-upstream"
-    lib.mkdir()
-    _init_repo(lib)
+    lib = _init_repo(tmp_path / "lib-upstream")
     _init_repo(ws)
     added = _host_git(
         ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib"
@@ -431,9 +444,7 @@ async def test_sandbox_cannot_plant_in_an_embedded_repository(
 ) -> None:
     ws, tmp = dirs
     _init_repo(ws)
-    vendored = ws / "vendored"
-    vendored.mkdir()
-    _init_repo(vendored)
+    vendored = _init_repo(ws / "vendored")
     _host_git(ws, "add", "vendored")
     assert _host_git(ws, "commit", "-q", "-m", "vendor").returncode == 0
     await _plant(sandbox_ctx(ws, tmp), EMBEDDED_ATTACKS[attack], marker)
@@ -478,15 +489,10 @@ async def test_repo_planted_by_a_background_job_is_set_aside_when_it_ends(
     dirs: tuple[Path, Path], marker: Path
 ) -> None:
     ws, tmp = dirs
-    ctx = sandbox_ctx(ws, tmp)
-    async with JobManager() as jobs:
-        ctx.jobs = jobs
-        started = await run_bash(
-            ctx,
-            f"git init -q && git config core.fsmonitor '{_evil(marker)}'",
-            run_in_background=True,
+    async with _sandbox_with_jobs(ws, tmp) as (ctx, jobs):
+        job_id = await _start_job(
+            ctx, f"git init -q && git config core.fsmonitor '{_evil(marker)}'"
         )
-        job_id = started.meta["job_id"]
         with anyio.fail_after(20):
             await jobs._get(job_id).finished.wait()
         assert jobs.status(job_id).exit_code == 0
@@ -497,13 +503,11 @@ async def test_repo_planted_by_a_background_job_is_set_aside_when_it_ends(
         assert not marker.exists()
 
         # A job the session kills (end of session) is checked too.
-        slow = await run_bash(
-            ctx,
-            "git init -q && git config core.hooksPath /x && touch ready && sleep 60",
-            run_in_background=True,
+        slow = await _start_job(
+            ctx, "git init -q && git config core.hooksPath /x && touch ready && sleep 60"
         )
         await _wait_for(ws / "ready")
-    assert jobs.status(slow.meta["job_id"]).status == "killed"
+    assert jobs.status(slow).status == "killed"
     assert not (ws / ".git").exists()
 
 
@@ -512,21 +516,16 @@ async def test_repo_planted_by_a_background_job_is_set_aside_at_the_next_command
 ) -> None:
     """Even without the after-exit check (a job still running), the next call sets it aside."""
     ws, tmp = dirs
-    ctx = sandbox_ctx(ws, tmp)
-    async with JobManager() as jobs:
-        ctx.jobs = jobs
-        started = await run_bash(
-            ctx,
-            f"git init -q && git config core.fsmonitor '{_evil(marker)}' && touch ready && sleep 60",
-            run_in_background=True,
-        )
+    async with _sandbox_with_jobs(ws, tmp) as (ctx, jobs):
+        planting = f"git init -q && git config core.fsmonitor '{_evil(marker)}' && touch ready"
+        job_id = await _start_job(ctx, planting + " && sleep 60")
         await _wait_for(ws / "ready")
         result = await run_bash(ctx, "echo next")
         assert "set aside" in result.text
         assert not (ws / ".git").exists()
         _host_git(ws, "status")
         assert not marker.exists()
-        await jobs.kill(started.meta["job_id"])
+        await jobs.kill(job_id)
 
 
 def test_symlinked_git_dir_is_refused(
