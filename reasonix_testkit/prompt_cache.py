@@ -49,7 +49,7 @@ class _CacheSpace:
         self.recent: deque[bytes] = deque(maxlen=SHARED_PREFIX_HISTORY)
 
 
-def _common_prefix_length(a: bytes, b: bytes) -> int:
+def common_prefix_length(a: bytes, b: bytes) -> int:
     """Longest common prefix by binary search over C-speed slice comparisons."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
@@ -92,7 +92,7 @@ class PromptCache:
                 if length and hasher.copy().digest() in space.digests[length]:
                     best = length
             self._add(space, prompt)
-            shared = max((_common_prefix_length(prompt, old) for old in space.recent), default=0)
+            shared = max((common_prefix_length(prompt, old) for old in space.recent), default=0)
             if shared >= SHARED_PREFIX_MIN_BYTES and shared > best:
                 self._add(space, prompt[:shared])
             space.recent.append(prompt)
