@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
+from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime, protected_paths
 from reasonix_core.agent.session import list_sessions
 from reasonix_core.config import (
     load_config,
@@ -95,6 +95,8 @@ class EngineServices:
         self.config_home = home or reasonix_home()
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
+        # What ``@path`` references never attach (the same list tools never read).
+        self.protected = protected_paths(self.config, self.config_home, self.workspace)
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
         self.effort = effort or self.config.agent.effort

@@ -275,7 +275,10 @@ async def open_runtime(
             history = loaded_session.messages
         else:
             system_prompt = build_system_prompt(
-                workspace, home, extra=config.agent.system_prompt_extra
+                workspace,
+                home,
+                extra=config.agent.system_prompt_extra,
+                protected=policy.forbid_read,
             )
             header = SessionHeader(
                 id=new_session_id(clock()),

@@ -1,0 +1,168 @@
+"""Adversarial review of the merged trust boundary (issue 10): holes found at the
+seams between the pieces, each as a test that failed on the merged main.
+
+A hostile repository plants files (symlinks, custom commands, instruction
+files); an injected model follows the instructions in them. The key sits in the
+Reasonix home; it must never reach a model request.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from reasonix_core.agent.builder import SECRET_PATHS, protected_paths
+from reasonix_core.agent.prompt import build_system_prompt, load_instructions
+from reasonix_core.command.custom import load_custom_commands
+from reasonix_core.command.mentions import expand_mentions
+from reasonix_core.config.schema import Config
+
+KEY_LINE = "DEEPSEEK_API_KEY=sk-review-secret-5e1d"
+
+
+def _plant_key(home: Path) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    env = home / ".env"
+    env.write_text(KEY_LINE + "\n", encoding="utf-8")
+    return env
+
+
+def _protected(home: Path, workspace: Path) -> tuple[Path, ...]:
+    return protected_paths(Config(), home, workspace)
+
+
+# --- @path references (TUI prompt expansion) ------------------------------------------
+
+
+def test_mention_of_a_planted_link_to_the_key_is_not_attached(home: Path, workspace: Path) -> None:
+    """A cloned repository ships ``notes.txt -> ~/.reasonix/.env``; the user types
+    "summarise @notes.txt" and the key went into the user turn."""
+    env = _plant_key(home)
+    (workspace / "notes.txt").symlink_to(env)
+    expansion = expand_mentions("summarise @notes.txt", workspace)
+    assert KEY_LINE not in expansion.apply("summarise @notes.txt")
+    assert expansion.notices and "protected" in expansion.notices[0]
+
+
+def test_mention_through_a_linked_folder_is_not_attached(home: Path, workspace: Path) -> None:
+    env = _plant_key(home)
+    (workspace / "docs").symlink_to(env.parent, target_is_directory=True)
+    text = "read @docs/.env"
+    assert KEY_LINE not in expand_mentions(text, workspace).apply(text)
+
+
+def test_project_custom_command_cannot_pull_the_key_or_ssh_keys(
+    home: Path, workspace: Path
+) -> None:
+    """``.reasonix/commands/review.md`` from the repository says
+    ``@~/.reasonix/.env`` (here: the literal home path) and ``@~/.ssh/id_ed25519``;
+    running ``/review`` attached both."""
+    env = _plant_key(home)
+    ssh = Path(os.path.expanduser("~/.ssh"))
+    ssh.mkdir(parents=True)
+    (ssh / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL\n", encoding="utf-8")
+    commands = workspace / ".reasonix" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        f"Review the code. Context: @{env} and @~/.ssh/id_ed25519\n", encoding="utf-8"
+    )
+    custom, problems = load_custom_commands(workspace, home)
+    assert not problems
+    prompt = custom[0].render("")
+    expansion = expand_mentions(prompt, workspace, protected=_protected(home, workspace))
+    sent = expansion.apply(prompt)
+    assert KEY_LINE not in sent
+    assert "PRIVATE-KEY-MATERIAL" not in sent
+    assert len(expansion.notices) == 2
+
+
+def test_mention_of_a_link_out_of_the_workspace_is_not_attached(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A relative name is a workspace file to the user; a planted link must not
+    make it some other file of theirs."""
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "diary.txt").write_text("PRIVATE-DIARY\n", encoding="utf-8")
+    (workspace / "README").symlink_to(private / "diary.txt")
+    text = "fix typos in @README"
+    expansion = expand_mentions(text, workspace)
+    assert "PRIVATE-DIARY" not in expansion.apply(text)
+    assert "out of the workspace" in expansion.notices[0]
+
+
+def test_mentions_that_stay_inside_keep_working(workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    (workspace / "app-link.py").symlink_to("src/app.py")
+    text = "look at @src/app.py and @app-link.py and @src"
+    expansion = expand_mentions(text, workspace)
+    assert not expansion.notices
+    assert len(expansion.blocks) == 3
+
+
+def test_tui_passes_the_protected_paths_to_mentions(home: Path, workspace: Path) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    services = EngineServices(workspace, home=home)
+    shown = {str(p) for p in services.protected}
+    assert str(Path(os.path.realpath(home))) in shown
+    assert str(Path(os.path.realpath(os.path.expanduser(SECRET_PATHS[0])))) in shown
+
+
+# --- standing instructions --------------------------------------------------------------
+
+
+def test_instruction_link_into_the_home_is_skipped_when_the_workspace_is_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Working in ``$HOME`` (home ``~/.reasonix``): a sandboxed ``ln -s
+    .reasonix/.env AGENTS.md`` stays inside the workspace, and the next session
+    put the key into its system prompt, sent with every request."""
+    user_home = Path(os.path.expanduser("~"))
+    home = user_home / ".reasonix"
+    monkeypatch.setenv("REASONIX_HOME", str(home))
+    _plant_key(home)
+    (user_home / "AGENTS.md").symlink_to(".reasonix/.env")
+    (user_home / "CLAUDE.md").symlink_to(".ssh/config")
+    (user_home / ".ssh").mkdir()
+    (user_home / ".ssh" / "config").write_text("Host secret-bastion\n", encoding="utf-8")
+    protected = _protected(home, user_home)
+    assert load_instructions(user_home, home, protected) == []
+    prompt = build_system_prompt(user_home, home, protected=protected)
+    assert KEY_LINE not in prompt
+    assert "secret-bastion" not in prompt
+
+
+def test_instruction_files_of_the_workspace_still_load(home: Path, workspace: Path) -> None:
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "agents.md").write_text("Use tabs.\n", encoding="utf-8")
+    (workspace / "AGENTS.md").symlink_to("docs/agents.md")
+    assert load_instructions(workspace, home, _protected(home, workspace)) == [
+        ("AGENTS.md", "Use tabs.")
+    ]
+
+
+async def test_key_never_reaches_the_system_prompt_of_a_run_in_home(
+    server: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same through a real run: the request bodies never carry the key."""
+    from reasonix_core.testing.fixture_server import Reply
+    from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
+    from tests.core.agent_helpers import bodies, run_turn, runtime
+
+    user_home = Path(os.path.expanduser("~"))
+    home = user_home / ".reasonix"
+    monkeypatch.setenv("REASONIX_HOME", str(home))
+    _plant_key(home)
+    write_config(home, server.base_url)  # type: ignore[attr-defined]
+    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+    (user_home / "AGENTS.md").symlink_to(".reasonix/.env")
+    server.enqueue(Reply(content="ok"))  # type: ignore[attr-defined]
+    async with runtime(user_home, home=home) as rt:
+        await run_turn(rt, "hello")
+    sent = bodies(server)
+    assert sent
+    assert all(KEY_LINE not in str(body) for body in sent)
