@@ -9,8 +9,11 @@ Reasonix home; it must never reach a model request.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from reasonix_core.agent.builder import SECRET_PATHS, protected_paths
@@ -18,6 +21,11 @@ from reasonix_core.agent.prompt import build_system_prompt, load_instructions
 from reasonix_core.command.custom import load_custom_commands
 from reasonix_core.command.mentions import expand_mentions
 from reasonix_core.config.schema import Config
+from reasonix_core.tool.base import ToolContext
+from reasonix_core.tool.builtin.bash import BashTool
+from reasonix_core.tool.jobs import JobManager
+from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.shell_sandbox import find_system_bwrap
 
 KEY_LINE = "DEEPSEEK_API_KEY=sk-review-secret-5e1d"
 
@@ -166,3 +174,77 @@ async def test_key_never_reaches_the_system_prompt_of_a_run_in_home(
     sent = bodies(server)
     assert sent
     assert all(KEY_LINE not in str(body) for body in sent)
+
+
+# --- git metadata: a repository born in the session, changed by a background job -------
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+needs_bwrap = pytest.mark.skipif(find_system_bwrap() is None, reason="bwrap is not installed")
+
+
+def _sandbox_ctx(ws: Path, tmp: Path) -> ToolContext:
+    ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30)
+    ctx.services["sandbox"] = SandboxPolicy(workspace=ws, temp_dir=tmp)
+    return ctx
+
+
+def _host_git_status(ws: Path) -> None:
+    subprocess.run(["git", "status"], cwd=ws, capture_output=True, timeout=30, check=False)
+
+
+async def _wait_for(path: Path) -> None:
+    with anyio.fail_after(20):
+        while not path.exists():  # noqa: ASYNC110 - a file, not an event
+            await anyio.sleep(0.02)
+
+
+@needs_git
+@needs_bwrap
+@pytest.mark.parametrize("job_ends", [True, False], ids=["job-ends", "job-still-running"])
+async def test_background_job_cannot_arm_a_repo_judged_harmless_earlier(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job_ends: bool
+) -> None:
+    """A background job (started while the workspace had no ``.git``, so its
+    sandbox binds nothing) runs ``git init``; a foreground command's check judges
+    that fresh repository harmless; then the job sets ``core.fsmonitor``. The
+    guard compared only file types after that, so the user's next host ``git
+    status`` ran the command."""
+    for name, value in {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    ws, tmp = tmp_path / "ws", tmp_path / "session-tmp"
+    ws.mkdir()
+    tmp.mkdir()
+    marker = tmp_path / "host-git-ran-it"
+    ctx = _sandbox_ctx(ws, tmp)
+    tail = "" if job_ends else "; sleep 60"
+    async with JobManager() as jobs:
+        ctx.services["jobs"] = jobs
+        started = await BashTool().execute(
+            {
+                "command": "git init -q && touch inited && "
+                "until [ -e go ]; do sleep 0.02; done; "
+                f"git config core.fsmonitor 'echo ran >> {marker}; false'; touch armed{tail}",
+                "run_in_background": True,
+            },
+            ctx,
+        )
+        job_id = started.meta["job_id"]
+        await _wait_for(ws / "inited")
+        seen = await BashTool().execute({"command": "true"}, ctx)  # judges the fresh repo
+        assert "git_quarantined" not in seen.meta, seen.text
+        (ws / "go").touch()
+        await _wait_for(ws / "armed")
+        if job_ends:
+            with anyio.fail_after(20):
+                await jobs._get(job_id).finished.wait()
+        else:
+            await BashTool().execute({"command": "true"}, ctx)
+    # git as the user runs it on the host later, unconfined.
+    _host_git_status(ws)
+    assert not marker.exists()
