@@ -910,6 +910,26 @@ _RM_LONG = {
 }
 
 
+# Every long option of GNU rm: getopt accepts any unambiguous prefix of one
+# (``--rec --for`` is ``--recursive --force``).
+_RM_ALL_LONG = (
+    *_RM_LONG,
+    "--one-file-system",
+    "--no-preserve-root",
+    "--preserve-root",
+    "--help",
+    "--version",
+)
+
+
+def _rm_long_letter(word: str) -> str | None:
+    """The flag letter of an ``rm`` long option, abbreviated or not."""
+    if word in _RM_LONG or "=" in word:
+        return _RM_LONG.get(word)
+    matches = [full for full in _RM_ALL_LONG if full.startswith(word)]
+    return _RM_LONG.get(matches[0]) if len(matches) == 1 else None
+
+
 def _program(word: str) -> str:
     """The program name a deny rule should see: the basename of a path."""
     return os.path.basename(word) if "/" in word else word
@@ -933,7 +953,7 @@ def _rm_forms(words: tuple[str, ...]) -> list[tuple[str, ...]]:
         elif w == "--":
             ended = True
         elif w.startswith("--"):
-            letter = _RM_LONG.get(w)
+            letter = _rm_long_letter(w)
             if letter:
                 flags.add(letter)
             else:

@@ -248,3 +248,29 @@ async def test_background_job_cannot_arm_a_repo_judged_harmless_earlier(
     # git as the user runs it on the host later, unconfined.
     _host_git_status(ws)
     assert not marker.exists()
+
+
+# --- deny rules: GNU rm's abbreviated long options -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rm --rec --for victim", "rm --recur -f victim", "rm -r --forc victim", "rm --fo --re victim"],
+)
+def test_abbreviated_rm_options_are_denied_like_the_full_ones(tmp_path: Path, command: str) -> None:
+    """GNU getopt takes any unambiguous prefix of a long option, so ``rm --rec
+    --for`` is ``rm -rf``; ``Bash(rm -rf*)`` in deny let it through (and preset
+    yolo then ran it)."""
+    from reasonix_core.config.schema import PermissionsConfig
+    from reasonix_core.permission.policy import Policy, Verdict
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "f").write_text("x", encoding="utf-8")
+    # The spelling is real: the same line removes the folder when run.
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, timeout=30)
+    assert not victim.exists()
+    policy = Policy.from_config(PermissionsConfig(preset="yolo", deny=["Bash(rm -rf*)"]), tmp_path)
+    assert policy.decide("bash", False, {"command": command}).verdict is Verdict.DENY
+    # An ambiguous prefix (--v: --verbose or --version) is not guessed.
+    assert policy.decide("bash", False, {"command": "rm --v x"}).verdict is Verdict.ALLOW
