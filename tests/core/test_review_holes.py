@@ -274,3 +274,46 @@ def test_abbreviated_rm_options_are_denied_like_the_full_ones(tmp_path: Path, co
     assert policy.decide("bash", False, {"command": command}).verdict is Verdict.DENY
     # An ambiguous prefix (--v: --verbose or --version) is not guessed.
     assert policy.decide("bash", False, {"command": "rm --v x"}).verdict is Verdict.ALLOW
+
+
+# --- crashes: a hostile project file, a hostile folder name ---------------------------
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[sandbox]\nforbid_read = ["keys\\u0000x"]\n',
+        '[permissions]\nadditional_directories = ["a\\u0000b"]\n',
+        '[sandbox]\nallow_write = ["\\u0000"]\n',
+    ],
+)
+def test_nul_in_a_project_path_setting_is_a_config_error(
+    workspace: Path, home: Path, server: object, table: str
+) -> None:
+    """``forbid_read`` applies untrusted (it only tightens), so any repository
+    could make every ``reasonix run`` in it die with a ValueError traceback."""
+    from tests.conftest import write_config
+    from tests.core.test_cli_run import reasonix
+
+    write_config(home, server.base_url)  # type: ignore[attr-defined]
+    (workspace / "reasonix.toml").write_text(table, encoding="utf-8")
+    proc = reasonix(workspace, "run", "--trust-project", "hi")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "NUL" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_folder_name_that_is_not_utf8_runs(tmp_path: Path, home: Path, server: object) -> None:
+    """An archive can carry such a folder; ``reasonix run`` in it died in the
+    session store's folder hash (UnicodeEncodeError traceback)."""
+    from reasonix_core.testing.fixture_server import Reply
+    from tests.conftest import write_config
+    from tests.core.test_cli_run import last_json, reasonix
+
+    write_config(home, server.base_url)  # type: ignore[attr-defined]
+    folder = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/repo-\xff\xfe"))
+    folder.mkdir()
+    server.enqueue(Reply(content="fine"))  # type: ignore[attr-defined]
+    proc = reasonix(folder, "run", "--output", "json", "hi")
+    assert proc.returncode == 0, proc.stderr
+    assert last_json(proc.stdout)["result"] == "fine"
