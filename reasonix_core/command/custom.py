@@ -11,8 +11,10 @@ reported as a :class:`LoadProblem` and skipped; loading never raises.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -121,10 +123,7 @@ def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> Cus
     segments = path.relative_to(root).with_suffix("").parts
     if not segments or not all(_NAME_SEGMENT.match(s) for s in segments):
         raise _BadCommand("invalid command name (use letters, digits, '-', '_', '.')")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise _BadCommand(f"cannot read: {exc.strerror}") from exc
+    raw = _read_regular(path)
     if len(raw) > _MAX_BYTES:
         raise _BadCommand(f"larger than {_MAX_BYTES // 1024} KiB")
     try:
@@ -142,6 +141,24 @@ def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> Cus
         source=path,
         scope=scope,
     )
+
+
+def _read_regular(path: Path) -> bytes:
+    """At most one byte over the cap of a regular file. A FIFO planted under a
+    command name would block the reader (and the TUI's start) forever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _BadCommand(f"cannot read: {exc.strerror}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _BadCommand("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(_MAX_BYTES + 1)
+    except OSError as exc:
+        raise _BadCommand(f"cannot read: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
 
 
 def _split_front_matter(text: str) -> tuple[dict[str, str], str]:

@@ -15,8 +15,10 @@ workspace-relative name whose symlinks lead out of the workspace.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,9 +125,17 @@ def expand_mentions(
 
 
 def _file_block(label: str, path: Path, cap: int) -> str:
-    size = path.stat().st_size
-    with path.open("rb") as handle:
-        data = handle.read(cap + 1)
+    # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the turn.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        size = info.st_size
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(cap + 1)
+    finally:
+        os.close(fd)
     if b"\x00" in data[:8192]:
         return f'<file path="{label}" binary="true" size="{size}" />'
     truncated = len(data) > cap

@@ -317,3 +317,37 @@ def test_a_folder_name_that_is_not_utf8_runs(tmp_path: Path, home: Path, server:
     proc = reasonix(folder, "run", "--output", "json", "hi")
     assert proc.returncode == 0, proc.stderr
     assert last_json(proc.stdout)["result"] == "fine"
+
+
+# --- hangs: a FIFO planted where a prompt file is read ---------------------------------
+
+
+def test_fifo_custom_command_is_a_problem_not_a_hang(home: Path, workspace: Path) -> None:
+    """``.reasonix/commands/x.md`` as a FIFO blocked the command loader (the
+    TUI loads them before its first frame) forever."""
+    commands = workspace / ".reasonix" / "commands"
+    commands.mkdir(parents=True)
+    os.mkfifo(commands / "x.md")
+    (commands / "ok.md").write_text("Do it.\n", encoding="utf-8")
+    custom, problems = _in_thread_or_fail(load_custom_commands, workspace, home)
+    assert [c.name for c in custom] == ["ok"]
+    assert [p.path.name for p in problems] == ["x.md"]
+
+
+def test_fifo_mention_is_a_notice_not_a_hang(workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    expansion = _in_thread_or_fail(expand_mentions, "read @pipe", workspace)
+    assert not expansion.blocks
+    assert "not a regular file" in expansion.notices[0]
+
+
+def _in_thread_or_fail(fn, *args):  # type: ignore[no-untyped-def]
+    """Call ``fn`` in a daemon thread; a hang fails the test instead of the suite."""
+    import threading
+
+    box: list[object] = []
+    thread = threading.Thread(target=lambda: box.append(fn(*args)), daemon=True)
+    thread.start()
+    thread.join(10)
+    assert box, f"{fn.__name__} blocked on a FIFO"
+    return box[0]
