@@ -351,3 +351,40 @@ def _in_thread_or_fail(fn, *args):  # type: ignore[no-untyped-def]
     thread.join(10)
     assert box, f"{fn.__name__} blocked on a FIFO"
     return box[0]
+
+
+# --- open: programs whose own options run commands or write files ---------------------
+
+# (allow rule, command): the rule's prefix matches, and the program itself then
+# runs a command or writes a file the rule never meant to cover. The lexer sees
+# shell syntax only, so each is allowed without asking. Contained by the bash
+# sandbox (workspace writes, .git read-only, no network), but run without the
+# approval the user expected; the fix is per-program option knowledge
+# (Claude Code validates sed scripts and a list of such flags).
+PROGRAM_SMUGGLES: list[tuple[str, str]] = [
+    ("Bash(sed -n:*)", "sed -n '1e touch pwned' README"),
+    ("Bash(sed -n:*)", "sed -n '1w pwned' README"),
+    ("Bash(git diff:*)", "git diff --output=pwned"),
+    ("Bash(git log:*)", "git log --output=pwned"),
+    ("Bash(rg:*)", "rg --pre ./evil.sh needle"),
+    ("Bash(man:*)", "man -P 'touch pwned' ls"),
+    ("Bash(tar -tf:*)", "tar -tf a.tar --to-command='touch pwned'"),
+    ("Bash(sort:*)", "sort -o pwned README"),
+    ("Bash(awk:*)", "awk 'BEGIN { system(\"touch pwned\") }'"),
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: prefix allow rules do not know program options that execute or write "
+    "(sed e/w, git --output, rg --pre, man -P, tar --to-command, sort -o, awk system)",
+)
+@pytest.mark.parametrize(("rule", "command"), PROGRAM_SMUGGLES)
+def test_program_options_that_execute_or_write_are_not_covered_by_a_prefix_rule(
+    tmp_path: Path, rule: str, command: str
+) -> None:
+    from reasonix_core.config.schema import PermissionsConfig
+    from reasonix_core.permission.policy import Policy, Verdict
+
+    policy = Policy.from_config(PermissionsConfig(allow=[rule]), tmp_path)
+    assert policy.decide("bash", False, {"command": command}).verdict is not Verdict.ALLOW
