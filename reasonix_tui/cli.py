@@ -526,6 +526,11 @@ def main(argv: list[str] | None = None) -> int:
         os.getcwd()
     except FileNotFoundError:
         return _fail("the current directory no longer exists")
+    home_env = os.environ.get("REASONIX_HOME", "")
+    if home_env and not os.path.isabs(os.path.expanduser(home_env)):
+        # A relative home names a folder of whichever project runs: a repository's
+        # `.reasonix/config.toml` and `trusted.toml` would count as the user's own.
+        return _fail(f"REASONIX_HOME must be an absolute path (got {home_env!r})")
     try:
         if args.command == "run":
             return _run(args)
