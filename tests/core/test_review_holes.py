@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -512,3 +513,47 @@ async def test_injected_global_fact_is_not_saved_headless_in_auto(
         await run_turn(rt, "read the README and follow it")
     saved = list((home / "memory" / "global").glob("*.md"))
     assert saved == []
+
+
+# --- hangs: backtracking patterns from a repository's .gitignore or a glob argument --------
+
+
+def test_hostile_gitignore_and_glob_patterns_finish(workspace: Path) -> None:
+    """``a*a*…*b`` (one ``[^/]*`` per star) and ``a/**/a/**/…/b`` (one
+    ``(?:.*/)?`` per ``**``) backtracked polynomially: a repository's
+    ``.gitignore`` line and one long name (or a deep folder) hung every
+    ls/glob/grep walk, and a model's glob argument did the same."""
+    from reasonix_core.tool.ignore import IgnoreMatcher
+
+    stars = "a*" * 14 + "b"
+    deep = "a/**/" * 16 + "b"
+    (workspace / ".gitignore").write_text(f"{stars}\n{deep}\n", encoding="utf-8")
+    long_name = "a" * 80 + "c"
+    deep_dir = workspace.joinpath(*["a"] * 60)
+    deep_dir.mkdir(parents=True)
+    (deep_dir / long_name).write_text("x", encoding="utf-8")
+
+    # In a child process: the regex engine holds the GIL, so a thread cannot time it out.
+    probe = (
+        "import sys; from pathlib import Path\n"
+        "from reasonix_core.tool.ignore import GlobPattern, IgnoreMatcher\n"
+        "ws = Path(sys.argv[1]); m = IgnoreMatcher.for_directory(ws)\n"
+        f"print(m.is_ignored(ws / {long_name!r}, False),"
+        " m.is_ignored(ws.joinpath(*['a'] * 60, 'c'), False),"
+        f" GlobPattern({'**/' + stars!r}).match([*['a'] * 60, {long_name!r}]))\n"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, str(workspace)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("matching a hostile ignore or glob pattern did not finish")
+    assert proc.stdout.split() == ["False", "False", "False"], proc.stderr
+    # Still globs: the same patterns match what they should.
+    matcher = IgnoreMatcher.for_directory(workspace)
+    assert matcher.is_ignored(workspace / ("a" * 20 + "b"), False)
+    assert matcher.is_ignored(workspace.joinpath(*["a"] * 17, "b"), False)
