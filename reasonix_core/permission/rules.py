@@ -197,15 +197,36 @@ _GLOB_CHARS = frozenset("*?")
 
 
 def _command_glob(pattern: str) -> re.Pattern[str]:
-    """``*`` matches anything (spaces and ``/`` included), ``?`` one character."""
-    out = []
+    """``*`` matches anything (spaces and ``/`` included), ``?`` one character.
+
+    As in :mod:`fnmatch`, a star followed by a fixed run and another star is an
+    atomic lazy group: one ``.*`` per star backtracks polynomially, and a
+    project's deny rules (which apply untrusted) are tried on every command, so
+    ``Bash(*a*a*…*b)`` against a long line hung the run."""
+    pieces: list[str | None] = []  # None: a star
     for ch in pattern:
         if ch == "*":
-            out.append(".*")
+            if not pieces or pieces[-1] is not None:
+                pieces.append(None)
         elif ch == "?":
-            out.append(".")
+            pieces.append(".")
         else:
-            out.append(re.escape(ch))
+            pieces.append(re.escape(ch))
+    out: list[str] = []
+    i, n = 0, len(pieces)
+    while i < n and pieces[i] is not None:
+        out.append(pieces[i])  # type: ignore[arg-type]
+        i += 1
+    while i < n:
+        i += 1  # the star
+        fixed: list[str] = []
+        while i < n and pieces[i] is not None:
+            fixed.append(pieces[i])  # type: ignore[arg-type]
+            i += 1
+        if i == n:
+            out.append(".*" + "".join(fixed))
+        else:
+            out.append("(?>.*?" + "".join(fixed) + ")")
     return re.compile("".join(out), re.DOTALL)
 
 

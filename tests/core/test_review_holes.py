@@ -589,3 +589,48 @@ def test_backtracking_grep_pattern_does_not_hang_the_run(workspace: Path) -> Non
     except subprocess.TimeoutExpired:
         pytest.fail("grep with a backtracking pattern did not finish")
     assert "finished" in proc.stdout, proc.stderr
+
+
+def _decides_in_time(rule: str, tool: str, args: dict[str, object], workspace: Path) -> str:
+    """The verdict from a child process (``re`` holds the GIL: a thread cannot time out)."""
+    probe = (
+        "import json, sys; from pathlib import Path\n"
+        "from reasonix_core.config.schema import PermissionsConfig\n"
+        "from reasonix_core.permission.policy import Policy\n"
+        "p = Policy.from_config(PermissionsConfig(deny=[sys.argv[1]]), Path(sys.argv[2]))\n"
+        "print(p.decide(sys.argv[3], False, json.loads(sys.argv[4])).verdict.value)\n"
+    )
+    import json as json_mod
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, rule, str(workspace), tool, json_mod.dumps(args)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"deciding under {rule} did not finish")
+    return proc.stdout.strip() or proc.stderr
+
+
+def test_backtracking_project_deny_rule_on_a_command_finishes(workspace: Path) -> None:
+    """Project deny rules apply untrusted and are tried on every bash command."""
+    rule = "Bash(" + "*a" * 14 + "*b)"
+    assert _decides_in_time(rule, "bash", {"command": "echo " + "a" * 300}, workspace) == "ask"
+    assert _decides_in_time(rule, "bash", {"command": "echo " + "a" * 30 + "b"}, workspace) == (
+        "deny"
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: path rules (_path_glob) still translate each * to [^/]* and each **/ "
+    "to (?:.*/)?, which backtrack polynomially; a project's Read(...) deny rule hangs "
+    "a read of a long name",
+)
+def test_backtracking_project_deny_rule_on_a_path_finishes(workspace: Path) -> None:
+    rule = "Read(" + "*a" * 14 + "*b)"
+    args = {"path": "a" * 200 + "c"}
+    assert _decides_in_time(rule, "read_file", args, workspace) == "allow"
