@@ -656,3 +656,49 @@ def test_linear_path_glob_agrees_with_the_regex_it_replaces() -> None:
             )
             checked += 1
     assert checked == 30000
+
+
+# --- deny rules: a git alias defined on the same line -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c alias.p=push p origin main",
+        "git -c alias.P=push p",
+        "git -c alias.a=b -c alias.b=push a",
+        'git -c alias.p="-C . push" p',
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
+        "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
+    ],
+)
+def test_inline_git_alias_does_not_pass_a_deny_rule(tmp_path: Path, command: str) -> None:
+    """``git -c alias.p=push p`` is ``git push``; ``Bash(git push:*)`` in deny
+    let it through (and preset yolo ran it)."""
+    from reasonix_core.config.schema import PermissionsConfig
+    from reasonix_core.permission.policy import Policy, Verdict
+
+    policy = Policy.from_config(
+        PermissionsConfig(preset="yolo", deny=["Bash(git push:*)"]), tmp_path
+    )
+    assert policy.decide("bash", False, {"command": command}).verdict is Verdict.DENY
+
+
+@needs_git
+def test_inline_git_alias_really_runs_the_subcommand(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, timeout=30)
+    proc = subprocess.run(
+        ["git", "-c", "alias.p=push", "p"], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
+    assert "push destination" in proc.stderr
+
+
+def test_aliases_that_do_not_reach_a_denied_command_stay_allowed(tmp_path: Path) -> None:
+    from reasonix_core.config.schema import PermissionsConfig
+    from reasonix_core.permission.policy import Policy, Verdict
+
+    policy = Policy.from_config(
+        PermissionsConfig(preset="yolo", deny=["Bash(git push:*)"]), tmp_path
+    )
+    for command in ("git -c alias.st=status st", "git -c alias.a=a a", "git status"):
+        assert policy.decide("bash", False, {"command": command}).verdict is Verdict.ALLOW
