@@ -91,16 +91,25 @@ def load_custom_commands(
     if project_root is not None:
         sources.append((project_root / ".reasonix" / "commands", "project"))
     for directory, scope in sources:
-        for command in _load_dir(directory, scope, problems):
+        # A project's command is the repository's file: a link out of the project
+        # (``review.md -> ~/.reasonix/.env``) would send that file as the prompt.
+        inside = project_root if scope == "project" else None
+        for command in _load_dir(directory, scope, problems, inside):
             by_name[command.name] = command
     return sorted(by_name.values(), key=lambda c: c.name), problems
 
 
 def _load_dir(
-    directory: Path, scope: Literal["project", "user"], problems: list[LoadProblem]
+    directory: Path,
+    scope: Literal["project", "user"],
+    problems: list[LoadProblem],
+    inside: Path | None = None,
 ) -> list[CustomCommand]:
     try:
         if not directory.is_dir():
+            return []
+        if inside is not None and not _within(directory, inside):
+            problems.append(LoadProblem(path=directory, message="links out of the project"))
             return []
         files = sorted(directory.rglob("*.md"))
     except OSError as exc:
@@ -108,11 +117,19 @@ def _load_dir(
         return []
     commands = []
     for path in files:
+        if inside is not None and not _within(path, inside):
+            problems.append(LoadProblem(path=path, message="links out of the project"))
+            continue
         try:
             commands.append(_load_file(directory, path, scope))
         except _BadCommand as exc:
             problems.append(LoadProblem(path=path, message=str(exc)))
     return commands
+
+
+def _within(path: Path, root: Path) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 class _BadCommand(Exception):

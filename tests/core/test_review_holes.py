@@ -770,3 +770,41 @@ def test_approval_summary_keeps_ordinary_text() -> None:
 
     command = "pytest -q\n\tpython -c 'print(\"é ü 中文\")'"
     assert summarize_call("bash", {"command": command}) == f"Run: {command}"
+
+
+def test_project_command_linking_to_the_key_is_not_loaded(
+    home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """``.reasonix/commands/review.md -> ~/.reasonix/.env``: typing ``/review``
+    sent the key file as the prompt. A commands folder linked out of the project
+    (to ``/``) walked the whole disk and loaded any ``*.md`` as a command."""
+    env = _plant_key(home)
+    commands = workspace / ".reasonix" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").symlink_to(env)
+    (commands / "ok.md").write_text("Review the diff.\n", encoding="utf-8")
+    (commands / "alias.md").symlink_to("ok.md")  # a link inside the project still loads
+    custom, problems = load_custom_commands(workspace, home)
+    assert sorted(c.name for c in custom) == ["alias", "ok"]
+    assert all(KEY_LINE not in c.body for c in custom)
+    assert [p.path.name for p in problems] == ["review.md"]
+
+    other = tmp_path / "other-project"
+    (other / ".reasonix").mkdir(parents=True)
+    outside = tmp_path / "outside-notes"
+    outside.mkdir()
+    (outside / "secret.md").write_text("PRIVATE NOTES\n", encoding="utf-8")
+    (other / ".reasonix" / "commands").symlink_to(outside, target_is_directory=True)
+    custom, problems = load_custom_commands(other, home)
+    assert custom == []
+    assert problems and "links out of the project" in problems[0].message
+
+
+def test_user_commands_may_link_anywhere(home: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "dotfiles"
+    shared.mkdir()
+    (shared / "fix.md").write_text("Fix it.\n", encoding="utf-8")
+    (home / "commands").mkdir(parents=True)
+    (home / "commands" / "fix.md").symlink_to(shared / "fix.md")
+    custom, problems = load_custom_commands(None, home)
+    assert [c.name for c in custom] == ["fix"] and not problems
