@@ -9,6 +9,7 @@ Nothing here imports textual.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -19,7 +20,13 @@ from pathlib import Path
 import anyio
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime, protected_paths
+from reasonix_core.agent.builder import (
+    RunSettings,
+    Runtime,
+    build_policy,
+    open_runtime,
+    protected_paths,
+)
 from reasonix_core.agent.session import list_sessions
 from reasonix_core.config import (
     load_config,
@@ -97,6 +104,11 @@ class EngineServices:
         self.config = loaded.config
         # What ``@path`` references never attach (the same list tools never read).
         self.protected = protected_paths(self.config, self.config_home, self.workspace)
+        # ...nor what the Read deny rules keep from tools (``Read(.env)``).
+        mention_policy = build_policy(
+            self.config, RunSettings(workspace=self.workspace), self.workspace, self.config_home
+        )
+        self.mention_denied = functools.partial(mention_policy.read_denied, "read_file")
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
         self.effort = effort or self.config.agent.effort

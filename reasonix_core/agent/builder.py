@@ -7,6 +7,7 @@ session -> Agent.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -279,6 +280,7 @@ async def open_runtime(
                 home,
                 extra=config.agent.system_prompt_extra,
                 protected=policy.forbid_read,
+                denied=functools.partial(policy.read_denied, "read_file"),
             )
             header = SessionHeader(
                 id=new_session_id(clock()),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -33,7 +33,10 @@ How to work:
 
 
 def load_instructions(
-    workspace: Path, home: Path | None = None, protected: Iterable[Path | str] = ()
+    workspace: Path,
+    home: Path | None = None,
+    protected: Iterable[Path | str] = (),
+    denied: Callable[[str], bool] | None = None,
 ) -> list[tuple[str, str]]:
     """(label, text) for each standing-instruction file found, user-level first.
 
@@ -60,6 +63,9 @@ def load_instructions(
                 real = path.resolve()
                 if not real.is_relative_to(inside) or any(real.is_relative_to(p) for p in shielded):
                     continue
+                # ``Read(.env)`` in deny: AGENTS.md -> .env must not pass it either.
+                if denied is not None and denied(str(path)):
+                    continue
             with path.open("rb") as fh:  # at most the cap, however large the file
                 data = fh.read(MAX_INSTRUCTION_BYTES)
         except OSError:
@@ -75,11 +81,12 @@ def build_system_prompt(
     home: Path | None = None,
     extra: str = "",
     protected: Iterable[Path | str] = (),
+    denied: Callable[[str], bool] | None = None,
 ) -> str:
     parts = [BASE_PROMPT.rstrip()]
     if extra.strip():
         parts.append(extra.strip())
-    for label, text in load_instructions(workspace, home, protected):
+    for label, text in load_instructions(workspace, home, protected, denied):
         parts.append(f"# Standing instructions from {label}\n\n{text}")
     return "\n\n".join(parts) + "\n"
 

@@ -19,7 +19,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,9 +97,12 @@ def expand_mentions(
     file_cap: int = FILE_CAP_BYTES,
     listing_cap: int = LISTING_CAP,
     protected: Sequence[Path | str] = (),
+    denied: Callable[[str], bool] | None = None,
 ) -> MentionExpansion:
     """Attach each existing ``@path``; ``protected``: the run's ``forbid_read``
-    paths (the Reasonix home is always among them)."""
+    paths (the Reasonix home is always among them); ``denied``: the run's
+    ``Read`` deny rules (``Policy.read_denied`` for read_file), so a project
+    command's ``@.env`` or a planted link to it does not pass ``Read(.env)``."""
     blocks: list[str] = []
     notices: list[str] = []
     paths: list[str] = []
@@ -110,6 +113,8 @@ def expand_mentions(
             continue
         label, path = resolved
         refusal = _refusal(label, path, workspace, shielded)
+        if refusal is None and denied is not None and denied(os.fspath(path)):
+            refusal = f"@{label}: denied by your Read rules; not attached"
         if refusal is not None:
             notices.append(refusal)
             continue

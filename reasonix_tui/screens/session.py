@@ -193,6 +193,7 @@ class SessionScreen(SessionCommands, Screen[None]):
                     functools.partial(
                         expand_mentions,
                         protected=getattr(self.services, "protected", ()),
+                        denied=getattr(self.services, "mention_denied", None),
                     ),
                     prompt,
                     self.services.workspace,

@@ -8,6 +8,7 @@ Reasonix home; it must never reach a model request.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -808,3 +809,47 @@ def test_user_commands_may_link_anywhere(home: Path, tmp_path: Path) -> None:
     (home / "commands" / "fix.md").symlink_to(shared / "fix.md")
     custom, problems = load_custom_commands(None, home)
     assert [c.name for c in custom] == ["fix"] and not problems
+
+
+# --- Read deny rules at the prompt-building seams ----------------------------------------
+
+
+def _env_deny_policy(workspace: Path):  # type: ignore[no-untyped-def]
+    from reasonix_core.config.schema import PermissionsConfig
+    from reasonix_core.permission.policy import Policy
+
+    return Policy.from_config(PermissionsConfig(deny=["Read(.env)"]), workspace)
+
+
+def test_read_deny_rule_holds_for_mentions(workspace: Path) -> None:
+    """``deny = ["Read(.env)"]``: a project command's ``@.env`` or a planted
+    ``notes.txt -> .env`` attached the project's secrets all the same."""
+    (workspace / ".env").write_text("DB_PASSWORD=hunter2\n", encoding="utf-8")
+    (workspace / "notes.txt").symlink_to(".env")
+    policy = _env_deny_policy(workspace)
+    denied = functools.partial(policy.read_denied, "read_file")
+    text = "context: @.env and @notes.txt"
+    expansion = expand_mentions(text, workspace, denied=denied)
+    assert "hunter2" not in expansion.apply(text)
+    assert len(expansion.notices) == 2 and "Read rules" in expansion.notices[0]
+
+
+def test_read_deny_rule_holds_for_standing_instructions(home: Path, workspace: Path) -> None:
+    (workspace / ".env").write_text("DB_PASSWORD=hunter2\n", encoding="utf-8")
+    (workspace / "AGENTS.md").symlink_to(".env")
+    (workspace / "CLAUDE.md").write_text("Be brief.\n", encoding="utf-8")
+    policy = _env_deny_policy(workspace)
+    found = load_instructions(
+        workspace, home, denied=functools.partial(policy.read_denied, "read_file")
+    )
+    assert found == [("CLAUDE.md", "Be brief.")]
+
+
+def test_tui_services_deny_what_read_rules_deny(home: Path, workspace: Path) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    (home / "config.toml").write_text('[permissions]\ndeny = ["Read(.env)"]\n', encoding="utf-8")
+    (workspace / ".env").write_text("X=1\n", encoding="utf-8")
+    services = EngineServices(workspace, home=home)
+    assert services.mention_denied(str(workspace / ".env"))
+    assert not services.mention_denied(str(workspace / "README"))
