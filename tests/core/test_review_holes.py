@@ -190,7 +190,10 @@ def _sandbox_ctx(ws: Path, tmp: Path) -> ToolContext:
     return ctx
 
 
-def _host_git_status(ws: Path) -> None:
+def _host_git_status(ws: Path, *, init: bool = False) -> None:
+    """``git status`` as the user runs it on the host later (``init``: in a new repo)."""
+    if init:
+        subprocess.run(["git", "init", "-q"], cwd=ws, check=True, timeout=30)
     subprocess.run(["git", "status"], cwd=ws, capture_output=True, timeout=30, check=False)
 
 
@@ -853,3 +856,33 @@ def test_tui_services_deny_what_read_rules_deny(home: Path, workspace: Path) -> 
     services = EngineServices(workspace, home=home)
     assert services.mention_denied(str(workspace / ".env"))
     assert not services.mention_denied(str(workspace / "README"))
+
+
+# --- open: a workspace that is $HOME ------------------------------------------------------
+
+
+@needs_git
+@needs_bwrap
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: with the workspace at $HOME the sandbox may write ~/.gitconfig (and shell "
+    "rc files, ~/.local/bin...), which host programs run later in every repository; only "
+    ".git directories are protected. Needs user-level config files bound read-only (and "
+    "checked when they appear) whenever the workspace contains $HOME",
+)
+async def test_workspace_at_home_cannot_arm_the_global_git_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user_home = Path(os.path.expanduser("~"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    marker = tmp_path / "host-git-ran-it"
+    session_tmp = tmp_path / "session-tmp"
+    session_tmp.mkdir()
+    ctx = _sandbox_ctx(user_home, session_tmp)
+    await BashTool().execute(
+        {"command": f"git config --global core.fsmonitor 'echo ran >> {marker}; false'"}, ctx
+    )
+    other = tmp_path / "some-other-repo"
+    other.mkdir()
+    _host_git_status(other, init=True)
+    assert not marker.exists()
