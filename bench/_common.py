@@ -1,7 +1,7 @@
 """Shared plumbing for the benchmark scripts (not a benchmark itself).
 
 Every benchmark talks to the project's loopback fixture server
-(``reasonix_core.testing.fixture_server``) through a throw-away
+(``reasonix_testkit.FixtureServer``) through a throw-away
 ``REASONIX_HOME`` whose ``config.toml`` names the server as the only provider.
 Nothing here touches the real ``~/.reasonix`` or a live API.
 """
@@ -18,6 +18,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# The test kit (``reasonix_testkit``) is not installed with the package; the
+# scripts import it from the repository root. Every script imports this module
+# before the kit.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 VENV_BIN = Path(sys.executable).parent
 REASONIX_BIN = VENV_BIN / "reasonix"
 
@@ -189,7 +194,7 @@ def tool_loop_responder(steps: int) -> Any:
     The step is derived from the request itself (assistant messages so far), so
     replaying a recorded request body gets exactly the same reply.
     """
-    from reasonix_core.testing.fixture_server import RecordedRequest, Reply, ToolCallSpec
+    from reasonix_testkit import RecordedRequest, Reply, ToolCallSpec
 
     def responder(request: RecordedRequest) -> Reply:
         step = assistant_turns(request.json) + 1

@@ -10,12 +10,12 @@ import sys
 
 from _common import tool_loop_responder
 
-from reasonix_core.testing.fixture_server import FixtureServer
+from reasonix_testkit import ChatDialect, FixtureServer
 
 
 def main() -> int:
     steps = int(sys.argv[1])
-    with FixtureServer(flavour="deepseek", api_key=None) as server:
+    with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
         server.responder = tool_loop_responder(steps)
         sys.stdout.write(server.base_url + "\n")
         sys.stdout.flush()

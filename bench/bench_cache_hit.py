@@ -42,13 +42,8 @@ from _common import (
     write_config,
 )
 
-from reasonix_core.testing.fixture_server import (
-    FixtureServer,
-    RecordedRequest,
-    Reply,
-    ToolCallSpec,
-    render_prompt,
-)
+from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply, ToolCallSpec
+from reasonix_testkit.dialects.chat import render_prompt
 
 TARGET = 0.97
 STEPS = 20
@@ -199,7 +194,7 @@ def main() -> int:
         (workspace / "REASONIX.md").write_text(INSTRUCTIONS, encoding="utf-8")
         metrics_path = tmp_path / "metrics.json"
 
-        with FixtureServer(flavour="deepseek", api_key=KEY) as server:
+        with FixtureServer(ChatDialect("deepseek"), api_key=KEY) as server:
             server.responder = responder
             write_config(home, server.base_url)
             for warm_prompt in WARM_UP_PROMPTS[: args.warm]:

@@ -39,12 +39,7 @@ from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
-from reasonix_core.testing.fixture_server import (
-    FixtureServer,
-    RecordedRequest,
-    Reply,
-    ToolCallSpec,
-)
+from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply, ToolCallSpec
 
 WORDS = (
     "stock price quantity widget restock parse total value currency ledger record "
@@ -140,7 +135,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     change_misses = other_misses = 0
     change_by_kind: dict[str, int] = {}
     pending_change: str | None = None
-    with FixtureServer(flavour="deepseek", api_key="sk-bench-0123456789") as server:
+    with FixtureServer(ChatDialect("deepseek"), api_key="sk-bench-0123456789") as server:
         write_config(
             home,
             server.base_url,

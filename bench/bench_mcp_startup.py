@@ -30,7 +30,7 @@ from pathlib import Path
 
 from _common import ROOT, bench_env, summary_ms, verdict, write_config
 
-from reasonix_core.testing.fixture_server import FixtureServer, RecordedRequest, Reply
+from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply
 
 TARGET_EXTRA_MS = 100.0
 EXAMPLE = ROOT / "examples" / "reasonix-plugin-example" / "server.py"
@@ -121,7 +121,7 @@ def main() -> int:
 
     with (
         tempfile.TemporaryDirectory(prefix="reasonix-bench-mcp-") as tmp,
-        FixtureServer(flavour="deepseek", api_key=None) as server,
+        FixtureServer(ChatDialect("deepseek"), api_key=None) as server,
     ):
         base = Path(tmp)
         server.responder = responder

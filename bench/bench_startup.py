@@ -23,7 +23,7 @@ from pathlib import Path
 
 from _common import REASONIX_BIN, bench_env, summary_ms, verdict, write_config
 
-from reasonix_core.testing.fixture_server import FixtureServer, RecordedRequest, Reply
+from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply
 
 VERSION_TARGET_MS = 150.0
 RUN_TARGET_MS = 500.0
@@ -79,7 +79,7 @@ def main() -> int:
             modes.append(("PYTHONDONTWRITEBYTECODE=1 (as set in this shell)", None))
         results: dict[str, tuple[list[float], list[float]]] = {}
 
-        with FixtureServer(flavour="deepseek", api_key=None) as server:
+        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
 
             def responder(request: RecordedRequest) -> Reply:
                 return Reply(reasoning="A greeting.", content="Hello! How can I help?")

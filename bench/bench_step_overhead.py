@@ -60,7 +60,7 @@ from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.provider.base import PreparedRequest
-from reasonix_core.testing.fixture_server import FixtureServer
+from reasonix_testkit import ChatDialect, FixtureServer
 
 BENCH = Path(__file__).resolve().parent
 TARGET_MS = 5.0
@@ -71,7 +71,7 @@ PROMPT = "Look at tiny.txt and the folder listing a few times, then tell me what
 def fixture(mode: str, steps: int) -> Iterator[str]:
     """A fresh fixture server (fresh prompt cache) serving the tool loop; yields its base URL."""
     if mode == "thread":
-        with FixtureServer(flavour="deepseek", api_key=None) as server:
+        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
             server.responder = tool_loop_responder(steps)
             yield server.base_url
         return

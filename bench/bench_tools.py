@@ -57,7 +57,7 @@ async def main() -> None:
             ctx = ToolContext(
                 workspace=ws,
                 temp_dir=temp,
-                services={"sandbox": SandboxPolicy(workspace=ws, temp_dir=temp, bash=mode)},
+                sandbox=SandboxPolicy(workspace=ws, temp_dir=temp, bash=mode),
             )
             if mode == "off":
                 report(

@@ -170,8 +170,8 @@ def import_rows(path: Path) -> list[tuple[int, int, int, str]]:
 
 
 def bench_first_paint(runs: int) -> dict[str, Any]:
-    from reasonix_core.testing.fixture_server import FixtureServer
-    from reasonix_core.testing.serve import demo_responder
+    from reasonix_testkit import ChatDialect, FixtureServer
+    from reasonix_testkit.serve import demo_responder
 
     if shutil.which("tmux") is None:
         sys.exit("first-paint needs tmux")
@@ -182,7 +182,7 @@ def bench_first_paint(runs: int) -> dict[str, Any]:
         home, workspace = tmp_path / "home", tmp_path / "ws"
         workspace.mkdir()
         (workspace / "main.py").write_text("print('hi')\n")
-        with FixtureServer(flavour="deepseek", api_key=None) as server:
+        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
             server.responder = demo_responder
             write_config(home, server.base_url)
             env = bench_env(home, tmp_path / "pycache")
@@ -377,8 +377,8 @@ async def stream_once(
 ) -> dict[str, Any]:
     """Stream one answer; ``history``: transcript blocks driven first (a long session)."""
     from reasonix_core.events import TextDelta
+    from reasonix_testkit.tui import ScriptedServices
     from reasonix_tui.screens.session import SessionScreen
-    from reasonix_tui.testing import ScriptedServices
     from reasonix_tui.widgets.assistant_block import AssistantBlock
 
     answer = code_answer(FENCE_LINES) if FENCE_LINES else long_answer(tokens)
@@ -510,7 +510,7 @@ def transcript_turns(blocks: int) -> tuple[list[list[Any]], int]:
     Each turn is a user block + reasoning + a tool card + an assistant answer
     (4 blocks); the answers are a few hundred bytes of Markdown with code.
     """
-    from reasonix_tui.testing import reasoning_steps, text_steps, tool_steps
+    from reasonix_testkit.tui import reasoning_steps, text_steps, tool_steps
 
     turns = []
     for i in range(blocks // 4):
@@ -531,8 +531,8 @@ def transcript_turns(blocks: int) -> tuple[list[list[Any]], int]:
 
 
 async def memory_once(blocks: int) -> dict[str, Any]:
+    from reasonix_testkit.tui import ScriptedServices
     from reasonix_tui.screens.session import SessionScreen
-    from reasonix_tui.testing import ScriptedServices
 
     before = rss_mb()
     turns, total_blocks = transcript_turns(blocks)

@@ -249,7 +249,8 @@ def _read_project_toml(path: Path) -> Any:
         return None
     try:
         return tomllib.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+    # ValueError also covers a number Python will not load (over 4,300 digits).
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
 
 
@@ -376,7 +377,7 @@ def _recorded_digests(home: Path) -> dict[str, str]:
         os.close(fd)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path}: not a valid trust file ({reason}); remove it") from None
     folders = data.get("folder", [])

@@ -63,11 +63,11 @@ class ReasonixApp(App[int]):
         self.theme = self._initial_theme
         if self.heap is not None:
             self.set_interval(IDLE_CHECK_SECONDS, self._compact_when_idle)
-        if getattr(self.services, "ready", None) is not None:
+        if not self.services.is_ready:
             # Services still being built (DeferredServices): paint the session first,
             # build them once that frame is out, then check the key.
             self.push_screen(SessionScreen(self.services))
-            review = getattr(self.services, "trust_review", None)
+            review = self.services.trust_review
             if review is not None:  # an untrusted folder: ask before anything is built
                 from reasonix_tui.screens.trust import TrustScreen
 
@@ -82,10 +82,10 @@ class ReasonixApp(App[int]):
             self.push_screen(SessionScreen(self.services))
 
     def _serve(self) -> None:
-        serve = getattr(self.services, "serve", None)
-        if serve is not None:
-            # Optional owner task for long-lived resources; cancelled when the app exits.
-            self.run_worker(serve(), name="services", group="services", exit_on_error=False)
+        # The owner task for long-lived resources; cancelled when the app exits.
+        self.run_worker(
+            self.services.serve(), name="services", group="services", exit_on_error=False
+        )
 
     def _start_services(self) -> None:
         self.run_worker(
@@ -94,7 +94,7 @@ class ReasonixApp(App[int]):
 
     async def _await_services(self) -> None:
         try:
-            await self.services.ready()  # type: ignore[attr-defined]
+            await self.services.ready()
         except Exception:
             # The launcher reports the error once the terminal is restored.
             self.exit(return_code=STARTUP_FAILED)
@@ -113,9 +113,8 @@ class ReasonixApp(App[int]):
             self.exit(return_code=0)
             return
         try:
-            self.services.settle_trust(choice == "trust")  # type: ignore[attr-defined]
-        except Exception as exc:  # the trust file could not be written
-            self.services.error = exc  # type: ignore[attr-defined]
+            self.services.settle_trust(choice == "trust")
+        except Exception:  # the trust file could not be written (the services keep the error)
             self.exit(return_code=STARTUP_FAILED)
             return
         session = self.session

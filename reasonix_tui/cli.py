@@ -16,7 +16,11 @@ from pathlib import Path
 from reasonix_core import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-EFFORTS = ("auto", "disabled", "none", "low", "medium", "high", "xhigh", "max")
+# Checked against what the selected provider accepts (its efforts()) once the
+# model is resolved, the same way as [agent] effort: no vocabulary of our own.
+EFFORT_HELP = (
+    "reasoning effort (auto, disabled, low, medium, high, max...: what the provider accepts)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"reasonix {__version__}")
     parser.add_argument("--model", "-m", help="provider name, model id or provider/model")
-    parser.add_argument("--effort", choices=EFFORTS, help="reasoning effort")
+    parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
         "--permission-mode", choices=("ask", "auto", "yolo"), help="permission preset"
     )
@@ -53,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--model", "-m", dest="run_model", help="provider name, model id or provider/model"
     )
-    run.add_argument("--effort", dest="run_effort", choices=EFFORTS, help="reasoning effort")
+    run.add_argument("--effort", dest="run_effort", metavar="LEVEL", help=EFFORT_HELP)
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     run.add_argument("--metrics", type=Path, metavar="PATH", help="write RunMetrics JSON to PATH")
     run.add_argument(
@@ -147,25 +151,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def split_rules(text: str) -> list[str]:
-    """Split "Bash(go test:*) Edit" on spaces outside parentheses."""
-    rules, depth, current = [], 0, []
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(depth - 1, 0)
-        if ch in " ,\t\n" and depth == 0:
-            if current:
-                rules.append("".join(current))
-                current = []
-            continue
-        current.append(ch)
-    if current:
-        rules.append("".join(current))
-    return rules
-
-
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
     sys.stderr.write(f"reasonix: error: {message}\n")
     return code
@@ -227,7 +212,7 @@ def _run(args: argparse.Namespace) -> int:
         model=args.run_model or args.model,
         effort=args.run_effort or args.effort,
         permission_mode=mode,
-        allowed_tools=split_rules(args.allowed_tools),
+        allowed_tools=_split_rules(args.allowed_tools),
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
         resume_id=args.run_resume or args.resume_id,
@@ -276,10 +261,17 @@ def _read_stdin() -> str | None:
         return None
 
 
+def _split_rules(text: str) -> list[str]:
+    # The one rule splitter is the core's: a CLI copy split `Bash=echo a b` in three.
+    from reasonix_core.permission.rules import split_rules
+
+    return split_rules(text)
+
+
 def _rules_problem(text: str) -> str | None:
     from reasonix_core.permission import RuleError, parse_rule
 
-    for rule in split_rules(text):
+    for rule in _split_rules(text):
         try:
             parse_rule(rule)
         except RuleError as exc:
@@ -424,14 +416,19 @@ def _config_compact_ratio(args: argparse.Namespace) -> int:
 
     loaded = load_config(workspace, home=home)
     value = loaded.config.agent.compact_ratio
-    if declared(project) is not None:
+    from_env = "REASONIX_AGENT__COMPACT_RATIO"
+    if from_env in loaded.environment:
+        source = f"environment variable {from_env}"
+    elif declared(project) is not None:
         source = str(project)
     elif declared(user) is not None:
         source = str(user)
     else:
         source = "built-in default"
     sys.stdout.write(f"compact_ratio = {value:.2f} ({source})\n")
-    if args.value is not None and not args.local and declared(project) is not None:
+    if args.value is not None and from_env in loaded.environment:
+        sys.stdout.write(f"note: {from_env} is set, which takes precedence over the files\n")
+    elif args.value is not None and not args.local and declared(project) is not None:
         sys.stdout.write(f"note: {project} sets its own value, which takes precedence here\n")
     try:
         from reasonix_core.config import resolve_model

@@ -11,7 +11,14 @@ runs the factory in a thread. Until then the composer works as usual:
 * what the status bar reads first (mode, model, context window) has a
   placeholder, and :attr:`is_ready` tells the screen to say "starting…";
 * any other member (``/model``, ``/resume``, Shift+Tab, …) blocks until the
-  factory has finished (it needs no event loop, so this cannot deadlock).
+  factory has finished (it needs no event loop, so this cannot deadlock);
+  asynchronous members (MCP prompts and resources, :meth:`serve`) await
+  :meth:`ready` instead.
+
+Members are not forwarded one by one: each says which of those three it is
+(``_Blocking``, ``_UntilReady``, ``_AfterReady``), and one descriptor resolves it on
+the built services by its own name, which is a declared
+:class:`~reasonix_tui.services.AppServices` member (tests/tui/test_tui_seams.py checks).
 
 A failure of the factory is kept in :attr:`error`; the app exits and the
 launcher reports it as it would have before the screen was taken over.
@@ -28,13 +35,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reasonix_core.errors import ReasonixError
-from reasonix_tui.services import AppServices, McpServerView, SessionSummary
+from reasonix_tui.services import AppServices, BaseServices
 
 if TYPE_CHECKING:
     from reasonix_core.events import Event
@@ -84,7 +91,64 @@ class DeferredRunner:
                 await close()
 
 
-class DeferredServices:
+class _Delegated:
+    """A member of :class:`DeferredServices` served by the built services.
+
+    The one place a member is resolved on them: by the descriptor's own
+    attribute name, which is a declared ``AppServices`` member.
+    """
+
+    name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def member(self, services: AppServices) -> Any:
+        return getattr(services, self.name)
+
+
+class _Blocking(_Delegated):
+    """Needs the services: builds them now (in the caller's thread) if need be."""
+
+    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
+        if deferred is None:
+            return self
+        return self.member(deferred.wait())
+
+
+class _UntilReady(_Delegated):
+    """Read by the first frame: ``placeholder`` until the services are ready."""
+
+    def __init__(self, placeholder: Any) -> None:
+        self.placeholder = placeholder
+
+    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
+        if deferred is None:
+            return self
+        services = deferred._services
+        if not deferred.is_ready or services is None:
+            return self.placeholder
+        return self.member(services)
+
+
+class _AfterReady(_Delegated):
+    """An async method: awaits :meth:`DeferredServices.ready`, then the real one."""
+
+    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
+        if deferred is None:
+            return self
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await self.member(await deferred._built_services())(*args, **kwargs)
+
+        return call
+
+
+def _no_prompts() -> list[tuple[str, str, str]]:
+    return []
+
+
+class DeferredServices(BaseServices):
     """An :class:`~reasonix_tui.services.AppServices` whose real one is built later.
 
     ``factory`` builds the real services; it runs once, in a worker thread
@@ -114,7 +178,7 @@ class DeferredServices:
         self._factory = factory
         self._mode_hint = permission_mode
         self._lock = threading.Lock()
-        self._built = threading.Event()
+        self._done = threading.Event()
         self._services: AppServices | None = None
         self.error: Exception | None = None
         self._pending: list[DeferredRunner] | None = []
@@ -126,7 +190,8 @@ class DeferredServices:
         """The user's answer to the trust dialog; building may start after it.
 
         ``trust``: record the folder's trust for exactly the settings shown, so
-        the engine loads them. Raises ConfigError if the trust file cannot be written.
+        the engine loads them. Raises ConfigError if the trust file cannot be
+        written, and keeps it in :attr:`error` for the launcher to report.
         """
         review = self.trust_review
         try:
@@ -134,6 +199,9 @@ class DeferredServices:
                 from reasonix_core.trust import record_trust
 
                 record_trust(review, self.config_home)
+        except Exception as exc:
+            self.error = exc
+            raise
         finally:
             self.trust_review = None
             self._trust_settled.set()
@@ -155,7 +223,7 @@ class DeferredServices:
             # dialog cannot be answered while we block, so take the safe answer.
             self.settle_trust(False)
         with self._lock:
-            if self._built.is_set():
+            if self._done.is_set():
                 return
             try:
                 self._services = self._factory()
@@ -164,7 +232,7 @@ class DeferredServices:
                     log.exception("starting the services failed")
                 self.error = exc
             finally:
-                self._built.set()
+                self._done.set()
 
     def _bind(self) -> AppServices:
         """The built services (event-loop thread); the stand-in runners bind to them."""
@@ -181,16 +249,20 @@ class DeferredServices:
     @property
     def started(self) -> bool:
         """True once the factory has been started (or has run)."""
-        return self._task is not None or self._built.is_set()
+        return self._task is not None or self._done.is_set()
 
     @property
     def is_ready(self) -> bool:
         """True once :meth:`ready` (or a blocking member) has succeeded."""
         return self._pending is None
 
-    async def ready(self) -> AppServices:
-        """Build the services in a thread (once) and return them; raise the factory's error."""
-        if not self._built.is_set():
+    async def ready(self) -> None:
+        """Build the services in a thread (once); raise the factory's error."""
+        await self._built_services()
+
+    async def _built_services(self) -> AppServices:
+        """The services, built in a thread (once) if need be."""
+        if not self._done.is_set():
             await self._trust_answered()
             if self._task is None:
                 self._task = asyncio.ensure_future(asyncio.to_thread(self._build))
@@ -203,16 +275,11 @@ class DeferredServices:
         self._build()
         return self._bind()
 
-    async def serve(self) -> None:
-        serve = getattr(await self.ready(), "serve", None)
-        if serve is not None:
-            await serve()
-
     # -- cheap members: placeholders until ready ------------------------------
 
-    @property
-    def context_window(self) -> int:
-        return self._services.context_window if self.is_ready and self._services else 0
+    context_window = _UntilReady(0)
+    compact_ratio = _UntilReady(None)
+    mcp_prompts = _UntilReady(_no_prompts)
 
     @property
     def permission_mode(self) -> str:
@@ -224,16 +291,6 @@ class DeferredServices:
     def permission_mode(self, mode: str) -> None:
         self.wait().permission_mode = mode
 
-    @property
-    def permission_modes(self) -> Sequence[str]:
-        return self.wait().permission_modes
-
-    @property
-    def compact_ratio(self) -> float | None:
-        if not self.is_ready:
-            return None
-        return getattr(self._services, "compact_ratio", None)
-
     def new_runner(self, approver: Approver) -> Any:
         if self._pending is None:
             return self.wait().new_runner(approver)
@@ -241,57 +298,28 @@ class DeferredServices:
         self._pending.append(runner)
         return runner
 
-    def mcp_prompts(self) -> list[tuple[str, str, str]]:
-        if not self.is_ready:
-            return []
-        prompts = getattr(self._services, "mcp_prompts", None)
-        return prompts() if prompts is not None else []
-
     # -- everything else waits for the services -------------------------------
 
-    def resume_runner(self, session_id: str, approver: Approver) -> Any:
-        return self.wait().resume_runner(session_id, approver)
+    permission_modes = _Blocking()
+    resume_runner = _Blocking()
+    list_sessions = _Blocking()
+    models = _Blocking()
+    set_model = _Blocking()
+    efforts = _Blocking()
+    set_effort = _Blocking()
+    needs_api_key = _Blocking()
+    save_api_key = _Blocking()
+    mcp_status = _Blocking()
+    reconnect_mcp = _Blocking()
+    mention_refused = _Blocking()
 
-    def list_sessions(self) -> list[SessionSummary]:
-        return self.wait().list_sessions()
-
-    def models(self) -> list[str]:
-        return self.wait().models()
-
-    def set_model(self, model: str) -> None:
-        self.wait().set_model(model)
-
-    def efforts(self) -> list[str]:
-        return self.wait().efforts()
-
-    def set_effort(self, effort: str) -> None:
-        self.wait().set_effort(effort)
-
-    def needs_api_key(self) -> bool:
-        return self.wait().needs_api_key()
-
-    def save_api_key(self, key: str) -> None:
-        self.wait().save_api_key(key)
-
-    def mcp_status(self) -> list[McpServerView]:
-        return self.wait().mcp_status()
-
-    def reconnect_mcp(self, name: str) -> None:
-        self.wait().reconnect_mcp(name)
-
-    async def render_mcp_prompt(self, name: str, args: str) -> str:
-        services: Any = await self.ready()
-        return await services.render_mcp_prompt(name, args)
-
-    async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
-        expand = getattr(await self.ready(), "expand_mcp_resources", None)
-        if expand is None:
-            return text, []
-        return await expand(text)
+    serve = _AfterReady()
+    render_mcp_prompt = _AfterReady()
+    expand_mcp_resources = _AfterReady()
 
     async def compact(self, runner: object) -> AsyncIterator[Event]:
         try:
-            services = await self.ready()
+            services = await self._built_services()
         except Exception as exc:
             from reasonix_core.events import Notice
 

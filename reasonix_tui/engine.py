@@ -9,7 +9,6 @@ Nothing here imports textual.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -25,7 +24,6 @@ from reasonix_core.agent.builder import (
     Runtime,
     build_policy,
     open_runtime,
-    protected_paths,
 )
 from reasonix_core.agent.session import list_sessions
 from reasonix_core.config import (
@@ -37,12 +35,10 @@ from reasonix_core.config import (
 )
 from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.permission.approver import Approver
-from reasonix_tui.services import McpServerView, SessionSummary
+from reasonix_core.provider.efforts import accepted_efforts, check_effort
+from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
 
 log = logging.getLogger(__name__)
-
-DEEPSEEK_EFFORTS = ["auto", "disabled", "low", "high", "max"]
-OPENAI_EFFORTS = ["auto", "low", "medium", "high"]
 
 
 @dataclass(eq=False)
@@ -83,7 +79,9 @@ class EngineRunner:
                 yield event
 
 
-class EngineServices:
+class EngineServices(BaseServices):
+    """The TUI's services over the core engine (config, runtimes, MCP host)."""
+
     def __init__(
         self,
         workspace: Path,
@@ -102,16 +100,18 @@ class EngineServices:
         self.config_home = home or reasonix_home()
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
-        # What ``@path`` references never attach (the same list tools never read).
-        self.protected = protected_paths(self.config, self.config_home, self.workspace)
-        # ...nor what the Read deny rules keep from tools (``Read(.env)``).
-        mention_policy = build_policy(
+        # What ``@path`` references never attach: what tools may not read
+        # (protected paths and ``Read`` deny rules), decided by the same policy.
+        self._mention_policy = build_policy(
             self.config, RunSettings(workspace=self.workspace), self.workspace, self.config_home
         )
-        self.mention_denied = functools.partial(mention_policy.read_denied, "read_file")
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
-        self.effort = effort or self.config.agent.effort
+        # The same check the builder makes (provider/efforts.py): a level the
+        # selected provider does not accept is a ConfigError here (exit 2).
+        self.effort = check_effort(
+            effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
+        )
         self.permission_mode = permission_mode or self.config.permissions.preset
         # Shift+Tab cycles ask -> auto (-> plan, once plan mode exists). yolo is never
         # one keystroke away; it joins the cycle only when the session started in it.
@@ -249,12 +249,13 @@ class EngineServices:
             )
 
     def efforts(self) -> list[str]:
-        protocol = self._resolved.provider.effective_reasoning_protocol()
-        return list(DEEPSEEK_EFFORTS if protocol == "deepseek" else OPENAI_EFFORTS)
+        # What the provider's efforts() will say, known before it is built.
+        provider = self._resolved.provider
+        return list(accepted_efforts(provider.kind, provider.effective_reasoning_protocol()) or ())
 
     def set_effort(self, effort: str) -> None:
-        if effort not in self.efforts():
-            raise ValueError(f"effort must be one of {', '.join(self.efforts())}")
+        # UnknownEffort is a ValueError: /effort shows its message.
+        effort = check_effort(effort, self.efforts(), self._resolved.provider.name)
         self.effort = effort
         if self._active is not None and self._active.runtime is not None:
             self._active.runtime.agent.set_effort(effort)
@@ -289,7 +290,7 @@ class EngineServices:
     def reconnect_mcp(self, name: str) -> None:
         self._mcp.reconnect(name)
 
-    # Optional AppServices members: MCP prompts as slash commands, resources as @ references.
+    # MCP prompts as slash commands, resources as @ references.
 
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         """(command name without "/", description, argument hint) of ready servers."""
@@ -297,6 +298,9 @@ class EngineServices:
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         return await self._mcp.render_prompt(name, args)
+
+    def mention_refused(self, path: str) -> bool:
+        return self._mention_policy.read_denied("read_file", path)
 
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)

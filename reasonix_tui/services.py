@@ -1,9 +1,13 @@
 """What the TUI needs from the rest of Reasonix, as one small injected protocol.
 
 ``ReasonixApp(services)`` receives an :class:`AppServices`; it never builds
-agents, reads config or touches the network itself. The real implementation
-lives beside the CLI; tests and snapshots use
-:class:`reasonix_tui.testing.ScriptedServices`. Nothing here imports Textual.
+agents, reads config or touches the network itself. Every member the app uses
+is declared here, so nothing is looked up by name; implementations derive from
+:class:`BaseServices`, which supplies the optional members' defaults. The real
+implementation is :class:`reasonix_tui.engine.EngineServices` (built after the
+first frame behind :class:`reasonix_tui.deferred.DeferredServices`); tests and
+snapshots use :class:`reasonix_testkit.tui.ScriptedServices`. Nothing here
+imports Textual.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ if TYPE_CHECKING:  # types only: the first frame needs none of the core
     from reasonix_core.agent.runner import Runner
     from reasonix_core.events import Event
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.trust import ProjectReview
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,16 +53,7 @@ class McpServerView:
 class AppServices(Protocol):
     """Dependencies of the TUI. Every member is cheap unless said otherwise.
 
-    Optional extra member, looked up with ``getattr``: ``async def serve() -> None``.
-    When present the app runs it as a worker for its whole life (an owner task
-    for long-lived resources) and cancels it on exit.
-
-    Optional: ``async def ready()`` and ``is_ready: bool`` (services still being
-    built, :class:`~reasonix_tui.deferred.DeferredServices`). When present the app
-    shows the session screen at once, awaits ``ready()`` once that frame is out,
-    then starts ``serve()`` and checks :meth:`needs_api_key`; if ``ready()``
-    raises, the app exits with code 1 and the launcher reports the error. While
-    ``is_ready`` is false the status bar says "starting…".
+    Members marked *optional* have a default in :class:`BaseServices`.
     """
 
     workspace: Path
@@ -77,6 +73,33 @@ class AppServices(Protocol):
 
     clock: Callable[[], datetime]
     """Wall clock for elapsed times; frozen in tests and snapshots."""
+
+    compact_ratio: float | None
+    """Optional. The effective ``[agent] compact_ratio`` for ``/status`` (None: unknown)."""
+
+    is_ready: bool
+    """Optional. False while the services are still being built: the app shows the
+    session screen at once, awaits :meth:`ready` once that frame is out, and the
+    status bar says "starting…" until then."""
+
+    trust_review: ProjectReview | None
+    """Optional. The folder's untrusted risky project settings, asked about (trust
+    dialog) before :meth:`ready`; None when there is nothing to ask."""
+
+    async def ready(self) -> None:
+        """Optional. Finish building (only awaited while :attr:`is_ready` is false);
+        if it raises, the app exits and the launcher reports the error."""
+        ...
+
+    def settle_trust(self, trust: bool) -> None:
+        """Optional. The user's answer to the trust dialog (``OSError``/``ConfigError``
+        if the trust file cannot be written)."""
+        ...
+
+    async def serve(self) -> None:
+        """Optional. Owner task for long-lived resources: the app runs it as a worker
+        for its whole life (once ready) and cancels it on exit."""
+        ...
 
     def new_runner(self, approver: Approver) -> Runner:
         """Start a fresh session whose tool approvals go to ``approver``."""
@@ -122,6 +145,55 @@ class AppServices(Protocol):
         """Ask the MCP host to reconnect one server (returns at once)."""
         ...
 
+    def mcp_prompts(self) -> list[tuple[str, str, str]]:
+        """Optional. MCP prompts of ready servers as slash commands:
+        (command name without "/", description, argument hint)."""
+        ...
+
+    async def render_mcp_prompt(self, name: str, args: str) -> str:
+        """Optional. The text of MCP prompt ``name`` for ``args`` (raises on failure)."""
+        ...
+
+    async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
+        """Optional. ``text`` with its ``@server:uri`` references expanded, and the
+        problems to show."""
+        ...
+
+    def mention_refused(self, path: str) -> bool:
+        """Optional. True when an ``@path`` reference must not attach ``path``: it is
+        inside a protected path (``forbid_read``) or a ``Read`` deny rule covers it.
+        Blocking (called in a worker thread)."""
+        ...
+
     def compact(self, runner: Runner) -> AsyncIterator[Event]:
         """Fold the runner's history now; events go through the turn dispatcher."""
         ...
+
+
+class BaseServices(AppServices):
+    """The optional members' defaults: ready at once, nothing to serve, no MCP."""
+
+    compact_ratio: float | None = None
+    is_ready: bool = True
+    trust_review: ProjectReview | None = None
+
+    async def ready(self) -> None:
+        return None
+
+    def settle_trust(self, trust: bool) -> None:
+        return None
+
+    async def serve(self) -> None:
+        return None
+
+    def mcp_prompts(self) -> list[tuple[str, str, str]]:
+        return []
+
+    async def render_mcp_prompt(self, name: str, args: str) -> str:
+        raise LookupError(f"no MCP prompt named {name}")
+
+    async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
+        return text, []
+
+    def mention_refused(self, path: str) -> bool:
+        return False

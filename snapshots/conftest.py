@@ -13,7 +13,7 @@ import pytest
 from snap_support import SIZE, WORKSPACE, build_app, scripted
 from textual.pilot import Pilot
 
-from reasonix_tui.testing import ScriptedServices
+from reasonix_testkit.tui import ScriptedServices
 
 
 def _build_workspace() -> None:

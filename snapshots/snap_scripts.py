@@ -5,7 +5,7 @@ from __future__ import annotations
 from reasonix_core.events import ToolCallStarted, UsageReported
 from reasonix_core.permission.approver import ApprovalRequest
 from reasonix_core.usage import Usage
-from reasonix_tui.testing import Approval, Hold, reasoning_steps, text_steps, tool_steps
+from reasonix_testkit.tui import Approval, Hold, reasoning_steps, text_steps, tool_steps
 
 REASONING = (
     "The user wants the greeting changed. I should read src/reasonix_demo/app.py first, "

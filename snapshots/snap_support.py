@@ -6,8 +6,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from reasonix_testkit.tui import ScriptedServices
 from reasonix_tui.app import ReasonixApp
-from reasonix_tui.testing import ScriptedServices
 
 SIZE = (100, 32)
 THEME = "textual-dark"

@@ -22,7 +22,9 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     (tmp_path / "user-home").mkdir()
     for name in list(os.environ):
-        if name.endswith("_API_KEY"):
+        # REASONIX_AGENT__MAX_STEPS, REASONIX_DEFAULT_MODEL...: settings from the environment.
+        setting = name.startswith("REASONIX_") and ("__" in name or name.endswith("DEFAULT_MODEL"))
+        if name.endswith("_API_KEY") or setting:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv(TEST_KEY_ENV, raising=False)
 
@@ -41,9 +43,9 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server() -> Iterator[object]:
-    from reasonix_core.testing.fixture_server import FixtureServer
+    from reasonix_testkit import ChatDialect, FixtureServer
 
-    with FixtureServer(flavour="deepseek", api_key=TEST_KEY) as srv:
+    with FixtureServer(ChatDialect("deepseek"), api_key=TEST_KEY) as srv:
         yield srv
 
 

@@ -38,6 +38,7 @@ from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.provider.base import Provider, create_provider
+from reasonix_core.provider.efforts import check_effort
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -236,6 +237,9 @@ async def open_runtime(
     async with AsyncExitStack() as stack:
         provider = (provider_factory or create_provider)(resolved.provider, api_key)
         stack.push_async_callback(provider.aclose)
+        # --effort, [agent] effort and the provider's effort: one check, against
+        # what the selected provider says it accepts (before anything is sent).
+        effort = check_effort(effort, provider.efforts(), resolved.provider.name)
         if hasattr(provider, "stream_idle_timeout"):
             provider.stream_idle_timeout = config.agent.stream_idle_timeout
 
@@ -263,12 +267,14 @@ async def open_runtime(
             bash_timeout_seconds=config.tools.bash_timeout_seconds,
             approver=approver,
             secret_env=secret_env_names(config),
-            services={"sandbox": sandbox, "jobs": jobs, "read_denied": policy.read_denied},
+            sandbox=sandbox,
+            jobs=jobs,
+            read_denied=policy.read_denied,
         )
         recaller = _install_memory(context, policy, home, workspace, clock)
         gate = PermissionGate(policy, approver)
         # use_capability checks each MCP target against the session's gate itself.
-        context.services["gate"] = gate
+        context.gate = gate
 
         if loaded_session is not None:
             store = loaded_session.store
@@ -294,7 +300,8 @@ async def open_runtime(
             store = SessionStore.create(home / "sessions", workspace, header)
             history = []
         stack.callback(store.close)
-        context.services["history"].current_session = store.id
+        assert context.history is not None  # installed by _install_memory
+        context.history.current_session = store.id
 
         options = AgentOptions(
             effort=effort,
@@ -365,16 +372,15 @@ def _install_memory(
     facts save without asking. A surface that does not own the store (a
     sub-agent) must not install it, and then every memory write follows the
     preset - headless, that fails closed."""
-    from reasonix_core.memory import SERVICE_FACTS, SERVICE_HISTORY, SERVICE_RECALL
     from reasonix_core.memory.facts import FactStore, auto_save_reason
     from reasonix_core.memory.history import HistoryIndex
     from reasonix_core.memory.recall import Recaller
 
     facts = FactStore(home, workspace, clock=clock)
     recaller = Recaller(facts, clock=clock)
-    context.services[SERVICE_FACTS] = facts
-    context.services[SERVICE_HISTORY] = HistoryIndex(home / "sessions", workspace)
-    context.services[SERVICE_RECALL] = recaller
+    context.facts = facts
+    context.history = HistoryIndex(home / "sessions", workspace)
+    context.recall = recaller
     policy.add_auto_allow("remember", auto_save_reason)
     return recaller
 

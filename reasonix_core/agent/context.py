@@ -40,19 +40,19 @@ import re
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.compaction_reason import CompactionReason
+from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.model_call import Reply
 from reasonix_core.agent.tokens import TokenEstimator
 from reasonix_core.errors import ProviderError, ReasonixError
 from reasonix_core.messages import Message
-from reasonix_core.provider.base import Request, StreamEnd, TextChunk
-from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
-    from reasonix_core.agent.loop import Agent
     from reasonix_core.agent.session import SessionStore
 
 log = logging.getLogger(__name__)
@@ -214,7 +214,7 @@ class Entry:
 class Checkpoint:
     generation: int
     kind: str  # "prune" | "summary" | "truncate"
-    reason: str  # "auto" | "manual" | "overflow"
+    reason: CompactionReason
     upto: int  # canonical messages[0:upto] are replaced by ``entries``
     entries: tuple[Entry, ...]
     anchor: str  # digest of canonical[upto - 1]
@@ -225,7 +225,7 @@ class Checkpoint:
         return {
             "generation": self.generation,
             "kind": self.kind,
-            "reason": self.reason,
+            "reason": self.reason.value,
             "upto": self.upto,
             "anchor": self.anchor,
             "tokens_before": self.tokens_before,
@@ -276,12 +276,33 @@ class _Anchor:
     tokens: int
 
 
-@dataclass
-class _CallResult:
-    text: str = ""
-    finish: str = ""
-    usage: Usage | None = None
-    error: ProviderError | None = None
+class Summarize(Protocol):
+    """Send one summary request and fill ``reply`` (built on the agent's ModelCall).
+
+    ``messages`` are sent as given, with the agent's current model and effort;
+    ``with_tools``: with the tool schemas of a normal request (so the cached
+    prefix matches), or without any for the bounded plain-text fallback."""
+
+    def __call__(
+        self,
+        messages: Sequence[Message],
+        *,
+        with_tools: bool,
+        max_output_tokens: int,
+        reply: Reply,
+    ) -> AsyncIterator[ev.Event]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """What a maintenance transaction reads and may call, passed in by its
+    caller: the canonical transcript, the tool schemas' canonical JSON, the
+    summary request, and the event numbering its events join."""
+
+    messages: Sequence[Message]
+    tools: str
+    summarize: Summarize
+    event: EventSequence
 
 
 @dataclass
@@ -532,7 +553,7 @@ class ContextManager:
         return Checkpoint(
             generation=int(raw["generation"]),
             kind=str(raw["kind"]),
-            reason=str(raw.get("reason", "auto")),
+            reason=CompactionReason(raw.get("reason", "auto")),
             upto=upto,
             entries=tuple(entries),
             anchor=str(raw["anchor"]),
@@ -543,7 +564,7 @@ class ContextManager:
     def _install(
         self,
         kind: str,
-        reason: str,
+        reason: CompactionReason,
         entries: Sequence[Entry],
         canonical: Sequence[Message],
         before: int,
@@ -571,7 +592,7 @@ class ContextManager:
                     "checkpoint",
                     generation=self.generation,
                     projection=kind,
-                    reason=reason,
+                    reason=reason.value,
                     upto=len(canonical),
                     tokens_before=before,
                     tokens_after=after,
@@ -750,16 +771,21 @@ class ContextManager:
     # -- the transaction ------------------------------------------------------------
 
     async def maintain(
-        self, host: Agent, reason: str = "auto", *, force: bool = False
+        self,
+        conversation: Conversation,
+        reason: CompactionReason = CompactionReason.AUTO,
+        *,
+        force: bool = False,
     ) -> AsyncIterator[ev.Event]:
-        """Run before a step's request is built (``auto``), after a provider
-        overflow (``overflow``), or on request (``manual``)."""
-        canonical = host.messages
-        tools = host.tools.fingerprint
+        """Run before a step's request is built (``AUTO``), after a provider
+        overflow (``OVERFLOW``), or on request (``MANUAL``)."""
+        canonical = conversation.messages
+        tools = conversation.tools
+        new_event = conversation.event
         self._tools = tools
         entries = self.entries(canonical)
         est = self._estimate(entries, tools)
-        if reason == "auto":
+        if reason is CompactionReason.AUTO:
             if est < self.trigger:
                 if est >= TOKENIZER_LOAD_RATIO * self.trigger and self.estimator.wants_tokenizer:
                     await self._maybe_load_tokenizer(entries, tools)
@@ -770,25 +796,28 @@ class ContextManager:
             await self._count([e.message for e in entries])
         est = self._estimate(entries, tools)
         if self._busy:
-            if reason == "manual":
-                yield host._event(
-                    ev.Notice, level="warning", text="a compaction is already running"
-                )
+            if reason is CompactionReason.MANUAL:
+                yield new_event(ev.Notice, level="warning", text="a compaction is already running")
             return
         pruned = self._prune(entries)
-        if reason == "auto":
+        if reason is CompactionReason.AUTO:
             if est < self.trigger:
                 return
             can_summarise = self.turn_summaries < MAX_PRESSURE_SUMMARIES and self._gate_open(est)
             if pruned is None and not can_summarise and est < self.hard_limit:
                 return  # nothing allowed to do below the hard limit: keep the current view
-        elif reason == "overflow" and not force and est < self.trigger and pruned is None:
+        elif (
+            reason is CompactionReason.OVERFLOW
+            and not force
+            and est < self.trigger
+            and pruned is None
+        ):
             return  # the completion budget overflowed, not the view: the retry re-plans it
 
         self._busy = True
         try:
             async with aclosing(
-                self._transaction(host, reason, entries, est, pruned, force)
+                self._transaction(conversation, reason, entries, est, pruned, force)
             ) as txn:
                 async for event in txn:
                     yield event
@@ -797,18 +826,19 @@ class ContextManager:
 
     async def _transaction(
         self,
-        host: Agent,
-        reason: str,
+        conversation: Conversation,
+        reason: CompactionReason,
         entries: list[Entry],
         est: int,
         pruned: list[Entry] | None,
         force: bool,
     ) -> AsyncIterator[ev.Event]:
-        canonical = host.messages
+        canonical = conversation.messages
+        new_event = conversation.event
         before = est
         txn = _Txn()
-        prefix_reason = "compact_manual" if reason == "manual" else "compact_auto"
-        yield host._event(ev.CompactionStarted, reason=reason)
+        prefix_reason = reason.prefix_reason
+        yield new_event(ev.CompactionStarted, reason=reason.value)
 
         source = _Source(entries, est, list(self._sent_counts))
         if pruned is not None:
@@ -816,26 +846,26 @@ class ContextManager:
             entries = pruned
             txn.changed = prefix_reason
 
-        if reason == "manual":
-            allowed = 1
-        elif reason == "overflow":
+        if reason.one_summary:
             allowed = 1
         else:
             allowed = MAX_PRESSURE_SUMMARIES - self.turn_summaries
         failed_detail = ""
         failed_status = ""
         while allowed > 0:
-            if reason == "auto" and (est < self.trigger or not self._gate_open(est)):
+            if reason is CompactionReason.AUTO and (est < self.trigger or not self._gate_open(est)):
                 break
-            if reason == "overflow" and est < self.trigger and not force:
+            if reason is CompactionReason.OVERFLOW and est < self.trigger and not force:
                 break
             result = _SummaryResult()
-            async with aclosing(self._summarise(host, entries, source, reason, result)) as calls:
+            async with aclosing(
+                self._summarise(conversation, entries, source, reason, result)
+            ) as calls:
                 async for event in calls:
                     yield event
             if result.entries is None:
                 failed_detail, failed_status = result.detail, result.status
-                if reason != "manual":
+                if reason.unattended:
                     self._record_failure(result.status, result.detail, est)
                 break
             entries = result.entries
@@ -844,22 +874,22 @@ class ContextManager:
             txn.changed = prefix_reason
             txn.summaries += 1
             allowed -= 1
-            if reason != "manual":
+            if reason.unattended:
                 self.turn_summaries += 1
-            if reason != "auto":
+            if reason.one_summary:
                 break
 
         truncate = False
-        if reason == "auto":
+        if reason is CompactionReason.AUTO:
             truncate = est >= self.hard_limit
-        elif reason == "overflow":
+        elif reason is CompactionReason.OVERFLOW:
             truncate = est >= self.hard_limit or (txn.summaries == 0 and est >= self.trigger)
         if truncate:
             cut = self._truncate(entries, est, self.trigger)
             if cut is None:
-                yield host._event(ev.CompactionFinished, reason=reason, ok=False)
+                yield new_event(ev.CompactionFinished, reason=reason.value, ok=False)
                 if txn.changed is not None:
-                    yield host._event(ev.PrefixChanged, reason=txn.changed)
+                    yield new_event(ev.PrefixChanged, reason=txn.changed)
                 raise CompactionRequired(
                     f"the conversation no longer fits the context window: about {est:,} tokens "
                     f"against a window of {self.window:,} (compaction threshold {self.trigger:,}), "
@@ -869,7 +899,7 @@ class ContextManager:
             entries, blanked, dropped = cut
             est = self._install("truncate", reason, entries, canonical, est)
             txn.changed = "truncate"
-            yield host._event(
+            yield new_event(
                 ev.Notice,
                 level="warning",
                 text=(
@@ -880,14 +910,14 @@ class ContextManager:
             )
 
         if failed_detail and not truncate:
-            if reason == "manual" and failed_status == "blocked":
+            if reason is CompactionReason.MANUAL and failed_status == "blocked":
                 text = f"nothing to compact: {failed_detail}"
             else:
                 text = f"compaction could not summarise the conversation: {failed_detail}"
-            yield host._event(ev.Notice, level="warning", text=text)
+            yield new_event(ev.Notice, level="warning", text=text)
         if txn.summaries or (txn.changed and not truncate):
             what = "summary" if txn.summaries else "pruned tool results"
-            yield host._event(
+            yield new_event(
                 ev.Notice,
                 level="info",
                 text=(
@@ -895,29 +925,28 @@ class ContextManager:
                     f"(threshold {self.trigger:,} of {self.window:,})"
                 ),
             )
-        if reason == "manual":
+        if reason is CompactionReason.MANUAL:
             ok = txn.summaries > 0 or (txn.changed is not None and not failed_detail)
         else:
             ok = est < self.trigger
-        if reason == "manual" and txn.changed is None and not failed_detail:
-            yield host._event(ev.Notice, level="info", text="nothing to compact yet")
-        yield host._event(ev.CompactionFinished, reason=reason, ok=ok)
+        if reason is CompactionReason.MANUAL and txn.changed is None and not failed_detail:
+            yield new_event(ev.Notice, level="info", text="nothing to compact yet")
+        yield new_event(ev.CompactionFinished, reason=reason.value, ok=ok)
         if txn.changed is not None:
-            yield host._event(ev.PrefixChanged, reason=txn.changed)
+            yield new_event(ev.PrefixChanged, reason=txn.changed)
 
     # -- the summary ------------------------------------------------------------
 
     async def _summarise(
         self,
-        host: Agent,
+        conversation: Conversation,
         entries: list[Entry],
         source: _Source,
-        reason: str,
+        reason: CompactionReason,
         out: _SummaryResult,
     ) -> AsyncIterator[ev.Event]:
         tools = self._tools
-        schemas = host.tools.schemas()
-        overflow = reason == "overflow"
+        overflow = reason is CompactionReason.OVERFLOW
         src = source.entries
         cut, why = self._plan_cut(entries, source, overflow=overflow)
         if cut is None:
@@ -928,19 +957,21 @@ class ContextManager:
         )
         replans = 0
         bounded = False
-        call = _CallResult()
+        call = Reply()
         while True:
             if bounded:
+                # A plain-text transcript without the tools: no cache, but it fits.
                 messages = [src[0].message, self._bounded_transcript(src[1:cut])]
-                request_tools: tuple[Any, ...] = ()
                 raw = self.estimator.messages(messages)
             else:
                 messages = summary_request([e.message for e in src[:cut]], instruction)
-                request_tools = schemas
                 raw = self.estimator.messages(messages) + self._tools_raw(tools)
             backend = self.estimator.backend
-            call = _CallResult()
-            async with aclosing(self._call(host, messages, request_tools, call)) as stream:
+            call = Reply()
+            summary = conversation.summarize(
+                messages, with_tools=not bounded, max_output_tokens=self.summary_cap, reply=call
+            )
+            async with aclosing(summary) as stream:
                 async for event in stream:
                     yield event
             if call.usage is not None:
@@ -952,7 +983,7 @@ class ContextManager:
                 if prompt and backend == self.estimator.backend:
                     self.estimator.calibrate(raw, prompt)
                 if limit and limit < self.window:
-                    self._learn_window(host, limit)
+                    self._learn_window(limit)
                 if replans < REPLAN_LIMIT:
                     replans += 1
                     total = self.estimator.scale(self._raw(src) + self._tools_raw(tools))
@@ -967,15 +998,16 @@ class ContextManager:
         if call.error is not None:
             out.detail = f"the summary request failed ({call.error})"
             return
-        if call.finish == "length":
+        finish = call.end.finish_reason if call.end is not None else ""
+        if finish == "length":
             out.detail = f"the summary hit the output cap ({self.summary_cap} tokens)"
             return
         text = call.text.strip()
         if not text:
             out.detail = "the summary request returned no text"
             return
-        if call.finish not in ("stop", ""):
-            out.detail = f"the summary request ended with finish_reason={call.finish}"
+        if finish not in ("stop", ""):
+            out.detail = f"the summary request ended with finish_reason={finish}"
             return
         summary = Message(
             role="user",
@@ -1033,83 +1065,33 @@ class ContextManager:
             meta={"compaction": "request"},
         )
 
-    def set_window(self, host: Agent, window: int) -> None:
+    def set_window(self, window: int) -> None:
         """Another model with another window (``/model``): thresholds follow it."""
-        self._learn_window(host, window)
+        self._learn_window(window)
 
-    def _learn_window(self, host: Agent, limit: int) -> None:
+    def _learn_window(self, limit: int) -> None:
         self.window = limit
-        host.options.context_window = limit
         self._persist()
-
-    async def _call(
-        self,
-        host: Agent,
-        messages: Sequence[Message],
-        tools: tuple[Any, ...],
-        out: _CallResult,
-    ) -> AsyncIterator[ev.Event]:
-        """One summary request through the unified retry policy; never fabricates."""
-        request = Request(
-            model=host.model,
-            messages=tuple(messages),
-            tools=tools,
-            effort=host.options.effort,
-            max_output_tokens=self.summary_cap,
-        )
-        prepared = host.provider.prepare(request)
-        attempt = 0
-        while True:
-            attempt += 1
-            text: list[str] = []
-            end: StreamEnd | None = None
-            try:
-                async with aclosing(host.provider.stream(prepared)) as chunks:
-                    async for chunk in chunks:
-                        if isinstance(chunk, TextChunk):
-                            text.append(chunk.text)
-                        elif isinstance(chunk, StreamEnd):
-                            end = chunk
-            except ProviderError as exc:
-                if exc.retryable and attempt < host.retry.attempts:
-                    delay = host.retry.delay(attempt, exc.retry_after)
-                    yield host._event(
-                        ev.Retrying, attempt=attempt, delay=delay, reason=f"compaction: {exc}"
-                    )
-                    await host.retry.sleep(delay)
-                    continue
-                out.error = exc
-                return
-            if end is None:
-                out.error = ProviderError(
-                    "the summary stream ended without a finish", kind="stream"
-                )
-                return
-            if end.usage is not None:
-                out.usage = end.usage
-                yield host._usage_event(end.usage, end.model or prepared.model, source="compaction")
-            out.text = "".join(text)
-            out.finish = end.finish_reason
-            return
 
     # -- overflow -------------------------------------------------------------
 
     async def rescue_overflow(
-        self, host: Agent, exc: ProviderError, sent: Sent | None
+        self, conversation: Conversation, exc: ProviderError, sent: Sent | None
     ) -> AsyncIterator[ev.Event]:
         """The provider refused the step's request as too long: learn what it
         said, then at most one summary (or a truncation) before the one retry."""
         limit, prompt = parse_overflow(exc.message or "")
         if limit and limit < self.window:
-            self._learn_window(host, limit)
-            yield host._event(
+            self._learn_window(limit)
+            yield conversation.event(
                 ev.Notice,
                 level="warning",
                 text=f"the provider's context window is {limit:,} tokens; using that from now on",
             )
         if prompt:
             self.observe(sent, prompt, processed=False)
-        self._tools = host.tools.fingerprint
-        async with aclosing(self.maintain(host, "overflow", force=prompt is None)) as events:
+        self._tools = conversation.tools
+        overflow = self.maintain(conversation, CompactionReason.OVERFLOW, force=prompt is None)
+        async with aclosing(overflow) as events:
             async for event in events:
                 yield event

@@ -1,10 +1,12 @@
 """The agent loop (seed 003).
 
-build the request once per step (then it is frozen) -> provider stream ->
-clean final: the turn ends -> tool calls: execute, append results, next step ->
-request error: one unified retry path replaying the frozen request byte for
-byte -> unhandled error: explicit failure. No synthetic continuation, no hidden
-extra requests.
+One step: compaction at the threshold (the context manager) -> the request is
+built once and frozen -> :class:`ModelCall` streams it through the unified retry
+path, replaying the frozen bytes -> a clean final ends the turn; tool calls run,
+their results are appended, and the next step begins. A provider overflow gets
+one rescue (a summary or a truncation) and one rebuilt request. Any other
+error ends the turn explicitly. No synthetic continuation, no hidden extra
+requests.
 """
 
 from __future__ import annotations
@@ -20,11 +22,22 @@ from typing import Any
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import (
     CompactionRequired,
     ContextManager,
+    Conversation,
     Sent,
     is_context_overflow,
+)
+from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.model_call import (
+    COMPACTION,
+    ModelCall,
+    PriceFn,
+    Purpose,
+    Reply,
+    no_price,
 )
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionStore
@@ -36,17 +49,11 @@ from reasonix_core.agent.transcript import (
     reminder,
     repair_messages,
 )
-from reasonix_core.errors import EmptyResponse, ProviderError, ToolArgumentError
+from reasonix_core.errors import ProviderError, ToolArgumentError
 from reasonix_core.messages import Message, ToolCall
+from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
-from reasonix_core.provider.base import (
-    Provider,
-    ReasoningChunk,
-    Request,
-    StreamEnd,
-    TextChunk,
-    ToolCallFragment,
-)
+from reasonix_core.provider.base import PreparedRequest, Provider, Request
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.preview import preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
@@ -54,40 +61,19 @@ from reasonix_core.usage import Usage
 
 log = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 4
+__all__ = ["Agent", "AgentOptions", "PriceFn"]
 
-PriceFn = Callable[[str, Usage, datetime], tuple[float, str]]
-
-
-def _no_price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
-    return 0.0, "USD"
-
-
-@dataclass
-class _StepOutput:
-    # Deltas are collected in lists: a long answer arrives in thousands of them.
-    text_parts: list[str] = field(default_factory=list)
-    reasoning_parts: list[str] = field(default_factory=list)
-    end: StreamEnd | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.text_parts)
-
-    @property
-    def reasoning(self) -> str:
-        return "".join(self.reasoning_parts)
-
-    @property
-    def empty(self) -> bool:
-        calls = self.end.tool_calls if self.end else ()
-        return not self.text_parts and not self.reasoning_parts and not calls
+# What a changed prefix key means, in key order (see ``Agent._prefix_key``).
+_PREFIX_PARTS = ("system", "tools", "model", "effort")
 
 
 @dataclass(kw_only=True)
 class AgentOptions:
     effort: str = "auto"
     max_steps: int = 0
+    # The window the output budget is sized against. The agent keeps it equal
+    # to its context manager's after /model and after a provider's overflow
+    # error taught the manager a smaller window.
     context_window: int = 131072
     # 0 automatic, > 0 explicit cap, < 0 omit (seed 000 §3.1)
     max_output_tokens: int = 0
@@ -96,11 +82,22 @@ class AgentOptions:
 
 
 @dataclass(kw_only=True)
+class _Step:
+    """One step of a turn, carried through the phases of :meth:`Agent.run`."""
+
+    number: int
+    prepared: PreparedRequest | None = None
+    reply: Reply = field(default_factory=Reply)
+    calls: tuple[ToolCall, ...] = ()
+    # The turn ended in this step (TurnFinished or TurnFailed was yielded).
+    over: bool = False
+
+
+@dataclass(kw_only=True)
 class _CallState:
     call: ToolCall
     started: bool = False
     message: Message | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Agent:
@@ -116,10 +113,10 @@ class Agent:
         session: SessionStore,
         system_prompt: str,
         history: Sequence[Message] = (),
-        gate: Any = None,
+        gate: Gate | None = None,
         retry: RetryPolicy | None = None,
         options: AgentOptions | None = None,
-        price: PriceFn = _no_price,
+        price: PriceFn = no_price,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         # (first_turn, raw user prompt) -> volatile text appended to the user turn.
         context_suffix: Callable[[bool, str], str] | None = None,
@@ -133,13 +130,15 @@ class Agent:
         self.gate = gate
         self.retry = retry or RetryPolicy()
         self.options = options or AgentOptions()
-        self.price = price
         self.clock = clock
         self.context_suffix = context_suffix
         self.messages: list[Message] = list(history)
         if not self.messages or self.messages[0].role != "system":
             self.messages.insert(0, Message(role="system", content=system_prompt))
-        self._seq = 0
+        self._events = EventSequence(self.options.agent_path)
+        self.model_call = ModelCall(
+            provider=provider, retry=self.retry, events=self._events, price=price, clock=clock
+        )
         self._last_prefix: tuple[str, ...] | None = None
         # The view each request sends: checkpoint projection + append-only tail.
         self.context = context or ContextManager(window=self.options.context_window)
@@ -167,23 +166,13 @@ class Agent:
         window, so that compaction triggers at its threshold (kept in the checkpoint)."""
         self._model = model
         if context_window and context_window != self.context.window:
-            self.context.set_window(self, context_window)
+            self.context.set_window(context_window)
+            self.options.context_window = context_window
 
     def set_effort(self, effort: str) -> None:
         self.options.effort = effort
 
     # -- helpers ----------------------------------------------------------
-
-    def _event(self, cls: type[ev.Event], **fields: Any) -> Any:
-        self._seq += 1
-        return cls(seq=self._seq, agent_path=self.options.agent_path, **fields)
-
-    @staticmethod
-    def _chars(msg: Message) -> int:
-        n = len(msg.content or "") + len(msg.reasoning_content or "")
-        for call in msg.tool_calls:
-            n += len(call.arguments) + len(call.name) + len(call.id)
-        return n + 8
 
     def _append(self, msg: Message) -> None:
         self.messages.append(msg)
@@ -219,10 +208,7 @@ class Agent:
         previous, self._last_prefix = self._last_prefix, key
         if previous is None or previous == key:
             return None
-        for index, reason in enumerate(("system", "tools", "model", "effort")):
-            if previous[index] != key[index]:
-                return reason
-        return None
+        return next(part for part, a, b in zip(_PREFIX_PARTS, previous, key, strict=True) if a != b)
 
     def note_prefix_baseline(self, tools_fingerprint: str, model: str, effort: str) -> None:
         """For a continued session: what the previous run's prefix was."""
@@ -231,8 +217,53 @@ class Agent:
     # -- the turn ---------------------------------------------------------
 
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+        """prepare -> request with retry -> commit the answer, or run the tools
+        and take the next step. Every phase says in ``step.over`` whether the
+        turn ended (it then yielded TurnFinished or TurnFailed)."""
+        yield self._begin_turn(prompt)
+        number = 0
+        while True:
+            number += 1
+            step = _Step(number=number)
+            async with aclosing(self._prepare(step)) as events:
+                async for event in events:
+                    yield event
+            if step.over:
+                return
+            async with aclosing(self._request_with_retry(step)) as events:
+                async for event in events:
+                    yield event
+            if step.over:
+                return
+            async with aclosing(self._commit_answer(step)) as events:
+                async for event in events:
+                    yield event
+            if step.over:
+                return
+            async with aclosing(self._run_tools(step.calls)) as events:
+                async for event in events:
+                    yield event
+
+    async def compact(self) -> AsyncIterator[ev.Event]:
+        """Manual compaction (``/compact``, ``reasonix compact``): prune and fold
+        the history now, retrying even after an automatic failure."""
+        self._repair()
+        try:
+            maintenance = self.context.maintain(self._conversation(), CompactionReason.MANUAL)
+            async with aclosing(self._context_work(maintenance)) as events:
+                async for event in events:
+                    yield event
+        except CompactionRequired as exc:
+            yield self._events(ev.Notice, level="error", text=str(exc))
+
+    # -- the phases of a step ---------------------------------------------
+
+    def _repair(self) -> None:
         for repair in repair_messages(self.messages):
             self._append(repair)
+
+    def _begin_turn(self, prompt: str) -> ev.TurnStarted:
+        self._repair()
         first_turn = not any(m.role == "user" for m in self.messages)
         text = prompt
         if self.context_suffix is not None:
@@ -242,144 +273,159 @@ class Agent:
         self._append(Message(role="user", content=text))
         self.turns += 1
         self.context.begin_turn()
-        yield self._event(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
-        step = 0
-        while True:
-            step += 1
-            if self.options.max_steps and step > self.options.max_steps:
-                yield self._event(
-                    ev.Notice,
-                    level="warning",
-                    text=f"stopped after {self.options.max_steps} steps (--max-steps)",
-                )
-                yield self._event(ev.TurnFinished, stop_reason="max_steps", steps=step - 1)
-                return
-            # Context maintenance happens here, before the request is built,
-            # and only at the compaction threshold (seed 000 §3.6).
-            try:
-                async with aclosing(self.context.maintain(self, "auto")) as maintenance:
-                    async for event in maintenance:
-                        yield event
-            except CompactionRequired as exc:
-                yield self._event(
-                    ev.TurnFailed, error=str(exc), kind="compaction_required", steps=step - 1
-                )
-                return
-            reason = self._prefix_change()
-            if reason:
-                yield self._event(ev.PrefixChanged, reason=reason)
-            prepared = self._prepare_step()  # frozen from here on
-            yield self._event(ev.StepStarted, step=step, model=self._model)
+        return self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
 
-            output: _StepOutput | None = None
-            attempt = 0
-            rescued = False
-            while output is None:
-                attempt += 1
-                current = _StepOutput()
-                overflow: ProviderError | None = None
-                try:
-                    async for event in self._stream(prepared, current):
-                        yield event
-                    if current.empty:
-                        raise EmptyResponse()
-                    output = current
-                except ProviderError as exc:
-                    if is_context_overflow(exc) and not rescued:
-                        overflow = exc
-                    elif not exc.retryable or attempt >= self.retry.attempts:
-                        yield self._failed(exc, step, attempt)
-                        return
-                    else:
-                        delay = self.retry.delay(attempt, exc.retry_after)
-                        yield self._event(
-                            ev.Retrying, attempt=attempt, delay=delay, reason=str(exc)
-                        )
-                        await self.retry.sleep(delay)
-                except BaseException:
-                    # Cancelled mid-stream: keep what was said so the
-                    # transcript stays valid and the model knows.
-                    self._commit_interrupted(current)
-                    raise
-                if overflow is not None:
-                    # Too long for the provider: at most one summary (or a lossy
-                    # truncation), then one retry of the rebuilt request.
-                    rescued = True
-                    try:
-                        async with aclosing(
-                            self.context.rescue_overflow(self, overflow, self._sent)
-                        ) as rescue:
-                            async for event in rescue:
-                                yield event
-                    except CompactionRequired as exc:
-                        yield self._event(
-                            ev.TurnFailed,
-                            error=str(exc),
-                            kind="compaction_required",
-                            status=overflow.status,
-                            steps=step,
-                        )
-                        return
-                    prepared = self._prepare_step()
-
-            assert output.end is not None
-            end = output.end
-            calls = end.tool_calls
-            if calls and end.finish_reason == "length":
-                calls = ()
-                yield self._event(
-                    ev.Notice,
-                    level="warning",
-                    text="the response hit the output limit mid tool call; the call was dropped",
-                )
-            self._append(
-                Message(
-                    role="assistant",
-                    content=output.text,
-                    reasoning_content=output.reasoning or None,
-                    tool_calls=calls,
-                    # Replayed unchanged by providers that sign reasoning (Anthropic).
-                    meta={"reasoning_signature": end.reasoning_signature}
-                    if end.reasoning_signature
-                    else {},
-                )
+    async def _prepare(self, step: _Step) -> AsyncIterator[ev.Event]:
+        """The step limit, context maintenance (only at the compaction threshold,
+        before the request is built: seed 000 §3.6), then the frozen request."""
+        limit = self.options.max_steps
+        if limit and step.number > limit:
+            yield self._events(
+                ev.Notice, level="warning", text=f"stopped after {limit} steps (--max-steps)"
             )
-            if not calls:
-                if end.finish_reason == "length":
-                    yield self._event(
-                        ev.Notice,
-                        level="warning",
-                        text="the answer was cut at the output token limit",
-                    )
-                elif end.finish_reason == "content_filter":
-                    yield self._event(
-                        ev.Notice,
-                        level="warning",
-                        text="the provider's content filter stopped the answer",
-                    )
-                yield self._event(
-                    ev.TurnFinished,
-                    stop_reason=end.finish_reason or "stop",
-                    text=output.text,
-                    steps=step,
-                )
-                return
-            async for event in self._run_tools(calls):
-                yield event
-
-    async def compact(self) -> AsyncIterator[ev.Event]:
-        """Manual compaction (``/compact``, ``reasonix compact``): prune and fold
-        the history now, retrying even after an automatic failure."""
-        for repair in repair_messages(self.messages):
-            self._append(repair)
+            yield self._events(ev.TurnFinished, stop_reason="max_steps", steps=step.number - 1)
+            step.over = True
+            return
         try:
-            async with aclosing(self.context.maintain(self, "manual")) as maintenance:
-                async for event in maintenance:
+            maintenance = self.context.maintain(self._conversation(), CompactionReason.AUTO)
+            async with aclosing(self._context_work(maintenance)) as events:
+                async for event in events:
                     yield event
         except CompactionRequired as exc:
-            yield self._event(ev.Notice, level="error", text=str(exc))
+            yield self._events(
+                ev.TurnFailed, error=str(exc), kind="compaction_required", steps=step.number - 1
+            )
+            step.over = True
+            return
+        reason = self._prefix_change()
+        if reason:
+            yield self._events(ev.PrefixChanged, reason=reason)
+        step.prepared = self._freeze_request()
+        yield self._events(ev.StepStarted, step=step.number, model=self._model)
 
-    def _prepare_step(self) -> Any:
+    async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
+        """The frozen request through ModelCall's retry path; a provider overflow
+        gets one rescue (a summary or a truncation) and one rebuilt request."""
+        rescued = False
+        while True:
+            assert step.prepared is not None
+            purpose = Purpose(source=self.options.source)
+            call = self.model_call.request(
+                step.prepared, step.reply, purpose, on_usage=self._observe_usage
+            )
+            try:
+                async with aclosing(call) as events:
+                    async for event in events:
+                        yield event
+            except BaseException:
+                # Cancelled mid-stream: keep what was said so the transcript
+                # stays valid and the model knows.
+                if step.reply.streaming:
+                    self._commit_interrupted(step.reply)
+                raise
+            error = step.reply.error
+            if error is None:
+                return
+            if rescued or not is_context_overflow(error):
+                yield self._failed(error, step)
+                step.over = True
+                return
+            rescued = True
+            async with aclosing(self._rescue_overflow(step, error)) as events:
+                async for event in events:
+                    yield event
+            if step.over:
+                return
+            step.prepared = self._freeze_request()
+
+    async def _rescue_overflow(
+        self, step: _Step, overflow: ProviderError
+    ) -> AsyncIterator[ev.Event]:
+        try:
+            rescue = self.context.rescue_overflow(self._conversation(), overflow, self._sent)
+            async with aclosing(self._context_work(rescue)) as events:
+                async for event in events:
+                    yield event
+        except CompactionRequired as exc:
+            yield self._events(
+                ev.TurnFailed,
+                error=str(exc),
+                kind="compaction_required",
+                status=overflow.status,
+                steps=step.number,
+            )
+            step.over = True
+
+    async def _commit_answer(self, step: _Step) -> AsyncIterator[ev.Event]:
+        """Append the answer; without tool calls it ends the turn."""
+        reply = step.reply
+        end = reply.end
+        assert end is not None
+        calls = end.tool_calls
+        if calls and end.finish_reason == "length":
+            calls = ()
+            yield self._events(
+                ev.Notice,
+                level="warning",
+                text="the response hit the output limit mid tool call; the call was dropped",
+            )
+        self._append(
+            Message(
+                role="assistant",
+                content=reply.text,
+                reasoning_content=reply.reasoning or None,
+                tool_calls=calls,
+                # Replayed unchanged by providers that sign reasoning (Anthropic).
+                meta={"reasoning_signature": end.reasoning_signature}
+                if end.reasoning_signature
+                else {},
+            )
+        )
+        if calls:
+            step.calls = calls
+            return
+        if end.finish_reason == "length":
+            yield self._events(
+                ev.Notice, level="warning", text="the answer was cut at the output token limit"
+            )
+        elif end.finish_reason == "content_filter":
+            yield self._events(
+                ev.Notice,
+                level="warning",
+                text="the provider's content filter stopped the answer",
+            )
+        yield self._events(
+            ev.TurnFinished,
+            stop_reason=end.finish_reason or "stop",
+            text=reply.text,
+            steps=step.number,
+        )
+        step.over = True
+
+    # -- the model --------------------------------------------------------
+
+    def _conversation(self) -> Conversation:
+        """What the context manager works on; it never sees the Agent itself."""
+        return Conversation(
+            messages=self.messages,
+            tools=self.tools.fingerprint,
+            summarize=self._summarize,
+            event=self._events,
+        )
+
+    async def _context_work(self, work: AsyncIterator[ev.Event]) -> AsyncIterator[ev.Event]:
+        """Run a maintenance transaction; a window it learned from the provider
+        (an overflow error names the real limit) sizes the output budget too."""
+        window = self.context.window
+        try:
+            async with aclosing(work) as events:
+                async for event in events:
+                    yield event
+        finally:
+            if self.context.window != window:
+                self.options.context_window = self.context.window
+
+    def _freeze_request(self) -> PreparedRequest:
         """Build and freeze one step's request from the context manager's view."""
         view = self.context.view(self.messages)
         request = Request(
@@ -390,60 +436,51 @@ class Agent:
             max_output_tokens=self._max_output(),
         )
         self._sent = self.context.note_sent(view, self.tools.fingerprint)
-        return self.provider.prepare(request)
+        return self.model_call.prepare(request)
 
-    def _failed(self, exc: ProviderError, step: int, attempt: int) -> ev.TurnFailed:
-        details = {"attempts": attempt}
+    def _observe_usage(self, usage: Usage) -> None:
+        """The provider's prompt count for the request just sent: re-anchor the estimate."""
+        self.context.observe(self._sent, usage.prompt_tokens)
+
+    async def _summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        with_tools: bool,
+        max_output_tokens: int,
+        reply: Reply,
+    ) -> AsyncIterator[ev.Event]:
+        """Compaction's summary request: this agent's model, effort and tools."""
+        request = Request(
+            model=self._model,
+            messages=tuple(messages),
+            tools=self.tools.schemas() if with_tools else (),
+            effort=self.options.effort,
+            max_output_tokens=max_output_tokens,
+        )
+        call = self.model_call.request(self.model_call.prepare(request), reply, COMPACTION)
+        async with aclosing(call) as events:
+            async for event in events:
+                yield event
+
+    def _failed(self, exc: ProviderError, step: _Step) -> ev.TurnFailed:
+        attempts = step.reply.attempts
         message = str(exc)
         if exc.retryable:
-            message = f"{message} (gave up after {attempt} attempts)"
-        return self._event(
+            message = f"{message} (gave up after {attempts} attempts)"
+        return self._events(
             ev.TurnFailed,
             error=message,
             kind=exc.kind,
             status=exc.status,
-            steps=step,
-            details=details,
+            steps=step.number,
+            details={"attempts": attempts},
         )
 
-    def _commit_interrupted(self, current: _StepOutput) -> None:
-        text = (current.text + "\n\n" if current.text else "") + INTERRUPTED_MARK
+    def _commit_interrupted(self, reply: Reply) -> None:
+        text = (reply.text + "\n\n" if reply.text else "") + INTERRUPTED_MARK
         self._append(
-            Message(role="assistant", content=text, reasoning_content=current.reasoning or None)
-        )
-
-    async def _stream(self, prepared: Any, out: _StepOutput) -> AsyncIterator[ev.Event]:
-        async with aclosing(self.provider.stream(prepared)) as chunks:
-            async for chunk in chunks:
-                if isinstance(chunk, TextChunk):
-                    out.text_parts.append(chunk.text)
-                    yield self._event(ev.TextDelta, text=chunk.text)
-                elif isinstance(chunk, ReasoningChunk):
-                    out.reasoning_parts.append(chunk.text)
-                    yield self._event(ev.ReasoningDelta, text=chunk.text)
-                elif isinstance(chunk, ToolCallFragment):
-                    yield self._event(
-                        ev.ToolCallDelta,
-                        index=chunk.index,
-                        call_id=chunk.id,
-                        name=chunk.name,
-                        arguments=chunk.arguments,
-                    )
-                elif isinstance(chunk, StreamEnd):
-                    out.end = chunk
-        if out.end is not None and out.end.usage is not None:
-            self.context.observe(self._sent, out.end.usage.prompt_tokens)
-            yield self._usage_event(out.end.usage, out.end.model or prepared.model)
-
-    def _usage_event(self, usage: Usage, model: str, source: str | None = None) -> ev.UsageReported:
-        cost, currency = self.price(model, usage, self.clock())
-        return self._event(
-            ev.UsageReported,
-            usage=usage,
-            model=model,
-            source=source or self.options.source,
-            cost=cost,
-            currency=currency,
+            Message(role="assistant", content=text, reasoning_content=reply.reasoning or None)
         )
 
     # -- tools ------------------------------------------------------------
@@ -469,7 +506,7 @@ class Agent:
             for batch in self._batches(calls):
                 batch_states = [by_id[id(c)] for c in batch]
                 for state in batch_states:
-                    yield self._event(
+                    yield self._events(
                         ev.ToolCallStarted,
                         call_id=state.call.id,
                         name=state.call.name,
@@ -481,7 +518,7 @@ class Agent:
                     assert state.message is not None
                     self._append(state.message)
                     meta = state.message.meta
-                    yield self._event(
+                    yield self._events(
                         ev.ToolCallFinished,
                         call_id=state.call.id,
                         name=state.call.name,
@@ -521,7 +558,7 @@ class Agent:
     async def _run_batch(self, batch: list[_CallState]) -> AsyncIterator[ev.Event]:
         """Run one batch, yielding tool progress live while it runs.
 
-        Tools report progress through ``services["tool_progress"]`` (MCP
+        Tools report progress through ``ToolContext.tool_progress`` (MCP
         ``notifications/progress``); the reports reach the single event stream
         through a bounded memory stream. A full stream drops reports rather
         than slowing a tool down.
@@ -534,7 +571,7 @@ class Agent:
             except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
 
-        self.tool_context.services["tool_progress"] = report
+        self.tool_context.tool_progress = report
 
         async def work() -> None:
             async with send:
@@ -549,7 +586,7 @@ class Agent:
             tg.start_soon(work)
             async with receive:
                 async for progress in receive:
-                    yield self._event(
+                    yield self._events(
                         ev.ToolProgress,
                         call_id=progress.call_id,
                         name=progress.name,
@@ -589,9 +626,8 @@ class Agent:
             meta["is_error"] = True
         if bounded:
             meta["full_content"] = result.text
-        for key in ("diff",):
-            if key in result.meta:
-                meta[key] = result.meta[key]
+        if "diff" in result.meta:
+            meta["diff"] = result.meta["diff"]
         state.message = Message(role="tool", tool_call_id=call.id, content=text, meta=meta)
 
     async def _authorize_and_call(self, state: _CallState) -> ToolResult:
@@ -606,19 +642,14 @@ class Agent:
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
         if self.gate is not None:
-            preview = ""
-            approver = getattr(self.gate, "approver", None)
-            if getattr(approver, "interactive", False):
-                verdict = self.gate.policy.decide(call.name, tool.read_only, args).verdict
-                if verdict.name == "ASK":
-                    preview = preview_diff(call.name, args, self.tool_context)
             auth = await self.gate.authorize(
                 tool=call.name,
                 read_only=tool.read_only,
                 args=args,
                 call_id=call.id,
                 summary=summarize_call(call.name, args),
-                preview=preview,
+                # Built only when the gate will show it to someone.
+                preview=lambda: preview_diff(call.name, args, self.tool_context),
             )
             if not auth.allowed:
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")

@@ -6,11 +6,10 @@ features not built yet, are listed per table in ``_LEGACY``: they are accepted,
 kept readable through :attr:`_Table.legacy`, and otherwise ignored, so a config
 written by an older Reasonix still loads.
 
-Plain ``pydantic.BaseModel`` rather than ``pydantic-settings``: the layering we
-need (flag > project file > user file > defaults, providers merged by name) is
-done on raw TOML dicts in :mod:`reasonix_core.config.loader`, and
-``pydantic-settings`` would only add ~30 ms of import time for sources we do not
-use (it reads the environment, which must not change config here).
+Plain ``pydantic.BaseModel`` tables: each layer (a file, the environment, the
+flags) is validated against :class:`Config` on its own, and pydantic-settings
+assembles the effective one from the layers (``LayeredConfig`` in
+:mod:`reasonix_core.config.sources`), so this module never imports it.
 """
 
 from __future__ import annotations
@@ -30,9 +29,9 @@ from pydantic import (
 )
 
 from reasonix_core.config.prices import Price, deepseek_off_peak_prices
+from reasonix_core.provider.efforts import accepted_efforts, check_effort, known_efforts
 
 __all__ = [
-    "AGENT_EFFORTS",
     "AgentConfig",
     "Config",
     "ModelOverride",
@@ -44,9 +43,6 @@ __all__ = [
     "builtin_provider",
     "expand_path",
 ]
-
-#: Effort levels accepted in ``[agent] effort``.
-AGENT_EFFORTS: tuple[str, ...] = ("auto", "disabled", "low", "high", "max")
 
 COMPACT_RATIO_MIN = 0.30
 COMPACT_RATIO_MAX = 0.85
@@ -159,6 +155,12 @@ class ProviderConfig(_Table):
             raise ValueError(f"must not contain '/' (got {value!r}); refs are provider/model")
         return value
 
+    @model_validator(mode="after")
+    def _effort_accepted(self) -> ProviderConfig:
+        accepted = accepted_efforts(self.kind, self.effective_reasoning_protocol())
+        self.effort = check_effort(self.effort, accepted, self.name)
+        return self
+
     def all_models(self) -> list[str]:
         """Every model this provider is configured to serve, in config order."""
         out: list[str] = []
@@ -263,9 +265,11 @@ class AgentConfig(_Table):
     @field_validator("effort")
     @classmethod
     def _known_effort(cls, value: str) -> str:
+        # Some provider must accept it; the selected one is asked when the
+        # session is built (provider/efforts.py owns the vocabulary).
         norm = value.strip().lower()
-        if norm not in AGENT_EFFORTS:
-            raise ValueError(f"must be one of {', '.join(AGENT_EFFORTS)} (got {value!r})")
+        if norm not in known_efforts():
+            raise ValueError(f"must be one of {', '.join(known_efforts())} (got {value!r})")
         return norm
 
     @field_validator("compact_ratio")
@@ -321,19 +325,6 @@ class PermissionsConfig(_Table):
     @classmethod
     def _expand_dirs(cls, value: list[str]) -> list[str]:
         return [expand_path(v) for v in value]
-
-    @field_validator("allow", "ask", "deny")
-    @classmethod
-    def _rules_parse(cls, value: list[str]) -> list[str]:
-        # A malformed rule is a config error naming the file, not a crash at start.
-        from reasonix_core.permission.rules import RuleError, parse_rule
-
-        for rule in value:
-            try:
-                parse_rule(rule)
-            except RuleError as exc:
-                raise ValueError(str(exc)) from None
-        return value
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

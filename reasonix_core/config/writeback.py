@@ -14,7 +14,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError
 from tomlkit.items import Table
 
-from reasonix_core.config.loader import check_layer
+from reasonix_core.config.layer import check_layer
 from reasonix_core.errors import ConfigError
 from reasonix_core.fsutil import atomic_write_text
 

@@ -12,7 +12,7 @@ So the model sees a single fixed tool whenever an MCP server is configured:
 Permissions: the loop authorises ``use_capability`` itself as read-only (so
 ``list`` / ``inspect`` never ask); for ``call`` the proxy consults the
 session's :class:`~reasonix_core.permission.gate.PermissionGate` (found in
-``ToolContext.services["gate"]``) with the target's real name and its
+``ToolContext.gate``) with the target's real name and its
 ``readOnlyHint``, so ``mcp__github__create_issue`` / ``mcp__github`` rules
 allow, ask and deny as written. Declaring a server trusts its tools (seed 000
 §3.7): the policy's *fallback* "ask" for an MCP writer is treated as allow,
@@ -29,11 +29,10 @@ from reasonix_core.mcp.connection import McpUnavailable
 from reasonix_core.mcp.host import McpHost
 from reasonix_core.mcp.status import WAITABLE
 from reasonix_core.provider.base import canonical_json
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 from reasonix_core.tool.registry import canonical_schema
 
 NAME = "use_capability"
-GATE_SERVICE = "gate"
 
 DESCRIPTION = (
     "Use the tools of the MCP servers configured for this workspace. "
@@ -74,6 +73,7 @@ class UseCapabilityTool:
     description = DESCRIPTION
     # The loop only authorises the proxy; `call` checks its real target (see module doc).
     read_only = True
+    family = ToolFamily.OTHER
     parameters = PARAMETERS
 
     def __init__(self, host: McpHost) -> None:
@@ -132,7 +132,7 @@ class UseCapabilityTool:
     async def _authorize(
         self, ctx: ToolContext, name: str, read_only: bool, arguments: dict[str, Any]
     ) -> ToolResult | None:
-        gate = ctx.services.get(GATE_SERVICE)
+        gate = ctx.gate
         if gate is None:
             return None
         from reasonix_core.permission.policy import Verdict

@@ -320,6 +320,8 @@ def _read_json_once(path: Path) -> tuple[Any, McpConfigProblem | None]:
         )
     except RecursionError:
         return None, McpConfigProblem(label, "(file)", "invalid JSON: nested too deeply")
+    except ValueError as exc:  # valid JSON Python will not load: a 5,000-digit integer
+        return None, McpConfigProblem(label, "(file)", f"invalid JSON: {str(exc).split(';')[0]}")
 
 
 def _json_source(path: Path, data: Any, problem: McpConfigProblem | None) -> _Source:

@@ -25,10 +25,7 @@ from reasonix_core.mcp.connection import (
     McpUnavailable,
     ServerConnection,
 )
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
-
-#: ``ToolContext.services`` key of an optional ``Callable[[ToolProgress], None]``.
-PROGRESS_SERVICE = "tool_progress"
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 
 
 class McpTool:
@@ -42,18 +39,19 @@ class McpTool:
             info.description or f"{info.remote_name} (MCP server {connection.config.name})"
         )
         self.read_only = info.read_only
+        self.family = ToolFamily.OTHER
         self.parameters = info.input_schema
 
     async def execute(
         self, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
     ) -> ToolResult:
-        sink = ctx.services.get(PROGRESS_SERVICE)
+        sink = ctx.tool_progress
         name = self.name
         call_id = call_id or current_call_id.get()
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             # Always passed, so every tools/call carries _meta.progressToken.
-            if callable(sink):
+            if sink is not None:
                 sink(
                     ToolProgress(
                         call_id=call_id,

@@ -3,13 +3,17 @@
 ``ALLOW`` runs, ``DENY`` returns a message for the model, ``ASK`` consults the
 approver, one prompt at a time. Headless approvers are never called: the call
 fails closed with a message saying how to allow it on the next run.
+
+The policy is decided here only (again under the prompt lock, since a session
+grant may have arrived meanwhile); a caller passes the diff preview as a thunk,
+built only when an approver will actually be shown it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -17,7 +21,10 @@ from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest,
 from reasonix_core.permission.policy import Decision, Policy, Verdict
 from reasonix_core.permission.rules import RuleError
 
-__all__ = ["Authorization", "PermissionGate"]
+__all__ = ["Authorization", "Gate", "PermissionGate", "Preview"]
+
+# A preview text, or a function that builds it when it is needed.
+Preview = str | Callable[[], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +35,21 @@ class Authorization:
     message: str = ""
     # True when a human (or scripted approver) was asked for this call.
     asked: bool = False
+
+
+class Gate(Protocol):
+    """What the agent needs from a gate: one decision per tool call."""
+
+    async def authorize(
+        self,
+        *,
+        tool: str,
+        read_only: bool,
+        args: Mapping[str, Any] | None,
+        call_id: str,
+        summary: str = "",
+        preview: Preview = "",
+    ) -> Authorization: ...
 
 
 class PermissionGate:
@@ -46,7 +68,7 @@ class PermissionGate:
         args: Mapping[str, Any] | None,
         call_id: str,
         summary: str = "",
-        preview: str = "",
+        preview: Preview = "",
     ) -> Authorization:
         args = dict(args) if isinstance(args, Mapping) else {}
         decision = self.policy.decide(tool, read_only, args)
@@ -54,7 +76,7 @@ class PermissionGate:
             return self._settled(tool, decision)
 
         approver = self.approver
-        if approver is None or not getattr(approver, "interactive", False):
+        if approver is None or not approver.interactive:
             return self._headless(tool, decision, self.policy.scope_for(tool, args))
 
         async with self._lock:
@@ -71,7 +93,7 @@ class PermissionGate:
                 read_only=read_only,
                 scope=scope,
                 summary=summary,
-                preview=preview,
+                preview=preview() if callable(preview) else preview,
             )
             try:
                 answer = await approver.decide(request)

@@ -40,26 +40,25 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from reasonix_core.permission.rules import (
-    BUILTIN_TOOLS,
-    EDIT_FAMILY,
-    READ_FAMILY,
     Call,
     Rule,
     RuleError,
     Segment,
     WriteTarget,
+    builtin_family,
+    builtin_tool,
     covering_rules,
     parse_rule,
     parse_rules,
     rule_hits,
     split_rules,
 )
+from reasonix_core.tool.base import ToolFamily
 
 __all__ = [
     "MODES",
     "MULTIPLEXERS",
     "PRESETS",
-    "READ_ONLY_TOOLS",
     "Decision",
     "Policy",
     "Verdict",
@@ -344,13 +343,14 @@ class Policy:
             return self._reach_fallback(
                 "a global memory fact is recalled in every project", '--allowed-tools "remember"'
             )
-        if tool == "web_fetch":
+        family = builtin_family(tool)
+        if family is ToolFamily.NETWORK:  # web_fetch: egress asks unless a rule allows it
             host = urlsplit(call.url or "").hostname or "HOST"
             return self._reach_fallback(
-                "web_fetch sends data to the network",
+                f"{tool} sends data to the network",
                 f'--allowed-tools "WebFetch(domain:{host.lower()})"',
             )
-        if tool in READ_FAMILY:
+        if family is ToolFamily.READ:
             # A path an allow rule or grant covers is fine; ``covered`` above
             # needed every path covered, readable ones included.
             outside = [
@@ -390,7 +390,7 @@ class Policy:
         session rule whose path names a ``.git`` component (``Edit(.git/**)``)
         and matches every such path in the call (both ends of a move).
         """
-        if call.tool in EDIT_FAMILY:
+        if builtin_family(call.tool) is ToolFamily.EDIT:
             tool, paths = call.tool, call.paths
         elif call.writes:  # bash redirecting into a file writes it like write_file
             tool, paths = "write_file", tuple(w.path for w in call.writes if w.path)
@@ -464,11 +464,12 @@ class Policy:
         call = Call.build(tool, args, self.workspace)
         if tool == "bash" and call.command is not None:
             return self._bash_scope(call)
-        if tool in EDIT_FAMILY or tool in READ_FAMILY:
-            family = "Edit" if tool in EDIT_FAMILY else "Read"
+        family = builtin_family(tool)
+        if family in (ToolFamily.EDIT, ToolFamily.READ):
+            alias = "Edit" if family is ToolFamily.EDIT else "Read"
             if not call.paths:
-                return [family]
-            scopes = [self._path_scope(family, p, tool) for p in call.paths[:2]]
+                return [alias]
+            scopes = [self._path_scope(alias, p, tool) for p in call.paths[:2]]
             return list(dict.fromkeys(scopes))
         if tool == "web_fetch" and call.url:
             host = urlsplit(call.url).hostname
@@ -487,11 +488,12 @@ class Policy:
 
     def _dir_glob(self, path: str, tool: str) -> str:
         target = path
-        if tool in EDIT_FAMILY or not os.path.isdir(path):
+        writer = builtin_family(tool) is ToolFamily.EDIT
+        if writer or not os.path.isdir(path):
             target = os.path.dirname(path) or "/"
         ws = str(self.workspace)
         if target == ws:
-            return "./*" if tool in EDIT_FAMILY else "./**"
+            return "./*" if writer else "./**"
         if target.startswith(ws.rstrip("/") + "/"):
             rel = target[len(ws.rstrip("/")) + 1 :]
             return f"{rel}/**"
@@ -585,20 +587,6 @@ def _needs_quote(word: str) -> bool:
     return any(c.isspace() or c in "'\"\\()`$;&|<>#*?" for c in word)
 
 
-#: Built-in tools that never change anything (their fallback is allow).
-READ_ONLY_TOOLS: frozenset[str] = frozenset(
-    {
-        "read_file",
-        "ls",
-        "glob",
-        "grep",
-        "bash_output",
-        "todo_write",
-        "ask",
-        "history",
-        "memory",
-    }
-)
 _TOOL_FOR_ALIAS = {
     "bash": "bash",
     "read": "read_file",
@@ -618,7 +606,7 @@ def explain(
     accepts ``"a -> b"``). Aliases such as ``Bash`` or ``Edit`` are accepted.
     """
     name = _TOOL_FOR_ALIAS.get(
-        tool.lower(), tool.lower() if tool.lower() in BUILTIN_TOOLS else tool
+        tool.lower(), tool.lower() if builtin_tool(tool.lower()) is not None else tool
     )
     args: dict[str, Any] = {}
     if arg is not None:
@@ -631,10 +619,12 @@ def explain(
             args = {"source_path": src.strip()}
             if sep:
                 args["destination_path"] = dst.strip()
-        elif name in EDIT_FAMILY or name in READ_FAMILY:
+        elif builtin_family(name) in (ToolFamily.EDIT, ToolFamily.READ):
             args = {"path": arg}
-    ro = read_only if read_only is not None else name in READ_ONLY_TOOLS
-    decision = policy.decide(name, ro, args)
+    if read_only is None:  # what the tool itself declares; unknown tools are writers
+        declared = builtin_tool(name)
+        read_only = declared is not None and declared.read_only
+    decision = policy.decide(name, read_only, args)
     lines = [
         f"tool: {name}" + (f" {arg}" if arg is not None else ""),
         f"decision: {decision.verdict.value}",

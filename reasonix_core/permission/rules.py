@@ -10,8 +10,10 @@ allow needs **every** unit covered (see :func:`covering_rules`). Calls without
 units (``todo_write``, MCP tools, a file tool missing its path) have a single
 empty unit that only a bare ``Tool`` rule covers.
 
-Everything here is pure and stdlib-only; the policy that combines the rule
-lists lives in :mod:`reasonix_core.permission.policy`.
+Everything here is pure; which built-in is a reader or a writer is the
+``family`` its tool class declares (``tool/builtin``), never a list kept here.
+The policy that combines the rule lists lives in
+:mod:`reasonix_core.permission.policy`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,16 +36,17 @@ from reasonix_core.permission.shell_lexer import (
     normal_forms,
     split_command,
 )
+from reasonix_core.tool.base import Tool, ToolFamily
 
 __all__ = [
-    "EDIT_FAMILY",
-    "READ_FAMILY",
     "Call",
     "ParsedCommand",
     "Rule",
     "RuleError",
     "Segment",
     "WriteTarget",
+    "builtin_family",
+    "builtin_tool",
     "covering_rules",
     "parse_rule",
     "parse_rules",
@@ -60,34 +64,36 @@ class RuleError(ValueError):
 # Tool names and families
 # --------------------------------------------------------------------------
 
-#: Tools the ``Edit`` alias covers (the file-mutation family). The last three
-#: are not built in yet; listing them keeps ``Edit`` rules future-proof.
-EDIT_FAMILY: frozenset[str] = frozenset(
-    {
-        "write_file",
-        "edit_file",
-        "multi_edit",
-        "move_file",
-        "notebook_edit",
-        "delete_range",
-        "delete_symbol",
-    }
-)
-#: Tools the ``Read`` alias covers: everything that reads by path.
-READ_FAMILY: frozenset[str] = frozenset({"read_file", "ls", "glob", "grep"})
-PATH_TOOLS: frozenset[str] = EDIT_FAMILY | READ_FAMILY
-BUILTIN_TOOLS: frozenset[str] = PATH_TOOLS | {
-    "bash",
-    "bash_output",
-    "kill_shell",
-    "todo_write",
-    "web_fetch",
-    "ask",
-    "history",
-    "memory",
-    "remember",
-    "forget",
-}
+
+@functools.cache
+def _builtins() -> Mapping[str, type[Tool]]:
+    # Imported on use: tool modules import permission (the approver protocol).
+    from reasonix_core.tool.builtin import BUILTIN_TOOLS
+
+    return MappingProxyType({tool.name: tool for tool in BUILTIN_TOOLS})
+
+
+def builtin_tool(name: str) -> type[Tool] | None:
+    """The class of built-in tool ``name``, or None for anything else (MCP tools)."""
+    return _builtins().get(name)
+
+
+def builtin_family(name: str) -> ToolFamily | None:
+    """The family built-in tool ``name`` declares, or None for anything else."""
+    tool = _builtins().get(name)
+    return None if tool is None else tool.family
+
+
+@functools.cache
+def tools_of(family: ToolFamily) -> frozenset[str]:
+    """The built-in tools of one family (``Read`` and ``Edit`` rules cover these)."""
+    return frozenset(name for name, tool in _builtins().items() if tool.family is family)
+
+
+def is_path_tool(tool: str) -> bool:
+    """True for the built-ins that read or write files by path."""
+    return builtin_family(tool) in (ToolFamily.READ, ToolFamily.EDIT)
+
 
 # Aliases are case-insensitive; the value is the canonical rule tool name.
 _ALIASES: dict[str, str] = {
@@ -97,14 +103,10 @@ _ALIASES: dict[str, str] = {
     "write": "Write",
     "webfetch": "WebFetch",
 }
-# Which concrete tools a canonical rule tool name covers.
-_FAMILIES: dict[str, frozenset[str]] = {
-    "Bash": frozenset({"bash"}),
-    "Read": READ_FAMILY,
-    "Edit": EDIT_FAMILY,
-    "Write": frozenset({"write_file"}),
-    "WebFetch": frozenset({"web_fetch"}),
-}
+# Which concrete tools a canonical rule tool name covers: two are families,
+# three name one tool each.
+_ALIAS_FAMILIES: dict[str, ToolFamily] = {"Read": ToolFamily.READ, "Edit": ToolFamily.EDIT}
+_ALIAS_TOOLS: dict[str, str] = {"Bash": "bash", "Write": "write_file", "WebFetch": "web_fetch"}
 
 _TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
@@ -132,7 +134,7 @@ def canonical_tool(name: str) -> str:
     alias = _ALIASES.get(name.lower())
     if alias is not None:
         return alias
-    if name.lower() in BUILTIN_TOOLS:
+    if builtin_family(name.lower()) is not None:
         return name.lower()
     if name.startswith("mcp__") and name.endswith("__*"):
         return name[:-3]
@@ -141,9 +143,11 @@ def canonical_tool(name: str) -> str:
 
 def family_of(tool: str) -> frozenset[str] | None:
     """Concrete built-in tools a canonical rule tool covers, or None for others."""
-    if tool in _FAMILIES:
-        return _FAMILIES[tool]
-    if tool in BUILTIN_TOOLS:
+    if tool in _ALIAS_FAMILIES:
+        return tools_of(_ALIAS_FAMILIES[tool])
+    if tool in _ALIAS_TOOLS:
+        return frozenset({_ALIAS_TOOLS[tool]})
+    if builtin_family(tool) is not None:
         return frozenset({tool})
     return None
 
@@ -157,7 +161,7 @@ def _subject_kind(tool: str) -> str | None:
         return "command"
     if fam == {"web_fetch"}:
         return "url"
-    if fam <= PATH_TOOLS:
+    if all(is_path_tool(name) for name in fam):
         return "path"
     return None
 
@@ -398,7 +402,7 @@ class Call:
         if tool == "web_fetch":
             url = args.get("url")
             return cls(tool, url=url if isinstance(url, str) else None)
-        if tool in PATH_TOOLS:
+        if is_path_tool(tool):
             raw = [args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]]
             if not raw and tool in ("ls", "glob", "grep"):
                 raw = ["."]

@@ -37,11 +37,9 @@ import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
-from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
-    PreparedRequest,
     ReasoningChunk,
     Request,
     StreamEnd,
@@ -49,14 +47,20 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     register_kind,
 )
-from reasonix_core.provider.openai import (
+from reasonix_core.provider.efforts import (
+    ANTHROPIC_EFFORTS,
     DEEPSEEK_EFFORTS,
-    DEEPSEEK_MAX_OUTPUT,
     DISABLED_EFFORTS,
+    accepted_efforts,
+)
+from reasonix_core.provider.http import (
     RETRYABLE_STATUS,
     TRANSIENT_FINISH,
-    HttpStreaming,
+    HttpProvider,
+    count,
+    make_usage,
 )
+from reasonix_core.provider.openai import DEEPSEEK_MAX_OUTPUT
 from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
 
@@ -70,15 +74,6 @@ ANTHROPIC_MAX_OUTPUT = 32_000
 # Anthropic's thinking budget per effort level; clamped below max_tokens.
 # Anthropic refuses budgets under 1024, so a smaller room disables thinking.
 THINKING_BUDGETS = {"low": 4_096, "high": 16_384, "max": 31_999}
-ANTHROPIC_EFFORTS = {
-    "minimal": "low",
-    "low": "low",
-    "medium": "high",
-    "high": "high",
-    "xhigh": "max",
-    "max": "max",
-    "ultra": "max",
-}
 MIN_THINKING_BUDGET = 1_024
 
 STOP_REASONS = {
@@ -106,11 +101,6 @@ ERROR_TYPE_STATUS = {
     "timeout_error": 504,
     "overloaded_error": 529,
 }
-
-
-def _encode(value: Any) -> bytes:
-    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
-    return dumps_utf8(value, separators=(",", ":")).encode()
 
 
 def _finite_float(text: str) -> float:
@@ -143,10 +133,6 @@ def tool_input(arguments: str) -> dict[str, Any]:
     return value
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def parse_usage(raw: dict[str, Any], *, deepseek: bool = False) -> Usage:
     """Anthropic usage -> :class:`Usage` (prompt includes the cached part).
 
@@ -165,47 +151,36 @@ def parse_usage(raw: dict[str, Any], *, deepseek: bool = False) -> Usage:
     prompt; misreading inclusive ones would double every prompt (and trigger
     compaction early), the worse error.
     """
-    inp = _int(raw.get("input_tokens"))
-    creation = _int(raw.get("cache_creation_input_tokens"))
-    read = _int(raw.get("cache_read_input_tokens"))
-    output = _int(raw.get("output_tokens"))
+    inp = count(raw.get("input_tokens"))
+    creation = count(raw.get("cache_creation_input_tokens"))
+    read = count(raw.get("cache_read_input_tokens"))
+    output = count(raw.get("output_tokens"))
     if deepseek and read > 0 and inp >= read:
         prompt = max(inp, read + creation)
     else:
         prompt = inp + creation + read
-    hit = min(read, prompt)
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=output,
-        cache_hit_tokens=hit,
-        cache_miss_tokens=prompt - hit,
-        reasoning_tokens=0,  # Anthropic counts thinking inside output_tokens only
-    )
+    # Anthropic counts thinking inside output_tokens only: no reasoning count.
+    return make_usage(prompt, output, min(read, prompt))
 
 
-class AnthropicProvider(HttpStreaming):
+class AnthropicProvider(HttpProvider):
     """One endpoint speaking the Anthropic Messages API (streamed)."""
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        api_key: str,
-        *,
-        stream_idle_timeout: float = 300.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.name = config.name
-        self.config = config
-        self._api_key = api_key
-        self._protocol = config.effective_reasoning_protocol()
-        self.deepseek = self._protocol == "deepseek"
-        self.stream_idle_timeout = stream_idle_timeout
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        base = config.base_url.rstrip("/")
+    def endpoint(self, base: str) -> str:
         if base.endswith("/v1"):
             base = base[: -len("/v1")]
-        self.url = config.request_url or f"{base}/v1/messages"
+        return f"{base}/v1/messages"
+
+    def kind_headers(self) -> list[tuple[str, str]]:
+        headers = [("anthropic-version", ANTHROPIC_VERSION)]
+        if self._api_key:
+            headers.append(("x-api-key", self._api_key))
+            if self.deepseek:
+                headers.append(("Authorization", f"Bearer {self._api_key}"))
+        return headers
+
+    def efforts(self) -> tuple[str, ...]:
+        return accepted_efforts("anthropic", self._protocol) or ()
 
     # -- request building -------------------------------------------------
 
@@ -324,24 +299,6 @@ class AnthropicProvider(HttpStreaming):
         if level is not None:
             body["output_config"] = {"effort": level}
         return body
-
-    def prepare(self, request: Request) -> PreparedRequest:
-        headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "text/event-stream"),
-            ("anthropic-version", ANTHROPIC_VERSION),
-        ]
-        if self._api_key:
-            headers.append(("x-api-key", self._api_key))
-            if self.deepseek:
-                headers.append(("Authorization", f"Bearer {self._api_key}"))
-        headers.extend(self.config.headers.items())
-        return PreparedRequest(
-            url=self.url,
-            body=_encode(self.build_body(request)),
-            headers=tuple(headers),
-            model=request.model,
-        )
 
     # -- streaming --------------------------------------------------------
 

@@ -48,8 +48,8 @@ class Request:
     model: str
     messages: tuple[Message, ...]
     tools: tuple[ToolSchema, ...] = ()
-    # "auto" (provider default), "disabled", "low", "high", "max" (or a
-    # provider's own level); see each provider for the mapping.
+    # One of the provider's efforts() ("auto": the server's default); the
+    # vocabulary and each kind's mapping live in provider/efforts.py.
     effort: str = "auto"
     # Already resolved for this request: None omits the field.
     max_output_tokens: int | None = None
@@ -106,6 +106,11 @@ class Provider(Protocol):
 
     def max_output_tokens(self, model: str) -> int | None:
         """The model's own output ceiling, when known (used for the auto budget)."""
+        ...
+
+    def efforts(self) -> tuple[str, ...]:
+        """The reasoning-effort levels this provider accepts, ``auto`` first
+        (empty: it does not say, anything is passed through)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -10,20 +10,16 @@ finish reasons, and in-band ``{"error": ...}`` events.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
-from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
-    PreparedRequest,
     ReasoningChunk,
     Request,
     StreamEnd,
@@ -31,114 +27,37 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     register_kind,
 )
+from reasonix_core.provider.efforts import (
+    DEEPSEEK_EFFORTS,
+    DISABLED_EFFORTS,
+    OPENAI_CHAT_EFFORTS,
+    accepted_efforts,
+)
+from reasonix_core.provider.http import (
+    RETRYABLE_STATUS,
+    TRANSIENT_FINISH,
+    HttpProvider,
+    count,
+    make_usage,
+)
 from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
     from reasonix_core.config.schema import ProviderConfig
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-# Finish reasons that mean the server cut generation short: transient, retried.
-TRANSIENT_FINISH = frozenset({"insufficient_system_resource", "aborted"})
-DEEPSEEK_EFFORTS = {
-    "low": "low",
-    "minimal": "low",
-    "medium": "high",
-    "high": "high",
-    "xhigh": "high",
-    "max": "max",
-    "ultra": "max",
-}
-OPENAI_EFFORTS = {
-    "minimal": "minimal",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "max": "high",
-}
-DISABLED_EFFORTS = frozenset({"disabled", "none", "off"})
 # Official DeepSeek output ceiling (384K); used for the automatic budget.
 DEEPSEEK_MAX_OUTPUT = 393_216
 
 
-def _encode(value: Any) -> bytes:
-    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
-    return dumps_utf8(value, separators=(",", ":")).encode()
-
-
-class HttpStreaming:
-    """The HTTP side shared by every streaming provider kind: one lazily created
-    client, the POST of the frozen bytes, and the mapping of transport failures
-    to retryable ProviderErrors. A kind supplies ``_parse(response)``."""
-
-    _client: httpx.AsyncClient | None
-    _transport: httpx.AsyncBaseTransport | None
-    stream_idle_timeout: float
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=httpx.Timeout(
-                    connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0
-                ),
-                trust_env=False,
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
-        client = self._http()
-        try:
-            async with client.stream(
-                "POST", prepared.url, content=prepared.body, headers=list(prepared.headers)
-            ) as response:
-                if response.status_code != 200:
-                    raw = await response.aread()
-                    raise http_error(response.status_code, raw, response.headers)
-                async for chunk in self._parse(response):
-                    yield chunk
-        except ProviderError:
-            raise
-        except httpx.TimeoutException as exc:
-            raise ProviderError(
-                f"request timed out ({type(exc).__name__})", retryable=True, kind="timeout"
-            ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise StreamInterrupted(f"connection dropped mid-stream: {exc}") from None
-        except httpx.TransportError as exc:
-            raise ProviderError(
-                f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
-            ) from None
-
-    def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
-        raise NotImplementedError
-
-
-class OpenAIProvider(HttpStreaming):
+class OpenAIProvider(HttpProvider):
     """One vendor endpoint speaking OpenAI-compatible chat completions."""
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        api_key: str,
-        *,
-        stream_idle_timeout: float = 300.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.name = config.name
-        self.config = config
-        self._api_key = api_key
-        self._protocol = config.effective_reasoning_protocol()
-        self.stream_idle_timeout = stream_idle_timeout
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        base = config.base_url.rstrip("/")
-        self.url = config.request_url or f"{base}/chat/completions"
+    def endpoint(self, base: str) -> str:
+        return f"{base}/chat/completions"
+
+    def efforts(self) -> tuple[str, ...]:
+        return accepted_efforts("openai", self._protocol) or ()
 
     # -- request building -------------------------------------------------
 
@@ -194,25 +113,13 @@ class OpenAIProvider(HttpStreaming):
             elif effort in DEEPSEEK_EFFORTS:
                 body["thinking"] = {"type": "enabled"}
                 body["reasoning_effort"] = DEEPSEEK_EFFORTS[effort]
-        elif self._protocol == "openai" and effort in OPENAI_EFFORTS:
-            body["reasoning_effort"] = OPENAI_EFFORTS[effort]
+        elif self._protocol == "openai" and effort in OPENAI_CHAT_EFFORTS:
+            body["reasoning_effort"] = OPENAI_CHAT_EFFORTS[effort]
         if request.max_output_tokens is not None:
             body["max_tokens"] = request.max_output_tokens
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
         return body
-
-    def prepare(self, request: Request) -> PreparedRequest:
-        headers = [("Content-Type", "application/json"), ("Accept", "text/event-stream")]
-        if self._api_key:
-            headers.append(("Authorization", f"Bearer {self._api_key}"))
-        headers.extend(self.config.headers.items())
-        return PreparedRequest(
-            url=self.url,
-            body=_encode(self.build_body(request)),
-            headers=tuple(headers),
-            model=request.model,
-        )
 
     # -- streaming --------------------------------------------------------
 
@@ -308,79 +215,22 @@ class OpenAIProvider(HttpStreaming):
         )
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
-
-
 def parse_usage(raw: Any) -> Usage | None:
+    """Chat usage: DeepSeek's ``prompt_cache_hit/miss_tokens`` or OpenAI's
+    ``prompt_tokens_details.cached_tokens``."""
     if not isinstance(raw, dict):
         return None
-    prompt = _int(raw.get("prompt_tokens"))
-    completion = _int(raw.get("completion_tokens"))
+    prompt = count(raw.get("prompt_tokens"))
     details = raw.get("prompt_tokens_details") or {}
     hit_raw = raw.get("prompt_cache_hit_tokens")
-    hit = _int(hit_raw) if hit_raw is not None else _int(details.get("cached_tokens"))
+    hit = count(hit_raw) if hit_raw is not None else count(details.get("cached_tokens"))
     miss_raw = raw.get("prompt_cache_miss_tokens")
-    miss = _int(miss_raw) if miss_raw is not None else max(prompt - hit, 0)
-    reasoning = _int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens"))
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cache_hit_tokens=hit,
-        cache_miss_tokens=miss,
-        reasoning_tokens=reasoning,
-    )
-
-
-def parse_retry_after(headers: httpx.Headers) -> float | None:
-    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
-def _error_message(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace").strip()
-    try:
-        payload = json.loads(text)
-    except (ValueError, RecursionError):  # also too deep, or numbers too long to load
-        return text[:500] or "(empty response body)"
-    if isinstance(payload, dict):
-        err = payload.get("error")
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-        if isinstance(err, str):
-            return err
-        if payload.get("message"):
-            return str(payload["message"])
-    return text[:500]
-
-
-def http_error(status: int, raw: bytes, headers: httpx.Headers) -> ProviderError:
-    retryable = status in RETRYABLE_STATUS
-    should = headers.get("x-should-retry")
-    if should in ("true", "false"):
-        retryable = should == "true"
-    return ProviderError(
-        _error_message(raw),
-        status=status,
-        retryable=retryable,
-        retry_after=parse_retry_after(headers),
+    return make_usage(
+        prompt,
+        count(raw.get("completion_tokens")),
+        hit,
+        reasoning=count((raw.get("completion_tokens_details") or {}).get("reasoning_tokens")),
+        miss=count(miss_raw) if miss_raw is not None else None,
     )
 
 
@@ -404,4 +254,4 @@ def _factory(config: ProviderConfig, api_key: str) -> OpenAIProvider:
 
 register_kind("openai", _factory)
 
-__all__ = ["HttpStreaming", "OpenAIProvider", "http_error", "parse_retry_after", "parse_usage"]
+__all__ = ["OpenAIProvider", "parse_usage"]

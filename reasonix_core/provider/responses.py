@@ -42,11 +42,9 @@ import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
-from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
-    PreparedRequest,
     ReasoningChunk,
     Request,
     StreamEnd,
@@ -54,31 +52,26 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     register_kind,
 )
-from reasonix_core.provider.openai import (
+from reasonix_core.provider.efforts import (
     DEEPSEEK_EFFORTS,
-    DEEPSEEK_MAX_OUTPUT,
     DISABLED_EFFORTS,
+    OPENAI_RESPONSES_EFFORTS,
+    accepted_efforts,
+)
+from reasonix_core.provider.http import (
     RETRYABLE_STATUS,
     TRANSIENT_FINISH,
-    HttpStreaming,
+    HttpProvider,
+    count,
+    make_usage,
 )
+from reasonix_core.provider.openai import DEEPSEEK_MAX_OUTPUT
 from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
     from reasonix_core.config.schema import ProviderConfig
 
-# OpenAI's Responses API takes low / medium / high ("minimal" and "none" only
-# on some models, so they are not sent). Disabled efforts send nothing.
-OPENAI_EFFORTS = {
-    "minimal": "low",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "xhigh": "high",
-    "max": "high",
-    "ultra": "high",
-}
 # `response.incomplete` reasons that map onto the loop's finish reasons.
 INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content_filter"}
 # `error` / `response.failed` codes that are transient: the request is replayed.
@@ -98,11 +91,6 @@ RETRYABLE_CODES = frozenset(
     }
 )
 TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def _encode(value: Any) -> bytes:
-    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
-    return dumps_utf8(value, separators=(",", ":")).encode()
 
 
 def _text_part(kind: str, text: str) -> dict[str, Any]:
@@ -126,32 +114,16 @@ class _Call:
     done: bool = False
 
 
-class ResponsesProvider(HttpStreaming):
+class ResponsesProvider(HttpProvider):
     """One vendor endpoint speaking the Responses API (streamed, stateless)."""
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        api_key: str,
-        *,
-        stream_idle_timeout: float = 300.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.name = config.name
-        self.config = config
-        self._api_key = api_key
-        self._protocol = config.effective_reasoning_protocol()
-        self.stream_idle_timeout = stream_idle_timeout
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        base = config.base_url.rstrip("/")
-        self.url = config.request_url or f"{base}/responses"
+    def endpoint(self, base: str) -> str:
+        return f"{base}/responses"
+
+    def efforts(self) -> tuple[str, ...]:
+        return accepted_efforts("responses", self._protocol) or ()
 
     # -- request building -------------------------------------------------
-
-    @property
-    def deepseek(self) -> bool:
-        return self._protocol == "deepseek"
 
     def thinking_enabled(self, effort: str) -> bool:
         if not self.deepseek:
@@ -168,8 +140,8 @@ class ResponsesProvider(HttpStreaming):
                 return {"effort": "none"}
             if effort in DEEPSEEK_EFFORTS:
                 return {"effort": DEEPSEEK_EFFORTS[effort]}
-        elif self._protocol == "openai" and effort in OPENAI_EFFORTS:
-            return {"effort": OPENAI_EFFORTS[effort]}
+        elif self._protocol == "openai" and effort in OPENAI_RESPONSES_EFFORTS:
+            return {"effort": OPENAI_RESPONSES_EFFORTS[effort]}
         return None
 
     def encode_input(self, messages: tuple[Message, ...], *, replay_reasoning: bool) -> list[Any]:
@@ -243,18 +215,6 @@ class ResponsesProvider(HttpStreaming):
         body["stream"] = True
         body["store"] = False
         return body
-
-    def prepare(self, request: Request) -> PreparedRequest:
-        headers = [("Content-Type", "application/json"), ("Accept", "text/event-stream")]
-        if self._api_key:
-            headers.append(("Authorization", f"Bearer {self._api_key}"))
-        headers.extend(self.config.headers.items())
-        return PreparedRequest(
-            url=self.url,
-            body=_encode(self.build_body(request)),
-            headers=tuple(headers),
-            model=request.model,
-        )
 
     # -- streaming --------------------------------------------------------
 
@@ -496,27 +456,17 @@ class _StreamParser:
         return StreamEnd(finish_reason=finish, tool_calls=calls, usage=usage, model=self.model)
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def parse_usage(raw: Any) -> Usage | None:
     """Responses usage: ``input_tokens`` includes ``cached_tokens`` (miss = input − cached)."""
     if not isinstance(raw, dict):
         return None
-    prompt = _int(raw.get("input_tokens"))
-    completion = _int(raw.get("output_tokens"))
+    prompt = count(raw.get("input_tokens"))
     in_details = raw.get("input_tokens_details")
     out_details = raw.get("output_tokens_details")
-    hit = _int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
-    hit = min(hit, prompt)
-    reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cache_hit_tokens=hit,
-        cache_miss_tokens=prompt - hit,
-        reasoning_tokens=reasoning,
+    hit = count(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
+    reasoning = count(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
+    return make_usage(
+        prompt, count(raw.get("output_tokens")), min(hit, prompt), reasoning=reasoning
     )
 
 

@@ -7,18 +7,81 @@ registry catches anything that escapes anyway and turns it into a result.
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: building a context imports none of these
+    from reasonix_core.events import ToolProgress
+    from reasonix_core.memory.facts import FactStore
+    from reasonix_core.memory.history import HistoryIndex
+    from reasonix_core.memory.recall import Recaller
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.tool.jobs import JobManager
+    from reasonix_core.tool.ledger import FileLedger
+    from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.todos import Todo
 
 
 #: The model's id of the tool call being executed, for tools that report
 #: progress or ask for approval on behalf of another call (the MCP proxy).
 current_call_id: ContextVar[str] = ContextVar("reasonix_current_call_id", default="")
+
+
+class GateDecision(Protocol):
+    @property
+    def verdict(self) -> enum.Enum: ...
+    @property
+    def rule(self) -> str | None: ...
+
+
+class GatePolicy(Protocol):
+    def decide(
+        self, tool: str, read_only: bool, args: Mapping[str, Any] | None
+    ) -> GateDecision: ...
+
+
+class GateAuthorization(Protocol):
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
+
+
+class CallGate(Protocol):
+    """What a tool that runs other tools (``use_capability``) needs of the session's
+    permission gate (:class:`reasonix_core.permission.gate.PermissionGate`).
+
+    Declared here rather than imported: permission/ reads each tool's family, so the
+    tool layer must not depend on permission/ (no import cycle).
+    """
+
+    @property
+    def policy(self) -> GatePolicy: ...
+
+    async def authorize(
+        self,
+        *,
+        tool: str,
+        read_only: bool,
+        args: Mapping[str, Any] | None,
+        call_id: str,
+        summary: str = "",
+    ) -> GateAuthorization: ...
+
+
+class ToolFamily(enum.StrEnum):
+    """What kind of effect a tool has; permission rules read it (the ``Read``
+    and ``Edit`` aliases cover a family, network tools fall back to asking)."""
+
+    READ = "read"  # reads files by path
+    EDIT = "edit"  # writes, edits or moves files by path
+    EXECUTE = "execute"  # runs or manages processes
+    NETWORK = "network"  # sends data off the machine
+    OTHER = "other"  # session state, questions, memory, MCP tools
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,7 +100,11 @@ class ToolResult:
 
 @dataclass(kw_only=True)
 class ToolContext:
-    """What a tool may touch during one session. Shared by every call."""
+    """What a tool may touch during one session. Shared by every call.
+
+    The runtime (``agent/builder.py``) fills every service; tests and embedders
+    set only what they exercise, so each ``None`` below has a stated fallback.
+    """
 
     workspace: Path
     temp_dir: Path
@@ -45,9 +112,30 @@ class ToolContext:
     approver: Approver | None = None
     # Environment variable names never passed to subprocesses (provider keys).
     secret_env: frozenset[str] = frozenset()
-    # Free-form per-session services owned by the tool package (observation
-    # ledger, background jobs, todo list, sandbox); keyed by their module.
-    services: dict[str, Any] = field(default_factory=dict)
+    # Where file tools and bash may read and write. None: the default policy
+    # (workspace + temp_dir), not stored.
+    sandbox: SandboxPolicy | None = None
+    # What the model has observed of each file (stale-edit checks). None: the
+    # file tools create one on first use and keep it here.
+    ledger: FileLedger | None = None
+    # Background shell jobs. None: ``run_in_background`` is refused.
+    jobs: JobManager | None = None
+    # "May ``tool`` not see ``path``?" (deny rules, protected paths). None: walking
+    # tools filter nothing beyond the sandbox.
+    read_denied: Callable[[str, Path], bool] | None = None
+    # The session's permission gate, for tools that call other tools
+    # (``use_capability``). None: their targets are not checked again.
+    gate: CallGate | None = None
+    # Memory: facts, the session-history index, automatic recall. None for facts
+    # and history: built from ``$REASONIX_HOME`` on first use and kept here.
+    facts: FactStore | None = None
+    history: HistoryIndex | None = None
+    recall: Recaller | None = None
+    # The model's task list, replaced whole by ``todo_write``.
+    todos: tuple[Todo, ...] = ()
+    # Where a running tool reports progress (MCP ``notifications/progress``);
+    # set by the agent for each batch. None: reports are dropped.
+    tool_progress: Callable[[ToolProgress], None] | None = None
 
 
 class Tool(Protocol):
@@ -61,6 +149,7 @@ class Tool(Protocol):
     name: str
     description: str
     read_only: bool
+    family: ToolFamily
     parameters: dict[str, Any]
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

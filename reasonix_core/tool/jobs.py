@@ -3,10 +3,10 @@
 A :class:`JobManager` owns its processes: it is an async context manager that
 enters an anyio task group, every job is watched by a task in that group, and
 leaving the context (or :meth:`JobManager.aclose`) kills every job's process
-group. The session puts it in ``ToolContext.services["jobs"]``::
+group. The session puts it in ``ToolContext.jobs``::
 
     async with JobManager() as jobs:
-        ctx.services["jobs"] = jobs
+        ctx.jobs = jobs
         ...
 """
 

@@ -1,4 +1,4 @@
-"""The per-session tool registry and the process-wide set of built-ins.
+"""The per-session tool registry, and the built-ins it is usually made of.
 
 Schemas are canonicalised when a tool is registered, and the registry's order
 is fixed at construction, so the tool list the provider sees is byte-stable for
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from reasonix_core.errors import ToolArgumentError
@@ -18,44 +18,37 @@ from reasonix_core.tool.base import Tool, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 
-_BUILTINS: dict[str, Callable[[], Tool]] = {}
 
+def _builtin_classes() -> tuple[type[Tool], ...]:
+    # Imported on use: importing the registry does not load every tool module.
+    from reasonix_core.tool.builtin import BUILTIN_TOOLS
 
-def register_builtin(factory: Callable[[], Tool]) -> Callable[[], Tool]:
-    """Class decorator used by ``tool/builtin`` modules to self-register."""
-    name = getattr(factory, "name", None)
-    if not isinstance(name, str):
-        raise TypeError(f"{factory!r} has no class-level `name`")
-    _BUILTINS[name] = factory
-    return factory
+    return BUILTIN_TOOLS
 
 
 def builtin_names() -> list[str]:
-    _load_builtins()
-    return list(_BUILTINS)
+    """Names of the built-in tools, in provider-visible order."""
+    return [tool.name for tool in _builtin_classes()]
 
 
 def builtin_tools(enabled: Iterable[str] | None = None) -> list[Tool]:
-    """Fresh instances of the built-ins, in registration order.
+    """Fresh instances of the built-ins, in the order of ``BUILTIN_TOOLS``.
 
     ``enabled`` (from ``[tools].enabled``) restricts the set; empty or None
     means all of them.
     """
-    _load_builtins()
+    classes = _builtin_classes()
+    names = [tool.name for tool in classes]
     wanted = set(enabled or ())
-    unknown = wanted - set(_BUILTINS)
+    unknown = wanted - set(names)
     if unknown:
         from reasonix_core.errors import ConfigError
 
         raise ConfigError(
             f"[tools].enabled names unknown tools: {', '.join(sorted(unknown))}; "
-            f"built-ins are: {', '.join(_BUILTINS)}"
+            f"built-ins are: {', '.join(names)}"
         )
-    return [factory() for name, factory in _BUILTINS.items() if not wanted or name in wanted]
-
-
-def _load_builtins() -> None:
-    import reasonix_core.tool.builtin  # noqa: F401  (self-registration)
+    return [tool() for tool in classes if not wanted or tool.name in wanted]
 
 
 def canonical_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -75,21 +68,6 @@ def canonical_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     return clean(schema)
-
-
-def validate_args(model: Any, args: dict[str, Any]) -> Any:
-    """Validate ``args`` with a pydantic model, raising ToolArgumentError with a
-    message the model can act on."""
-    from pydantic import ValidationError
-
-    try:
-        return model.model_validate(args)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-            problems.append(f"{where}: {err['msg']}")
-        raise ToolArgumentError("invalid arguments: " + "; ".join(problems)) from None
 
 
 class ToolRegistry:

@@ -128,7 +128,7 @@ class SessionScreen(SessionCommands, Screen[None]):
             effort=self.runner.effort,
             context_window=self.services.context_window,
             queued=len(self.queue),
-            starting=not getattr(self.services, "is_ready", True),
+            starting=not self.services.is_ready,
         )
 
     def _tick(self) -> None:
@@ -162,12 +162,9 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     def _refresh_mcp_commands(self) -> None:
         """MCP prompts join the registry as servers become ready (cheap to repeat)."""
-        list_prompts = getattr(self.services, "mcp_prompts", None)
-        if list_prompts is None:
-            return
         extra = [
             SlashCommand(name=name, description=description, argument_hint=hint, kind="mcp")
-            for name, description, hint in list_prompts()
+            for name, description, hint in self.services.mcp_prompts()
         ]
         base = [c for c in self.registry.all() if c.kind != "mcp"]
         self.registry = CommandRegistry(base, self.registry.problems).with_extra(extra)
@@ -192,8 +189,8 @@ class SessionScreen(SessionCommands, Screen[None]):
                 expansion = await asyncio.to_thread(
                     functools.partial(
                         expand_mentions,
-                        protected=getattr(self.services, "protected", ()),
-                        denied=getattr(self.services, "mention_denied", None),
+                        # Looked up in the worker thread: it may wait for the services.
+                        denied=lambda path: self.services.mention_refused(path),
                     ),
                     prompt,
                     self.services.workspace,
@@ -204,14 +201,12 @@ class SessionScreen(SessionCommands, Screen[None]):
                 for text in expansion.notices:
                     await self.notice(text, "warning")
                 prompt = expansion.apply(prompt)
-            expand_resources = getattr(self.services, "expand_mcp_resources", None)
-            if expand_resources is not None:
-                try:
-                    prompt, problems = await expand_resources(prompt)
-                except Exception as exc:
-                    problems = [f"Could not read MCP resources: {exc}"]
-                for text in problems:
-                    await self.notice(text, "warning")
+            try:
+                prompt, problems = await self.services.expand_mcp_resources(prompt)
+            except Exception as exc:
+                problems = [f"Could not read MCP resources: {exc}"]
+            for text in problems:
+                await self.notice(text, "warning")
         await self.controller.drive(self.runner.run(prompt))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:

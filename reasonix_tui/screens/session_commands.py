@@ -15,6 +15,7 @@ from reasonix_tui.screens.picker import PickerItem, PickerScreen
 
 if TYPE_CHECKING:
     from reasonix_tui.screens.session import SessionScreen
+    from reasonix_tui.services import AppServices
 
 # Commands that are safe while a turn runs; everything else is queued.
 RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "quit", "exit"})
@@ -43,7 +44,7 @@ class SessionCommands:
             return
         if command.kind == "mcp":
             try:
-                rendered = await self.services.render_mcp_prompt(command.name, args)  # type: ignore[attr-defined]
+                rendered = await self.services.render_mcp_prompt(command.name, args)
             except Exception as exc:
                 await self.notice(f"/{command.name} failed: {exc}", "error")
                 return
@@ -186,9 +187,9 @@ class SessionCommands:
         self.app.exit(0)
 
 
-def _compaction_note(services: object, window: int) -> str:
+def _compaction_note(services: AppServices, window: int) -> str:
     """ " · compacts at N% (T tokens)" when the services know the effective ratio."""
-    ratio = getattr(services, "compact_ratio", None)
-    if not isinstance(ratio, float) or not window:
+    ratio = services.compact_ratio
+    if ratio is None or not window:
         return ""
     return f" · compacts at {ratio:.0%} ({fmt.tokens(int(window * ratio))})"

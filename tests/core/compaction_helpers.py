@@ -8,12 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reasonix_core.testing.fixture_server import (
-    RecordedRequest,
-    Reply,
-    ScriptItem,
-    ToolCallSpec,
-)
+from reasonix_testkit import RecordedRequest, Reply, ScriptItem, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 
 INSTRUCTION_TAG = "<compaction-request>"

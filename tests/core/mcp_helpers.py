@@ -66,8 +66,8 @@ def host(tmp_path: Path, *servers: McpServerConfig, **options: Any) -> McpHost:
     )
 
 
-def context(tmp_path: Path, **services: Any) -> ToolContext:
-    return ToolContext(workspace=tmp_path, temp_dir=tmp_path, services=dict(services))
+def context(tmp_path: Path, **fields: Any) -> ToolContext:
+    return ToolContext(workspace=tmp_path, temp_dir=tmp_path, **fields)
 
 
 def free_port() -> int:

@@ -15,7 +15,7 @@ import pytest
 
 from reasonix_core import events as ev
 from reasonix_core.agent.transcript import UNKNOWN_OUTCOME
-from reasonix_core.testing.fixture_server import HttpError, Reply, ToolCallSpec
+from reasonix_testkit import HttpError, Reply, ToolCallSpec
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_messages
 
 pytestmark = pytest.mark.usefixtures("configured")

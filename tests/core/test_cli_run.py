@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.testing.fixture_server import (
-    HttpError,
-    Reply,
-    ToolCallSpec,
-    count_tokens,
-    render_prompt,
-)
+from reasonix_testkit import HttpError, Reply, ToolCallSpec, count_tokens
+from reasonix_testkit.dialects.chat import render_prompt
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 
 
@@ -140,6 +135,32 @@ def test_unknown_model_exits_2_listing_models_and_sends_nothing(workspace, cfg):
         "gpt-nope" in proc.stderr and "deepseek-flash" in proc.stderr and "fixture" in proc.stderr
     )
     assert cfg.requests == []
+
+
+def test_effort_from_flag_and_config_is_checked_the_same_way(workspace, cfg):
+    # `medium` was accepted by --effort and refused by [agent] effort; both now
+    # ask the provider (DeepSeek maps medium to high).
+    for args, project in ((("--effort", "medium"), ""), ((), '[agent]\neffort = "medium"\n')):
+        (workspace / "reasonix.toml").write_text(project)
+        cfg.requests.clear()
+        cfg.enqueue(Reply(content="ok"))
+        proc = reasonix(workspace, "run", "hi", *args)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(cfg.requests[0].body)["reasoning_effort"] == "high"
+
+
+def test_effort_the_provider_does_not_accept_exits_2_naming_its_levels(workspace, home, server):
+    write_config(home, server.base_url, protocol="openai")  # chat reasoning_effort: no "ultra"
+    errors = []
+    for args, project in ((("--effort", "ultra"), ""), ((), '[agent]\neffort = "ultra"\n')):
+        (workspace / "reasonix.toml").write_text(project)
+        proc = reasonix(workspace, "run", "hi", *args)
+        assert proc.returncode == 2, proc.stderr
+        errors.append(proc.stderr)
+    assert errors[0] == errors[1]
+    assert "'ultra' is not accepted by provider 'fixture'" in errors[0]
+    assert "it accepts: auto, disabled, none, off, minimal, low, medium, high, max" in errors[0]
+    assert server.requests == []
 
 
 def test_missing_key_exits_2_naming_the_variable(workspace, cfg):
@@ -322,6 +343,19 @@ def test_allowed_tools_flag_allows_writes_headless(workspace, cfg):
     proc = reasonix(workspace, "run", "write", "--allowed-tools", "Edit")
     assert proc.returncode == 0, proc.stderr
     assert (workspace / "out.txt").read_text() == "hi"
+
+
+def test_allowed_tools_literal_rule_is_one_rule(workspace, cfg):
+    # `Bash=<literal>` takes the rest of the string: one rule allowing exactly
+    # this command (a CLI splitter of its own used to make three of it).
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", '{"command": "echo a b"}')]),
+        Reply(content="done"),
+    )
+    proc = reasonix(workspace, "run", "x", "--allowed-tools", "Bash=echo a b")
+    assert proc.returncode == 0, proc.stderr
+    tool_msg = [m for m in json.loads(cfg.requests[1].body)["messages"] if m["role"] == "tool"][0]
+    assert tool_msg["content"].startswith("a b"), tool_msg["content"]
 
 
 def test_deny_rule_beats_yolo(workspace, cfg):

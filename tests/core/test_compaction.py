@@ -26,12 +26,8 @@ from reasonix_core.agent.context import (
 from reasonix_core.agent.session import checkpoint_path
 from reasonix_core.errors import ProviderError
 from reasonix_core.metrics import MetricsSink
-from reasonix_core.testing.fixture_server import (
-    HttpError,
-    Reply,
-    count_tokens,
-    render_prompt,
-)
+from reasonix_testkit import HttpError, Reply, count_tokens
+from reasonix_testkit.dialects.chat import render_prompt
 from tests.core.agent_helpers import run_turn, runtime, session_messages, session_records
 from tests.core.compaction_helpers import (
     INSTRUCTION_TAG,

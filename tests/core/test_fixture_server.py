@@ -12,16 +12,20 @@ from typing import Any
 import httpx
 import pytest
 
-from reasonix_core.testing.fixture_server import (
+from reasonix_testkit import (
+    AnthropicDialect,
+    ChatDialect,
+    Dialect,
     FixtureServer,
     HttpError,
     RecordedRequest,
     Reply,
+    ResponsesDialect,
     Stall,
     ToolCallSpec,
     count_tokens,
-    render_prompt,
 )
+from reasonix_testkit.dialects.chat import render_prompt
 
 KEY = "sk-test"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -39,13 +43,13 @@ TOOLS = [
 
 @pytest.fixture
 def server() -> Iterator[FixtureServer]:
-    with FixtureServer(flavour="deepseek", api_key=KEY) as srv:
+    with FixtureServer(ChatDialect("deepseek"), api_key=KEY) as srv:
         yield srv
 
 
 @pytest.fixture
 def openai_server() -> Iterator[FixtureServer]:
-    with FixtureServer(flavour="openai", api_key=KEY) as srv:
+    with FixtureServer(ChatDialect("openai"), api_key=KEY) as srv:
         yield srv
 
 
@@ -498,6 +502,36 @@ def test_unknown_route_and_v1_prefix(server: FixtureServer) -> None:
     r = httpx.post(f"{server.base_url}/completions", json=body(), headers=AUTH)
     assert r.status_code == 404
     assert [rec.status for rec in server.requests] == [200, 404]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "path", "foreign", "envelope_type"),
+    [
+        (ChatDialect("openai"), "/v1/chat/completions", "/v1/messages", "invalid_request_error"),
+        (AnthropicDialect("anthropic"), "/v1/messages", "/v1/responses", "not_found_error"),
+        (
+            ResponsesDialect("openai"),
+            "/v1/responses",
+            "/v1/chat/completions",
+            "invalid_request_error",
+        ),
+    ],
+    ids=["chat", "anthropic", "responses"],
+)
+def test_one_server_routes_by_dialect(
+    dialect: Dialect, path: str, foreign: str, envelope_type: str
+) -> None:
+    """The server is one class; the dialect decides the paths and the error envelope."""
+    with FixtureServer(dialect, api_key=None) as srv:
+        srv.enqueue(HttpError(418, "scripted"))
+        r = httpx.post(srv.base_url + foreign, json={})
+        assert r.status_code == 404  # another dialect's path consumes nothing
+        assert r.json()["error"]["type"] == envelope_type
+        assert srv.pending == 1
+        assert httpx.post(srv.base_url + path, content=b"{").status_code == 400  # validation
+        assert srv.pending == 1
+        assert [rec.path for rec in srv.requests] == [foreign, path]
+        assert [rec.status for rec in srv.requests] == [404, 400]
 
 
 # --------------------------------------------------------------------------- scripted failures

@@ -222,7 +222,7 @@ async def test_swap_never_reveals_forbid_read(arena: Arena, swapped: str) -> Non
     else:
         pair = (sub / "x", sub / "link")
         pair[1].symlink_to(secrets_dir / "x")
-    arena.ctx.services["sandbox"] = SandboxPolicy(
+    arena.ctx.sandbox = SandboxPolicy(
         workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
     )
     reads = shown = 0
@@ -252,7 +252,7 @@ async def test_swapped_directory_never_lets_grep_read_forbid_read(arena: Arena) 
     sub.mkdir()
     (sub / "x.txt").write_text("harmless\n")
     (arena.ws / "link").symlink_to(secrets_dir, target_is_directory=True)
-    arena.ctx.services["sandbox"] = SandboxPolicy(
+    arena.ctx.sandbox = SandboxPolicy(
         workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
     )
     searches = 0
@@ -275,7 +275,7 @@ async def test_swapped_directory_never_lists_forbid_read_names(arena: Arena) -> 
     sub.mkdir()
     (sub / "plain.txt").write_text("p\n")
     (arena.ws / "link").symlink_to(secrets_dir, target_is_directory=True)
-    arena.ctx.services["sandbox"] = SandboxPolicy(
+    arena.ctx.sandbox = SandboxPolicy(
         workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
     )
     listings = 0
@@ -540,7 +540,7 @@ async def test_a_missing_root_is_never_replaced_by_a_file(arena: Arena) -> None:
     r = await arena.run("write_file", path=str(arena.tmp), content="x")
     assert r.is_error and "root" in r.text, r.text
     assert not arena.tmp.exists()
-    deep = arena.ctx.services["sandbox"] = SandboxPolicy(
+    deep = arena.ctx.sandbox = SandboxPolicy(
         workspace=arena.ws, temp_dir=arena.tmp, allow_write=(arena.outside / "a" / "b",)
     )
     r = await arena.run("write_file", path=str(arena.outside / "a" / "b"), content="x")

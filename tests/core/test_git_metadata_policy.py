@@ -12,7 +12,8 @@ import pytest
 from reasonix_core.permission import Policy, Verdict, explain
 
 PRESETS = ("ask", "auto", "yolo")
-WRITERS = ("write_file", "edit_file", "multi_edit", "notebook_edit")
+# Every built-in of the edit family (notebook_edit was listed before it existed).
+WRITERS = ("write_file", "edit_file", "multi_edit", "move_file")
 GIT_PATHS = (
     ".git/hooks/pre-commit",
     ".git/config",

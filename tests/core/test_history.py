@@ -221,7 +221,7 @@ def test_two_thousand_messages_index_and_search_quickly(home, workspace):
 @pytest.fixture
 def tool_env(index, workspace, tmp_path):
     registry = ToolRegistry(builtin_tools(["history"]))
-    ctx = ToolContext(workspace=workspace, temp_dir=tmp_path, services={"history": index})
+    ctx = ToolContext(workspace=workspace, temp_dir=tmp_path, history=index)
     return registry, ctx
 
 

@@ -22,8 +22,8 @@ from reasonix_core import events as ev
 from reasonix_core.agent.session import SessionHeader, SessionStore, open_session, read_session
 from reasonix_core.errors import SessionError, ToolArgumentError
 from reasonix_core.messages import Message, ToolCall
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
 from reasonix_core.tool.registry import ToolRegistry
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 from tests.core.agent_helpers import run_turn, runtime
 
@@ -383,6 +383,31 @@ def test_config_file_that_is_a_directory_is_exit_2(
     proc = reasonix(workspace, "run", "hi")
     assert_usage_error(proc, str(path), "cannot read")
     assert cfg.requests == []
+
+
+@pytest.mark.parametrize("which", ["project", "user"])
+@pytest.mark.parametrize("trust", [False, True])
+def test_config_with_a_number_python_will_not_load_is_exit_2(
+    which: str, trust: bool, workspace: Path, cfg: Any, home: Path
+) -> None:
+    # Valid TOML, but int() refuses more than 4,300 digits (ValueError, not a decode error).
+    path = workspace / "reasonix.toml" if which == "project" else home / "config.toml"
+    path.write_text("[agent]\nmax_steps = " + "9" * 5000 + "\n")
+    proc = reasonix(workspace, "run", *(["--trust-project"] if trust else []), "hi")
+    assert_usage_error(proc, str(path), "invalid TOML")
+    assert cfg.requests == []
+
+
+def test_mcp_json_with_a_number_python_will_not_load_is_a_reported_problem(
+    workspace: Path,
+) -> None:
+    (workspace / ".mcp.json").write_text(
+        '{"mcpServers": {"a": {"command": "x", "timeout": ' + "9" * 5000 + "}}}"
+    )
+    from reasonix_core.mcp.config import load_mcp_setup
+
+    setup = load_mcp_setup(workspace, workspace / "home", trust_project=True)
+    assert [p.message.split(" (")[0] for p in setup.problems] == ["invalid JSON: Exceeds the limit"]
 
 
 def test_uncreatable_session_folder_is_exit_2(workspace: Path, cfg: Any, home: Path) -> None:

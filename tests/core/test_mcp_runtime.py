@@ -17,7 +17,7 @@ from mcp.client._memory import InMemoryTransport
 
 from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.permission.approver import FailClosedApprover
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV
 from tests.core.agent_helpers import bodies, run_turn
 from tests.core.mcp_helpers import EXAMPLE_SERVER, host, server, trust_folder, wait_until
@@ -90,7 +90,7 @@ async def test_proxy_only_when_servers_are_declared(workspace: Path, configured:
     async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
         assert "use_capability" not in rt.agent.tools.names and rt.mcp is None
         builtin_fingerprint = rt.agent.tools.fingerprint
-        assert rt.agent.tool_context.services["gate"] is rt.agent.gate
+        assert rt.agent.tool_context.gate is rt.agent.gate
     declare_example(workspace, enabled="false")
     async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
         assert "use_capability" not in rt.agent.tools.names  # declared but disabled

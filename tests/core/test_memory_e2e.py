@@ -14,7 +14,7 @@ import pytest
 from reasonix_core import events as ev
 from reasonix_core.memory.facts import FactStore
 from reasonix_core.memory.recall import OPEN_TAG
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_messages
 
 pytestmark = pytest.mark.usefixtures("configured")
@@ -36,7 +36,7 @@ async def test_recall_lands_in_user_turn_and_prefix_bytes_do_not_move(home, work
         await run_turn(rt, "how do we write a database migration here?")
         await run_turn(rt, "continue")
         await run_turn(rt, "and which alembic command applies the migration?")
-        trace = rt.agent.tool_context.services["memory_recall"].last
+        trace = rt.agent.tool_context.recall.last
     first, second, third = bodies(server)
 
     # The system prompt and the tool schemas never carry recall.

@@ -336,7 +336,7 @@ def test_policy_hook_turns_only_the_fallback_ask_into_allow(workspace):
 def tools(home, workspace, clock, tmp_path):
     registry = ToolRegistry(builtin_tools(["memory", "remember", "forget"]))
     store = FactStore(home, workspace, clock=clock)
-    ctx = ToolContext(workspace=workspace, temp_dir=tmp_path, services={"memory": store})
+    ctx = ToolContext(workspace=workspace, temp_dir=tmp_path, facts=store)
     return registry, ctx, store
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.core.agent_helpers import bodies, run_turn, runtime
 
 pytestmark = pytest.mark.usefixtures("configured")

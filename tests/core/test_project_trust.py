@@ -24,8 +24,8 @@ import pytest
 from reasonix_core.config import load_config
 from reasonix_core.errors import ConfigError
 from reasonix_core.mcp import load_mcp_setup
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
 from reasonix_core.trust import record_trust, review_project
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, provider_toml
 from tests.core.test_cli_run import reasonix
 

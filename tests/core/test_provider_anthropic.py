@@ -31,17 +31,16 @@ from reasonix_core.provider.base import (
     create_provider,
     known_kinds,
 )
-from reasonix_core.testing.anthropic_fixture import (
-    MSG_THINKING_REQUIRED,
-    AnthropicFixtureServer,
+from reasonix_testkit import (
+    AnthropicDialect,
+    FixtureServer,
     HttpError,
     Reply,
     Stall,
     ToolCallSpec,
     count_tokens,
-    render_prompt,
-    sign_thinking,
 )
+from reasonix_testkit.dialects.anthropic import MSG_THINKING_REQUIRED, render_prompt, sign_thinking
 from tests.conftest import TEST_KEY, TEST_KEY_ENV
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_messages
 
@@ -55,9 +54,7 @@ TOOLS = (
 )
 
 
-def provider_for(
-    server: AnthropicFixtureServer, *, key: str = KEY, **kw: object
-) -> AnthropicProvider:
+def provider_for(server: FixtureServer, *, key: str = KEY, **kw: object) -> AnthropicProvider:
     deepseek = server.flavour == "deepseek"
     cfg = ProviderConfig(
         name="ant",
@@ -90,13 +87,13 @@ async def collect(provider: AnthropicProvider, req: Request) -> list:
 
 @pytest.fixture
 def ant():
-    with AnthropicFixtureServer(flavour="anthropic", api_key=KEY, seed=1) as srv:
+    with FixtureServer(AnthropicDialect("anthropic"), api_key=KEY, seed=1) as srv:
         yield srv
 
 
 @pytest.fixture
 def dsa():
-    with AnthropicFixtureServer(flavour="deepseek", api_key=KEY, seed=2) as srv:
+    with FixtureServer(AnthropicDialect("deepseek"), api_key=KEY, seed=2) as srv:
         yield srv
 
 
@@ -152,8 +149,8 @@ async def test_anthropic_stream_text_thinking_signature_and_usage(ant):
 
 
 async def test_deepseek_flavour_bearer_effort_and_placeholder_signature(dsa):
-    dsa.signature_in_start = True  # DeepSeek may put the signature in the block start
-    dsa.pings = False
+    dsa.dialect.signature_in_start = True  # DeepSeek may put the signature in the block start
+    dsa.dialect.pings = False
     dsa.enqueue(Reply(reasoning="short think", content="ok"))
     chunks = await collect(provider_for(dsa), request("deepseek-flash", effort="max"))
     end = chunks[-1]
@@ -458,7 +455,7 @@ async def test_fixture_cache_reports_reads_in_each_usage_style(ant, dsa):
     assert end.usage.prompt_tokens == prompt  # input + cache read, not double counted
     assert end.usage.cache_hit_tokens > 0.8 * prompt
     # DeepSeek's inclusive style gives the same totals through the heuristic.
-    dsa.usage_style = "inclusive"
+    dsa.dialect.usage_style = "inclusive"
     dsa.enqueue(Reply(content="first answer"), Reply(content="second"))
     await collect(provider_for(dsa), request("deepseek-flash", messages=history))
     end = (await collect(provider_for(dsa), request("deepseek-flash", messages=follow)))[-1]
@@ -662,7 +659,7 @@ def test_prepare_is_byte_deterministic():
 # --------------------------------------------------------------------------- fixture strictness
 
 
-def _post(server: AnthropicFixtureServer, body: dict, path: str = "/v1/messages") -> httpx.Response:
+def _post(server: FixtureServer, body: dict, path: str = "/v1/messages") -> httpx.Response:
     headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
     return httpx.post(server.base_url + path, json=body, headers=headers, timeout=10)
 
@@ -812,7 +809,7 @@ bash = "off"
 
 @pytest.fixture
 def agent_ant(home, monkeypatch):
-    with AnthropicFixtureServer(flavour="anthropic", api_key=TEST_KEY, seed=3) as srv:
+    with FixtureServer(AnthropicDialect("anthropic"), api_key=TEST_KEY, seed=3) as srv:
         anthropic_config(home, srv.base_url, model="claude-test")
         monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
         yield srv
@@ -820,7 +817,7 @@ def agent_ant(home, monkeypatch):
 
 @pytest.fixture
 def agent_dsa(home, monkeypatch):
-    with AnthropicFixtureServer(flavour="deepseek", api_key=TEST_KEY, seed=4) as srv:
+    with FixtureServer(AnthropicDialect("deepseek"), api_key=TEST_KEY, seed=4) as srv:
         anthropic_config(
             home, srv.base_url + "/anthropic", model="deepseek-flash", protocol="deepseek"
         )
@@ -830,7 +827,7 @@ def agent_dsa(home, monkeypatch):
 
 @pytest.mark.parametrize("flavour", ["anthropic", "deepseek"])
 async def test_agent_tool_loop_replays_signed_thinking(flavour, workspace, request):
-    server: AnthropicFixtureServer = request.getfixturevalue(
+    server: FixtureServer = request.getfixturevalue(
         "agent_ant" if flavour == "anthropic" else "agent_dsa"
     )
     (workspace / "notes.txt").write_text("hello from the file\n")

@@ -18,14 +18,9 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     ToolSchema,
 )
-from reasonix_core.provider.openai import OpenAIProvider, parse_retry_after
-from reasonix_core.testing.fixture_server import (
-    FixtureServer,
-    HttpError,
-    Reply,
-    Stall,
-    ToolCallSpec,
-)
+from reasonix_core.provider.http import parse_retry_after
+from reasonix_core.provider.openai import OpenAIProvider
+from reasonix_testkit import ChatDialect, FixtureServer, HttpError, Reply, Stall, ToolCallSpec
 
 KEY = "sk-provider-test"
 TOOLS = (
@@ -67,13 +62,13 @@ async def collect(provider: OpenAIProvider, req: Request) -> list:
 
 @pytest.fixture
 def ds():
-    with FixtureServer(flavour="deepseek", api_key=KEY) as srv:
+    with FixtureServer(ChatDialect("deepseek"), api_key=KEY) as srv:
         yield srv
 
 
 @pytest.fixture
 def oa():
-    with FixtureServer(flavour="openai", api_key=KEY) as srv:
+    with FixtureServer(ChatDialect("openai"), api_key=KEY) as srv:
         yield srv
 
 

@@ -26,15 +26,16 @@ from reasonix_core.provider.base import (
     known_kinds,
 )
 from reasonix_core.provider.responses import ResponsesProvider, parse_usage
-from reasonix_core.testing.fixture_server import count_tokens
-from reasonix_core.testing.responses_fixture import (
+from reasonix_testkit import (
+    FixtureServer,
     HttpError,
     Reply,
-    ResponsesFixtureServer,
+    ResponsesDialect,
     Stall,
     ToolCallSpec,
-    render_responses_prompt,
+    count_tokens,
 )
+from reasonix_testkit.dialects.responses import render_responses_prompt
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 from tests.core.agent_helpers import run_turn, runtime, session_messages
 
@@ -49,9 +50,7 @@ TOOLS = (
 NASTY_ARGS = '{ "text" :"quote \\" back\\\\slash ü 😀\\n",  "n": [1, 2] }'
 
 
-def provider_for(
-    server: ResponsesFixtureServer, protocol: str = "deepseek", **kw
-) -> ResponsesProvider:
+def provider_for(server: FixtureServer, protocol: str = "deepseek", **kw) -> ResponsesProvider:
     cfg = ProviderConfig(
         name="fx",
         kind="responses",
@@ -86,19 +85,19 @@ def text_of(chunks: list, cls: type) -> str:
     return "".join(c.text for c in chunks if isinstance(c, cls))
 
 
-def sent(server: ResponsesFixtureServer, index: int = -1) -> dict:
+def sent(server: FixtureServer, index: int = -1) -> dict:
     return json.loads(server.requests[index].body)
 
 
 @pytest.fixture
 def ds():
-    with ResponsesFixtureServer(flavour="deepseek", api_key=KEY) as srv:
+    with FixtureServer(ResponsesDialect("deepseek"), api_key=KEY) as srv:
         yield srv
 
 
 @pytest.fixture
 def oa():
-    with ResponsesFixtureServer(flavour="openai", api_key=KEY) as srv:
+    with FixtureServer(ResponsesDialect("openai"), api_key=KEY) as srv:
         yield srv
 
 
@@ -468,7 +467,7 @@ async def test_clean_end_without_terminal_event_is_interrupted(ds):
 
 
 async def test_done_marker_is_tolerated(ds):
-    ds.done_marker = True
+    ds.dialect.done_marker = True
     ds.enqueue(Reply(content="fine"))
     chunks = await collect(provider_for(ds), request())
     assert chunks[-1].finish_reason == "stop"
@@ -552,7 +551,7 @@ async def test_connection_refused_is_retryable():
     assert info.value.retryable and info.value.kind == "connection"
 
 
-async def post_raw(server: ResponsesFixtureServer, body: dict) -> httpx.Response:
+async def post_raw(server: FixtureServer, body: dict) -> httpx.Response:
     async with httpx.AsyncClient() as client:
         return await client.post(
             f"{server.base_url}/responses", json=body, headers={"Authorization": f"Bearer {KEY}"}
@@ -618,7 +617,7 @@ def responses_config(home: Path, base_url: str) -> None:
 
 @pytest.fixture
 def rs(home, monkeypatch):
-    with ResponsesFixtureServer(flavour="deepseek", api_key=TEST_KEY) as srv:
+    with FixtureServer(ResponsesDialect("deepseek"), api_key=TEST_KEY) as srv:
         responses_config(home, srv.base_url)
         monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
         yield srv

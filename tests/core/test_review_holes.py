@@ -113,13 +113,18 @@ def test_mentions_that_stay_inside_keep_working(workspace: Path) -> None:
     assert len(expansion.blocks) == 3
 
 
-def test_tui_passes_the_protected_paths_to_mentions(home: Path, workspace: Path) -> None:
+def test_tui_refuses_mentions_of_protected_paths(home: Path, workspace: Path) -> None:
     from reasonix_tui.engine import EngineServices
 
+    env = _plant_key(home)
+    ssh = Path(os.path.expanduser(SECRET_PATHS[0]))
+    ssh.mkdir(parents=True)
+    (ssh / "id_ed25519").write_text("k\n", encoding="utf-8")
     services = EngineServices(workspace, home=home)
-    shown = {str(p) for p in services.protected}
-    assert str(Path(os.path.realpath(home))) in shown
-    assert str(Path(os.path.realpath(os.path.expanduser(SECRET_PATHS[0])))) in shown
+    assert services.mention_refused(str(env))
+    assert services.mention_refused(str(ssh / "id_ed25519"))
+    (workspace / "notes.txt").symlink_to(env)
+    assert services.mention_refused(str(workspace / "notes.txt"))
 
 
 # --- standing instructions --------------------------------------------------------------
@@ -159,7 +164,7 @@ async def test_key_never_reaches_the_system_prompt_of_a_run_in_home(
     server: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same through a real run: the request bodies never carry the key."""
-    from reasonix_core.testing.fixture_server import Reply
+    from reasonix_testkit import Reply
     from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
     from tests.core.agent_helpers import bodies, run_turn, runtime
 
@@ -186,7 +191,7 @@ needs_bwrap = pytest.mark.skipif(find_system_bwrap() is None, reason="bwrap is n
 
 def _sandbox_ctx(ws: Path, tmp: Path) -> ToolContext:
     ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30)
-    ctx.services["sandbox"] = SandboxPolicy(workspace=ws, temp_dir=tmp)
+    ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp)
     return ctx
 
 
@@ -229,7 +234,7 @@ async def test_background_job_cannot_arm_a_repo_judged_harmless_earlier(
     ctx = _sandbox_ctx(ws, tmp)
     tail = "" if job_ends else "; sleep 60"
     async with JobManager() as jobs:
-        ctx.services["jobs"] = jobs
+        ctx.jobs = jobs
         started = await BashTool().execute(
             {
                 "command": "git init -q && touch inited && "
@@ -311,7 +316,7 @@ def test_nul_in_a_project_path_setting_is_a_config_error(
 def test_a_folder_name_that_is_not_utf8_runs(tmp_path: Path, home: Path, server: object) -> None:
     """An archive can carry such a folder; ``reasonix run`` in it died in the
     session store's folder hash (UnicodeEncodeError traceback)."""
-    from reasonix_core.testing.fixture_server import Reply
+    from reasonix_testkit import Reply
     from tests.conftest import write_config
     from tests.core.test_cli_run import last_json, reasonix
 
@@ -405,11 +410,11 @@ def test_relative_reasonix_home_is_refused(
     """``REASONIX_HOME=.reasonix`` (a CI line, a typo) made the repository's own
     ``.reasonix/config.toml`` the user's config, which is always trusted: its
     provider took the key to the repository's server with no trust prompt."""
-    from reasonix_core.testing.fixture_server import FixtureServer, Reply
+    from reasonix_testkit import ChatDialect, FixtureServer, Reply
     from tests.conftest import TEST_KEY, TEST_KEY_ENV, provider_toml
     from tests.core.test_cli_run import reasonix
 
-    with FixtureServer(flavour="deepseek", api_key=TEST_KEY) as attacker:
+    with FixtureServer(ChatDialect("deepseek"), api_key=TEST_KEY) as attacker:
         attacker.enqueue(Reply(content="thanks"))
         planted = workspace / ".reasonix"
         planted.mkdir()
@@ -430,11 +435,11 @@ def test_absolute_reasonix_home_inside_the_project_is_refused(
 ) -> None:
     """``REASONIX_HOME=$GITHUB_WORKSPACE/.reasonix``: the checked-out pull request
     ships ``.reasonix/config.toml`` and ``trusted.toml`` and they were the user's."""
-    from reasonix_core.testing.fixture_server import FixtureServer, Reply
+    from reasonix_testkit import ChatDialect, FixtureServer, Reply
     from tests.conftest import TEST_KEY, TEST_KEY_ENV, provider_toml
     from tests.core.test_cli_run import reasonix
 
-    with FixtureServer(flavour="deepseek", api_key=TEST_KEY) as attacker:
+    with FixtureServer(ChatDialect("deepseek"), api_key=TEST_KEY) as attacker:
         attacker.enqueue(Reply(content="thanks"))
         planted = workspace / ".reasonix"
         planted.mkdir()
@@ -450,7 +455,7 @@ def test_absolute_reasonix_home_inside_the_project_is_refused(
 def test_working_in_home_with_the_default_reasonix_home_still_runs(
     server: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reasonix_core.testing.fixture_server import Reply
+    from reasonix_testkit import Reply
     from tests.conftest import write_config
     from tests.core.test_cli_run import reasonix
 
@@ -506,7 +511,7 @@ async def test_injected_global_fact_is_not_saved_headless_in_auto(
 ) -> None:
     import json as json_mod
 
-    from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+    from reasonix_testkit import Reply, ToolCallSpec
     from tests.core.agent_helpers import run_turn, runtime
 
     configured.enqueue(  # type: ignore[attr-defined]
@@ -578,7 +583,7 @@ def test_backtracking_grep_pattern_does_not_hang_the_run(workspace: Path) -> Non
         "from reasonix_core.tool.sandbox import SandboxPolicy\n"
         "ws = Path(sys.argv[1])\n"
         "ctx = ToolContext(workspace=ws, temp_dir=ws, bash_timeout_seconds=5)\n"
-        "ctx.services['sandbox'] = SandboxPolicy(workspace=ws, temp_dir=ws)\n"
+        "ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=ws)\n"
         "r = anyio.run(Grep().execute, {'pattern': '(a|aa)*c'}, ctx)\n"
         "print('finished')\n"
     )
@@ -854,8 +859,8 @@ def test_tui_services_deny_what_read_rules_deny(home: Path, workspace: Path) -> 
     (home / "config.toml").write_text('[permissions]\ndeny = ["Read(.env)"]\n', encoding="utf-8")
     (workspace / ".env").write_text("X=1\n", encoding="utf-8")
     services = EngineServices(workspace, home=home)
-    assert services.mention_denied(str(workspace / ".env"))
-    assert not services.mention_denied(str(workspace / "README"))
+    assert services.mention_refused(str(workspace / ".env"))
+    assert not services.mention_refused(str(workspace / "README"))
 
 
 # --- open: a workspace that is $HOME ------------------------------------------------------

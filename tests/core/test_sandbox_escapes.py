@@ -66,7 +66,7 @@ def fresh_probe() -> Iterator[None]:
 
 def _ctx(ws: Path, tmp: Path, **policy: object) -> ToolContext:
     ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30)
-    ctx.services["sandbox"] = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
+    ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
     return ctx
 
 
@@ -500,7 +500,7 @@ async def test_repo_planted_by_a_background_job_is_set_aside_when_it_ends(
     marker = tmp_path / "host-git-ran-it"
     ctx = _ctx(ws, tmp)
     async with JobManager() as jobs:
-        ctx.services["jobs"] = jobs
+        ctx.jobs = jobs
         started = await BashTool().execute(
             {
                 "command": f"git init -q && git config core.fsmonitor '{_evil(marker)}'",
@@ -541,7 +541,7 @@ async def test_repo_planted_by_a_background_job_is_set_aside_at_the_next_command
     marker = tmp_path / "host-git-ran-it"
     ctx = _ctx(ws, tmp)
     async with JobManager() as jobs:
-        ctx.services["jobs"] = jobs
+        ctx.jobs = jobs
         started = await BashTool().execute(
             {
                 "command": f"git init -q && git config core.fsmonitor '{_evil(marker)}' "

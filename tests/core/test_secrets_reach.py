@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, provider_toml
 from tests.core.agent_helpers import bodies, run_turn, runtime
 

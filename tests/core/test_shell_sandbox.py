@@ -183,7 +183,7 @@ def test_sanitized_env_drops_provider_keys(monkeypatch: pytest.MonkeyPatch) -> N
 
 def _ctx(ws: Path, tmp: Path, **policy: object) -> ToolContext:
     ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=20)
-    ctx.services["sandbox"] = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
+    ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
     return ctx
 
 

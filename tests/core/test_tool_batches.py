@@ -10,7 +10,7 @@ import pytest
 
 from reasonix_core import events as ev
 from reasonix_core.agent.transcript import RESULT_LIMIT
-from reasonix_core.testing.fixture_server import Reply, ToolCallSpec
+from reasonix_testkit import Reply, ToolCallSpec
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_records
 
 pytestmark = pytest.mark.usefixtures("configured")

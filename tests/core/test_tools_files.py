@@ -69,9 +69,7 @@ def env(tmp_path: Path) -> Env:
 
 
 def forbid(env: Env, *paths: Path) -> None:
-    env.ctx.services["sandbox"] = SandboxPolicy(
-        workspace=env.ws, temp_dir=env.tmp, forbid_read=tuple(paths)
-    )
+    env.ctx.sandbox = SandboxPolicy(workspace=env.ws, temp_dir=env.tmp, forbid_read=tuple(paths))
 
 
 def assert_error(result: ToolResult, start: str) -> None:
@@ -102,10 +100,10 @@ def test_registry_order_and_schemas() -> None:
 
 
 async def test_services_created_lazily(env: Env) -> None:
-    assert "ledger" not in env.ctx.services
+    assert env.ctx.ledger is None
     await env.call("ls")
-    assert isinstance(env.ctx.services["ledger"], FileLedger)
-    assert "sandbox" not in env.ctx.services  # the default policy is not stored
+    assert isinstance(env.ctx.ledger, FileLedger)
+    assert env.ctx.sandbox is None  # the default policy is not stored
 
 
 async def test_invalid_arguments_become_results(env: Env) -> None:
@@ -456,7 +454,7 @@ async def test_edit_file_binary_refused(env: Env) -> None:
     f.write_bytes(b"abc")
     await env.read("b.bin")
     f.write_bytes(b"abc\x00\x00\x01\x02")
-    env.ctx.services["ledger"].observe(f)  # observed, but binary now
+    env.ctx.ledger.observe(f)  # observed, but binary now
     r = await env.call("edit_file", path="b.bin", old_string="abc", new_string="x")
     assert r.is_error and "binary" in r.text
 
@@ -505,7 +503,7 @@ async def test_concurrent_external_change_is_detected(env: Env) -> None:
     f = env.ws / "c.py"
     f.write_text(SOURCE)
     await env.read("c.py")
-    ledger: FileLedger = env.ctx.services["ledger"]
+    ledger: FileLedger = env.ctx.ledger
     # Hold the file's lock, change it behind the ledger's back, then release.
     async with anyio.create_task_group() as tg:
         await ledger.lock(f).acquire()
@@ -557,7 +555,7 @@ async def test_permission_change_is_not_a_content_change(env: Env) -> None:
 
 async def test_edit_confinement(env: Env) -> None:
     (env.ws / "out.txt").symlink_to(env.outside / "secret.txt")
-    ledger: FileLedger = env.ctx.services.setdefault("ledger", FileLedger())
+    ledger = env.ctx.ledger = env.ctx.ledger or FileLedger()
     ledger.observe(env.outside / "secret.txt")
     for path in ("out.txt", "../outside/secret.txt", str(env.outside / "secret.txt")):
         r = await env.call("edit_file", path=path, old_string="top", new_string="pwned")

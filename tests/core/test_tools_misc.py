@@ -55,7 +55,7 @@ async def test_todo_write_stores_and_renders(ctx: ToolContext) -> None:
     assert result.text == (
         "Todos (1/3 completed):\n[x] Write tests\n[>] Fixing parser\n[ ] Update docs"
     )
-    assert ctx.services["todos"] == (
+    assert ctx.todos == (
         Todo("Write tests", "completed", "Writing tests"),
         Todo("Fix parser", "in_progress", "Fixing parser"),
         Todo("Update docs", "pending", "Updating docs"),
@@ -63,7 +63,7 @@ async def test_todo_write_stores_and_renders(ctx: ToolContext) -> None:
 
 
 async def test_todo_write_allows_at_most_one_in_progress(ctx: ToolContext) -> None:
-    ctx.services["todos"] = (Todo("Old", "pending", "Old"),)
+    ctx.todos = (Todo("Old", "pending", "Old"),)
     result = await TodoWriteTool().execute(
         {
             "todos": [
@@ -75,7 +75,7 @@ async def test_todo_write_allows_at_most_one_in_progress(ctx: ToolContext) -> No
     )
     assert result.is_error
     assert "at most one" in result.text
-    assert ctx.services["todos"] == (Todo("Old", "pending", "Old"),)
+    assert ctx.todos == (Todo("Old", "pending", "Old"),)
 
 
 async def test_todo_write_validation_alias_and_clear(ctx: ToolContext) -> None:
@@ -91,7 +91,7 @@ async def test_todo_write_validation_alias_and_clear(ctx: ToolContext) -> None:
     assert result.text.endswith("[>] Running it")
     cleared = await tool.execute({"todos": []}, ctx)
     assert cleared.text == "Todo list cleared."
-    assert ctx.services["todos"] == ()
+    assert ctx.todos == ()
     assert TodoWriteTool.read_only is True
 
 

@@ -248,7 +248,7 @@ class World:
 
     def context(self) -> ToolContext:
         ctx = ToolContext(workspace=self.ws, temp_dir=self.tmp)
-        ctx.services["sandbox"] = SandboxPolicy(
+        ctx.sandbox = SandboxPolicy(
             workspace=self.ws, temp_dir=self.tmp, forbid_read=(self.ws / ".env",)
         )
         ledger = FileLedger()
@@ -261,7 +261,7 @@ class World:
             self.ws / "src" / "m.py",
         ):
             ledger.observe(f)
-        ctx.services["ledger"] = ledger
+        ctx.ledger = ledger
         return ctx
 
     def run(self, name: str, raw: str) -> ToolResult:

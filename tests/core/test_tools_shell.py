@@ -29,7 +29,7 @@ def ctx(tmp_path: Path) -> ToolContext:
     ws = tmp_path / "ws"
     ws.mkdir()
     context = ToolContext(workspace=ws, temp_dir=tmp_path / "tmp", bash_timeout_seconds=20)
-    context.services["sandbox"] = SandboxPolicy(workspace=ws, temp_dir=context.temp_dir, bash="off")
+    context.sandbox = SandboxPolicy(workspace=ws, temp_dir=context.temp_dir, bash="off")
     return context
 
 
@@ -180,7 +180,7 @@ async def test_enforce_without_bwrap_refuses_and_runs_nothing(
     ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shell_sandbox, "bwrap_available", lambda: None)
-    ctx.services["sandbox"] = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
+    ctx.sandbox = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
     for background in (False, True):
         result = await bash(ctx, "touch ran.txt", run_in_background=background)
         assert result.is_error
@@ -224,7 +224,7 @@ def test_schema_is_closed() -> None:
 async def test_background_job_start_read_kill(ctx: ToolContext) -> None:
     mark = marker()
     async with JobManager() as jobs:
-        ctx.services["jobs"] = jobs
+        ctx.jobs = jobs
         started = await bash(
             ctx, f"echo one; sleep 0.2; echo two; sleep {mark}", run_in_background=True
         )
@@ -288,7 +288,7 @@ async def test_job_exit_status_and_bounded_buffer(tmp_path: Path) -> None:
         assert jobs.read_new(job_id).output == ""
         killed = await KillShellTool().execute(
             {"job_id": job_id},
-            ToolContext(workspace=tmp_path, temp_dir=tmp_path, services={"jobs": jobs}),
+            ToolContext(workspace=tmp_path, temp_dir=tmp_path, jobs=jobs),
         )
         assert killed.text.startswith("Already finished: bash_1.")
         assert killed.meta["status"] == "exited 4"

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from reasonix_testkit.tui import ScriptedServices
 from reasonix_tui.app import ReasonixApp
-from reasonix_tui.testing import ScriptedServices
 
 SIZE = (100, 32)
 

@@ -10,8 +10,8 @@ from tui_helpers import send, session, settle
 
 from reasonix_core.events import ToolCallFinished, ToolCallStarted
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
+from reasonix_testkit.tui import Approval, Call, text_steps
 from reasonix_tui.screens.approval import ApprovalScreen
-from reasonix_tui.testing import Approval, Call, text_steps
 from reasonix_tui.widgets.diff_view import DiffView
 from reasonix_tui.widgets.tool_block import ToolBlock
 

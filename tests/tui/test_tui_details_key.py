@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tui_helpers import send, session, settle, until
 
-from reasonix_tui.testing import reasoning_steps, text_steps, tool_steps
+from reasonix_testkit.tui import reasoning_steps, text_steps, tool_steps
 from reasonix_tui.widgets.reasoning_block import ReasoningBlock
 from reasonix_tui.widgets.tool_block import PREVIEW_LINES, ToolBlock
 

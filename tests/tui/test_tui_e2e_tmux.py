@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.testing.fixture_server import FixtureServer
-from reasonix_core.testing.serve import demo_responder
+from reasonix_testkit import ChatDialect, FixtureServer
+from reasonix_testkit.serve import demo_responder
 
 pytestmark = [
     pytest.mark.slow,
@@ -39,7 +39,7 @@ def _wait_for(session: str, needle: str, timeout: float = 20.0) -> str:
 
 
 def test_real_binary_answers_and_quits(tmp_path: Path) -> None:
-    server = FixtureServer(flavour="deepseek", api_key="sk-e2e", port=0)
+    server = FixtureServer(ChatDialect("deepseek"), api_key="sk-e2e", port=0)
     server.responder = demo_responder
     server.start()
     home, workspace = tmp_path / "rx-home", tmp_path / "ws"
@@ -78,6 +78,9 @@ def test_real_binary_answers_and_quits(tmp_path: Path) -> None:
         _tmux("send-keys", "-t", session, "please list files", "Enter")
         screen = _wait_for(session, "Here is what I found")
         assert "main.py" in screen and "✓ ok" in screen
+        # The answer streams before the turn ends; a Ctrl+C before then cancels the turn
+        # instead of arming the quit (seen on a loaded machine).
+        _wait_for(session, "ask  ready")
         _tmux("send-keys", "-t", session, "C-c")
         _wait_for(session, "Press Ctrl+C again to quit")
         _tmux("send-keys", "-t", session, "C-c")

@@ -9,8 +9,8 @@ import weakref
 import pytest
 from tui_helpers import send, session, settle
 
+from reasonix_testkit.tui import text_steps
 from reasonix_tui.gc_policy import HeapPolicy
-from reasonix_tui.testing import text_steps
 from reasonix_tui.widgets.assistant_block import AssistantBlock
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from tui_helpers import send, session, settle
 
 from reasonix_core.events import TextDelta, ToolCallFinished, ToolCallStarted
-from reasonix_tui.testing import text_steps
+from reasonix_testkit.tui import text_steps
 from reasonix_tui.widgets.assistant_block import AssistantBlock
 from reasonix_tui.widgets.tool_block import ToolBlock
 

@@ -6,7 +6,7 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from tui_helpers import send, session, settle, until
 
-from reasonix_tui.testing import text_steps
+from reasonix_testkit.tui import text_steps
 from reasonix_tui.widgets.assistant_block import (
     FENCE_LINES,
     SEGMENT_BLOCKS,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tui_helpers import send, session, settle
 
+from reasonix_testkit.tui import ScriptedServices, text_steps
 from reasonix_tui.app import ReasonixApp
-from reasonix_tui.testing import ScriptedServices, text_steps
 
 
 @dataclass

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from tui_helpers import session, settle, type_text
 
+from reasonix_testkit.tui import text_steps
 from reasonix_tui.screens.help import HelpScreen
-from reasonix_tui.testing import text_steps
 from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 
 

@@ -8,6 +8,7 @@ import pytest
 from textual.screen import ModalScreen
 from tui_helpers import send, session, settle, type_text
 
+from reasonix_testkit.tui import text_steps
 from reasonix_tui.screens.confirm import ConfirmScreen
 from reasonix_tui.screens.help import HelpScreen
 from reasonix_tui.screens.mcp_status import McpStatusScreen
@@ -15,7 +16,6 @@ from reasonix_tui.screens.picker import PickerScreen
 from reasonix_tui.screens.session import SessionScreen
 from reasonix_tui.screens.setup import SetupScreen
 from reasonix_tui.services import McpServerView, SessionSummary
-from reasonix_tui.testing import text_steps
 from reasonix_tui.widgets.blocks import UserBlock
 
 

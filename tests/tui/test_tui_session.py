@@ -10,7 +10,7 @@ from tui_helpers import send, session, settle, type_text
 
 from reasonix_core.events import Notice, TurnFailed, UsageReported
 from reasonix_core.usage import Usage
-from reasonix_tui.testing import Hold, WaitFor, reasoning_steps, text_steps, tool_steps
+from reasonix_testkit.tui import Hold, WaitFor, reasoning_steps, text_steps, tool_steps
 from reasonix_tui.widgets.assistant_block import AssistantBlock
 from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 from reasonix_tui.widgets.diff_view import DiffView

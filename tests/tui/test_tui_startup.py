@@ -19,11 +19,11 @@ import pytest
 from tui_helpers import send, session, settle, type_text
 
 from reasonix_core.errors import ConfigError
+from reasonix_testkit.tui import ScriptedServices, text_steps
 from reasonix_tui.app import ReasonixApp
 from reasonix_tui.deferred import DeferredRunner, DeferredServices
 from reasonix_tui.screens.session import SessionScreen
 from reasonix_tui.screens.setup import SetupScreen
-from reasonix_tui.testing import ScriptedServices, text_steps
 from reasonix_tui.widgets.assistant_block import AssistantBlock
 from reasonix_tui.widgets.blocks import UserBlock
 

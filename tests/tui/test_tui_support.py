@@ -10,25 +10,27 @@ from pathlib import Path
 
 from tui_helpers import session
 
+from reasonix_core.config.secrets import save_api_key
+from reasonix_core.home import reasonix_home
 from reasonix_tui.logs import setup_file_logging
-from reasonix_tui.paths import reasonix_home, write_api_key
 from reasonix_tui.widgets.blocks import NoticeBlock
 
 
 def test_package_import_does_not_load_textual() -> None:
     code = (
         "import sys, reasonix_tui, reasonix_tui.services, reasonix_tui.commands, "
-        "reasonix_tui.paths, reasonix_tui.format, reasonix_core.command; "
+        "reasonix_core.home, reasonix_tui.format, reasonix_core.command; "
         "assert 'textual' not in sys.modules, 'textual imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_write_api_key_is_private_and_keeps_other_lines(tmp_path: Path) -> None:
+def test_save_api_key_is_private_and_keeps_other_lines(tmp_path: Path) -> None:
+    # reasonix_tui/paths.py, a weaker copy of these two, is gone: the core owns them.
     home = tmp_path / "h"
     home.mkdir()
     (home / ".env").write_text("OTHER=1\nDEEPSEEK_API_KEY=old\n")
-    path = write_api_key(home, " sk-new ")
+    path = save_api_key("DEEPSEEK_API_KEY", "sk-new", home)
     assert path.read_text() == "OTHER=1\nDEEPSEEK_API_KEY=sk-new\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 

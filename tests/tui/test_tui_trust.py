@@ -13,11 +13,11 @@ from tui_helpers import settle
 
 from reasonix_core.config import load_config
 from reasonix_core.trust import review_project
+from reasonix_testkit.tui import ScriptedServices
 from reasonix_tui.app import ReasonixApp
 from reasonix_tui.deferred import DeferredServices
 from reasonix_tui.screens.session import SessionScreen
 from reasonix_tui.screens.trust import TrustScreen
-from reasonix_tui.testing import ScriptedServices
 from reasonix_tui.widgets.blocks import NoticeBlock
 
 SIZE = (100, 32)

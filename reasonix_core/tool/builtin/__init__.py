@@ -1,32 +1,54 @@
-"""Built-in tools. Each module registers itself on import.
+"""Built-in tools, listed once in :data:`BUILTIN_TOOLS`.
 
-The import order below IS the registry order, which is the provider-visible
-tool order: keep it stable (changing it invalidates the prompt-cache prefix).
+Importing a tool module registers nothing: this tuple is the whole list, and
+its order IS the provider-visible tool order. Keep it stable (changing it
+invalidates the prompt-cache prefix).
 """
 
-# ruff: noqa: I001  (import order = registry order = provider-visible order)
+from __future__ import annotations
 
-# File tools (read/write/search); see docs/TOOL_CONTRACT.md.
-from reasonix_core.tool.builtin import read_file  # noqa: F401
-from reasonix_core.tool.builtin import write_file  # noqa: F401
-from reasonix_core.tool.builtin import edit_file  # noqa: F401
-from reasonix_core.tool.builtin import multi_edit  # noqa: F401
-from reasonix_core.tool.builtin import move_file  # noqa: F401
-from reasonix_core.tool.builtin import ls  # noqa: F401
-from reasonix_core.tool.builtin import glob  # noqa: F401
-from reasonix_core.tool.builtin import grep  # noqa: F401
+from reasonix_core.tool.base import Tool
+from reasonix_core.tool.builtin.ask import AskTool
+from reasonix_core.tool.builtin.bash import BashTool
+from reasonix_core.tool.builtin.bash_output import BashOutputTool
+from reasonix_core.tool.builtin.edit_file import EditFile
+from reasonix_core.tool.builtin.forget import ForgetTool
+from reasonix_core.tool.builtin.glob import Glob
+from reasonix_core.tool.builtin.grep import Grep
+from reasonix_core.tool.builtin.history import HistoryTool
+from reasonix_core.tool.builtin.kill_shell import KillShellTool
+from reasonix_core.tool.builtin.ls import Ls
+from reasonix_core.tool.builtin.memory import MemoryTool
+from reasonix_core.tool.builtin.move_file import MoveFile
+from reasonix_core.tool.builtin.multi_edit import MultiEdit
+from reasonix_core.tool.builtin.read_file import ReadFile
+from reasonix_core.tool.builtin.remember import RememberTool
+from reasonix_core.tool.builtin.todo_write import TodoWriteTool
+from reasonix_core.tool.builtin.web_fetch import WebFetchTool
+from reasonix_core.tool.builtin.write_file import WriteFile
 
-# --- Process / session tools go here, after the file tools, in this order:
-# --- bash, bash_output, kill_shell, todo_write, web_fetch, ask.
-from reasonix_core.tool.builtin import bash  # noqa: F401
-from reasonix_core.tool.builtin import bash_output  # noqa: F401
-from reasonix_core.tool.builtin import kill_shell  # noqa: F401
-from reasonix_core.tool.builtin import todo_write  # noqa: F401
-from reasonix_core.tool.builtin import web_fetch  # noqa: F401
-from reasonix_core.tool.builtin import ask  # noqa: F401
+__all__ = ["BUILTIN_TOOLS"]
 
-# History and memory tools (docs/MEMORY.md), after ask, in this order.
-from reasonix_core.tool.builtin import history  # noqa: F401
-from reasonix_core.tool.builtin import memory  # noqa: F401
-from reasonix_core.tool.builtin import remember  # noqa: F401
-from reasonix_core.tool.builtin import forget  # noqa: F401
+BUILTIN_TOOLS: tuple[type[Tool], ...] = (
+    # File tools (read/write/search); see docs/TOOL_CONTRACT.md.
+    ReadFile,
+    WriteFile,
+    EditFile,
+    MultiEdit,
+    MoveFile,
+    Ls,
+    Glob,
+    Grep,
+    # Process and session tools.
+    BashTool,
+    BashOutputTool,
+    KillShellTool,
+    TodoWriteTool,
+    WebFetchTool,
+    AskTool,
+    # History and memory tools (docs/MEMORY.md).
+    HistoryTool,
+    MemoryTool,
+    RememberTool,
+    ForgetTool,
+)

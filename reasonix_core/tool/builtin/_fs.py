@@ -56,16 +56,15 @@ DIFF_MAX_CHARS = 4_000_000
 def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
     """The session's sandbox policy and observation ledger.
 
-    The ledger is created on first use and kept in ``ctx.services["ledger"]``;
-    without a configured ``ctx.services["sandbox"]`` the default policy
-    (workspace + session temp dir) is used, without being stored.
+    The ledger is created on first use and kept in ``ctx.ledger``; without a
+    configured ``ctx.sandbox`` the default policy (workspace + session temp
+    dir) is used, without being stored.
     """
-    ledger = ctx.services.get("ledger")
-    if not isinstance(ledger, FileLedger):
-        ledger = FileLedger()
-        ctx.services["ledger"] = ledger
-    sandbox = ctx.services.get("sandbox")
-    if not isinstance(sandbox, SandboxPolicy):
+    ledger = ctx.ledger
+    if ledger is None:
+        ledger = ctx.ledger = FileLedger()
+    sandbox = ctx.sandbox
+    if sandbox is None:
         sandbox = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
     return sandbox, ledger
 
@@ -73,13 +72,13 @@ def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
 def read_filter(ctx: ToolContext, tool: str) -> Callable[[Path], bool] | None:
     """The session's "may ``tool`` not see this path?" check, or None.
 
-    Installed by the runtime as ``ctx.services["read_denied"]`` (the policy's
+    Installed by the runtime as ``ctx.read_denied`` (the policy's
     deny rules and protected paths); walking tools skip what it refuses, so a
     ``Read(.env)`` deny rule cannot be bypassed by listing or searching the
     folder that holds ``.env``.
     """
-    check = ctx.services.get("read_denied")
-    if not callable(check):
+    check = ctx.read_denied
+    if check is None:
         return None
     return lambda path: bool(check(tool, path))
 

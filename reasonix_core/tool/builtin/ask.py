@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from reasonix_core.permission.approver import Question, QuestionAnswer
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 HEADLESS = (
     "No user is available to answer (headless run). State your assumption explicitly and continue."
@@ -39,7 +39,6 @@ def render_answers(answers: list[QuestionAnswer]) -> str:
     return "\n".join(lines)
 
 
-@register_builtin
 class AskTool:
     name: ClassVar[str] = "ask"
     description: ClassVar[str] = (
@@ -51,6 +50,7 @@ class AskTool:
         "options may apply. In a headless run nobody answers: state your assumption and continue."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {

@@ -10,17 +10,16 @@ from typing import Any, ClassVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.git_guard import GitGuard
 from reasonix_core.tool.jobs import (
     DRAIN_SECONDS,
     JobError,
-    JobManager,
     kill_process_group,
     reap,
     spawn,
 )
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import (
     SandboxUnavailable,
@@ -131,9 +130,8 @@ async def run_shell(
 
 
 def sandbox_policy(ctx: ToolContext) -> SandboxPolicy:
-    policy = ctx.services.get("sandbox")
-    if isinstance(policy, SandboxPolicy):
-        return policy
+    if ctx.sandbox is not None:
+        return ctx.sandbox
     return SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
 
 
@@ -188,11 +186,11 @@ Run a shell command with bash in the workspace root and return its combined stdo
 - Quote paths containing spaces. Chain dependent commands with `&&`."""
 
 
-@register_builtin
 class BashTool:
     name: ClassVar[str] = "bash"
     description: ClassVar[str] = DESCRIPTION
     read_only: ClassVar[bool] = False
+    family: ClassVar[ToolFamily] = ToolFamily.EXECUTE
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -290,8 +288,8 @@ class BashTool:
         command: str,
         guard: GitGuard | None,
     ) -> ToolResult:
-        jobs = ctx.services.get("jobs")
-        if not isinstance(jobs, JobManager):
+        jobs = ctx.jobs
+        if jobs is None:
             return ToolResult.error(
                 "background jobs are not available in this context; "
                 "run the command in the foreground (run_in_background=false)"

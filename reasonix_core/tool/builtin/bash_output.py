@@ -6,16 +6,15 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.jobs import JobError, JobManager, JobOutput
-from reasonix_core.tool.registry import register_builtin, validate_args
 
 NO_JOBS = "background jobs are not available in this context"
 
 
 def job_manager(ctx: ToolContext) -> JobManager | None:
-    jobs = ctx.services.get("jobs")
-    return jobs if isinstance(jobs, JobManager) else None
+    return ctx.jobs
 
 
 def render_job(snapshot: JobOutput, *, empty: str = "(no new output)") -> str:
@@ -42,7 +41,6 @@ JOB_ID_SCHEMA: dict[str, Any] = {
 }
 
 
-@register_builtin
 class BashOutputTool:
     name: ClassVar[str] = "bash_output"
     description: ClassVar[str] = (
@@ -51,6 +49,7 @@ class BashOutputTool:
         "not wait for the job. Output beyond the buffer limit is dropped oldest-first."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.EXECUTE
     parameters: ClassVar[dict[str, Any]] = JOB_ID_SCHEMA
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

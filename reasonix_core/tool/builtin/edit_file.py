@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     Loaded,
@@ -35,7 +36,6 @@ from reasonix_core.tool.builtin._fs import (
 )
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 _PREFIX = re.compile(r"^\s*\d+\t")
@@ -257,7 +257,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class EditFile:
     name = "edit_file"
     description = (
@@ -272,6 +271,7 @@ class EditFile:
         "use write_file."
     )
     read_only = False
+    family = ToolFamily.EDIT
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

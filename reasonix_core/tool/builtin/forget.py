@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 
 class ForgetArgs(BaseModel):
@@ -18,7 +18,6 @@ class ForgetArgs(BaseModel):
     reason: str | None = Field(default=None, max_length=500)
 
 
-@register_builtin
 class ForgetTool:
     name: ClassVar[str] = "forget"
     description: ClassVar[str] = (
@@ -28,6 +27,7 @@ class ForgetTool:
         "fact rather than drop it, use remember with its id instead."
     )
     read_only: ClassVar[bool] = False
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -47,7 +47,7 @@ class ForgetTool:
         from reasonix_core.memory.facts import FactError
 
         a: ForgetArgs = validate_args(ForgetArgs, args)
-        store = fact_store(ctx.services, ctx.workspace)
+        store = fact_store(ctx)
         try:
             fact = await anyio.to_thread.run_sync(
                 lambda: store.forget(a.id.strip(), reason=a.reason or "")

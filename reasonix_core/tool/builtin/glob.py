@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     Walker,
@@ -23,7 +24,6 @@ from reasonix_core.tool.builtin._fs import (
 )
 from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic
 from reasonix_core.tool.ledger import FS_NOT_FOUND
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
 
 MAX_RESULTS = 500
@@ -169,7 +169,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class Glob:
     name = "glob"
     description = (
@@ -183,6 +182,7 @@ class Glob:
         ".gitignore'd files. Use grep to search file contents."
     )
     read_only = True
+    family = ToolFamily.READ
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     ToolFailure,
@@ -28,7 +29,6 @@ from reasonix_core.tool.builtin._fs import (
 )
 from reasonix_core.tool.ignore import GlobPattern, expand_braces
 from reasonix_core.tool.ledger import FS_NOT_FOUND
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 MAX_MATCHES = 200
@@ -247,7 +247,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class Grep:
     name = "grep"
     description = (
@@ -261,6 +260,7 @@ class Grep:
         f"cut at {MAX_LINE_CHARS} characters. Use this instead of grep/rg in bash."
     )
     read_only = True
+    family = ToolFamily.READ
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -8,8 +8,8 @@ from typing import Any, ClassVar, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 30
@@ -56,7 +56,6 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:limit].rstrip()}… [{len(text) - limit} more chars]"
 
 
-@register_builtin
 class HistoryTool:
     name: ClassVar[str] = "history"
     description: ClassVar[str] = (
@@ -74,6 +73,7 @@ class HistoryTool:
         "Transcripts can be stale: verify against the current files before relying on them."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -109,7 +109,7 @@ class HistoryTool:
         from reasonix_core.memory import history_index
 
         a: HistoryArgs = validate_args(HistoryArgs, args)
-        index = history_index(ctx.services, ctx.workspace)
+        index = history_index(ctx)
         if a.operation == "search":
             if not (a.query or "").strip():
                 return ToolResult.error("history: operation=search needs a non-empty query")

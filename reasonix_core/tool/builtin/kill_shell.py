@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin.bash_output import (
     JOB_ID_SCHEMA,
     NO_JOBS,
@@ -13,10 +14,8 @@ from reasonix_core.tool.builtin.bash_output import (
     render_job,
 )
 from reasonix_core.tool.jobs import JobError
-from reasonix_core.tool.registry import register_builtin, validate_args
 
 
-@register_builtin
 class KillShellTool:
     name: ClassVar[str] = "kill_shell"
     description: ClassVar[str] = (
@@ -24,6 +23,7 @@ class KillShellTool:
         "remaining unread output. Killing a job that already finished just reports its status."
     )
     read_only: ClassVar[bool] = False
+    family: ClassVar[ToolFamily] = ToolFamily.EXECUTE
     parameters: ClassVar[dict[str, Any]] = JOB_ID_SCHEMA
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

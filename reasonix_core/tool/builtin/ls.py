@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     Entry,
     ToolFailure,
@@ -23,7 +24,6 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
 )
 from reasonix_core.tool.ledger import FS_NOT_FOUND
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 MAX_ENTRIES = 1000
@@ -136,7 +136,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class Ls:
     name = "ls"
     description = (
@@ -149,6 +148,7 @@ class Ls:
         "pattern and grep to search contents."
     )
     read_only = True
+    family = ToolFamily.READ
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -7,8 +7,8 @@ from typing import Any, ClassVar, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 DEFAULT_SEARCH_LIMIT = 8
 DEFAULT_LIST_LIMIT = 50
@@ -45,7 +45,6 @@ def fact_line(fact: Any, stale: str = "") -> str:
     )
 
 
-@register_builtin
 class MemoryTool:
     name: ClassVar[str] = "memory"
     description: ClassVar[str] = (
@@ -60,6 +59,7 @@ class MemoryTool:
         "Facts can be outdated (marked stale): check them against the code before relying on them."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -96,7 +96,7 @@ class MemoryTool:
         from reasonix_core.memory.facts import FactError
 
         a: MemoryArgs = validate_args(MemoryArgs, args)
-        store = fact_store(ctx.services, ctx.workspace)
+        store = fact_store(ctx)
         try:
             if a.operation == "read":
                 if not (a.id or "").strip():

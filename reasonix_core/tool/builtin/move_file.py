@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     guarded,
@@ -23,7 +24,6 @@ from reasonix_core.tool.builtin._fs import (
 )
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_ALREADY_EXISTS, FS_NOT_FOUND, FileLedger
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 
@@ -163,7 +163,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class MoveFile:
     name = "move_file"
     description = (
@@ -175,6 +174,7 @@ class MoveFile:
         "valid at its new path."
     )
     read_only = False
+    family = ToolFamily.EDIT
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -6,10 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import ToolFailure, guarded, run_writer, services
 from reasonix_core.tool.builtin.edit_file import EditError, apply_edit, edit_sync
-from reasonix_core.tool.registry import register_builtin, validate_args
 
 MAX_EDITS = 100
 
@@ -64,7 +64,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class MultiEdit:
     name = "multi_edit"
     description = (
@@ -77,6 +76,7 @@ class MultiEdit:
         f"several edit_file calls on the same file. At most {MAX_EDITS} edits per call."
     )
     read_only = False
+    family = ToolFamily.EDIT
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BINARY_SNIFF,
     BinaryFile,
@@ -29,7 +30,6 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
 )
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger, FileVersion
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 DEFAULT_LIMIT = 2000
@@ -219,7 +219,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class ReadFile:
     name = "read_file"
     description = (
@@ -234,6 +233,7 @@ class ReadFile:
         "old_string, never include the line-number prefix."
     )
     read_only = True
+    family = ToolFamily.READ
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

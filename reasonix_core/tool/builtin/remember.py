@@ -13,8 +13,8 @@ from typing import Any, ClassVar, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 MAX_TITLE = 120
 MAX_CONTENT = 4000
@@ -32,7 +32,6 @@ class RememberArgs(BaseModel):
     id: str | None = None
 
 
-@register_builtin
 class RememberTool:
     name: ClassVar[str] = "remember"
     description: ClassVar[str] = (
@@ -53,6 +52,7 @@ class RememberTool:
         "saves may need the user's approval."
     )
     read_only: ClassVar[bool] = False
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -92,7 +92,7 @@ class RememberTool:
         from reasonix_core.memory.facts import FactError
 
         a: RememberArgs = validate_args(RememberArgs, args)
-        store = fact_store(ctx.services, ctx.workspace)
+        store = fact_store(ctx)
 
         def save() -> Any:
             if a.id:

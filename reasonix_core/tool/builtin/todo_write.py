@@ -1,31 +1,22 @@
 """``todo_write``: the model's structured task list, replaced whole on each call.
 
-The list lives in ``ToolContext.services["todos"]`` as a tuple of :class:`Todo`
+The list lives in ``ToolContext.todos`` as a tuple of :class:`Todo`
 so the UI can show it; it touches no files.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.todos import Todo, TodoStatus
 
 MAX_TODOS = 50
 STATUSES = ("pending", "in_progress", "completed")
 MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
-
-TodoStatus = Literal["pending", "in_progress", "completed"]
-
-
-@dataclass(frozen=True, slots=True)
-class Todo:
-    content: str
-    status: TodoStatus
-    active_form: str
 
 
 class TodoArg(BaseModel):
@@ -55,7 +46,6 @@ def render_todos(todos: tuple[Todo, ...]) -> str:
     return "\n".join(lines)
 
 
-@register_builtin
 class TodoWriteTool:
     name: ClassVar[str] = "todo_write"
     description: ClassVar[str] = (
@@ -70,6 +60,7 @@ class TodoWriteTool:
         "unresolved). An empty list clears it."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.OTHER
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -112,7 +103,7 @@ class TodoWriteTool:
             Todo(content=t.content, status=t.status, active_form=t.active_form or t.content)
             for t in parsed.todos
         )
-        ctx.services["todos"] = todos
+        ctx.todos = todos
         return ToolResult(
             text=render_todos(todos),
             meta={

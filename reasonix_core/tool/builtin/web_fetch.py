@@ -24,8 +24,8 @@ import anyio
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.registry import register_builtin, validate_args
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 TIMEOUT_SECONDS = 15.0
 MAX_BODY_BYTES = 1024 * 1024
@@ -395,7 +395,6 @@ async def _read(response: httpx.Response, url: httpx.URL) -> ToolResult:
     return ToolResult(text=result, meta=meta)
 
 
-@register_builtin
 class WebFetchTool:
     name: ClassVar[str] = "web_fetch"
     description: ClassVar[str] = (
@@ -408,6 +407,7 @@ class WebFetchTool:
         "not run JavaScript and cannot log in."
     )
     read_only: ClassVar[bool] = True
+    family: ClassVar[ToolFamily] = ToolFamily.NETWORK
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {

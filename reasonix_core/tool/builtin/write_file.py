@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     TextFormat,
@@ -31,7 +32,6 @@ from reasonix_core.tool.builtin._fs import (
 )
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FileLedger
-from reasonix_core.tool.registry import register_builtin, validate_args
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 
@@ -150,7 +150,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-@register_builtin
 class WriteFile:
     name = "write_file"
     description = (
@@ -164,6 +163,7 @@ class WriteFile:
         "endings."
     )
     read_only = False
+    family = ToolFamily.EDIT
     parameters = PARAMETERS
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -1,11 +1,10 @@
-"""Loopback fixture server for the Responses API (OpenAI and DeepSeek ``POST /responses``).
+"""The Responses dialect (OpenAI and DeepSeek ``POST /responses``).
 
-The same scripting API as :class:`~reasonix_core.testing.fixture_server.FixtureServer`
-(``enqueue`` of :class:`Reply` / :class:`HttpError` / :class:`Stall`, ``responder``,
-byte-exact ``requests``, ``base_url``, context manager), speaking
-``wire-formats.md`` §7 instead of Chat Completions::
+The same server and script items as every dialect (:class:`Reply` /
+:class:`HttpError` / :class:`Stall`), speaking ``wire-formats.md`` §7; auth,
+error envelopes and tool-call ids are the Chat dialect's (same providers)::
 
-    with ResponsesFixtureServer(flavour="deepseek", api_key="sk-test") as server:
+    with FixtureServer(ResponsesDialect("deepseek"), api_key="sk-test") as server:
         server.enqueue(Reply(reasoning="why", tool_calls=[ToolCallSpec("ls", "{}")]))
         ...  # POST {server.base_url}/responses
 
@@ -38,8 +37,8 @@ sent verbatim as an incomplete reason. ``error_event`` sends an ``error`` event
 event; ``drop_after`` counts data events; ``usage`` replaces the computed usage
 object; ``interleave_tool_calls`` and ``omit_delta_on_finish`` do not apply.
 
-Usage comes from the same simulated prompt cache as the Chat fixture
-(:class:`_PromptCache`): the rendered prompt (:func:`render_responses_prompt`)
+Usage comes from the same simulated prompt cache as the Chat dialect
+(:class:`~reasonix_testkit.prompt_cache.PromptCache`): the rendered prompt (:func:`render_responses_prompt`)
 is looked up and persisted, the rendered output unit is persisted once the
 response completes, and ``input_tokens_details.cached_tokens`` reports the hit.
 """
@@ -51,38 +50,30 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from reasonix_core.testing.fixture_http import _Handler, send_json_body, send_sse_stream
-from reasonix_core.testing.fixture_server import (
+from reasonix_testkit.dialects.chat import (
+    DEEPSEEK_MODELS,
     MAX_OUTPUT_TOKENS,
     MSG_DESERIALIZE,
     MSG_OPENAI_BAD_JSON,
     MSG_REASONING_REQUIRED,
+    OPENAI_MODELS,
     REASONING_EFFORTS,
-    FixtureServer,
+    ChatContext,
     Flavour,
-    HttpError,
-    RecordedRequest,
-    Reply,
-    Stall,
-    ToolCallSpec,
-    _Ctx,
-    _deepseek_context_error,
-    _dumps,
-    _serde_desc,
-    _split,
-    count_tokens,
+    bearer_auth,
+    deepseek_context_error,
+    openai_fixture_error,
+    send_openai_error,
+    serde_desc,
+    tool_call_ids,
 )
+from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
+from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
+from reasonix_testkit.text import dumps_compact, split_text
+from reasonix_testkit.transport import RequestHandler, send_json_body, send_sse_stream
+from reasonix_testkit.wire import IdSource, Wire
 
-__all__ = [
-    "RESPONSES_PATHS",
-    "HttpError",
-    "RecordedRequest",
-    "Reply",
-    "ResponsesFixtureServer",
-    "Stall",
-    "ToolCallSpec",
-    "render_responses_prompt",
-]
+__all__ = ["RESPONSES_PATHS", "ResponsesDialect", "render_responses_prompt"]
 
 RESPONSES_PATHS = frozenset({"/responses", "/v1/responses"})
 OPENAI_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -117,14 +108,14 @@ def _parts_text(content: Any, kinds: Iterable[str] | None = None) -> str:
                 if kinds is None or part.get("type") in kinds:
                     out.append(part["text"])
             else:
-                out.append(_dumps(part))
+                out.append(dumps_compact(part))
         return "".join(out)
-    return _dumps(content)
+    return dumps_compact(content)
 
 
 def _render_item(item: Any, with_reasoning: bool) -> str:
     if not isinstance(item, dict):
-        return "<|item|>" + _dumps(item)
+        return "<|item|>" + dumps_compact(item)
     kind = item.get("type", "message" if "role" in item else None)
     if kind == "message":
         return f"<|{item.get('role')}|>" + _parts_text(item.get("content"))
@@ -148,7 +139,7 @@ def _render_item(item: Any, with_reasoning: bool) -> str:
             + "<|sep|>"
             + _parts_text(item.get("output"))
         )
-    return "<|item|>" + _dumps(item)
+    return "<|item|>" + dumps_compact(item)
 
 
 def render_responses_prompt(body: dict[str, Any], *, thinking: bool | None = None) -> str:
@@ -166,7 +157,7 @@ def render_responses_prompt(body: dict[str, Any], *, thinking: bool | None = Non
     with_reasoning = bool(tools) and thinking
     out: list[str] = []
     if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(_dumps(tool) for tool in tools) + "<|/tools|>")
+        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
     instructions = body.get("instructions")
     if instructions:
         out.append("<|system|>" + _parts_text(instructions))
@@ -185,7 +176,7 @@ def _item_problem(item: Any, index: int, deepseek: bool) -> str | None:
     """A shape problem of ``input[index]`` (type level), or None."""
     where = f"input[{index}]"
     if not isinstance(item, dict):
-        return f"{where}: invalid type: {_serde_desc(item)}, expected an input item"
+        return f"{where}: invalid type: {serde_desc(item)}, expected an input item"
     kind = item.get("type", "message" if "role" in item else None)
     if kind is None:
         return f"{where}: missing field `type`"
@@ -197,11 +188,11 @@ def _item_problem(item: Any, index: int, deepseek: bool) -> str | None:
         if isinstance(content, str):
             return None
         if not isinstance(content, list):
-            return f"{where}.content: invalid type: {_serde_desc(content)}, expected a sequence"
+            return f"{where}.content: invalid type: {serde_desc(content)}, expected a sequence"
         allowed = OUTPUT_PART_TYPES if role == "assistant" else INPUT_PART_TYPES
         for j, part in enumerate(content):
             if not isinstance(part, dict):
-                return f"{where}.content[{j}]: invalid type: {_serde_desc(part)}"
+                return f"{where}.content[{j}]: invalid type: {serde_desc(part)}"
             if part.get("type") not in allowed:
                 expected = ", ".join(f"`{t}`" for t in sorted(allowed))
                 return f"{where}.content[{j}].type: unknown variant `{part.get('type')}`, expected one of {expected}"
@@ -228,7 +219,7 @@ def _item_problem(item: Any, index: int, deepseek: bool) -> str | None:
         if content is None:
             return None
         if not isinstance(content, list):
-            return f"{where}.content: invalid type: {_serde_desc(content)}, expected a sequence"
+            return f"{where}.content: invalid type: {serde_desc(content)}, expected a sequence"
         for j, part in enumerate(content):
             if not isinstance(part, dict) or part.get("type") != "reasoning_text":
                 return f"{where}.content[{j}]: expected a `reasoning_text` part"
@@ -283,9 +274,13 @@ def _named_event(payload: dict[str, Any], sequence_number: int) -> bytes:
         b"event: "
         + payload["type"].encode()
         + b"\ndata: "
-        + _dumps(data).encode("utf-8", "surrogatepass")
+        + dumps_compact(data).encode("utf-8", "surrogatepass")
         + b"\n\n"
     )
+
+
+def _hex_id(ids: IdSource, prefix: str) -> str:
+    return prefix + f"{ids.bits(128):032x}"
 
 
 def _terminal(reply: Reply) -> tuple[str, str]:
@@ -303,40 +298,36 @@ def _terminal(reply: Reply) -> tuple[str, str]:
 # --------------------------------------------------------------------------- the server
 
 
-class ResponsesFixtureServer(FixtureServer):
-    """A scripted ``/responses`` endpoint on 127.0.0.1 (see module docstring).
+class ResponsesDialect:
+    """``POST /responses`` (also under ``/v1``), flavour ``deepseek`` or ``openai``.
 
-    Constructor arguments as for :class:`FixtureServer`; ``done_marker=True``
-    appends a (non-standard) ``data: [DONE]`` after the terminal event.
+    ``done_marker=True`` appends a (non-standard) ``data: [DONE]`` after the
+    terminal event, as some proxies do.
     """
 
-    ROUTES = RESPONSES_PATHS
+    routes = RESPONSES_PATHS
+    stream_keepalive = b": keep-alive\n\n"
 
-    def __init__(
-        self,
-        flavour: Flavour = "deepseek",
-        api_key: str | None = "sk-test",
-        *,
-        models: Iterable[str] | None = None,
-        port: int = 0,
-        seed: int | None = None,
-        max_context_tokens: int | None = None,
-        done_marker: bool = False,
-    ) -> None:
-        super().__init__(
-            flavour,
-            api_key,
-            models=models,
-            port=port,
-            seed=seed,
-            max_context_tokens=max_context_tokens,
-        )
+    def __init__(self, flavour: Flavour = "deepseek", *, done_marker: bool = False) -> None:
+        if flavour not in ("deepseek", "openai"):
+            raise ValueError(f"unknown flavour {flavour!r}")
+        self.flavour: Flavour = flavour
         self.done_marker = done_marker
+
+    @property
+    def default_models(self) -> frozenset[str]:
+        return DEEPSEEK_MODELS if self.flavour == "deepseek" else OPENAI_MODELS
+
+    def fixture_error(self, status: int, message: str) -> HttpError:
+        return openai_fixture_error(status, message)
+
+    def send_error(self, h: RequestHandler, err: HttpError, wire: Wire) -> None:
+        send_openai_error(h, err)
 
     # ---------------------------------------------------------------- request handling
 
-    def _context(self, body: dict[str, Any]) -> _Ctx:
-        return _Ctx(
+    def context(self, body: dict[str, Any]) -> ChatContext:
+        return ChatContext(
             body=body,
             model=str(body.get("model")),
             stream=body.get("stream") is True,
@@ -345,9 +336,7 @@ class ResponsesFixtureServer(FixtureServer):
             has_tools=bool(body.get("tools")),
         )
 
-    def _context_limit(self, body: dict[str, Any]) -> HttpError | None:
-        limit = self.max_context_tokens
-        assert limit is not None
+    def context_limit(self, body: dict[str, Any], limit: int) -> HttpError | None:
         prompt = count_tokens(render_responses_prompt(body))
         max_tokens = body.get("max_output_tokens")
         completion = max_tokens if isinstance(max_tokens, int) else 0
@@ -360,15 +349,21 @@ class ResponsesFixtureServer(FixtureServer):
                 "Please adjust your input and try again.",
                 code="context_length_exceeded",
             )
-        return _deepseek_context_error(limit, prompt, completion)
+        return deepseek_context_error(limit, prompt, completion)
 
     # ---------------------------------------------------------------- validation
 
-    def _validate(
-        self, headers: dict[str, str], parsed: Any, parse_error: str | None
+    def validate(
+        self,
+        headers: dict[str, str],
+        parsed: Any,
+        parse_error: str | None,
+        *,
+        api_key: str | None,
+        models: set[str] | None,
     ) -> HttpError | None:
         deepseek = self.flavour == "deepseek"
-        rejection = self._auth(headers)
+        rejection = bearer_auth(self.flavour, api_key, headers)
         if rejection is not None:
             return rejection
 
@@ -382,7 +377,7 @@ class ResponsesFixtureServer(FixtureServer):
             if deepseek:
                 if parse_error is not None:
                     return HttpError(400, MSG_DESERIALIZE + parse_error)
-                return bad(f"invalid type: {_serde_desc(parsed)}, expected struct ResponsesRequest")
+                return bad(f"invalid type: {serde_desc(parsed)}, expected struct ResponsesRequest")
             return HttpError(400, MSG_OPENAI_BAD_JSON, code=None)
         body: dict[str, Any] = parsed
         model = body.get("model")
@@ -400,9 +395,7 @@ class ResponsesFixtureServer(FixtureServer):
                 400, "Missing required parameter: 'input'.", code="missing_required_parameter"
             )
         if not isinstance(items, str | list):
-            return bad(
-                f"input: invalid type: {_serde_desc(items)}, expected a string or a sequence"
-            )
+            return bad(f"input: invalid type: {serde_desc(items)}, expected a string or a sequence")
         item_list: list[dict[str, Any]] = []
         if isinstance(items, list):
             for i, item in enumerate(items):
@@ -412,13 +405,11 @@ class ResponsesFixtureServer(FixtureServer):
                 item_list.append(item)
         instructions = body.get("instructions")
         if instructions is not None and not isinstance(instructions, str):
-            return bad(
-                f"instructions: invalid type: {_serde_desc(instructions)}, expected a string"
-            )
+            return bad(f"instructions: invalid type: {serde_desc(instructions)}, expected a string")
         reasoning = body.get("reasoning")
         if reasoning is not None and not isinstance(reasoning, dict):
             return bad(
-                f"reasoning: invalid type: {_serde_desc(reasoning)}, expected struct Reasoning"
+                f"reasoning: invalid type: {serde_desc(reasoning)}, expected struct Reasoning"
             )
         effort = effort_of(body)
         efforts = REASONING_EFFORTS if deepseek else OPENAI_EFFORTS
@@ -429,10 +420,10 @@ class ResponsesFixtureServer(FixtureServer):
         if max_tokens is not None and (
             not isinstance(max_tokens, int) or isinstance(max_tokens, bool)
         ):
-            return bad(f"max_output_tokens: invalid type: {_serde_desc(max_tokens)}, expected u32")
+            return bad(f"max_output_tokens: invalid type: {serde_desc(max_tokens)}, expected u32")
         tools = body.get("tools")
         if tools is not None and not isinstance(tools, list):
-            return bad(f"tools: invalid type: {_serde_desc(tools)}, expected a sequence")
+            return bad(f"tools: invalid type: {serde_desc(tools)}, expected a sequence")
         for j, tool in enumerate(tools or ()):
             if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
                 return bad(f"tools[{j}]: missing field `type`")
@@ -442,7 +433,7 @@ class ResponsesFixtureServer(FixtureServer):
                 return HttpError(400, f"Unsupported custom tool: {tool.get('name')!r}")
 
         # ---- semantic checks
-        if self.models is not None and model not in self.models:
+        if models is not None and model not in models:
             if deepseek:
                 return HttpError(400, "Model Not Exist")
             return HttpError(
@@ -482,19 +473,11 @@ class ResponsesFixtureServer(FixtureServer):
 
     # ---------------------------------------------------------------- the answer
 
-    def _hex_id(self, prefix: str) -> str:
-        with self._lock:
-            return prefix + f"{self._rng.getrandbits(128):032x}"
-
-    def _uuid(self) -> str:
-        with self._lock:
-            return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-
     def _usage(
-        self, ctx: _Ctx, prompt_bytes: int, hit_bytes: int, reasoning: str, output: str
+        self, ctx: ChatContext, prompt_bytes: int, hit_bytes: int, reasoning: str, output: str
     ) -> dict[str, Any]:
-        prompt = (prompt_bytes + 3) // 4
-        hit = (hit_bytes + 3) // 4
+        prompt = bytes_to_tokens(prompt_bytes)
+        hit = bytes_to_tokens(hit_bytes)
         completion = max(1, count_tokens(output))
         return {
             "input_tokens": prompt,
@@ -504,10 +487,10 @@ class ResponsesFixtureServer(FixtureServer):
             "total_tokens": prompt + completion,
         }
 
-    def _send_reply(self, h: _Handler, reply: Reply, ctx: _Ctx) -> None:
+    def send_reply(self, h: RequestHandler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
         reasoning = reply.reasoning if ctx.thinking else ""
-        call_ids = self._call_ids(reply.tool_calls)
+        call_ids = tool_call_ids(self.flavour, reply.tool_calls, wire)
         outcome, reason = _terminal(reply)
 
         # ---- simulated prompt cache and usage
@@ -516,7 +499,7 @@ class ResponsesFixtureServer(FixtureServer):
         prompt = render_responses_prompt(ctx.body, thinking=ctx.thinking).encode(
             "utf-8", "surrogatepass"
         )
-        hit_bytes = self._cache.lookup_and_persist(space, prompt)
+        hit_bytes = wire.cache.lookup_and_persist(space, prompt)
         generated = reasoning + reply.content + "".join(s.arguments for s in reply.tool_calls)
         usage = (
             reply.usage
@@ -525,22 +508,29 @@ class ResponsesFixtureServer(FixtureServer):
         )
 
         # ---- the output items, as they end up in the final response object
-        response_id = self._hex_id("resp_")
+        response_id = _hex_id(wire.ids, "resp_")
         created = int(time.time())
         model = reply.model if reply.model is not None else ctx.model
         output: list[dict[str, Any]] = []
         # (added item, [events between added and done], done item)
         plans: list[tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]] = []
         if reasoning:
-            plans.append(self._reasoning_plan(len(plans), reasoning, deepseek, reply.chunk_size))
+            plans.append(
+                self._reasoning_plan(wire.ids, len(plans), reasoning, deepseek, reply.chunk_size)
+            )
         if reply.content or not reply.tool_calls:
             plans.append(
                 self._message_plan(
-                    len(plans), reply.content, deepseek, bool(reply.tool_calls), reply.chunk_size
+                    wire.ids,
+                    len(plans),
+                    reply.content,
+                    deepseek,
+                    bool(reply.tool_calls),
+                    reply.chunk_size,
                 )
             )
         for cid, spec in zip(call_ids, reply.tool_calls, strict=True):
-            plans.append(self._call_plan(len(plans), cid, spec, reply.arg_chunk))
+            plans.append(self._call_plan(wire.ids, len(plans), cid, spec, reply.arg_chunk))
         output = [done for _, _, done in plans]
 
         # What the client replays next time, rendered like the prompt.
@@ -579,7 +569,7 @@ class ResponsesFixtureServer(FixtureServer):
 
         final = response(outcome, output if outcome != "failed" else [], True)
         if not ctx.stream:
-            self._send_object(h, reply, outcome, final, output_unit, space)
+            self._send_object(h, wire, reply, outcome, final, output_unit, space)
             return
 
         events: list[dict[str, Any]] = [
@@ -611,11 +601,11 @@ class ResponsesFixtureServer(FixtureServer):
 
         def persist_output() -> None:
             if outcome != "failed":
-                self._cache.persist(space, output_unit)
+                wire.cache.persist(space, output_unit)
 
         send_sse_stream(
             h,
-            self._stop,
+            wire.stop,
             reply,
             content_type="text/event-stream",
             preamble=[b": keep-alive\n\n"] * max(0, reply.keepalives),
@@ -629,9 +619,9 @@ class ResponsesFixtureServer(FixtureServer):
     # -- item plans -------------------------------------------------------
 
     def _reasoning_plan(
-        self, index: int, text: str, deepseek: bool, size: int
+        self, ids: IdSource, index: int, text: str, deepseek: bool, size: int
     ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-        item_id = self._hex_id("rs_")
+        item_id = _hex_id(ids, "rs_")
         events: list[dict[str, Any]] = []
         if deepseek:
             added = {
@@ -644,7 +634,7 @@ class ResponsesFixtureServer(FixtureServer):
             where = {"item_id": item_id, "output_index": index, "content_index": 0}
             part = {"type": "reasoning_text", "text": ""}
             events.append({"type": "response.content_part.added", **where, "part": part})
-            for piece in _split(text, size):
+            for piece in split_text(text, size):
                 events.append({"type": "response.reasoning_text.delta", **where, "delta": piece})
             events.append({"type": "response.reasoning_text.done", **where, "text": text})
             done_part = {"type": "reasoning_text", "text": text}
@@ -655,7 +645,7 @@ class ResponsesFixtureServer(FixtureServer):
                 "status": "completed",
                 "content": [done_part],
                 "summary": [],
-                "encrypted_content": self._uuid(),
+                "encrypted_content": str(uuid.UUID(int=ids.bits(128), version=4)),
             }
             return added, events, done
         added = {"type": "reasoning", "id": item_id, "summary": []}
@@ -669,7 +659,7 @@ class ResponsesFixtureServer(FixtureServer):
                     "part": {"type": "summary_text", "text": ""},
                 }
             )
-            for piece in _split(paragraph, size):
+            for piece in split_text(paragraph, size):
                 events.append(
                     {"type": "response.reasoning_summary_text.delta", **where, "delta": piece}
                 )
@@ -691,9 +681,9 @@ class ResponsesFixtureServer(FixtureServer):
         return added, events, done
 
     def _message_plan(
-        self, index: int, text: str, deepseek: bool, has_calls: bool, size: int
+        self, ids: IdSource, index: int, text: str, deepseek: bool, has_calls: bool, size: int
     ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-        item_id = self._hex_id("msg_")
+        item_id = _hex_id(ids, "msg_")
         added: dict[str, Any] = {
             "type": "message",
             "id": item_id,
@@ -712,7 +702,7 @@ class ResponsesFixtureServer(FixtureServer):
                 "part": {"type": "output_text", "text": "", "annotations": []},
             }
         ]
-        for piece in _split(text, size):
+        for piece in split_text(text, size):
             events.append({"type": "response.output_text.delta", **where, "delta": piece, **extra})
         events.append({"type": "response.output_text.done", **where, "text": text, **extra})
         part = {"type": "output_text", "text": text, "annotations": []}
@@ -721,9 +711,9 @@ class ResponsesFixtureServer(FixtureServer):
         return added, events, done
 
     def _call_plan(
-        self, index: int, call_id: str, spec: ToolCallSpec, size: int
+        self, ids: IdSource, index: int, call_id: str, spec: ToolCallSpec, size: int
     ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-        item_id = self._hex_id("fc_")
+        item_id = _hex_id(ids, "fc_")
         added = {
             "type": "function_call",
             "id": item_id,
@@ -735,7 +725,7 @@ class ResponsesFixtureServer(FixtureServer):
         where = {"item_id": item_id, "output_index": index}
         events = [
             {"type": "response.function_call_arguments.delta", **where, "delta": piece}
-            for piece in _split(spec.arguments, size)
+            for piece in split_text(spec.arguments, size)
         ]
         events.append(
             {"type": "response.function_call_arguments.done", **where, "arguments": spec.arguments}
@@ -745,7 +735,8 @@ class ResponsesFixtureServer(FixtureServer):
 
     def _send_object(
         self,
-        h: _Handler,
+        h: RequestHandler,
+        wire: Wire,
         reply: Reply,
         outcome: str,
         final: dict[str, Any],
@@ -754,15 +745,14 @@ class ResponsesFixtureServer(FixtureServer):
     ) -> None:
         """``stream: false``: the final response object as one JSON body."""
         if outcome == "failed":
-            self._send_http_error(
-                h, HttpError(500, DEFAULT_FAILURE, type="server_error", code=None)
-            )
+            send_openai_error(h, HttpError(500, DEFAULT_FAILURE, type="server_error", code=None))
             return
         send_json_body(
             h,
-            self._stop,
-            b"\n" * max(0, reply.keepalives) + _dumps(final).encode("utf-8", "surrogatepass"),
+            wire.stop,
+            b"\n" * max(0, reply.keepalives)
+            + dumps_compact(final).encode("utf-8", "surrogatepass"),
             delay=reply.delay,
             drop_after=reply.drop_after,
-            before_body=lambda: self._cache.persist(space, output_unit),
+            before_body=lambda: wire.cache.persist(space, output_unit),
         )

@@ -1,12 +1,12 @@
-"""HTTP plumbing shared by the loopback fixture servers (stdlib only).
+"""The fixture server's HTTP layer (stdlib only).
 
 The wire formats (Chat Completions, Anthropic Messages, Responses) differ in
 paths, bodies and event shapes, but they answer requests the same way: read
 and parse a JSON body, write an error with a JSON body, stream SSE over
 chunked transfer with scripted faults (delay, abrupt drop, in-band error,
 garbage), send a non-streamed JSON body, or stall. Those byte paths live here
-so every fixture exercises the same HTTP behaviour; the payloads are built by
-each fixture module.
+so every dialect exercises the same HTTP behaviour; the payloads are built by
+each dialect.
 """
 
 from __future__ import annotations
@@ -20,19 +20,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # only for annotations: fixture_server imports this module
-    from reasonix_core.testing.fixture_server import Reply
+from reasonix_testkit.script import Reply
 
 
 class RequestSink(Protocol):
-    """What the HTTP server hands each request to (a fixture server)."""
+    """What the HTTP server hands each request to (the fixture server)."""
 
-    def _handle(self, h: _Handler) -> None: ...
+    def handle_request(self, h: RequestHandler) -> None: ...
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class LoopbackHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
     fixture: RequestSink
@@ -41,7 +40,7 @@ class _HTTPServer(ThreadingHTTPServer):
         self.fixture = fixture
         self._conn_lock = threading.Lock()
         self._conns: set[socket.socket] = set()
-        super().__init__(address, _Handler)
+        super().__init__(address, RequestHandler)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup; skip it.
@@ -76,7 +75,7 @@ class _HTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     timeout = 120.0  # idle keep-alive connections
@@ -88,14 +87,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _fixture(self) -> RequestSink:
         server = self.server
-        assert isinstance(server, _HTTPServer)
+        assert isinstance(server, LoopbackHTTPServer)
         return server.fixture
 
     def do_POST(self) -> None:
-        self._fixture()._handle(self)
+        self._fixture().handle_request(self)
 
     def do_GET(self) -> None:
-        self._fixture()._handle(self)
+        self._fixture().handle_request(self)
 
 
 class _Aborted(Exception):
@@ -105,7 +104,7 @@ class _Aborted(Exception):
 class _Writer:
     """Chunked-transfer writer for one response body."""
 
-    def __init__(self, handler: _Handler, stop: threading.Event) -> None:
+    def __init__(self, handler: RequestHandler, stop: threading.Event) -> None:
         self._h = handler
         self._stop = stop
 
@@ -143,7 +142,7 @@ class _Writer:
 # --------------------------------------------------------------------------- reading
 
 
-def _read_body(handler: _Handler) -> bytes:
+def _read_body(handler: RequestHandler) -> bytes:
     if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
         parts: list[bytes] = []
         while True:
@@ -174,7 +173,7 @@ class IncomingRequest:
     parse_error: str | None
 
 
-def read_request(h: _Handler) -> IncomingRequest | None:
+def read_request(h: RequestHandler) -> IncomingRequest | None:
     """Read and parse one request; None (connection marked closed) if unreadable."""
     headers: dict[str, str] = {}
     for name, value in h.headers.items():
@@ -206,7 +205,7 @@ def _format_retry_after(value: str | float) -> str:
 
 
 def send_error_response(
-    h: _Handler,
+    h: RequestHandler,
     status: int,
     payload: bytes,
     *,
@@ -239,7 +238,7 @@ def send_error_response(
 
 
 def send_json_body(
-    h: _Handler,
+    h: RequestHandler,
     stop: threading.Event,
     data: bytes,
     *,
@@ -277,7 +276,7 @@ def send_json_body(
 
 
 def send_sse_stream(
-    h: _Handler,
+    h: RequestHandler,
     stop: threading.Event,
     reply: Reply,
     *,
@@ -340,7 +339,7 @@ def send_sse_stream(
 
 
 def send_stall(
-    h: _Handler,
+    h: RequestHandler,
     stop: threading.Event,
     *,
     seconds: float,

@@ -1,6 +1,6 @@
-"""Run the fixture server as a process, for terminal end-to-end checks and demos.
+"""Run the fixture server (Chat dialect) as a process, for terminal end-to-end checks and demos.
 
-    python -m reasonix_core.testing.serve --port 8765 [--key sk-test] [--echo]
+    python -m reasonix_testkit.serve --port 8765 [--key sk-test] [--flavour openai]
 
 Every request is answered by a small deterministic responder: it echoes the
 last user message ("You said: ..."), and when the message contains
@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 
-from reasonix_core.testing.fixture_server import FixtureServer, RecordedRequest, Reply, ToolCallSpec
+from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply, ToolCallSpec
 
 
 def demo_responder(request: RecordedRequest) -> Reply:
@@ -55,12 +55,12 @@ def demo_responder(request: RecordedRequest) -> Reply:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reasonix_core.testing.serve")
+    parser = argparse.ArgumentParser(prog="python -m reasonix_testkit.serve")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--key", default="sk-test")
     parser.add_argument("--flavour", default="deepseek", choices=("deepseek", "openai"))
     args = parser.parse_args(argv)
-    server = FixtureServer(flavour=args.flavour, api_key=args.key, port=args.port)
+    server = FixtureServer(ChatDialect(args.flavour), api_key=args.key, port=args.port)
     server.responder = demo_responder
     server.start()
     sys.stdout.write(json.dumps({"base_url": server.base_url}) + "\n")

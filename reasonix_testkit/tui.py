@@ -1,4 +1,4 @@
-"""Scripted services for tests, snapshots and demos (shipped in the package).
+"""Scripted services for TUI tests, snapshots and benchmarks (test kit, not installed).
 
 A script is a list of turns; each turn is a list of steps replayed by
 :class:`ScriptedRunner` when the user sends a prompt. A step is a core
@@ -32,7 +32,7 @@ from reasonix_core.events import (
     TurnStarted,
 )
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
-from reasonix_tui.services import McpServerView, SessionSummary
+from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
 
 FROZEN_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -181,7 +181,7 @@ class ScriptedRunner:
 
 
 @dataclass
-class ScriptedServices:
+class ScriptedServices(BaseServices):
     """An :class:`~reasonix_tui.services.AppServices` driven by a script."""
 
     turns: list[list[Step]] = field(default_factory=list)

@@ -1,14 +1,12 @@
-"""Loopback fixture server for the Anthropic Messages API (``POST /v1/messages``).
+"""The Anthropic Messages dialect (``POST /v1/messages``).
 
-The Anthropic flavour of :mod:`reasonix_core.testing.fixture_server`: same
-scripting API (``enqueue``, ``responder``, byte-exact ``requests``,
-``base_url``, context manager) and the same script items (:class:`Reply`,
+The same server and script items as every dialect (:class:`Reply`,
 :class:`ToolCallSpec`, :class:`HttpError`, :class:`Stall`), speaking
 wire-formats.md §6 exactly. Stdlib only.
 
 Usage::
 
-    with AnthropicFixtureServer(flavour="anthropic", api_key="sk-test") as server:
+    with FixtureServer(AnthropicDialect("anthropic"), api_key="sk-test") as server:
         server.enqueue(Reply(reasoning="hmm", content="hi"))
         ...  # POST {server.base_url}/v1/messages   (DeepSeek: .../anthropic/v1/messages)
 
@@ -38,7 +36,7 @@ at indices 0, 1, 2... (thinking, text, tool uses; ``signature_delta`` just
 before the thinking block's stop; ``input_json_delta`` starting with ``""``),
 ``message_delta`` (stop_reason and cumulative usage), ``message_stop``. ``ping``
 events follow ``message_start`` and the first block start (``pings=False``
-turns them off). A simulated prompt cache (the one of ``fixture_server``)
+turns them off). The simulated prompt cache (:mod:`reasonix_testkit.prompt_cache`)
 reports ``cache_read_input_tokens``; ``usage_style`` chooses Anthropic's
 exclusive ``input_tokens`` (default), an OpenAI-style ``"inclusive"`` one
 (observed from DeepSeek) or ``"absent"`` cache fields.
@@ -58,41 +56,21 @@ import hashlib
 import hmac
 import json
 import string
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from reasonix_core.testing.fixture_http import (
-    _Handler,
+from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
+from reasonix_testkit.script import HttpError, Reply
+from reasonix_testkit.text import content_text, dumps_compact, split_text
+from reasonix_testkit.transport import (
+    RequestHandler,
     send_error_response,
     send_json_body,
     send_sse_stream,
 )
-from reasonix_core.testing.fixture_server import (
-    HttpError,
-    RecordedRequest,
-    Reply,
-    ScriptedFixtureServer,
-    Stall,
-    ToolCallSpec,
-    _bytes_to_tokens,
-    _dumps,
-    _split,
-    count_tokens,
-)
+from reasonix_testkit.wire import Wire
 
-__all__ = [
-    "MSG_THINKING_REQUIRED",
-    "AnthropicFixtureServer",
-    "HttpError",
-    "RecordedRequest",
-    "Reply",
-    "Stall",
-    "ToolCallSpec",
-    "count_tokens",
-    "render_prompt",
-    "sign_thinking",
-]
+__all__ = ["MSG_THINKING_REQUIRED", "AnthropicDialect", "render_prompt", "sign_thinking"]
 
 Flavour = Literal["anthropic", "deepseek"]
 UsageStyle = Literal["exclusive", "inclusive", "absent"]
@@ -144,51 +122,36 @@ def sign_thinking(thinking: str) -> str:
 # --------------------------------------------------------------------------- prompt rendering
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "".join(
-            str(part.get("text") or "")
-            if isinstance(part, dict) and part.get("type") == "text"
-            else _dumps(part)
-            for part in value
-        )
-    return _dumps(value)
-
-
 def _render_block(block: Any) -> str:
     if not isinstance(block, dict):
-        return _dumps(block)
+        return dumps_compact(block)
     kind = block.get("type")
     if kind == "text":
-        return _text(block.get("text"))
+        return content_text(block.get("text"))
     if kind == "thinking":
-        return "<think>" + _text(block.get("thinking")) + "</think>"
+        return "<think>" + content_text(block.get("thinking")) + "</think>"
     if kind == "tool_use":
         return (
             "<|tool_call|>"
-            + _text(block.get("id"))
+            + content_text(block.get("id"))
             + "<|sep|>"
-            + _text(block.get("name"))
+            + content_text(block.get("name"))
             + "<|sep|>"
-            + _dumps(block.get("input"))
+            + dumps_compact(block.get("input"))
         )
     if kind == "tool_result":
         return (
             "<|tool_result|>"
-            + _text(block.get("tool_use_id"))
+            + content_text(block.get("tool_use_id"))
             + "<|sep|>"
-            + _text(block.get("content"))
+            + content_text(block.get("content"))
         )
-    return _dumps(block)
+    return dumps_compact(block)
 
 
 def _render_message(message: Any) -> str:
     if not isinstance(message, dict):
-        return "<|invalid|>" + _dumps(message)
+        return "<|invalid|>" + dumps_compact(message)
     content = message.get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
     return f"<|{message.get('role')}|>" + "".join(_render_block(b) for b in blocks)
@@ -203,10 +166,10 @@ def render_prompt(body: dict[str, Any]) -> str:
     out: list[str] = []
     tools = body.get("tools")
     if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(_dumps(tool) for tool in tools) + "<|/tools|>")
+        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
     system = body.get("system")
     if system:
-        out.append("<|system|>" + _text(system))
+        out.append("<|system|>" + content_text(system))
     messages = body.get("messages")
     if isinstance(messages, list):
         out.extend(_render_message(m) for m in messages)
@@ -228,57 +191,49 @@ def _error(status: int, message: str, kind: str | None = None) -> HttpError:
     return HttpError(status, message, type=kind or STATUS_ERROR_TYPE.get(status, "api_error"))
 
 
+def _new_id(wire: Wire, prefix: str) -> str:
+    return prefix + wire.ids.choices(_ALNUM, 24)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
-    """A scripted ``/v1/messages`` endpoint on 127.0.0.1 (see module docstring).
+class AnthropicDialect:
+    """``POST /v1/messages`` (also under ``/anthropic``), flavour ``anthropic`` or ``deepseek``.
 
-    POST ``{base_url}/v1/messages`` (also under ``/anthropic``).
+    The wire variants (§6.2, T5) are attributes a test may change between
+    requests: ``pings`` or none; ``usage_style``; DeepSeek's signature inside
+    ``content_block_start`` instead of a ``signature_delta``; the number of
+    (cumulative) ``message_delta`` events.
     """
 
-    ROUTES = MESSAGES_PATHS
-    DEFAULT_MODELS: ClassVar[dict[str, frozenset[str]]] = {
-        "anthropic": ANTHROPIC_MODELS,
-        "deepseek": DEEPSEEK_MODELS,
-    }
-    THREAD_NAME = "anthropic-fixture"
-    flavour: Flavour
+    routes = MESSAGES_PATHS
     # A stalled stream keeps alive with ping events, as Anthropic does.
-    STREAM_KEEPALIVE = b'event: ping\ndata: {"type":"ping"}\n\n'
+    stream_keepalive = b'event: ping\ndata: {"type":"ping"}\n\n'
 
     def __init__(
         self,
         flavour: Flavour = "anthropic",
-        api_key: str | None = "sk-test",
         *,
-        models: Iterable[str] | None = None,
-        port: int = 0,
-        seed: int | None = None,
-        max_context_tokens: int | None = None,
         pings: bool = True,
         usage_style: UsageStyle = "exclusive",
         signature_in_start: bool = False,
         message_deltas: int = 1,
     ) -> None:
-        super().__init__(
-            flavour,
-            api_key,
-            models=models,
-            port=port,
-            seed=seed,
-            max_context_tokens=max_context_tokens,
-        )
-        # Wire variants (§6.2, T5): pings or none; usage semantics; DeepSeek's
-        # signature inside content_block_start instead of a signature_delta;
-        # the number of (cumulative) message_delta events.
+        if flavour not in ("anthropic", "deepseek"):
+            raise ValueError(f"unknown flavour {flavour!r}")
+        self.flavour: Flavour = flavour
         self.pings = pings
         self.usage_style: UsageStyle = usage_style
         self.signature_in_start = signature_in_start
         self.message_deltas = max(1, message_deltas)
 
-    def _fixture_error(self, status: int, message: str) -> HttpError:
+    @property
+    def default_models(self) -> frozenset[str]:
+        return ANTHROPIC_MODELS if self.flavour == "anthropic" else DEEPSEEK_MODELS
+
+    def fixture_error(self, status: int, message: str) -> HttpError:
         return _error(status, message)
 
     def _thinking_on(self, body: dict[str, Any]) -> bool:
@@ -288,7 +243,7 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
             return kind != "disabled"  # on by default
         return kind in ("enabled", "adaptive")
 
-    def _context(self, body: dict[str, Any]) -> _Ctx:
+    def context(self, body: dict[str, Any]) -> _Ctx:
         return _Ctx(
             body=body,
             model=str(body.get("model")),
@@ -298,8 +253,8 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
 
     # ---------------------------------------------------------------- validation
 
-    def _auth(self, headers: dict[str, str]) -> HttpError | None:
-        if self.api_key is None:
+    def _auth(self, headers: dict[str, str], api_key: str | None) -> HttpError | None:
+        if api_key is None:
             return None
         if self.flavour == "deepseek":
             key = headers.get("x-api-key")
@@ -307,7 +262,7 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
             if auth is not None:  # Bearer wins when both are sent
                 scheme, _, token = auth.partition(" ")
                 key = token.strip() if scheme.lower() == "bearer" else ""
-            if key != self.api_key:
+            if key != api_key:
                 return _error(
                     401, f"Authentication Fails, Your api key: ****{(key or '')[-4:]} is invalid"
                 )
@@ -315,16 +270,22 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
         key = headers.get("x-api-key")
         if key is None:
             return _error(401, "x-api-key header is required")
-        if key != self.api_key:
+        if key != api_key:
             return _error(401, "invalid x-api-key")
         if not headers.get("anthropic-version"):
             return _error(400, "anthropic-version: header is required")
         return None
 
-    def _validate(
-        self, headers: dict[str, str], parsed: Any, parse_error: str | None
+    def validate(
+        self,
+        headers: dict[str, str],
+        parsed: Any,
+        parse_error: str | None,
+        *,
+        api_key: str | None,
+        models: set[str] | None,
     ) -> HttpError | None:
-        rejection = self._auth(headers)
+        rejection = self._auth(headers, api_key)
         if rejection is not None:
             return rejection
         if parse_error is not None:
@@ -348,7 +309,7 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
             return _error(400, "messages: Field required")
         if not isinstance(messages, list):
             return _error(400, "messages: Input should be a valid list")
-        if self.models is not None and model not in self.models:
+        if models is not None and model not in models:
             if deepseek and not model.startswith("claude"):
                 return _error(400, "Model Not Exist")
             if not deepseek:
@@ -389,9 +350,7 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
             return _error(400, problem)
         return None
 
-    def _context_limit(self, body: dict[str, Any]) -> HttpError | None:
-        limit = self.max_context_tokens
-        assert limit is not None
+    def context_limit(self, body: dict[str, Any], limit: int) -> HttpError | None:
         max_tokens = body["max_tokens"]  # validated: an int
         prompt = count_tokens(render_prompt(body))
         if prompt + max_tokens <= limit:
@@ -582,15 +541,15 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
 
     # ---------------------------------------------------------------- responses
 
-    def _send_http_error(self, h: _Handler, err: HttpError) -> None:
+    def send_error(self, h: RequestHandler, err: HttpError, wire: Wire) -> None:
         kind = err.type
         if kind == "invalid_request_error" and err.status != 400:
             kind = STATUS_ERROR_TYPE.get(err.status, kind)
-        request_id = self._new_id("req_")
+        request_id = _new_id(wire, "req_")
         payload = (
             err.body
             if err.body is not None
-            else _dumps(
+            else dumps_compact(
                 {
                     "type": "error",
                     "error": {"type": kind, "message": err.message},
@@ -609,16 +568,12 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
 
     @staticmethod
     def _sse(name: str, payload: dict[str, Any]) -> bytes:
-        data = _dumps(payload).encode("utf-8", "surrogatepass")
+        data = dumps_compact(payload).encode("utf-8", "surrogatepass")
         return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
 
-    def _new_id(self, prefix: str) -> str:
-        with self._lock:
-            return prefix + "".join(self._rng.choices(_ALNUM, k=24))
-
     def _usage(self, prompt_bytes: int, hit_bytes: int) -> dict[str, Any]:
-        prompt = _bytes_to_tokens(prompt_bytes)
-        hit = min(_bytes_to_tokens(hit_bytes), prompt)
+        prompt = bytes_to_tokens(prompt_bytes)
+        hit = min(bytes_to_tokens(hit_bytes), prompt)
         if self.usage_style == "absent":
             return {"input_tokens": prompt, "output_tokens": 1}
         inp = prompt if self.usage_style == "inclusive" else prompt - hit
@@ -629,12 +584,12 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
             "output_tokens": 1,
         }
 
-    def _send_reply(self, h: _Handler, reply: Reply, ctx: _Ctx) -> None:
+    def send_reply(self, h: RequestHandler, reply: Reply, ctx: _Ctx, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
-        message_id = self._new_id("msg_")
+        message_id = _new_id(wire, "msg_")
         reasoning = reply.reasoning if ctx.thinking else ""
         signature = message_id if deepseek else sign_thinking(reasoning)
-        call_ids = [spec.id or self._new_id("toolu_") for spec in reply.tool_calls]
+        call_ids = [spec.id or _new_id(wire, "toolu_") for spec in reply.tool_calls]
         stop_reason = reply.finish_reason or ("tool_use" if reply.tool_calls else "end_turn")
         model = reply.model if reply.model is not None else ctx.model
 
@@ -656,7 +611,7 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
         # ---- simulated prompt cache and usage
         space = (ctx.model, str((ctx.body.get("metadata") or {}).get("user_id") or ""))
         prompt = render_prompt(ctx.body).encode("utf-8", "surrogatepass")
-        hit_bytes = self._cache.lookup_and_persist(space, prompt)
+        hit_bytes = wire.cache.lookup_and_persist(space, prompt)
         output_unit = prompt + _render_message({"role": "assistant", "content": blocks}).encode(
             "utf-8", "surrogatepass"
         )
@@ -672,6 +627,7 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
         if not ctx.stream:
             self._send_message(
                 h,
+                wire,
                 reply,
                 message_id,
                 model,
@@ -731,20 +687,20 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
             if kind == "thinking":
                 deltas = [
                     {"type": "thinking_delta", "thinking": p}
-                    for p in _split(reasoning, reply.chunk_size)
+                    for p in split_text(reasoning, reply.chunk_size)
                 ]
                 if not self.signature_in_start:
                     deltas.append({"type": "signature_delta", "signature": signature})
             elif kind == "text":
                 deltas = [
                     {"type": "text_delta", "text": p}
-                    for p in _split(reply.content, reply.chunk_size)
+                    for p in split_text(reply.content, reply.chunk_size)
                 ]
             else:
                 spec = reply.tool_calls[call_ids.index(block["id"])]
                 deltas = [{"type": "input_json_delta", "partial_json": ""}] + [
                     {"type": "input_json_delta", "partial_json": p}
-                    for p in _split(spec.arguments, reply.arg_chunk)
+                    for p in split_text(spec.arguments, reply.arg_chunk)
                 ]
             for delta in deltas:
                 events.append(
@@ -774,7 +730,7 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
 
         send_sse_stream(
             h,
-            self._stop,
+            wire.stop,
             reply,
             content_type="text/event-stream; charset=utf-8",
             events=events,
@@ -784,12 +740,13 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
                 else None
             ),
             tail=tail,
-            before_tail=lambda: self._cache.persist(space, output_unit),
+            before_tail=lambda: wire.cache.persist(space, output_unit),
         )
 
     def _send_message(
         self,
-        h: _Handler,
+        h: RequestHandler,
+        wire: Wire,
         reply: Reply,
         message_id: str,
         model: str,
@@ -802,13 +759,14 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
     ) -> None:
         """A non-streamed answer (``stream`` false or absent)."""
         if reply.error_event is not None:
-            self._send_http_error(
+            self.send_error(
                 h,
                 _error(
                     529 if reply.error_event.get("type") == "overloaded_error" else 500,
                     str(reply.error_event.get("message") or "error"),
                     str(reply.error_event.get("type") or "api_error"),
                 ),
+                wire,
             )
             return
         payload = {
@@ -824,8 +782,8 @@ class AnthropicFixtureServer(ScriptedFixtureServer[_Ctx]):
         # Unlike the Chat fixture, ``drop_after`` and ``keepalives`` apply to streams only.
         send_json_body(
             h,
-            self._stop,
-            _dumps(payload).encode("utf-8", "surrogatepass"),
+            wire.stop,
+            dumps_compact(payload).encode("utf-8", "surrogatepass"),
             delay=reply.delay,
-            before_body=lambda: self._cache.persist(space, output_unit),
+            before_body=lambda: wire.cache.persist(space, output_unit),
         )

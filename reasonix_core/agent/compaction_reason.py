@@ -1,0 +1,33 @@
+"""Why a compaction runs: the one typed value every compaction branch reads."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class CompactionReason(StrEnum):
+    """The trigger of a maintenance transaction.
+
+    The string values are the wire vocabulary (``CompactionStarted.reason``,
+    the checkpoint file, the transcript's ``checkpoint`` record); code
+    branches on the members and their properties, never on the strings."""
+
+    AUTO = "auto"  # before a step's request, at the threshold
+    MANUAL = "manual"  # /compact, ``reasonix compact``
+    OVERFLOW = "overflow"  # the provider refused the step's request as too long
+
+    @property
+    def prefix_reason(self) -> str:
+        """``PrefixChanged.reason`` when this compaction installs a summary or a prune."""
+        return "compact_manual" if self is CompactionReason.MANUAL else "compact_auto"
+
+    @property
+    def unattended(self) -> bool:
+        """Nobody asked for it: failures are recorded (and not retried for pay
+        until the view grows) and summaries count against the turn's budget."""
+        return self is not CompactionReason.MANUAL
+
+    @property
+    def one_summary(self) -> bool:
+        """At most one summary; only pressure before a step may fold twice."""
+        return self is not CompactionReason.AUTO

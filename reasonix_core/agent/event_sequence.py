@@ -1,0 +1,23 @@
+"""The numbering of one agent's event stream.
+
+Every event an agent yields - its own, its model calls', its compaction's -
+takes the next ``seq`` from one counter and carries the agent's path, so
+consumers can order and attribute events without knowing who made them."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from reasonix_core import events as ev
+
+E = TypeVar("E", bound=ev.Event)
+
+
+class EventSequence:
+    def __init__(self, agent_path: tuple[str, ...] = ()) -> None:
+        self.agent_path = agent_path
+        self.seq = 0
+
+    def __call__(self, cls: type[E], **fields: Any) -> E:
+        self.seq += 1
+        return cls(seq=self.seq, agent_path=self.agent_path, **fields)

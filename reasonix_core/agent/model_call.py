@@ -1,0 +1,207 @@
+"""One model call: prepare (freeze the bytes) -> stream -> the unified retry path -> usage.
+
+Every request to a model goes through :class:`ModelCall`: the Agent's steps and
+compaction's summary requests alike. It is the only module outside
+``provider/`` that prepares a request or reads a provider stream (a test holds
+that), so retries, usage and cost are reported the same way for every caller,
+each tagged with its :class:`Purpose`.
+
+A prepared request is frozen: every retry replays it byte for byte. A call
+never fabricates an answer and never sends a hidden extra request: a failure
+ends in ``Reply.error`` for the caller to act on (give up, or rescue an
+overflow and prepare a new request).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from reasonix_core import events as ev
+from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.retry import RetryPolicy
+from reasonix_core.errors import EmptyResponse, ProviderError
+from reasonix_core.provider.base import (
+    PreparedRequest,
+    Provider,
+    ReasoningChunk,
+    Request,
+    StreamEnd,
+    TextChunk,
+    ToolCallFragment,
+)
+from reasonix_core.usage import Usage
+
+PriceFn = Callable[[str, Usage, datetime], tuple[float, str]]
+
+
+def no_price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
+    return 0.0, "USD"
+
+
+@dataclass(frozen=True, slots=True)
+class Purpose:
+    """What a call is for, and so how it reports itself."""
+
+    # ``UsageReported.source``: the bucket its cost is counted in.
+    source: str
+    # Stream the answer as TextDelta / ReasoningDelta / ToolCallDelta events.
+    deltas: bool = True
+    # An answer without text, reasoning or tool calls is retried (EmptyResponse).
+    retry_empty: bool = True
+    # Put before the error in ``Retrying.reason``.
+    retry_label: str = ""
+
+
+# A summary request: silent (its text is not the conversation's), its own cost bucket.
+COMPACTION = Purpose(
+    source="compaction", deltas=False, retry_empty=False, retry_label="compaction: "
+)
+
+
+@dataclass
+class Reply:
+    """What one call produced so far; filled in by :meth:`ModelCall.request`.
+
+    ``attempts`` counts every attempt made with this reply, across the
+    requests of one step (an overflow rescue continues the count)."""
+
+    # Deltas are collected in lists: a long answer arrives in thousands of them.
+    text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
+    end: StreamEnd | None = None
+    usage: Usage | None = None
+    error: ProviderError | None = None
+    attempts: int = 0
+    # True while an attempt's stream is being read (its deltas and usage
+    # yielded): an exception then interrupts a partly received answer.
+    streaming: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_parts)
+
+    @property
+    def empty(self) -> bool:
+        calls = self.end.tool_calls if self.end else ()
+        return not self.text_parts and not self.reasoning_parts and not calls
+
+    def _begin_attempt(self) -> None:
+        self.text_parts = []
+        self.reasoning_parts = []
+        self.end = None
+        self.usage = None
+        self.error = None
+        self.attempts += 1
+        self.streaming = True
+
+
+class ModelCall:
+    """Prepare, stream and retry model requests for one agent."""
+
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        retry: RetryPolicy,
+        events: EventSequence,
+        price: PriceFn = no_price,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.provider = provider
+        self.retry = retry
+        self.events = events
+        self.price = price
+        self.clock = clock
+
+    def prepare(self, request: Request) -> PreparedRequest:
+        """Freeze the request's bytes; every retry of it sends exactly these."""
+        return self.provider.prepare(request)
+
+    async def request(
+        self,
+        prepared: PreparedRequest,
+        reply: Reply,
+        purpose: Purpose,
+        *,
+        on_usage: Callable[[Usage], None] | None = None,
+    ) -> AsyncIterator[ev.Event]:
+        """Send ``prepared`` until an answer, a final error or the retry budget's end.
+
+        ``on_usage`` sees the provider's count before the usage event is
+        yielded (the context manager calibrates on it)."""
+        while True:
+            reply._begin_attempt()
+            try:
+                async for event in self._attempt(prepared, reply, purpose, on_usage):
+                    yield event
+                if purpose.retry_empty and reply.empty:
+                    raise EmptyResponse()
+                if reply.end is None:
+                    raise ProviderError("the stream ended without a finish", kind="stream")
+                reply.streaming = False
+                return
+            except ProviderError as exc:
+                reply.streaming = False
+                if not exc.retryable or reply.attempts >= self.retry.attempts:
+                    reply.error = exc
+                    return
+                delay = self.retry.delay(reply.attempts, exc.retry_after)
+                yield self.events(
+                    ev.Retrying,
+                    attempt=reply.attempts,
+                    delay=delay,
+                    reason=f"{purpose.retry_label}{exc}",
+                )
+                await self.retry.sleep(delay)
+
+    async def _attempt(
+        self,
+        prepared: PreparedRequest,
+        reply: Reply,
+        purpose: Purpose,
+        on_usage: Callable[[Usage], None] | None,
+    ) -> AsyncIterator[ev.Event]:
+        async with aclosing(self.provider.stream(prepared)) as chunks:
+            async for chunk in chunks:
+                if isinstance(chunk, TextChunk):
+                    reply.text_parts.append(chunk.text)
+                    if purpose.deltas:
+                        yield self.events(ev.TextDelta, text=chunk.text)
+                elif isinstance(chunk, ReasoningChunk):
+                    reply.reasoning_parts.append(chunk.text)
+                    if purpose.deltas:
+                        yield self.events(ev.ReasoningDelta, text=chunk.text)
+                elif isinstance(chunk, ToolCallFragment):
+                    if purpose.deltas:
+                        yield self.events(
+                            ev.ToolCallDelta,
+                            index=chunk.index,
+                            call_id=chunk.id,
+                            name=chunk.name,
+                            arguments=chunk.arguments,
+                        )
+                elif isinstance(chunk, StreamEnd):
+                    reply.end = chunk
+        if reply.end is not None and reply.end.usage is not None:
+            reply.usage = reply.end.usage
+            if on_usage is not None:
+                on_usage(reply.usage)
+            yield self._usage_event(reply.usage, reply.end.model or prepared.model, purpose)
+
+    def _usage_event(self, usage: Usage, model: str, purpose: Purpose) -> ev.UsageReported:
+        cost, currency = self.price(model, usage, self.clock())
+        return self.events(
+            ev.UsageReported,
+            usage=usage,
+            model=model,
+            source=purpose.source,
+            cost=cost,
+            currency=currency,
+        )

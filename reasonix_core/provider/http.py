@@ -1,0 +1,227 @@
+"""The HTTP base every built-in provider kind shares.
+
+:class:`HttpProvider` owns what the ``openai``, ``anthropic`` and ``responses``
+kinds have in common: construction from a :class:`ProviderConfig`, ``prepare``
+(the frozen bytes and headers the retry path replays), one lazily created
+client, the POST of those bytes and the mapping of transport and HTTP failures
+to :class:`ProviderError`. A kind supplies only its path (``endpoint``), its
+headers, its body (``build_body``), the effort levels it accepts (``efforts``)
+and its stream parser (``_parse``). The helpers below (``count``,
+``make_usage``) are what the kinds' usage parsers share.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.jsontext import dumps_utf8
+from reasonix_core.provider.base import Chunk, PreparedRequest, Request
+from reasonix_core.usage import Usage
+
+if TYPE_CHECKING:
+    from reasonix_core.config.schema import ProviderConfig
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+# Finish reasons that mean the server cut generation short: transient, retried.
+TRANSIENT_FINISH = frozenset({"insufficient_system_resource", "aborted"})
+
+
+def encode_body(value: Any) -> bytes:
+    """The request body's bytes: compact JSON, UTF-8 kept as is."""
+    # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
+    return dumps_utf8(value, separators=(",", ":")).encode()
+
+
+class HttpProvider:
+    """One vendor endpoint reached over HTTP, its answer streamed."""
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        api_key: str,
+        *,
+        stream_idle_timeout: float = 300.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        self._api_key = api_key
+        self._protocol = config.effective_reasoning_protocol()
+        self.stream_idle_timeout = stream_idle_timeout
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self.url = config.request_url or self.endpoint(config.base_url.rstrip("/"))
+
+    @property
+    def deepseek(self) -> bool:
+        """DeepSeek's reasoning protocol (by host or ``reasoning_protocol``)."""
+        return self._protocol == "deepseek"
+
+    # -- what a kind supplies -------------------------------------------------
+
+    def endpoint(self, base: str) -> str:
+        """The request URL for ``base_url`` (without its trailing slash)."""
+        raise NotImplementedError
+
+    def kind_headers(self) -> list[tuple[str, str]]:
+        """Headers after Content-Type and Accept, the key included (default: Bearer)."""
+        return [("Authorization", f"Bearer {self._api_key}")] if self._api_key else []
+
+    def build_body(self, request: Request) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def efforts(self) -> tuple[str, ...]:
+        """The reasoning-effort levels this provider accepts, ``auto`` first."""
+        raise NotImplementedError
+
+    def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
+        raise NotImplementedError
+
+    # -- shared -----------------------------------------------------------------
+
+    def prepare(self, request: Request) -> PreparedRequest:
+        headers = [("Content-Type", "application/json"), ("Accept", "text/event-stream")]
+        headers.extend(self.kind_headers())
+        headers.extend(self.config.headers.items())
+        return PreparedRequest(
+            url=self.url,
+            body=encode_body(self.build_body(request)),
+            headers=tuple(headers),
+            model=request.model,
+        )
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=httpx.Timeout(
+                    connect=30.0, read=self.stream_idle_timeout, write=60.0, pool=30.0
+                ),
+                trust_env=False,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
+        client = self._http()
+        try:
+            async with client.stream(
+                "POST", prepared.url, content=prepared.body, headers=list(prepared.headers)
+            ) as response:
+                if response.status_code != 200:
+                    raw = await response.aread()
+                    raise http_error(response.status_code, raw, response.headers)
+                async for chunk in self._parse(response):
+                    yield chunk
+        except ProviderError:
+            raise
+        except httpx.TimeoutException as exc:
+            raise ProviderError(
+                f"request timed out ({type(exc).__name__})", retryable=True, kind="timeout"
+            ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise StreamInterrupted(f"connection dropped mid-stream: {exc}") from None
+        except httpx.TransportError as exc:
+            raise ProviderError(
+                f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
+            ) from None
+
+
+# -- usage -----------------------------------------------------------------------
+
+
+def count(value: Any) -> int:
+    """A token count from a usage report: absent, null, negative, boolean or
+    non-integer values count as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def make_usage(
+    prompt: int, completion: int, hit: int, *, reasoning: int = 0, miss: int | None = None
+) -> Usage:
+    """A :class:`Usage` from counts already read; miss defaults to prompt - hit."""
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cache_hit_tokens=hit,
+        cache_miss_tokens=max(prompt - hit, 0) if miss is None else miss,
+        reasoning_tokens=reasoning,
+    )
+
+
+# -- errors -----------------------------------------------------------------------
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(float(ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _error_message(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):  # also too deep, or numbers too long to load
+        return text[:500] or "(empty response body)"
+    if isinstance(payload, dict):
+        err = payload.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+        if payload.get("message"):
+            return str(payload["message"])
+    return text[:500]
+
+
+def http_error(status: int, raw: bytes, headers: httpx.Headers) -> ProviderError:
+    retryable = status in RETRYABLE_STATUS
+    should = headers.get("x-should-retry")
+    if should in ("true", "false"):
+        retryable = should == "true"
+    return ProviderError(
+        _error_message(raw),
+        status=status,
+        retryable=retryable,
+        retry_after=parse_retry_after(headers),
+    )
+
+
+__all__ = [
+    "RETRYABLE_STATUS",
+    "TRANSIENT_FINISH",
+    "HttpProvider",
+    "count",
+    "encode_body",
+    "http_error",
+    "make_usage",
+    "parse_retry_after",
+]

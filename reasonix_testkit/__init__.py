@@ -1,0 +1,43 @@
+"""Reasonix's test kit: the loopback fixture server and the scripted TUI services.
+
+Not part of the product: pyproject's package discovery ships only
+``reasonix_core`` and ``reasonix_tui`` (``tests/test_packaging.py`` holds that).
+``tests/`` and ``snapshots/`` import it through pytest's ``pythonpath``;
+``bench/_common.py`` puts the repository root on ``sys.path`` for the scripts.
+
+One :class:`FixtureServer` speaks a wire format through its dialect:
+:class:`ChatDialect` (DeepSeek / OpenAI Chat Completions),
+:class:`AnthropicDialect` (Anthropic Messages, also DeepSeek's ``/anthropic``)
+and :class:`ResponsesDialect` (OpenAI / DeepSeek Responses).
+"""
+
+from reasonix_testkit.dialects.anthropic import AnthropicDialect
+from reasonix_testkit.dialects.chat import ChatDialect
+from reasonix_testkit.dialects.responses import ResponsesDialect
+from reasonix_testkit.prompt_cache import count_tokens
+from reasonix_testkit.script import (
+    HttpError,
+    RecordedRequest,
+    Reply,
+    Responder,
+    ScriptItem,
+    Stall,
+    ToolCallSpec,
+)
+from reasonix_testkit.server import Dialect, FixtureServer
+
+__all__ = [
+    "AnthropicDialect",
+    "ChatDialect",
+    "Dialect",
+    "FixtureServer",
+    "HttpError",
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "ResponsesDialect",
+    "ScriptItem",
+    "Stall",
+    "ToolCallSpec",
+    "count_tokens",
+]

@@ -1,0 +1,100 @@
+"""What a test scripts: the fixture "model"'s answers and faults, and what it recorded.
+
+Every dialect reads the same items; how a :class:`Reply` field maps onto a
+wire format is documented in each dialect module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reasonix_testkit.text import dumps_compact
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSpec:
+    """One tool call the fixture "model" makes; ``arguments`` is streamed verbatim."""
+
+    name: str
+    arguments: str
+    id: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Reply:
+    """A scripted 200 answer (streamed or not, as the request asked)."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCallSpec] = field(default_factory=list)
+    # None: "tool_calls" when there are tool calls, else "stop". Any string goes.
+    finish_reason: str | None = None
+    chunk_size: int = 8  # characters per content / reasoning delta (<= 0: one delta)
+    arg_chunk: int = 5  # characters per argument fragment (<= 0: one fragment)
+    interleave_tool_calls: bool = False
+    keepalives: int = 0  # ": keep-alive" comments before the first data event
+    delay: float = 0.0  # seconds between data events
+    drop_after: int | None = None  # close abruptly after this many data events
+    error_event: dict[str, Any] | None = None  # in-band `data: {"error": ...}` then close
+    garbage_line: str | None = None  # raw line after the content, then close
+    usage: dict[str, Any] | None = None  # replaces the computed usage object
+    model: str | None = None  # `model` field of the chunks (default: the requested one)
+    omit_delta_on_finish: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    """A scripted (or validation) HTTP error.
+
+    ``envelope()`` is DeepSeek's / OpenAI's JSON error body; a dialect with
+    another envelope (Anthropic) builds its own from ``message`` and ``type``.
+    """
+
+    status: int
+    message: str
+    type: str = "invalid_request_error"
+    retry_after: str | float | None = None
+    headers: dict[str, str] | None = None
+    # Extensions: the envelope's `code` (None -> null) and a raw body that
+    # replaces the envelope entirely (e.g. a proxy's HTML 502 page).
+    code: str | None = "invalid_request_error"
+    body: bytes | None = None
+
+    def envelope(self) -> bytes:
+        if self.body is not None:
+            return self.body
+        return dumps_compact(
+            {
+                "error": {
+                    "message": self.message,
+                    "type": self.type,
+                    "param": None,
+                    "code": self.code,
+                }
+            }
+        ).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """200 + stream headers, no data (optionally keep-alives), then close after ``seconds``."""
+
+    seconds: float
+    keepalive_every: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request as received. ``status`` is 0 while the request is still being decided."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    json: dict[str, Any] | None
+    status: int
+
+
+ScriptItem = Reply | HttpError | Stall
+Responder = Callable[[RecordedRequest], ScriptItem]

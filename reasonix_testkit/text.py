@@ -1,0 +1,40 @@
+"""JSON and text helpers every dialect's payloads and rendered prompts share."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def dumps_compact(value: Any) -> str:
+    """Compact JSON, non-ASCII kept (how the fixtures write bodies and render prompts)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def split_text(text: str, size: int) -> list[str]:
+    """``text`` in pieces of ``size`` characters (one piece for ``size <= 0``, none if empty)."""
+    if not text:
+        return []
+    if size <= 0:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def content_text(value: Any) -> str:
+    """A message's content as the fixture "model" reads it.
+
+    A string as is; a list of parts joined, ``text`` parts by their text and any
+    other part as compact JSON; anything else as compact JSON; None as "".
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            str(part.get("text") or "")
+            if isinstance(part, dict) and part.get("type") == "text"
+            else dumps_compact(part)
+            for part in value
+        )
+    return dumps_compact(value)

@@ -1,0 +1,36 @@
+"""The three built-in kinds share one HTTP base: construction and prepare
+are written once (provider/http.py); a kind keeps its path, body and parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from reasonix_core.config.schema import ProviderConfig
+from reasonix_core.provider.anthropic import AnthropicProvider
+from reasonix_core.provider.http import HttpProvider, count
+from reasonix_core.provider.openai import OpenAIProvider
+from reasonix_core.provider.responses import ResponsesProvider
+
+KINDS = (OpenAIProvider, AnthropicProvider, ResponsesProvider)
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+def test_kinds_keep_only_their_own_parts(kind: type[HttpProvider]) -> None:
+    assert issubclass(kind, HttpProvider)
+    for shared in ("__init__", "prepare", "stream", "aclose", "_http"):
+        assert shared not in vars(kind), f"{kind.__name__} redefines {shared}"
+    for own in ("endpoint", "build_body", "efforts", "_parse"):
+        assert own in vars(kind), f"{kind.__name__} lacks {own}"
+
+
+def test_request_url_wins_over_the_kind_path() -> None:
+    base = ProviderConfig(name="p", base_url="https://h.example/v1/")
+    assert OpenAIProvider(base, "").url == "https://h.example/v1/chat/completions"
+    assert AnthropicProvider(base, "").url == "https://h.example/v1/messages"
+    assert ResponsesProvider(base, "").url == "https://h.example/v1/responses"
+    fixed = ProviderConfig(name="p", base_url="https://h.example", request_url="https://x/y")
+    assert {k(fixed, "").url for k in KINDS} == {"https://x/y"}
+
+
+def test_usage_counts_ignore_what_is_not_a_count() -> None:
+    assert [count(v) for v in (5, 0, -1, None, "7", 2.0, True)] == [5, 0, 0, 0, 0, 0, 0]
