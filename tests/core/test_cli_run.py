@@ -246,6 +246,31 @@ def test_run_never_imports_textual(workspace, cfg):
     assert proc.returncode == 0, proc.stderr
 
 
+def test_run_loads_only_what_it_uses(workspace, cfg):
+    # Start-up (issue 11): with no MCP server declared anywhere the MCP package is
+    # not imported, and the HTML parser waits for web_fetch's first page.
+    cfg.enqueue(Reply(content="light"))
+    code = (
+        "import sys\n"
+        "from reasonix_tui.cli import main\n"
+        "rc = main(['run', 'hi'])\n"
+        "loaded = [m for m in ('reasonix_core.mcp', 'html.parser') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "sys.exit(rc)\n"
+    )
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "light" in proc.stdout
+
+
 def test_importing_core_never_loads_ui_libraries():
     code = (
         "import sys, reasonix_core, reasonix_core.agent.loop, reasonix_core.agent.builder, "

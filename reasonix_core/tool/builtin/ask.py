@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from reasonix_core.permission.approver import Question, QuestionAnswer
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 HEADLESS = (
@@ -16,7 +16,7 @@ HEADLESS = (
 
 
 class QuestionArg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     question: str = Field(min_length=1)
     options: list[str] = Field(min_length=2, max_length=4)
@@ -24,7 +24,7 @@ class QuestionArg(BaseModel):
 
 
 class AskArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     questions: list[QuestionArg] = Field(min_length=1, max_length=4)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.git_guard import GitGuard
 from reasonix_core.tool.jobs import (
@@ -167,7 +167,7 @@ async def _check_after_job(guard: GitGuard) -> str | None:
 
 
 class BashArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     command: str = Field(min_length=1)
     timeout_seconds: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)

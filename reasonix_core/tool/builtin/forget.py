@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 
 class ForgetArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     id: str = Field(min_length=1)
     reason: str | None = Field(default=None, max_length=500)

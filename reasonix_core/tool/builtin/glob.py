@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
@@ -32,7 +32,7 @@ TIME_BUDGET_SECONDS = 30.0
 
 
 class GlobArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     pattern: str = Field(min_length=1, max_length=4096)
     path: str | None = Field(default=None, min_length=1)

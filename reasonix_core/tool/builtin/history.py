@@ -6,9 +6,9 @@ import re
 from typing import Any, ClassVar, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 DEFAULT_LIMIT = 8
@@ -21,7 +21,7 @@ AROUND_TOOL_TEXT = 400
 
 
 class HistoryArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     operation: Literal["search", "around"]
     query: str | None = None

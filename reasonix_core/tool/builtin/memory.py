@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 DEFAULT_SEARCH_LIMIT = 8
@@ -20,7 +20,7 @@ Scope = Literal["project", "global"]
 
 
 class MemoryArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     operation: Literal["search", "list", "read"]
     query: str | None = None

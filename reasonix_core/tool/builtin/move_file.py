@@ -10,9 +10,9 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
@@ -28,7 +28,7 @@ from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 
 class MoveFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     source_path: str = Field(min_length=1)
     destination_path: str = Field(min_length=1)

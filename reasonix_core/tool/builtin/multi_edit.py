@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import ToolFailure, guarded, run_writer, services
 from reasonix_core.tool.builtin.edit_file import EditError, apply_edit, edit_sync
@@ -15,7 +15,7 @@ MAX_EDITS = 100
 
 
 class OneEdit(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     old_string: str
     new_string: str
@@ -23,7 +23,7 @@ class OneEdit(BaseModel):
 
 
 class MultiEditArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     path: str = Field(min_length=1)
     edits: list[OneEdit] = Field(min_length=1, max_length=MAX_EDITS)

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BINARY_SNIFF,
@@ -41,7 +41,7 @@ _CHUNK = 1 << 20
 
 
 class ReadFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     path: str = Field(min_length=1)
     offset: int | None = Field(default=None, ge=0)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 
 MAX_TITLE = 120
@@ -22,7 +22,7 @@ MAX_KEYWORDS = 8
 
 
 class RememberArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     title: str = Field(min_length=1, max_length=MAX_TITLE)
     content: str = Field(min_length=1, max_length=MAX_CONTENT)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.todos import Todo, TodoStatus
 
@@ -20,7 +20,7 @@ MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
 
 class TodoArg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     content: str = Field(min_length=1)
     status: TodoStatus
@@ -30,7 +30,7 @@ class TodoArg(BaseModel):
 
 
 class TodoWriteArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     todos: list[TodoArg] = Field(max_length=MAX_TODOS)
 
