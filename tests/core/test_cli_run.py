@@ -248,13 +248,15 @@ def test_run_never_imports_textual(workspace, cfg):
 
 def test_run_loads_only_what_it_uses(workspace, cfg):
     # Start-up (issue 11): with no MCP server declared anywhere the MCP package is
-    # not imported, and the HTML parser waits for web_fetch's first page.
+    # not imported, the HTML parser waits for web_fetch's first page and the shell
+    # lexer for the first bash rule or command.
     cfg.enqueue(Reply(content="light"))
+    lazy = ("reasonix_core.mcp", "html.parser", "reasonix_core.permission.shell_lexer")
     code = (
         "import sys\n"
         "from reasonix_tui.cli import main\n"
         "rc = main(['run', 'hi'])\n"
-        "loaded = [m for m in ('reasonix_core.mcp', 'html.parser') if m in sys.modules]\n"
+        f"loaded = [m for m in {lazy!r} if m in sys.modules]\n"
         "assert not loaded, loaded\n"
         "sys.exit(rc)\n"
     )
