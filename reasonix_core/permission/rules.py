@@ -29,10 +29,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from reasonix_core.tool.base import Tool, ToolFamily
+from reasonix_core.tool.base import ToolFamily
 
 if TYPE_CHECKING:
     from reasonix_core.permission.shell_lexer import ParsedCommand, Redirect
+    from reasonix_core.tool.builtin.specs import ToolSpec
 
 __all__ = [
     "Call",
@@ -60,15 +61,16 @@ class RuleError(ValueError):
 
 
 @functools.cache
-def _builtins() -> Mapping[str, type[Tool]]:
+def _builtins() -> Mapping[str, ToolSpec]:
     # Imported on use: tool modules import permission (the approver protocol).
     from reasonix_core.tool.builtin import BUILTIN_TOOLS
 
-    return MappingProxyType({tool.name: tool for tool in BUILTIN_TOOLS})
+    return MappingProxyType({spec.name: spec for spec in BUILTIN_TOOLS})
 
 
-def builtin_tool(name: str) -> type[Tool] | None:
-    """The class of built-in tool ``name``, or None for anything else (MCP tools)."""
+def builtin_tool(name: str) -> ToolSpec | None:
+    """The spec of built-in tool ``name`` (its family, read-only flag...), or None for
+    anything else (MCP tools)."""
     return _builtins().get(name)
 
 

@@ -248,10 +248,16 @@ def test_run_never_imports_textual(workspace, cfg):
 
 def test_run_loads_only_what_it_uses(workspace, cfg):
     # Start-up (issue 11): with no MCP server declared anywhere the MCP package is
-    # not imported, the HTML parser waits for web_fetch's first page and the shell
+    # not imported, a built-in tool's module waits for its first call and the shell
     # lexer for the first bash rule or command.
     cfg.enqueue(Reply(content="light"))
-    lazy = ("reasonix_core.mcp", "html.parser", "reasonix_core.permission.shell_lexer")
+    lazy = (
+        "reasonix_core.mcp",
+        "reasonix_core.tool.builtin.read_file",
+        "reasonix_core.tool.builtin.bash",
+        "html.parser",
+        "reasonix_core.permission.shell_lexer",
+    )
     code = (
         "import sys\n"
         "from reasonix_tui.cli import main\n"

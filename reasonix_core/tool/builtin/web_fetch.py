@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import WEB_FETCH as SPEC
 
 TIMEOUT_SECONDS = 15.0
 MAX_BODY_BYTES = 1024 * 1024
@@ -277,26 +278,11 @@ async def _read(response: httpx.Response, url: httpx.URL) -> ToolResult:
 
 
 class WebFetchTool:
-    name: ClassVar[str] = "web_fetch"
-    description: ClassVar[str] = (
-        "Fetch an http or https URL and return its content as readable text: HTML is "
-        "reduced to headings, paragraphs, list items and links written as `text (url)`; "
-        "JSON and other text is returned as-is; binary content is refused. The first line "
-        "is `status · content type · bytes · final URL`. Redirects are followed (at most 5). "
-        "Limits: 15 s, 1 MiB body. Private-network, link-local and cloud-metadata addresses "
-        "are refused. Use it to read documentation or a page the user points at; it does "
-        "not run JavaScript and cannot log in."
-    )
-    read_only: ClassVar[bool] = True
-    family: ClassVar[ToolFamily] = ToolFamily.NETWORK
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "url": {"type": "string", "description": "The absolute http:// or https:// URL."}
-        },
-        "required": ["url"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: WebFetchArgs = validate_args(WebFetchArgs, args)
