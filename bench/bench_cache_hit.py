@@ -44,6 +44,7 @@ from _common import (
 
 from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply, ToolCallSpec
 from reasonix_testkit.dialects.chat import render_prompt
+from reasonix_testkit.prompt_cache import common_prefix_length
 
 TARGET = 0.97
 STEPS = 20
@@ -134,18 +135,6 @@ def tokens(n_bytes: int) -> int:
     return (n_bytes + 3) // 4  # the fixture's tokenizer: 4 bytes a token
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    lo, hi = 0, n
-    while lo < hi:  # binary search on prefix equality
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def diagnose(prev: dict[str, Any], cur: dict[str, Any]) -> list[str]:
     """Why request ``cur`` is not an append-only extension of ``prev``."""
     notes: list[str] = []
@@ -164,7 +153,7 @@ def diagnose(prev: dict[str, Any], cur: dict[str, Any]) -> list[str]:
         a = json.dumps(message, ensure_ascii=False, sort_keys=False)
         b = json.dumps(cm[i], ensure_ascii=False, sort_keys=False)
         if a != b:
-            at = common_prefix(a.encode(), b.encode())
+            at = common_prefix_length(a.encode(), b.encode())
             notes.append(
                 f"message {i} ({message.get('role')}) re-serialised differently at byte {at}: "
                 f"{a[max(0, at - 40) : at + 60]!r} -> {b[max(0, at - 40) : at + 60]!r}"
@@ -317,7 +306,7 @@ def main() -> int:
             unit_body = dict(bodies[i - 1])
             unit_body["messages"] = body["messages"][: prev_len + 1]
             unit = render_prompt(unit_body).encode("utf-8", "surrogatepass")
-            shared = common_prefix(unit, rendered[i])
+            shared = common_prefix_length(unit, rendered[i])
             appended = prompt - tokens(shared) if shared == len(unit) else prompt
             if shared != len(unit):
                 problems.append(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -330,7 +331,20 @@ def _describe_mcp(file: str, key: str, value: Any) -> list[RiskySetting]:
             out.append(RiskySetting(file, f"{setting} url", _show(body["url"])))
         else:
             out.append(RiskySetting(file, setting, _show(body)))
+            continue
+        # What the server is sent: headers (an Authorization: Bearer ${..._API_KEY}
+        # to a "docs" URL) and every environment variable it expands, shown in
+        # full so the user sees a key leaving before trusting it.
+        if isinstance(body.get("headers"), Mapping) and body["headers"]:
+            out.append(RiskySetting(file, f"{setting} headers", _show(body["headers"])))
+        names = sorted(set(_ENV_REF.findall(_canonical(body))))
+        if names:
+            shown = ", ".join(json.dumps(n, ensure_ascii=True)[1:-1] for n in names)
+            out.append(RiskySetting(file, f"{setting} reads environment", shown))
     return out
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 
 
 # --- the trust file ----------------------------------------------------------------

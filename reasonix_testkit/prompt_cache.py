@@ -31,6 +31,15 @@ def bytes_to_tokens(n: int) -> int:
     return (n + 3) // 4
 
 
+def usage_counts(prompt_bytes: int, hit_bytes: int, generated: str) -> tuple[int, int, int]:
+    """(prompt, cache hit, output) tokens of one answer; the output counts at least one."""
+    return (
+        bytes_to_tokens(prompt_bytes),
+        bytes_to_tokens(hit_bytes),
+        max(1, count_tokens(generated)),
+    )
+
+
 class _CacheSpace:
     __slots__ = ("digests", "lengths", "recent")
 
@@ -40,7 +49,7 @@ class _CacheSpace:
         self.recent: deque[bytes] = deque(maxlen=SHARED_PREFIX_HISTORY)
 
 
-def _common_prefix_length(a: bytes, b: bytes) -> int:
+def common_prefix_length(a: bytes, b: bytes) -> int:
     """Longest common prefix by binary search over C-speed slice comparisons."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
@@ -83,7 +92,7 @@ class PromptCache:
                 if length and hasher.copy().digest() in space.digests[length]:
                     best = length
             self._add(space, prompt)
-            shared = max((_common_prefix_length(prompt, old) for old in space.recent), default=0)
+            shared = max((common_prefix_length(prompt, old) for old in space.recent), default=0)
             if shared >= SHARED_PREFIX_MIN_BYTES and shared > best:
                 self._add(space, prompt[:shared])
             space.recent.append(prompt)

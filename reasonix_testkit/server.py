@@ -31,25 +31,17 @@ from urllib.parse import urlsplit
 
 from reasonix_testkit.dialects.chat import ChatDialect
 from reasonix_testkit.prompt_cache import PromptCache
-from reasonix_testkit.script import (
-    HttpError,
-    RecordedRequest,
-    Reply,
-    Responder,
-    ScriptItem,
-    Stall,
+from reasonix_testkit.script import HttpError, RecordedRequest, Reply, Responder, ScriptItem, Stall
+from reasonix_testkit.transport import (
+    IncomingRequest,
+    LoopbackHTTPServer,
+    RequestHandler,
+    read_request,
+    send_stall,
 )
-from reasonix_testkit.transport import LoopbackHTTPServer, RequestHandler, read_request, send_stall
-from reasonix_testkit.wire import IdSource, Wire
+from reasonix_testkit.wire import IdSource, RequestContext, Wire
 
 __all__ = ["Dialect", "FixtureServer", "RequestContext"]
-
-
-class RequestContext(Protocol):
-    """What a dialect derives from a valid request; the server reads only ``stream``."""
-
-    @property
-    def stream(self) -> bool: ...
 
 
 class Dialect(Protocol):
@@ -65,16 +57,12 @@ class Dialect(Protocol):
         """The model ids the flavour accepts unless the server is told otherwise."""
         ...
 
-    def validate(
-        self,
-        headers: dict[str, str],
-        parsed: Any,
-        parse_error: str | None,
-        *,
-        api_key: str | None,
-        models: set[str] | None,
-    ) -> HttpError | None:
-        """Auth and body checks; the error to answer with, or None to go on."""
+    def authenticate(self, headers: dict[str, str], api_key: str) -> HttpError | None:
+        """The credential check (run first, only when the server has a key); None to go on."""
+        ...
+
+    def validate(self, request: IncomingRequest, models: set[str] | None) -> HttpError | None:
+        """The body checks after auth; the error to answer with, or None to go on."""
         ...
 
     def context_limit(self, body: dict[str, Any], limit: int) -> HttpError | None:
@@ -228,13 +216,11 @@ class FixtureServer:
         if h.command != "POST" or route not in dialect.routes:
             outcome = dialect.fixture_error(404, f"Not Found: {h.command} {route}")
         else:
-            rejection = dialect.validate(
-                request.headers,
-                parsed,
-                request.parse_error,
-                api_key=self.api_key,
-                models=self.models,
-            )
+            rejection = None
+            if self.api_key is not None:
+                rejection = dialect.authenticate(request.headers, self.api_key)
+            if rejection is None:
+                rejection = dialect.validate(request, self.models)
             if rejection is None and self.max_context_tokens is not None:
                 assert isinstance(parsed, dict)
                 rejection = dialect.context_limit(parsed, self.max_context_tokens)

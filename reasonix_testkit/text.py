@@ -38,3 +38,18 @@ def content_text(value: Any) -> str:
             for part in value
         )
     return dumps_compact(value)
+
+
+def tagged(tag: str, *fields: str) -> str:
+    """``<|tag|>`` then the fields joined by ``<|sep|>`` (rendered tool calls and results)."""
+    return f"<|{tag}|>" + "<|sep|>".join(fields)
+
+
+def tools_text(tools: Any) -> str:
+    """A request's tools as the rendered prompt's first segment, received key order kept.
+
+    "" when there are none (every dialect's prompt starts this way).
+    """
+    if not isinstance(tools, list) or not tools:
+        return ""
+    return "<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>"

@@ -17,12 +17,16 @@ import socketserver
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from reasonix_testkit.script import Reply
+
+# An SSE comment line: what OpenAI-family servers send to keep a stream alive.
+SSE_KEEPALIVE = b": keep-alive\n\n"
 
 
 class RequestSink(Protocol):
@@ -198,6 +202,15 @@ def read_request(h: RequestHandler) -> IncomingRequest | None:
 # --------------------------------------------------------------------------- writing
 
 
+@contextmanager
+def _closed_on_failure(h: RequestHandler) -> Iterator[None]:
+    """An answer cut short (client gone, server stopping) leaves its connection closed."""
+    try:
+        yield
+    except (_Aborted, OSError):
+        h.close_connection = True
+
+
 def _format_retry_after(value: str | float) -> str:
     if isinstance(value, str):
         return value
@@ -219,7 +232,7 @@ def send_error_response(
     ``request-id``); ``headers`` are the script's own, sent last, and a
     Content-Type among them replaces the JSON one.
     """
-    try:
+    with _closed_on_failure(h):
         h.send_response(status)
         extra = {k.lower(): v for k, v in (headers or {}).items()}
         if "content-type" not in extra:
@@ -233,8 +246,6 @@ def send_error_response(
             h.send_header(name, value)
         h.end_headers()
         h.wfile.write(payload)
-    except OSError:
-        h.close_connection = True
 
 
 def send_json_body(
@@ -254,7 +265,7 @@ def send_json_body(
     fixtures persist their simulated prompt cache there, so an aborted answer
     leaves no trace).
     """
-    try:
+    with _closed_on_failure(h):
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(data)))
@@ -271,8 +282,6 @@ def send_json_body(
         if before_body is not None:
             before_body()
         h.wfile.write(data)
-    except OSError:
-        h.close_connection = True
 
 
 def send_sse_stream(
@@ -280,19 +289,19 @@ def send_sse_stream(
     stop: threading.Event,
     reply: Reply,
     *,
-    content_type: str,
     events: Sequence[bytes],
     tail: Sequence[bytes],
     error_event: bytes | None,
-    preamble: Sequence[bytes] = (),
+    content_type: str = "text/event-stream",
+    keepalive_comments: int = 0,
     trailer: bytes | None = None,
     before_tail: Callable[[], None] | None = None,
 ) -> None:
     """Stream a scripted answer over chunked transfer, applying the reply's faults.
 
-    Each element of ``preamble``, ``events`` and ``tail`` is one framed SSE
-    chunk. ``preamble`` goes first (keep-alive comments, not counted by
-    ``drop_after``), then ``events`` with ``reply.delay`` between them. A
+    Each element of ``events`` and ``tail`` is one framed SSE chunk.
+    ``keepalive_comments`` :data:`SSE_KEEPALIVE` comments go first (not counted
+    by ``drop_after``), then ``events`` with ``reply.delay`` between them. A
     ``drop_after`` reply stops after that many events and closes without the
     terminating chunk (an abrupt mid-body close). ``error_event`` (the framed
     in-band error for ``reply.error_event``) and ``reply.garbage_line`` end the
@@ -301,10 +310,10 @@ def send_sse_stream(
     ``tail`` event follows after a delay, then ``trailer`` (e.g. ``[DONE]``).
     """
     writer = _Writer(h, stop)
-    try:
+    with _closed_on_failure(h):
         writer.start(content_type)
-        for chunk in preamble:
-            writer.write(chunk)
+        for _ in range(keepalive_comments):
+            writer.write(SSE_KEEPALIVE)
         limit = None
         if reply.drop_after is not None:
             limit = max(0, min(reply.drop_after, len(events)))
@@ -334,8 +343,6 @@ def send_sse_stream(
         if trailer is not None:
             writer.write(trailer)
         writer.end()
-    except (_Aborted, OSError):
-        h.close_connection = True
 
 
 def send_stall(
@@ -349,7 +356,7 @@ def send_stall(
 ) -> None:
     """200 + chunked headers, no data (``keepalive`` every so often), then close."""
     writer = _Writer(h, stop)
-    try:
+    with _closed_on_failure(h):
         writer.start(content_type)
         deadline = time.monotonic() + max(0.0, seconds)
         while True:
@@ -361,5 +368,3 @@ def send_stall(
             if every > 0 and time.monotonic() < deadline:
                 writer.write(keepalive)
         writer.end()
-    except (_Aborted, OSError):
-        h.close_connection = True

@@ -514,6 +514,30 @@ def _tui(args: argparse.Namespace) -> int:
     return launch(args)
 
 
+def _home_inside_project() -> str | None:
+    """Why the Reasonix home may not be used from this folder, or None.
+
+    A home inside the folder (``REASONIX_HOME=$PWD/.reasonix`` in a CI job) holds
+    files the repository can ship: its ``config.toml`` and ``trusted.toml`` would
+    count as the user's own. Working in ``$HOME`` (or above it) is fine: the
+    home is the user's there, not the project's."""
+    from reasonix_core.home import reasonix_home
+
+    cwd = os.path.realpath(os.getcwd())
+    home = os.path.realpath(reasonix_home())
+    user_home = os.path.realpath(os.path.expanduser("~"))
+
+    def within(path: str, root: str) -> bool:
+        return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+    if within(home, cwd) and not within(user_home, cwd):
+        return (
+            f"the Reasonix home {home} is inside this folder, so the project could supply "
+            "its config and trust; set REASONIX_HOME to a folder outside it"
+        )
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     from reasonix_core.errors import ReasonixError
 
@@ -523,6 +547,14 @@ def main(argv: list[str] | None = None) -> int:
         os.getcwd()
     except FileNotFoundError:
         return _fail("the current directory no longer exists")
+    home_env = os.environ.get("REASONIX_HOME", "")
+    if home_env and not os.path.isabs(os.path.expanduser(home_env)):
+        # A relative home names a folder of whichever project runs: a repository's
+        # `.reasonix/config.toml` and `trusted.toml` would count as the user's own.
+        return _fail(f"REASONIX_HOME must be an absolute path (got {home_env!r})")
+    refusal = _home_inside_project()
+    if refusal is not None:
+        return _fail(refusal)
     try:
         if args.command == "run":
             return _run(args)

@@ -311,6 +311,7 @@ class DeferredServices(BaseServices):
     save_api_key = _Blocking()
     mcp_status = _Blocking()
     reconnect_mcp = _Blocking()
+    mention_refused = _Blocking()
 
     serve = _AfterReady()
     render_mcp_prompt = _AfterReady()

@@ -19,7 +19,12 @@ from pathlib import Path
 import anyio
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
+from reasonix_core.agent.builder import (
+    RunSettings,
+    Runtime,
+    build_policy,
+    open_runtime,
+)
 from reasonix_core.agent.session import list_sessions
 from reasonix_core.config import (
     load_config,
@@ -95,6 +100,11 @@ class EngineServices(BaseServices):
         self.config_home = home or reasonix_home()
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
+        # What ``@path`` references never attach: what tools may not read
+        # (protected paths and ``Read`` deny rules), decided by the same policy.
+        self._mention_policy = build_policy(
+            self.config, RunSettings(workspace=self.workspace), self.workspace, self.config_home
+        )
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
         # The same check the builder makes (provider/efforts.py): a level the
@@ -288,6 +298,9 @@ class EngineServices(BaseServices):
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         return await self._mcp.render_prompt(name, args)
+
+    def mention_refused(self, path: str) -> bool:
+        return self._mention_policy.read_denied("read_file", path)
 
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)

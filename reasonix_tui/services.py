@@ -159,6 +159,12 @@ class AppServices(Protocol):
         problems to show."""
         ...
 
+    def mention_refused(self, path: str) -> bool:
+        """Optional. True when an ``@path`` reference must not attach ``path``: it is
+        inside a protected path (``forbid_read``) or a ``Read`` deny rule covers it.
+        Blocking (called in a worker thread)."""
+        ...
+
     def compact(self, runner: Runner) -> AsyncIterator[Event]:
         """Fold the runner's history now; events go through the turn dispatcher."""
         ...
@@ -188,3 +194,6 @@ class BaseServices(AppServices):
 
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return text, []
+
+    def mention_refused(self, path: str) -> bool:
+        return False

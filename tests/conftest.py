@@ -4,6 +4,8 @@ fixture server configured as the only provider."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,3 +96,31 @@ def configured(home: Path, server: object, monkeypatch: pytest.MonkeyPatch) -> o
     write_config(home, server.base_url)  # type: ignore[attr-defined]
     monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
     return server
+
+
+def reasonix(
+    workspace: Path,
+    *args: str,
+    stdin: str | None = None,
+    key: bool = True,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """``reasonix *args`` in a child process, in ``workspace``.
+
+    The child inherits this process's isolated environment (REASONIX_HOME), plus
+    the test key unless ``key`` is false, plus ``env``.
+    """
+    child_env = dict(os.environ)
+    if key:
+        child_env[TEST_KEY_ENV] = TEST_KEY
+    child_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", *args],
+        cwd=workspace,
+        env=child_env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -7,6 +7,7 @@ session -> Agent.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -283,7 +284,11 @@ async def open_runtime(
             history = loaded_session.messages
         else:
             system_prompt = build_system_prompt(
-                workspace, home, extra=config.agent.system_prompt_extra
+                workspace,
+                home,
+                extra=config.agent.system_prompt_extra,
+                protected=policy.forbid_read,
+                denied=functools.partial(policy.read_denied, "read_file"),
             )
             header = SessionHeader(
                 id=new_session_id(clock()),

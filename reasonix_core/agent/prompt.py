@@ -7,7 +7,9 @@ turn instead (see :func:`workspace_context`).
 
 from __future__ import annotations
 
+import os
 import platform
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -30,13 +32,26 @@ How to work:
 """
 
 
-def load_instructions(workspace: Path, home: Path | None = None) -> list[tuple[str, str]]:
-    """(label, text) for each standing-instruction file found, user-level first."""
+def load_instructions(
+    workspace: Path,
+    home: Path | None = None,
+    protected: Iterable[Path | str] = (),
+    denied: Callable[[str], bool] | None = None,
+) -> list[tuple[str, str]]:
+    """(label, text) for each standing-instruction file found, user-level first.
+
+    ``protected``: the run's ``forbid_read`` paths. A workspace file that links
+    into one of them (or into ``home``) is skipped even when the link stays
+    inside the workspace: with the workspace at ``$HOME``, ``AGENTS.md ->
+    .reasonix/.env`` would put the key into every request."""
     found: list[tuple[str, str]] = []
     candidates: list[tuple[str, Path, Path | None]] = []
     if home is not None:
         candidates.append(("~/.reasonix/REASONIX.md", home / "REASONIX.md", None))
     root = workspace.resolve()
+    shielded = [Path(os.path.realpath(p)) for p in protected]
+    if home is not None:
+        shielded.append(Path(os.path.realpath(home)))
     candidates.extend((name, workspace / name, root) for name in INSTRUCTION_FILES)
     for label, path, inside in candidates:
         try:
@@ -44,8 +59,13 @@ def load_instructions(workspace: Path, home: Path | None = None) -> list[tuple[s
                 continue
             # A repository's AGENTS.md that links out (to ~/.reasonix/.env, ~/.ssh/...)
             # would put that file into every request: only the workspace's own files.
-            if inside is not None and not path.resolve().is_relative_to(inside):
-                continue
+            if inside is not None:
+                real = path.resolve()
+                if not real.is_relative_to(inside) or any(real.is_relative_to(p) for p in shielded):
+                    continue
+                # ``Read(.env)`` in deny: AGENTS.md -> .env must not pass it either.
+                if denied is not None and denied(str(path)):
+                    continue
             with path.open("rb") as fh:  # at most the cap, however large the file
                 data = fh.read(MAX_INSTRUCTION_BYTES)
         except OSError:
@@ -56,11 +76,17 @@ def load_instructions(workspace: Path, home: Path | None = None) -> list[tuple[s
     return found
 
 
-def build_system_prompt(workspace: Path, home: Path | None = None, extra: str = "") -> str:
+def build_system_prompt(
+    workspace: Path,
+    home: Path | None = None,
+    extra: str = "",
+    protected: Iterable[Path | str] = (),
+    denied: Callable[[str], bool] | None = None,
+) -> str:
     parts = [BASE_PROMPT.rstrip()]
     if extra.strip():
         parts.append(extra.strip())
-    for label, text in load_instructions(workspace, home):
+    for label, text in load_instructions(workspace, home, protected, denied):
         parts.append(f"# Standing instructions from {label}\n\n{text}")
     return "\n\n".join(parts) + "\n"
 

@@ -31,7 +31,8 @@ def workspace_key(workspace: Path) -> str:
     """A readable, collision-safe folder name for a workspace path."""
     text = str(workspace.resolve())
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-48:] or "root"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    # A folder name that is not UTF-8 decodes to surrogates: hash its real bytes.
+    digest = hashlib.sha256(os.fsencode(text)).hexdigest()[:8]
     return f"{slug}-{digest}"
 
 

@@ -11,8 +11,10 @@ reported as a :class:`LoadProblem` and skipped; loading never raises.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -89,16 +91,25 @@ def load_custom_commands(
     if project_root is not None:
         sources.append((project_root / ".reasonix" / "commands", "project"))
     for directory, scope in sources:
-        for command in _load_dir(directory, scope, problems):
+        # A project's command is the repository's file: a link out of the project
+        # (``review.md -> ~/.reasonix/.env``) would send that file as the prompt.
+        inside = project_root if scope == "project" else None
+        for command in _load_dir(directory, scope, problems, inside):
             by_name[command.name] = command
     return sorted(by_name.values(), key=lambda c: c.name), problems
 
 
 def _load_dir(
-    directory: Path, scope: Literal["project", "user"], problems: list[LoadProblem]
+    directory: Path,
+    scope: Literal["project", "user"],
+    problems: list[LoadProblem],
+    inside: Path | None = None,
 ) -> list[CustomCommand]:
     try:
         if not directory.is_dir():
+            return []
+        if inside is not None and not _within(directory, inside):
+            problems.append(LoadProblem(path=directory, message="links out of the project"))
             return []
         files = sorted(directory.rglob("*.md"))
     except OSError as exc:
@@ -106,11 +117,19 @@ def _load_dir(
         return []
     commands = []
     for path in files:
+        if inside is not None and not _within(path, inside):
+            problems.append(LoadProblem(path=path, message="links out of the project"))
+            continue
         try:
             commands.append(_load_file(directory, path, scope))
         except _BadCommand as exc:
             problems.append(LoadProblem(path=path, message=str(exc)))
     return commands
+
+
+def _within(path: Path, root: Path) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 class _BadCommand(Exception):
@@ -121,10 +140,7 @@ def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> Cus
     segments = path.relative_to(root).with_suffix("").parts
     if not segments or not all(_NAME_SEGMENT.match(s) for s in segments):
         raise _BadCommand("invalid command name (use letters, digits, '-', '_', '.')")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise _BadCommand(f"cannot read: {exc.strerror}") from exc
+    raw = _read_regular(path)
     if len(raw) > _MAX_BYTES:
         raise _BadCommand(f"larger than {_MAX_BYTES // 1024} KiB")
     try:
@@ -142,6 +158,24 @@ def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> Cus
         source=path,
         scope=scope,
     )
+
+
+def _read_regular(path: Path) -> bytes:
+    """At most one byte over the cap of a regular file. A FIFO planted under a
+    command name would block the reader (and the TUI's start) forever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _BadCommand(f"cannot read: {exc.strerror}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _BadCommand("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(_MAX_BYTES + 1)
+    except OSError as exc:
+        raise _BadCommand(f"cannot read: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
 
 
 def _split_front_matter(text: str) -> tuple[dict[str, str], str]:

@@ -5,14 +5,25 @@ A reference is expanded only when the path exists, so e-mail addresses and
 (binaries are noted, never dumped) and a directory a depth-first listing that
 skips noise directories. Everything here is blocking file I/O: callers on an
 event loop run :func:`expand_mentions` in a thread.
+
+A reference is user input spliced into the model's turn without any tool or
+permission check, and the text may come from a project's custom command, so
+two kinds of path are never attached: anything inside a protected path (the
+Reasonix home, credential folders: the caller's ``forbid_read`` list) and a
+workspace-relative name whose symlinks lead out of the workspace.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from reasonix_core.home import reasonix_home
 
 SKIP_DIRS = frozenset(
     {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
@@ -66,21 +77,47 @@ def _resolve(token: str, workspace: Path) -> tuple[str, Path] | None:
     return None
 
 
+def _refusal(label: str, path: Path, workspace: Path, protected: Sequence[str]) -> str | None:
+    """Why ``path`` (named ``label``) must not be attached, or None."""
+    real = os.path.realpath(path)
+    for root in protected:
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return f"@{label}: a protected path (keys and credentials); not attached"
+    relative = not (label.startswith("~") or Path(label).is_absolute())
+    root = os.path.realpath(workspace)
+    if relative and not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+        return f"@{label}: a link that leads out of the workspace; not attached"
+    return None
+
+
 def expand_mentions(
     text: str,
     workspace: Path,
     *,
     file_cap: int = FILE_CAP_BYTES,
     listing_cap: int = LISTING_CAP,
+    protected: Sequence[Path | str] = (),
+    denied: Callable[[str], bool] | None = None,
 ) -> MentionExpansion:
+    """Attach each existing ``@path``; ``protected``: the run's ``forbid_read``
+    paths (the Reasonix home is always among them); ``denied``: the run's
+    ``Read`` deny rules (``Policy.read_denied`` for read_file), so a project
+    command's ``@.env`` or a planted link to it does not pass ``Read(.env)``."""
     blocks: list[str] = []
     notices: list[str] = []
     paths: list[str] = []
+    shielded = [os.path.realpath(p) for p in (reasonix_home(), *protected)]
     for token in dict.fromkeys(find_mentions(text)):
         resolved = _resolve(token, workspace)
         if resolved is None:
             continue
         label, path = resolved
+        refusal = _refusal(label, path, workspace, shielded)
+        if refusal is None and denied is not None and denied(os.fspath(path)):
+            refusal = f"@{label}: denied by your Read rules; not attached"
+        if refusal is not None:
+            notices.append(refusal)
+            continue
         try:
             if path.is_dir():
                 blocks.append(_directory_block(label, path, listing_cap))
@@ -93,9 +130,17 @@ def expand_mentions(
 
 
 def _file_block(label: str, path: Path, cap: int) -> str:
-    size = path.stat().st_size
-    with path.open("rb") as handle:
-        data = handle.read(cap + 1)
+    # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the turn.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        size = info.st_size
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(cap + 1)
+    finally:
+        os.close(fd)
     if b"\x00" in data[:8192]:
         return f'<file path="{label}" binary="true" size="{size}" />'
     truncated = len(data) > cap

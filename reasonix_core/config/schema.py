@@ -348,6 +348,9 @@ def expand_path(value: str) -> str:
     that silently stayed literal would protect nothing.
     """
 
+    if "\x00" in value:  # no path holds one; os.path would raise later, unhandled
+        raise ValueError(f"a path cannot contain a NUL character (in {value!r})")
+
     def sub(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         got = os.environ.get(name)

@@ -20,6 +20,8 @@ workspace, the session temp dir, ``[sandbox] allow_write``, ``--add-dir`` and
 ``[permissions] additional_directories``). Only an allow rule
 (``WebFetch(domain:HOST)``, ``Read(PATH)``), a session grant or preset ``yolo``
 allows them; ``auto`` still asks, and mode ``deny`` (preset ``ask``) denies them.
+``remember`` of a global fact falls back the same way: it is recalled in every
+project, so an injected instruction would outlive the repository it came from.
 
 Protected paths (``forbid_read``: the Reasonix home and the usual credential
 folders, plus the user's list) are denied to every file tool right after the
@@ -337,6 +339,12 @@ class Policy:
             text = _join(used)
             return Decision(Verdict.ALLOW, text, f"allowed by rule {text}")
 
+        if tool == "remember" and _global_fact(args):
+            # Recalled into every later session of every project: a repository's
+            # injected instructions must not persist past it without a yes.
+            return self._reach_fallback(
+                "a global memory fact is recalled in every project", '--allowed-tools "remember"'
+            )
         family = builtin_family(tool)
         if family is ToolFamily.NETWORK:  # web_fetch: egress asks unless a rule allows it
             host = urlsplit(call.url or "").hostname or "HOST"
@@ -529,6 +537,18 @@ class Policy:
                     return literal
                 scopes.append(grant.text)
         return list(dict.fromkeys(scopes))
+
+
+def _global_fact(args: Mapping[str, Any] | None) -> bool:
+    """True when a ``remember`` call may write a global fact: scope global, a type
+    whose default scope is global, or an update by id without ``scope="project"``
+    (the tool refuses a scope that does not match the fact's)."""
+    if not isinstance(args, Mapping):
+        return True
+    scope = args.get("scope")
+    if scope is not None:
+        return scope != "project"
+    return args.get("type") in ("user", "feedback") or bool(args.get("id"))
 
 
 def _names_git(path: str) -> bool:

@@ -910,6 +910,26 @@ _RM_LONG = {
 }
 
 
+# Every long option of GNU rm: getopt accepts any unambiguous prefix of one
+# (``--rec --for`` is ``--recursive --force``).
+_RM_ALL_LONG = (
+    *_RM_LONG,
+    "--one-file-system",
+    "--no-preserve-root",
+    "--preserve-root",
+    "--help",
+    "--version",
+)
+
+
+def _rm_long_letter(word: str) -> str | None:
+    """The flag letter of an ``rm`` long option, abbreviated or not."""
+    if word in _RM_LONG or "=" in word:
+        return _RM_LONG.get(word)
+    matches = [full for full in _RM_ALL_LONG if full.startswith(word)]
+    return _RM_LONG.get(matches[0]) if len(matches) == 1 else None
+
+
 def _program(word: str) -> str:
     """The program name a deny rule should see: the basename of a path."""
     return os.path.basename(word) if "/" in word else word
@@ -933,7 +953,7 @@ def _rm_forms(words: tuple[str, ...]) -> list[tuple[str, ...]]:
         elif w == "--":
             ended = True
         elif w.startswith("--"):
-            letter = _RM_LONG.get(w)
+            letter = _rm_long_letter(w)
             if letter:
                 flags.add(letter)
             else:
@@ -960,12 +980,44 @@ def _rm_forms(words: tuple[str, ...]) -> list[tuple[str, ...]]:
 _GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 
 
-def _git_form(words: tuple[str, ...]) -> tuple[str, ...]:
-    """``git`` without its global options: ``git -C x -c k=v push`` → ``git push``."""
-    k = 1
-    while k < len(words) and words[k].startswith("-"):
-        k += 2 if words[k] in _GIT_VALUE_OPTS else 1
-    return ("git", *words[k:])
+def _git_form(words: tuple[str, ...], assignments: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """``git`` without its global options: ``git -C x -c k=v push`` → ``git push``.
+
+    An alias defined on the same line (``-c alias.p=push``, or the
+    ``GIT_CONFIG_KEY_n`` / ``GIT_CONFIG_VALUE_n`` assignments) is expanded, so
+    ``git -c alias.p=push p`` is seen as ``git push``. (A ``!`` alias is a
+    shell command; it is found where ``-c`` values are scanned.)"""
+    aliases = _git_env_aliases(assignments)
+    for _ in range(8):  # aliases may name aliases; git itself refuses loops
+        k = 1
+        while k < len(words) and words[k].startswith("-"):
+            if words[k] == "-c" and k + 1 < len(words):
+                _note_alias(words[k + 1], aliases)
+            k += 2 if words[k] in _GIT_VALUE_OPTS else 1
+        rest = words[k:]
+        value = aliases.pop(rest[0].lower(), None) if rest else None
+        if value is None or value.startswith("!") or not value.split():
+            return ("git", *rest)
+        words = ("git", *value.split(), *rest[1:])
+    return ("git", *words[1:])
+
+
+def _note_alias(setting: str, aliases: dict[str, str]) -> None:
+    key, sep, value = setting.partition("=")
+    if sep and key.lower().startswith("alias.") and len(key) > len("alias."):
+        aliases[key[len("alias.") :].lower()] = value
+
+
+def _git_env_aliases(assignments: tuple[str, ...]) -> dict[str, str]:
+    """Aliases set through ``GIT_CONFIG_KEY_n=alias.x GIT_CONFIG_VALUE_n=…``."""
+    env = dict(a.partition("=")[::2] for a in assignments)
+    aliases: dict[str, str] = {}
+    for name, key in env.items():
+        if name.startswith("GIT_CONFIG_KEY_"):
+            value = env.get("GIT_CONFIG_VALUE_" + name[len("GIT_CONFIG_KEY_") :])
+            if value is not None:
+                _note_alias(f"{key}={value}", aliases)
+    return aliases
 
 
 def normal_forms(
@@ -983,7 +1035,7 @@ def normal_forms(
     if base[0] == "rm":
         forms.extend(_rm_forms(base))
     elif base[0] == "git":
-        forms.append(_git_form(base))
+        forms.append(_git_form(base, assignments))
     return tuple(dict.fromkeys(f for f in forms if f != words))
 
 

@@ -417,6 +417,11 @@ class GitGuard:
         self._lock = threading.Lock()
         self._moved: list[str] = []  # paths set aside by the running check
         self._baseline = _state(self.workspace)
+        # Git directories that were there before any sandboxed command: every
+        # later sandbox binds their risky entries read-only. One that appears
+        # later is not bound in a background job started before it existed, so
+        # it is judged again at every check, not only when it appears.
+        self._original = self._baseline.gitdirs
 
     @classmethod
     def for_workspace(cls, workspace: Path) -> GitGuard:
@@ -468,6 +473,18 @@ class GitGuard:
             if fingerprint is None or fingerprint == before or _empty_dir(Path(path)):
                 continue  # an empty hooks directory (git_binds makes one) runs nothing
             findings.append(self._move(Path(path), "it was not there before"))
+        for gitdir in sorted((now.gitdirs & self._baseline.gitdirs) - self._original):
+            if any(gitdir == m or gitdir.startswith(m + "/") for m in self._moved):
+                continue
+            if not os.path.lexists(gitdir):
+                continue
+            why = _why_harmful(Path(gitdir))
+            if why is not None:
+                findings.append(
+                    self._move(
+                        Path(gitdir), f"a git directory made in this session changed ({why})"
+                    )
+                )
         for path, fingerprint in now.linked.items():
             if fingerprint is None or self._baseline.linked.get(path) == fingerprint:
                 continue

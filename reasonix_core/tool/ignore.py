@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 
 def _translate_class(pat: str, i: int) -> tuple[str, int] | None:
@@ -41,16 +42,19 @@ def _translate_class(pat: str, i: int) -> tuple[str, int] | None:
     return "(?!/)[" + body + "]", j + 1
 
 
+_STAR = object()
+
+
 def translate_segment(seg: str) -> str:
     """Regex (no anchors) for one path segment: ``*``, ``?``, ``[...]``, ``\\x``."""
-    out: list[str] = []
+    out: list[Any] = []
     i = 0
     while i < len(seg):
         c = seg[i]
         if c == "*":
             while i < len(seg) and seg[i] == "*":
                 i += 1
-            out.append("[^/]*")
+            out.append(_STAR)
             continue
         if c == "?":
             out.append("[^/]")
@@ -68,6 +72,30 @@ def translate_segment(seg: str) -> str:
         else:
             out.append(re.escape(c))
         i += 1
+    return _join_stars(out)
+
+
+def _join_stars(parts: list[Any]) -> str:
+    """Join translated pieces; each ``*`` followed by a fixed run (and another
+    ``*``) becomes an atomic lazy group, as :mod:`fnmatch` does: a plain
+    ``[^/]*`` per star backtracks polynomially, so ``a*a*a*…b`` from a
+    repository's ``.gitignore`` or a glob argument against a long name never
+    finished."""
+    out: list[str] = []
+    i, n = 0, len(parts)
+    while i < n and parts[i] is not _STAR:
+        out.append(parts[i])
+        i += 1
+    while i < n:
+        i += 1  # the star
+        fixed: list[str] = []
+        while i < n and parts[i] is not _STAR:
+            fixed.append(parts[i])
+            i += 1
+        if i == n:  # the last star: greedy, the fixed run (if any) anchors at the end
+            out.append("[^/]*" + "".join(fixed))
+        else:
+            out.append("(?>[^/]*?" + "".join(fixed) + ")")
     return "".join(out)
 
 
@@ -83,40 +111,60 @@ def has_magic(seg: str) -> bool:
     return any(c in seg for c in "*?[")
 
 
-def _translate_path(pattern: str) -> str:
-    """Regex for a slash-separated pattern where ``**`` spans directories."""
-    parts = pattern.split("/")
-    out: list[str] = []
-    n = len(parts)
-    for idx, part in enumerate(parts):
-        last = idx == n - 1
-        if part == "**":
-            if n == 1:
-                out.append(".*")
-            elif idx == 0:
-                out.append("(?:.*/)?")  # leading **/ : any depth, including none
-            elif last:
-                out.append("/.*")  # trailing /** : everything inside
-            else:
-                out.append("/(?:.*/)?")  # inner /**/ : zero or more directories
-            continue
-        if idx > 0 and parts[idx - 1] != "**":
-            out.append("/")
-        out.append(translate_segment(part))
-    return "".join(out)
-
-
 @dataclass(frozen=True, slots=True)
 class IgnoreRule:
     pattern: str
     negated: bool
     dir_only: bool
-    regex: re.Pattern[str]
+    # Segment globs, and _ANY_DIRS / _SOME_DIRS for ``**``.
+    segments: tuple[str, ...]
 
     def matches(self, rel: str, is_dir: bool) -> bool:
         if self.dir_only and not is_dir:
             return False
-        return self.regex.match(rel) is not None
+        return _match_segments(self.segments, rel.split("/"))
+
+
+# ``**`` as zero or more directories, and a trailing ``/**`` (one or more).
+# A NUL never occurs in a pattern line's segment text.
+_ANY_DIRS = "\x00**"
+_SOME_DIRS = "\x00**+"
+
+
+def _match_segments(segments: Sequence[str], parts: Sequence[str]) -> bool:
+    """Match path ``parts`` against ``segments`` in O(segments x parts): a whole-path
+    regex with one ``(?:.*/)?`` per ``**`` backtracks polynomially, so a repository's
+    ``a/**/a/**/…/b`` line never finished on a deep path."""
+    n = len(parts)
+    reachable = {0}
+    for seg in segments:
+        if seg == _ANY_DIRS:
+            reachable = set(range(min(reachable), n + 1))
+        elif seg == _SOME_DIRS:
+            reachable = set(range(min(reachable) + 1, n + 1))
+        else:
+            rx = segment_regex(seg)
+            reachable = {p + 1 for p in reachable if p < n and rx.match(parts[p]) is not None}
+        if not reachable:
+            return False
+    return n in reachable
+
+
+def _rule_segments(body: str, anchored: bool) -> tuple[str, ...] | None:
+    """The segments of a rule body (None when a segment is malformed, as git ignores it)."""
+    parts = body.split("/")
+    out: list[str] = [] if anchored or body.startswith("**") else [_ANY_DIRS]
+    for idx, part in enumerate(parts):
+        if part == "**":
+            last = idx == len(parts) - 1
+            out.append(_SOME_DIRS if last and len(parts) > 1 else _ANY_DIRS)
+            continue
+        try:
+            re.compile(translate_segment(part))
+        except re.error:
+            return None
+        out.append(part)
+    return tuple(out)
 
 
 def parse_rule(line: str) -> IgnoreRule | None:
@@ -145,14 +193,10 @@ def parse_rule(line: str) -> IgnoreRule | None:
     body = line.lstrip("/") if line.startswith("/") else line
     if not body:
         return None
-    regex = _translate_path(body)
-    if not anchored and not body.startswith("**"):
-        regex = "(?:.*/)?" + regex
-    try:
-        compiled = re.compile(regex + r"\Z", re.DOTALL)
-    except re.error:  # git ignores malformed patterns too
+    segments = _rule_segments(body, anchored)
+    if segments is None:  # git ignores malformed patterns too
         return None
-    return IgnoreRule(pattern=line, negated=negated, dir_only=dir_only, regex=compiled)
+    return IgnoreRule(pattern=line, negated=negated, dir_only=dir_only, segments=segments)
 
 
 def parse_gitignore(text: str) -> list[IgnoreRule]:

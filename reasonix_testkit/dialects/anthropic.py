@@ -56,19 +56,20 @@ import hashlib
 import hmac
 import json
 import string
-from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
 from reasonix_testkit.script import HttpError, Reply
-from reasonix_testkit.text import content_text, dumps_compact, split_text
+from reasonix_testkit.text import content_text, dumps_compact, split_text, tagged, tools_text
 from reasonix_testkit.transport import (
+    IncomingRequest,
     RequestHandler,
     send_error_response,
     send_json_body,
     send_sse_stream,
 )
-from reasonix_testkit.wire import Wire
+from reasonix_testkit.wire import FlavouredDialect, RequestContext, Wire
 
 __all__ = ["MSG_THINKING_REQUIRED", "AnthropicDialect", "render_prompt", "sign_thinking"]
 
@@ -131,20 +132,17 @@ def _render_block(block: Any) -> str:
     if kind == "thinking":
         return "<think>" + content_text(block.get("thinking")) + "</think>"
     if kind == "tool_use":
-        return (
-            "<|tool_call|>"
-            + content_text(block.get("id"))
-            + "<|sep|>"
-            + content_text(block.get("name"))
-            + "<|sep|>"
-            + dumps_compact(block.get("input"))
+        return tagged(
+            "tool_call",
+            content_text(block.get("id")),
+            content_text(block.get("name")),
+            dumps_compact(block.get("input")),
         )
     if kind == "tool_result":
-        return (
-            "<|tool_result|>"
-            + content_text(block.get("tool_use_id"))
-            + "<|sep|>"
-            + content_text(block.get("content"))
+        return tagged(
+            "tool_result",
+            content_text(block.get("tool_use_id")),
+            content_text(block.get("content")),
         )
     return dumps_compact(block)
 
@@ -163,10 +161,7 @@ def render_prompt(body: dict[str, Any]) -> str:
     Thinking blocks render as ``<think>…</think>`` and ``tool_use`` inputs as
     compact JSON in the received key order; signatures are not part of the prompt.
     """
-    out: list[str] = []
-    tools = body.get("tools")
-    if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
+    out = [tools_text(body.get("tools"))]
     system = body.get("system")
     if system:
         out.append("<|system|>" + content_text(system))
@@ -179,16 +174,17 @@ def render_prompt(body: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- the server
 
 
-@dataclass(slots=True)
-class _Ctx:
-    body: dict[str, Any]
-    model: str
-    stream: bool
-    thinking: bool
-
-
 def _error(status: int, message: str, kind: str | None = None) -> HttpError:
     return HttpError(status, message, type=kind or STATUS_ERROR_TYPE.get(status, "api_error"))
+
+
+def _status_error(error_event: dict[str, Any]) -> HttpError:
+    """A scripted ``error_event`` on a non-streamed answer: the error status it stands for."""
+    return _error(
+        529 if error_event.get("type") == "overloaded_error" else 500,
+        str(error_event.get("message") or "error"),
+        str(error_event.get("type") or "api_error"),
+    )
 
 
 def _new_id(wire: Wire, prefix: str) -> str:
@@ -199,7 +195,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class AnthropicDialect:
+class AnthropicDialect(FlavouredDialect):
     """``POST /v1/messages`` (also under ``/anthropic``), flavour ``anthropic`` or ``deepseek``.
 
     The wire variants (§6.2, T5) are attributes a test may change between
@@ -211,6 +207,8 @@ class AnthropicDialect:
     routes = MESSAGES_PATHS
     # A stalled stream keeps alive with ping events, as Anthropic does.
     stream_keepalive = b'event: ping\ndata: {"type":"ping"}\n\n'
+    flavour_models = MappingProxyType({"anthropic": ANTHROPIC_MODELS, "deepseek": DEEPSEEK_MODELS})
+    flavour: Flavour
 
     def __init__(
         self,
@@ -221,17 +219,11 @@ class AnthropicDialect:
         signature_in_start: bool = False,
         message_deltas: int = 1,
     ) -> None:
-        if flavour not in ("anthropic", "deepseek"):
-            raise ValueError(f"unknown flavour {flavour!r}")
-        self.flavour: Flavour = flavour
+        super().__init__(flavour)
         self.pings = pings
         self.usage_style: UsageStyle = usage_style
         self.signature_in_start = signature_in_start
         self.message_deltas = max(1, message_deltas)
-
-    @property
-    def default_models(self) -> frozenset[str]:
-        return ANTHROPIC_MODELS if self.flavour == "anthropic" else DEEPSEEK_MODELS
 
     def fixture_error(self, status: int, message: str) -> HttpError:
         return _error(status, message)
@@ -243,8 +235,8 @@ class AnthropicDialect:
             return kind != "disabled"  # on by default
         return kind in ("enabled", "adaptive")
 
-    def context(self, body: dict[str, Any]) -> _Ctx:
-        return _Ctx(
+    def context(self, body: dict[str, Any]) -> RequestContext:
+        return RequestContext(
             body=body,
             model=str(body.get("model")),
             stream=body.get("stream") is True,
@@ -253,9 +245,7 @@ class AnthropicDialect:
 
     # ---------------------------------------------------------------- validation
 
-    def _auth(self, headers: dict[str, str], api_key: str | None) -> HttpError | None:
-        if api_key is None:
-            return None
+    def authenticate(self, headers: dict[str, str], api_key: str) -> HttpError | None:
         if self.flavour == "deepseek":
             key = headers.get("x-api-key")
             auth = headers.get("authorization")
@@ -276,18 +266,8 @@ class AnthropicDialect:
             return _error(400, "anthropic-version: header is required")
         return None
 
-    def validate(
-        self,
-        headers: dict[str, str],
-        parsed: Any,
-        parse_error: str | None,
-        *,
-        api_key: str | None,
-        models: set[str] | None,
-    ) -> HttpError | None:
-        rejection = self._auth(headers, api_key)
-        if rejection is not None:
-            return rejection
+    def validate(self, request: IncomingRequest, models: set[str] | None) -> HttpError | None:
+        parsed, parse_error = request.parsed, request.parse_error
         if parse_error is not None:
             return _error(400, f"There was an error parsing the body: {parse_error}")
         if not isinstance(parsed, dict):
@@ -584,7 +564,7 @@ class AnthropicDialect:
             "output_tokens": 1,
         }
 
-    def send_reply(self, h: RequestHandler, reply: Reply, ctx: _Ctx, wire: Wire) -> None:
+    def send_reply(self, h: RequestHandler, reply: Reply, ctx: RequestContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
         message_id = _new_id(wire, "msg_")
         reasoning = reply.reasoning if ctx.thinking else ""
@@ -624,19 +604,30 @@ class AnthropicDialect:
             start_usage.get("output_tokens", output_tokens) if reply.usage else output_tokens
         )
 
+        def persist_output() -> None:
+            wire.cache.persist(space, output_unit)
+
         if not ctx.stream:
-            self._send_message(
+            if reply.error_event is not None:
+                self.send_error(h, _status_error(reply.error_event), wire)
+                return
+            payload = {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": blocks,
+                "stop_reason": stop_reason,
+                "stop_sequence": None,
+                "usage": {**start_usage, "output_tokens": final_output},
+            }
+            # Unlike the Chat fixture, ``drop_after`` and ``keepalives`` apply to streams only.
+            send_json_body(
                 h,
-                wire,
-                reply,
-                message_id,
-                model,
-                blocks,
-                stop_reason,
-                {**start_usage, "output_tokens": final_output},
-                prompt,
-                output_unit,
-                space,
+                wire.stop,
+                dumps_compact(payload).encode("utf-8", "surrogatepass"),
+                delay=reply.delay,
+                before_body=persist_output,
             )
             return
 
@@ -740,50 +731,5 @@ class AnthropicDialect:
                 else None
             ),
             tail=tail,
-            before_tail=lambda: wire.cache.persist(space, output_unit),
-        )
-
-    def _send_message(
-        self,
-        h: RequestHandler,
-        wire: Wire,
-        reply: Reply,
-        message_id: str,
-        model: str,
-        blocks: list[dict[str, Any]],
-        stop_reason: str,
-        usage: dict[str, Any],
-        prompt: bytes,
-        output_unit: bytes,
-        space: tuple[str, str],
-    ) -> None:
-        """A non-streamed answer (``stream`` false or absent)."""
-        if reply.error_event is not None:
-            self.send_error(
-                h,
-                _error(
-                    529 if reply.error_event.get("type") == "overloaded_error" else 500,
-                    str(reply.error_event.get("message") or "error"),
-                    str(reply.error_event.get("type") or "api_error"),
-                ),
-                wire,
-            )
-            return
-        payload = {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": blocks,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": usage,
-        }
-        # Unlike the Chat fixture, ``drop_after`` and ``keepalives`` apply to streams only.
-        send_json_body(
-            h,
-            wire.stop,
-            dumps_compact(payload).encode("utf-8", "surrogatepass"),
-            delay=reply.delay,
-            before_body=lambda: wire.cache.persist(space, output_unit),
+            before_tail=persist_output,
         )

@@ -23,19 +23,22 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from reasonix_core.jsontext import dumps_utf8
-from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
+from reasonix_testkit.prompt_cache import count_tokens, usage_counts
 from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
-from reasonix_testkit.text import content_text, dumps_compact, split_text
+from reasonix_testkit.text import content_text, dumps_compact, split_text, tagged, tools_text
 from reasonix_testkit.transport import (
+    SSE_KEEPALIVE,
+    IncomingRequest,
     RequestHandler,
     send_error_response,
     send_json_body,
     send_sse_stream,
 )
-from reasonix_testkit.wire import Wire
+from reasonix_testkit.wire import FlavouredDialect, RequestContext, Wire
 
 __all__ = ["ChatDialect", "render_prompt", "thinking_enabled"]
 
@@ -43,6 +46,8 @@ Flavour = Literal["deepseek", "openai"]
 
 DEEPSEEK_MODELS = frozenset({"deepseek-flash", "deepseek-v4-pro"})
 OPENAI_MODELS = frozenset({"gpt-test", "deepseek-flash", "deepseek-v4-pro"})
+# The flavours of the OpenAI-family dialects (Chat and Responses) and their models.
+FLAVOUR_MODELS = MappingProxyType({"deepseek": DEEPSEEK_MODELS, "openai": OPENAI_MODELS})
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra")
 MAX_OUTPUT_TOKENS = 393216
 DEEPSEEK_FINGERPRINT = "fp_8b330d02d0_prod0820_fp8_kvcache_20260402"
@@ -108,12 +113,12 @@ def _render_message(message: Any, with_reasoning: bool) -> str:
             fn = call.get("function")
             fn = fn if isinstance(fn, dict) else {}
             out.append(
-                "<|tool_call|>"
-                + content_text(call.get("id"))
-                + "<|sep|>"
-                + content_text(fn.get("name"))
-                + "<|sep|>"
-                + content_text(fn.get("arguments"))
+                tagged(
+                    "tool_call",
+                    content_text(call.get("id")),
+                    content_text(fn.get("name")),
+                    content_text(fn.get("arguments")),
+                )
             )
     return "".join(out)
 
@@ -131,9 +136,7 @@ def render_prompt(body: dict[str, Any], *, thinking: bool | None = None) -> str:
         thinking = thinking_enabled(body)
     tools = body.get("tools")
     with_reasoning = bool(tools) and thinking
-    out: list[str] = []
-    if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
+    out = [tools_text(tools)]
     messages = body.get("messages")
     if isinstance(messages, list):
         out.extend(_render_message(m, with_reasoning) for m in messages)
@@ -160,14 +163,10 @@ def serde_desc(value: Any) -> str:
 
 
 @dataclass(slots=True)
-class ChatContext:
+class ChatContext(RequestContext):
     """Everything derived from a validated request (Chat and Responses)."""
 
-    body: dict[str, Any]
-    model: str
-    stream: bool
     include_usage: bool
-    thinking: bool
     has_tools: bool
 
 
@@ -185,10 +184,8 @@ def presented_key(headers: dict[str, str]) -> str | None:
     return token.strip()
 
 
-def bearer_auth(flavour: str, api_key: str | None, headers: dict[str, str]) -> HttpError | None:
+def bearer_auth(flavour: str, api_key: str, headers: dict[str, str]) -> HttpError | None:
     """The Bearer key check, worded as the flavour words its 401 (Chat and Responses)."""
-    if api_key is None:
-        return None
     key = presented_key(headers)
     if key == api_key:
         return None
@@ -236,20 +233,16 @@ def tool_call_ids(flavour: str, calls: list[ToolCallSpec], wire: Wire) -> list[s
 # --------------------------------------------------------------------------- the dialect
 
 
-class ChatDialect:
+class ChatDialect(FlavouredDialect):
     """``POST /chat/completions`` (also under ``/v1``), flavour ``deepseek`` or ``openai``."""
 
     routes = CHAT_PATHS
-    stream_keepalive = b": keep-alive\n\n"
+    stream_keepalive = SSE_KEEPALIVE
+    flavour_models = FLAVOUR_MODELS
+    flavour: Flavour
 
     def __init__(self, flavour: Flavour = "deepseek") -> None:
-        if flavour not in ("deepseek", "openai"):
-            raise ValueError(f"unknown flavour {flavour!r}")
-        self.flavour: Flavour = flavour
-
-    @property
-    def default_models(self) -> frozenset[str]:
-        return DEEPSEEK_MODELS if self.flavour == "deepseek" else OPENAI_MODELS
+        super().__init__(flavour)
 
     def fixture_error(self, status: int, message: str) -> HttpError:
         return openai_fixture_error(status, message)
@@ -282,21 +275,13 @@ class ChatDialect:
             return None
         return deepseek_context_error(limit, prompt, completion)
 
-    def validate(
-        self,
-        headers: dict[str, str],
-        parsed: Any,
-        parse_error: str | None,
-        *,
-        api_key: str | None,
-        models: set[str] | None,
-    ) -> HttpError | None:
-        rejection = bearer_auth(self.flavour, api_key, headers)
-        if rejection is not None:
-            return rejection
+    def authenticate(self, headers: dict[str, str], api_key: str) -> HttpError | None:
+        return bearer_auth(self.flavour, api_key, headers)
+
+    def validate(self, request: IncomingRequest, models: set[str] | None) -> HttpError | None:
         if self.flavour == "deepseek":
-            return self._validate_deepseek(parsed, parse_error, models)
-        return self._validate_openai(parsed, parse_error, models)
+            return self._validate_deepseek(request.parsed, request.parse_error, models)
+        return self._validate_openai(request.parsed, request.parse_error, models)
 
     def _validate_deepseek(
         self, parsed: Any, parse_error: str | None, models: set[str] | None
@@ -443,9 +428,7 @@ class ChatDialect:
     def _usage(
         self, ctx: ChatContext, prompt_bytes: int, hit_bytes: int, reasoning: str, output: str
     ) -> dict[str, Any]:
-        prompt = bytes_to_tokens(prompt_bytes)
-        hit = bytes_to_tokens(hit_bytes)
-        completion = max(1, count_tokens(output))
+        prompt, hit, completion = usage_counts(prompt_bytes, hit_bytes, output)
         reasoning_tokens = count_tokens(reasoning)
         usage: dict[str, Any] = {
             "prompt_tokens": prompt,
@@ -507,15 +490,24 @@ class ChatDialect:
 
         chunk_id, created = self._new_ids(wire)
         model = reply.model if reply.model is not None else ctx.model
+
+        def envelope(kind: str) -> dict[str, Any]:
+            """The fields a completion and each of its chunks start with, in wire order."""
+            return {
+                "id": chunk_id,
+                "object": kind,
+                "created": created,
+                "model": model,
+                "system_fingerprint": DEEPSEEK_FINGERPRINT if deepseek else None,
+            }
+
         if not ctx.stream:
             self._send_completion(
                 h,
                 wire,
                 reply,
                 ctx,
-                chunk_id,
-                created,
-                model,
+                envelope("chat.completion"),
                 reasoning,
                 call_ids,
                 finish_reason,
@@ -534,14 +526,7 @@ class ChatDialect:
                 choice["delta"] = delta
             choice["logprobs"] = None
             choice["finish_reason"] = finish
-            out: dict[str, Any] = {
-                "id": chunk_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "system_fingerprint": DEEPSEEK_FINGERPRINT if deepseek else None,
-                "choices": [choice],
-            }
+            out = {**envelope("chat.completion.chunk"), "choices": [choice]}
             if chunk_usage is not missing:
                 out["usage"] = chunk_usage
             elif ctx.include_usage:
@@ -609,8 +594,7 @@ class ChatDialect:
             h,
             wire.stop,
             reply,
-            content_type="text/event-stream",
-            preamble=[b": keep-alive\n\n"] * max(0, reply.keepalives),
+            keepalive_comments=reply.keepalives,
             events=[_data_event(event) for event in events],
             error_event=(
                 _data_event({"error": reply.error_event}) if reply.error_event is not None else None
@@ -626,9 +610,7 @@ class ChatDialect:
         wire: Wire,
         reply: Reply,
         ctx: ChatContext,
-        completion_id: str,
-        created: int,
-        model: str,
+        envelope: dict[str, Any],
         reasoning: str,
         call_ids: list[str],
         finish_reason: str,
@@ -655,11 +637,7 @@ class ChatDialect:
                 for i, (cid, spec) in enumerate(zip(call_ids, reply.tool_calls, strict=True))
             ]
         payload: dict[str, Any] = {
-            "id": completion_id,
-            "object": "chat.completion",
-            "created": created,
-            "model": model,
-            "system_fingerprint": DEEPSEEK_FINGERPRINT if deepseek else None,
+            **envelope,
             "choices": [
                 {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
             ],

@@ -51,12 +51,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from reasonix_testkit.dialects.chat import (
-    DEEPSEEK_MODELS,
+    FLAVOUR_MODELS,
     MAX_OUTPUT_TOKENS,
     MSG_DESERIALIZE,
     MSG_OPENAI_BAD_JSON,
     MSG_REASONING_REQUIRED,
-    OPENAI_MODELS,
     REASONING_EFFORTS,
     ChatContext,
     Flavour,
@@ -67,11 +66,17 @@ from reasonix_testkit.dialects.chat import (
     serde_desc,
     tool_call_ids,
 )
-from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
+from reasonix_testkit.prompt_cache import count_tokens, usage_counts
 from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
-from reasonix_testkit.text import dumps_compact, split_text
-from reasonix_testkit.transport import RequestHandler, send_json_body, send_sse_stream
-from reasonix_testkit.wire import IdSource, Wire
+from reasonix_testkit.text import dumps_compact, split_text, tagged, tools_text
+from reasonix_testkit.transport import (
+    SSE_KEEPALIVE,
+    IncomingRequest,
+    RequestHandler,
+    send_json_body,
+    send_sse_stream,
+)
+from reasonix_testkit.wire import FlavouredDialect, IdSource, Wire
 
 __all__ = ["RESPONSES_PATHS", "ResponsesDialect", "render_responses_prompt"]
 
@@ -124,21 +129,14 @@ def _render_item(item: Any, with_reasoning: bool) -> str:
             return ""
         return "<think>" + _parts_text(item.get("content"), ("reasoning_text",)) + "</think>"
     if kind == "function_call":
-        return (
-            "<|tool_call|>"
-            + _parts_text(item.get("call_id"))
-            + "<|sep|>"
-            + _parts_text(item.get("name"))
-            + "<|sep|>"
-            + _parts_text(item.get("arguments"))
+        return tagged(
+            "tool_call",
+            _parts_text(item.get("call_id")),
+            _parts_text(item.get("name")),
+            _parts_text(item.get("arguments")),
         )
     if kind == "function_call_output":
-        return (
-            "<|tool|>"
-            + _parts_text(item.get("call_id"))
-            + "<|sep|>"
-            + _parts_text(item.get("output"))
-        )
+        return tagged("tool", _parts_text(item.get("call_id")), _parts_text(item.get("output")))
     return "<|item|>" + dumps_compact(item)
 
 
@@ -155,9 +153,7 @@ def render_responses_prompt(body: dict[str, Any], *, thinking: bool | None = Non
         thinking = effort_of(body) != "none"
     tools = body.get("tools")
     with_reasoning = bool(tools) and thinking
-    out: list[str] = []
-    if isinstance(tools, list) and tools:
-        out.append("<|tools|>" + "\n".join(dumps_compact(tool) for tool in tools) + "<|/tools|>")
+    out = [tools_text(tools)]
     instructions = body.get("instructions")
     if instructions:
         out.append("<|system|>" + _parts_text(instructions))
@@ -298,7 +294,7 @@ def _terminal(reply: Reply) -> tuple[str, str]:
 # --------------------------------------------------------------------------- the server
 
 
-class ResponsesDialect:
+class ResponsesDialect(FlavouredDialect):
     """``POST /responses`` (also under ``/v1``), flavour ``deepseek`` or ``openai``.
 
     ``done_marker=True`` appends a (non-standard) ``data: [DONE]`` after the
@@ -306,17 +302,13 @@ class ResponsesDialect:
     """
 
     routes = RESPONSES_PATHS
-    stream_keepalive = b": keep-alive\n\n"
+    stream_keepalive = SSE_KEEPALIVE
+    flavour_models = FLAVOUR_MODELS
+    flavour: Flavour
 
     def __init__(self, flavour: Flavour = "deepseek", *, done_marker: bool = False) -> None:
-        if flavour not in ("deepseek", "openai"):
-            raise ValueError(f"unknown flavour {flavour!r}")
-        self.flavour: Flavour = flavour
+        super().__init__(flavour)
         self.done_marker = done_marker
-
-    @property
-    def default_models(self) -> frozenset[str]:
-        return DEEPSEEK_MODELS if self.flavour == "deepseek" else OPENAI_MODELS
 
     def fixture_error(self, status: int, message: str) -> HttpError:
         return openai_fixture_error(status, message)
@@ -353,19 +345,12 @@ class ResponsesDialect:
 
     # ---------------------------------------------------------------- validation
 
-    def validate(
-        self,
-        headers: dict[str, str],
-        parsed: Any,
-        parse_error: str | None,
-        *,
-        api_key: str | None,
-        models: set[str] | None,
-    ) -> HttpError | None:
+    def authenticate(self, headers: dict[str, str], api_key: str) -> HttpError | None:
+        return bearer_auth(self.flavour, api_key, headers)
+
+    def validate(self, request: IncomingRequest, models: set[str] | None) -> HttpError | None:
         deepseek = self.flavour == "deepseek"
-        rejection = bearer_auth(self.flavour, api_key, headers)
-        if rejection is not None:
-            return rejection
+        parsed, parse_error = request.parsed, request.parse_error
 
         def bad(detail: str) -> HttpError:
             # DeepSeek: serde's 422; OpenAI: 400 invalid_request_error.
@@ -473,12 +458,9 @@ class ResponsesDialect:
 
     # ---------------------------------------------------------------- the answer
 
-    def _usage(
-        self, ctx: ChatContext, prompt_bytes: int, hit_bytes: int, reasoning: str, output: str
-    ) -> dict[str, Any]:
-        prompt = bytes_to_tokens(prompt_bytes)
-        hit = bytes_to_tokens(hit_bytes)
-        completion = max(1, count_tokens(output))
+    @staticmethod
+    def _usage(prompt_bytes: int, hit_bytes: int, reasoning: str, output: str) -> dict[str, Any]:
+        prompt, hit, completion = usage_counts(prompt_bytes, hit_bytes, output)
         return {
             "input_tokens": prompt,
             "input_tokens_details": {"cached_tokens": hit},
@@ -504,7 +486,7 @@ class ResponsesDialect:
         usage = (
             reply.usage
             if reply.usage is not None
-            else self._usage(ctx, len(prompt), hit_bytes, reasoning, generated)
+            else self._usage(len(prompt), hit_bytes, reasoning, generated)
         )
 
         # ---- the output items, as they end up in the final response object
@@ -568,8 +550,27 @@ class ResponsesDialect:
             return obj
 
         final = response(outcome, output if outcome != "failed" else [], True)
+
+        def persist_output() -> None:
+            if outcome != "failed":
+                wire.cache.persist(space, output_unit)
+
         if not ctx.stream:
-            self._send_object(h, wire, reply, outcome, final, output_unit, space)
+            # The final response object as one JSON body; a failure as a 500.
+            if outcome == "failed":
+                send_openai_error(
+                    h, HttpError(500, DEFAULT_FAILURE, type="server_error", code=None)
+                )
+                return
+            send_json_body(
+                h,
+                wire.stop,
+                b"\n" * max(0, reply.keepalives)
+                + dumps_compact(final).encode("utf-8", "surrogatepass"),
+                delay=reply.delay,
+                drop_after=reply.drop_after,
+                before_body=persist_output,
+            )
             return
 
         events: list[dict[str, Any]] = [
@@ -599,16 +600,11 @@ class ResponsesDialect:
             }
             error_event = _named_event(error, len(events))
 
-        def persist_output() -> None:
-            if outcome != "failed":
-                wire.cache.persist(space, output_unit)
-
         send_sse_stream(
             h,
             wire.stop,
             reply,
-            content_type="text/event-stream",
-            preamble=[b": keep-alive\n\n"] * max(0, reply.keepalives),
+            keepalive_comments=reply.keepalives,
             events=[_named_event(event, seq) for seq, event in enumerate(events)],
             error_event=error_event,
             tail=[_named_event(terminal, len(events))],
@@ -732,27 +728,3 @@ class ResponsesDialect:
         )
         done = {**added, "arguments": spec.arguments, "status": "completed"}
         return added, events, done
-
-    def _send_object(
-        self,
-        h: RequestHandler,
-        wire: Wire,
-        reply: Reply,
-        outcome: str,
-        final: dict[str, Any],
-        output_unit: bytes,
-        space: tuple[str, str],
-    ) -> None:
-        """``stream: false``: the final response object as one JSON body."""
-        if outcome == "failed":
-            send_openai_error(h, HttpError(500, DEFAULT_FAILURE, type="server_error", code=None))
-            return
-        send_json_body(
-            h,
-            wire.stop,
-            b"\n" * max(0, reply.keepalives)
-            + dumps_compact(final).encode("utf-8", "surrogatepass"),
-            delay=reply.delay,
-            drop_after=reply.drop_after,
-            before_body=lambda: wire.cache.persist(space, output_unit),
-        )

@@ -12,6 +12,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
+from reasonix_core.permission.summary import visible
 from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.widgets.diff_view import DiffView
 
@@ -23,7 +24,7 @@ CHOICES = (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION, Approval
 def _argument_lines(arguments: dict[str, object]) -> list[str]:
     lines = []
     for key, value in arguments.items():
-        text = value if isinstance(value, str) else repr(value)
+        text = visible(value) if isinstance(value, str) else repr(value)
         first, *rest = text.splitlines() or [""]
         more = f" (+{len(rest)} lines)" if rest else ""
         room = ARG_WIDTH - len(key) - 2 - len(more)

@@ -7,6 +7,7 @@ worker; slash commands live in :class:`SessionCommands`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, ClassVar
@@ -186,7 +187,13 @@ class SessionScreen(SessionCommands, Screen[None]):
         if "@" in prompt:
             try:
                 expansion = await asyncio.to_thread(
-                    expand_mentions, prompt, self.services.workspace
+                    functools.partial(
+                        expand_mentions,
+                        # Looked up in the worker thread: it may wait for the services.
+                        denied=lambda path: self.services.mention_refused(path),
+                    ),
+                    prompt,
+                    self.services.workspace,
                 )
             except Exception as exc:
                 await self.notice(f"Could not read @ references: {exc}", "warning")

@@ -11,6 +11,7 @@ from typing import Any
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.agent.retry import RetryPolicy
+from reasonix_core.agent.session import SessionHeader
 from reasonix_core.permission.approver import Approver, FailClosedApprover
 
 
@@ -54,3 +55,16 @@ def session_records(rt: Runtime) -> list[dict[str, Any]]:
 
 def session_messages(rt: Runtime) -> list[dict[str, Any]]:
     return [r["message"] for r in session_records(rt) if r["type"] == "message"]
+
+
+def session_header(session_id: str) -> SessionHeader:
+    """A session header for store tests (every field but the id a placeholder)."""
+    return SessionHeader(
+        id=session_id,
+        workspace="/w",
+        created="t",
+        model="p/m",
+        effort="auto",
+        system_prompt="sys",
+        tools_fingerprint="abc",
+    )

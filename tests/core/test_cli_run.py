@@ -6,30 +6,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from reasonix_testkit import HttpError, Reply, ToolCallSpec, count_tokens
 from reasonix_testkit.dialects.chat import render_prompt
-from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
-
-
-def reasonix(
-    workspace: Path, *args: str, stdin: str | None = None, key: bool = True, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if key:
-        env[TEST_KEY_ENV] = TEST_KEY
-    return subprocess.run(
-        [sys.executable, "-m", "reasonix_tui.cli", *args],
-        cwd=workspace,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+from tests.conftest import TEST_KEY, TEST_KEY_ENV, reasonix, write_config
 
 
 @pytest.fixture

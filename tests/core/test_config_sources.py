@@ -3,7 +3,6 @@ place in the precedence, its errors, and what it may not set."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from reasonix_core.config import Config, load_config
 from reasonix_core.config.sources import LayeredConfig, environment_settings
 from reasonix_core.errors import ConfigError
 from reasonix_testkit import Reply, ToolCallSpec
-from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
+from tests.conftest import reasonix, write_config
 
 
 @pytest.fixture
@@ -252,18 +251,6 @@ def test_settable_names_are_single_values() -> None:
 # --- the command line ------------------------------------------------------------------
 
 
-def run_cli(workspace: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    # The conftest's home is this process's REASONIX_HOME, inherited by the child.
-    return subprocess.run(
-        [sys.executable, "-m", "reasonix_tui.cli", *args],
-        cwd=workspace,
-        env={**os.environ, TEST_KEY_ENV: TEST_KEY, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_run_honours_an_env_setting(workspace: Path, home: Path, server: object) -> None:
     write_config(home, server.base_url)  # type: ignore[attr-defined]
     (workspace / "a.txt").write_text("a\n")
@@ -271,13 +258,13 @@ def test_run_honours_an_env_setting(workspace: Path, home: Path, server: object)
         Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
         Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
     )
-    proc = run_cli(workspace, {"REASONIX_AGENT__MAX_STEPS": "1"}, "run", "loop")
+    proc = reasonix(workspace, "run", "loop", env={"REASONIX_AGENT__MAX_STEPS": "1"})
     assert proc.returncode == 1, proc.stderr
     assert len(server.requests) == 1  # type: ignore[attr-defined]
 
 
 def test_run_with_a_bad_env_value_exits_2_with_one_line(workspace: Path, home: Path) -> None:
-    proc = run_cli(workspace, {"REASONIX_AGENT__MAX_STEPS": "many"}, "run", "hi")
+    proc = reasonix(workspace, "run", "hi", env={"REASONIX_AGENT__MAX_STEPS": "many"})
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr

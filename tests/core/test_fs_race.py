@@ -33,17 +33,8 @@ import pytest
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.base import ToolResult
 from reasonix_core.tool.sandbox import SandboxPolicy
+from tests.core.tool_helpers import FILE_TOOLS
 
-FILE_TOOLS = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "multi_edit",
-    "move_file",
-    "ls",
-    "glob",
-    "grep",
-]
 RENAME_EXCHANGE = 2
 AT_FDCWD = -100
 RACE_ROUNDS = 1000
@@ -103,6 +94,20 @@ class Arena:
         result = await self.tools[name].execute(args, self.ctx)
         assert isinstance(result, ToolResult)
         return result
+
+    def hidden_and_plain(self, hidden: dict[str, str], plain: dict[str, str]) -> tuple[Path, Path]:
+        """``outside/secrets`` (forbid_read from now on) and ``ws/sub``, each holding
+        its ``{name: text}`` files; returns both folders."""
+        secrets_dir = self.outside / "secrets"
+        sub = self.ws / "sub"
+        for folder, files in ((secrets_dir, hidden), (sub, plain)):
+            folder.mkdir()
+            for name, text in files.items():
+                (folder / name).write_text(text)
+        self.ctx.sandbox = SandboxPolicy(
+            workspace=self.ws, temp_dir=self.tmp, forbid_read=(secrets_dir,)
+        )
+        return secrets_dir, sub
 
     def outside_snapshot(self) -> dict[str, bytes]:
         """Every entry outside: files with their bytes, directories and links marked."""
@@ -210,21 +215,13 @@ async def test_swapped_directory_never_redirects_write_or_edit(arena: Arena) -> 
 async def test_swap_never_reveals_forbid_read(arena: Arena, swapped: str) -> None:
     """Hole 1 for reads: `sub` flips between a directory and a link to a hidden
     folder, or the file `sub/x` itself flips with a link to a hidden file."""
-    secrets_dir = arena.outside / "secrets"
-    secrets_dir.mkdir()
-    (secrets_dir / "x").write_text("TOPSECRET\n")
-    sub = arena.ws / "sub"
-    sub.mkdir()
-    (sub / "x").write_text("harmless\n")
+    secrets_dir, sub = arena.hidden_and_plain({"x": "TOPSECRET\n"}, {"x": "harmless\n"})
     if swapped == "directory":
         pair = (sub, arena.ws / "link")
         pair[1].symlink_to(secrets_dir, target_is_directory=True)
     else:
         pair = (sub / "x", sub / "link")
         pair[1].symlink_to(secrets_dir / "x")
-    arena.ctx.sandbox = SandboxPolicy(
-        workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
-    )
     reads = shown = 0
     fds_before = _open_fds()
     with Flipper(*pair) as flipper:
@@ -245,16 +242,8 @@ async def test_swap_never_reveals_forbid_read(arena: Arena, swapped: str) -> Non
 async def test_swapped_directory_never_lets_grep_read_forbid_read(arena: Arena) -> None:
     """The same swap under grep's walk: a listed name opened after the swap must not
     be searched if what was opened is hidden."""
-    secrets_dir = arena.outside / "secrets"
-    secrets_dir.mkdir()
-    (secrets_dir / "x.txt").write_text("TOPSECRET\n")
-    sub = arena.ws / "sub"
-    sub.mkdir()
-    (sub / "x.txt").write_text("harmless\n")
+    secrets_dir, sub = arena.hidden_and_plain({"x.txt": "TOPSECRET\n"}, {"x.txt": "harmless\n"})
     (arena.ws / "link").symlink_to(secrets_dir, target_is_directory=True)
-    arena.ctx.sandbox = SandboxPolicy(
-        workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
-    )
     searches = 0
     with Flipper(sub, arena.ws / "link") as flipper:
         for _ in range(RACE_ROUNDS // 2):
@@ -268,16 +257,8 @@ async def test_swapped_directory_never_lets_grep_read_forbid_read(arena: Arena) 
 
 async def test_swapped_directory_never_lists_forbid_read_names(arena: Arena) -> None:
     """The same swap under ls and glob: the names inside a hidden folder stay hidden."""
-    secrets_dir = arena.outside / "secrets"
-    secrets_dir.mkdir()
-    (secrets_dir / "SECRETNAME.txt").write_text("k\n")
-    sub = arena.ws / "sub"
-    sub.mkdir()
-    (sub / "plain.txt").write_text("p\n")
+    secrets_dir, sub = arena.hidden_and_plain({"SECRETNAME.txt": "k\n"}, {"plain.txt": "p\n"})
     (arena.ws / "link").symlink_to(secrets_dir, target_is_directory=True)
-    arena.ctx.sandbox = SandboxPolicy(
-        workspace=arena.ws, temp_dir=arena.tmp, forbid_read=(secrets_dir,)
-    )
     listings = 0
     with Flipper(sub, arena.ws / "link") as flipper:
         for _ in range(RACE_ROUNDS // 2):

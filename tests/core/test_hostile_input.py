@@ -19,13 +19,13 @@ import anyio
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.agent.session import SessionHeader, SessionStore, open_session, read_session
+from reasonix_core.agent.session import SessionStore, open_session, read_session
 from reasonix_core.errors import SessionError, ToolArgumentError
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.tool.registry import ToolRegistry
 from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
-from tests.core.agent_helpers import run_turn, runtime
+from tests.core.agent_helpers import run_turn, runtime, session_header
 
 DEEP = 100_000
 
@@ -235,16 +235,7 @@ def test_an_exception_outside_the_tool_is_the_calls_result(
 
 
 def test_transcript_with_lone_surrogates_and_nul_round_trips(tmp_path: Path) -> None:
-    header = SessionHeader(
-        id="s1",
-        workspace="/w",
-        created="now",
-        model="m",
-        effort="auto",
-        system_prompt="sys",
-        tools_fingerprint="f",
-    )
-    store = SessionStore.create(tmp_path / "sessions", tmp_path, header)
+    store = SessionStore.create(tmp_path / "sessions", tmp_path, session_header("s1"))
     hostile = [
         Message(role="user", content="prompt \x00 \ud800"),
         Message(

@@ -10,15 +10,14 @@ from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.model_call import COMPACTION, ModelCall, Purpose, Reply
 from reasonix_core.agent.retry import RetryPolicy
-from reasonix_core.config.schema import ProviderConfig
 from reasonix_core.messages import Message
 from reasonix_core.provider.base import Request
-from reasonix_core.provider.openai import OpenAIProvider
 from reasonix_core.usage import Usage
 from reasonix_testkit import FixtureServer, HttpError
 from reasonix_testkit import Reply as Scripted
 
 from ..conftest import TEST_KEY
+from .provider_helpers import fixture_provider
 
 STEP = Purpose(source="executor")
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -27,21 +26,13 @@ WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 def _model_call(
     server: FixtureServer, events: EventSequence | None = None, attempts: int = 3
 ) -> tuple[ModelCall, list[float]]:
-    config = ProviderConfig(
-        name="fx",
-        kind="openai",
-        base_url=server.base_url,
-        models=["deepseek-flash"],
-        api_key_env="X",
-        reasoning_protocol="deepseek",
-    )
     sleeps: list[float] = []
 
     async def sleep(delay: float) -> None:
         sleeps.append(delay)
 
     call = ModelCall(
-        provider=OpenAIProvider(config, TEST_KEY),
+        provider=fixture_provider(server, TEST_KEY),
         retry=RetryPolicy(attempts=attempts, sleep=sleep),
         events=events or EventSequence(("main",)),
         price=lambda model, usage, when: (usage.prompt_tokens / 1000, "CNY"),

@@ -21,6 +21,7 @@ from reasonix_core.provider.base import (
 from reasonix_core.provider.http import parse_retry_after
 from reasonix_core.provider.openai import OpenAIProvider
 from reasonix_testkit import ChatDialect, FixtureServer, HttpError, Reply, Stall, ToolCallSpec
+from tests.core.provider_helpers import fixture_provider
 
 KEY = "sk-provider-test"
 TOOLS = (
@@ -33,15 +34,7 @@ TOOLS = (
 
 
 def provider_for(server: FixtureServer, protocol: str = "deepseek", **kw) -> OpenAIProvider:
-    cfg = ProviderConfig(
-        name="fx",
-        kind="openai",
-        base_url=server.base_url,
-        models=["deepseek-flash"],
-        api_key_env="X",
-        reasoning_protocol=protocol,
-    )
-    return OpenAIProvider(cfg, KEY, **kw)
+    return fixture_provider(server, KEY, protocol, **kw)
 
 
 def request(**kw) -> Request:

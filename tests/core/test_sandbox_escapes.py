@@ -13,19 +13,20 @@ import shutil
 import socket
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
 from reasonix_core.tool import seccomp, shell_sandbox
-from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.builtin.bash import BashTool
+from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.git_guard import QUARANTINE_SUFFIX, config_is_harmless
 from reasonix_core.tool.jobs import JobManager
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import SandboxUnavailable, build_command, prepare_command
+from tests.core.tool_helpers import run_bash, sandbox_ctx
 
 needs_bwrap = pytest.mark.skipif(
     shell_sandbox.find_system_bwrap() is None, reason="bwrap is not installed"
@@ -46,32 +47,6 @@ GIT_ENV = {
 def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in GIT_ENV.items():
         monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    workspace = tmp_path / "ws"
-    temp_dir = tmp_path / "session-tmp"
-    workspace.mkdir()
-    temp_dir.mkdir()
-    return workspace, temp_dir
-
-
-@pytest.fixture
-def fresh_probe() -> Iterator[None]:
-    shell_sandbox._probe.cache_clear()
-    yield
-    shell_sandbox._probe.cache_clear()
-
-
-def _ctx(ws: Path, tmp: Path, **policy: object) -> ToolContext:
-    ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30)
-    ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
-    return ctx
-
-
-async def _bash(ctx: ToolContext, command: str) -> ToolResult:
-    return await BashTool().execute({"command": command}, ctx)
 
 
 def _host_git(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -118,7 +93,7 @@ async def test_planted_bwrap_first_on_path_is_never_run(
 
     outside = _outside_dir("bwrap")
     try:
-        result = await _bash(_ctx(ws, tmp), f"echo escaped > {outside}/f; echo ran")
+        result = await run_bash(sandbox_ctx(ws, tmp), f"echo escaped > {outside}/f; echo ran")
         assert not marker.exists(), "the planted bwrap ran"
         assert not (outside / "f").exists(), "the command ran unconfined"
         assert "Read-only file system" in result.text
@@ -155,16 +130,53 @@ def test_bwrap_inside_a_write_root_is_refused(
 # -- hole 5a: git metadata that host git would execute ------------------------
 
 
-def _init_repo(ws: Path) -> None:
+def _init_repo(ws: Path) -> Path:
+    """``ws`` (made if missing) as a git repository with one commit."""
+    ws.mkdir(exist_ok=True)
     assert _host_git(ws, "init", "-q", "-b", "main").returncode == 0
     (ws / "README").write_text("hello\n")
     assert _host_git(ws, "add", "README").returncode == 0
     assert _host_git(ws, "commit", "-q", "-m", "init").returncode == 0
+    return ws
 
 
 def _evil(marker: Path) -> str:
     """A command line that, if host git ever runs it, leaves ``marker``."""
     return f"echo ran >> {marker}; false"
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Path:
+    """What :func:`_evil` leaves behind: host git must never create it."""
+    return tmp_path / "host-git-ran-it"
+
+
+async def _plant(ctx: ToolContext, attack: str, marker: Path) -> None:
+    """Run ``attack`` in the sandbox: ``{evil}`` is :func:`_evil`, ``{hook}`` a hook running it."""
+    evil = _evil(marker)
+    await run_bash(ctx, attack.format(evil=evil, hook=f"#!/bin/sh\\n{evil}\\n"))
+
+
+@asynccontextmanager
+async def _sandbox_with_jobs(ws: Path, tmp: Path) -> AsyncIterator[tuple[ToolContext, JobManager]]:
+    """A sandboxed tool context whose background jobs live as long as the block."""
+    ctx = sandbox_ctx(ws, tmp)
+    async with JobManager() as jobs:
+        ctx.jobs = jobs
+        yield ctx, jobs
+
+
+async def _start_job(ctx: ToolContext, command: str) -> str:
+    """Start ``command`` as a background bash job; its id."""
+    started = await run_bash(ctx, command, run_in_background=True)
+    return str(started.meta["job_id"])
+
+
+async def _wait_for(path: Path) -> None:
+    """Until a command running in the sandbox has created ``path``."""
+    with anyio.fail_after(20):
+        while not path.exists():  # noqa: ASYNC110 - a file, not an event
+            await anyio.sleep(0.02)
 
 
 # Each plants something host git would execute; run inside the sandbox. {evil}
@@ -226,15 +238,11 @@ GIT_ATTACKS: dict[str, str] = {
 @needs_git
 @pytest.mark.parametrize("attack", list(GIT_ATTACKS), ids=list(GIT_ATTACKS))
 async def test_sandbox_cannot_plant_what_host_git_runs(
-    attack: str, dirs: tuple[Path, Path], tmp_path: Path
+    attack: str, dirs: tuple[Path, Path], marker: Path
 ) -> None:
     ws, tmp = dirs
     _init_repo(ws)
-    marker = tmp_path / "host-git-ran-it"
-    evil = _evil(marker)
-    hook = f"#!/bin/sh\\n{evil}\\n"
-    command = GIT_ATTACKS[attack].format(evil=evil, hook=hook)
-    await _bash(_ctx(ws, tmp), command)
+    await _plant(sandbox_ctx(ws, tmp), GIT_ATTACKS[attack], marker)
 
     # The user's next git commands, on the host.
     (ws / "README").write_text("changed\n")
@@ -249,15 +257,12 @@ async def test_sandbox_cannot_plant_what_host_git_runs(
 
 @needs_git
 async def test_repository_in_an_allow_write_root_is_protected_too(
-    dirs: tuple[Path, Path], tmp_path: Path
+    dirs: tuple[Path, Path], tmp_path: Path, marker: Path
 ) -> None:
     ws, tmp = dirs
-    extra = tmp_path / "other-project"
-    extra.mkdir()
-    _init_repo(extra)
-    marker = tmp_path / "host-git-ran-it"
-    ctx = _ctx(ws, tmp, allow_write=(extra,))
-    await _bash(
+    extra = _init_repo(tmp_path / "other-project")
+    ctx = sandbox_ctx(ws, tmp, allow_write=(extra,))
+    await run_bash(
         ctx,
         f"cd {extra} && git config core.fsmonitor '{_evil(marker)}'; "
         f"printf '#!/bin/sh\\n{_evil(marker)}\\n' > .git/hooks/pre-commit; "
@@ -268,7 +273,7 @@ async def test_repository_in_an_allow_write_root_is_protected_too(
     _host_git(extra, "status")
     _host_git(extra, "commit", "-q", "-am", "x")
     assert not marker.exists()
-    await _bash(ctx, f"mv {extra}/.git {extra}/.git-old")
+    await run_bash(ctx, f"mv {extra}/.git {extra}/.git-old")
     assert (extra / ".git").is_dir()
 
 
@@ -276,14 +281,14 @@ async def test_repository_in_an_allow_write_root_is_protected_too(
 async def test_ordinary_git_work_inside_the_sandbox(dirs: tuple[Path, Path]) -> None:
     ws, tmp = dirs
     _init_repo(ws)
-    ctx = _ctx(ws, tmp)
+    ctx = sandbox_ctx(ws, tmp)
     script = (
         "set -e; git status --short; echo more >> README; git add README; "
         "git commit -q -m 'from the sandbox'; git branch feature; git checkout -q feature; "
         "echo f > f.txt; git add f.txt; git commit -q -m 'on feature'; git checkout -q main; "
         "git checkout -q -b other; git log --oneline | wc -l; git stash list; echo ok"
     )
-    result = await _bash(ctx, script)
+    result = await run_bash(ctx, script)
     assert not result.is_error, result.text
     assert "ok" in result.text
     log = _host_git(ws, "log", "--oneline", "--all").stdout
@@ -292,18 +297,17 @@ async def test_ordinary_git_work_inside_the_sandbox(dirs: tuple[Path, Path]) -> 
     assert _host_git(ws, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "other"
     assert "git_quarantined" not in result.meta
     # A linked worktree inside the workspace is ordinary git work too.
-    added = await _bash(ctx, "git worktree add -q wt -b wt-branch && git -C wt status --short")
+    added = await run_bash(ctx, "git worktree add -q wt -b wt-branch && git -C wt status --short")
     assert not added.is_error, added.text
     assert "wt" in _host_git(ws, "worktree", "list").stdout
 
 
 @needs_git
-async def test_new_repo_in_a_workspace_without_git(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+async def test_new_repo_in_a_workspace_without_git(dirs: tuple[Path, Path], marker: Path) -> None:
     ws, tmp = dirs
-    ctx = _ctx(ws, tmp)
-    marker = tmp_path / "host-git-ran-it"
+    ctx = sandbox_ctx(ws, tmp)
     # A plain `git init` + commit is kept: the agent may be asked to start a repo.
-    plain = await _bash(
+    plain = await run_bash(
         ctx, "git init -q -b main && echo x > a && git add a && git commit -q -m first"
     )
     assert not plain.is_error, plain.text
@@ -311,7 +315,7 @@ async def test_new_repo_in_a_workspace_without_git(dirs: tuple[Path, Path], tmp_
     assert "first" in _host_git(ws, "log", "--oneline").stdout
 
     # ...and now it is protected like any other repository.
-    await _bash(ctx, f"git config core.fsmonitor '{_evil(marker)}'")
+    await run_bash(ctx, f"git config core.fsmonitor '{_evil(marker)}'")
     _host_git(ws, "status")
     assert not marker.exists()
 
@@ -331,12 +335,11 @@ async def test_new_repo_in_a_workspace_without_git(dirs: tuple[Path, Path], tmp_
     ids=["fsmonitor", "hook", "include", "gitfile"],
 )
 async def test_planted_repo_in_a_workspace_without_git_is_set_aside(
-    plant: str, dirs: tuple[Path, Path], tmp_path: Path
+    plant: str, dirs: tuple[Path, Path], marker: Path
 ) -> None:
     ws, tmp = dirs
-    marker = tmp_path / "host-git-ran-it"
     evil = _evil(marker)
-    result = await _bash(_ctx(ws, tmp), plant.format(evil=evil))
+    result = await run_bash(sandbox_ctx(ws, tmp), plant.format(evil=evil))
     assert result.is_error
     assert "set aside" in result.text
     assert result.meta["git_quarantined"]
@@ -351,18 +354,15 @@ async def test_planted_repo_in_a_workspace_without_git_is_set_aside(
 
 @needs_git
 async def test_gitfile_workspace_cannot_be_repointed(
-    dirs: tuple[Path, Path], tmp_path: Path
+    dirs: tuple[Path, Path], tmp_path: Path, marker: Path
 ) -> None:
     ws, tmp = dirs
-    main_repo = tmp_path / "main-repo"
-    main_repo.mkdir()
-    _init_repo(main_repo)
+    main_repo = _init_repo(tmp_path / "main-repo")
     shutil.rmtree(ws)
     assert _host_git(main_repo, "worktree", "add", "-q", str(ws), "-b", "wt").returncode == 0
-    marker = tmp_path / "host-git-ran-it"
     evil = _evil(marker)
-    await _bash(
-        _ctx(ws, tmp),
+    await run_bash(
+        sandbox_ctx(ws, tmp),
         f"mkdir -p evil && git -C evil init -q && git -C evil config core.fsmonitor '{evil}'; "
         'echo "gitdir: $PWD/evil/.git" > .git; mv .git .git-old; '
         'echo "gitdir: $PWD/evil/.git" > .git',
@@ -395,20 +395,17 @@ SUBMODULE_ATTACKS: dict[str, str] = {
 @needs_git
 @pytest.mark.parametrize("attack", list(SUBMODULE_ATTACKS), ids=list(SUBMODULE_ATTACKS))
 async def test_sandbox_cannot_plant_in_a_submodule(
-    attack: str, dirs: tuple[Path, Path], tmp_path: Path
+    attack: str, dirs: tuple[Path, Path], tmp_path: Path, marker: Path
 ) -> None:
     ws, tmp = dirs
-    lib = tmp_path / "lib-upstream"
-    lib.mkdir()
-    _init_repo(lib)
+    lib = _init_repo(tmp_path / "lib-upstream")
     _init_repo(ws)
     added = _host_git(
         ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib"
     )
     assert added.returncode == 0, added.stderr
     assert _host_git(ws, "commit", "-q", "-m", "add lib").returncode == 0
-    marker = tmp_path / "host-git-ran-it"
-    await _bash(_ctx(ws, tmp), SUBMODULE_ATTACKS[attack].format(evil=_evil(marker)))
+    await _plant(sandbox_ctx(ws, tmp), SUBMODULE_ATTACKS[attack], marker)
     # Host git status recurses into the populated submodule and runs its settings.
     (ws / "lib" / "README").write_text("changed\n")
     _host_git(ws, "status")
@@ -443,17 +440,14 @@ EMBEDDED_ATTACKS: dict[str, str] = {
 @needs_git
 @pytest.mark.parametrize("attack", list(EMBEDDED_ATTACKS), ids=list(EMBEDDED_ATTACKS))
 async def test_sandbox_cannot_plant_in_an_embedded_repository(
-    attack: str, dirs: tuple[Path, Path], tmp_path: Path
+    attack: str, dirs: tuple[Path, Path], marker: Path
 ) -> None:
     ws, tmp = dirs
     _init_repo(ws)
-    vendored = ws / "vendored"
-    vendored.mkdir()
-    _init_repo(vendored)
+    vendored = _init_repo(ws / "vendored")
     _host_git(ws, "add", "vendored")
     assert _host_git(ws, "commit", "-q", "-m", "vendor").returncode == 0
-    marker = tmp_path / "host-git-ran-it"
-    await _bash(_ctx(ws, tmp), EMBEDDED_ATTACKS[attack].format(evil=_evil(marker)))
+    await _plant(sandbox_ctx(ws, tmp), EMBEDDED_ATTACKS[attack], marker)
     (vendored / "README").write_text("changed\n")
     _host_git(ws, "status")
     assert not marker.exists(), f"host git ran what the sandbox planted ({attack})"
@@ -461,19 +455,16 @@ async def test_sandbox_cannot_plant_in_an_embedded_repository(
 
 @needs_git
 async def test_repo_planted_by_a_cancelled_command_is_set_aside(
-    dirs: tuple[Path, Path], tmp_path: Path
+    dirs: tuple[Path, Path], marker: Path
 ) -> None:
     ws, tmp = dirs
-    marker = tmp_path / "host-git-ran-it"
-    ctx = _ctx(ws, tmp)
+    ctx = sandbox_ctx(ws, tmp)
     command = (
         f"git init -q && git config core.fsmonitor '{_evil(marker)}' && touch ready && sleep 60"
     )
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_bash, ctx, command)
-        with anyio.fail_after(20):
-            while not (ws / "ready").exists():  # noqa: ASYNC110 - a file, not an event
-                await anyio.sleep(0.02)
+        tg.start_soon(run_bash, ctx, command)
+        await _wait_for(ws / "ready")
         tg.cancel_scope.cancel()  # the user interrupts the turn
     assert not (ws / ".git").exists()
     _host_git(ws, "status")
@@ -486,29 +477,22 @@ async def test_plain_embedded_repository_made_in_the_sandbox_is_kept(
 ) -> None:
     ws, tmp = dirs
     _init_repo(ws)
-    result = await _bash(
-        _ctx(ws, tmp), "git init -q sub && git -C sub commit -q --allow-empty -m s && git add sub"
+    result = await run_bash(
+        sandbox_ctx(ws, tmp),
+        "git init -q sub && git -C sub commit -q --allow-empty -m s && git add sub",
     )
     assert "git_quarantined" not in result.meta, result.text
     assert (ws / "sub" / ".git").is_dir()
 
 
 async def test_repo_planted_by_a_background_job_is_set_aside_when_it_ends(
-    dirs: tuple[Path, Path], tmp_path: Path
+    dirs: tuple[Path, Path], marker: Path
 ) -> None:
     ws, tmp = dirs
-    marker = tmp_path / "host-git-ran-it"
-    ctx = _ctx(ws, tmp)
-    async with JobManager() as jobs:
-        ctx.jobs = jobs
-        started = await BashTool().execute(
-            {
-                "command": f"git init -q && git config core.fsmonitor '{_evil(marker)}'",
-                "run_in_background": True,
-            },
-            ctx,
+    async with _sandbox_with_jobs(ws, tmp) as (ctx, jobs):
+        job_id = await _start_job(
+            ctx, f"git init -q && git config core.fsmonitor '{_evil(marker)}'"
         )
-        job_id = started.meta["job_id"]
         with anyio.fail_after(20):
             await jobs._get(job_id).finished.wait()
         assert jobs.status(job_id).exit_code == 0
@@ -519,46 +503,29 @@ async def test_repo_planted_by_a_background_job_is_set_aside_when_it_ends(
         assert not marker.exists()
 
         # A job the session kills (end of session) is checked too.
-        slow = await BashTool().execute(
-            {
-                "command": "git init -q && git config core.hooksPath /x && touch ready && sleep 60",
-                "run_in_background": True,
-            },
-            ctx,
+        slow = await _start_job(
+            ctx, "git init -q && git config core.hooksPath /x && touch ready && sleep 60"
         )
-        with anyio.fail_after(20):
-            while not (ws / "ready").exists():  # noqa: ASYNC110 - a file, not an event
-                await anyio.sleep(0.02)
-    assert jobs.status(slow.meta["job_id"]).status == "killed"
+        await _wait_for(ws / "ready")
+    assert jobs.status(slow).status == "killed"
     assert not (ws / ".git").exists()
 
 
 async def test_repo_planted_by_a_background_job_is_set_aside_at_the_next_command(
-    dirs: tuple[Path, Path], tmp_path: Path
+    dirs: tuple[Path, Path], marker: Path
 ) -> None:
     """Even without the after-exit check (a job still running), the next call sets it aside."""
     ws, tmp = dirs
-    marker = tmp_path / "host-git-ran-it"
-    ctx = _ctx(ws, tmp)
-    async with JobManager() as jobs:
-        ctx.jobs = jobs
-        started = await BashTool().execute(
-            {
-                "command": f"git init -q && git config core.fsmonitor '{_evil(marker)}' "
-                "&& touch ready && sleep 60",
-                "run_in_background": True,
-            },
-            ctx,
-        )
-        with anyio.fail_after(20):
-            while not (ws / "ready").exists():  # noqa: ASYNC110 - a file, not an event
-                await anyio.sleep(0.02)
-        result = await _bash(ctx, "echo next")
+    async with _sandbox_with_jobs(ws, tmp) as (ctx, jobs):
+        planting = f"git init -q && git config core.fsmonitor '{_evil(marker)}' && touch ready"
+        job_id = await _start_job(ctx, planting + " && sleep 60")
+        await _wait_for(ws / "ready")
+        result = await run_bash(ctx, "echo next")
         assert "set aside" in result.text
         assert not (ws / ".git").exists()
         _host_git(ws, "status")
         assert not marker.exists()
-        await jobs.kill(started.meta["job_id"])
+        await jobs.kill(job_id)
 
 
 def test_symlinked_git_dir_is_refused(
@@ -710,7 +677,9 @@ async def test_network_off_reaches_no_host_unix_socket(
     extra = "".join(
         f"; {curl} -s --max-time 2 --unix-socket '{t}' http://x/" for t in _targets(listeners)[:2]
     )
-    result = await _bash(_ctx(ws, tmp), f"python3 attack.py {targets}{extra if curl else ''}")
+    result = await run_bash(
+        sandbox_ctx(ws, tmp), f"python3 attack.py {targets}{extra if curl else ''}"
+    )
     assert "REACHED" not in result.text, result.text
     for listener in listeners:
         assert listener.received() == [], f"{listener.path!r} received data"
@@ -726,8 +695,8 @@ async def test_network_on_reaches_the_workspace_socket(
     ws, tmp = dirs
     (ws / "attack.py").write_text(ATTACK_SCRIPT)
     in_ws = [lst for lst in listeners if str(lst.path).startswith(str(ws))]
-    result = await _bash(
-        _ctx(ws, tmp, network=True), "python3 attack.py " + " ".join(_targets(in_ws))
+    result = await run_bash(
+        sandbox_ctx(ws, tmp, network=True), "python3 attack.py " + " ".join(_targets(in_ws))
     )
     assert "REACHED" in result.text, result.text
     assert any(lst.received() for lst in in_ws)
@@ -745,7 +714,7 @@ async def test_ordinary_commands_work_under_the_filter(dirs: tuple[Path, Path]) 
         "python3 -c 'import socket; s = socket.socket(socket.AF_INET); print(\"inet\")'; "
         "git --version >/dev/null; echo done"
     )
-    result = await _bash(_ctx(ws, tmp), command)
+    result = await run_bash(sandbox_ctx(ws, tmp), command)
     assert not result.is_error, result.text
     for expected in ("a.txt", "one", "3", "pair", "loop", "inet", "done"):
         assert expected in result.text
@@ -767,7 +736,9 @@ if platform.machine() == "x86_64" and sys.argv[1:] == ["x32"]:
 async def test_other_syscall_routes_to_sockets_are_closed(dirs: tuple[Path, Path]) -> None:
     ws, tmp = dirs
     (ws / "raw.py").write_text(RAW_SYSCALLS)
-    result = await _bash(_ctx(ws, tmp), "python3 raw.py; python3 raw.py x32; echo status $?")
+    result = await run_bash(
+        sandbox_ctx(ws, tmp), "python3 raw.py; python3 raw.py x32; echo status $?"
+    )
     assert "io_uring -1 1" in result.text, result.text  # EPERM from the filter
     assert "SURVIVED" not in result.text
     assert "status 159" in result.text  # 128 + SIGSYS: killed by the filter
@@ -781,13 +752,13 @@ async def test_socket_directories_are_masked_with_network_off(
     try:
         (runtime / "bus").write_text("")
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-        off = await _bash(_ctx(ws, tmp), f"ls -A /run | wc -l; ls -A {runtime} | wc -l")
+        off = await run_bash(sandbox_ctx(ws, tmp), f"ls -A /run | wc -l; ls -A {runtime} | wc -l")
         assert off.text.split()[:2] == ["0", "0"], off.text
-        on = await _bash(_ctx(ws, tmp, network=True), f"ls -A {runtime}")
+        on = await run_bash(sandbox_ctx(ws, tmp, network=True), f"ls -A {runtime}")
         assert "bus" in on.text
         # A write root inside a masked folder is bound back in.
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(ws.parent))
-        inside = await _bash(_ctx(ws, tmp), "echo kept > kept.txt && cat kept.txt")
+        inside = await run_bash(sandbox_ctx(ws, tmp), "echo kept > kept.txt && cat kept.txt")
         assert not inside.is_error, inside.text
         assert (ws / "kept.txt").read_text() == "kept\n"
     finally:
@@ -804,13 +775,13 @@ async def test_unknown_architecture_refuses_with_network_off(
     monkeypatch.setattr(seccomp, "_machine", lambda: "riscv64")
     with pytest.raises(SandboxUnavailable, match="riscv64"):
         prepare_command(SandboxPolicy(workspace=ws, temp_dir=tmp), "true")
-    result = await _bash(_ctx(ws, tmp), "touch ran")
+    result = await run_bash(sandbox_ctx(ws, tmp), "touch ran")
     assert result.is_error
     assert "riscv64" in result.text
     assert "network = true" in result.text
     assert not (ws / "ran").exists()
     # With the network on there is nothing to filter.
-    allowed = await _bash(_ctx(ws, tmp, network=True), "touch ran")
+    allowed = await run_bash(sandbox_ctx(ws, tmp, network=True), "touch ran")
     assert not allowed.is_error, allowed.text
     assert (ws / "ran").exists()
 

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from reasonix_core import events as ev
 from reasonix_testkit import Reply, ToolCallSpec
-from tests.conftest import TEST_KEY, TEST_KEY_ENV, provider_toml
+from tests.conftest import TEST_KEY, TEST_KEY_ENV, provider_toml, reasonix
 from tests.core.agent_helpers import bodies, run_turn, runtime
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
@@ -101,12 +99,27 @@ def _config(home: Path, base_url: str, *, bash: str = "enforce", extra: str = ""
     )
 
 
+def _user_permissions(home: Path, server, monkeypatch: pytest.MonkeyPatch, setting: str) -> None:  # type: ignore[no-untyped-def]
+    """The user config with bash off and ``setting`` under [permissions]; the key in the env."""
+    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+    _config(home, server.base_url, bash="off", extra=f"\n[permissions]\n{setting}\n")
+
+
 def _call(name: str, **args: object) -> ToolCallSpec:
     return ToolCallSpec(name, json.dumps(args))
 
 
 def _results(events: list[ev.Event]) -> list[ev.ToolCallFinished]:
     return [e for e in events if isinstance(e, ev.ToolCallFinished)]
+
+
+async def _fetch(workspace: Path, server, url: str, **settings: Any) -> ev.ToolCallFinished:  # type: ignore[no-untyped-def]
+    """The model calls web_fetch on ``url`` once, then answers; how that call ended."""
+    server.enqueue(Reply(tool_calls=[_call("web_fetch", url=url)]), Reply(content="done"))
+    async with runtime(workspace, **settings) as rt:
+        events = await run_turn(rt, "fetch")
+    (result,) = _results(events)
+    return result
 
 
 def _leaked(server: object, events: list[ev.Event], secret: str) -> list[str]:
@@ -173,11 +186,7 @@ async def test_web_fetch_with_the_key_is_refused_headless_and_sends_nothing(
     var_home: Path, workspace: Path, server, collector: _Listener
 ) -> None:
     _config(var_home, server.base_url, bash="off")
-    url = f"http://127.0.0.1:{collector.port}/?k={TEST_KEY}"
-    server.enqueue(Reply(tool_calls=[_call("web_fetch", url=url)]), Reply(content="done"))
-    async with runtime(workspace) as rt:
-        events = await run_turn(rt, "fetch")
-    (result,) = _results(events)
+    result = await _fetch(workspace, server, f"http://127.0.0.1:{collector.port}/?k={TEST_KEY}")
     assert result.outcome == "denied"
     assert "WebFetch(domain:127.0.0.1)" in result.result  # says how to allow it
     assert collector.paths == []
@@ -188,10 +197,7 @@ async def test_web_fetch_allowed_by_a_domain_rule_reaches_the_listener(
 ) -> None:
     _config(var_home, server.base_url, bash="off")
     url = f"http://127.0.0.1:{collector.port}/page"
-    server.enqueue(Reply(tool_calls=[_call("web_fetch", url=url)]), Reply(content="done"))
-    async with runtime(workspace, allowed_tools=["WebFetch(domain:127.0.0.1)"]) as rt:
-        events = await run_turn(rt, "fetch")
-    (result,) = _results(events)
+    result = await _fetch(workspace, server, url, allowed_tools=["WebFetch(domain:127.0.0.1)"])
     assert result.outcome == "ok", result.result
     assert collector.paths == ["/page"]
 
@@ -205,12 +211,9 @@ async def test_an_allowed_host_cannot_redirect_the_fetch_to_another_host(
     bouncer = _Listener(redirect_to=f"http://localhost:{collector.port}/?k=stolen")
     try:
         url = f"http://127.0.0.1:{bouncer.port}/go"
-        server.enqueue(Reply(tool_calls=[_call("web_fetch", url=url)]), Reply(content="done"))
-        async with runtime(workspace, allowed_tools=["WebFetch(domain:127.0.0.1)"]) as rt:
-            events = await run_turn(rt, "fetch")
+        result = await _fetch(workspace, server, url, allowed_tools=["WebFetch(domain:127.0.0.1)"])
     finally:
         bouncer.close()
-    (result,) = _results(events)
     assert bouncer.paths == ["/go"]
     assert collector.paths == []
     assert "a different host; not followed" in result.result
@@ -272,13 +275,7 @@ async def test_read_outside_is_allowed_by_add_dir_read_rule_or_yolo(
 async def test_additional_directories_from_user_config_widen_reads_not_writes(
     home: Path, server, monkeypatch: pytest.MonkeyPatch, workspace: Path, outside: Path
 ) -> None:
-    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
-    _config(
-        home,
-        server.base_url,
-        bash="off",
-        extra=f'\n[permissions]\nadditional_directories = ["{outside}"]\n',
-    )
+    _user_permissions(home, server, monkeypatch, f'additional_directories = ["{outside}"]')
     server.enqueue(
         Reply(tool_calls=[_call("read_file", path=str(outside / "notes.txt"))]),
         Reply(tool_calls=[_call("write_file", path=str(outside / "new.txt"), content="x")]),
@@ -297,13 +294,7 @@ async def test_additional_directories_from_user_config_widen_reads_not_writes(
 async def test_read_deny_rule_is_not_bypassed_by_grep_glob_or_ls(
     home: Path, server, monkeypatch: pytest.MonkeyPatch, workspace: Path
 ) -> None:
-    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
-    _config(
-        home,
-        server.base_url,
-        bash="off",
-        extra='\n[permissions]\ndeny = ["Read(.env)", "Read(private/**)"]\n',
-    )
+    _user_permissions(home, server, monkeypatch, 'deny = ["Read(.env)", "Read(private/**)"]')
     (workspace / ".env").write_text("DOTENV_SECRET=hunter2\n")
     (workspace / "private").mkdir()
     (workspace / "private" / "plan.txt").write_text("PLAN_SECRET hunter2\n")
@@ -417,34 +408,21 @@ async def test_default_secret_paths_are_forbidden_for_every_tool(
 # -- the command line ----------------------------------------------------------------
 
 
-def _cli(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env[TEST_KEY_ENV] = TEST_KEY
-    return subprocess.run(
-        [sys.executable, "-m", "reasonix_tui.cli", *args],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_run_add_dir_widens_reads_headless(configured, workspace: Path, outside: Path) -> None:
     call = _call("read_file", path=str(outside / "notes.txt"))
     configured.enqueue(Reply(tool_calls=[call]), Reply(content="done"))
-    proc = _cli(workspace, "run", "read it", "--output-format", "json")
+    proc = reasonix(workspace, "run", "read it", "--output-format", "json")
     assert proc.returncode == 0, proc.stderr
     assert "outside-content-42" not in json.dumps(bodies(configured))
     configured.enqueue(Reply(tool_calls=[call]), Reply(content="done"))
-    proc = _cli(workspace, "run", "read it", "--add-dir", str(outside))
+    proc = reasonix(workspace, "run", "read it", "--add-dir", str(outside))
     assert proc.returncode == 0, proc.stderr
     assert "outside-content-42" in json.dumps(bodies(configured)[-1])
 
 
 def test_add_dir_that_is_not_a_folder_is_a_usage_error(configured, workspace: Path) -> None:
     for args in (("run", "x", "--add-dir", "/no/such/dir"), ("--add-dir", "/no/such/dir")):
-        proc = _cli(workspace, *args)
+        proc = reasonix(workspace, *args)
         assert proc.returncode == 2
         assert proc.stderr.strip() == "reasonix: error: --add-dir /no/such/dir: not a directory"
 
@@ -453,13 +431,15 @@ def test_permissions_check_explains_outside_reads_and_fetches(
     configured, workspace: Path, outside: Path
 ) -> None:
     target = str(outside / "notes.txt")
-    proc = _cli(workspace, "permissions", "check", "read_file", target)
+    proc = reasonix(workspace, "permissions", "check", "read_file", target)
     assert "decision: ask" in proc.stdout and "outside the workspace" in proc.stdout
-    proc = _cli(workspace, "--add-dir", str(outside), "permissions", "check", "read_file", target)
+    proc = reasonix(
+        workspace, "--add-dir", str(outside), "permissions", "check", "read_file", target
+    )
     assert "decision: allow" in proc.stdout
-    proc = _cli(workspace, "permissions", "check", "read_file", "~/.ssh/id_rsa")
+    proc = reasonix(workspace, "permissions", "check", "read_file", "~/.ssh/id_rsa")
     assert "decision: deny" in proc.stdout and "protected" in proc.stdout
-    proc = _cli(workspace, "permissions", "check", "web_fetch", "https://example.com/?k=1")
+    proc = reasonix(workspace, "permissions", "check", "web_fetch", "https://example.com/?k=1")
     assert "decision: ask" in proc.stdout
     assert "session scope: WebFetch(domain:example.com)" in proc.stdout
 

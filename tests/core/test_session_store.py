@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from reasonix_core.agent.session import (
-    SessionHeader,
     SessionStore,
     list_sessions,
     new_session_id,
@@ -20,24 +19,13 @@ from reasonix_core.agent.session import (
 from reasonix_core.agent.transcript import UNKNOWN_OUTCOME, repair_messages
 from reasonix_core.errors import SessionError
 from reasonix_core.messages import Message, ToolCall
-
-
-def header(sid: str) -> SessionHeader:
-    return SessionHeader(
-        id=sid,
-        workspace="/w",
-        created="t",
-        model="p/m",
-        effort="auto",
-        system_prompt="sys",
-        tools_fingerprint="abc",
-    )
+from tests.core.agent_helpers import session_header
 
 
 def test_append_read_round_trip(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    store = SessionStore.create(tmp_path / "sessions", ws, header("s1"))
+    store = SessionStore.create(tmp_path / "sessions", ws, session_header("s1"))
     msgs = [
         Message(role="user", content="hi ✓"),
         Message(
@@ -61,11 +49,11 @@ def test_listing_is_newest_first_and_per_workspace(tmp_path: Path):
     ws.mkdir()
     other.mkdir()
     root = tmp_path / "sessions"
-    first = SessionStore.create(root, ws, header("20260101-000000-aaaaaa"))
+    first = SessionStore.create(root, ws, session_header("20260101-000000-aaaaaa"))
     first.append(Message(role="user", content="first task"))
-    second = SessionStore.create(root, ws, header("20260102-000000-bbbbbb"))
+    second = SessionStore.create(root, ws, session_header("20260102-000000-bbbbbb"))
     second.append(Message(role="user", content="second task\n<workspace-context>x"))
-    SessionStore.create(root, other, header("20260103-000000-cccccc"))
+    SessionStore.create(root, other, session_header("20260103-000000-cccccc"))
     import os
 
     os.utime(first.path, (1, 1))
@@ -81,7 +69,7 @@ def test_listing_is_newest_first_and_per_workspace(tmp_path: Path):
 def test_torn_tail_is_ignored_then_cut_before_next_append(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    store = SessionStore.create(tmp_path / "s", ws, header("s1"))
+    store = SessionStore.create(tmp_path / "s", ws, session_header("s1"))
     store.append(Message(role="user", content="kept"))
     store.close()
     with store.path.open("a") as fh:

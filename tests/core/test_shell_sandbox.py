@@ -9,7 +9,6 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -18,7 +17,6 @@ import pytest
 
 from reasonix_core.tool import shell_sandbox
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.builtin.bash import BashTool
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import (
     INSTALL_HINT,
@@ -27,17 +25,9 @@ from reasonix_core.tool.shell_sandbox import (
     bwrap_available,
     sanitized_env,
 )
+from tests.core.tool_helpers import run_bash, sandbox_ctx
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    workspace = tmp_path / "ws"
-    temp_dir = tmp_path / "session-tmp"
-    workspace.mkdir()
-    temp_dir.mkdir()
-    return workspace, temp_dir
 
 
 def _pairs(argv: list[str], flag: str) -> list[tuple[str, str]]:
@@ -127,13 +117,6 @@ def test_enforce_without_bwrap_raises_install_hint(
     assert message.startswith(INSTALL_HINT)
 
 
-@pytest.fixture
-def fresh_probe() -> Iterator[None]:
-    shell_sandbox._probe.cache_clear()
-    yield
-    shell_sandbox._probe.cache_clear()
-
-
 def test_probe_rejects_bwrap_that_cannot_build_a_sandbox(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
 ) -> None:
@@ -181,16 +164,6 @@ def test_sanitized_env_drops_provider_keys(monkeypatch: pytest.MonkeyPatch) -> N
 # -- real sandboxed runs -----------------------------------------------------
 
 
-def _ctx(ws: Path, tmp: Path, **policy: object) -> ToolContext:
-    ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=20)
-    ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
-    return ctx
-
-
-async def _bash(ctx: ToolContext, command: str, **args: object) -> ToolResult:
-    return await BashTool().execute({"command": command, **args}, ctx)
-
-
 def _live_pids(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -220,7 +193,9 @@ async def _wait_gone(marker: str, seconds: float = 5.0) -> list[int]:
 @needs_bwrap
 async def test_sandbox_write_inside_workspace_works(dirs: tuple[Path, Path]) -> None:
     ws, tmp = dirs
-    result = await _bash(_ctx(ws, tmp), 'echo inside > made.txt && echo tmp > "$TMPDIR/t.txt"')
+    result = await run_bash(
+        sandbox_ctx(ws, tmp), 'echo inside > made.txt && echo tmp > "$TMPDIR/t.txt"'
+    )
     assert result.meta["sandboxed"] is True
     assert not result.is_error, result.text
     assert (ws / "made.txt").read_text() == "inside\n"
@@ -235,8 +210,8 @@ async def test_sandbox_write_outside_workspace_fails(
     ws, tmp = dirs
     sibling = tmp_path / "outside"
     sibling.mkdir()
-    ctx = _ctx(ws, tmp)
-    result = await _bash(ctx, f"echo escaped > {sibling}/f.txt")
+    ctx = sandbox_ctx(ws, tmp)
+    result = await run_bash(ctx, f"echo escaped > {sibling}/f.txt")
     assert result.is_error
     assert not (sibling / "f.txt").exists()
 
@@ -244,7 +219,7 @@ async def test_sandbox_write_outside_workspace_fails(
     base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else str(Path.home())
     outside = Path(tempfile.mkdtemp(prefix="reasonix-sandbox-test-", dir=base))
     try:
-        result = await _bash(ctx, f"echo escaped > {outside}/f.txt")
+        result = await run_bash(ctx, f"echo escaped > {outside}/f.txt")
         assert result.is_error
         assert "Read-only file system" in result.text
         assert not (outside / "f.txt").exists()
@@ -258,10 +233,10 @@ async def test_sandbox_git_hooks_stay_read_only(dirs: tuple[Path, Path]) -> None
     ws, tmp = dirs
     (ws / ".git" / "hooks").mkdir(parents=True)
     (ws / ".git" / "config").write_text("[core]\n")
-    result = await _bash(_ctx(ws, tmp), "echo evil > .git/hooks/pre-commit")
+    result = await run_bash(sandbox_ctx(ws, tmp), "echo evil > .git/hooks/pre-commit")
     assert result.is_error
     assert not (ws / ".git" / "hooks" / "pre-commit").exists()
-    result = await _bash(_ctx(ws, tmp), "echo ok > .git/HEAD")
+    result = await run_bash(sandbox_ctx(ws, tmp), "echo ok > .git/HEAD")
     assert not result.is_error, result.text
 
 
@@ -272,8 +247,8 @@ async def test_sandbox_forbid_read_hides_file_and_dir(dirs: tuple[Path, Path]) -
     (ws / ".env").write_text("TOKEN=super-secret-value\n")
     (ws / "keys").mkdir()
     (ws / "keys" / "id").write_text("private-key-material\n")
-    ctx = _ctx(ws, tmp, forbid_read=(ws / ".env", ws / "keys"))
-    result = await _bash(ctx, "cat .env; ls keys; cat keys/id; echo done")
+    ctx = sandbox_ctx(ws, tmp, forbid_read=(ws / ".env", ws / "keys"))
+    result = await run_bash(ctx, "cat .env; ls keys; cat keys/id; echo done")
     assert "super-secret-value" not in result.text
     assert "private-key-material" not in result.text
     assert "done" in result.text
@@ -290,7 +265,7 @@ async def _probe_network(ctx: ToolContext) -> ToolResult:
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     async with listener, anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, handle)
-        result = await _bash(ctx, f"exec 3<>/dev/tcp/127.0.0.1/{port} && head -n1 <&3")
+        result = await run_bash(ctx, f"exec 3<>/dev/tcp/127.0.0.1/{port} && head -n1 <&3")
         tg.cancel_scope.cancel()
     return result
 
@@ -299,10 +274,10 @@ async def _probe_network(ctx: ToolContext) -> ToolResult:
 @needs_bwrap
 async def test_sandbox_network_blocked_unless_enabled(dirs: tuple[Path, Path]) -> None:
     ws, tmp = dirs
-    blocked = await _probe_network(_ctx(ws, tmp, network=False))
+    blocked = await _probe_network(sandbox_ctx(ws, tmp, network=False))
     assert blocked.is_error
     assert "pong" not in blocked.text
-    allowed = await _probe_network(_ctx(ws, tmp, network=True))
+    allowed = await _probe_network(sandbox_ctx(ws, tmp, network=True))
     assert not allowed.is_error, allowed.text
     assert "pong" in allowed.text
 
@@ -313,7 +288,7 @@ async def test_sandbox_timeout_kills_every_process(dirs: tuple[Path, Path]) -> N
     ws, tmp = dirs
     marker = f"30.{random.randrange(10**6):06d}"
     started = time.monotonic()
-    result = await _bash(_ctx(ws, tmp), f"sleep {marker} & wait", timeout_seconds=1)
+    result = await run_bash(sandbox_ctx(ws, tmp), f"sleep {marker} & wait", timeout_seconds=1)
     assert time.monotonic() - started < 8
     assert result.meta["timed_out"] is True
     assert result.outcome == "error"

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from reasonix_core.tool import ToolRegistry, builtin_names, builtin_tools
+from tests.core.tool_helpers import FILE_TOOLS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "TOOL_CONTRACT.md"
 
@@ -44,16 +45,7 @@ def test_registry_order_and_schema_bytes_are_stable():
     second = ToolRegistry(builtin_tools())
     assert first.names == second.names
     assert first.fingerprint == second.fingerprint
-    assert first.names[:8] == [
-        "read_file",
-        "write_file",
-        "edit_file",
-        "multi_edit",
-        "move_file",
-        "ls",
-        "glob",
-        "grep",
-    ]
+    assert first.names[: len(FILE_TOOLS)] == FILE_TOOLS
     for schema in first.schemas():
         assert schema.parameters.get("type") == "object"
         assert "title" not in schema.parameters

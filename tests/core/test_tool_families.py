@@ -10,17 +10,11 @@ import pytest
 from reasonix_core.permission import Policy, Verdict, explain, parse_rule
 from reasonix_core.tool import ToolFamily, ToolRegistry, builtin_names, builtin_tools
 from reasonix_core.tool.builtin import BUILTIN_TOOLS
+from tests.core.tool_helpers import FILE_TOOLS
 
 # The provider-visible order: part of the cached prompt prefix.
 ORDER = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "multi_edit",
-    "move_file",
-    "ls",
-    "glob",
-    "grep",
+    *FILE_TOOLS,
     "bash",
     "bash_output",
     "kill_shell",

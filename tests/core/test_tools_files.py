@@ -24,17 +24,7 @@ from reasonix_core.tool.builtin import read_file as read_mod
 from reasonix_core.tool.ignore import GlobPattern, IgnoreMatcher, expand_braces, parse_gitignore
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
-
-FILE_TOOLS = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "multi_edit",
-    "move_file",
-    "ls",
-    "glob",
-    "grep",
-]
+from tests.core.tool_helpers import FILE_TOOLS
 
 Call = Callable[..., Awaitable[ToolResult]]
 

@@ -26,17 +26,7 @@ from reasonix_core.tool.builtin import grep as grep_mod
 from reasonix_core.tool.builtin import ls as ls_mod
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
-
-FILE_TOOLS = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "multi_edit",
-    "move_file",
-    "ls",
-    "glob",
-    "grep",
-]
+from tests.core.tool_helpers import FILE_TOOLS
 
 SEED_TEXT = "alpha\nbeta\ngamma\n"
 SECRET = "top secret\nalpha\n"

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tui_helpers import settle
@@ -49,7 +52,8 @@ class Factory:
         return ScriptedServices(workspace=self.ws, config_home=self.home)
 
 
-def make_app(ws: Path, home: Path) -> tuple[ReasonixApp, DeferredServices, Factory]:
+def deferred(ws: Path, home: Path) -> tuple[DeferredServices, Factory]:
+    """Services built by a :class:`Factory` once the folder's trust is settled."""
     factory = Factory(ws, home)
     services = DeferredServices(
         factory,  # type: ignore[arg-type]
@@ -57,6 +61,11 @@ def make_app(ws: Path, home: Path) -> tuple[ReasonixApp, DeferredServices, Facto
         config_home=home,
         trust_review=review_project(ws, home),
     )
+    return services, factory
+
+
+def make_app(ws: Path, home: Path) -> tuple[ReasonixApp, DeferredServices, Factory]:
+    services, factory = deferred(ws, home)
     return ReasonixApp(services, cursor_blink=False), services, factory
 
 
@@ -68,13 +77,29 @@ async def wait_built(pilot, services: DeferredServices) -> None:  # type: ignore
     raise AssertionError("the services were never built")
 
 
+@asynccontextmanager
+async def started(
+    ws: Path, home: Path
+) -> AsyncIterator[tuple[ReasonixApp, Any, DeferredServices, Factory]]:
+    """The app running in ``ws`` and settled on its first screen; with its pilot."""
+    app, services, factory = make_app(ws, home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        yield app, pilot, services, factory
+
+
+async def answer(pilot, services: DeferredServices, key: str) -> None:  # type: ignore[no-untyped-def]
+    """Answer the trust dialog with ``key``; back once the services are built."""
+    await pilot.press(key)
+    await wait_built(pilot, services)
+    await settle(pilot)
+
+
 async def test_the_dialog_lists_the_settings_and_nothing_is_built_before_an_answer(
     folder: tuple[Path, Path],
 ) -> None:
     ws, home = folder
-    app, services, factory = make_app(ws, home)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with started(ws, home) as (app, pilot, services, factory):
         assert isinstance(app.screen, TrustScreen)
         text = " ".join(str(s.render()) for s in app.screen.query("Static"))
         assert 'reasonix.toml: permissions.preset = "yolo"' in text
@@ -82,9 +107,7 @@ async def test_the_dialog_lists_the_settings_and_nothing_is_built_before_an_answ
         await pilot.pause(0.2)
         assert factory.presets == [] and not services.started
         # Enter alone is the safe answer: continue without the settings.
-        await pilot.press("enter")
-        await wait_built(pilot, services)
-        await settle(pilot)
+        await answer(pilot, services, "enter")
         assert isinstance(app.screen, SessionScreen)
         notices = " ".join(str(b.render()) for b in app.screen.query(NoticeBlock))
         assert "project settings are not applied" in notices
@@ -97,12 +120,8 @@ async def test_trusting_records_it_and_the_engine_loads_the_project_settings(
     folder: tuple[Path, Path],
 ) -> None:
     ws, home = folder
-    app, services, factory = make_app(ws, home)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("1")
-        await wait_built(pilot, services)
-        await settle(pilot)
+    async with started(ws, home) as (app, pilot, services, factory):
+        await answer(pilot, services, "1")
         assert isinstance(app.screen, SessionScreen)
     assert factory.presets == ["yolo"]
     assert review_project(ws, home).trusted
@@ -114,10 +133,7 @@ async def test_trusting_records_it_and_the_engine_loads_the_project_settings(
 
 
 async def test_quit_ends_the_app_without_building_anything(folder: tuple[Path, Path]) -> None:
-    ws, home = folder
-    app, services, factory = make_app(ws, home)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with started(*folder) as (app, pilot, services, factory):
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0
@@ -125,12 +141,8 @@ async def test_quit_ends_the_app_without_building_anything(folder: tuple[Path, P
 
 
 async def test_escape_continues_without_the_settings(folder: tuple[Path, Path]) -> None:
-    ws, home = folder
-    app, services, factory = make_app(ws, home)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("escape")
-        await wait_built(pilot, services)
+    async with started(*folder) as (_, pilot, services, factory):
+        await answer(pilot, services, "escape")
     assert factory.presets == ["ask"]
 
 
@@ -149,13 +161,7 @@ def test_a_blocking_member_before_the_answer_takes_the_safe_answer(
     folder: tuple[Path, Path],
 ) -> None:
     ws, home = folder
-    factory = Factory(ws, home)
-    services = DeferredServices(
-        factory,  # type: ignore[arg-type]
-        workspace=ws,
-        config_home=home,
-        trust_review=review_project(ws, home),
-    )
+    services, factory = deferred(ws, home)
     services.models()  # must not deadlock waiting for a dialog nobody can answer
     assert factory.presets == ["ask"]
     assert not (home / "trusted.toml").exists()
