@@ -24,6 +24,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from reasonix_core.permission.program_options import program_effects
+
 __all__ = [
     "HARMLESS_TARGETS",
     "ParsedCommand",
@@ -75,6 +77,9 @@ class Redirect:
     @property
     def writes(self) -> bool:
         """True when this redirection can create or change a file."""
+        if self.op not in _REDIRECT_OPS:
+            # A program's own option or script form (``sort -o``, ``find -fprint``).
+            return self.target not in HARMLESS_TARGETS
         if self.op not in _WRITE_OPS:
             return False
         if self.op == ">&" and self.target is not None:
@@ -1249,6 +1254,7 @@ def _build_segment(
     inner = _inner_commands(kept) if depth < _MAX_DEPTH else _Inner(opaque=True)
     _rewritten_commands(kept, known_vars or {}, inner)
     _configured_commands(kept, assignments, inner)
+    _option_effects(kept, via, inner)
     extra: list[Segment] = []
     for how, inner_words in inner.commands:
         k = 0
@@ -1293,6 +1299,24 @@ def _build_segment(
         _program_glob(kept),
     )
     return [head, *extra]
+
+
+def _option_effects(kept: list[_Word], via: str, found: _Inner) -> None:
+    """What the program's own options run or write (``sort -o``, ``sed 1e``).
+
+    A command that runs something through an option is opaque; the command
+    line it carries is still parsed for deny rules. A file it writes is a
+    write like a redirection's. Under ``xargs`` more words follow, unseen.
+    """
+    words = [*kept, _Word("$xargs", 0, 0, "$xargs", True)] if via == "xargs" else kept
+    effects = program_effects(words)
+    if effects.executes:
+        found.opaque = True
+    found.sources.extend(("program option", line) for line in effects.commands)
+    found.writes.extend(
+        Redirect(option, "", path, f"{option} {path if path is not None else '?'}")
+        for option, path in effects.writes
+    )
 
 
 def _program_glob(kept: list[_Word]) -> str | None:

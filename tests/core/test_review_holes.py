@@ -363,14 +363,12 @@ def _in_thread_or_fail(fn, *args):  # type: ignore[no-untyped-def]
     return box[0]
 
 
-# --- open: programs whose own options run commands or write files ---------------------
+# --- programs whose own options run commands or write files ---------------------------
 
 # (allow rule, command): the rule's prefix matches, and the program itself then
-# runs a command or writes a file the rule never meant to cover. The lexer sees
-# shell syntax only, so each is allowed without asking. Contained by the bash
-# sandbox (workspace writes, .git read-only, no network), but run without the
-# approval the user expected; the fix is per-program option knowledge
-# (Claude Code validates sed scripts and a list of such flags).
+# runs a command or writes a file the rule never meant to cover. The lexer saw
+# shell syntax only, so each was allowed without asking; the per-program table
+# (permission/program_options.py) now makes the segment opaque or a writer.
 PROGRAM_SMUGGLES: list[tuple[str, str]] = [
     ("Bash(sed -n:*)", "sed -n '1e touch pwned' README"),
     ("Bash(sed -n:*)", "sed -n '1w pwned' README"),
@@ -384,11 +382,6 @@ PROGRAM_SMUGGLES: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: prefix allow rules do not know program options that execute or write "
-    "(sed e/w, git --output, rg --pre, man -P, tar --to-command, sort -o, awk system)",
-)
 @pytest.mark.parametrize(("rule", "command"), PROGRAM_SMUGGLES)
 def test_program_options_that_execute_or_write_are_not_covered_by_a_prefix_rule(
     tmp_path: Path, rule: str, command: str

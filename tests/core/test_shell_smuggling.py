@@ -23,7 +23,21 @@ from reasonix_core.permission import Policy, Verdict, explain
 from reasonix_core.permission.rules import split_command
 
 ALLOW, ASK, DENY = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
-RULES_ALLOW = ("Bash(git status:*)", "Bash(pytest:*)", "Bash(ls:*)")
+RULES_ALLOW = (
+    "Bash(git status:*)",
+    "Bash(pytest:*)",
+    "Bash(ls:*)",
+    # Programs whose own options can run a command or write a file.
+    "Bash(sed:*)",
+    "Bash(awk:*)",
+    "Bash(git diff:*)",
+    "Bash(git log:*)",
+    "Bash(rg:*)",
+    "Bash(man:*)",
+    "Bash(tar:*)",
+    "Bash(sort:*)",
+    "Bash(find:*)",
+)
 RULES_DENY = ("Bash(rm -rf*)", "Bash(git push*)", "Bash(curl:*)")
 CORPUS = Path(__file__).parent / "data" / "shell_rules_corpus.txt"
 BASH = shutil.which("bash")
@@ -230,6 +244,10 @@ def test_git_config_commands_are_seen(tmp_path: Path) -> None:
     assert _decide(policy, "git -c core.fsmonitor='touch p' status") is ASK
     assert _decide(policy, "git -c alias.s='!touch p' s") is ASK
     assert _decide(policy, "git -c core.sshCommand='curl x' fetch") is DENY
+    # Settings that name no command but code all the same: hooks, included config.
+    assert _decide(policy, "git -c core.hooksPath=evil commit -m x") is ASK
+    assert _decide(policy, "git -c include.path=evil.cfg status") is ASK
+    assert _decide(policy, "git -c color.ui=always diff --output=x") is ASK
 
 
 def test_wrapped_command_needs_its_own_cover(tmp_path: Path) -> None:
@@ -531,6 +549,17 @@ def test_lexer_and_policy_never_raise(text: str) -> None:
     assert parsed.segments
     Policy(allow=RULES_ALLOW, deny=RULES_DENY, workspace="/").decide(
         "bash", False, {"command": text}
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["sed ", "sed -n ", "awk ", "git diff ", "git -c ", "tar ", "sort ", "ssh "]),
+    _SHELLISH,
+)
+def test_program_option_reading_never_raises(program: str, text: str) -> None:
+    Policy(allow=RULES_ALLOW, deny=RULES_DENY, workspace="/").decide(
+        "bash", False, {"command": program + text}
     )
 
 
