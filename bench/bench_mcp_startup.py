@@ -62,7 +62,10 @@ def child(mode: str, workspace: Path) -> None:
 
     async def main() -> None:
         out["t0"] = time.monotonic()
-        async with open_runtime(RunSettings(workspace=workspace), approver=approver) as rt:
+        # The servers are declared in the workspace's reasonix.toml: a project's MCP
+        # servers start only in a trusted folder (as with `reasonix run --trust-project`).
+        settings = RunSettings(workspace=workspace, trust_project=True)
+        async with open_runtime(settings, approver=approver) as rt:
             async for event in rt.agent.run("hi"):
                 if event.kind == "step_started" and "phases" not in out:
                     out["phases"] = [s.phase for s in rt.mcp.status()] if rt.mcp else []
@@ -94,6 +97,8 @@ def measure(
         data = json.loads(proc.stdout.strip().splitlines()[-1])
         if len(arrivals) != before + 1:
             sys.exit(f"{mode}: expected one request, got {len(arrivals) - before}")
+        if mode != "baseline" and len(data["phases"]) != len(SERVERS):
+            sys.exit(f"{mode}: expected {len(SERVERS)} MCP servers, got {data['phases']}")
         if mode == "tui" and any(p not in ("starting", "pending") for p in data["phases"]):
             sys.exit(
                 f"tui: the servers were not still starting at the first request: {data['phases']}"

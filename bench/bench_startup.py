@@ -4,9 +4,15 @@
 2. a one-request ``reasonix run "hi"`` against the loopback fixture server
    (N runs; target median <= 500 ms): process start, imports, config, session
    file, one streamed request, exit;
-3. ``python -X importtime`` of that ``reasonix run``: the imports that dominate.
+3. side by side (issue 11's targets, as ratios, so a busy machine slows both
+   sides alike): ``python -c pass``, the import of the libraries ``reasonix run``
+   needs (``python -c "import httpx, pydantic, pydantic_settings, anyio, tomlkit"``),
+   ``reasonix --version`` and ``reasonix run "hi"``, one of each in turn, N rounds;
+   the ratios of the medians: run / libraries <= 1.25, run / pass <= 14,
+   --version / pass <= 1.5;
+4. ``python -X importtime`` of that ``reasonix run``: the imports that dominate.
 
-Run: ``.venv/bin/python bench/bench_startup.py [--version-runs 20] [--run-runs 10]``
+Run: ``.venv/bin/python bench/bench_startup.py [--version-runs 20] [--run-runs 10] [--rounds 15]``
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply
 
 VERSION_TARGET_MS = 150.0
 RUN_TARGET_MS = 500.0
+# Issue 11's start-up targets, as ratios of medians measured side by side.
+LIBRARIES = "import httpx, pydantic, pydantic_settings, anyio, tomlkit"
+RUN_OVER_LIBRARIES = 1.25
+RUN_OVER_PASS = 14.0
+VERSION_OVER_PASS = 1.5
 
 
 def time_command(argv: list[str], *, cwd: Path, env: dict[str, str], runs: int) -> list[float]:
@@ -38,6 +49,27 @@ def time_command(argv: list[str], *, cwd: Path, env: dict[str, str], runs: int) 
         if proc.returncode != 0:
             sys.exit(f"{' '.join(argv)} exited {proc.returncode}:\n{proc.stderr}")
     return walls
+
+
+def side_by_side(
+    commands: dict[str, list[str]], *, cwd: Path, env: dict[str, str], rounds: int
+) -> dict[str, list[float]]:
+    """Wall times of each command, run one after the other in every round.
+
+    Alternating spreads the load of other processes over all commands alike, so
+    the ratios of the medians hold on a busy machine when the absolute times do not.
+    """
+    walls: dict[str, list[float]] = {label: [] for label in commands}
+    for argv in commands.values():  # warm-up: caches, bytecode
+        time_command(argv, cwd=cwd, env=env, runs=1)
+    for _ in range(rounds):
+        for label, argv in commands.items():
+            walls[label] += time_command(argv, cwd=cwd, env=env, runs=1)
+    return walls
+
+
+def ratio_line(label: str, value: float, target: float) -> str:
+    return f"  {label:<28} {value:5.2f} x   (target <= {target:g} x: {verdict(value, target)})"
 
 
 def import_times(argv: list[str], *, cwd: Path, env: dict[str, str]) -> list[tuple[int, int, str]]:
@@ -64,6 +96,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version-runs", type=int, default=20)
     parser.add_argument("--run-runs", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=15, help="side-by-side rounds")
     args = parser.parse_args()
 
     if not REASONIX_BIN.exists():
@@ -103,7 +136,33 @@ def main() -> int:
                 print("  " + summary_ms(runs) + f"   requests served: {sent}")
                 results[label] = (version, runs)
 
-            rows = import_times(run_argv, cwd=workspace, env=bench_env(home, modes[0][1]))
+            headline_env = bench_env(home, modes[0][1])
+            before = len(server.requests)
+            walls = side_by_side(
+                {
+                    "python -c pass": [sys.executable, "-c", "pass"],
+                    "import libraries": [sys.executable, "-c", LIBRARIES],
+                    "reasonix --version": version_argv,
+                    'reasonix run "hi"': run_argv,
+                },
+                cwd=workspace,
+                env=headline_env,
+                rounds=args.rounds,
+            )
+            served = len(server.requests) - before
+            rows = import_times(run_argv, cwd=workspace, env=headline_env)
+
+    medians = {label: statistics.median(w) * 1000 for label, w in walls.items()}
+    print(f"\n== side by side ({modes[0][0]}), {args.rounds} rounds, one of each in turn")
+    for label, values in walls.items():
+        print(f"{label:<20} " + summary_ms(values))
+    print(f"  (libraries: python -c {LIBRARIES!r}; requests served: {served})")
+    run_libs = medians['reasonix run "hi"'] / medians["import libraries"]
+    run_pass = medians['reasonix run "hi"'] / medians["python -c pass"]
+    version_pass = medians["reasonix --version"] / medians["python -c pass"]
+    print(ratio_line("run / import libraries", run_libs, RUN_OVER_LIBRARIES))
+    print(ratio_line("run / python -c pass", run_pass, RUN_OVER_PASS))
+    print(ratio_line("--version / python -c pass", version_pass, VERSION_OVER_PASS))
 
     total_us = sum(r[0] for r in rows)
     print(
@@ -129,7 +188,10 @@ def main() -> int:
         f"\nSUMMARY startup ({modes[0][0]}): --version median {v_med:.1f} ms "
         f"(target <= {VERSION_TARGET_MS:.0f} ms: {verdict(v_med, VERSION_TARGET_MS)}); "
         f"run median {r_med:.1f} ms (target <= {RUN_TARGET_MS:.0f} ms: "
-        f"{verdict(r_med, RUN_TARGET_MS)})"
+        f"{verdict(r_med, RUN_TARGET_MS)}); side by side: run/libraries "
+        f"{run_libs:.2f} x ({verdict(run_libs, RUN_OVER_LIBRARIES)}), run/pass {run_pass:.1f} x "
+        f"({verdict(run_pass, RUN_OVER_PASS)}), --version/pass {version_pass:.2f} x "
+        f"({verdict(version_pass, VERSION_OVER_PASS)})"
     )
     return 0
 

@@ -24,6 +24,7 @@ from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id, open_session
 from reasonix_core.config import (
+    PROJECT_FILE,
     Config,
     ResolvedModel,
     load_config,
@@ -42,6 +43,7 @@ from reasonix_core.provider.efforts import check_effort
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
 from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.trust import MCP_JSON
 from reasonix_core.usage import Usage
 
 PERMISSION_PRESETS = ("ask", "auto", "yolo")
@@ -404,6 +406,12 @@ def _context_suffix(
 
 def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
+    if config.mcp is None and not any(
+        (workspace / name).exists() for name in (MCP_JSON, PROJECT_FILE)
+    ):
+        # Nothing can declare a server: the user file has no [mcp] (config.mcp) and
+        # the workspace has neither file. Skips importing the MCP package (~10 ms).
+        return None
     from reasonix_core.mcp import make_host
 
     host = make_host(config, workspace, home, trust_project=trust_project)

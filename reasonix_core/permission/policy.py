@@ -36,14 +36,13 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from reasonix_core.permission.rules import (
     Call,
     Rule,
     RuleError,
-    Segment,
     WriteTarget,
     builtin_family,
     builtin_tool,
@@ -54,6 +53,9 @@ from reasonix_core.permission.rules import (
     split_rules,
 )
 from reasonix_core.tool.base import ToolFamily
+
+if TYPE_CHECKING:
+    from reasonix_core.permission.shell_lexer import Segment
 
 __all__ = [
     "MODES",

@@ -26,24 +26,19 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from reasonix_core.permission.shell_lexer import (
-    ParsedCommand,
-    Redirect,
-    Segment,
-    normal_forms,
-    split_command,
-)
-from reasonix_core.tool.base import Tool, ToolFamily
+from reasonix_core.tool.base import ToolFamily
+
+if TYPE_CHECKING:
+    from reasonix_core.permission.shell_lexer import ParsedCommand, Redirect
+    from reasonix_core.tool.builtin.specs import ToolSpec
 
 __all__ = [
     "Call",
-    "ParsedCommand",
     "Rule",
     "RuleError",
-    "Segment",
     "WriteTarget",
     "builtin_family",
     "builtin_tool",
@@ -66,15 +61,16 @@ class RuleError(ValueError):
 
 
 @functools.cache
-def _builtins() -> Mapping[str, type[Tool]]:
+def _builtins() -> Mapping[str, ToolSpec]:
     # Imported on use: tool modules import permission (the approver protocol).
     from reasonix_core.tool.builtin import BUILTIN_TOOLS
 
-    return MappingProxyType({tool.name: tool for tool in BUILTIN_TOOLS})
+    return MappingProxyType({spec.name: spec for spec in BUILTIN_TOOLS})
 
 
-def builtin_tool(name: str) -> type[Tool] | None:
-    """The class of built-in tool ``name``, or None for anything else (MCP tools)."""
+def builtin_tool(name: str) -> ToolSpec | None:
+    """The spec of built-in tool ``name`` (its family, read-only flag...), or None for
+    anything else (MCP tools)."""
     return _builtins().get(name)
 
 
@@ -169,6 +165,16 @@ def _subject_kind(tool: str) -> str | None:
 # --------------------------------------------------------------------------
 # Bash commands (the lexer itself lives in shell_lexer)
 # --------------------------------------------------------------------------
+
+
+def split_command(text: str) -> ParsedCommand:
+    """The segments of a bash command (:func:`.shell_lexer.split_command`).
+
+    The lexer is imported by the first bash rule or command, not with the rules: a
+    run that sees neither never loads it (~3.5 ms of start-up)."""
+    from reasonix_core.permission.shell_lexer import split_command as split
+
+    return split(text)
 
 
 def _words(text: str) -> tuple[tuple[str, ...], ...]:
@@ -568,6 +574,11 @@ class Rule:
         spec = self.specifier or ""
         if unit is None or kind == "any":
             return kind == "any"
+        if isinstance(unit, str):
+            return self._text_match(unit, workspace)
+        # Segments come only from a parsed bash command: the lexer is loaded.
+        from reasonix_core.permission.shell_lexer import Segment, normal_forms
+
         if isinstance(unit, Segment):
             if kind == "literal":
                 return loose and unit.raw.strip() == spec.strip()
@@ -590,10 +601,12 @@ class Rule:
                 named = (program, *unit.words[1:])
                 forms += [named, *normal_forms(named, unit.assignments)]
             return any(self._segment_match(f, unit.raw) for f in dict.fromkeys(forms))
-        if isinstance(unit, WriteTarget):
-            return False
-        if not isinstance(unit, str):
-            return False
+        return False  # a WriteTarget or anything else: no rule matches it as a unit
+
+    def _text_match(self, unit: str, workspace: Path) -> bool:
+        """A path or URL unit."""
+        kind = self._kind
+        spec = self.specifier or ""
         if kind == "path":
             return _path_matches(spec, unit, workspace)
         if kind == "literal" and _subject_kind(self.tool) == "path":

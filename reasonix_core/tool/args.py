@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ConfigDict
+
 from reasonix_core.errors import ToolArgumentError
+
+#: Every built-in tool's argument model: unknown keys are errors, and the
+#: validator is built on the first call instead of at import (start-up: the
+#: registry imports every tool, and most are never called in a run).
+ARGS_CONFIG = ConfigDict(extra="forbid", defer_build=True)
 
 
 def validate_args(model: Any, args: dict[str, Any]) -> Any:

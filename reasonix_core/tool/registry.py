@@ -7,20 +7,24 @@ the whole session.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix_core.errors import ToolArgumentError
 from reasonix_core.provider.base import ToolSchema, canonical_json
 from reasonix_core.tool.base import Tool, ToolContext, ToolResult
 
+if TYPE_CHECKING:
+    from reasonix_core.tool.builtin.specs import ToolSpec
+
 log = logging.getLogger(__name__)
 
 
-def _builtin_classes() -> tuple[type[Tool], ...]:
-    # Imported on use: importing the registry does not load every tool module.
+def _builtin_specs() -> tuple[ToolSpec, ...]:
+    # Imported on use: importing the registry does not load the built-in list.
     from reasonix_core.tool.builtin import BUILTIN_TOOLS
 
     return BUILTIN_TOOLS
@@ -28,17 +32,18 @@ def _builtin_classes() -> tuple[type[Tool], ...]:
 
 def builtin_names() -> list[str]:
     """Names of the built-in tools, in provider-visible order."""
-    return [tool.name for tool in _builtin_classes()]
+    return [spec.name for spec in _builtin_specs()]
 
 
 def builtin_tools(enabled: Iterable[str] | None = None) -> list[Tool]:
     """Fresh instances of the built-ins, in the order of ``BUILTIN_TOOLS``.
 
     ``enabled`` (from ``[tools].enabled``) restricts the set; empty or None
-    means all of them.
+    means all of them. Each is a :class:`LazyTool`: its module is imported by its
+    first call.
     """
-    classes = _builtin_classes()
-    names = [tool.name for tool in classes]
+    specs = _builtin_specs()
+    names = [spec.name for spec in specs]
     wanted = set(enabled or ())
     unknown = wanted - set(names)
     if unknown:
@@ -48,7 +53,35 @@ def builtin_tools(enabled: Iterable[str] | None = None) -> list[Tool]:
             f"[tools].enabled names unknown tools: {', '.join(sorted(unknown))}; "
             f"built-ins are: {', '.join(names)}"
         )
-    return [tool() for tool in classes if not wanted or tool.name in wanted]
+    return [LazyTool(spec) for spec in specs if not wanted or spec.name in wanted]
+
+
+class LazyTool:
+    """A built-in tool as a session holds it: what the model sees (the spec) at once,
+    the tool's class (its module, argument model and helpers) with its first call.
+
+    Start-up: the first request needs every tool's schema, but a run calls few tools;
+    importing all of them up front was ~20 ms of every ``reasonix run``.
+    """
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.description = spec.description
+        self.read_only = spec.read_only
+        self.family = spec.family
+        self.parameters = spec.parameters
+        self._tool: Tool | None = None
+
+    def load(self) -> Tool:
+        """The tool itself, imported and created on first use."""
+        if self._tool is None:
+            module, _, cls = self.spec.implementation.partition(":")
+            self._tool = getattr(importlib.import_module(module), cls)()
+        return self._tool
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await self.load().execute(args, ctx)
 
 
 def canonical_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -228,6 +228,39 @@ def test_run_never_imports_textual(workspace, cfg):
     assert proc.returncode == 0, proc.stderr
 
 
+def test_run_loads_only_what_it_uses(workspace, cfg):
+    # Start-up (issue 11): with no MCP server declared anywhere the MCP package is
+    # not imported, a built-in tool's module waits for its first call and the shell
+    # lexer for the first bash rule or command.
+    cfg.enqueue(Reply(content="light"))
+    lazy = (
+        "reasonix_core.mcp",
+        "reasonix_core.tool.builtin.read_file",
+        "reasonix_core.tool.builtin.bash",
+        "html.parser",
+        "reasonix_core.permission.shell_lexer",
+    )
+    code = (
+        "import sys\n"
+        "from reasonix_tui.cli import main\n"
+        "rc = main(['run', 'hi'])\n"
+        f"loaded = [m for m in {lazy!r} if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "sys.exit(rc)\n"
+    )
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "light" in proc.stdout
+
+
 def test_importing_core_never_loads_ui_libraries():
     code = (
         "import sys, reasonix_core, reasonix_core.agent.loop, reasonix_core.agent.builder, "

@@ -34,3 +34,23 @@ def test_request_url_wins_over_the_kind_path() -> None:
 
 def test_usage_counts_ignore_what_is_not_a_count() -> None:
     assert [count(v) for v in (5, 0, -1, None, "7", 2.0, True)] == [5, 0, 0, 0, 0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    ("url", "verifies"),
+    [
+        ("https://api.example/v1", True),
+        ("HTTPS://api.example/v1", True),
+        ("http://127.0.0.1:8080/v1", False),
+    ],
+)
+def test_tls_verification_is_skipped_only_for_plain_http(url: str, verifies: bool) -> None:
+    # Start-up: an http:// endpoint never makes a TLS connection, so no verifying
+    # context (CA bundle) is built for it; an https:// endpoint always verifies.
+    import ssl
+
+    provider = OpenAIProvider(ProviderConfig(name="p", base_url=url), "")
+    pool = provider._http()._transport._pool  # type: ignore[attr-defined]
+    context: ssl.SSLContext = pool._ssl_context
+    assert (context.verify_mode == ssl.CERT_REQUIRED) is verifies
+    assert context.check_hostname is verifies

@@ -1,54 +1,58 @@
 """Built-in tools, listed once in :data:`BUILTIN_TOOLS`.
 
-Importing a tool module registers nothing: this tuple is the whole list, and
-its order IS the provider-visible tool order. Keep it stable (changing it
-invalidates the prompt-cache prefix).
+Importing this package imports no tool module: the list holds each tool's spec
+(:mod:`.specs`: name, description, schema, family), and a tool's code is imported by
+its first call. Importing a tool module registers nothing. The tuple's order IS the
+provider-visible tool order. Keep it stable (changing it invalidates the prompt-cache
+prefix).
 """
 
 from __future__ import annotations
 
-from reasonix_core.tool.base import Tool
-from reasonix_core.tool.builtin.ask import AskTool
-from reasonix_core.tool.builtin.bash import BashTool
-from reasonix_core.tool.builtin.bash_output import BashOutputTool
-from reasonix_core.tool.builtin.edit_file import EditFile
-from reasonix_core.tool.builtin.forget import ForgetTool
-from reasonix_core.tool.builtin.glob import Glob
-from reasonix_core.tool.builtin.grep import Grep
-from reasonix_core.tool.builtin.history import HistoryTool
-from reasonix_core.tool.builtin.kill_shell import KillShellTool
-from reasonix_core.tool.builtin.ls import Ls
-from reasonix_core.tool.builtin.memory import MemoryTool
-from reasonix_core.tool.builtin.move_file import MoveFile
-from reasonix_core.tool.builtin.multi_edit import MultiEdit
-from reasonix_core.tool.builtin.read_file import ReadFile
-from reasonix_core.tool.builtin.remember import RememberTool
-from reasonix_core.tool.builtin.todo_write import TodoWriteTool
-from reasonix_core.tool.builtin.web_fetch import WebFetchTool
-from reasonix_core.tool.builtin.write_file import WriteFile
+from reasonix_core.tool.builtin.specs import (
+    ASK,
+    BASH,
+    BASH_OUTPUT,
+    EDIT_FILE,
+    FORGET,
+    GLOB,
+    GREP,
+    HISTORY,
+    KILL_SHELL,
+    LS,
+    MEMORY,
+    MOVE_FILE,
+    MULTI_EDIT,
+    READ_FILE,
+    REMEMBER,
+    TODO_WRITE,
+    WEB_FETCH,
+    WRITE_FILE,
+    ToolSpec,
+)
 
 __all__ = ["BUILTIN_TOOLS"]
 
-BUILTIN_TOOLS: tuple[type[Tool], ...] = (
+BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     # File tools (read/write/search); see docs/TOOL_CONTRACT.md.
-    ReadFile,
-    WriteFile,
-    EditFile,
-    MultiEdit,
-    MoveFile,
-    Ls,
-    Glob,
-    Grep,
+    READ_FILE,
+    WRITE_FILE,
+    EDIT_FILE,
+    MULTI_EDIT,
+    MOVE_FILE,
+    LS,
+    GLOB,
+    GREP,
     # Process and session tools.
-    BashTool,
-    BashOutputTool,
-    KillShellTool,
-    TodoWriteTool,
-    WebFetchTool,
-    AskTool,
+    BASH,
+    BASH_OUTPUT,
+    KILL_SHELL,
+    TODO_WRITE,
+    WEB_FETCH,
+    ASK,
     # History and memory tools (docs/MEMORY.md).
-    HistoryTool,
-    MemoryTool,
-    RememberTool,
-    ForgetTool,
+    HISTORY,
+    MEMORY,
+    REMEMBER,
+    FORGET,
 )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from reasonix_core.permission.approver import Question, QuestionAnswer
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import ASK as SPEC
 
 HEADLESS = (
     "No user is available to answer (headless run). State your assumption explicitly and continue."
@@ -16,7 +17,7 @@ HEADLESS = (
 
 
 class QuestionArg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     question: str = Field(min_length=1)
     options: list[str] = Field(min_length=2, max_length=4)
@@ -24,7 +25,7 @@ class QuestionArg(BaseModel):
 
 
 class AskArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     questions: list[QuestionArg] = Field(min_length=1, max_length=4)
 
@@ -40,51 +41,11 @@ def render_answers(answers: list[QuestionAnswer]) -> str:
 
 
 class AskTool:
-    name: ClassVar[str] = "ask"
-    description: ClassVar[str] = (
-        "Ask the user one to four multiple-choice questions and wait for the answers. Use it "
-        "only when a decision is genuinely the user's (requirements, preferences, a choice "
-        "between approaches with real trade-offs) and you cannot settle it from the code or "
-        "the conversation. Give 2-4 short, distinct options per question with the recommended "
-        "one first; the user can also add a free-text note. Set multi_select when several "
-        "options may apply. In a headless run nobody answers: state your assumption and continue."
-    )
-    read_only: ClassVar[bool] = True
-    family: ClassVar[ToolFamily] = ToolFamily.OTHER
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "questions": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": 4,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "question": {
-                            "type": "string",
-                            "description": "The question, ending with a question mark.",
-                        },
-                        "options": {
-                            "type": "array",
-                            "minItems": 2,
-                            "maxItems": 4,
-                            "items": {"type": "string"},
-                            "description": "2-4 answer options, recommended first.",
-                        },
-                        "multi_select": {
-                            "type": "boolean",
-                            "description": "Allow choosing more than one option.",
-                        },
-                    },
-                    "required": ["question", "options"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["questions"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: AskArgs = validate_args(AskArgs, args)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
-from reasonix_core.tool.git_guard import GitGuard
+from reasonix_core.tool.builtin.specs import BASH as SPEC
+from reasonix_core.tool.builtin.specs import MAX_TIMEOUT_SECONDS
 from reasonix_core.tool.jobs import (
     DRAIN_SECONDS,
     JobError,
@@ -21,14 +22,14 @@ from reasonix_core.tool.jobs import (
     spawn,
 )
 from reasonix_core.tool.sandbox import SandboxPolicy
-from reasonix_core.tool.shell_sandbox import (
-    SandboxUnavailable,
-    ShellCommand,
-    prepare_command,
-    sanitized_env,
-)
 
-MAX_TIMEOUT_SECONDS = 600
+if TYPE_CHECKING:
+    from reasonix_core.tool.git_guard import GitGuard
+    from reasonix_core.tool.shell_sandbox import ShellCommand
+
+# The git guard and the shell sandbox (bubblewrap, seccomp) are imported by the
+# first command, not with this module (~2.5 ms).
+
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 16 * 1024
 
@@ -136,6 +137,8 @@ def sandbox_policy(ctx: ToolContext) -> SandboxPolicy:
 
 
 def shell_env(ctx: ToolContext) -> dict[str, str]:
+    from reasonix_core.tool.shell_sandbox import sanitized_env
+
     env = sanitized_env(ctx.secret_env)
     env["TMPDIR"] = str(ctx.temp_dir)
     return env
@@ -167,50 +170,24 @@ async def _check_after_job(guard: GitGuard) -> str | None:
 
 
 class BashArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     command: str = Field(min_length=1)
     timeout_seconds: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
     run_in_background: bool = False
 
 
-DESCRIPTION = """\
-Run a shell command with bash in the workspace root and return its combined stdout and stderr plus the exit code.
-
-- Each call is a fresh non-interactive shell: `cd`, variables and functions do not carry over between calls, and stdin is empty, so never run commands that wait for input (use flags like `-y`, `--no-edit`, `CI=1`).
-- Prefer the dedicated tools: read_file instead of cat/head/tail, grep and glob instead of grep/find/ls, edit_file and write_file instead of sed/awk/echo redirection. Use bash for builds, tests, git, package managers and other programs.
-- The command usually runs in a sandbox: the filesystem is read-only except the workspace and the session temp dir ($TMPDIR), some paths may be hidden, and network access may be disabled. A "Read-only file system" or network error means the sandbox blocked it; do not try to work around it.
-- Foreground commands are killed after timeout_seconds (default from configuration, at most 600). Processes a command leaves running are stopped when it finishes.
-- For servers, watchers and other long-running commands, set run_in_background=true: you get a job id; read its output with bash_output and stop it with kill_shell.
-- Long output is truncated to its beginning and end; pipe through `tail`, `head` or `grep` to see what matters.
-- Quote paths containing spaces. Chain dependent commands with `&&`."""
-
-
 class BashTool:
-    name: ClassVar[str] = "bash"
-    description: ClassVar[str] = DESCRIPTION
-    read_only: ClassVar[bool] = False
-    family: ClassVar[ToolFamily] = ToolFamily.EXECUTE
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The bash command line to run."},
-            "timeout_seconds": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_TIMEOUT_SECONDS,
-                "description": "Kill the command after this many seconds (foreground only).",
-            },
-            "run_in_background": {
-                "type": "boolean",
-                "description": "Start the command as a background job and return its job id at once.",
-            },
-        },
-        "required": ["command"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from reasonix_core.tool.git_guard import GitGuard
+        from reasonix_core.tool.shell_sandbox import SandboxUnavailable, prepare_command
+
         parsed: BashArgs = validate_args(BashArgs, args)
         policy = sandbox_policy(ctx)
         workspace = Path(ctx.workspace)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import BASH_OUTPUT as SPEC
 from reasonix_core.tool.jobs import JobError, JobManager, JobOutput
 
 NO_JOBS = "background jobs are not available in this context"
@@ -23,34 +24,17 @@ def render_job(snapshot: JobOutput, *, empty: str = "(no new output)") -> str:
 
 
 class JobArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     job_id: str = Field(min_length=1)
 
 
-JOB_ID_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "job_id": {
-            "type": "string",
-            "description": 'The id returned by bash with run_in_background=true, e.g. "bash_1".',
-        }
-    },
-    "required": ["job_id"],
-    "additionalProperties": False,
-}
-
-
 class BashOutputTool:
-    name: ClassVar[str] = "bash_output"
-    description: ClassVar[str] = (
-        "Read the output a background bash job produced since the previous bash_output "
-        "call, with its status (running, exited N, killed). Returns immediately; it does "
-        "not wait for the job. Output beyond the buffer limit is dropped oldest-first."
-    )
-    read_only: ClassVar[bool] = True
-    family: ClassVar[ToolFamily] = ToolFamily.EXECUTE
-    parameters: ClassVar[dict[str, Any]] = JOB_ID_SCHEMA
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: JobArgs = validate_args(JobArgs, args)

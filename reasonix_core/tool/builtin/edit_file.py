@@ -6,11 +6,11 @@ import difflib
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
@@ -34,6 +34,7 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
     unified_diff,
 )
+from reasonix_core.tool.builtin.specs import EDIT_FILE as SPEC
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -47,7 +48,7 @@ class EditError(Exception):
 
 
 class EditFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     path: str = Field(min_length=1)
     old_string: str
@@ -231,48 +232,12 @@ def _where(count: int, first: int) -> str:
     return f"{count} replacements, first at line {first}"
 
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "description": "File to edit, relative to the workspace or absolute.",
-        },
-        "old_string": {
-            "type": "string",
-            "description": "Exact existing text to replace.",
-        },
-        "new_string": {
-            "type": "string",
-            "description": "Replacement text (must differ from old_string).",
-        },
-        "replace_all": {
-            "type": "boolean",
-            "description": "Replace every occurrence instead of requiring exactly one "
-            "(default false).",
-        },
-    },
-    "required": ["path", "old_string", "new_string"],
-    "additionalProperties": False,
-}
-
-
 class EditFile:
-    name = "edit_file"
-    description = (
-        "Replace an exact string in a file. old_string must match the file's current text "
-        "exactly (indentation and whitespace included; never include read_file's line-number "
-        "prefix) and must occur exactly once unless replace_all=true; include enough "
-        "surrounding lines to make it unique. Read the file first in this session (any "
-        "read_file window counts); if it changed on disk since, the call fails with "
-        "FS_STALE_VERSION and you must read it again. A successful edit counts as a fresh "
-        "read, so you can edit the same file again right away. Keeps the file's encoding "
-        "and line endings. For several changes to one file use multi_edit; to create a file "
-        "use write_file."
-    )
-    read_only = False
-    family = ToolFamily.EDIT
-    parameters = PARAMETERS
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: EditFileArgs = validate_args(EditFileArgs, args)

@@ -5,42 +5,26 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import FORGET as SPEC
 
 
 class ForgetArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     id: str = Field(min_length=1)
     reason: str | None = Field(default=None, max_length=500)
 
 
 class ForgetTool:
-    name: ClassVar[str] = "forget"
-    description: ClassVar[str] = (
-        "Archive a saved background fact that is wrong or no longer true, so it stops being "
-        "recalled. Pass its `id` (from the memory tool) and optionally a short `reason`. The "
-        "fact is moved to the archive with its revision history, not deleted. To correct a "
-        "fact rather than drop it, use remember with its id instead."
-    )
-    read_only: ClassVar[bool] = False
-    family: ClassVar[ToolFamily] = ToolFamily.OTHER
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "id": {"type": "string", "description": "The fact id."},
-            "reason": {
-                "type": "string",
-                "maxLength": 500,
-                "description": "Why it is forgotten (kept in the archive).",
-            },
-        },
-        "required": ["id"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import fact_store

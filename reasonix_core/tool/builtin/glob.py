@@ -7,11 +7,11 @@ import stat as stat_mod
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
@@ -22,17 +22,18 @@ from reasonix_core.tool.builtin._fs import (
     services,
     suggest_missing,
 )
+from reasonix_core.tool.builtin.specs import GLOB as SPEC
+from reasonix_core.tool.builtin.specs import MAX_RESULTS
 from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
 
-MAX_RESULTS = 500
 MAX_SCAN_MATCHES = 50_000
 TIME_BUDGET_SECONDS = 30.0
 
 
 class GlobArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     pattern: str = Field(min_length=1, max_length=4096)
     path: str | None = Field(default=None, min_length=1)
@@ -152,38 +153,12 @@ def glob_sync(
     )
 
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {
-            "type": "string",
-            "description": "Glob pattern, relative to `path` unless absolute.",
-        },
-        "path": {
-            "type": "string",
-            "description": "Directory to search from (default: the workspace root).",
-        },
-    },
-    "required": ["pattern"],
-    "additionalProperties": False,
-}
-
-
 class Glob:
-    name = "glob"
-    description = (
-        "Find files whose path matches a glob pattern, e.g. `**/*.py`, `src/**/test_*.ts`, "
-        "`*.{js,jsx}`. `*` and `?` match within one path segment, `**` matches any number of "
-        "directories, `{a,b}` alternatives and `[abc]` classes work. The pattern is matched "
-        "against paths relative to `path` (default: the workspace root), so `*.py` only "
-        "matches the top level. Returns file paths relative to the workspace, most recently "
-        f"modified first, at most {MAX_RESULTS}. Skips .git, node_modules, __pycache__, "
-        "hidden entries (unless the pattern names them, e.g. `.github/**`) and "
-        ".gitignore'd files. Use grep to search file contents."
-    )
-    read_only = True
-    family = ToolFamily.READ
-    parameters = PARAMETERS
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: GlobArgs = validate_args(GlobArgs, args)

@@ -24,11 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from re import _constants as re_constants  # re's own parse tree: what is literal
 from re import _parser as re_parser
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
@@ -42,6 +42,8 @@ from reasonix_core.tool.builtin._fs import (
     split_lines,
     suggest_missing,
 )
+from reasonix_core.tool.builtin.specs import GREP as SPEC
+from reasonix_core.tool.builtin.specs import MAX_LINE_CHARS, MAX_MATCHES, MAX_OUTPUT_BYTES
 from reasonix_core.tool.ignore import GlobPattern, expand_braces
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -49,9 +51,6 @@ from reasonix_core.tool.sandbox import SandboxPolicy
 if TYPE_CHECKING:
     import regex
 
-MAX_MATCHES = 200
-MAX_OUTPUT_BYTES = 64 * 1024
-MAX_LINE_CHARS = 500
 MAX_FILE_BYTES = 16 << 20
 TIME_BUDGET_SECONDS = 30.0
 # Matching time one file may take (whole-text prefilter plus every line);
@@ -63,7 +62,7 @@ MAX_LITERAL_RUN = 1000
 
 
 class GrepArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     pattern: str = Field(min_length=1, max_length=10_000)
     path: str | None = Field(default=None, min_length=1)
@@ -281,31 +280,6 @@ def _too_slow_note(paths: list[str]) -> str:
     )
 
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {
-            "type": "string",
-            "description": "Python regular expression to search for.",
-        },
-        "path": {
-            "type": "string",
-            "description": "File or directory to search (default: the workspace root).",
-        },
-        "glob": {
-            "type": "string",
-            "description": "Only search files matching this glob, e.g. `*.py`.",
-        },
-        "case_insensitive": {
-            "type": "boolean",
-            "description": "Ignore case (default false).",
-        },
-    },
-    "required": ["pattern"],
-    "additionalProperties": False,
-}
-
-
 _SYNTAX_HINT = "(Python re syntax; escape literal characters such as ( [ . * with a backslash)"
 
 
@@ -394,20 +368,11 @@ def _compile(pattern: str, case_insensitive: bool) -> regex.Pattern[str] | ToolR
 
 
 class Grep:
-    name = "grep"
-    description = (
-        "Search file contents with a Python regular expression (re syntax; a match is "
-        "searched within each line). Returns `path:line:text` lines with paths relative to "
-        "the workspace. `path` is a file or directory (default: the workspace root); `glob` "
-        "filters files (`*.py` matches file names at any depth, `src/**/*.ts` matches "
-        "relative paths, `{a,b}` alternatives work). Skips binary files, hidden entries, "
-        ".git, node_modules, __pycache__ and .gitignore'd files. At most "
-        f"{MAX_MATCHES} matches / {MAX_OUTPUT_BYTES // 1024} KiB are returned; lines are "
-        f"cut at {MAX_LINE_CHARS} characters. Use this instead of grep/rg in bash."
-    )
-    read_only = True
-    family = ToolFamily.READ
-    parameters = PARAMETERS
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: GrepArgs = validate_args(GrepArgs, args)

@@ -6,13 +6,14 @@ import re
 from typing import Any, ClassVar, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import HISTORY as SPEC
+from reasonix_core.tool.builtin.specs import HISTORY_MAX_LIMIT as MAX_LIMIT
 
 DEFAULT_LIMIT = 8
-MAX_LIMIT = 30
 DEFAULT_RADIUS = 3
 MAX_RADIUS = 10
 SNIPPET = 300
@@ -21,7 +22,7 @@ AROUND_TOOL_TEXT = 400
 
 
 class HistoryArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     operation: Literal["search", "around"]
     query: str | None = None
@@ -57,53 +58,11 @@ def _cut(text: str, limit: int) -> str:
 
 
 class HistoryTool:
-    name: ClassVar[str] = "history"
-    description: ClassVar[str] = (
-        "Search the transcripts of this project's earlier sessions (and the current one) "
-        'with BM25 keyword ranking. Use it when the user refers to earlier work ("like we '
-        'did last time", "the error from yesterday") or you need a past decision that is '
-        "no longer in context.\n"
-        "- operation=search: `query` (keywords; Chinese works too) returns the best "
-        "matching messages, each with a ref like `20250101-120000-ab12cd#14`. By default "
-        "only user and assistant messages are searched; set kind=tool to search tool "
-        "output only, kind=all for everything, kind=user or kind=assistant to narrow. "
-        "`limit` caps the hits (default 8, max 30).\n"
-        "- operation=around: `ref` from a search shows that message with its neighbours "
-        "(`limit` messages each side, default 3, max 10).\n"
-        "Transcripts can be stale: verify against the current files before relying on them."
-    )
-    read_only: ClassVar[bool] = True
-    family: ClassVar[ToolFamily] = ToolFamily.OTHER
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "operation": {"type": "string", "enum": ["search", "around"]},
-            "query": {
-                "type": "string",
-                "description": "search: keywords to look for.",
-            },
-            "kind": {
-                "type": "string",
-                "enum": ["user", "assistant", "tool", "all"],
-                "description": (
-                    "search: which messages to search; omitted = user and assistant "
-                    "messages (tool output excluded)."
-                ),
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LIMIT,
-                "description": "search: max hits (default 8); around: messages each side (default 3, max 10).",
-            },
-            "ref": {
-                "type": "string",
-                "description": "around: a ref printed by search, `<session id>#<message number>`.",
-            },
-        },
-        "required": ["operation"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import history_index

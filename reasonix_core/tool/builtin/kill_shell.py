@@ -7,24 +7,21 @@ from typing import Any, ClassVar
 from reasonix_core.tool.args import validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin.bash_output import (
-    JOB_ID_SCHEMA,
     NO_JOBS,
     JobArgs,
     job_manager,
     render_job,
 )
+from reasonix_core.tool.builtin.specs import KILL_SHELL as SPEC
 from reasonix_core.tool.jobs import JobError
 
 
 class KillShellTool:
-    name: ClassVar[str] = "kill_shell"
-    description: ClassVar[str] = (
-        "Stop a background bash job and every process it started, and return its "
-        "remaining unread output. Killing a job that already finished just reports its status."
-    )
-    read_only: ClassVar[bool] = False
-    family: ClassVar[ToolFamily] = ToolFamily.EXECUTE
-    parameters: ClassVar[dict[str, Any]] = JOB_ID_SCHEMA
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: JobArgs = validate_args(JobArgs, args)

@@ -7,11 +7,11 @@ import stat as stat_mod
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     Entry,
@@ -23,15 +23,16 @@ from reasonix_core.tool.builtin._fs import (
     services,
     suggest_missing,
 )
+from reasonix_core.tool.builtin.specs import LS as SPEC
+from reasonix_core.tool.builtin.specs import MAX_ENTRIES
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import SandboxPolicy
 
-MAX_ENTRIES = 1000
 TIME_BUDGET_SECONDS = 30.0
 
 
 class LsArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     path: str = Field(default=".", min_length=1)
     recursive: bool = False
@@ -119,37 +120,12 @@ def list_sync(
     )
 
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "description": "Directory to list (default: the workspace root).",
-        },
-        "recursive": {
-            "type": "boolean",
-            "description": "List the whole tree, not just direct children (default false).",
-        },
-    },
-    "required": [],
-    "additionalProperties": False,
-}
-
-
 class Ls:
-    name = "ls"
-    description = (
-        "List a directory: one entry per line, sorted by name, directories ending with `/`, "
-        "files with their size in bytes, symlinks as `name -> target`. With recursive=true "
-        "lists the whole tree depth-first as paths relative to the listed directory, "
-        "skipping .gitignore'd entries. Always skips .git, node_modules, __pycache__ and "
-        "hidden (dot) entries - list a hidden directory by its path to see inside it. "
-        f"Output is capped at {MAX_ENTRIES} entries. Use glob to find files by name "
-        "pattern and grep to search contents."
-    )
-    read_only = True
-    family = ToolFamily.READ
-    parameters = PARAMETERS
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: LsArgs = validate_args(LsArgs, args)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import MEMORY as SPEC
+from reasonix_core.tool.builtin.specs import MEMORY_MAX_LIMIT as MAX_LIMIT
 
 DEFAULT_SEARCH_LIMIT = 8
 DEFAULT_LIST_LIMIT = 50
-MAX_LIMIT = 100
 PREVIEW = 160
 
 FactType = Literal["user", "feedback", "project", "reference"]
@@ -20,7 +21,7 @@ Scope = Literal["project", "global"]
 
 
 class MemoryArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     operation: Literal["search", "list", "read"]
     query: str | None = None
@@ -46,50 +47,11 @@ def fact_line(fact: Any, stale: str = "") -> str:
 
 
 class MemoryTool:
-    name: ClassVar[str] = "memory"
-    description: ClassVar[str] = (
-        "Look up background facts saved in earlier sessions (with the remember tool): "
-        "project conventions, user preferences, feedback, pointers to references. Relevant "
-        "facts are also recalled automatically into a <memory-recall> block of the user "
-        "message; use this tool to look further.\n"
-        "- operation=search: BM25 over titles, keywords and bodies for `query`.\n"
-        "- operation=list: every fact (newest first); filter with `type` / `scope`; "
-        "`archived=true` lists forgotten facts.\n"
-        "- operation=read: the full fact `id` with its revision and timestamps.\n"
-        "Facts can be outdated (marked stale): check them against the code before relying on them."
-    )
-    read_only: ClassVar[bool] = True
-    family: ClassVar[ToolFamily] = ToolFamily.OTHER
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "operation": {"type": "string", "enum": ["search", "list", "read"]},
-            "query": {"type": "string", "description": "search: keywords."},
-            "id": {"type": "string", "description": "read: the fact id."},
-            "type": {
-                "type": "string",
-                "enum": ["user", "feedback", "project", "reference"],
-                "description": "search/list: only facts of this type.",
-            },
-            "scope": {
-                "type": "string",
-                "enum": ["project", "global"],
-                "description": "search/list: only this scope.",
-            },
-            "archived": {
-                "type": "boolean",
-                "description": "search/list: the archived (forgotten) facts instead.",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LIMIT,
-                "description": "search: max hits (default 8); list: max facts (default 50).",
-            },
-        },
-        "required": ["operation"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import fact_store

@@ -8,11 +8,11 @@ import shutil
 import stat as stat_mod
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
@@ -22,13 +22,14 @@ from reasonix_core.tool.builtin._fs import (
     services,
     suggest_missing,
 )
+from reasonix_core.tool.builtin.specs import MOVE_FILE as SPEC
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_ALREADY_EXISTS, FS_NOT_FOUND, FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 
 class MoveFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     source_path: str = Field(min_length=1)
     destination_path: str = Field(min_length=1)
@@ -146,36 +147,12 @@ def _rename(source: Located, target: Located, dst_display: str) -> None:
         shutil.move(os.fspath(source.path), os.fspath(target.path))
 
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "source_path": {
-            "type": "string",
-            "description": "Existing file or directory to move.",
-        },
-        "destination_path": {
-            "type": "string",
-            "description": "New path; must not exist yet.",
-        },
-    },
-    "required": ["source_path", "destination_path"],
-    "additionalProperties": False,
-}
-
-
 class MoveFile:
-    name = "move_file"
-    description = (
-        "Move or rename a file, directory or symlink. Both paths must be inside the "
-        "workspace (or the session temp dir / configured writable roots); missing parent "
-        "directories of the destination are created. Fails with FS_NOT_FOUND if the source "
-        "does not exist and FS_ALREADY_EXISTS if the destination exists (it never "
-        "overwrites). Use this instead of `mv` in bash. Earlier reads of a moved file stay "
-        "valid at its new path."
-    )
-    read_only = False
-    family = ToolFamily.EDIT
-    parameters = PARAMETERS
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: MoveFileArgs = validate_args(MoveFileArgs, args)

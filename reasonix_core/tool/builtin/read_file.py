@@ -8,11 +8,11 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BINARY_SNIFF,
@@ -29,6 +29,7 @@ from reasonix_core.tool.builtin._fs import (
     split_lines,
     suggest_missing,
 )
+from reasonix_core.tool.builtin.specs import READ_FILE as SPEC
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger, FileVersion
 from reasonix_core.tool.sandbox import SandboxPolicy
 
@@ -41,7 +42,7 @@ _CHUNK = 1 << 20
 
 
 class ReadFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     path: str = Field(min_length=1)
     offset: int | None = Field(default=None, ge=0)
@@ -196,45 +197,12 @@ def read_window(
     return ToolResult(text="\n".join(out + trailer), meta=meta)
 
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "description": "File to read, relative to the workspace or absolute.",
-        },
-        "offset": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "1-based line number to start at (default 1).",
-        },
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "description": "Maximum number of lines to return (default 2000).",
-        },
-    },
-    "required": ["path"],
-    "additionalProperties": False,
-}
-
-
 class ReadFile:
-    name = "read_file"
-    description = (
-        "Read a text file and return its lines numbered like `cat -n` (line number, tab, "
-        "text). Use this instead of cat/head/tail. By default returns up to 2000 lines from "
-        "the start; for longer files pass `offset` (1-based line to start at) and `limit` "
-        "(number of lines) to read another window - the output ends with the offset to "
-        "continue from. Lines longer than 2000 characters are truncated. Handles UTF-8 "
-        "(with or without BOM), UTF-16 and GB18030; refuses binary files and directories "
-        "(use ls for directories). Reading any window of a file is what allows edit_file, "
-        "multi_edit and write_file to change it afterwards. When copying text into "
-        "old_string, never include the line-number prefix."
-    )
-    read_only = True
-    family = ToolFamily.READ
-    parameters = PARAMETERS
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: ReadFileArgs = validate_args(ReadFileArgs, args)

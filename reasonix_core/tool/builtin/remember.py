@@ -11,18 +11,16 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
-
-MAX_TITLE = 120
-MAX_CONTENT = 4000
-MAX_KEYWORDS = 8
+from reasonix_core.tool.builtin.specs import MAX_CONTENT, MAX_KEYWORDS, MAX_TITLE
+from reasonix_core.tool.builtin.specs import REMEMBER as SPEC
 
 
 class RememberArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     title: str = Field(min_length=1, max_length=MAX_TITLE)
     content: str = Field(min_length=1, max_length=MAX_CONTENT)
@@ -33,59 +31,11 @@ class RememberArgs(BaseModel):
 
 
 class RememberTool:
-    name: ClassVar[str] = "remember"
-    description: ClassVar[str] = (
-        "Save a durable background fact for future sessions (one fact per call). Save only "
-        "what will still be true and useful later and cannot be read off the code: a "
-        "project convention or decision (type=project), where something lives outside the "
-        "repo (type=reference), the user's role or preferences (type=user), or guidance the "
-        "user gave about how to work (type=feedback). Do not save secrets, transient task "
-        "state, or things the code or git history already records.\n"
-        "- `title`: one line naming the fact; `content`: the fact itself, short and "
-        "self-contained (include the why when it matters); `keywords`: optional search terms.\n"
-        "- `scope`: project (this workspace) or global (every project); default: project for "
-        "project/reference, global for user/feedback.\n"
-        "- To change an existing fact pass its `id` (from the memory tool): the previous "
-        "revision is kept. Without `id` a new fact is created; a fact with the same title in "
-        "the same scope is refused (update it instead).\n"
-        "New, short, non-sensitive project/reference facts are saved without asking; other "
-        "saves may need the user's approval."
-    )
-    read_only: ClassVar[bool] = False
-    family: ClassVar[ToolFamily] = ToolFamily.OTHER
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "title": {
-                "type": "string",
-                "maxLength": MAX_TITLE,
-                "description": "One line naming the fact.",
-            },
-            "content": {
-                "type": "string",
-                "maxLength": MAX_CONTENT,
-                "description": "The fact, short and self-contained.",
-            },
-            "type": {"type": "string", "enum": ["user", "feedback", "project", "reference"]},
-            "scope": {
-                "type": "string",
-                "enum": ["project", "global"],
-                "description": "Default: project for project/reference, global for user/feedback.",
-            },
-            "keywords": {
-                "type": "array",
-                "items": {"type": "string"},
-                "maxItems": MAX_KEYWORDS,
-                "description": "Optional extra search terms.",
-            },
-            "id": {
-                "type": "string",
-                "description": "Update this existing fact instead of creating one.",
-            },
-        },
-        "required": ["title", "content", "type"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import fact_store

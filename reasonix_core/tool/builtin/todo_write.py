@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import MAX_TODOS
+from reasonix_core.tool.builtin.specs import TODO_WRITE as SPEC
 from reasonix_core.tool.todos import Todo, TodoStatus
 
-MAX_TODOS = 50
-STATUSES = ("pending", "in_progress", "completed")
 MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
 
 class TodoArg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     content: str = Field(min_length=1)
     status: TodoStatus
@@ -30,7 +30,7 @@ class TodoArg(BaseModel):
 
 
 class TodoWriteArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     todos: list[TodoArg] = Field(max_length=MAX_TODOS)
 
@@ -47,48 +47,11 @@ def render_todos(todos: tuple[Todo, ...]) -> str:
 
 
 class TodoWriteTool:
-    name: ClassVar[str] = "todo_write"
-    description: ClassVar[str] = (
-        "Create or update your task list for the current work. Send the whole list every "
-        "time; it replaces the previous one. Use it for multi-step tasks (three or more "
-        "steps) to plan and show progress; skip it for trivial requests.\n"
-        "- status is pending, in_progress or completed; keep at most one item in_progress "
-        "and mark it completed as soon as it is done, before starting the next.\n"
-        '- content is the imperative form ("Run the tests"); active_form is the present '
-        'continuous form shown while it is in progress ("Running the tests").\n'
-        "- Only mark an item completed when it is fully done (tests pass, nothing left "
-        "unresolved). An empty list clears it."
-    )
-    read_only: ClassVar[bool] = True
-    family: ClassVar[ToolFamily] = ToolFamily.OTHER
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "todos": {
-                "type": "array",
-                "maxItems": MAX_TODOS,
-                "description": "The complete, updated task list.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {
-                            "type": "string",
-                            "description": "What to do, imperative form.",
-                        },
-                        "status": {"type": "string", "enum": list(STATUSES)},
-                        "active_form": {
-                            "type": "string",
-                            "description": "Present continuous form shown while in progress.",
-                        },
-                    },
-                    "required": ["content", "status", "active_form"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["todos"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: TodoWriteArgs = validate_args(TodoWriteArgs, args)

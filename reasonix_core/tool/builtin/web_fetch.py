@@ -14,18 +14,16 @@ not used, for the same reason.
 from __future__ import annotations
 
 import ipaddress
-import re
 import socket
-from html.parser import HTMLParser
 from typing import Any, ClassVar
-from urllib.parse import urljoin
 
 import anyio
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.builtin.specs import WEB_FETCH as SPEC
 
 TIMEOUT_SECONDS = 15.0
 MAX_BODY_BYTES = 1024 * 1024
@@ -101,129 +99,13 @@ def check_url(url: httpx.URL) -> None:
 
 # -- HTML to text -----------------------------------------------------------
 
-SKIP_TAGS = frozenset(
-    {"script", "style", "nav", "noscript", "template", "svg", "iframe", "object", "canvas"}
-)
-BLOCK_TAGS = frozenset(
-    {
-        "p", "div", "section", "article", "main", "header", "footer", "aside", "table",
-        "blockquote", "dl", "dt", "dd", "figure", "figcaption", "title", "form",
-        "fieldset", "details", "summary", "hr", "address",
-    }
-)  # fmt: skip
-HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-_SPACE = re.compile(r"\s+")
-
-
-class _TextExtractor(HTMLParser):
-    def __init__(self, base_url: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.base_url = base_url
-        self.parts: list[str] = []
-        self.skip = 0
-        self.pre = 0
-        self.lists = 0
-        self.links: list[tuple[str | None, int]] = []
-        self.line_start = True
-
-    def _emit(self, text: str) -> None:
-        if text:
-            self.parts.append(text)
-            self.line_start = text.endswith("\n")
-
-    def _break(self, blank: bool) -> None:
-        """End the current line; ``blank`` also leaves an empty line."""
-        tail = "".join(self.parts[-2:])[-2:] if self.parts else "\n\n"
-        have = len(tail) - len(tail.rstrip("\n"))
-        want = 2 if blank else 1
-        if have < want:
-            self._emit("\n" * (want - have))
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in SKIP_TAGS:
-            self.skip += 1
-            return
-        if self.skip:
-            return
-        if tag in HEADINGS:
-            self._break(True)
-            self._emit("#" * int(tag[1]) + " ")
-        elif tag == "li":
-            self._break(False)
-            self._emit("  " * max(self.lists - 1, 0) + "- ")
-        elif tag in ("ul", "ol"):
-            self.lists += 1
-            self._break(False)
-        elif tag == "pre":
-            self.pre += 1
-            self._break(True)
-        elif tag in ("br", "tr"):
-            self._break(False)
-        elif tag in BLOCK_TAGS:
-            self._break(True)
-        elif tag == "a":
-            self.links.append((dict(attrs).get("href"), len(self.parts)))
-        elif tag in ("td", "th") and not self.line_start:
-            self._emit(" | ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in SKIP_TAGS:
-            self.skip = max(self.skip - 1, 0)
-            return
-        if self.skip:
-            return
-        if tag in HEADINGS or tag in BLOCK_TAGS:
-            self._break(True)
-        elif tag in ("ul", "ol"):
-            self.lists = max(self.lists - 1, 0)
-            self._break(self.lists == 0)
-        elif tag == "pre":
-            self.pre = max(self.pre - 1, 0)
-            self._break(True)
-        elif tag == "tr":
-            self._break(False)
-        elif tag == "a" and self.links:
-            href, start = self.links.pop()
-            text = _SPACE.sub(" ", "".join(self.parts[start:])).strip()
-            del self.parts[start:]
-            url = self._resolve(href)
-            if text and url and text != url:
-                self._emit(f"{text} ({url})")
-            else:
-                self._emit(text or url or "")
-
-    def handle_data(self, data: str) -> None:
-        if self.skip:
-            return
-        if self.pre:
-            self._emit(data)
-            return
-        text = _SPACE.sub(" ", data)
-        if self.line_start:
-            text = text.lstrip()
-        self._emit(text)
-
-    def _resolve(self, href: str | None) -> str | None:
-        if not href:
-            return None
-        href = href.strip()
-        if href.startswith("#") or href.lower().startswith(("javascript:", "data:")):
-            return None
-        return urljoin(self.base_url, href)
-
-    def text(self) -> str:
-        out = "".join(self.parts)
-        out = re.sub(r"[ \t]+\n", "\n", out)
-        out = re.sub(r"\n{3,}", "\n\n", out)
-        return out.strip()
-
 
 def html_to_text(html: str, base_url: str = "") -> str:
     """Readable text from HTML: headings, paragraphs, list items, ``text (url)`` links."""
-    parser = _TextExtractor(base_url)
-    parser.feed(html)
-    parser.close()
-    return parser.text()
+    # Imported on the first page: html.parser is ~3 ms of every start-up otherwise.
+    from reasonix_core.tool.html_text import readable_text
+
+    return readable_text(html, base_url)
 
 
 # -- content types ----------------------------------------------------------
@@ -266,7 +148,7 @@ def _decode(body: bytes, charset: str | None) -> str:
 
 
 class WebFetchArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     url: str = Field(min_length=1)
 
@@ -396,26 +278,11 @@ async def _read(response: httpx.Response, url: httpx.URL) -> ToolResult:
 
 
 class WebFetchTool:
-    name: ClassVar[str] = "web_fetch"
-    description: ClassVar[str] = (
-        "Fetch an http or https URL and return its content as readable text: HTML is "
-        "reduced to headings, paragraphs, list items and links written as `text (url)`; "
-        "JSON and other text is returned as-is; binary content is refused. The first line "
-        "is `status · content type · bytes · final URL`. Redirects are followed (at most 5). "
-        "Limits: 15 s, 1 MiB body. Private-network, link-local and cloud-metadata addresses "
-        "are refused. Use it to read documentation or a page the user points at; it does "
-        "not run JavaScript and cannot log in."
-    )
-    read_only: ClassVar[bool] = True
-    family: ClassVar[ToolFamily] = ToolFamily.NETWORK
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "url": {"type": "string", "description": "The absolute http:// or https:// URL."}
-        },
-        "required": ["url"],
-        "additionalProperties": False,
-    }
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: WebFetchArgs = validate_args(WebFetchArgs, args)

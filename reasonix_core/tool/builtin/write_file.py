@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from reasonix_core.tool.args import validate_args
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
@@ -30,13 +30,14 @@ from reasonix_core.tool.builtin._fs import (
     services,
     unified_diff,
 )
+from reasonix_core.tool.builtin.specs import WRITE_FILE as SPEC
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 
 class WriteFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ARGS_CONFIG
 
     path: str = Field(min_length=1)
     content: str
@@ -133,38 +134,12 @@ def _write_located(
     )
 
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "description": "File to write, relative to the workspace or absolute.",
-        },
-        "content": {
-            "type": "string",
-            "description": "The complete new content of the file.",
-        },
-    },
-    "required": ["path", "content"],
-    "additionalProperties": False,
-}
-
-
 class WriteFile:
-    name = "write_file"
-    description = (
-        "Write a whole file: create it (missing parent directories are created) or replace "
-        "the entire content of an existing one. To overwrite an existing file you must have "
-        "read it in this session (any read_file window counts) and it must not have changed "
-        "on disk since; otherwise the call fails with FS_NOT_OBSERVED or FS_STALE_VERSION "
-        "and you should read it again. Prefer edit_file or multi_edit for changing part of "
-        "a file. Only paths inside the workspace (or the session temp dir / configured "
-        "writable roots) can be written. An existing file keeps its encoding and CRLF line "
-        "endings."
-    )
-    read_only = False
-    family = ToolFamily.EDIT
-    parameters = PARAMETERS
+    name: ClassVar[str] = SPEC.name
+    description: ClassVar[str] = SPEC.description
+    read_only: ClassVar[bool] = SPEC.read_only
+    family: ClassVar[ToolFamily] = SPEC.family
+    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: WriteFileArgs = validate_args(WriteFileArgs, args)

@@ -1,0 +1,33 @@
+"""Built-in tools are listed by spec and imported by their first call (start-up)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from reasonix_core.tool import builtin_tools
+from reasonix_core.tool.builtin import BUILTIN_TOOLS
+from reasonix_core.tool.registry import LazyTool
+
+
+def test_each_spec_names_the_class_that_implements_it() -> None:
+    for tool in builtin_tools():
+        assert isinstance(tool, LazyTool)
+        real = tool.load()
+        assert type(real).__module__ == f"reasonix_core.tool.builtin.{tool.name}"
+        for field in ("name", "description", "read_only", "family", "parameters"):
+            assert getattr(real, field) == getattr(tool, field), (tool.name, field)
+    assert [t.name for t in builtin_tools()] == [spec.name for spec in BUILTIN_TOOLS]
+
+
+def test_building_the_tool_list_imports_no_tool_module() -> None:
+    code = (
+        "import sys\n"
+        "from reasonix_core.tool import ToolRegistry, builtin_tools\n"
+        "registry = ToolRegistry(builtin_tools())\n"
+        "assert len(registry) == 18, len(registry)\n"
+        "loaded = [m for m in sys.modules if m.startswith('reasonix_core.tool.builtin.')]\n"
+        "assert loaded == ['reasonix_core.tool.builtin.specs'], loaded\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
