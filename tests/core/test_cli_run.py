@@ -277,7 +277,7 @@ def test_version_is_fast_path():
     code = (
         "import sys\nfrom reasonix_tui.cli import main\n"
         "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('textual', 'pydantic', 'httpx', 'mcp') if m in sys.modules]\n"
+        "heavy = [m for m in ('textual', 'pydantic', 'httpx', 'mcp', 'regex') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

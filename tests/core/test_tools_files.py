@@ -6,7 +6,10 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import stat
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -834,6 +837,174 @@ async def test_grep_forbid_read(env: Env) -> None:
     assert r.text == "ok.txt:1:needle"
     r = await env.call("grep", pattern="needle", path="secrets")
     assert_error(r, "path denied:")
+
+
+# A pattern regex cannot defuse (the backreference defeats its safeguards), and a
+# line it backtracks on for longer than any budget; it matches "xaaab" at once.
+SLOW_PATTERN = r"(a+)+\1b"
+HOSTILE_LINE = "a" * 3000 + "!"
+
+
+async def test_grep_skips_a_file_the_pattern_is_too_slow_on(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(grep_mod, "PATTERN_BUDGET_SECONDS", 0.5)
+    (env.ws / "data.txt").write_text(f"aab\n{HOSTILE_LINE}\naab\n")
+    (env.ws / "good.txt").write_text("none\nxaaab\n")
+    r = await env.call("grep", pattern=SLOW_PATTERN)
+    assert not r.is_error
+    lines = r.text.split("\n")
+    # The match found before the budget ran out stays; the rest of data.txt is skipped.
+    assert sorted(lines[:2]) == ["data.txt:1:aab", "good.txt:2:xaaab"]
+    assert lines[2:] == [
+        "… pattern too slow on data.txt; skipped after 0.5 s - simplify the pattern "
+        "(avoid nested or overlapping repeats such as (a+)+ or (a|aa)*)"
+    ]
+    assert r.meta["too_slow"] == 1
+    assert r.meta["matches"] == 2
+    r = await env.call("grep", pattern=SLOW_PATTERN, path="data.txt", glob="*.txt")
+    assert r.text.split("\n")[-1].startswith("… pattern too slow on data.txt; skipped")
+    (env.ws / "data.txt").write_text(f"{HOSTILE_LINE}\n")
+    r = await env.call("grep", pattern=SLOW_PATTERN, path="data.txt")
+    assert r.text.split("\n") == [
+        f"no matches for /{SLOW_PATTERN}/ in data.txt (1 file searched)",
+        "… pattern too slow on data.txt; skipped after 0.5 s - simplify the pattern "
+        "(avoid nested or overlapping repeats such as (a+)+ or (a|aa)*)",
+    ]
+
+
+async def test_grep_slow_pattern_leaves_the_event_loop_running(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other tasks (the TUI, the agent) keep running while a pattern backtracks:
+    the match runs with the GIL released, unlike ``re``."""
+    monkeypatch.setattr(grep_mod, "PATTERN_BUDGET_SECONDS", 1.0)
+    (env.ws / "data.txt").write_text(f"{HOSTILE_LINE}\n")
+    matching = anyio.Event()
+    real_compile = grep_mod._compile
+
+    class Watched:
+        """The compiled pattern, flagging when the worker thread starts matching."""
+
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+            self.pattern = inner.pattern
+
+        def search(self, subject: str, **kwargs: Any) -> Any:
+            if not matching.is_set():  # in the worker thread
+                anyio.from_thread.run_sync(matching.set)
+            return self.inner.search(subject, **kwargs)
+
+    monkeypatch.setattr(grep_mod, "_compile", lambda *a: Watched(real_compile(*a)))
+    done = anyio.Event()
+    result: list[ToolResult] = []
+
+    async def run_grep() -> None:
+        result.append(await env.call("grep", pattern=SLOW_PATTERN))
+        done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_grep)
+        await matching.wait()
+        # With the GIL held by the match (as with re) none of these ticks would
+        # run before the search gave up.
+        for _ in range(5):
+            await anyio.sleep(0.01)
+        ticked_while_matching = not done.is_set()
+    assert ticked_while_matching
+    assert "pattern too slow on data.txt" in result[0].text
+
+
+@pytest.mark.parametrize("pattern", [r"\p{L}", "(?|a|b)", r"\K", "(?<n>a)", r"a\z", r"[\d-z]"])
+async def test_grep_syntax_is_python_re(env: Env, pattern: str) -> None:
+    """Patterns the regex module would take but re refuses keep re's error."""
+    with pytest.raises(re.error) as refused:
+        re.compile(pattern)
+    exc = refused.value
+    r = await env.call("grep", pattern=pattern)
+    assert_error(r, f"invalid regular expression {pattern!r}: {exc.msg} at position {exc.pos} ")
+    assert r.meta["code"] == "INVALID_REGEX"
+
+
+async def test_grep_refuses_a_long_literal_run(env: Env) -> None:
+    """regex builds a table for a literal stretch holding the GIL, in time cubic
+    in its length when it repeats: longer stretches than that are refused."""
+    (env.ws / "a.txt").write_text("b" * 1200 + "\n")
+    limit = grep_mod.MAX_LITERAL_RUN
+    r = await env.call("grep", pattern="b" * limit)
+    assert r.text == f"a.txt:1:{'b' * 500}… [700 more chars]"
+    # Classes of one character, {1}, escapes and groups join the run, as in regex.
+    half = "b" * (limit // 2)
+    for pattern in (
+        "b" * (limit + 1),
+        f"{half}[b]{half}",
+        f"{half}(?:b{{1}}){half}",
+        f"{half}\\x62{half}",
+    ):
+        r = await env.call("grep", pattern=pattern)
+        assert_error(r, f"pattern too long to search: it holds {limit + 1} literal characters")
+        assert r.meta["code"] == "PATTERN_TOO_LONG"
+    r = await env.call("grep", pattern=f"{half}b?{half}")  # a repeat breaks the run
+    assert not r.is_error
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"x = 1",
+        "needle$",
+        "S.CRET|harmless",
+        "hunt.r2",
+        r"^\s*def \w+\(",
+        r"\bfoo\b",
+        r"(?i)straße",
+        "[^\\W\\d]+",
+        r"a{2,}",
+        r"(?<=a)b",
+        r"(\w)\1",
+        "^$",
+        r"\d+\.\d*",
+    ],
+)
+@pytest.mark.parametrize("case_insensitive", [False, True])
+def test_grep_matches_like_python_re(pattern: str, case_insensitive: bool) -> None:
+    """regex's default VERSION0 finds what re finds."""
+    lines = [
+        "x = 1",
+        "end needle",
+        "SECRET harmless",
+        "hunt_r2",
+        "  def go(x):",
+        "a foo.",
+        "STRASSE straße",
+        "ab 12",
+        "aab",
+        "xx",
+        "",
+        "3.14",
+        "Σσς ſK",
+        "é_1",
+    ]
+    compiled = grep_mod._compile(pattern, case_insensitive)
+    assert not isinstance(compiled, ToolResult)
+    reference = re.compile(pattern, (re.I if case_insensitive else 0) | re.M)
+    for line in lines:
+        got = compiled.search(line, timeout=1.0, concurrent=True)
+        want = reference.search(line)
+        assert (got and got.span()) == (want and want.span()), (pattern, line)
+
+
+def test_importing_the_tools_leaves_regex_unloaded() -> None:
+    """regex is loaded by the first grep, not at start-up."""
+    code = (
+        "import sys\n"
+        "from reasonix_core.tool import builtin_tools\n"
+        "import reasonix_core.agent.builder\n"
+        "builtin_tools(None)\n"
+        "assert 'regex' not in sys.modules, 'regex imported at start-up'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 # -- gitignore matcher ------------------------------------------------------------------------------

@@ -1,4 +1,17 @@
-"""grep: regular-expression search over a file or a tree."""
+"""grep: regular-expression search over a file or a tree.
+
+The pattern is checked with Python ``re`` (its syntax and its error messages are
+the contract) and run with the ``regex`` package: ``re`` holds the GIL and has
+no timeout, so one backtracking pattern over a hostile line would freeze the
+whole process (event loop and TUI included). ``regex`` matches with the GIL
+released and stops at a deadline; a file the pattern is too slow on is skipped
+with a note. ``regex`` is imported on the first search, never at start-up.
+
+One cost escapes that timeout: ``regex`` builds its Boyer-Moore table for a
+literal stretch on first use, holding the GIL, in time growing with the cube of
+the stretch's length when it repeats (3000 ``b`` in a row: seconds; 10,000:
+minutes). Patterns with a literal stretch over ``MAX_LITERAL_RUN`` are refused.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +22,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from re import _constants as re_constants  # re's own parse tree: what is literal
+from re import _parser as re_parser
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -33,8 +48,17 @@ from reasonix_core.tool.ignore import GlobPattern, expand_braces
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import SandboxPolicy
 
+if TYPE_CHECKING:
+    import regex
+
 MAX_FILE_BYTES = 16 << 20
 TIME_BUDGET_SECONDS = 30.0
+# Matching time one file may take (whole-text prefilter plus every line);
+# past it the file is skipped: only a pathological pattern gets near it.
+PATTERN_BUDGET_SECONDS = 2.0
+# Longest stretch of literal characters a pattern may hold (see the module doc):
+# at most a fraction of a second of table building with the GIL held.
+MAX_LITERAL_RUN = 1000
 
 
 class GrepArgs(BaseModel):
@@ -71,8 +95,10 @@ def _read_all(fd: int) -> bytes:
 
 
 class _Search:
-    def __init__(self, regex: re.Pattern[str], prefilter: bool, sandbox: SandboxPolicy) -> None:
-        self.regex = regex
+    def __init__(
+        self, pattern: regex.Pattern[str], prefilter: bool, sandbox: SandboxPolicy
+    ) -> None:
+        self.pattern = pattern
         self.prefilter = prefilter
         self.sandbox = sandbox
         self.out: list[str] = []
@@ -82,6 +108,7 @@ class _Search:
         self.files_matched = 0
         self.skipped_binary = 0
         self.skipped_large = 0
+        self.too_slow: list[str] = []  # display paths the pattern ran out of budget on
         self.full = False
 
     def search_file(self, path: Path) -> None:
@@ -113,32 +140,51 @@ class _Search:
         self.files_searched += 1
         if "\r\n" in text:
             text = text.replace("\r\n", "\n")
-        if self.prefilter and self.regex.search(text) is None:
-            return
-        display = self.sandbox.display(path)
         hit = False
-        for n, line in enumerate(split_lines(text), 1):
-            if self.regex.search(line) is None:
-                continue
-            hit = True
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + f"… [{len(line) - MAX_LINE_CHARS} more chars]"
-            entry = f"{display}:{n}:{line}"
-            size = len(entry.encode("utf-8", "replace")) + 1
-            if self.matches >= MAX_MATCHES or self.bytes + size > MAX_OUTPUT_BYTES:
-                self.full = True
-                break
-            self.out.append(entry)
-            self.bytes += size
-            self.matches += 1
-        if hit:
-            self.files_matched += 1
+        deadline = time.monotonic() + PATTERN_BUDGET_SECONDS
+
+        def found(subject: str) -> bool:
+            # concurrent: the GIL is released while matching, so the event loop
+            # runs on; the timeout raises TimeoutError once the file's budget is spent.
+            timeout = max(deadline - time.monotonic(), 0.0)
+            return self.pattern.search(subject, timeout=timeout, concurrent=True) is not None
+
+        try:
+            if self.prefilter and not found(text):
+                return
+            display = self.sandbox.display(path)
+            for n, line in enumerate(split_lines(text), 1):
+                if not found(line):
+                    continue
+                hit = True
+                if not self._add(display, n, line):
+                    break
+        except TimeoutError:
+            # The matches already listed from this file stay: they are real.
+            self.too_slow.append(self.sandbox.display(path))
+        finally:
+            if hit:
+                self.files_matched += 1
+
+    def _add(self, display: str, n: int, line: str) -> bool:
+        """List one matching line; False once the output is full."""
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f"… [{len(line) - MAX_LINE_CHARS} more chars]"
+        entry = f"{display}:{n}:{line}"
+        size = len(entry.encode("utf-8", "replace")) + 1
+        if self.matches >= MAX_MATCHES or self.bytes + size > MAX_OUTPUT_BYTES:
+            self.full = True
+            return False
+        self.out.append(entry)
+        self.bytes += size
+        self.matches += 1
+        return True
 
 
 def grep_sync(
     target: Path,
     display: str,
-    regex: re.Pattern[str],
+    pattern: regex.Pattern[str],
     prefilter: bool,
     file_filter: _FileFilter | None,
     sandbox: SandboxPolicy,
@@ -152,7 +198,7 @@ def grep_sync(
             f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox)}",
             FS_NOT_FOUND,
         ) from None
-    search = _Search(regex, prefilter, sandbox)
+    search = _Search(pattern, prefilter, sandbox)
     timed_out = False
     walker: Walker | None = None
     if not stat_mod.S_ISDIR(st.st_mode):
@@ -195,19 +241,23 @@ def grep_sync(
             f"… search stopped early (time or size budget, {TIME_BUDGET_SECONDS:.0f} s); "
             "results are incomplete - narrow the path or glob"
         )
+    if search.too_slow:
+        notes.append(_too_slow_note(search.too_slow))
     skipped = []
     if search.skipped_binary:
         skipped.append(f"{search.skipped_binary} binary")
     if search.skipped_large:
         skipped.append(f"{search.skipped_large} larger than {MAX_FILE_BYTES >> 20} MiB")
-    meta = {
+    meta: dict[str, Any] = {
         "matches": search.matches,
         "files_searched": search.files_searched,
         "capped": search.full,
     }
+    if search.too_slow:
+        meta["too_slow"] = len(search.too_slow)
     if not search.out:
         text = (
-            f"no matches for /{regex.pattern}/ in {display} "
+            f"no matches for /{pattern.pattern}/ in {display} "
             f"({search.files_searched} file{'s' if search.files_searched != 1 else ''} searched"
         )
         if skipped:
@@ -221,6 +271,102 @@ def grep_sync(
     return ToolResult(text="\n".join(search.out + notes), meta=meta)
 
 
+def _too_slow_note(paths: list[str]) -> str:
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (
+        f"… pattern too slow on {shown}; skipped after {PATTERN_BUDGET_SECONDS:g} s "
+        f"{'each ' if len(paths) > 1 else ''}- simplify the pattern (avoid nested or "
+        "overlapping repeats such as (a+)+ or (a|aa)*)"
+    )
+
+
+_SYNTAX_HINT = "(Python re syntax; escape literal characters such as ( [ . * with a backslash)"
+
+
+def _invalid(pattern: str, exc: Exception) -> ToolResult:
+    pos = getattr(exc, "pos", None)
+    where = f" at position {pos}" if pos is not None else ""
+    msg = getattr(exc, "msg", None) or str(exc)
+    return ToolResult.error(
+        f"invalid regular expression {pattern!r}: {msg}{where} {_SYNTAX_HINT}",
+        code="INVALID_REGEX",
+    )
+
+
+_Run = tuple[int, int, int, bool]  # (leading run, longest run, trailing run, all literal)
+_TRANSPARENT = (re_constants.SUBPATTERN, re_constants.ATOMIC_GROUP)
+_REPEATS = (re_constants.MAX_REPEAT, re_constants.MIN_REPEAT, re_constants.POSSESSIVE_REPEAT)
+
+
+def _literal_runs(items: Any) -> _Run:
+    """Literal runs of a parsed sequence, counting groups and ``{1}`` repeats as
+    transparent: ``regex`` joins literals across them into one string."""
+    lead = best = cur = 0
+    pure = True
+    for op, av in items:
+        if op is re_constants.LITERAL:
+            piece: _Run = (1, 1, 1, True)
+        elif op in _TRANSPARENT:
+            piece = _literal_runs(av[-1] if op is re_constants.SUBPATTERN else av)
+        elif op in _REPEATS and av[0] == av[1] == 1:
+            piece = _literal_runs(av[2])
+        else:
+            inner = 0
+            if op in _REPEATS:
+                inner = _literal_runs(av[2])[1]
+            elif op is re_constants.BRANCH:
+                inner = max(_literal_runs(alt)[1] for alt in av[1])
+            elif op in (re_constants.ASSERT, re_constants.ASSERT_NOT):
+                inner = _literal_runs(av[1])[1]
+            elif op is re_constants.GROUPREF_EXISTS:
+                inner = max(_literal_runs(alt)[1] for alt in av[1:] if alt is not None)
+            piece = (0, inner, 0, False)
+        p_lead, p_best, p_trail, p_pure = piece
+        best = max(best, p_best, cur + p_lead)
+        if p_pure:
+            cur += p_lead
+        else:
+            if pure:
+                lead = cur + p_lead
+            pure = False
+            cur = p_trail
+    best = max(best, cur)
+    return (cur if pure else lead), best, cur, pure
+
+
+def _compile(pattern: str, case_insensitive: bool) -> regex.Pattern[str] | ToolResult:
+    """The search pattern, or the error result for one that does not compile.
+
+    ``re`` judges the syntax, so what it accepts and its error messages stay
+    the contract (``regex`` alone would also take ``\\p{L}``, ``(?|...)`` and
+    more); ``regex`` then compiles it for the search.
+    """
+    flags = re.IGNORECASE if case_insensitive else 0
+    try:
+        # MULTILINE: the same pattern also serves as a whole-file prefilter.
+        re.compile(pattern, flags | re.MULTILINE)
+    except (re.error, RecursionError, OverflowError, ValueError) as exc:
+        return _invalid(pattern, exc)
+    try:
+        longest = _literal_runs(re_parser.parse(pattern, flags | re.MULTILINE))[1]
+    except RecursionError:  # deep nesting re took: bound it by the whole length
+        longest = len(pattern)
+    if longest > MAX_LITERAL_RUN:
+        return ToolResult.error(
+            f"pattern too long to search: it holds {longest} literal characters in a row; "
+            f"grep takes at most {MAX_LITERAL_RUN} - search for a shorter distinctive part",
+            code="PATTERN_TOO_LONG",
+        )
+    import regex  # lazily: only a search needs it
+
+    # regex's default VERSION0 follows re's semantics; IGNORECASE and MULTILINE
+    # have the same values in both modules.
+    try:
+        return regex.compile(pattern, flags | regex.MULTILINE)
+    except (regex.error, RecursionError, OverflowError, ValueError) as exc:
+        return _invalid(pattern, exc)
+
+
 class Grep:
     name: ClassVar[str] = SPEC.name
     description: ClassVar[str] = SPEC.description
@@ -231,22 +377,9 @@ class Grep:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: GrepArgs = validate_args(GrepArgs, args)
         sandbox, _ = services(ctx)
-        flags = re.IGNORECASE if a.case_insensitive else 0
-        try:
-            # MULTILINE: the same regex also serves as a whole-file prefilter.
-            regex = re.compile(a.pattern, flags | re.MULTILINE)
-        except (re.error, RecursionError, OverflowError, ValueError) as exc:
-            where = (
-                f" at position {exc.pos}"
-                if isinstance(exc, re.error) and exc.pos is not None
-                else ""
-            )
-            msg = exc.msg if isinstance(exc, re.error) else str(exc)
-            return ToolResult.error(
-                f"invalid regular expression {a.pattern!r}: {msg}{where} "
-                "(Python re syntax; escape literal characters such as ( [ . * with a backslash)",
-                code="INVALID_REGEX",
-            )
+        compiled = _compile(a.pattern, a.case_insensitive)
+        if isinstance(compiled, ToolResult):
+            return compiled
         # The whole-text prefilter is sound unless the pattern anchors on \A / \Z.
         prefilter = not any(esc in a.pattern for esc in ("\\A", "\\Z", "\\z"))
         file_filter = _FileFilter(a.glob) if a.glob else None
@@ -259,7 +392,7 @@ class Grep:
                 lambda stop: grep_sync(
                     target,
                     display,
-                    regex,
+                    compiled,
                     prefilter,
                     file_filter,
                     sandbox,
