@@ -9,7 +9,6 @@ layers are merged, so an error names the file it is in and the key path inside i
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 import typing
@@ -181,6 +180,8 @@ def _suggest(parent: tuple[int | str, ...], key: str) -> str | None:
     model = _model_at(parent)
     if model is None:
         return None
+    import difflib  # only an unknown key's did-you-mean needs it: off the run's path
+
     matches = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
     return matches[0] if matches else None
 

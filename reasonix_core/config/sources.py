@@ -34,7 +34,6 @@ pydantic-settings stays off the paths that never load a config (``--version``).
 
 from __future__ import annotations
 
-import difflib
 import typing
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
@@ -427,6 +426,8 @@ def _not_settable(suffix: str) -> str:
             f"set it in {USER_FILE}"
         )
     candidates = [s.upper() for s in settable]
+    import difflib  # only an unknown variable's did-you-mean needs it: off the run's path
+
     hint = difflib.get_close_matches(suffix.upper(), candidates, n=1, cutoff=0.6)
     did_you_mean = f" (did you mean {ENV_PREFIX}{hint[0]}?)" if hint else ""
     return f"unknown setting {dotted!r}{did_you_mean}"
