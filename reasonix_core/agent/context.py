@@ -37,8 +37,8 @@ import hashlib
 import logging
 import math
 import re
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -46,7 +46,6 @@ import anyio
 
 from reasonix_core import events as ev
 from reasonix_core.agent.compaction_reason import CompactionReason
-from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.model_call import Reply
 from reasonix_core.agent.tokens import TokenEstimator
 from reasonix_core.errors import ProviderError, ReasonixError
@@ -296,13 +295,59 @@ class Summarize(Protocol):
 @dataclass(frozen=True, slots=True)
 class Conversation:
     """What a maintenance transaction reads and may call, passed in by its
-    caller: the canonical transcript, the tool schemas' canonical JSON, the
-    summary request, and the event numbering its events join."""
+    caller: the canonical transcript, the tool schemas' canonical JSON and the
+    summary request."""
 
     messages: Sequence[Message]
     tools: str
     summarize: Summarize
-    event: EventSequence
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionDecision:
+    """Why the view must change now and what it covers: the view's entries
+    (canonical messages ``[0, upto)``), their estimate, and the pruned
+    projection if pruning alone changes it."""
+
+    reason: CompactionReason
+    entries: list[Entry]
+    upto: int
+    tokens: int
+    pruned: list[Entry] | None
+    force: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOutcome:
+    """What one compaction did; its caller turns it into events.
+
+    ``changed``: the prefix-change reason if a new projection was installed;
+    ``truncated``: (tool results blanked, messages dropped) of a lossy cut;
+    ``failure_status``/``failure_detail``: why a summary could not form;
+    ``unfit``: set (the error text) when not even a truncation fits: the
+    caller raises :class:`CompactionRequired` with it."""
+
+    reason: CompactionReason
+    tokens_before: int
+    tokens_after: int
+    trigger: int
+    window: int
+    changed: str | None = None
+    summaries: int = 0
+    truncated: tuple[int, int] | None = None
+    failure_status: str = ""
+    failure_detail: str = ""
+    ok: bool = False
+    unfit: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OverflowReading:
+    """What a provider's overflow error said: a smaller window it named
+    (now in use), and the prompt size it counted, if any."""
+
+    learned_window: int | None
+    prompt_tokens: int | None
 
 
 @dataclass
@@ -770,18 +815,23 @@ class ContextManager:
 
     # -- the transaction ------------------------------------------------------------
 
-    async def maintain(
+    @property
+    def busy(self) -> bool:
+        """A compaction is running (single-flight: a second one is not started)."""
+        return self._busy
+
+    async def decide(
         self,
         conversation: Conversation,
         reason: CompactionReason = CompactionReason.AUTO,
         *,
         force: bool = False,
-    ) -> AsyncIterator[ev.Event]:
-        """Run before a step's request is built (``AUTO``), after a provider
-        overflow (``OVERFLOW``), or on request (``MANUAL``)."""
+    ) -> CompactionDecision | None:
+        """Whether the view must change before a step's request is built
+        (``AUTO``), after a provider overflow (``OVERFLOW``), or on request
+        (``MANUAL``); ``None`` when nothing is to be done (or one is running)."""
         canonical = conversation.messages
         tools = conversation.tools
-        new_event = conversation.event
         self._tools = tools
         entries = self.entries(canonical)
         est = self._estimate(entries, tools)
@@ -789,56 +839,59 @@ class ContextManager:
             if est < self.trigger:
                 if est >= TOKENIZER_LOAD_RATIO * self.trigger and self.estimator.wants_tokenizer:
                     await self._maybe_load_tokenizer(entries, tools)
-                return
+                return None
         if self.estimator.wants_tokenizer:
             await self._maybe_load_tokenizer(entries, tools)
         else:
             await self._count([e.message for e in entries])
         est = self._estimate(entries, tools)
         if self._busy:
-            if reason is CompactionReason.MANUAL:
-                yield new_event(ev.Notice, level="warning", text="a compaction is already running")
-            return
+            return None
         pruned = self._prune(entries)
         if reason is CompactionReason.AUTO:
             if est < self.trigger:
-                return
+                return None
             can_summarise = self.turn_summaries < MAX_PRESSURE_SUMMARIES and self._gate_open(est)
             if pruned is None and not can_summarise and est < self.hard_limit:
-                return  # nothing allowed to do below the hard limit: keep the current view
+                return None  # nothing allowed to do below the hard limit: keep the current view
         elif (
             reason is CompactionReason.OVERFLOW
             and not force
             and est < self.trigger
             and pruned is None
         ):
-            return  # the completion budget overflowed, not the view: the retry re-plans it
+            return None  # the completion budget overflowed, not the view: the retry re-plans it
+        return CompactionDecision(reason, entries, len(canonical), est, pruned, force)
 
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Hold the single flight from the caller's ``CompactionStarted`` to the
+        end of its outcome's events: ``decide`` returns ``None`` meanwhile."""
         self._busy = True
         try:
-            async with aclosing(
-                self._transaction(conversation, reason, entries, est, pruned, force)
-            ) as txn:
-                async for event in txn:
-                    yield event
+            yield
         finally:
             self._busy = False
 
+    async def compact(
+        self, decision: CompactionDecision, conversation: Conversation
+    ) -> AsyncIterator[ev.Event | CompactionOutcome]:
+        """Carry out ``decision`` (inside :meth:`running`): install the new
+        projections (prune, summaries, truncation). Yields the summary requests'
+        own events as they stream, then, last, the :class:`CompactionOutcome`."""
+        async with aclosing(self._transaction(conversation, decision)) as txn:
+            async for item in txn:
+                yield item
+
     async def _transaction(
-        self,
-        conversation: Conversation,
-        reason: CompactionReason,
-        entries: list[Entry],
-        est: int,
-        pruned: list[Entry] | None,
-        force: bool,
-    ) -> AsyncIterator[ev.Event]:
+        self, conversation: Conversation, decision: CompactionDecision
+    ) -> AsyncIterator[ev.Event | CompactionOutcome]:
         canonical = conversation.messages
-        new_event = conversation.event
+        reason, entries, est = decision.reason, decision.entries, decision.tokens
+        pruned, force = decision.pruned, decision.force
         before = est
         txn = _Txn()
         prefix_reason = reason.prefix_reason
-        yield new_event(ev.CompactionStarted, reason=reason.value)
 
         source = _Source(entries, est, list(self._sent_counts))
         if pruned is not None:
@@ -879,61 +932,49 @@ class ContextManager:
             if reason.one_summary:
                 break
 
+        def outcome(**fields: Any) -> CompactionOutcome:
+            return CompactionOutcome(
+                reason=reason,
+                tokens_before=before,
+                tokens_after=est,
+                trigger=self.trigger,
+                window=self.window,
+                changed=txn.changed,
+                summaries=txn.summaries,
+                failure_status=failed_status,
+                failure_detail=failed_detail,
+                **fields,
+            )
+
         truncate = False
         if reason is CompactionReason.AUTO:
             truncate = est >= self.hard_limit
         elif reason is CompactionReason.OVERFLOW:
             truncate = est >= self.hard_limit or (txn.summaries == 0 and est >= self.trigger)
+        truncated: tuple[int, int] | None = None
         if truncate:
             cut = self._truncate(entries, est, self.trigger)
             if cut is None:
-                yield new_event(ev.CompactionFinished, reason=reason.value, ok=False)
-                if txn.changed is not None:
-                    yield new_event(ev.PrefixChanged, reason=txn.changed)
-                raise CompactionRequired(
-                    f"the conversation no longer fits the context window: about {est:,} tokens "
-                    f"against a window of {self.window:,} (compaction threshold {self.trigger:,}), "
-                    "and no summary or lossy truncation can bring it under the threshold. "
-                    "Start a new session, or use a model with a larger context_window."
+                yield outcome(
+                    unfit=(
+                        f"the conversation no longer fits the context window: about {est:,} "
+                        f"tokens against a window of {self.window:,} (compaction threshold "
+                        f"{self.trigger:,}), and no summary or lossy truncation can bring it "
+                        "under the threshold. Start a new session, or use a model with a larger "
+                        "context_window."
+                    )
                 )
+                return
             entries, blanked, dropped = cut
             est = self._install("truncate", reason, entries, canonical, est)
             txn.changed = "truncate"
-            yield new_event(
-                ev.Notice,
-                level="warning",
-                text=(
-                    f"context truncated to fit the window: {blanked} tool results blanked, "
-                    f"{dropped} messages dropped ({before:,} → {est:,} tokens); "
-                    "the full transcript stays in the session file"
-                ),
-            )
+            truncated = (blanked, dropped)
 
-        if failed_detail and not truncate:
-            if reason is CompactionReason.MANUAL and failed_status == "blocked":
-                text = f"nothing to compact: {failed_detail}"
-            else:
-                text = f"compaction could not summarise the conversation: {failed_detail}"
-            yield new_event(ev.Notice, level="warning", text=text)
-        if txn.summaries or (txn.changed and not truncate):
-            what = "summary" if txn.summaries else "pruned tool results"
-            yield new_event(
-                ev.Notice,
-                level="info",
-                text=(
-                    f"context compacted ({what}): {before:,} → {est:,} tokens "
-                    f"(threshold {self.trigger:,} of {self.window:,})"
-                ),
-            )
         if reason is CompactionReason.MANUAL:
             ok = txn.summaries > 0 or (txn.changed is not None and not failed_detail)
         else:
             ok = est < self.trigger
-        if reason is CompactionReason.MANUAL and txn.changed is None and not failed_detail:
-            yield new_event(ev.Notice, level="info", text="nothing to compact yet")
-        yield new_event(ev.CompactionFinished, reason=reason.value, ok=ok)
-        if txn.changed is not None:
-            yield new_event(ev.PrefixChanged, reason=txn.changed)
+        yield outcome(truncated=truncated, ok=ok)
 
     # -- the summary ------------------------------------------------------------
 
@@ -1075,23 +1116,14 @@ class ContextManager:
 
     # -- overflow -------------------------------------------------------------
 
-    async def rescue_overflow(
-        self, conversation: Conversation, exc: ProviderError, sent: Sent | None
-    ) -> AsyncIterator[ev.Event]:
-        """The provider refused the step's request as too long: learn what it
-        said, then at most one summary (or a truncation) before the one retry."""
+    def read_overflow(self, exc: ProviderError, sent: Sent | None) -> OverflowReading:
+        """The provider refused a request as too long: learn the window it
+        named and re-anchor the estimate on the prompt size it counted."""
         limit, prompt = parse_overflow(exc.message or "")
+        learned = None
         if limit and limit < self.window:
             self._learn_window(limit)
-            yield conversation.event(
-                ev.Notice,
-                level="warning",
-                text=f"the provider's context window is {limit:,} tokens; using that from now on",
-            )
+            learned = limit
         if prompt:
             self.observe(sent, prompt, processed=False)
-        self._tools = conversation.tools
-        overflow = self.maintain(conversation, CompactionReason.OVERFLOW, force=prompt is None)
-        async with aclosing(overflow) as events:
-            async for event in events:
-                yield event
+        return OverflowReading(learned, prompt)

@@ -22,8 +22,10 @@ from typing import Any
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.compaction_events import outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import (
+    CompactionOutcome,
     CompactionRequired,
     ContextManager,
     Conversation,
@@ -249,7 +251,7 @@ class Agent:
         the history now, retrying even after an automatic failure."""
         self._repair()
         try:
-            maintenance = self.context.maintain(self._conversation(), CompactionReason.MANUAL)
+            maintenance = self._maintain(CompactionReason.MANUAL)
             async with aclosing(self._context_work(maintenance)) as events:
                 async for event in events:
                     yield event
@@ -287,7 +289,7 @@ class Agent:
             step.over = True
             return
         try:
-            maintenance = self.context.maintain(self._conversation(), CompactionReason.AUTO)
+            maintenance = self._maintain(CompactionReason.AUTO)
             async with aclosing(self._context_work(maintenance)) as events:
                 async for event in events:
                     yield event
@@ -342,8 +344,7 @@ class Agent:
         self, step: _Step, overflow: ProviderError
     ) -> AsyncIterator[ev.Event]:
         try:
-            rescue = self.context.rescue_overflow(self._conversation(), overflow, self._sent)
-            async with aclosing(self._context_work(rescue)) as events:
+            async with aclosing(self._context_work(self._overflow_compaction(overflow))) as events:
                 async for event in events:
                     yield event
         except CompactionRequired as exc:
@@ -410,8 +411,51 @@ class Agent:
             messages=self.messages,
             tools=self.tools.fingerprint,
             summarize=self._summarize,
-            event=self._events,
         )
+
+    async def _maintain(
+        self, reason: CompactionReason, *, force: bool = False
+    ) -> AsyncIterator[ev.Event]:
+        """Ask the context manager whether to compact; if so, run it and turn
+        its outcome into this agent's events (raises CompactionRequired)."""
+        conversation = self._conversation()
+        decision = await self.context.decide(conversation, reason, force=force)
+        if decision is None:
+            if reason is CompactionReason.MANUAL and self.context.busy:
+                yield self._events(
+                    ev.Notice, level="warning", text="a compaction is already running"
+                )
+            return
+        with self.context.running():
+            yield self._events(ev.CompactionStarted, reason=reason.value)
+            outcome: CompactionOutcome | None = None
+            async with aclosing(self.context.compact(decision, conversation)) as work:
+                async for item in work:
+                    if isinstance(item, CompactionOutcome):
+                        outcome = item
+                    else:
+                        yield item
+            assert outcome is not None
+            for event in outcome_events(outcome, self._events):
+                yield event
+
+    async def _overflow_compaction(self, overflow: ProviderError) -> AsyncIterator[ev.Event]:
+        """The provider refused the step's request as too long: learn what it
+        said, then at most one summary (or a truncation) before the one retry."""
+        reading = self.context.read_overflow(overflow, self._sent)
+        if reading.learned_window is not None:
+            yield self._events(
+                ev.Notice,
+                level="warning",
+                text=(
+                    f"the provider's context window is {reading.learned_window:,} tokens; "
+                    "using that from now on"
+                ),
+            )
+        rescue = self._maintain(CompactionReason.OVERFLOW, force=reading.prompt_tokens is None)
+        async with aclosing(rescue) as events:
+            async for event in events:
+                yield event
 
     async def _context_work(self, work: AsyncIterator[ev.Event]) -> AsyncIterator[ev.Event]:
         """Run a maintenance transaction; a window it learned from the provider

@@ -1,0 +1,61 @@
+"""The events one compaction emits, read from its :class:`CompactionOutcome`.
+
+The context manager decides and installs projections; the Agent owns the
+event stream and turns each outcome into the same Notice / CompactionFinished /
+PrefixChanged events, in the same order, wherever compaction runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from reasonix_core import events as ev
+from reasonix_core.agent.compaction_reason import CompactionReason
+from reasonix_core.agent.context import CompactionOutcome, CompactionRequired
+from reasonix_core.agent.event_sequence import EventSequence
+
+
+def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iterator[ev.Event]:
+    """The events after the summary requests' own; raises
+    :class:`CompactionRequired` (after closing the compaction) when not even a
+    truncation fits."""
+    reason = outcome.reason
+    if outcome.unfit:
+        yield new_event(ev.CompactionFinished, reason=reason.value, ok=False)
+        if outcome.changed is not None:
+            yield new_event(ev.PrefixChanged, reason=outcome.changed)
+        raise CompactionRequired(outcome.unfit)
+    before, after = outcome.tokens_before, outcome.tokens_after
+    if outcome.truncated is not None:
+        blanked, dropped = outcome.truncated
+        yield new_event(
+            ev.Notice,
+            level="warning",
+            text=(
+                f"context truncated to fit the window: {blanked} tool results blanked, "
+                f"{dropped} messages dropped ({before:,} → {after:,} tokens); "
+                "the full transcript stays in the session file"
+            ),
+        )
+    failed = outcome.failure_detail
+    if failed and outcome.truncated is None:
+        if reason is CompactionReason.MANUAL and outcome.failure_status == "blocked":
+            text = f"nothing to compact: {failed}"
+        else:
+            text = f"compaction could not summarise the conversation: {failed}"
+        yield new_event(ev.Notice, level="warning", text=text)
+    if outcome.summaries or (outcome.changed and outcome.truncated is None):
+        what = "summary" if outcome.summaries else "pruned tool results"
+        yield new_event(
+            ev.Notice,
+            level="info",
+            text=(
+                f"context compacted ({what}): {before:,} → {after:,} tokens "
+                f"(threshold {outcome.trigger:,} of {outcome.window:,})"
+            ),
+        )
+    if reason is CompactionReason.MANUAL and outcome.changed is None and not failed:
+        yield new_event(ev.Notice, level="info", text="nothing to compact yet")
+    yield new_event(ev.CompactionFinished, reason=reason.value, ok=outcome.ok)
+    if outcome.changed is not None:
+        yield new_event(ev.PrefixChanged, reason=outcome.changed)
