@@ -1,12 +1,17 @@
 """Atomic file replacement, shared by every writer of Reasonix's own state files
 (config, .env, metrics, checkpoints): a reader never sees a half-written file
-and a crash leaves either the old or the new content."""
+and a crash leaves either the old or the new content. Also the one string test
+of path containment (:func:`within`)."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
+
+
+def within(path: str, root: str) -> bool:
+    """True if ``path`` is ``root`` or below it (both already ``realpath``-ed)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
@@ -15,6 +20,8 @@ def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
 
     Raises OSError; the temp file never outlives a failure.
     """
+    import tempfile  # only writers need it: off the CLI's pre-dispatch checks
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

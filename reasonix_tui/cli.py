@@ -521,14 +521,12 @@ def _home_inside_project() -> str | None:
     files the repository can ship: its ``config.toml`` and ``trusted.toml`` would
     count as the user's own. Working in ``$HOME`` (or above it) is fine: the
     home is the user's there, not the project's."""
+    from reasonix_core.fsutil import within
     from reasonix_core.home import reasonix_home
 
     cwd = os.path.realpath(os.getcwd())
     home = os.path.realpath(reasonix_home())
     user_home = os.path.realpath(os.path.expanduser("~"))
-
-    def within(path: str, root: str) -> bool:
-        return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
     if within(home, cwd) and not within(user_home, cwd):
         return (

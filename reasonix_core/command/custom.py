@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from reasonix_core.fsutil import within
+
 _NAME_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS|\d+)")
 _MAX_BYTES = 64 * 1024
@@ -128,8 +130,7 @@ def _load_dir(
 
 
 def _within(path: Path, root: Path) -> bool:
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+    return within(os.path.realpath(path), os.path.realpath(root))
 
 
 class _BadCommand(Exception):

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reasonix_core.fsutil import within
 from reasonix_core.home import reasonix_home
 
 SKIP_DIRS = frozenset(
@@ -80,12 +81,10 @@ def _resolve(token: str, workspace: Path) -> tuple[str, Path] | None:
 def _refusal(label: str, path: Path, workspace: Path, protected: Sequence[str]) -> str | None:
     """Why ``path`` (named ``label``) must not be attached, or None."""
     real = os.path.realpath(path)
-    for root in protected:
-        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-            return f"@{label}: a protected path (keys and credentials); not attached"
+    if any(within(real, root) for root in protected):
+        return f"@{label}: a protected path (keys and credentials); not attached"
     relative = not (label.startswith("~") or Path(label).is_absolute())
-    root = os.path.realpath(workspace)
-    if relative and not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+    if relative and not within(real, os.path.realpath(workspace)):
         return f"@{label}: a link that leads out of the workspace; not attached"
     return None
 

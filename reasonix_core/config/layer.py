@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from reasonix_core.config.schema import Config
 from reasonix_core.errors import ConfigError
+from reasonix_core.trust import PROJECT_FILE
 
 __all__ = [
     "PROJECT_FILE",
@@ -30,7 +31,6 @@ __all__ = [
     "read_toml",
 ]
 
-PROJECT_FILE = "reasonix.toml"
 USER_FILE = "config.toml"
 
 

@@ -59,10 +59,11 @@ ANTHROPIC_EFFORTS: Mapping[str, str] = {
     "ultra": "max",
 }
 
-_LEVELS: dict[tuple[str, str], Mapping[str, str]] = {
-    ("openai", "openai"): OPENAI_CHAT_EFFORTS,
-    ("responses", "openai"): OPENAI_RESPONSES_EFFORTS,
-    ("anthropic", "openai"): ANTHROPIC_EFFORTS,
+# Each built-in kind's table under the OpenAI (or Anthropic) protocol.
+_LEVELS: dict[str, Mapping[str, str]] = {
+    "openai": OPENAI_CHAT_EFFORTS,
+    "responses": OPENAI_RESPONSES_EFFORTS,
+    "anthropic": ANTHROPIC_EFFORTS,
 }
 # The order levels are listed in (menus, error messages).
 _ORDER = ("minimal", "low", "medium", "high", "xhigh", "max", "ultra")
@@ -71,11 +72,11 @@ _ORDER = ("minimal", "low", "medium", "high", "xhigh", "max", "ultra")
 def accepted_efforts(kind: str, protocol: str) -> tuple[str, ...] | None:
     """What a built-in kind accepts under a reasoning protocol, ``auto`` first;
     None for a kind that is not built in (it says nothing)."""
-    if kind not in ("openai", "anthropic", "responses"):
+    if kind not in _LEVELS:
         return None
     if protocol == "none":
         return known_efforts()  # no reasoning settings are sent: every level is moot
-    table = DEEPSEEK_EFFORTS if protocol == "deepseek" else _LEVELS[(kind, "openai")]
+    table = DEEPSEEK_EFFORTS if protocol == "deepseek" else _LEVELS[kind]
     return (AUTO, *DISABLED_EFFORTS, *(level for level in _ORDER if level in table))
 
 
