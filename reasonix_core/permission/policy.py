@@ -406,11 +406,11 @@ class Policy:
         for path in paths:
             # Judged inside the workspace, so a workspace that itself lives
             # under some ``.git`` folder still works.
-            if not _names_git(_shown(path, self.workspace)):
+            shown = _shown(path, self.workspace)
+            if not _names_git(shown):
                 continue
             if any(rule.unit_match(path, self.workspace, loose=False) for rule in explicit):
                 continue
-            shown = _shown(path, self.workspace)
             return Decision(
                 Verdict.DENY,
                 None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reasonix_core.permission.program_options import program_effects
 
@@ -1274,19 +1274,7 @@ def _build_segment(
         sub.scan(None)
         if sub.heredocs or not sub.complete:
             inner.opaque = True
-        for s in sub.out:
-            extra.append(
-                Segment(
-                    s.words,
-                    s.raw,
-                    s.assignments,
-                    s.redirects,
-                    s.forms,
-                    s.via or how,
-                    origin,
-                    s.opaque,
-                )
-            )
+        extra.extend(replace(s, via=s.via or how, origin=origin) for s in sub.out)
     head = Segment(
         words,
         raw,

@@ -217,6 +217,8 @@ DENY_BYPASSES = [
     "find . -delete",
     "rm -r -f x",
     "rm -fr x",
+    "/bin/r? -rf x",
+    "sh -c '/bin/r? -rf x'",
 ]
 
 
