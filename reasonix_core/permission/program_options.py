@@ -179,7 +179,20 @@ _GETOPT: dict[str, Options] = {
 }
 
 # git: global options before the subcommand (-C is fine: it only moves).
-_GIT_GLOBAL_VALUES = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"})
+#: git's global options that take the next word as their value (``git -C dir push``);
+#: the one list both the option reader here and the lexer's ``git`` normal form use.
+GIT_GLOBAL_VALUE_OPTIONS = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--super-prefix",
+        "--config-env",
+        "--attr-source",
+    }
+)
 # ``git -c KEY=VALUE`` keys that only change what git shows: any other key may
 # name a hook directory, an included config file, a filter or a command.
 _GIT_DISPLAY_KEYS = frozenset(
@@ -463,7 +476,7 @@ def _git(words: Sequence[Word], effects: Effects) -> None:
         if v == "-c" and not _git_setting_is_display(words[k + 1] if k + 1 < len(words) else None):
             effects.executes = True
             return
-        k += 2 if v in _GIT_GLOBAL_VALUES or v == "-c" else 1
+        k += 2 if v in GIT_GLOBAL_VALUE_OPTIONS else 1
     if k >= len(words):
         return
     sub = words[k].value

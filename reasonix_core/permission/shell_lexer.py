@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from reasonix_core.permission.program_options import program_effects
+from reasonix_core.permission.program_options import GIT_GLOBAL_VALUE_OPTIONS, program_effects
 
 __all__ = [
     "HARMLESS_TARGETS",
@@ -982,9 +982,6 @@ def _rm_forms(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     return forms
 
 
-_GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
-
-
 def _git_form(words: tuple[str, ...], assignments: tuple[str, ...] = ()) -> tuple[str, ...]:
     """``git`` without its global options: ``git -C x -c k=v push`` → ``git push``.
 
@@ -998,7 +995,7 @@ def _git_form(words: tuple[str, ...], assignments: tuple[str, ...] = ()) -> tupl
         while k < len(words) and words[k].startswith("-"):
             if words[k] == "-c" and k + 1 < len(words):
                 _note_alias(words[k + 1], aliases)
-            k += 2 if words[k] in _GIT_VALUE_OPTS else 1
+            k += 2 if words[k] in GIT_GLOBAL_VALUE_OPTIONS else 1
         rest = words[k:]
         value = aliases.pop(rest[0].lower(), None) if rest else None
         if value is None or value.startswith("!") or not value.split():

@@ -222,6 +222,14 @@ DENY_BYPASSES = [
 ]
 
 
+@pytest.mark.parametrize(
+    "command", ["git --attr-source HEAD push", "git --super-prefix x push", "git -C . push"]
+)
+def test_git_global_options_do_not_hide_a_denied_subcommand(tmp_path: Path, command: str) -> None:
+    policy = Policy(allow=["Bash"], deny=["Bash(git push:*)"], workspace=tmp_path)
+    assert _decide(policy, command) is DENY
+
+
 @pytest.mark.parametrize("command", DENY_BYPASSES)
 def test_issue_deny_bypass_is_denied(tmp_path: Path, command: str) -> None:
     policy = Policy(allow=["Bash"], deny=["Bash(rm -rf*)"], workspace=tmp_path)
