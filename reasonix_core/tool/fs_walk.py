@@ -85,10 +85,6 @@ class Located:
     dir_fd: int
     missing: tuple[str, ...]
 
-    @property
-    def parent_exists(self) -> bool:
-        return not self.missing
-
     def close(self) -> None:
         os.close(self.dir_fd)
 
