@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.permission.approver import Question, QuestionAnswer
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import ASK as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 
 HEADLESS = (
     "No user is available to answer (headless run). State your assumption explicitly and continue."
@@ -40,13 +41,7 @@ def render_answers(answers: list[QuestionAnswer]) -> str:
     return "\n".join(lines)
 
 
-class AskTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class AskTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: AskArgs = validate_args(AskArgs, args)
         approver = ctx.approver

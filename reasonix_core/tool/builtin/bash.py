@@ -5,15 +5,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import BASH as SPEC
-from reasonix_core.tool.builtin.specs import MAX_TIMEOUT_SECONDS
+from reasonix_core.tool.builtin.specs import MAX_TIMEOUT_SECONDS, SpecifiedTool
 from reasonix_core.tool.jobs import (
     DRAIN_SECONDS,
     JobError,
@@ -177,13 +177,7 @@ class BashArgs(BaseModel):
     run_in_background: bool = False
 
 
-class BashTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class BashTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.tool.git_guard import GitGuard
         from reasonix_core.tool.shell_sandbox import SandboxUnavailable, prepare_command

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import BASH_OUTPUT as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.jobs import JobError, JobManager, JobOutput
 
 NO_JOBS = "background jobs are not available in this context"
@@ -29,13 +30,7 @@ class JobArgs(BaseModel):
     job_id: str = Field(min_length=1)
 
 
-class BashOutputTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class BashOutputTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: JobArgs = validate_args(JobArgs, args)
         jobs = job_manager(ctx)

@@ -6,12 +6,12 @@ import difflib
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     Loaded,
@@ -35,6 +35,7 @@ from reasonix_core.tool.builtin._fs import (
     unified_diff,
 )
 from reasonix_core.tool.builtin.specs import EDIT_FILE as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -232,13 +233,7 @@ def _where(count: int, first: int) -> str:
     return f"{count} replacements, first at line {first}"
 
 
-class EditFile:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class EditFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: EditFileArgs = validate_args(EditFileArgs, args)
         sandbox, ledger = services(ctx)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import FORGET as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 
 
 class ForgetArgs(BaseModel):
@@ -19,13 +20,7 @@ class ForgetArgs(BaseModel):
     reason: str | None = Field(default=None, max_length=500)
 
 
-class ForgetTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class ForgetTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import fact_store
         from reasonix_core.memory.facts import FactError

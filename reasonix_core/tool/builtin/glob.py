@@ -7,12 +7,12 @@ import stat as stat_mod
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     Walker,
@@ -23,7 +23,7 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
 )
 from reasonix_core.tool.builtin.specs import GLOB as SPEC
-from reasonix_core.tool.builtin.specs import MAX_RESULTS
+from reasonix_core.tool.builtin.specs import MAX_RESULTS, SpecifiedTool
 from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
@@ -153,13 +153,7 @@ def glob_sync(
     )
 
 
-class Glob:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class Glob(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: GlobArgs = validate_args(GlobArgs, args)
         sandbox, _ = services(ctx)

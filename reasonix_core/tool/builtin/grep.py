@@ -24,12 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 from re import _constants as re_constants  # re's own parse tree: what is literal
 from re import _parser as re_parser
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     ToolFailure,
@@ -43,7 +43,12 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
 )
 from reasonix_core.tool.builtin.specs import GREP as SPEC
-from reasonix_core.tool.builtin.specs import MAX_LINE_CHARS, MAX_MATCHES, MAX_OUTPUT_BYTES
+from reasonix_core.tool.builtin.specs import (
+    MAX_LINE_CHARS,
+    MAX_MATCHES,
+    MAX_OUTPUT_BYTES,
+    SpecifiedTool,
+)
 from reasonix_core.tool.ignore import GlobPattern, expand_braces
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -367,13 +372,7 @@ def _compile(pattern: str, case_insensitive: bool) -> regex.Pattern[str] | ToolR
         return _invalid(pattern, exc)
 
 
-class Grep:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class Grep(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: GrepArgs = validate_args(GrepArgs, args)
         sandbox, _ = services(ctx)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import HISTORY as SPEC
 from reasonix_core.tool.builtin.specs import HISTORY_MAX_LIMIT as MAX_LIMIT
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 
 DEFAULT_LIMIT = 8
 DEFAULT_RADIUS = 3
@@ -57,13 +58,7 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:limit].rstrip()}… [{len(text) - limit} more chars]"
 
 
-class HistoryTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class HistoryTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import history_index
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from reasonix_core.tool.args import validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.bash_output import (
     NO_JOBS,
     JobArgs,
@@ -13,16 +13,11 @@ from reasonix_core.tool.builtin.bash_output import (
     render_job,
 )
 from reasonix_core.tool.builtin.specs import KILL_SHELL as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.jobs import JobError
 
 
-class KillShellTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class KillShellTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: JobArgs = validate_args(JobArgs, args)
         jobs = job_manager(ctx)

@@ -7,12 +7,12 @@ import stat as stat_mod
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     Entry,
     ToolFailure,
@@ -24,7 +24,7 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
 )
 from reasonix_core.tool.builtin.specs import LS as SPEC
-from reasonix_core.tool.builtin.specs import MAX_ENTRIES
+from reasonix_core.tool.builtin.specs import MAX_ENTRIES, SpecifiedTool
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import SandboxPolicy
 
@@ -120,13 +120,7 @@ def list_sync(
     )
 
 
-class Ls:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class Ls(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: LsArgs = validate_args(LsArgs, args)
         sandbox, _ = services(ctx)

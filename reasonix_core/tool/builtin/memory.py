@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import MEMORY as SPEC
 from reasonix_core.tool.builtin.specs import MEMORY_MAX_LIMIT as MAX_LIMIT
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 
 DEFAULT_SEARCH_LIMIT = 8
 DEFAULT_LIST_LIMIT = 50
@@ -46,13 +47,7 @@ def fact_line(fact: Any, stale: str = "") -> str:
     )
 
 
-class MemoryTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class MemoryTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import fact_store
         from reasonix_core.memory.facts import FactError

@@ -8,12 +8,12 @@ import shutil
 import stat as stat_mod
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     guarded,
@@ -23,6 +23,7 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
 )
 from reasonix_core.tool.builtin.specs import MOVE_FILE as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_ALREADY_EXISTS, FS_NOT_FOUND, FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
@@ -147,13 +148,7 @@ def _rename(source: Located, target: Located, dst_display: str) -> None:
         shutil.move(os.fspath(source.path), os.fspath(target.path))
 
 
-class MoveFile:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class MoveFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: MoveFileArgs = validate_args(MoveFileArgs, args)
         sandbox, ledger = services(ctx)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import ToolFailure, guarded, run_writer, services
 from reasonix_core.tool.builtin.edit_file import EditError, apply_edit, edit_sync
-from reasonix_core.tool.builtin.specs import MAX_EDITS
+from reasonix_core.tool.builtin.specs import MAX_EDITS, SpecifiedTool
 from reasonix_core.tool.builtin.specs import MULTI_EDIT as SPEC
 
 
@@ -29,13 +29,7 @@ class MultiEditArgs(BaseModel):
     edits: list[OneEdit] = Field(min_length=1, max_length=MAX_EDITS)
 
 
-class MultiEdit:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class MultiEdit(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: MultiEditArgs = validate_args(MultiEditArgs, args)
         sandbox, ledger = services(ctx)

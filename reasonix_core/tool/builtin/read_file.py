@@ -8,12 +8,12 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BINARY_SNIFF,
     BinaryFile,
@@ -30,6 +30,7 @@ from reasonix_core.tool.builtin._fs import (
     suggest_missing,
 )
 from reasonix_core.tool.builtin.specs import READ_FILE as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger, FileVersion
 from reasonix_core.tool.sandbox import SandboxPolicy
 
@@ -197,13 +198,7 @@ def read_window(
     return ToolResult(text="\n".join(out + trailer), meta=meta)
 
 
-class ReadFile:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class ReadFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: ReadFileArgs = validate_args(ReadFileArgs, args)
         sandbox, ledger = services(ctx)

@@ -8,14 +8,14 @@ asking (seed 000 §3.6). Everything else follows the preset.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
-from reasonix_core.tool.builtin.specs import MAX_CONTENT, MAX_KEYWORDS, MAX_TITLE
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin.specs import MAX_CONTENT, MAX_KEYWORDS, MAX_TITLE, SpecifiedTool
 from reasonix_core.tool.builtin.specs import REMEMBER as SPEC
 
 
@@ -30,13 +30,7 @@ class RememberArgs(BaseModel):
     id: str | None = None
 
 
-class RememberTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class RememberTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from reasonix_core.memory import fact_store
         from reasonix_core.memory.facts import FactError

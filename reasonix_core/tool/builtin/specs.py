@@ -13,7 +13,7 @@ prompt-cache prefix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from reasonix_core.tool.base import ToolFamily
 
@@ -27,6 +27,26 @@ class ToolSpec:
     parameters: dict[str, Any]
     # "module:Class", imported by the tool's first call.
     implementation: str
+
+
+class SpecifiedTool:
+    """Base of the built-in tools: what the model sees comes from the tool's
+    :class:`ToolSpec` (``class Ls(SpecifiedTool, spec=LS)``), written once in this
+    module, where :class:`~reasonix_core.tool.registry.LazyTool` reads it too."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    read_only: ClassVar[bool]
+    family: ClassVar[ToolFamily]
+    parameters: ClassVar[dict[str, Any]]
+
+    def __init_subclass__(cls, *, spec: ToolSpec, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name = spec.name
+        cls.description = spec.description
+        cls.read_only = spec.read_only
+        cls.family = spec.family
+        cls.parameters = spec.parameters
 
 
 # Limits the descriptions and schemas state; the tools' code imports them from here.

@@ -6,13 +6,13 @@ so the UI can show it; it touches no files.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import AliasChoices, BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
-from reasonix_core.tool.builtin.specs import MAX_TODOS
+from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin.specs import MAX_TODOS, SpecifiedTool
 from reasonix_core.tool.builtin.specs import TODO_WRITE as SPEC
 from reasonix_core.tool.todos import Todo, TodoStatus
 
@@ -46,13 +46,7 @@ def render_todos(todos: tuple[Todo, ...]) -> str:
     return "\n".join(lines)
 
 
-class TodoWriteTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class TodoWriteTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: TodoWriteArgs = validate_args(TodoWriteArgs, args)
         in_progress = [t.content for t in parsed.todos if t.status == "in_progress"]

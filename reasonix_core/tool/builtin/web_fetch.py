@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 import httpx
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import WEB_FETCH as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 
 TIMEOUT_SECONDS = 15.0
 MAX_BODY_BYTES = 1024 * 1024
@@ -277,13 +278,7 @@ async def _read(response: httpx.Response, url: httpx.URL) -> ToolResult:
     return ToolResult(text=result, meta=meta)
 
 
-class WebFetchTool:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class WebFetchTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: WebFetchArgs = validate_args(WebFetchArgs, args)
         try:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     TextFormat,
@@ -31,6 +31,7 @@ from reasonix_core.tool.builtin._fs import (
     unified_diff,
 )
 from reasonix_core.tool.builtin.specs import WRITE_FILE as SPEC
+from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -134,13 +135,7 @@ def _write_located(
     )
 
 
-class WriteFile:
-    name: ClassVar[str] = SPEC.name
-    description: ClassVar[str] = SPEC.description
-    read_only: ClassVar[bool] = SPEC.read_only
-    family: ClassVar[ToolFamily] = SPEC.family
-    parameters: ClassVar[dict[str, Any]] = SPEC.parameters
-
+class WriteFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: WriteFileArgs = validate_args(WriteFileArgs, args)
         sandbox, ledger = services(ctx)
