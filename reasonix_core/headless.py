@@ -102,11 +102,8 @@ def _printable(text: str) -> str:
     ``\\ud800`` instead of failing the write."""
     if text.isascii():
         return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+    # backslashreplace touches only what UTF-8 cannot encode: other text is unchanged.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _short(text: str, limit: int = 100) -> str:

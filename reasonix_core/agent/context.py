@@ -879,13 +879,6 @@ class ContextManager:
         """Carry out ``decision`` (inside :meth:`running`): install the new
         projections (prune, summaries, truncation). Yields the summary requests'
         own events as they stream, then, last, the :class:`CompactionOutcome`."""
-        async with aclosing(self._transaction(conversation, decision)) as txn:
-            async for item in txn:
-                yield item
-
-    async def _transaction(
-        self, conversation: Conversation, decision: CompactionDecision
-    ) -> AsyncIterator[ev.Event | CompactionOutcome]:
         canonical = conversation.messages
         reason, entries, est = decision.reason, decision.entries, decision.tokens
         pruned, force = decision.pruned, decision.force

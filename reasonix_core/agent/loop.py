@@ -11,6 +11,7 @@ requests.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -223,25 +224,15 @@ class Agent:
         and take the next step. Every phase says in ``step.over`` whether the
         turn ended (it then yielded TurnFinished or TurnFailed)."""
         yield self._begin_turn(prompt)
-        number = 0
-        while True:
-            number += 1
+        phases = (self._prepare, self._request_with_retry, self._commit_answer)
+        for number in itertools.count(1):
             step = _Step(number=number)
-            async with aclosing(self._prepare(step)) as events:
-                async for event in events:
-                    yield event
-            if step.over:
-                return
-            async with aclosing(self._request_with_retry(step)) as events:
-                async for event in events:
-                    yield event
-            if step.over:
-                return
-            async with aclosing(self._commit_answer(step)) as events:
-                async for event in events:
-                    yield event
-            if step.over:
-                return
+            for phase in phases:
+                async with aclosing(phase(step)) as events:
+                    async for event in events:
+                        yield event
+                if step.over:
+                    return
             async with aclosing(self._run_tools(step.calls)) as events:
                 async for event in events:
                     yield event
