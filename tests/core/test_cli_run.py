@@ -323,7 +323,8 @@ def test_metrics_partial_is_refreshed_while_running(workspace, cfg, tmp_path):
         if partial.exists():
             try:
                 seen_partial = json.loads(partial.read_text())
-            except json.JSONDecodeError:
+            # Half-written, or already removed by the run finishing between the two calls.
+            except (json.JSONDecodeError, FileNotFoundError):
                 pass
         time.sleep(0.02)
     proc.communicate(timeout=30)
