@@ -141,13 +141,36 @@ class CompactionFinished(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentStarted(Event):
+    """A child agent started; ``agent_path`` is the child's own (docs/SUBAGENTS.md)."""
+
     name: str
+    read_only: bool = False
+    profile: str = ""
+    prompt: str = ""
+    # The parent's tool call that spawned it ("" from the CLI).
+    parent_call_id: str = ""
+    capsule_hash: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentFinished(Event):
+    """A child agent's end, with the host's record of it (the metrics read these).
+
+    ``status``: "done" (read-only), the adjudicated status of a writer's report,
+    "unreported" (a writer that ended in prose) or "failed". ``completion``:
+    "report", "prose" or "" (read-only or failed). ``mutations``: the paths it
+    wrote (workspace-relative); ``violations``: the ones outside its claim.
+    """
+
     name: str
     ok: bool = True
+    status: str = ""
+    read_only: bool = False
+    completion: str = ""
+    claimed_status: str = ""
+    downgrades: int = 0
+    mutations: tuple[str, ...] = ()
+    violations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -50,6 +50,9 @@ class _TextRenderer:
         self._wrote_text = False
 
     def __call__(self, event: ev.Event) -> None:
+        if event.agent_path:
+            self._child(event)
+            return
         match event:
             case ev.TextDelta(text=text):
                 self.out.write(_printable(text))
@@ -74,6 +77,22 @@ class _TextRenderer:
                 self._break_line()
             case _:
                 pass
+        self.err.flush()
+
+    def _child(self, event: ev.Event) -> None:
+        """A subagent's events: only its start and end (its answer reaches the
+        parent as a tool result, never as this run's text)."""
+        path = "/".join(event.agent_path)
+        match event:
+            case ev.SubagentStarted(read_only=read_only):
+                self._break_line()
+                kind = "read-only subagent" if read_only else "subagent"
+                self.err.write(f"◆ {kind} {path} started\n")
+            case ev.SubagentFinished(status=status):
+                self._break_line()
+                self.err.write(f"◆ subagent {path}: {status}\n")
+            case _:
+                return
         self.err.flush()
 
     def _break_line(self) -> None:

@@ -98,6 +98,10 @@ class TurnController:
         await self.transcript.add(NoticeBlock(text, level))
 
     async def dispatch(self, event: Event) -> None:
+        if event.agent_path and not isinstance(
+            event, SubagentStarted | SubagentFinished | UsageReported
+        ):
+            return  # a subagent's steps and tools stay off the main transcript
         match event:
             case TurnStarted() | StepStarted():
                 await self._close_blocks()

@@ -336,6 +336,10 @@ async def open_runtime(
             context_suffix=_context_suffix(workspace, clock, recaller),
             context=context_manager,
         )
+        context.subagents = _subagent_runner(
+            config, home, workspace, resolved, provider, effort, sandbox, context, store.id,
+            gate, mcp, clock,
+        )  # fmt: skip
         if loaded_session is not None:
             # A restart restores the existing checkpoint only (never re-plans it).
             context_manager.restore(store.read_checkpoint(), agent.messages)
@@ -385,6 +389,48 @@ def _install_memory(
     context.recall = recaller
     policy.add_auto_allow("remember", auto_save_reason)
     return recaller
+
+
+def _subagent_runner(
+    config: Config,
+    home: Path,
+    workspace: Path,
+    resolved: ResolvedModel,
+    provider: Provider,
+    effort: str,
+    sandbox: SandboxPolicy,
+    context: ToolContext,
+    session_id: str,
+    gate: PermissionGate,
+    mcp: Any,
+    clock: Callable[[], datetime],
+) -> Any:
+    """The session's subagent runner: what the session lends its children (the
+    provider, the gate and approver, the sandbox, the MCP host); the runner
+    builds each child from it (docs/SUBAGENTS.md)."""
+    from reasonix_core.subagent.runner import SessionServices, SubagentRunner
+
+    return SubagentRunner(
+        SessionServices(
+            config=config,
+            home=home,
+            workspace=workspace,
+            resolved=resolved,
+            provider=provider,
+            effort=effort,
+            sandbox=sandbox,
+            temp_dir=context.temp_dir,
+            session_id=session_id,
+            gate=gate,
+            approver=context.approver,
+            read_denied=context.read_denied,
+            secret_env=context.secret_env,
+            bash_timeout_seconds=context.bash_timeout_seconds,
+            mcp=mcp,
+            price=make_price_fn(config),
+            clock=clock,
+        )
+    )
 
 
 def _context_suffix(

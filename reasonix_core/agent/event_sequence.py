@@ -6,6 +6,7 @@ consumers can order and attribute events without knowing who made them."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, TypeVar
 
 from reasonix_core import events as ev
@@ -21,3 +22,9 @@ class EventSequence:
     def __call__(self, cls: type[E], **fields: Any) -> E:
         self.seq += 1
         return cls(seq=self.seq, agent_path=self.agent_path, **fields)
+
+    def adopt(self, event: E) -> E:
+        """A child's event (a subagent's, carrying its own path) renumbered into
+        this stream, so the merged stream's ``seq`` keeps increasing."""
+        self.seq += 1
+        return dataclasses.replace(event, seq=self.seq)

@@ -13,6 +13,7 @@ from reasonix_core.tool.builtin.specs import (
     ASK,
     BASH,
     BASH_OUTPUT,
+    COMPLETE_SUBTASK,
     EDIT_FILE,
     FORGET,
     GLOB,
@@ -24,14 +25,16 @@ from reasonix_core.tool.builtin.specs import (
     MOVE_FILE,
     MULTI_EDIT,
     READ_FILE,
+    READ_ONLY_TASK,
     REMEMBER,
+    TASK,
     TODO_WRITE,
     WEB_FETCH,
     WRITE_FILE,
     ToolSpec,
 )
 
-__all__ = ["BUILTIN_TOOLS"]
+__all__ = ["BUILTIN_TOOLS", "CHILD_TOOLS"]
 
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     # File tools (read/write/search); see docs/TOOL_CONTRACT.md.
@@ -55,4 +58,11 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     MEMORY,
     REMEMBER,
     FORGET,
+    # Delegation (docs/SUBAGENTS.md): a session hands these to its subagent runner.
+    TASK,
+    READ_ONLY_TASK,
 )
+
+#: Tools only a subagent gets, after its share of ``BUILTIN_TOOLS``: a writer
+#: child ends by reporting to the host (seed 000 §3.11).
+CHILD_TOOLS: tuple[ToolSpec, ...] = (COMPLETE_SUBTASK,)
