@@ -38,6 +38,17 @@ class Receipts:
     # The last complete_subtask arguments (validated), and how many reports came.
     report: dict[str, Any] | None = None
     reports: int = 0
+    # bash ran and its changes could not be itemised (a claim too large to snapshot).
+    bash_unaccounted: bool = False
+
+    def note_bash_changes(self, paths: list[Path] | None) -> None:
+        """The files in the claim that changed while the child could run bash
+        (None: too many files to tell), counted as host-observed writes."""
+        if paths is None:
+            self.bash_unaccounted = True
+            return
+        for path in paths:
+            self.writes.setdefault(path, None)
 
     def accept_report(self, report: dict[str, Any]) -> None:
         self.report = report
@@ -94,3 +105,48 @@ class RecordedTool:
         sandbox = ctx.sandbox or SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
         self.receipts.record(self.inner, args, result, sandbox)
         return result
+
+
+# -- what bash changed --------------------------------------------------------------
+
+#: Entries a claim snapshot looks at before it gives up (then bash's changes are
+#: not itemised, and the receipt says so).
+SNAPSHOT_LIMIT = 50_000
+
+State = dict[Path, tuple[int, int, int]]
+
+
+def snapshot(roots: tuple[Path, ...]) -> State | None:
+    """(mtime_ns, size, inode) of every file below the claimed ``roots``, or
+    None past :data:`SNAPSHOT_LIMIT`. Blocking: run it in a worker thread.
+
+    Taken before and after a child that may run ``bash``: bubblewrap keeps its
+    writes inside the claim, and this tells the host which files there it
+    changed (evidence for ``diff``/``files``, ``subagent_mutations``)."""
+    import os
+
+    from reasonix_core.tool.builtin._fs import SKIP_DIRS
+
+    state: State = {}
+    for root in roots:
+        if root.is_file():
+            st = root.stat()
+            state[root] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            continue
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            for name in files:
+                path = Path(folder) / name
+                try:
+                    st = path.lstat()
+                except OSError:
+                    continue
+                state[path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+                if len(state) > SNAPSHOT_LIMIT:
+                    return None
+    return state
+
+
+def changed(before: State, after: State) -> list[Path]:
+    """Files created, modified or deleted between two snapshots, sorted."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))

@@ -29,6 +29,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
+
 from reasonix_core import events as ev
 from reasonix_core.agent.context import ContextManager
 from reasonix_core.agent.event_sequence import EventSequence
@@ -56,7 +59,7 @@ from reasonix_core.subagent.prompts import (
     DEFAULT_READ_ONLY_PROMPT,
     DEFAULT_TASK_PROMPT,
 )
-from reasonix_core.subagent.receipts import Receipts, RecordedTool
+from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
 from reasonix_core.subagent.scope import child_scope
 from reasonix_core.subagent.spec import SubagentError, SubagentSpec
 from reasonix_core.tool.base import Tool, ToolContext
@@ -129,6 +132,8 @@ class SubagentResult:
     writes: tuple[str, ...] = ()
     commands: tuple[tuple[str, int | None], ...] = ()
     violations: tuple[str, ...] = ()
+    # bash ran in a claim too large to snapshot: its changes are not itemised.
+    unaccounted: bool = False
     dropped_tools: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -168,6 +173,8 @@ class SubagentResult:
                 lines += [f"- ran: {c} (exit {code})" for c, code in self.commands]
             else:
                 lines.append("- ran: no commands")
+            if self.unaccounted:
+                lines.append("- bash changes: not itemised (too many files in the claim)")
             if self.violations:
                 lines.append(f"- WRITES OUTSIDE THE CLAIM: {', '.join(self.violations)}")
             parts.append("\n".join(lines))
@@ -339,6 +346,8 @@ class SubagentRunner:
                     )
                 )
             answer, error = "", None
+            watch = "bash" in scope.names
+            before = await anyio.to_thread.run_sync(snapshot, claim) if watch else None
             async with aclosing(agent.run(text)) as events:
                 async for event in events:
                     if isinstance(event, ev.TurnFinished):
@@ -349,6 +358,9 @@ class SubagentRunner:
                         error = event.error
                     if emit is not None and not isinstance(event, _PRIVATE):
                         await emit(event)
+            if before is not None:
+                after = await anyio.to_thread.run_sync(snapshot, claim)
+                receipts.note_bash_changes(changed(before, after) if after is not None else None)
             result = self._result(
                 spec, label, path, child_id, read_only, answer, error, capsule, claim,
                 sandbox, receipts, scope.dropped,
@@ -503,6 +515,7 @@ class SubagentRunner:
             writes=tuple(sandbox.display(p) for p in receipts.writes),
             commands=tuple((c.command, c.exit_code) for c in receipts.commands),
             violations=violations,
+            unaccounted=receipts.bash_unaccounted,
             dropped_tools=dropped,
         )
 
