@@ -74,7 +74,7 @@ def test_the_host_never_upgrades(tmp_path):
 def test_a_malformed_report_is_refused_with_what_is_wrong():
     with pytest.raises(ValueError, match="status"):
         parse_report({"status": "done", "summary": "s", "acceptance_criteria": []})
-    with pytest.raises(ValueError, match="acceptance_criteria.0.evidence"):
+    with pytest.raises(ValueError, match=r"acceptance_criteria\.0\.evidence"):
         parse_report(
             {"status": "complete", "summary": "s", "acceptance_criteria": [{"criterion": "x"}]}
         )
