@@ -50,9 +50,8 @@ class _TextRenderer:
         self._wrote_text = False
 
     def __call__(self, event: ev.Event) -> None:
-        if event.agent_path:
-            self._child(event)
-            return
+        if event.agent_path and not isinstance(event, ev.SubagentStarted | ev.SubagentFinished):
+            return  # a subagent's own events: its answer reaches the parent as a tool result
         match event:
             case ev.TextDelta(text=text):
                 self.out.write(_printable(text))
@@ -75,24 +74,15 @@ class _TextRenderer:
                 self.err.write(f"error: {error}\n")
             case ev.TurnFinished():
                 self._break_line()
-            case _:
-                pass
-        self.err.flush()
-
-    def _child(self, event: ev.Event) -> None:
-        """A subagent's events: only its start and end (its answer reaches the
-        parent as a tool result, never as this run's text)."""
-        path = "/".join(event.agent_path)
-        match event:
-            case ev.SubagentStarted(read_only=read_only):
+            case ev.SubagentStarted(child_path=path, read_only=read_only):
                 self._break_line()
                 kind = "read-only subagent" if read_only else "subagent"
-                self.err.write(f"◆ {kind} {path} started\n")
-            case ev.SubagentFinished(status=status):
+                self.err.write(f"◆ {kind} {'/'.join(path)} started\n")
+            case ev.SubagentFinished(child_path=path, status=status):
                 self._break_line()
-                self.err.write(f"◆ subagent {path}: {status}\n")
+                self.err.write(f"◆ subagent {'/'.join(path)}: {status}\n")
             case _:
-                return
+                pass
         self.err.flush()
 
     def _break_line(self) -> None:

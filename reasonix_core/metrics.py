@@ -150,9 +150,9 @@ class MetricsSink:
                 m.subagent_tool_calls += 1
             self._snapshot()
         elif isinstance(event, ev.SubagentStarted):
-            # The event carries the child's own path: longer than one is a child's child.
+            # In the spawner's stream: a spawner that is itself a child makes it nested.
             m.subagent_runs += 1
-            if len(event.agent_path) > 1:
+            if len(event.agent_path) > 0:
                 m.subagent_nested_runs += 1
         elif isinstance(event, ev.SubagentFinished):
             self._subagent_finished(event)
@@ -162,8 +162,8 @@ class MetricsSink:
         m = self.metrics
         m.subagent_mutations += len(event.mutations)
         for path in event.mutations:
-            first = self._written_by.setdefault(path, event.agent_path)
-            if first != event.agent_path and path not in self._duplicates:
+            first = self._written_by.setdefault(path, event.child_path)
+            if first != event.child_path and path not in self._duplicates:
                 self._duplicates.add(path)
                 m.duplicate_work_paths += 1
         if event.completion == "report":

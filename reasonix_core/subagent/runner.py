@@ -332,16 +332,19 @@ class SubagentRunner:
                 provider, resolved, effort, registry, context, store, system_prompt, spec, path
             )
             text = self._first_turn(spec.prompt, read_only)
-            seq = EventSequence(path)
+            # Subagent* go in the spawner's stream (its path), the child's own
+            # events carry the child's path.
+            seq = EventSequence(self.agent_path)
             if emit is not None:
                 await emit(
                     seq(
                         ev.SubagentStarted,
-                        name=label,
+                        name=profile.name if profile is not None else _kind(read_only),
+                        child_path=path,
+                        tool_call_id=spec.parent_call_id,
+                        fleet_item=spec.fleet_item,
                         read_only=read_only,
-                        profile=profile.name if profile is not None else "",
                         prompt=spec.prompt,
-                        parent_call_id=spec.parent_call_id,
                         capsule_hash=capsule.capsule_hash,
                     )
                 )
@@ -366,7 +369,8 @@ class SubagentRunner:
                 sandbox, receipts, scope.dropped,
             )  # fmt: skip
             if emit is not None:
-                await emit(self._finished(seq, result))
+                name = profile.name if profile is not None else _kind(read_only)
+                await emit(self._finished(seq, result, name))
             return result
 
     # -- construction -----------------------------------------------------
@@ -520,12 +524,14 @@ class SubagentRunner:
         )
 
     @staticmethod
-    def _finished(seq: EventSequence, result: SubagentResult) -> ev.SubagentFinished:
+    def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.SubagentFinished:
         adj = result.adjudication
         return seq(
             ev.SubagentFinished,
-            name=result.label,
+            name=name,
             ok=result.ok,
+            child_path=result.agent_path,
+            tool_call_id=result.capsule.parent_tool_call_id,
             status=result.status,
             read_only=result.read_only,
             completion=result.completion,
@@ -534,3 +540,7 @@ class SubagentRunner:
             mutations=result.writes,
             violations=result.violations,
         )
+
+
+def _kind(read_only: bool) -> str:
+    return "read_only_task" if read_only else "task"

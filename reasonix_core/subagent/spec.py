@@ -35,6 +35,8 @@ class SubagentSpec:
     # The child's element of the agent path (unique among its siblings);
     # default: the parent tool call id.
     label: str = ""
+    # The fleet item this child runs ("" outside a fleet).
+    fleet_item: str = ""
     depth: int = 1
     # A per-run step limit from the caller (0: the session's setting).
     max_steps: int = 0

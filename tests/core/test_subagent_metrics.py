@@ -57,11 +57,12 @@ def test_the_sink_counts_what_subagent_finished_reports():
 
     sink = MetricsSink()
     for event in (
-        ev.SubagentStarted(name="a", agent_path=("a",)),
-        ev.SubagentStarted(name="b", agent_path=("a", "b")),
+        ev.SubagentStarted(name="a", child_path=("a",)),
+        ev.SubagentStarted(name="b", agent_path=("a",), child_path=("a", "b")),
         ev.SubagentFinished(
             name="b",
-            agent_path=("a", "b"),
+            agent_path=("a",),
+            child_path=("a", "b"),
             status="partial",
             claimed_status="complete",
             completion="report",
@@ -69,7 +70,7 @@ def test_the_sink_counts_what_subagent_finished_reports():
             mutations=("x.py",),
             violations=("../escaped",),
         ),
-        ev.SubagentFinished(name="a", agent_path=("a",), status="done", read_only=True),
+        ev.SubagentFinished(name="a", child_path=("a",), status="done", read_only=True),
     ):
         sink.record(event)
     m = sink.finish("success")

@@ -71,8 +71,10 @@ async def test_read_only_child_answers_into_the_parents_transcript_only(workspac
 
     # Events: tagged with the child's path, no child text in the parent's stream.
     started = [e for e in events if isinstance(e, ev.SubagentStarted)]
-    assert [e.agent_path for e in started] == [("call_ro",)]
-    child_events = [e for e in events if e.agent_path]
+    assert [(e.agent_path, e.child_path, e.tool_call_id) for e in started] == [
+        ((), ("call_ro",), "call_ro")
+    ]
+    child_events = [e for e in events if e.agent_path == ("call_ro",)]
     assert not any(isinstance(e, ev.TextDelta | ev.TurnFinished) for e in child_events)
     assert any(isinstance(e, ev.ToolCallFinished) and e.name == "grep" for e in child_events)
     seqs = [e.seq for e in events]
@@ -221,8 +223,8 @@ async def test_a_grandchild_is_a_nested_run(workspace, server):
     script.when("GRANDCHILD", Reply(content="grandchild done"))
     async with runtime(workspace, permission_mode="auto") as rt:
         events = await run_turn(rt, PARENT)
-    started = [e.agent_path for e in events if isinstance(e, ev.SubagentStarted)]
-    assert started == [("call_c",), ("call_c", "call_g")]
+    started = [(e.agent_path, e.child_path) for e in events if isinstance(e, ev.SubagentStarted)]
+    assert started == [((), ("call_c",)), (("call_c",), ("call_c", "call_g"))]
     m = metrics_of(events)
     assert m.subagent_runs == 2 and m.subagent_nested_runs == 1
     # At depth 2 (the default maximum) the grandchild cannot delegate again.
