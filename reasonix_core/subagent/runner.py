@@ -61,6 +61,7 @@ from reasonix_core.subagent.prompts import (
 )
 from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
 from reasonix_core.subagent.scope import child_scope
+from reasonix_core.subagent.slots import Slots, WriteClaim
 from reasonix_core.subagent.spec import SubagentError, SubagentSpec
 from reasonix_core.tool.base import Tool, ToolContext
 from reasonix_core.tool.ledger import FileLedger
@@ -107,6 +108,8 @@ class SessionServices:
     # Profile lookup by name (skills with runAs: subagent); None: no profiles.
     profiles: Callable[[str], Profile | None] | None = None
     retry_sleep: Callable[[float], Awaitable[None]] | None = None
+    # The session's scheduling slots, shared by every child (slots.py).
+    slots: Slots = field(default_factory=Slots)
 
     @property
     def max_depth(self) -> int:
@@ -269,6 +272,9 @@ class SubagentRunner:
             system_prompt, source = DEFAULT_TASK_PROMPT, "default_task"
 
         async with AsyncExitStack() as stack:
+            # Scheduling: the claim decides who may run beside whom; inside a
+            # slot already held (a fleet item, a nested child) no second one.
+            await stack.enter_async_context(s.slots.hold(_scheduling(spec, read_only, claim)))
             resolved, provider = await self._provider(spec, profile, stack)
             wanted = spec.effort or (profile.effort if profile is not None else None) or s.effort
             try:
@@ -540,6 +546,16 @@ class SubagentRunner:
             mutations=result.writes,
             violations=result.violations,
         )
+
+
+def _scheduling(spec: SubagentSpec, read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:
+    """The claim as the scheduler sees it: None for a reader, the whole
+    workspace for an omitted claim, else the resolved paths."""
+    if read_only:
+        return None
+    if spec.write_paths is None:
+        return WriteClaim.whole_workspace()
+    return WriteClaim(tuple(sorted({str(p) for p in claim})))
 
 
 def _kind(read_only: bool) -> str:
