@@ -68,3 +68,7 @@ class EmptyResponse(ProviderError):
 
 class ToolArgumentError(ReasonixError):
     """Tool arguments failed to parse or validate; becomes a result for the model."""
+
+
+class SkillError(ReasonixError):
+    """A skill named by the user or the model is unknown or its file cannot be used."""

@@ -25,6 +25,7 @@ from reasonix_core.tool.builtin.specs import (
     MULTI_EDIT,
     READ_FILE,
     REMEMBER,
+    RUN_SKILL,
     TODO_WRITE,
     WEB_FETCH,
     WRITE_FILE,
@@ -55,4 +56,6 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     MEMORY,
     REMEMBER,
     FORGET,
+    # Skills (docs/SKILLS.md): registered only when the session has skills to offer.
+    RUN_SKILL,
 )
