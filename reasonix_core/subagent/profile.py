@@ -76,4 +76,4 @@ def catalog_profiles(catalog: SkillCatalog) -> Callable[[str], Profile | None]:
 
 def catalog_subagent_skills(catalog: SkillCatalog) -> list[Skill]:
     """The session's ``runAs: subagent`` skills, by name."""
-    return [skill for skill in catalog.skills() if skill.run_as == "subagent"]
+    return [skill for skill in catalog.skills if skill.run_as == "subagent"]
