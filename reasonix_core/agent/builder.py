@@ -490,6 +490,11 @@ def _builtins(config: Config, skills: SkillCatalog) -> list[Any]:
     tools = builtin_tools(config.tools.enabled)
     if not skills.index.text:
         tools = [tool for tool in tools if tool.name != "run_skill"]
+    if config.agent.max_subagent_depth < 1:
+        # max_subagent_depth = 0: no delegation at all (docs/SUBAGENTS.md).
+        from reasonix_core.subagent.scope import DELEGATION
+
+        tools = [tool for tool in tools if tool.name not in DELEGATION]
     return tools
 
 

@@ -230,3 +230,14 @@ async def test_a_grandchild_is_a_nested_run(workspace, server):
     # At depth 2 (the default maximum) the grandchild cannot delegate again.
     assert "read_only_task" not in tool_names(requests_of(server, "GRANDCHILD")[0])
     assert len(bodies(server)) == 5
+
+
+async def test_depth_zero_turns_delegation_off(workspace, server, home):
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace("[agent]\n", "[agent]\nmax_subagent_depth = 0\n"))
+    server.enqueue(Reply(content="alone"))
+    async with runtime(workspace) as rt:
+        names = rt.agent.tools.names
+        await run_turn(rt, "hi")
+    assert not {"task", "read_only_task", "fleet"} & set(names)
+    assert "read_file" in names
