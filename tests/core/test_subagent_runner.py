@@ -241,3 +241,51 @@ async def test_depth_zero_turns_delegation_off(workspace, server, home):
         await run_turn(rt, "hi")
     assert not {"task", "read_only_task", "fleet"} & set(names)
     assert "read_file" in names
+
+
+async def test_cancelling_the_parent_cancels_the_child_and_both_transcripts_stay_valid(
+    workspace, server, home
+):
+    from contextlib import aclosing
+
+    import anyio
+
+    from reasonix_core.agent.transcript import UNKNOWN_OUTCOME
+
+    script = install(server)
+    script.when(
+        PARENT,
+        call("read_only_task", "call_x", prompt="CHILD-SLOW: take your time"),
+        Reply(content="still here"),
+    )
+    script.when(
+        "CHILD-SLOW",
+        call("ls"),
+        Reply(content="a very long answer " * 200, chunk_size=4, delay=0.05),
+    )
+    async with runtime(workspace, permission_mode="auto") as rt:
+        seen: list[ev.Event] = []
+        with anyio.move_on_after(20):
+            async with anyio.create_task_group() as tg:
+
+                async def consume() -> None:
+                    async with aclosing(rt.agent.run(PARENT)) as events:
+                        async for event in events:
+                            seen.append(event)
+                            if isinstance(event, ev.ToolCallFinished) and event.name == "ls":
+                                # The child's second request is streaming now.
+                                tg.cancel_scope.cancel()
+
+                tg.start_soon(consume)
+        assert any(isinstance(e, ev.SubagentStarted) for e in seen)
+        assert not any(isinstance(e, ev.SubagentFinished | ev.TurnFinished) for e in seen)
+        assert session_messages(rt)[-1]["content"] == UNKNOWN_OUTCOME
+        events = await run_turn(rt, "go on")
+    assert events[-1].text == "still here"
+    # The child's transcript is valid: every tool call has its result.
+    (path,) = (home / "sessions" / "subagents").rglob("*.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    messages = [r["message"] for r in records if r["type"] == "message"]
+    asked = {c["id"] for m in messages for c in m.get("tool_calls") or ()}
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    assert asked and asked == answered
