@@ -8,6 +8,7 @@ import json
 import pytest
 
 from reasonix_core import events as ev
+from reasonix_core.memory.facts import FactStore
 from reasonix_core.subagent.prompts import DEFAULT_READ_ONLY_PROMPT, DEFAULT_TASK_PROMPT
 from reasonix_testkit import Reply
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_messages
@@ -24,15 +25,20 @@ from tests.core.subagent_helpers import (
 pytestmark = pytest.mark.usefixtures("configured")
 
 PARENT = "PARENT-TASK: look into the parser"
+# Words the memory fact below shares, so the parent recalls it.
+RECALLING_PARENT = "PARENT-TASK: what are our parser conventions? is the parser hand-written?"
 
 
 async def test_read_only_child_answers_into_the_parents_transcript_only(workspace, server, home):
     (workspace / "AGENTS.md").write_text("STANDING-RULE-FROM-AGENTS-MD\n")
     (workspace / "REASONIX.md").write_text("STANDING-RULE-FROM-REASONIX-MD\n")
     (workspace / "parser.py").write_text("def parse(): pass\n")
+    FactStore(home, workspace.resolve()).create(
+        type="project", title="Parser conventions", body="MEMORY-FACT: the parser is hand-written."
+    )
     script = install(server)
     script.when(
-        PARENT,
+        RECALLING_PARENT,
         call("read_only_task", "call_ro", prompt="CHILD-RO: where is parse defined?"),
         Reply(content="parent done"),
     )
@@ -42,7 +48,7 @@ async def test_read_only_child_answers_into_the_parents_transcript_only(workspac
         Reply(content="parse is defined in parser.py:1", reasoning="child thinking"),
     )
     async with runtime(workspace, permission_mode="auto") as rt:
-        events = await run_turn(rt, PARENT)
+        events = await run_turn(rt, RECALLING_PARENT)
         messages = session_messages(rt)
 
     assert isinstance(events[-1], ev.TurnFinished) and events[-1].text == "parent done"
@@ -59,10 +65,15 @@ async def test_read_only_child_answers_into_the_parents_transcript_only(workspac
     assert first is not None
     # Explicit context: the read-only prompt, nothing else.
     assert first["messages"][0] == {"role": "system", "content": DEFAULT_READ_ONLY_PROMPT}
+    # The parent's own requests carry its instructions and recalled memory ...
+    parent_first = requests_of(server, RECALLING_PARENT)[0].body.decode()
+    assert "STANDING-RULE-FROM-AGENTS-MD" in parent_first and "MEMORY-FACT" in parent_first
+    # ... its children's carry none of it, nor the parent's conversation.
     for request in child:
         raw = request.body.decode()
         assert "STANDING-RULE" not in raw
-        assert PARENT not in raw
+        assert "MEMORY-FACT" not in raw and "memory-recall" not in raw
+        assert RECALLING_PARENT not in raw
     assert "<workspace-context>" in first["messages"][1]["content"]
     names = tool_names(child[0])
     assert {"read_file", "grep", "ls", "glob", "read_only_task"} <= set(names)
