@@ -300,3 +300,21 @@ async def test_cancelling_the_parent_cancels_the_child_and_both_transcripts_stay
     asked = {c["id"] for m in messages for c in m.get("tool_calls") or ()}
     answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
     assert asked and asked == answered
+
+
+async def test_children_of_one_profile_start_from_the_cached_prefix(workspace, server):
+    # Three writers run one after the other (writers never share a batch). The
+    # fixture caches like DeepSeek: a prefix two requests share is stored when the
+    # second arrives, so from the third child on the shared prefix (system prompt,
+    # tool schemas, workspace context) is a hit before any child-specific byte.
+    script = install(server)
+    tasks = [("task", {"prompt": f"CHILD-{n}: change {n}", "write_paths": []}) for n in "ABC"]
+    script.when(PARENT, calls(*tasks), Reply(content="parent done"))
+    for n in "ABC":
+        script.when(f"CHILD-{n}", Reply(content=n))
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+    usage = [e.usage for e in events if isinstance(e, ev.UsageReported) and e.agent_path]
+    assert len(usage) == 3
+    third = usage[2]
+    assert third.cache_hit_tokens >= 0.8 * third.prompt_tokens
