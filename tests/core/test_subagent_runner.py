@@ -318,3 +318,14 @@ async def test_children_of_one_profile_start_from_the_cached_prefix(workspace, s
     assert len(usage) == 3
     third = usage[2]
     assert third.cache_hit_tokens >= 0.8 * third.prompt_tokens
+
+
+async def test_an_ephemeral_run_keeps_no_transcript(workspace, server, home):
+    script = install(server)
+    script.when("EPHEMERAL", call("ls"), Reply(content="listed"))
+    async with runtime(workspace, permission_mode="auto") as rt:
+        runner = rt.agent.tool_context.subagents
+        result = await runner.run(runner.spec("EPHEMERAL: list", read_only=True, ephemeral=True))
+    assert result.ok and result.answer == "listed"
+    assert result.capsule.read_only and len(result.capsule.capsule_hash) == 16
+    assert not (home / "sessions" / "subagents").exists()
