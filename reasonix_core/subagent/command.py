@@ -20,7 +20,8 @@ from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.skills import load_catalog
 from reasonix_core.subagent.profile import catalog_subagent_skills
-from reasonix_core.subagent.runner import SubagentResult, SubagentRunner
+from reasonix_core.subagent.result import SubagentResult
+from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
 
 
