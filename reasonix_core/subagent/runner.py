@@ -24,8 +24,7 @@ import dataclasses
 import itertools
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, aclosing
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +35,11 @@ from reasonix_core import events as ev
 from reasonix_core.agent.context import ContextManager
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.loop import Agent, AgentOptions
-from reasonix_core.agent.model_call import PriceFn, no_price
 from reasonix_core.agent.prompt import workspace_context
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id
-from reasonix_core.config import Config, ResolvedModel, read_api_key, resolve_model
+from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
-from reasonix_core.permission.gate import Gate
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.subagent.capsule import ContextCapsule, sha256_text
@@ -62,6 +59,7 @@ from reasonix_core.subagent.prompts import (
 from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
 from reasonix_core.subagent.result import SubagentResult
 from reasonix_core.subagent.scope import Scope, child_scope
+from reasonix_core.subagent.services import SessionServices
 from reasonix_core.subagent.slots import Slots, WriteClaim
 from reasonix_core.subagent.spec import SubagentError, SubagentSpec
 from reasonix_core.tool.base import Tool, ToolContext
@@ -83,38 +81,6 @@ _PRIVATE = (
     ev.ReasoningDelta,
     ev.ToolCallDelta,
 )
-
-
-@dataclass(kw_only=True)
-class SessionServices:
-    """What a session lends its children; built once by the runtime builder."""
-
-    config: Config
-    home: Path
-    workspace: Path
-    resolved: ResolvedModel
-    provider: Provider
-    effort: str
-    sandbox: SandboxPolicy
-    temp_dir: Path
-    session_id: str
-    gate: Gate | None = None
-    approver: Any = None
-    read_denied: Callable[[str, Path], bool] | None = None
-    secret_env: frozenset[str] = frozenset()
-    bash_timeout_seconds: float = 120.0
-    mcp: Any = None
-    price: PriceFn = no_price
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-    # Profile lookup by name (skills with runAs: subagent); None: no profiles.
-    profiles: Callable[[str], Profile | None] | None = None
-    retry_sleep: Callable[[float], Awaitable[None]] | None = None
-    # The session's scheduling slots, shared by every child (slots.py).
-    slots: Slots = field(default_factory=Slots)
-
-    @property
-    def max_depth(self) -> int:
-        return self.config.agent.max_subagent_depth
 
 
 class _MemoryStore(SessionStore):
@@ -142,11 +108,19 @@ class SubagentRunner:
         session_id: str | None = None,
     ) -> None:
         self.services = services
+        if services.slots is None:
+            services.slots = Slots.from_config(services.config.agent)
+        self.slots: Slots = services.slots
         self.agent_path = agent_path
         # The depth of the agent this runner spawns for (the session's is 0).
         self.depth = depth
         self.session_id = session_id or services.session_id
         self._labels = itertools.count(1)
+
+    def runner(self) -> SubagentRunner:
+        """Itself: a child's ``ToolContext.subagents`` answers like the session's
+        :class:`~reasonix_core.subagent.delegation.Delegation` handle."""
+        return self
 
     def spec(self, prompt: str, **fields: Any) -> SubagentSpec:
         """A spec for a child of this runner's agent (depth, parent session filled in)."""
@@ -176,7 +150,7 @@ class SubagentRunner:
         async with AsyncExitStack() as stack:
             # Scheduling: the claim decides who may run beside whom; inside a
             # slot already held (a fleet item, a nested child) no second one.
-            await stack.enter_async_context(s.slots.hold(plan.scheduling))
+            await stack.enter_async_context(self.slots.hold(plan.scheduling))
             resolved, provider = await self._provider(spec, plan.profile, stack)
             wanted = spec.effort or (plan.profile.effort if plan.profile else None) or s.effort
             try:

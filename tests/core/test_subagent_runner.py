@@ -324,7 +324,7 @@ async def test_an_ephemeral_run_keeps_no_transcript(workspace, server, home):
     script = install(server)
     script.when("EPHEMERAL", call("ls"), Reply(content="listed"))
     async with runtime(workspace, permission_mode="auto") as rt:
-        runner = rt.agent.tool_context.subagents
+        runner = rt.agent.tool_context.subagents.runner()
         result = await runner.run(runner.spec("EPHEMERAL: list", read_only=True, ephemeral=True))
     assert result.ok and result.answer == "listed"
     assert result.capsule.read_only and len(result.capsule.capsule_hash) == 16
