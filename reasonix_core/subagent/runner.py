@@ -55,6 +55,7 @@ from reasonix_core.subagent.prompts import (
     COMPLETION_CONTRACT,
     DEFAULT_READ_ONLY_PROMPT,
     DEFAULT_TASK_PROMPT,
+    subagent_context,
 )
 from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
 from reasonix_core.subagent.result import SubagentResult
@@ -382,7 +383,10 @@ class SubagentRunner:
     def _first_turn(self, spec: SubagentSpec, plan: _Plan) -> str:
         """The workspace context first (shared by every child of the session), then the
         task, then (writers) the completion contract: the task never precedes the shared part."""
-        parts = [workspace_context(self.services.sandbox.root, self.services.clock()), spec.prompt]
+        parts = [workspace_context(self.services.sandbox.root, self.services.clock())]
+        if spec.depth > 1:
+            parts.append(subagent_context(spec.depth, self.services.max_depth))
+        parts.append(spec.prompt)
         if not plan.read_only:
             parts.append(COMPLETION_CONTRACT)
         return "\n\n".join(parts)
