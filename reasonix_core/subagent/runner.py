@@ -61,6 +61,7 @@ from reasonix_core.subagent.prompts import (
 )
 from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
 from reasonix_core.subagent.scope import child_scope
+from reasonix_core.subagent.slots import Slots, WriteClaim
 from reasonix_core.subagent.spec import SubagentError, SubagentSpec
 from reasonix_core.tool.base import Tool, ToolContext
 from reasonix_core.tool.ledger import FileLedger
@@ -107,6 +108,13 @@ class SessionServices:
     # Profile lookup by name (skills with runAs: subagent); None: no profiles.
     profiles: Callable[[str], Profile | None] | None = None
     retry_sleep: Callable[[float], Awaitable[None]] | None = None
+    # The session's scheduling slots, shared by every child (docs/SUBAGENTS.md#scheduling);
+    # None: built from [agent] max_subagent_concurrency / max_parallel_writers.
+    slots: Slots | None = None
+
+    def __post_init__(self) -> None:
+        if self.slots is None:
+            self.slots = Slots.from_config(self.config.agent)
 
     @property
     def max_depth(self) -> int:
@@ -229,9 +237,19 @@ class SubagentRunner:
         return found
 
     async def run(self, spec: SubagentSpec, emit: Emit | None = None) -> SubagentResult:
-        """Run one child to the end of its turn and adjudicate it.
+        """Run one child to the end of its turn and adjudicate it, once the
+        session's slots let it start (a writer waits for a claim no running
+        writer overlaps; a fleet item, or a child's child, runs in the slot its
+        caller holds).
 
         Raises :class:`SubagentError` when it cannot start (before anything ran)."""
+        s = self.services
+        assert s.slots is not None
+        claim = None if spec.is_read_only else WriteClaim.of(spec.write_paths, s.sandbox)
+        async with s.slots.hold(claim):
+            return await self._run(spec, emit)
+
+    async def _run(self, spec: SubagentSpec, emit: Emit | None) -> SubagentResult:
         s = self.services
         if spec.depth > s.max_depth:
             raise SubagentError(
