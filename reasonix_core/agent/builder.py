@@ -409,6 +409,7 @@ def _subagent_runner(
     provider, the gate and approver, the sandbox, the MCP host); the runner
     builds each child from it (docs/SUBAGENTS.md)."""
     from reasonix_core.subagent.runner import SessionServices, SubagentRunner
+    from reasonix_core.subagent.slots import Slots
 
     return SubagentRunner(
         SessionServices(
@@ -429,6 +430,7 @@ def _subagent_runner(
             mcp=mcp,
             price=make_price_fn(config),
             clock=clock,
+            slots=Slots.from_config(config.agent),
         )
     )
 

@@ -108,13 +108,8 @@ class SessionServices:
     # Profile lookup by name (skills with runAs: subagent); None: no profiles.
     profiles: Callable[[str], Profile | None] | None = None
     retry_sleep: Callable[[float], Awaitable[None]] | None = None
-    # The session's scheduling slots, shared by every child (docs/SUBAGENTS.md#scheduling);
-    # None: built from [agent] max_subagent_concurrency / max_parallel_writers.
-    slots: Slots | None = None
-
-    def __post_init__(self) -> None:
-        if self.slots is None:
-            self.slots = Slots.from_config(self.config.agent)
+    # The session's scheduling slots, shared by every child (slots.py).
+    slots: Slots = field(default_factory=Slots)
 
     @property
     def max_depth(self) -> int:
@@ -237,19 +232,9 @@ class SubagentRunner:
         return found
 
     async def run(self, spec: SubagentSpec, emit: Emit | None = None) -> SubagentResult:
-        """Run one child to the end of its turn and adjudicate it, once the
-        session's slots let it start (a writer waits for a claim no running
-        writer overlaps; a fleet item, or a child's child, runs in the slot its
-        caller holds).
+        """Run one child to the end of its turn and adjudicate it.
 
         Raises :class:`SubagentError` when it cannot start (before anything ran)."""
-        s = self.services
-        assert s.slots is not None
-        claim = None if spec.is_read_only else WriteClaim.of(spec.write_paths, s.sandbox)
-        async with s.slots.hold(claim):
-            return await self._run(spec, emit)
-
-    async def _run(self, spec: SubagentSpec, emit: Emit | None) -> SubagentResult:
         s = self.services
         if spec.depth > s.max_depth:
             raise SubagentError(
@@ -287,6 +272,9 @@ class SubagentRunner:
             system_prompt, source = DEFAULT_TASK_PROMPT, "default_task"
 
         async with AsyncExitStack() as stack:
+            # Scheduling: the claim decides who may run beside whom; inside a
+            # slot already held (a fleet item, a nested child) no second one.
+            await stack.enter_async_context(s.slots.hold(_scheduling(read_only, claim)))
             resolved, provider = await self._provider(spec, profile, stack)
             wanted = spec.effort or (profile.effort if profile is not None else None) or s.effort
             try:
@@ -558,6 +546,12 @@ class SubagentRunner:
             mutations=result.writes,
             violations=result.violations,
         )
+
+
+def _scheduling(read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:
+    """The claim as the scheduler sees it: None for a reader, else the claim
+    resolved once (:func:`.claims.resolve_claim`: the workspace root when omitted)."""
+    return None if read_only else WriteClaim.resolved(claim)
 
 
 def _kind(read_only: bool) -> str:

@@ -1,4 +1,4 @@
-"""The delegation tools: ``task`` and ``read_only_task`` (``complete_subtask``
+"""The delegation tools: ``task``, ``read_only_task`` and ``fleet`` (``complete_subtask``
 lives with the adjudication, in :mod:`.completion`).
 
 Each compiles its arguments into a :class:`SubagentSpec` and hands it to the
@@ -10,14 +10,22 @@ host's receipt.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reasonix_core import events as ev
+from reasonix_core.errors import FleetPlanError
+from reasonix_core.subagent.fleet import FleetItem, ItemResult, preflight, run_fleet
+from reasonix_core.subagent.profile import Profile
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
-from reasonix_core.tool.builtin.specs import READ_ONLY_TASK, TASK, SpecifiedTool
+from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, SpecifiedTool
 
 
 class _Args(BaseModel):
@@ -35,6 +43,20 @@ class TaskArgs(_Args):
 class ReadOnlyTaskArgs(_Args):
     prompt: str = Field(min_length=1)
     profile: str | None = None
+
+
+class FleetItemArgs(_Args):
+    prompt: str = Field(min_length=1)
+    id: str | None = None
+    profile: str | None = None
+    depends_on: list[str] = Field(default_factory=list, max_length=64)
+    write_paths: list[str] | None = Field(default=None, max_length=200)
+    read_only: bool = False
+
+
+class FleetArgs(_Args):
+    items: list[FleetItemArgs] = Field(min_length=1, max_length=64)
+    fail_fast: bool = False
 
 
 def _runner(ctx: ToolContext, tool: str) -> SubagentRunner | ToolResult:
@@ -102,3 +124,82 @@ class ReadOnlyTaskTool(SpecifiedTool, spec=READ_ONLY_TASK):
         return await _delegate(
             ctx, self.name, runner, prompt=a.prompt, profile=a.profile, read_only=True
         )
+
+
+class FleetTool(SpecifiedTool, spec=FLEET):
+    """Checks the plan (fleet.preflight), then runs it (fleet.run_fleet) with one
+    spec per item through the runner; the scheduler holds each item's slot."""
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        runner = _runner(ctx, self.name)
+        if isinstance(runner, ToolResult):
+            return runner
+        try:
+            a = FleetArgs.model_validate(args)
+        except ValidationError as exc:
+            return _invalid(self.name, exc)
+        items = [
+            FleetItem(
+                prompt=i.prompt,
+                id=i.id,
+                profile=i.profile,
+                depends_on=tuple(i.depends_on),
+                write_paths=tuple(i.write_paths) if i.write_paths is not None else None,
+                read_only=i.read_only,
+            )
+            for i in a.items
+        ]
+        try:
+            plan = preflight(items, runner.services.sandbox)
+            # Profiles too are checked before anything starts.
+            profiles: dict[str, Profile | None] = {
+                item.id: runner.profile(item.profile) for item in plan.items if item.id
+            }
+        except (FleetPlanError, SubagentError) as exc:
+            return ToolResult.error(f"{self.name}: {exc}")
+        call_id = current_call_id.get()
+        # One ordered channel into the parent's stream: the plan's state changes
+        # and the children's events, in the order they happened.
+        send, receive = anyio.create_memory_object_stream[ev.Event](math.inf)
+
+        def report(change: ev.FleetItemChanged) -> None:
+            send.send_nowait(replace(change, agent_path=runner.agent_path))
+
+        async def run_item(item: FleetItem, upstream: Mapping[str, ItemResult]) -> ItemResult:
+            assert item.id is not None
+            spec = runner.spec(
+                item.prompt,
+                profile=profiles[item.id],
+                write_paths=item.write_paths,
+                read_only=item.read_only,
+                parent_call_id=call_id,
+                label=f"{call_id}#{item.id}",
+                fleet_item=item.id,
+            )
+            try:
+                result = await runner.run(spec, emit=send.send)
+            except SubagentError as exc:
+                return ItemResult(ok=False, text=str(exc))
+            return ItemResult(ok=result.ok, text=result.render(), status=result.status)
+
+        async def drain() -> None:
+            async with receive:
+                async for event in receive:
+                    if ctx.child_events is not None:
+                        await ctx.child_events(event)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drain)
+            async with send:
+                outcome = await run_fleet(
+                    plan,
+                    run_item,
+                    slots=runner.services.slots,
+                    fail_fast=a.fail_fast,
+                    report=report,
+                    tool_call_id=call_id,
+                )
+        text = outcome.render()
+        if not outcome.ok:
+            return ToolResult(text=text, is_error=True, outcome="error")
+        return ToolResult(text=text)

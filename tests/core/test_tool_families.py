@@ -27,6 +27,7 @@ ORDER = [
     "forget",
     "task",
     "read_only_task",
+    "fleet",
 ]
 FAMILIES = {
     "read": {"read_file", "ls", "glob", "grep"},
@@ -42,6 +43,7 @@ FAMILIES = {
         "forget",
         "task",
         "read_only_task",
+        "fleet",
     },
 }
 

@@ -15,6 +15,7 @@ from reasonix_core.tool.builtin.specs import (
     BASH_OUTPUT,
     COMPLETE_SUBTASK,
     EDIT_FILE,
+    FLEET,
     FORGET,
     GLOB,
     GREP,
@@ -61,6 +62,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     # Delegation (docs/SUBAGENTS.md): a session hands these to its subagent runner.
     TASK,
     READ_ONLY_TASK,
+    FLEET,
 )
 
 #: Tools only a subagent gets, after its share of ``BUILTIN_TOOLS``: a writer
