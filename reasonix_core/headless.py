@@ -20,6 +20,7 @@ from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.skills import expand_skill_command
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +150,12 @@ async def run_headless(
     ) as runtime:
         agent = runtime.agent
         session_id = agent.session_id
+        for text in runtime.skills.notices():
+            emit(ev.Notice(level="warning", text=text))
+        # ``/<skill> args`` runs the skill: its body becomes the prompt (SkillError: exit 2).
+        prompt = expand_skill_command(options.prompt, runtime.skills) or options.prompt
         try:
-            async with aclosing(agent.run(options.prompt)) as agent_events:
+            async with aclosing(agent.run(prompt)) as agent_events:
                 async for event in _with_mcp_notices(runtime.mcp, agent_events):
                     emit(event)
                     if isinstance(event, ev.TurnFinished):

@@ -203,6 +203,8 @@ class ScriptedServices(BaseServices):
     runners: list[ScriptedRunner] = field(default_factory=list)
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
+    # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
+    skills: Any = None
 
     def clock(self) -> datetime:
         return self.now

@@ -40,6 +40,7 @@ from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
+from reasonix_core.skills import SkillCatalog, load_catalog
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -96,6 +97,8 @@ class Runtime:
     continued: bool = False
     # The MCP host (reasonix_core.mcp.host.McpHost) or None when no server is declared.
     mcp: Any = None
+    # The session's skills (docs/SKILLS.md): run_skill and ``/<skill>`` read them.
+    skills: SkillCatalog = field(default_factory=SkillCatalog)
 
 
 def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
@@ -205,12 +208,15 @@ async def open_runtime(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     provider_factory: Callable[[Any, str], Provider] | None = None,
     mcp_host: Any = None,
+    skills: SkillCatalog | None = None,
 ) -> AsyncIterator[Runtime]:
     """Build everything; close the provider, jobs and temp dir on exit.
 
     ``mcp_host``: an MCP host the caller already entered and keeps (the TUI
     starts it with the app); otherwise one is opened here for the servers
-    declared for the workspace and closed on exit."""
+    declared for the workspace and closed on exit. ``skills``: the skills the
+    caller already discovered (the TUI lists them as commands); otherwise they
+    are discovered here."""
     home = settings.home or reasonix_home()
     loaded = load_config(
         settings.workspace, overrides=overrides, home=home, trust_project=settings.trust_project
@@ -234,7 +240,9 @@ async def open_runtime(
     mcp = mcp_host
     if mcp is None:
         mcp = _mcp_host(config, workspace, home, trust_project=settings.trust_project)
-    registry = ToolRegistry([*builtin_tools(config.tools.enabled), *_mcp_tools(mcp)])
+    if skills is None:
+        skills = load_catalog(workspace, home)
+    registry = ToolRegistry([*_builtins(config, skills), *_mcp_tools(mcp)])
 
     async with AsyncExitStack() as stack:
         provider = (provider_factory or create_provider)(resolved.provider, api_key)
@@ -272,6 +280,7 @@ async def open_runtime(
             sandbox=sandbox,
             jobs=jobs,
             read_denied=policy.read_denied,
+            skills=skills,
         )
         recaller = _install_memory(context, policy, home, workspace, clock)
         gate = PermissionGate(policy, approver)
@@ -289,6 +298,7 @@ async def open_runtime(
                 extra=config.agent.system_prompt_extra,
                 protected=policy.forbid_read,
                 denied=functools.partial(policy.read_denied, "read_file"),
+                skills_index=skills.index.text if "run_skill" in registry else "",
             )
             header = SessionHeader(
                 id=new_session_id(clock()),
@@ -336,9 +346,9 @@ async def open_runtime(
             context_suffix=_context_suffix(workspace, clock, recaller),
             context=context_manager,
         )
-        context.subagents = _subagent_runner(
+        _install_subagents(
             config, home, workspace, resolved, provider, effort, sandbox, context, store.id,
-            gate, mcp, clock,
+            gate, mcp, clock, skills,
         )  # fmt: skip
         if loaded_session is not None:
             # A restart restores the existing checkpoint only (never re-plans it).
@@ -365,6 +375,7 @@ async def open_runtime(
             workspace=workspace,
             continued=loaded_session is not None,
             mcp=mcp,
+            skills=skills,
         )
 
 
@@ -391,7 +402,7 @@ def _install_memory(
     return recaller
 
 
-def _subagent_runner(
+def _install_subagents(
     config: Config,
     home: Path,
     workspace: Path,
@@ -404,14 +415,17 @@ def _subagent_runner(
     gate: PermissionGate,
     mcp: Any,
     clock: Callable[[], datetime],
-) -> Any:
-    """The session's subagent runner: what the session lends its children (the
-    provider, the gate and approver, the sandbox, the MCP host); the runner
-    builds each child from it (docs/SUBAGENTS.md)."""
+    skills: SkillCatalog,
+) -> None:
+    """The session's subagent runner, over what the session lends its children
+    (the provider, the gate and approver, the sandbox, the MCP host, the skills
+    as profiles), for the delegation tools and run_skill (docs/SUBAGENTS.md)."""
+    from reasonix_core.subagent.profile import catalog_profiles
     from reasonix_core.subagent.runner import SessionServices, SubagentRunner
     from reasonix_core.subagent.slots import Slots
+    from reasonix_core.subagent.tools import skill_hook
 
-    return SubagentRunner(
+    runner = SubagentRunner(
         SessionServices(
             config=config,
             home=home,
@@ -430,9 +444,12 @@ def _subagent_runner(
             mcp=mcp,
             price=make_price_fn(config),
             clock=clock,
+            profiles=catalog_profiles(skills),
             slots=Slots.from_config(config.agent),
         )
     )
+    context.subagents = runner
+    context.run_subagent_skill = skill_hook(runner, context)
 
 
 def _context_suffix(
@@ -464,6 +481,21 @@ def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: boo
 
     host = make_host(config, workspace, home, trust_project=trust_project)
     return host if host.configured else None
+
+
+def _builtins(config: Config, skills: SkillCatalog) -> list[Any]:
+    """The built-ins ``[tools] enabled`` allows; ``run_skill`` only when the session
+    has skills to offer the model. Decided once, when the session starts, like
+    the MCP proxy: the tool list never changes within a session."""
+    tools = builtin_tools(config.tools.enabled)
+    if not skills.index.text:
+        tools = [tool for tool in tools if tool.name != "run_skill"]
+    if config.agent.max_subagent_depth < 1:
+        # max_subagent_depth = 0: no delegation at all (docs/SUBAGENTS.md).
+        from reasonix_core.subagent.scope import DELEGATION
+
+        tools = [tool for tool in tools if tool.name not in DELEGATION]
+    return tools
 
 
 def _mcp_tools(host: Any) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Skills: ``SKILL.md`` folders the model can load on demand.
+"""Skills: ``SKILL.md`` folders the model can load on demand (docs/SKILLS.md).
 
 A skill is a folder ``<root>/<name>/SKILL.md``: front matter (``name``,
 ``description``, ``allowed-tools``, ``runAs``, ``model``, ``effort``,
@@ -6,8 +6,14 @@ A skill is a folder ``<root>/<name>/SKILL.md``: front matter (``name``,
 description) enters the prompt prefix; the body is read when the model calls
 ``run_skill`` or the user types ``/<name>``. A skill with ``runAs: subagent``
 is a profile for the subagent runner (``reasonix_core/subagent``).
+
+``model`` (the :class:`Skill` value), ``discovery`` (roots, precedence, reading
+one file safely), ``index`` (the prefix text), ``catalog`` (one session's
+skills), ``expand`` (``/<skill> args``).
 """
 
+from reasonix_core.skills.catalog import SkillCatalog, load_catalog
+from reasonix_core.skills.expand import expand_skill_command
 from reasonix_core.skills.model import Skill
 
-__all__ = ["Skill"]
+__all__ = ["Skill", "SkillCatalog", "expand_skill_command", "load_catalog"]

@@ -10,13 +10,14 @@ gains a field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reasonix_core.errors import ReasonixError
 
 if TYPE_CHECKING:
-    from reasonix_core.skills import Skill
+    from reasonix_core.skills import Skill, SkillCatalog
 
 
 class ProfileError(ReasonixError):
@@ -57,3 +58,22 @@ def profile_from_skill(skill: Skill) -> Profile:
         read_only=bool(skill.read_only),
         allowed_tools=tuple(skill.allowed_tools) if skill.allowed_tools is not None else None,
     )
+
+
+def catalog_profiles(catalog: SkillCatalog) -> Callable[[str], Profile | None]:
+    """Profile lookup over a session's skills: the named skill read again from its
+    file (an edit since start-up applies), which must run as a subagent.
+    None for a name the session does not know; raises ``ReasonixError``
+    (SkillError, ProfileError) for a skill that cannot be a profile now."""
+
+    def lookup(name: str) -> Profile | None:
+        if catalog.get(name) is None:
+            return None
+        return profile_from_skill(catalog.load(name, by="model"))
+
+    return lookup
+
+
+def catalog_subagent_skills(catalog: SkillCatalog) -> list[Skill]:
+    """The session's ``runAs: subagent`` skills, by name."""
+    return [skill for skill in catalog.skills if skill.run_as == "subagent"]

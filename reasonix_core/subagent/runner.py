@@ -226,7 +226,10 @@ class SubagentRunner:
         if not name:
             return None
         lookup = self.services.profiles
-        found = lookup(name) if lookup is not None else None
+        try:
+            found = lookup(name) if lookup is not None else None
+        except ReasonixError as exc:  # the skill's file is no longer usable
+            raise SubagentError(str(exc)) from None
         if found is None:
             raise SubagentError(f"unknown subagent profile {name!r}")
         return found

@@ -33,6 +33,7 @@ NOT_FOR_CHILDREN: dict[str, str] = {
     "forget": "a subagent cannot write memory",
     "bash_output": "a subagent runs no background jobs",
     "kill_shell": "a subagent runs no background jobs",
+    "run_skill": "a subagent's prompt carries no skills index (a profile is its whole prompt)",
 }
 
 #: The delegation tools (a child keeps them only while it may still nest).

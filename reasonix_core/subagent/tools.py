@@ -11,9 +11,9 @@ host's receipt.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,10 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError
 from reasonix_core.subagent.fleet import FleetItem, ItemResult, preflight, run_fleet
-from reasonix_core.subagent.profile import Profile
+from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_skill
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+
+if TYPE_CHECKING:
+    from reasonix_core.skills import Skill
 from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, SpecifiedTool
 
 
@@ -75,11 +78,18 @@ def _invalid(tool: str, exc: ValidationError) -> ToolResult:
 
 
 async def _delegate(
-    ctx: ToolContext, tool: str, runner: SubagentRunner, **fields: Any
+    ctx: ToolContext,
+    tool: str,
+    runner: SubagentRunner,
+    *,
+    profile_name: str | None = None,
+    profile: Profile | None = None,
+    **fields: Any,
 ) -> ToolResult:
     call_id = current_call_id.get()
     try:
-        profile = runner.profile(fields.pop("profile", None))
+        if profile is None:
+            profile = runner.profile(profile_name)
         spec = runner.spec(fields.pop("prompt"), profile=profile, parent_call_id=call_id, **fields)
         result = await runner.run(spec, emit=ctx.child_events)
     except SubagentError as exc:
@@ -88,6 +98,23 @@ async def _delegate(
     if not result.ok:
         return ToolResult(text=text, is_error=True, outcome="error")
     return ToolResult(text=text, meta={"subagent": result.session_id})
+
+
+def skill_hook(
+    runner: SubagentRunner, ctx: ToolContext
+) -> Callable[[Skill, str], Awaitable[ToolResult]]:
+    """``run_skill`` for a ``runAs: subagent`` skill (``ToolContext.run_subagent_skill``):
+    the skill becomes the child's profile, the arguments its task."""
+
+    async def run(skill: Skill, arguments: str) -> ToolResult:
+        try:
+            profile = profile_from_skill(skill)
+        except ProfileError as exc:
+            return ToolResult.error(f"run_skill: {exc}")
+        task = arguments.strip() or f"Do what your instructions describe: {skill.description}"
+        return await _delegate(ctx, "run_skill", runner, profile=profile, prompt=task)
+
+    return run
 
 
 class TaskTool(SpecifiedTool, spec=TASK):
@@ -105,7 +132,7 @@ class TaskTool(SpecifiedTool, spec=TASK):
             self.name,
             runner,
             prompt=a.prompt,
-            profile=a.profile,
+            profile_name=a.profile,
             model=a.model or None,
             effort=a.effort or None,
             write_paths=paths,
@@ -122,7 +149,7 @@ class ReadOnlyTaskTool(SpecifiedTool, spec=READ_ONLY_TASK):
         except ValidationError as exc:
             return _invalid(self.name, exc)
         return await _delegate(
-            ctx, self.name, runner, prompt=a.prompt, profile=a.profile, read_only=True
+            ctx, self.name, runner, prompt=a.prompt, profile_name=a.profile, read_only=True
         )
 
 

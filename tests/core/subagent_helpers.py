@@ -12,8 +12,8 @@ from reasonix_testkit import ContentScript, RecordedRequest, Reply, ToolCallSpec
 from reasonix_testkit.script import first_user_text
 
 
-def call(name: str, call_id: str | None = None, **args: Any) -> Reply:
-    return Reply(tool_calls=[ToolCallSpec(name, json.dumps(args), id=call_id)])
+def call(tool: str, call_id: str | None = None, /, **args: Any) -> Reply:
+    return Reply(tool_calls=[ToolCallSpec(tool, json.dumps(args), id=call_id)])
 
 
 def calls(*specs: tuple[str, dict[str, Any]]) -> Reply:

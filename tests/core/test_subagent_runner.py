@@ -8,6 +8,7 @@ import json
 import pytest
 
 from reasonix_core import events as ev
+from reasonix_core.memory.facts import FactStore
 from reasonix_core.subagent.prompts import DEFAULT_READ_ONLY_PROMPT, DEFAULT_TASK_PROMPT
 from reasonix_testkit import Reply
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_messages
@@ -24,15 +25,20 @@ from tests.core.subagent_helpers import (
 pytestmark = pytest.mark.usefixtures("configured")
 
 PARENT = "PARENT-TASK: look into the parser"
+# Words the memory fact below shares, so the parent recalls it.
+RECALLING_PARENT = "PARENT-TASK: what are our parser conventions? is the parser hand-written?"
 
 
 async def test_read_only_child_answers_into_the_parents_transcript_only(workspace, server, home):
     (workspace / "AGENTS.md").write_text("STANDING-RULE-FROM-AGENTS-MD\n")
     (workspace / "REASONIX.md").write_text("STANDING-RULE-FROM-REASONIX-MD\n")
     (workspace / "parser.py").write_text("def parse(): pass\n")
+    FactStore(home, workspace.resolve()).create(
+        type="project", title="Parser conventions", body="MEMORY-FACT: the parser is hand-written."
+    )
     script = install(server)
     script.when(
-        PARENT,
+        RECALLING_PARENT,
         call("read_only_task", "call_ro", prompt="CHILD-RO: where is parse defined?"),
         Reply(content="parent done"),
     )
@@ -42,7 +48,7 @@ async def test_read_only_child_answers_into_the_parents_transcript_only(workspac
         Reply(content="parse is defined in parser.py:1", reasoning="child thinking"),
     )
     async with runtime(workspace, permission_mode="auto") as rt:
-        events = await run_turn(rt, PARENT)
+        events = await run_turn(rt, RECALLING_PARENT)
         messages = session_messages(rt)
 
     assert isinstance(events[-1], ev.TurnFinished) and events[-1].text == "parent done"
@@ -59,10 +65,15 @@ async def test_read_only_child_answers_into_the_parents_transcript_only(workspac
     assert first is not None
     # Explicit context: the read-only prompt, nothing else.
     assert first["messages"][0] == {"role": "system", "content": DEFAULT_READ_ONLY_PROMPT}
+    # The parent's own requests carry its instructions and recalled memory ...
+    parent_first = requests_of(server, RECALLING_PARENT)[0].body.decode()
+    assert "STANDING-RULE-FROM-AGENTS-MD" in parent_first and "MEMORY-FACT" in parent_first
+    # ... its children's carry none of it, nor the parent's conversation.
     for request in child:
         raw = request.body.decode()
         assert "STANDING-RULE" not in raw
-        assert PARENT not in raw
+        assert "MEMORY-FACT" not in raw and "memory-recall" not in raw
+        assert RECALLING_PARENT not in raw
     assert "<workspace-context>" in first["messages"][1]["content"]
     names = tool_names(child[0])
     assert {"read_file", "grep", "ls", "glob", "read_only_task"} <= set(names)
@@ -230,3 +241,91 @@ async def test_a_grandchild_is_a_nested_run(workspace, server):
     # At depth 2 (the default maximum) the grandchild cannot delegate again.
     assert "read_only_task" not in tool_names(requests_of(server, "GRANDCHILD")[0])
     assert len(bodies(server)) == 5
+
+
+async def test_depth_zero_turns_delegation_off(workspace, server, home):
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace("[agent]\n", "[agent]\nmax_subagent_depth = 0\n"))
+    server.enqueue(Reply(content="alone"))
+    async with runtime(workspace) as rt:
+        names = rt.agent.tools.names
+        await run_turn(rt, "hi")
+    assert not {"task", "read_only_task", "fleet"} & set(names)
+    assert "read_file" in names
+
+
+async def test_cancelling_the_parent_cancels_the_child_and_both_transcripts_stay_valid(
+    workspace, server, home
+):
+    from contextlib import aclosing
+
+    import anyio
+
+    from reasonix_core.agent.transcript import UNKNOWN_OUTCOME
+
+    script = install(server)
+    script.when(
+        PARENT,
+        call("read_only_task", "call_x", prompt="CHILD-SLOW: take your time"),
+        Reply(content="still here"),
+    )
+    script.when(
+        "CHILD-SLOW",
+        call("ls"),
+        Reply(content="a very long answer " * 200, chunk_size=4, delay=0.05),
+    )
+    async with runtime(workspace, permission_mode="auto") as rt:
+        seen: list[ev.Event] = []
+        with anyio.move_on_after(20):
+            async with anyio.create_task_group() as tg:
+
+                async def consume() -> None:
+                    async with aclosing(rt.agent.run(PARENT)) as events:
+                        async for event in events:
+                            seen.append(event)
+                            if isinstance(event, ev.ToolCallFinished) and event.name == "ls":
+                                # The child's second request is streaming now.
+                                tg.cancel_scope.cancel()
+
+                tg.start_soon(consume)
+        assert any(isinstance(e, ev.SubagentStarted) for e in seen)
+        assert not any(isinstance(e, ev.SubagentFinished | ev.TurnFinished) for e in seen)
+        assert session_messages(rt)[-1]["content"] == UNKNOWN_OUTCOME
+        events = await run_turn(rt, "go on")
+    assert events[-1].text == "still here"
+    # The child's transcript is valid: every tool call has its result.
+    (path,) = (home / "sessions" / "subagents").rglob("*.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    messages = [r["message"] for r in records if r["type"] == "message"]
+    asked = {c["id"] for m in messages for c in m.get("tool_calls") or ()}
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    assert asked and asked == answered
+
+
+async def test_children_of_one_profile_start_from_the_cached_prefix(workspace, server):
+    # Three writers run one after the other (writers never share a batch). The
+    # fixture caches like DeepSeek: a prefix two requests share is stored when the
+    # second arrives, so from the third child on the shared prefix (system prompt,
+    # tool schemas, workspace context) is a hit before any child-specific byte.
+    script = install(server)
+    tasks = [("task", {"prompt": f"CHILD-{n}: change {n}", "write_paths": []}) for n in "ABC"]
+    script.when(PARENT, calls(*tasks), Reply(content="parent done"))
+    for n in "ABC":
+        script.when(f"CHILD-{n}", Reply(content=n))
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+    usage = [e.usage for e in events if isinstance(e, ev.UsageReported) and e.agent_path]
+    assert len(usage) == 3
+    third = usage[2]
+    assert third.cache_hit_tokens >= 0.8 * third.prompt_tokens
+
+
+async def test_an_ephemeral_run_keeps_no_transcript(workspace, server, home):
+    script = install(server)
+    script.when("EPHEMERAL", call("ls"), Reply(content="listed"))
+    async with runtime(workspace, permission_mode="auto") as rt:
+        runner = rt.agent.tool_context.subagents
+        result = await runner.run(runner.spec("EPHEMERAL: list", read_only=True, ephemeral=True))
+    assert result.ok and result.answer == "listed"
+    assert result.capsule.read_only and len(result.capsule.capsule_hash) == 16
+    assert not (home / "sessions" / "subagents").exists()

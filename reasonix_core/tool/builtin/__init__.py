@@ -28,6 +28,7 @@ from reasonix_core.tool.builtin.specs import (
     READ_FILE,
     READ_ONLY_TASK,
     REMEMBER,
+    RUN_SKILL,
     TASK,
     TODO_WRITE,
     WEB_FETCH,
@@ -59,6 +60,8 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     MEMORY,
     REMEMBER,
     FORGET,
+    # Skills (docs/SKILLS.md): registered only when the session has skills to offer.
+    RUN_SKILL,
     # Delegation (docs/SUBAGENTS.md): a session hands these to its subagent runner.
     TASK,
     READ_ONLY_TASK,

@@ -726,6 +726,30 @@ FORGET = ToolSpec(
 )
 
 
+RUN_SKILL = ToolSpec(
+    name="run_skill",
+    description="Load the instructions of a skill listed under '# Skills' in the system prompt, "
+    "then follow them. Call it before starting work that matches a skill's description. "
+    "`arguments` fills the skill's $ARGUMENTS (and $1, $2, ...): pass the task's details. "
+    "A skill marked (subagent) runs as a separate agent and returns its result.",
+    read_only=True,
+    family=ToolFamily.OTHER,
+    parameters={
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The skill's name, as listed."},
+            "arguments": {
+                "type": "string",
+                "description": "Arguments for the skill (the user's request, a path...).",
+            },
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.tool.builtin.run_skill:RunSkillTool",
+)
+
+
 # -- delegation (docs/SUBAGENTS.md) ------------------------------------------------
 
 _DELEGATE_PROMPT = {
