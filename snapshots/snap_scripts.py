@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from reasonix_core.events import (
     Event,
@@ -169,7 +170,17 @@ def _child_usage(prompt: int, hit: int, cost: float) -> UsageReported:
 def fleet_turn() -> list:  # type: ignore[type-arg]
     """A fleet mid-run: every item state at once (done, running, failed, skipped, waiting)."""
     research, backend, frontend = ("f1/research",), ("f1/backend",), ("f1/frontend",)
-    items = '{"items": [{"id": "research", "prompt": "Map the greeting code"}]}'
+    items = json.dumps(
+        {
+            "items": [
+                {"id": "research", "prompt": "Map the greeting code", "read_only": True},
+                {"id": "backend", "prompt": "Rename in the API", "depends_on": ["research"]},
+                {"id": "frontend", "prompt": "Rename in the UI", "depends_on": ["research"]},
+                {"id": "integration", "prompt": "Run it", "depends_on": ["frontend"]},
+                {"id": "docs", "prompt": "Update the docs", "depends_on": ["backend"]},
+            ]
+        }
+    )
     return [
         *reasoning_steps(REASONING),
         ToolCallStarted(call_id="f1", name="fleet", arguments=items),

@@ -24,14 +24,17 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError
 from reasonix_core.subagent.slots import Slots, WriteClaim
+from reasonix_core.subagent.spec import SubagentError
+
+if TYPE_CHECKING:
+    from reasonix_core.tool.sandbox import SandboxPolicy
 
 __all__ = [
     "UPSTREAM_LIMIT",
@@ -119,8 +122,9 @@ class FleetResult:
         return "\n\n".join(parts)
 
 
-def preflight(items: Sequence[FleetItem], workspace: Path) -> FleetPlan:
-    """Resolve ids and check the graph and the write claims; raise
+def preflight(items: Sequence[FleetItem], sandbox: SandboxPolicy) -> FleetPlan:
+    """Resolve ids, check the graph, resolve the write claims (as the runner
+    will enforce them) and check those of items that may run together; raise
     :class:`FleetPlanError` naming the ids at fault."""
     if not items:
         raise FleetPlanError("a fleet needs at least one item")
@@ -149,11 +153,13 @@ def preflight(items: Sequence[FleetItem], workspace: Path) -> FleetPlan:
                     f"(ids: {', '.join(sorted(seen))})"
                 )
     order = _topological(resolved)
-    claims = {
-        i.id: None if i.read_only else WriteClaim.of(i.write_paths, workspace)
-        for i in resolved
-        if i.id is not None
-    }
+    claims: dict[str, WriteClaim | None] = {}
+    for i in resolved:
+        assert i.id is not None
+        try:
+            claims[i.id] = None if i.read_only else WriteClaim.of(i.write_paths, sandbox)
+        except SubagentError as exc:
+            raise FleetPlanError(f"item {i.id!r}: {exc}") from None
     _check_concurrent_claims(resolved, claims)
     return FleetPlan(items=tuple(resolved), order=order, claims=claims)
 

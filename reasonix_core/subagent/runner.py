@@ -249,7 +249,7 @@ class SubagentRunner:
             registry=ToolRegistry(tools),
             system_prompt=system_prompt,
             source=source,
-            scheduling=_scheduling(spec, read_only, claim),
+            scheduling=_scheduling(read_only, claim),
         )
 
     async def _drive(self, agent: Agent, text: str, emit: Emit | None) -> tuple[str, str | None]:
@@ -492,11 +492,7 @@ def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.Subag
     )
 
 
-def _scheduling(spec: SubagentSpec, read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:
-    """The claim as the scheduler sees it: None for a reader, the whole
-    workspace for an omitted claim, else the resolved paths."""
-    if read_only:
-        return None
-    if spec.write_paths is None:
-        return WriteClaim.whole_workspace()
-    return WriteClaim(tuple(sorted({str(p) for p in claim})))
+def _scheduling(read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:
+    """The claim as the scheduler sees it: None for a reader, else the claim
+    resolved once (:func:`.claims.resolve_claim`: the workspace root when omitted)."""
+    return None if read_only else WriteClaim.resolved(claim)

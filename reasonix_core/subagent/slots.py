@@ -6,19 +6,20 @@ fleet item. A child holds one slot while it runs: at most
 ``max_parallel_writers`` are writers, and no two running writers with
 overlapping :class:`WriteClaim`\\ s. A child that cannot start yet waits; it never
 fails for want of a slot. An omitted claim is the whole workspace, so such a
-writer runs beside no other writer.
+writer runs beside no other writer. Claims are resolved once, by
+:func:`~reasonix_core.subagent.claims.resolve_claim`, for scheduling and
+enforcement alike.
 
 A child spawned while its task already holds a slot (a nested child, or the
 runner called by a fleet that took the slot for its item) runs inside that slot:
 waiting for a second slot while holding one could deadlock a full session.
 
 The claim here only decides who may run together; refusing writes outside it is
-the claim enforcement's job.
+the claim enforcement's job (:mod:`.claims`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -29,9 +30,11 @@ from typing import TYPE_CHECKING
 import anyio
 
 from reasonix_core.fsutil import within
+from reasonix_core.subagent.claims import resolve_claim
 
 if TYPE_CHECKING:
     from reasonix_core.config.schema import AgentConfig
+    from reasonix_core.tool.sandbox import SandboxPolicy
 
 __all__ = ["Slots", "WriteClaim"]
 
@@ -41,35 +44,29 @@ _holding: ContextVar[bool] = ContextVar("reasonix_subagent_slot", default=False)
 
 @dataclass(frozen=True, slots=True)
 class WriteClaim:
-    """What a writer may write, for scheduling: resolved absolute paths, or
-    ``None`` for the whole workspace (an omitted ``write_paths``)."""
+    """What a writer may write, for scheduling: the resolved paths of its claim
+    (the workspace root for an omitted ``write_paths``)."""
 
-    paths: tuple[str, ...] | None
-
-    @classmethod
-    def whole_workspace(cls) -> WriteClaim:
-        return cls(None)
+    paths: tuple[str, ...]
 
     @classmethod
-    def of(cls, write_paths: Sequence[str] | None, workspace: Path) -> WriteClaim:
-        """Resolve ``write_paths`` against ``workspace``: symlinks in the existing
-        part are followed and ``..`` is folded (``realpath``), so two spellings of
-        one file, or a link into another claim, are the same claim."""
-        if write_paths is None:
-            return cls.whole_workspace()
-        root = os.path.realpath(workspace)
-        return cls(tuple(sorted({os.path.realpath(os.path.join(root, p)) for p in write_paths})))
+    def resolved(cls, claim: Sequence[Path]) -> WriteClaim:
+        """From a claim :func:`~reasonix_core.subagent.claims.resolve_claim` resolved."""
+        return cls(tuple(sorted({str(p) for p in claim})))
+
+    @classmethod
+    def of(cls, write_paths: Sequence[str] | None, sandbox: SandboxPolicy) -> WriteClaim:
+        """Resolve ``write_paths`` as enforcement will (symlinks and ``..`` resolved,
+        inside the workspace): one truth for scheduling and enforcement. Raises
+        :class:`~reasonix_core.subagent.spec.SubagentError` for a bad path."""
+        return cls.resolved(resolve_claim(write_paths, sandbox))
 
     def overlaps(self, other: WriteClaim) -> bool:
-        """A path of one is, or lies under, a path of the other (or either is whole)."""
-        if self.paths is None or other.paths is None:
-            return True
-        return any(within(a, b) or within(b, a) for a in self.paths for b in other.paths)
+        """A path of one is, or lies under, a path of the other."""
+        return bool(self.shared_with(other))
 
     def shared_with(self, other: WriteClaim) -> str:
-        """One path both claim, for error messages ("the whole workspace" if whole)."""
-        if self.paths is None or other.paths is None:
-            return "the whole workspace"
+        """The innermost path both claim ("" if none)."""
         for a in self.paths:
             for b in other.paths:
                 if within(a, b):

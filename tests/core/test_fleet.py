@@ -24,8 +24,13 @@ from reasonix_core.subagent.fleet import (
     task_text,
 )
 from reasonix_core.subagent.slots import Slots, WriteClaim
+from reasonix_core.tool.sandbox import SandboxPolicy
 
 GUARD = 10  # seconds: only a deadlock guard, never an assertion about speed
+
+
+def box(workspace: Path) -> SandboxPolicy:
+    return SandboxPolicy(workspace=workspace, temp_dir=workspace / ".tmp")
 
 
 def item(item_id: str | None, *deps: str, **kw: object) -> FleetItem:
@@ -118,14 +123,14 @@ def test_preflight_rejects_a_plan_that_cannot_run(
     items: list[FleetItem], message: str, tmp_path: Path
 ) -> None:
     with pytest.raises(FleetPlanError) as info:
-        preflight(items, tmp_path)
+        preflight(items, box(tmp_path))
     assert message in str(info.value)
     # The loop turns argument errors into a result for the model.
     assert isinstance(info.value, ToolArgumentError)
 
 
 def test_preflight_defaults_ids_to_positions_and_orders_the_graph(tmp_path: Path) -> None:
-    plan = preflight([item(None, "3"), item("b", "1", "1"), item(None)], tmp_path)
+    plan = preflight([item(None, "3"), item("b", "1", "1"), item(None)], box(tmp_path))
     assert [i.id for i in plan.items] == ["1", "b", "3"]
     assert plan.item("b").depends_on == ("1",)  # repeated dependency folded
     assert plan.order.index("3") < plan.order.index("1") < plan.order.index("b")
@@ -142,7 +147,7 @@ def test_items_that_may_run_together_need_disjoint_claims(tmp_path: Path) -> Non
     ]
     for left, right in overlapping:
         with pytest.raises(FleetPlanError) as info:
-            preflight([item("a", write_paths=left), item("b", write_paths=right)], tmp_path)
+            preflight([item("a", write_paths=left), item("b", write_paths=right)], box(tmp_path))
         assert "items 'a' and 'b' may run at the same time and both claim" in str(info.value)
         assert str(tmp_path / "src") in str(info.value)
     # Ordered by the graph (even through a third item): they may share.
@@ -152,24 +157,38 @@ def test_items_that_may_run_together_need_disjoint_claims(tmp_path: Path) -> Non
             item("test", "impl", read_only=True),
             item("review", "test", write_paths=("src/app.py",)),
         ],
-        tmp_path,
+        box(tmp_path),
     )
     # Disjoint, or without a claim (that one waits at run time instead).
     preflight(
-        [item("a", write_paths=("src",)), item("b", write_paths=("docs",)), item("c")], tmp_path
+        [item("a", write_paths=("src",)), item("b", write_paths=("docs",)), item("c")],
+        box(tmp_path),
     )
+
+
+def test_a_claim_outside_the_workspace_fails_the_plan_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "out").symlink_to(tmp_path)
+    for bad in ("../elsewhere", "out/file.py", str(tmp_path / "x")):
+        with pytest.raises(FleetPlanError) as info:
+            preflight([reader("r"), item("w", write_paths=(bad,))], box(ws))
+        assert str(info.value).startswith("item 'w': write_paths: ")
+        assert "outside the workspace" in str(info.value)
 
 
 def test_write_claims_resolve_and_overlap(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").symlink_to(tmp_path / "a")
-    whole = WriteClaim.of(None, tmp_path)
-    a = WriteClaim.of(["a/x.py"], tmp_path)
+    whole = WriteClaim.of(None, box(tmp_path))
+    a = WriteClaim.of(["a/x.py"], box(tmp_path))
     assert whole.overlaps(a) and a.overlaps(whole)
-    assert a.overlaps(WriteClaim.of(["b/x.py"], tmp_path))
-    assert a.overlaps(WriteClaim.of(["a"], tmp_path))
-    assert not a.overlaps(WriteClaim.of(["a/x.pyc", "a/y.py"], tmp_path))
-    assert not WriteClaim.of(["ab"], tmp_path).overlaps(WriteClaim.of(["a"], tmp_path))
+    assert a.overlaps(WriteClaim.of(["b/x.py"], box(tmp_path)))
+    assert a.overlaps(WriteClaim.of(["a"], box(tmp_path)))
+    assert not a.overlaps(WriteClaim.of(["a/x.pyc", "a/y.py"], box(tmp_path)))
+    assert not WriteClaim.of(["ab"], box(tmp_path)).overlaps(WriteClaim.of(["a"], box(tmp_path)))
 
 
 # -- running the graph ---------------------------------------------------------
@@ -185,7 +204,7 @@ async def test_items_start_when_their_dependencies_finish(tmp_path: Path) -> Non
             reader("integration", "backend", "frontend"),
             reader("review", "integration"),
         ],
-        tmp_path,
+        box(tmp_path),
     )
     runner = Recorder()
     runner.gate("backend", "frontend")
@@ -224,7 +243,7 @@ async def test_a_failure_skips_its_branch_and_independent_branches_go_on(
 ) -> None:
     plan = preflight(
         [reader("a"), reader("b", "a"), reader("c", "b"), reader("x"), reader("y", "x")],
-        tmp_path,
+        box(tmp_path),
     )
     runner = Recorder(fail={"a"})
     result, seen = await run(plan, runner)
@@ -257,7 +276,7 @@ async def test_fail_fast_starts_nothing_new_and_lets_running_items_finish(
             item("later", write_paths=("v",)),
             reader("after", "writer"),
         ],
-        tmp_path,
+        box(tmp_path),
     )
     runner = Recorder(fail={"a"})
     runner.gate("writer", "a")
@@ -285,7 +304,7 @@ async def test_fail_fast_starts_nothing_new_and_lets_running_items_finish(
 
 
 async def test_without_fail_fast_the_same_plan_runs_the_rest(tmp_path: Path) -> None:
-    plan = preflight([reader("a"), reader("b"), reader("c", "b")], tmp_path)
+    plan = preflight([reader("a"), reader("b"), reader("c", "b")], box(tmp_path))
     result, _ = await run(plan, Recorder(fail={"a"}), slots=Slots(max_concurrency=1))
     assert states(result) == {"a": "failed", "b": "done", "c": "done"}
 
@@ -296,7 +315,7 @@ async def test_an_item_that_raises_fails_alone(tmp_path: Path) -> None:
             raise RuntimeError("model exploded")
         return ItemResult(ok=True, text="fine", status="complete")
 
-    plan = preflight([reader("a"), reader("b"), reader("c", "a")], tmp_path)
+    plan = preflight([reader("a"), reader("b"), reader("c", "a")], box(tmp_path))
     with anyio.fail_after(GUARD):
         result = await run_fleet(plan, boom, slots=Slots())
     assert states(result) == {"a": "failed", "b": "done", "c": "skipped"}
@@ -305,7 +324,7 @@ async def test_an_item_that_raises_fails_alone(tmp_path: Path) -> None:
 
 
 async def test_cancelling_the_fleet_cancels_every_running_item(tmp_path: Path) -> None:
-    plan = preflight([reader("a"), reader("b"), reader("c", "a")], tmp_path)
+    plan = preflight([reader("a"), reader("b"), reader("c", "a")], box(tmp_path))
     runner = Recorder()
     runner.gate("a", "b")
     seen: list[ev.FleetItemChanged] = []
@@ -360,7 +379,7 @@ async def test_writer_limit_and_concurrency_limit(tmp_path: Path) -> None:
     with anyio.fail_after(GUARD):
         async with anyio.create_task_group() as tg:
             for n in range(4):
-                tg.start_soon(held.take, f"w{n}", WriteClaim.of([f"f{n}"], tmp_path))
+                tg.start_soon(held.take, f"w{n}", WriteClaim.of([f"f{n}"], box(tmp_path)))
             tg.start_soon(held.take, "r0", None)
             tg.start_soon(held.take, "r1", None)
             await anyio.wait_all_tasks_blocked()
@@ -382,12 +401,12 @@ async def test_overlapping_writers_wait_and_readers_pass(tmp_path: Path) -> None
     held = Held(slots)
     with anyio.fail_after(GUARD):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(held.take, "src", WriteClaim.of(["src"], tmp_path))
+            tg.start_soon(held.take, "src", WriteClaim.of(["src"], box(tmp_path)))
             await anyio.wait_all_tasks_blocked()
-            tg.start_soon(held.take, "whole", WriteClaim.whole_workspace())
+            tg.start_soon(held.take, "whole", WriteClaim.of(None, box(tmp_path)))
             await anyio.wait_all_tasks_blocked()
-            tg.start_soon(held.take, "via-link", WriteClaim.of(["alias/a.py"], tmp_path))
-            tg.start_soon(held.take, "docs", WriteClaim.of(["docs"], tmp_path))
+            tg.start_soon(held.take, "via-link", WriteClaim.of(["alias/a.py"], box(tmp_path)))
+            tg.start_soon(held.take, "docs", WriteClaim.of(["docs"], box(tmp_path)))
             tg.start_soon(held.take, "reader", None)
             await anyio.wait_all_tasks_blocked()
             # docs overlaps the waiting whole-workspace writer: it queues behind it.
@@ -409,16 +428,16 @@ async def test_a_cancelled_waiter_leaves_no_trace(tmp_path: Path) -> None:
 
     async def whole() -> None:
         with waiting:
-            await held.take("whole", WriteClaim.whole_workspace())
+            await held.take("whole", WriteClaim.of(None, box(tmp_path)))
 
     with anyio.fail_after(GUARD):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(held.take, "a", WriteClaim.of(["a"], tmp_path))
+            tg.start_soon(held.take, "a", WriteClaim.of(["a"], box(tmp_path)))
             await anyio.wait_all_tasks_blocked()
             tg.start_soon(whole)
             await anyio.wait_all_tasks_blocked()
             # "b" is free, but an earlier waiting writer claims it too: it queues.
-            tg.start_soon(held.take, "b", WriteClaim.of(["b"], tmp_path))
+            tg.start_soon(held.take, "b", WriteClaim.of(["b"], box(tmp_path)))
             await anyio.wait_all_tasks_blocked()
             assert held.inside == ["a"] and slots.waiting == 2
             waiting.cancel()
@@ -429,17 +448,17 @@ async def test_a_cancelled_waiter_leaves_no_trace(tmp_path: Path) -> None:
     assert slots.running == 0
 
 
-async def test_a_nested_hold_runs_inside_its_parents_slot() -> None:
+async def test_a_nested_hold_runs_inside_its_parents_slot(tmp_path: Path) -> None:
     slots = Slots(max_concurrency=1, max_writers=1)
     with anyio.fail_after(GUARD):
-        async with slots.hold(WriteClaim.whole_workspace()):
-            async with slots.hold(WriteClaim.whole_workspace()):  # would deadlock otherwise
+        async with slots.hold(WriteClaim.of(None, box(tmp_path))):
+            async with slots.hold(WriteClaim.of(None, box(tmp_path))):  # would deadlock otherwise
                 assert slots.running == 1
     assert slots.running == 0
 
 
 async def test_fleet_writers_without_claims_take_turns(tmp_path: Path) -> None:
-    plan = preflight([item("a"), item("b"), reader("r")], tmp_path)
+    plan = preflight([item("a"), item("b"), reader("r")], box(tmp_path))
     runner = Recorder()
     runner.gate("a", "b")
 

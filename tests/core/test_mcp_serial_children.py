@@ -16,7 +16,7 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 
 from reasonix_core.mcp.capability import UseCapabilityTool
-from tests.core.mcp_helpers import context
+from tests.core.mcp_helpers import context, host, stdio_server
 from tests.core.test_mcp_host import opened
 
 GUARD = 10
@@ -98,3 +98,36 @@ async def test_a_child_cancelled_while_queued_does_not_block_the_others(tmp_path
                 await anyio.wait_all_tasks_blocked()
                 browser.release.set()
         assert done == ["saw x"] and browser.peak == 1
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "answer", "peak"), [("serial", "alone", "1"), ("parallel", "met", "3")]
+)
+async def test_a_real_stdio_server_is_gated_across_parent_and_children(
+    tmp_path: Path, concurrency: str, answer: str, peak: str
+) -> None:
+    # `meet` waits until 3 calls are inside at once: a serial server never lets
+    # them meet (each gives up after `within`), a parallel one does at once.
+    within = 0.3 if concurrency == "serial" else 20.0
+    h = host(tmp_path, stdio_server("fx", concurrency=concurrency))
+    async with h:
+        await h.wait_ready()
+        direct = next(t for t in h.tools() if t.name == "mcp__fx__meet")
+        args = {"n": 3, "within": within}
+        results: list[str] = []
+
+        async def parent() -> None:
+            results.append((await direct.execute(args, context(tmp_path))).text)
+
+        async def child() -> None:
+            call = {"action": "call", "name": "mcp__fx__meet", "arguments": args}
+            results.append((await UseCapabilityTool(h).execute(call, context(tmp_path))).text)
+
+        with anyio.fail_after(GUARD * 3):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(parent)
+                tg.start_soon(child)
+                tg.start_soon(child)
+        assert results == [answer] * 3
+        probe = {"action": "call", "name": "mcp__fx__peak", "arguments": {}}
+        assert (await UseCapabilityTool(h).execute(probe, context(tmp_path))).text == peak

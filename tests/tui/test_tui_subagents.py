@@ -56,7 +56,11 @@ def usage(prompt: int, completion: int, hit: int, cost: float) -> UsageReported:
 
 def plan() -> list[Event]:
     return [
-        ToolCallStarted(call_id="f1", name="fleet", arguments='{"items": []}'),
+        ToolCallStarted(
+            call_id="f1",
+            name="fleet",
+            arguments='{"items": [{"id": "research"}, {"id": "backend"}, {"id": "review"}]}',
+        ),
         item("research", "waiting"),
         item("backend", "waiting", "research"),
         item("review", "waiting", "backend"),
@@ -113,7 +117,9 @@ async def test_a_fleet_shows_its_plan_and_each_child_live(make_app) -> None:
         assert list(found) == ["research", "backend", "review"]  # the plan, in order
         research = found["research"]
         # Under the fleet's tool card, live: step, tool, own tokens / cache / cost.
-        assert research.parent is session(pilot).query_one(ToolBlock)
+        fleet_card = session(pilot).query_one(ToolBlock)
+        assert research.parent is fleet_card
+        assert "fleet  3 items  running…" in str(fleet_card.query_one(".header").render())
         assert "◐ research · explore  step 2 · read_file src/app.py" in header(research)
         assert "1.2k tok · cache 80% · $0.0010" in header(research)
         assert "○ backend (after research)  waiting" in header(found["backend"])
