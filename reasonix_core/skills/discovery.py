@@ -1,16 +1,12 @@
 """Finding and reading ``SKILL.md`` folders.
 
-Four roots, highest precedence first (a name found again later is hidden, with
-a notice naming both files):
+Four roots, highest precedence first (:mod:`reasonix_core.skills.roots`; a
+name found again later is hidden, with a notice naming both files):
 
 1. ``$REASONIX_HOME/skills``  (``~/.reasonix/skills``)
 2. ``~/.claude/skills``
 3. ``<workspace>/.reasonix/skills``
 4. ``<workspace>/.claude/skills``
-
-The user's own skills win over a project's, as in Claude Code: a cloned
-repository cannot replace a skill the user wrote under the same name. Within a
-scope, Reasonix's folder wins over Claude Code's.
 
 What a hostile folder cannot do (docs/SKILLS.md): a project root that links out
 of the workspace is not read; no skill folder or ``SKILL.md`` is read through a
@@ -28,12 +24,12 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from reasonix_core.command.custom import LoadProblem
 from reasonix_core.command.frontmatter import FrontMatter, FrontMatterError, split_front_matter
 from reasonix_core.fsutil import within
 from reasonix_core.skills.model import RunAs, Skill
+from reasonix_core.skills.roots import SkillRoot, skill_roots
 from reasonix_core.tool.fs_walk import PathUnusable, locate, open_final
 
 SKILL_FILE = "SKILL.md"
@@ -45,17 +41,6 @@ MAX_DESCRIPTION_CHARS = 1024
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _TRUE = frozenset({"true", "yes", "on"})
 _FALSE = frozenset({"false", "no", "off"})
-
-SkillScope = Literal["user", "project"]
-
-
-@dataclass(frozen=True, slots=True)
-class SkillRoot:
-    """A folder of skill folders. ``label`` is how messages name it."""
-
-    path: Path
-    scope: SkillScope
-    label: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,21 +75,6 @@ class SkillFileError(Exception):
         super().__init__(message)
         self.message = message
         self.line = line
-
-
-def skill_roots(
-    workspace: Path | None, home: Path | None, user_home: Path | None
-) -> tuple[SkillRoot, ...]:
-    """The roots in precedence order (see the module docstring)."""
-    roots: list[SkillRoot] = []
-    if home is not None:
-        roots.append(SkillRoot(home / "skills", "user", "~/.reasonix/skills"))
-    if user_home is not None:
-        roots.append(SkillRoot(user_home / ".claude" / "skills", "user", "~/.claude/skills"))
-    if workspace is not None:
-        roots.append(SkillRoot(workspace / ".reasonix" / "skills", "project", ".reasonix/skills"))
-        roots.append(SkillRoot(workspace / ".claude" / "skills", "project", ".claude/skills"))
-    return tuple(roots)
 
 
 def discover(

@@ -8,7 +8,6 @@ commands are looked up before it, so a skill never shadows them.
 
 from __future__ import annotations
 
-from reasonix_core.command.custom import expand_template
 from reasonix_core.skills.catalog import SkillCatalog
 
 
@@ -33,4 +32,6 @@ def expand_skill_command(text: str, skills: SkillCatalog) -> str | None:
     if skill.run_as == "subagent":
         request = f"Run the skill {skill.name!r} now with the run_skill tool"
         return f"{request}, with these arguments:\n\n{arguments}" if arguments else f"{request}."
+    from reasonix_core.command.custom import expand_template
+
     return expand_template(skill.body, arguments)
