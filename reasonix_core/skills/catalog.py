@@ -40,7 +40,15 @@ class SkillCatalog:
     def notices(self) -> list[str]:
         """What the user should hear about once: files skipped or warned about,
         hidden duplicates, skills the index cap left out."""
-        out = [f"skill file {p.path}: {p.message}" for p in self.problems]
+        from reasonix_core.permission.summary import visible
+
+        # A folder name may hold escape sequences or bytes that are not UTF-8.
+        out = [
+            visible(
+                f"skill file {p.path}: {p.message}".encode("utf-8", "backslashreplace").decode()
+            )
+            for p in self.problems
+        ]
         if self.index.omitted:
             out.append(
                 f"{len(self.index.omitted)} skill(s) left out of the model's skills index "

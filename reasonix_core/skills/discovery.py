@@ -28,6 +28,7 @@ from pathlib import Path
 from reasonix_core.command.custom import LoadProblem
 from reasonix_core.command.frontmatter import FrontMatter, FrontMatterError, split_front_matter
 from reasonix_core.fsutil import within
+from reasonix_core.permission.summary import visible
 from reasonix_core.skills.model import RunAs, Skill
 from reasonix_core.skills.roots import SkillRoot, skill_roots
 from reasonix_core.tool.fs_walk import PathUnusable, locate, open_final
@@ -135,10 +136,11 @@ def read_skill(root: Path, folder: str, problems: list[LoadProblem] | None = Non
             f"(at most {MAX_NAME_CHARS})",
             meta.line("name"),
         )
-    description = " ".join(meta.text("description").split())
+    # One line, and nothing a terminal would not show as itself (the / menu shows it).
+    description = visible(" ".join(meta.text("description").split()))
     warn = problems.append if problems is not None else (lambda _p: None)
     if not description:
-        description = _first_paragraph(body)
+        description = visible(_first_paragraph(body))
         warn(
             LoadProblem(
                 path=path,

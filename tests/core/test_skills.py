@@ -333,6 +333,22 @@ def test_a_link_swapped_in_after_discovery_is_refused_on_use(roots, tmp_path):
         found.load("x", by="model")
 
 
+def test_escape_sequences_and_undecodable_names_are_shown_escaped(roots):
+    root = roots["project_reasonix"]
+    write_skill(root, "ansi", skill_md("ansi", "Red \x1b[31malert\x1b[0m \u202eevil"))
+    write_skill(root, "esc\x1b[2Jname", skill_md("Bad Name", "x"))
+    os.makedirs(os.fsencode(root) + b"/caf\xe9")
+    (Path(os.fsdecode(os.fsencode(root) + b"/caf\xe9")) / "SKILL.md").write_text("x")
+    found = catalog(roots)
+    assert found.get("ansi").description == "Red \\x1b[31malert\\x1b[0m \\u202eevil"
+    notices = found.notices()
+    assert len(notices) == 2
+    for text in notices:
+        assert "\x1b" not in text and text.encode("utf-8")  # printable, encodable
+    assert any("esc\\x1b[2Jname" in t for t in notices)
+    assert any("caf\\udce9" in t and "not valid text" in t for t in notices)
+
+
 # -- the index and on-demand bodies ------------------------------------------------
 
 
