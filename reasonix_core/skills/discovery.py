@@ -39,7 +39,7 @@ MAX_SKILL_BYTES = 128 * 1024
 # description of at most 1024.
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _TRUE = frozenset({"true", "yes", "on"})
 _FALSE = frozenset({"false", "no", "off"})
 
@@ -130,7 +130,7 @@ def read_skill(root: Path, folder: str, problems: list[LoadProblem] | None = Non
     if not body.strip():
         raise SkillFileError("the skill has no instructions (empty body)", meta.body_line)
     name = meta.text("name").strip() or folder
-    if len(name) > MAX_NAME_CHARS or not _NAME.match(name):
+    if len(name) > MAX_NAME_CHARS or not _NAME.fullmatch(name):
         raise SkillFileError(
             f"invalid skill name {name[:80]!r}: use lowercase letters, digits, '-' and '_' "
             f"(at most {MAX_NAME_CHARS})",

@@ -228,6 +228,8 @@ def test_broken_files_are_reported_with_file_and_line_and_the_rest_load(roots):
         "no-pair": ("---\nname: no-pair\njunk line\n---\nbody\n", "line 3: front matter line"),
         "empty": (skill_md("empty", "x", body=""), "empty body"),
         "long-name": (skill_md("a" * 65, "x"), "invalid skill name"),
+        # A folder name ending in a newline is not a name ('$' would have let it pass).
+        "newline\n": ("---\ndescription: x\n---\nbody\n", "invalid skill name"),
     }
     for folder, (text, _) in bad.items():
         write_skill(root, folder, text)
