@@ -222,3 +222,16 @@ def test_a_continued_session_keeps_its_index(workspace, server):
     assert "- alpha: First skill" in first["messages"][0]["content"]
     assert "beta" not in second["messages"][0]["content"]
     assert second["tools"] == first["tools"]
+
+
+async def test_tools_enabled_without_run_skill_leaves_the_index_out(workspace, server, home):
+    config = home / "config.toml"
+    config.write_text(config.read_text() + '\n[tools]\nenabled = ["read_file"]\n')
+    write_skill(project_skills(workspace), "x", skill_md("x", "A skill"))
+    server.enqueue(Reply(content="ok"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "hi")
+        assert "x" in rt.skills  # still a /x command
+    body = bodies(server)[0]
+    assert tool_names(body) == ["read_file"]
+    assert "# Skills" not in body["messages"][0]["content"]
