@@ -35,6 +35,7 @@ from reasonix_core.tool.fs_walk import PathUnusable, locate, open_final
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 128 * 1024
+MAX_SKILLS_PER_ROOT = 500
 # Claude Code's documented limits: a name of at most 64 characters, a
 # description of at most 1024.
 MAX_NAME_CHARS = 64
@@ -202,10 +203,22 @@ def _load_root(physical: Path, label: str, problems: list[LoadProblem]) -> list[
     except OSError as exc:
         problems.append(LoadProblem(path=physical, message=f"cannot list: {exc.strerror}"))
         return []
-    found = []
+    found: list[FoundSkill] = []
+    seen = 0
     for folder in names:
         if folder.startswith(".") or not _is_folder(physical / folder):
             continue
+        seen += 1
+        if seen > MAX_SKILLS_PER_ROOT:
+            # Start-up reads every SKILL.md: a folder of 100,000 would stall it.
+            problems.append(
+                LoadProblem(
+                    path=physical,
+                    message=f"more than {MAX_SKILLS_PER_ROOT} skill folders; {folder!r} "
+                    "and the folders after it (by name) are not read",
+                )
+            )
+            break
         skill_file = physical / folder / SKILL_FILE
         try:
             parsed = read_skill(physical, folder, problems)

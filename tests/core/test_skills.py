@@ -261,6 +261,17 @@ def test_a_huge_file_is_refused_without_reading_it_whole(roots):
     assert "larger than 128 KiB" in messages(found)[0]
 
 
+def test_a_root_with_too_many_folders_is_read_up_to_the_cap(roots, monkeypatch):
+    from reasonix_core.skills import discovery
+
+    monkeypatch.setattr(discovery, "MAX_SKILLS_PER_ROOT", 3)
+    for i in range(5):
+        write_skill(roots["project_reasonix"], f"s{i}", skill_md(f"s{i}", "x"))
+    found = catalog(roots)
+    assert [s.name for s in found.skills] == ["s0", "s1", "s2"]
+    assert "more than 3 skill folders" in messages(found)[0]
+
+
 def test_a_long_description_is_shortened_with_a_warning(roots):
     write_skill(roots["project_reasonix"], "wordy", skill_md("wordy", "w" * 5000))
     found = catalog(roots)
