@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ from reasonix_core.subagent.spec import SubagentError, SubagentSpec
 from reasonix_core.tool.base import Tool, ToolContext
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
-from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 DEFAULT_MAX_DEPTH = 2
 
@@ -442,7 +443,11 @@ def _result(
 ) -> SubagentResult:
     """Compare the host's record with the claim and adjudicate the report."""
     receipts, sandbox = plan.receipts, plan.sandbox
-    violations = tuple(sandbox.display(p) for p in receipts.writes if not claimed(p, plan.claim))
+    # The session's temp dir is scratch, not a mutation of anything; every other
+    # path written is one, and outside the claim an escape.
+    scratch = Path(os.path.realpath(sandbox.temp_dir))
+    mutations = [p for p in receipts.writes if not is_within(p, scratch)]
+    violations = tuple(sandbox.display(p) for p in mutations if not claimed(p, plan.claim))
     adjudication: Adjudication | None = None
     if not plan.read_only and receipts.report is not None:
         adjudication = adjudicate(parse_report(receipts.report), receipts, sandbox)
@@ -466,7 +471,7 @@ def _result(
         capsule=capsule,
         error=error,
         adjudication=adjudication,
-        writes=tuple(sandbox.display(p) for p in receipts.writes),
+        writes=tuple(sandbox.display(p) for p in mutations),
         commands=tuple((c.command, c.exit_code) for c in receipts.commands),
         violations=violations,
         unaccounted=receipts.bash_unaccounted,

@@ -212,3 +212,28 @@ async def test_tools_outside_a_childs_scope_cannot_be_called(workspace, server, 
     assert all(text.startswith("unknown tool") for text in results), results
     assert not (workspace / "pwned.txt").exists() and not (workspace / "pwned-by-bash").exists()
     assert not (home / "memory").exists() or not list((home / "memory").rglob("*.md"))
+
+
+async def test_scratch_writes_in_the_temp_dir_are_no_mutation(workspace, server):
+    (workspace / "src").mkdir()
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", prompt="CHILD-TMP: use scratch", write_paths=["src"]),
+        Reply(content="parent done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        scratch = rt.agent.tool_context.temp_dir / "notes.txt"
+        script.when(
+            "CHILD-TMP",
+            calls(
+                ("write_file", {"path": str(scratch), "content": "scratch\n"}),
+                ("write_file", {"path": "src/real.py", "content": "x = 1\n"}),
+            ),
+            Reply(content="done"),
+        )
+        events = await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert "- wrote: src/real.py\n" in result
+    m = metrics_of(events)
+    assert m.subagent_mutations == 1 and m.write_scope_violations == 0
