@@ -18,10 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reasonix_core.agent.context import ContextManager
-from reasonix_core.agent.loop import Agent, AgentOptions
+from reasonix_core.agent.assemble import assemble_agent
+from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
-from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id, open_session
 from reasonix_core.config import (
     PROJECT_FILE,
@@ -315,37 +314,25 @@ async def open_runtime(
         assert context.history is not None  # installed by _install_memory
         context.history.current_session = store.id
 
-        options = AgentOptions(
-            effort=effort,
-            max_steps=settings.max_steps
-            if settings.max_steps is not None
-            else config.agent.max_steps,
-            context_window=resolved.provider.context_window_for(resolved.model),
-            max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
-        )
-        context_manager = ContextManager(
-            window=options.context_window, ratio=config.agent.compact_ratio, store=store
-        )
-        agent = Agent(
+        agent = assemble_agent(
+            config=config,
+            resolved=resolved,
             provider=provider,
-            model=resolved.model,
             tools=registry,
             tool_context=context,
             session=store,
             system_prompt=system_prompt,
             history=history,
+            effort=effort,
+            max_steps=settings.max_steps
+            if settings.max_steps is not None
+            else config.agent.max_steps,
             gate=gate,
-            retry=RetryPolicy(
-                attempts=config.agent.retry_attempts,
-                base_delay=config.agent.retry_base_delay,
-                max_delay=config.agent.retry_max_delay,
-            ),
-            options=options,
             price=make_price_fn(config),
             clock=clock,
             context_suffix=_context_suffix(workspace, clock, recaller),
-            context=context_manager,
         )
+        context_manager = agent.context
         _install_subagents(
             config, home, workspace, resolved, provider, effort, sandbox, context, store.id,
             gate, mcp, clock, skills,

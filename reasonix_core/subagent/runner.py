@@ -33,11 +33,10 @@ import anyio
 import anyio.to_thread
 
 from reasonix_core import events as ev
-from reasonix_core.agent.context import ContextManager
+from reasonix_core.agent.assemble import assemble_agent
 from reasonix_core.agent.event_sequence import EventSequence
-from reasonix_core.agent.loop import Agent, AgentOptions
+from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import workspace_context
-from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id
 from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
@@ -346,40 +345,26 @@ class SubagentRunner:
         spec: SubagentSpec,
     ) -> Agent:
         s = self.services
-        agent_cfg = s.config.agent
-        window = resolved.provider.context_window_for(resolved.model)
-        retry = RetryPolicy(
-            attempts=agent_cfg.retry_attempts,
-            base_delay=agent_cfg.retry_base_delay,
-            max_delay=agent_cfg.retry_max_delay,
-        )
-        if s.retry_sleep is not None:
-            retry.sleep = s.retry_sleep
-        return Agent(
+        agent = assemble_agent(
+            config=s.config,
+            resolved=resolved,
             provider=provider,
-            model=resolved.model,
             tools=plan.registry,
             tool_context=context,
             session=store,
             system_prompt=plan.system_prompt,
+            effort=effort,
+            max_steps=spec.max_steps or s.config.agent.max_steps,
             gate=s.gate,
-            retry=retry,
-            options=AgentOptions(
-                effort=effort,
-                max_steps=spec.max_steps or agent_cfg.max_steps,
-                context_window=window,
-                max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
-                source="subagent",
-                agent_path=plan.path,
-            ),
             price=s.price,
             clock=s.clock,
-            context=ContextManager(
-                window=window,
-                ratio=agent_cfg.compact_ratio,
-                store=None if isinstance(store, _MemoryStore) else store,
-            ),
+            checkpoints=not isinstance(store, _MemoryStore),
+            source="subagent",
+            agent_path=plan.path,
         )
+        if s.retry_sleep is not None:
+            agent.retry.sleep = s.retry_sleep
+        return agent
 
     def _first_turn(self, spec: SubagentSpec, plan: _Plan) -> str:
         """The workspace context first (shared by every child of the session), then the

@@ -17,10 +17,12 @@ from reasonix_core.subagent.completion import Kind, Status
 from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_skill
 from reasonix_core.tool.builtin.specs import COMPLETION_STATUSES, EVIDENCE_KINDS
 
-# The only modules that construct the underlying Agent: the session's builder
-# (the top-level agent) and the subagent runner (every child). A new entry
-# point must compile a SubagentSpec instead; adding a module here needs a reason.
-AGENT_BUILDERS = {
+# One module constructs the underlying Agent, and two call it: the session's
+# builder (the top-level agent) and the subagent runner (every child). A new
+# entry point must compile a SubagentSpec instead; adding a module here needs a
+# reason (seed 000 §3.15: the list is debt, not precedent).
+AGENT_CONSTRUCTORS = {"reasonix_core/agent/assemble.py"}
+AGENT_ASSEMBLERS = {
     "reasonix_core/agent/builder.py",
     "reasonix_core/subagent/runner.py",
 }
@@ -31,24 +33,32 @@ def _sources() -> list[Path]:
     return [p for root in roots for p in sorted(root.rglob("*.py"))]
 
 
-def _constructs_agent(tree: ast.AST) -> bool:
+def _calls(tree: ast.AST, callee: str) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-            if name == "Agent":
+            if name == callee:
                 return True
     return False
 
 
-def test_spawn_boundary_only_the_runner_builds_child_agents() -> None:
+def _constructs_agent(tree: ast.AST) -> bool:
+    return _calls(tree, "Agent")
+
+
+def _found(callee: str) -> set[str]:
     base = Path(reasonix_core.__file__).parent.parent
-    found = {
+    return {
         p.relative_to(base).as_posix()
         for p in _sources()
-        if _constructs_agent(ast.parse(p.read_text(encoding="utf-8")))
+        if _calls(ast.parse(p.read_text(encoding="utf-8")), callee)
     }
-    assert found == AGENT_BUILDERS
+
+
+def test_spawn_boundary_only_the_runner_builds_child_agents() -> None:
+    assert _found("Agent") == AGENT_CONSTRUCTORS
+    assert _found("assemble_agent") == AGENT_ASSEMBLERS
 
 
 def test_spawn_boundary_sees_a_new_construction(tmp_path: Path) -> None:
