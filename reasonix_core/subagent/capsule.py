@@ -60,6 +60,9 @@ class ContextCapsule:
     parent_session_id: str = ""
     parent_tool_call_id: str = ""
     continued_from: str | None = None
+    # The session's tools the child did not get, and why (bash without a sandbox
+    # that can rebind the claim, the memory tools, ...).
+    dropped_tools: dict[str, str] = field(default_factory=dict)
     inherited: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(INHERITED, False))
 
     def _fields(self) -> dict[str, Any]:
@@ -69,7 +72,11 @@ class ContextCapsule:
                 "source": self.system_prompt_source,
                 "sha256": self.system_prompt_sha256,
             },
-            "tools": {"names": list(self.tools), "schema_sha256": self.tool_schema_sha256},
+            "tools": {
+                "names": list(self.tools),
+                "schema_sha256": self.tool_schema_sha256,
+                "dropped": dict(self.dropped_tools),
+            },
             "model": self.model,
             "effort": self.effort,
             "read_only": self.read_only,

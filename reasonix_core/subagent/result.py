@@ -8,7 +8,7 @@ child its answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from reasonix_core.subagent.capsule import ContextCapsule
 from reasonix_core.subagent.completion import Adjudication
@@ -35,7 +35,6 @@ class SubagentResult:
     violations: tuple[str, ...] = ()
     # bash ran in a claim too large to snapshot: its changes are not itemised.
     unaccounted: bool = False
-    dropped_tools: dict[str, str] = field(default_factory=dict)
 
     @property
     def completion(self) -> str:

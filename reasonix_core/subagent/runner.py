@@ -411,6 +411,7 @@ class _Plan:
             system_prompt_sha256=sha256_text(self.system_prompt),
             tools=tuple(self.registry.names),
             tool_schema_sha256=sha256_text(self.registry.fingerprint),
+            dropped_tools=dict(sorted(self.scope.dropped.items())),
             model=model,
             effort=effort,
             read_only=self.read_only,
@@ -460,7 +461,6 @@ def _result(
         commands=tuple((c.command, c.exit_code) for c in receipts.commands),
         violations=violations,
         unaccounted=receipts.bash_unaccounted,
-        dropped_tools=plan.scope.dropped,
     )
 
 

@@ -13,7 +13,8 @@ Seed 000 §3.12-§3.13. Built from the session's built-ins and its MCP proxy:
 - the delegation tools only while a child may still nest (depth);
 - a profile's ``allowed-tools`` can only narrow all of this.
 
-Writer children then get ``complete_subtask`` (``CHILD_TOOLS``), last.
+Writer children then get ``complete_subtask`` (a child-only tool; its spec is
+``specs.COMPLETE_SUBTASK``), last.
 """
 
 from __future__ import annotations

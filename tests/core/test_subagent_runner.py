@@ -197,7 +197,11 @@ async def test_writer_child_gets_the_task_prompt_contract_and_claim(workspace, s
     result = next(m for m in messages if m["role"] == "tool")["content"]
     assert "unreported" in result and "created it" in result
     assert "- wrote: src/new.py" in result
-    assert capsules(home)[0]["write_claim"] == ["src"]
+    (capsule,) = capsules(home)
+    assert capsule["write_claim"] == ["src"]
+    # The capsule says why the child lacks what the session has.
+    dropped = capsule["tools"]["dropped"]
+    assert "bash sandbox is off" in dropped["bash"] and "memory" in dropped["remember"]
     m = metrics_of(events)
     assert m.subagent_mutations == 1 and m.completions_prose_only == 1
     assert m.completion_reports == 0

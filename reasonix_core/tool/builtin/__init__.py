@@ -13,7 +13,6 @@ from reasonix_core.tool.builtin.specs import (
     ASK,
     BASH,
     BASH_OUTPUT,
-    COMPLETE_SUBTASK,
     EDIT_FILE,
     FLEET,
     FORGET,
@@ -36,7 +35,7 @@ from reasonix_core.tool.builtin.specs import (
     ToolSpec,
 )
 
-__all__ = ["BUILTIN_TOOLS", "CHILD_TOOLS"]
+__all__ = ["BUILTIN_TOOLS"]
 
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     # File tools (read/write/search); see docs/TOOL_CONTRACT.md.
@@ -67,7 +66,3 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     READ_ONLY_TASK,
     FLEET,
 )
-
-#: Tools only a subagent gets, after its share of ``BUILTIN_TOOLS``: a writer
-#: child ends by reporting to the host (seed 000 §3.11).
-CHILD_TOOLS: tuple[ToolSpec, ...] = (COMPLETE_SUBTASK,)
