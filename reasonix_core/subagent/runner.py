@@ -320,7 +320,10 @@ class SubagentRunner:
             store = self._store(header, spec.ephemeral)
             stack.callback(store.close)
             if not spec.ephemeral:
-                capsule.write(store.path.with_name(f"{child_id}.capsule.json"))
+                # atomic_write_text fsyncs (a few ms): off the event loop, which
+                # the parent and the other children of a fleet share.
+                sidecar = store.path.with_name(f"{child_id}.capsule.json")
+                await anyio.to_thread.run_sync(capsule.write, sidecar)
 
             context = ToolContext(
                 workspace=s.workspace,
