@@ -417,15 +417,15 @@ def _install_subagents(
     clock: Callable[[], datetime],
     skills: SkillCatalog,
 ) -> None:
-    """The session's subagent runner, over what the session lends its children
+    """The session's delegation handle, over what the session lends its children
     (the provider, the gate and approver, the sandbox, the MCP host, the skills
-    as profiles), for the delegation tools and run_skill (docs/SUBAGENTS.md)."""
+    as profiles), for the delegation tools and run_skill (docs/SUBAGENTS.md).
+    The runner itself is built when the model first delegates."""
+    from reasonix_core.subagent.delegation import Delegation
     from reasonix_core.subagent.profile import catalog_profiles
-    from reasonix_core.subagent.runner import SessionServices, SubagentRunner
-    from reasonix_core.subagent.slots import Slots
-    from reasonix_core.subagent.tools import skill_hook
+    from reasonix_core.subagent.services import SessionServices
 
-    runner = SubagentRunner(
+    delegation = Delegation(
         SessionServices(
             config=config,
             home=home,
@@ -445,11 +445,10 @@ def _install_subagents(
             price=make_price_fn(config),
             clock=clock,
             profiles=catalog_profiles(skills),
-            slots=Slots.from_config(config.agent),
         )
     )
-    context.subagents = runner
-    context.run_subagent_skill = skill_hook(runner, context)
+    context.subagents = delegation
+    context.run_subagent_skill = delegation.skill_hook(context)
 
 
 def _context_suffix(

@@ -7,9 +7,10 @@ description) enters the prompt prefix; the body is read when the model calls
 ``run_skill`` or the user types ``/<name>``. A skill with ``runAs: subagent``
 is a profile for the subagent runner (``reasonix_core/subagent``).
 
-``model`` (the :class:`Skill` value), ``discovery`` (roots, precedence, reading
-one file safely), ``index`` (the prefix text), ``catalog`` (one session's
-skills), ``expand`` (``/<skill> args``).
+``model`` (the :class:`Skill` value), ``roots`` (where skills live, in
+precedence order), ``discovery`` (reading skill files safely; imported only when
+a skills folder exists), ``index`` (the prefix text), ``catalog`` (one
+session's skills), ``expand`` (``/<skill> args``).
 """
 
 from reasonix_core.skills.catalog import SkillCatalog, load_catalog

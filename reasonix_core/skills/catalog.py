@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from reasonix_core.command.custom import LoadProblem
 from reasonix_core.errors import SkillError
-from reasonix_core.skills.discovery import FoundSkill, SkillFileError, discover, read_skill
 from reasonix_core.skills.index import MAX_INDEX_CHARS, SkillIndex, render_index
-from reasonix_core.skills.model import Skill
+from reasonix_core.skills.roots import any_root_exists, skill_roots
+
+if TYPE_CHECKING:  # reading skills is imported only when there is a skills folder
+    from reasonix_core.command.custom import LoadProblem
+    from reasonix_core.skills.discovery import FoundSkill
+    from reasonix_core.skills.model import Skill
 
 Invoker = Literal["model", "user"]
 
@@ -37,7 +40,15 @@ class SkillCatalog:
     def notices(self) -> list[str]:
         """What the user should hear about once: files skipped or warned about,
         hidden duplicates, skills the index cap left out."""
-        out = [f"skill file {p.path}: {p.message}" for p in self.problems]
+        from reasonix_core.permission.summary import visible
+
+        # A folder name may hold escape sequences or bytes that are not UTF-8.
+        out = [
+            visible(
+                f"skill file {p.path}: {p.message}".encode("utf-8", "backslashreplace").decode()
+            )
+            for p in self.problems
+        ]
         if self.index.omitted:
             out.append(
                 f"{len(self.index.omitted)} skill(s) left out of the model's skills index "
@@ -83,6 +94,8 @@ class SkillCatalog:
             raise SkillError(
                 f"unknown skill {name[:80]!r} (skills in this session: {known or 'none'})"
             )
+        from reasonix_core.skills.discovery import SkillFileError, read_skill
+
         try:
             parsed = read_skill(found.root, found.folder)
         except SkillFileError as exc:
@@ -112,5 +125,9 @@ def load_catalog(
             user_home = Path.home()
         except RuntimeError:  # no HOME and no passwd entry
             user_home = None
+    if not any_root_exists(skill_roots(workspace, home, user_home)):
+        return SkillCatalog()  # start-up: no reader imported when there is nothing to read
+    from reasonix_core.skills.discovery import discover
+
     found, problems = discover(workspace, home, user_home)
     return SkillCatalog(found, problems)

@@ -1,16 +1,12 @@
 """Finding and reading ``SKILL.md`` folders.
 
-Four roots, highest precedence first (a name found again later is hidden, with
-a notice naming both files):
+Four roots, highest precedence first (:mod:`reasonix_core.skills.roots`; a
+name found again later is hidden, with a notice naming both files):
 
 1. ``$REASONIX_HOME/skills``  (``~/.reasonix/skills``)
 2. ``~/.claude/skills``
 3. ``<workspace>/.reasonix/skills``
 4. ``<workspace>/.claude/skills``
-
-The user's own skills win over a project's, as in Claude Code: a cloned
-repository cannot replace a skill the user wrote under the same name. Within a
-scope, Reasonix's folder wins over Claude Code's.
 
 What a hostile folder cannot do (docs/SKILLS.md): a project root that links out
 of the workspace is not read; no skill folder or ``SKILL.md`` is read through a
@@ -28,34 +24,25 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from reasonix_core.command.custom import LoadProblem
 from reasonix_core.command.frontmatter import FrontMatter, FrontMatterError, split_front_matter
 from reasonix_core.fsutil import within
+from reasonix_core.permission.summary import visible
 from reasonix_core.skills.model import RunAs, Skill
+from reasonix_core.skills.roots import SkillRoot, skill_roots
 from reasonix_core.tool.fs_walk import PathUnusable, locate, open_final
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 128 * 1024
+MAX_SKILLS_PER_ROOT = 500
 # Claude Code's documented limits: a name of at most 64 characters, a
 # description of at most 1024.
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _TRUE = frozenset({"true", "yes", "on"})
 _FALSE = frozenset({"false", "no", "off"})
-
-SkillScope = Literal["user", "project"]
-
-
-@dataclass(frozen=True, slots=True)
-class SkillRoot:
-    """A folder of skill folders. ``label`` is how messages name it."""
-
-    path: Path
-    scope: SkillScope
-    label: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,21 +77,6 @@ class SkillFileError(Exception):
         super().__init__(message)
         self.message = message
         self.line = line
-
-
-def skill_roots(
-    workspace: Path | None, home: Path | None, user_home: Path | None
-) -> tuple[SkillRoot, ...]:
-    """The roots in precedence order (see the module docstring)."""
-    roots: list[SkillRoot] = []
-    if home is not None:
-        roots.append(SkillRoot(home / "skills", "user", "~/.reasonix/skills"))
-    if user_home is not None:
-        roots.append(SkillRoot(user_home / ".claude" / "skills", "user", "~/.claude/skills"))
-    if workspace is not None:
-        roots.append(SkillRoot(workspace / ".reasonix" / "skills", "project", ".reasonix/skills"))
-        roots.append(SkillRoot(workspace / ".claude" / "skills", "project", ".claude/skills"))
-    return tuple(roots)
 
 
 def discover(
@@ -159,16 +131,17 @@ def read_skill(root: Path, folder: str, problems: list[LoadProblem] | None = Non
     if not body.strip():
         raise SkillFileError("the skill has no instructions (empty body)", meta.body_line)
     name = meta.text("name").strip() or folder
-    if len(name) > MAX_NAME_CHARS or not _NAME.match(name):
+    if len(name) > MAX_NAME_CHARS or not _NAME.fullmatch(name):
         raise SkillFileError(
             f"invalid skill name {name[:80]!r}: use lowercase letters, digits, '-' and '_' "
             f"(at most {MAX_NAME_CHARS})",
             meta.line("name"),
         )
-    description = " ".join(meta.text("description").split())
+    # One line, and nothing a terminal would not show as itself (the / menu shows it).
+    description = visible(" ".join(meta.text("description").split()))
     warn = problems.append if problems is not None else (lambda _p: None)
     if not description:
-        description = _first_paragraph(body)
+        description = visible(_first_paragraph(body))
         warn(
             LoadProblem(
                 path=path,
@@ -230,10 +203,22 @@ def _load_root(physical: Path, label: str, problems: list[LoadProblem]) -> list[
     except OSError as exc:
         problems.append(LoadProblem(path=physical, message=f"cannot list: {exc.strerror}"))
         return []
-    found = []
+    found: list[FoundSkill] = []
+    seen = 0
     for folder in names:
         if folder.startswith(".") or not _is_folder(physical / folder):
             continue
+        seen += 1
+        if seen > MAX_SKILLS_PER_ROOT:
+            # Start-up reads every SKILL.md: a folder of 100,000 would stall it.
+            problems.append(
+                LoadProblem(
+                    path=physical,
+                    message=f"more than {MAX_SKILLS_PER_ROOT} skill folders; {folder!r} "
+                    "and the folders after it (by name) are not read",
+                )
+            )
+            break
         skill_file = physical / folder / SKILL_FILE
         try:
             parsed = read_skill(physical, folder, problems)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from reasonix_core.skills.model import Skill
+if TYPE_CHECKING:
+    from reasonix_core.skills.model import Skill
 
 MAX_INDEX_CHARS = 12_000
 

@@ -19,8 +19,9 @@ from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.skills import load_catalog
+from reasonix_core.subagent.delegation import Delegation
 from reasonix_core.subagent.profile import catalog_subagent_skills
-from reasonix_core.subagent.runner import SubagentResult, SubagentRunner
+from reasonix_core.subagent.result import SubagentResult
 from reasonix_core.subagent.spec import SubagentError
 
 
@@ -64,9 +65,10 @@ async def run_subagent(
         _show(event, err)
 
     async with open_runtime(settings, approver=FailClosedApprover()) as runtime:
-        runner = runtime.agent.tool_context.subagents
-        if not isinstance(runner, SubagentRunner):
+        handle = runtime.agent.tool_context.subagents
+        if not isinstance(handle, Delegation):
             raise SubagentError("this session has no subagent runner")
+        runner = handle.runner()
         spec = runner.spec(
             prompt,
             profile=runner.profile(profile),

@@ -46,3 +46,20 @@ When you are done (or cannot continue), call complete_subtask once with:
 The host checks each item against what it saw you run and write; anything it cannot
 confirm becomes unsatisfied. Then answer briefly.
 </completion-contract>"""
+
+
+def subagent_context(depth: int, max_depth: int) -> str:
+    """The delegation note on a nested child's fresh session (seed 000 §3.13):
+    where it sits, so it neither expects the caller's context nor delegates past
+    the limit. Fixed per depth: children at one depth share it."""
+    further = (
+        "you may delegate further"
+        if depth < max_depth
+        else "you cannot delegate further (the depth limit)"
+    )
+    return (
+        "<subagent-context>\n"
+        f"You were delegated this task by another subagent (depth {depth} of {max_depth}); "
+        f"{further}.\n"
+        "</subagent-context>"
+    )

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, aclosing
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +35,11 @@ from reasonix_core import events as ev
 from reasonix_core.agent.context import ContextManager
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.loop import Agent, AgentOptions
-from reasonix_core.agent.model_call import PriceFn, no_price
 from reasonix_core.agent.prompt import workspace_context
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id
-from reasonix_core.config import Config, ResolvedModel, read_api_key, resolve_model
+from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
-from reasonix_core.permission.gate import Gate
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.subagent.capsule import ContextCapsule, sha256_text
@@ -58,9 +55,12 @@ from reasonix_core.subagent.prompts import (
     COMPLETION_CONTRACT,
     DEFAULT_READ_ONLY_PROMPT,
     DEFAULT_TASK_PROMPT,
+    subagent_context,
 )
 from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
-from reasonix_core.subagent.scope import child_scope
+from reasonix_core.subagent.result import SubagentResult
+from reasonix_core.subagent.scope import Scope, child_scope
+from reasonix_core.subagent.services import SessionServices
 from reasonix_core.subagent.slots import Slots, WriteClaim
 from reasonix_core.subagent.spec import SubagentError, SubagentSpec
 from reasonix_core.tool.base import Tool, ToolContext
@@ -82,106 +82,6 @@ _PRIVATE = (
     ev.ReasoningDelta,
     ev.ToolCallDelta,
 )
-
-
-@dataclass(kw_only=True)
-class SessionServices:
-    """What a session lends its children; built once by the runtime builder."""
-
-    config: Config
-    home: Path
-    workspace: Path
-    resolved: ResolvedModel
-    provider: Provider
-    effort: str
-    sandbox: SandboxPolicy
-    temp_dir: Path
-    session_id: str
-    gate: Gate | None = None
-    approver: Any = None
-    read_denied: Callable[[str, Path], bool] | None = None
-    secret_env: frozenset[str] = frozenset()
-    bash_timeout_seconds: float = 120.0
-    mcp: Any = None
-    price: PriceFn = no_price
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-    # Profile lookup by name (skills with runAs: subagent); None: no profiles.
-    profiles: Callable[[str], Profile | None] | None = None
-    retry_sleep: Callable[[float], Awaitable[None]] | None = None
-    # The session's scheduling slots, shared by every child (slots.py).
-    slots: Slots = field(default_factory=Slots)
-
-    @property
-    def max_depth(self) -> int:
-        return self.config.agent.max_subagent_depth
-
-
-@dataclass(frozen=True, slots=True)
-class SubagentResult:
-    """What the parent gets back; :meth:`render` is its tool result."""
-
-    label: str
-    agent_path: tuple[str, ...]
-    session_id: str
-    read_only: bool
-    ok: bool
-    # read-only: "done" / "failed"; writers: the adjudicated status,
-    # "unreported" (prose only) or "failed" (the run itself failed).
-    status: str
-    answer: str
-    capsule: ContextCapsule
-    error: str | None = None
-    adjudication: Adjudication | None = None
-    writes: tuple[str, ...] = ()
-    commands: tuple[tuple[str, int | None], ...] = ()
-    violations: tuple[str, ...] = ()
-    # bash ran in a claim too large to snapshot: its changes are not itemised.
-    unaccounted: bool = False
-    dropped_tools: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def completion(self) -> str:
-        """How a writer ended: "report" (complete_subtask), "prose", or "" (read-only / failed)."""
-        if self.read_only or self.error is not None:
-            return ""
-        return "report" if self.adjudication is not None else "prose"
-
-    def render(self) -> str:
-        parts: list[str] = []
-        if self.error is not None:
-            parts.append(f"[subagent failed: {self.error}]")
-        adj = self.adjudication
-        if adj is not None:
-            head = f"[subagent status: {adj.status}"
-            if adj.status != adj.claimed_status:
-                head += f" (claimed {adj.claimed_status}; downgraded by the host)"
-            parts.append(head + "]")
-            parts.append(f"Summary: {adj.summary}")
-            if adj.items:
-                lines = ["Acceptance criteria (checked by the host):"]
-                lines += [
-                    f"- [{i.verdict}] {i.criterion} ({i.kind}: {i.reason})" for i in adj.items
-                ]
-                parts.append("\n".join(lines))
-            if adj.unresolved:
-                parts.append("\n".join(["Unresolved:", *(f"- {u}" for u in adj.unresolved)]))
-        elif not self.read_only and self.error is None:
-            parts.append("[subagent status: unreported (it ended without complete_subtask)]")
-        if self.answer:
-            parts.append(self.answer)
-        if not self.read_only:
-            lines = ["Host receipt:"]
-            lines.append(f"- wrote: {', '.join(self.writes) if self.writes else 'nothing'}")
-            if self.commands:
-                lines += [f"- ran: {c} (exit {code})" for c, code in self.commands]
-            else:
-                lines.append("- ran: no commands")
-            if self.unaccounted:
-                lines.append("- bash changes: not itemised (too many files in the claim)")
-            if self.violations:
-                lines.append(f"- WRITES OUTSIDE THE CLAIM: {', '.join(self.violations)}")
-            parts.append("\n".join(lines))
-        return "\n\n".join(parts)
 
 
 class _MemoryStore(SessionStore):
@@ -209,11 +109,19 @@ class SubagentRunner:
         session_id: str | None = None,
     ) -> None:
         self.services = services
+        if services.slots is None:
+            services.slots = Slots.from_config(services.config.agent)
+        self.slots: Slots = services.slots
         self.agent_path = agent_path
         # The depth of the agent this runner spawns for (the session's is 0).
         self.depth = depth
         self.session_id = session_id or services.session_id
         self._labels = itertools.count(1)
+
+    def runner(self) -> SubagentRunner:
+        """Itself: a child's ``ToolContext.subagents`` answers like the session's
+        :class:`~reasonix_core.subagent.delegation.Delegation` handle."""
+        return self
 
     def spec(self, prompt: str, **fields: Any) -> SubagentSpec:
         """A spec for a child of this runner's agent (depth, parent session filled in)."""
@@ -239,6 +147,71 @@ class SubagentRunner:
 
         Raises :class:`SubagentError` when it cannot start (before anything ran)."""
         s = self.services
+        plan = self._plan(spec)
+        async with AsyncExitStack() as stack:
+            # Scheduling: the claim decides who may run beside whom; inside a
+            # slot already held (a fleet item, a nested child) no second one.
+            await stack.enter_async_context(self.slots.hold(plan.scheduling))
+            resolved, provider = await self._provider(spec, plan.profile, stack)
+            wanted = spec.effort or (plan.profile.effort if plan.profile else None) or s.effort
+            try:
+                effort = check_effort(wanted, provider.efforts(), resolved.provider.name)
+            except ConfigError as exc:
+                raise SubagentError(str(exc)) from None
+            capsule = plan.capsule(spec, s.sandbox, resolved.ref, effort)
+            # Creating the transcript and writing the capsule (atomic, fsync: a few
+            # ms) happen off the event loop the parent and a fleet's children share.
+            store = await anyio.to_thread.run_sync(
+                self._store, plan, spec, capsule, resolved.ref, effort
+            )
+            stack.callback(store.close)
+            context = ToolContext(
+                workspace=s.workspace,
+                temp_dir=s.temp_dir,
+                bash_timeout_seconds=s.bash_timeout_seconds,
+                approver=s.approver,
+                secret_env=s.secret_env,
+                sandbox=plan.sandbox,
+                ledger=FileLedger(),
+                read_denied=s.read_denied,
+                gate=s.gate,  # type: ignore[arg-type]
+            )
+            if plan.can_nest:
+                context.subagents = SubagentRunner(
+                    s, agent_path=plan.path, depth=spec.depth, session_id=store.id
+                )
+            agent = self._agent(provider, resolved, effort, plan, context, store, spec)
+            # Subagent* go in the spawner's stream (its path); the child's own
+            # events carry the child's path.
+            seq = EventSequence(self.agent_path)
+            if emit is not None:
+                await emit(
+                    seq(
+                        ev.SubagentStarted,
+                        name=plan.name,
+                        child_path=plan.path,
+                        tool_call_id=spec.parent_call_id,
+                        fleet_item=spec.fleet_item,
+                        read_only=plan.read_only,
+                        prompt=spec.prompt,
+                        capsule_hash=capsule.capsule_hash,
+                    )
+                )
+            watch = "bash" in plan.scope.names
+            before = await anyio.to_thread.run_sync(snapshot, plan.claim) if watch else None
+            answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+            if before is not None:
+                after = await anyio.to_thread.run_sync(snapshot, plan.claim)
+                plan.receipts.note_bash_changes(changed(before, after) if after else None)
+            result = _result(plan, store.id, answer, error, capsule)
+            if emit is not None:
+                await emit(_finished(seq, result, plan.name))
+            return result
+
+    def _plan(self, spec: SubagentSpec) -> _Plan:
+        """Everything decided before anything runs: depth, read-only, the claim and
+        the sandbox bound to it, the tool scope, the system prompt."""
+        s = self.services
         if spec.depth > s.max_depth:
             raise SubagentError(
                 f"subagent depth {spec.depth} exceeds [agent] max_subagent_depth = {s.max_depth}"
@@ -248,142 +221,55 @@ class SubagentRunner:
         profile = spec.profile
         read_only = spec.is_read_only
         label = spec.label or spec.parent_call_id or f"subagent-{next(self._labels)}"
-        path = (*self.agent_path, label)
-
         claim = () if read_only else resolve_claim(spec.write_paths, s.sandbox)
         sandbox = dataclasses.replace(s.sandbox, allow_write=(), claim=claim)
-        bash_problem = None if read_only else bash_rebind_problem(sandbox, claim)
         can_nest = spec.depth < s.max_depth
         scope = child_scope(
             self._session_tools(),
             read_only=read_only,
             can_nest=can_nest,
-            bash_problem=bash_problem,
+            bash_problem=None if read_only else bash_rebind_problem(sandbox, claim),
             allowed=profile.allowed_tools if profile is not None else None,
         )
         receipts = Receipts()
         tools: list[Tool] = [RecordedTool(t, receipts) for t in scope.tools]
         if not read_only:
             tools.append(RecordedTool(CompleteSubtaskTool(receipts.accept_report), receipts))
-        registry = ToolRegistry(tools)
-
         if profile is not None and profile.system_prompt:
             system_prompt, source = profile.system_prompt, f"profile:{profile.name}"
         elif read_only:
             system_prompt, source = DEFAULT_READ_ONLY_PROMPT, "default_read_only"
         else:
             system_prompt, source = DEFAULT_TASK_PROMPT, "default_task"
+        return _Plan(
+            profile=profile,
+            read_only=read_only,
+            path=(*self.agent_path, label),
+            claim=claim,
+            sandbox=sandbox,
+            can_nest=can_nest,
+            scope=scope,
+            receipts=receipts,
+            registry=ToolRegistry(tools),
+            system_prompt=system_prompt,
+            source=source,
+            scheduling=_scheduling(read_only, claim),
+        )
 
-        async with AsyncExitStack() as stack:
-            # Scheduling: the claim decides who may run beside whom; inside a
-            # slot already held (a fleet item, a nested child) no second one.
-            await stack.enter_async_context(s.slots.hold(_scheduling(read_only, claim)))
-            resolved, provider = await self._provider(spec, profile, stack)
-            wanted = spec.effort or (profile.effort if profile is not None else None) or s.effort
-            try:
-                effort = check_effort(wanted, provider.efforts(), resolved.provider.name)
-            except ConfigError as exc:
-                raise SubagentError(str(exc)) from None
-            now = s.clock()
-            child_id = new_session_id(now)
-            capsule = ContextCapsule(
-                workspace=str(s.sandbox.root),
-                system_prompt_source=source,
-                system_prompt_sha256=sha256_text(system_prompt),
-                tools=tuple(registry.names),
-                tool_schema_sha256=sha256_text(registry.fingerprint),
-                model=resolved.ref,
-                effort=effort,
-                read_only=read_only,
-                write_claim=None if read_only else tuple(sandbox.display(p) for p in claim),
-                depth=spec.depth,
-                parent_session_id=spec.parent_session_id,
-                parent_tool_call_id=spec.parent_call_id,
-            )
-            header = SessionHeader(
-                id=child_id,
-                workspace=str(s.workspace),
-                created=now.isoformat(),
-                model=resolved.ref,
-                effort=effort,
-                system_prompt=system_prompt,
-                tools_fingerprint=capsule.tool_schema_sha256[:16],
-                extra={
-                    "subagent": {
-                        "parent_session_id": spec.parent_session_id,
-                        "parent_tool_call_id": spec.parent_call_id,
-                        "agent_path": list(path),
-                        "capsuleHash": capsule.capsule_hash,
-                    }
-                },
-            )
-            store = self._store(header, spec.ephemeral)
-            stack.callback(store.close)
-            if not spec.ephemeral:
-                # atomic_write_text fsyncs (a few ms): off the event loop, which
-                # the parent and the other children of a fleet share.
-                sidecar = store.path.with_name(f"{child_id}.capsule.json")
-                await anyio.to_thread.run_sync(capsule.write, sidecar)
-
-            context = ToolContext(
-                workspace=s.workspace,
-                temp_dir=s.temp_dir,
-                bash_timeout_seconds=s.bash_timeout_seconds,
-                approver=s.approver,
-                secret_env=s.secret_env,
-                sandbox=sandbox,
-                ledger=FileLedger(),
-                read_denied=s.read_denied,
-                gate=s.gate,  # type: ignore[arg-type]
-            )
-            if can_nest:
-                context.subagents = SubagentRunner(
-                    s, agent_path=path, depth=spec.depth, session_id=child_id
-                )
-            agent = self._agent(
-                provider, resolved, effort, registry, context, store, system_prompt, spec, path
-            )
-            text = self._first_turn(spec.prompt, read_only)
-            # Subagent* go in the spawner's stream (its path), the child's own
-            # events carry the child's path.
-            seq = EventSequence(self.agent_path)
-            if emit is not None:
-                await emit(
-                    seq(
-                        ev.SubagentStarted,
-                        name=profile.name if profile is not None else _kind(read_only),
-                        child_path=path,
-                        tool_call_id=spec.parent_call_id,
-                        fleet_item=spec.fleet_item,
-                        read_only=read_only,
-                        prompt=spec.prompt,
-                        capsule_hash=capsule.capsule_hash,
-                    )
-                )
-            answer, error = "", None
-            watch = "bash" in scope.names
-            before = await anyio.to_thread.run_sync(snapshot, claim) if watch else None
-            async with aclosing(agent.run(text)) as events:
-                async for event in events:
-                    if isinstance(event, ev.TurnFinished):
-                        answer = event.text
-                        if event.stop_reason == "max_steps":
-                            error = "stopped at the step limit before finishing"
-                    elif isinstance(event, ev.TurnFailed):
-                        error = event.error
-                    if emit is not None and not isinstance(event, _PRIVATE):
-                        await emit(event)
-            if before is not None:
-                after = await anyio.to_thread.run_sync(snapshot, claim)
-                receipts.note_bash_changes(changed(before, after) if after is not None else None)
-            result = self._result(
-                spec, label, path, child_id, read_only, answer, error, capsule, claim,
-                sandbox, receipts, scope.dropped,
-            )  # fmt: skip
-            if emit is not None:
-                name = profile.name if profile is not None else _kind(read_only)
-                await emit(self._finished(seq, result, name))
-            return result
+    async def _drive(self, agent: Agent, text: str, emit: Emit | None) -> tuple[str, str | None]:
+        """Run the child's one turn, forwarding its events; (answer, error)."""
+        answer, error = "", None
+        async with aclosing(agent.run(text)) as events:
+            async for event in events:
+                if isinstance(event, ev.TurnFinished):
+                    answer = event.text
+                    if event.stop_reason == "max_steps":
+                        error = "stopped at the step limit before finishing"
+                elif isinstance(event, ev.TurnFailed):
+                    error = event.error
+                if emit is not None and not isinstance(event, _PRIVATE):
+                    await emit(event)
+        return answer, error
 
     # -- construction -----------------------------------------------------
 
@@ -420,25 +306,47 @@ class SubagentRunner:
             provider.stream_idle_timeout = s.config.agent.stream_idle_timeout
         return resolved, provider
 
-    def _store(self, header: SessionHeader, ephemeral: bool) -> SessionStore:
-        if ephemeral:
+    def _store(
+        self, plan: _Plan, spec: SubagentSpec, capsule: ContextCapsule, model: str, effort: str
+    ) -> SessionStore:
+        """The child's transcript (the capsule beside it), or an in-memory one for
+        an ephemeral spec."""
+        s = self.services
+        now = s.clock()
+        header = SessionHeader(
+            id=new_session_id(now),
+            workspace=str(s.workspace),
+            created=now.isoformat(),
+            model=model,
+            effort=effort,
+            system_prompt=plan.system_prompt,
+            tools_fingerprint=capsule.tool_schema_sha256[:16],
+            extra={
+                "subagent": {
+                    "parent_session_id": spec.parent_session_id,
+                    "parent_tool_call_id": spec.parent_call_id,
+                    "agent_path": list(plan.path),
+                    "capsuleHash": capsule.capsule_hash,
+                }
+            },
+        )
+        if spec.ephemeral:
             return _MemoryStore(Path("/dev/null"), header)
         # Beside the session's folder, not in it: listing and --continue see only
         # top-level sessions.
-        sessions = self.services.home / "sessions" / "subagents"
-        return SessionStore.create(sessions, self.services.workspace, header)
+        store = SessionStore.create(s.home / "sessions" / "subagents", s.workspace, header)
+        capsule.write(store.path.with_name(f"{store.id}.capsule.json"))
+        return store
 
     def _agent(
         self,
         provider: Provider,
         resolved: ResolvedModel,
         effort: str,
-        registry: ToolRegistry,
+        plan: _Plan,
         context: ToolContext,
         store: SessionStore,
-        system_prompt: str,
         spec: SubagentSpec,
-        path: tuple[str, ...],
     ) -> Agent:
         s = self.services
         agent_cfg = s.config.agent
@@ -453,10 +361,10 @@ class SubagentRunner:
         return Agent(
             provider=provider,
             model=resolved.model,
-            tools=registry,
+            tools=plan.registry,
             tool_context=context,
             session=store,
-            system_prompt=system_prompt,
+            system_prompt=plan.system_prompt,
             gate=s.gate,
             retry=retry,
             options=AgentOptions(
@@ -465,7 +373,7 @@ class SubagentRunner:
                 context_window=window,
                 max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
                 source="subagent",
-                agent_path=path,
+                agent_path=plan.path,
             ),
             price=s.price,
             clock=s.clock,
@@ -476,89 +384,119 @@ class SubagentRunner:
             ),
         )
 
-    def _first_turn(self, prompt: str, read_only: bool) -> str:
+    def _first_turn(self, spec: SubagentSpec, plan: _Plan) -> str:
         """The workspace context first (shared by every child of the session), then the
         task, then (writers) the completion contract: the task never precedes the shared part."""
-        parts = [workspace_context(self.services.sandbox.root, self.services.clock()), prompt]
-        if not read_only:
+        parts = [workspace_context(self.services.sandbox.root, self.services.clock())]
+        if spec.depth > 1:
+            parts.append(subagent_context(spec.depth, self.services.max_depth))
+        parts.append(spec.prompt)
+        if not plan.read_only:
             parts.append(COMPLETION_CONTRACT)
         return "\n\n".join(parts)
 
-    # -- after the run ----------------------------------------------------
 
-    def _result(
-        self,
-        spec: SubagentSpec,
-        label: str,
-        path: tuple[str, ...],
-        child_id: str,
-        read_only: bool,
-        answer: str,
-        error: str | None,
-        capsule: ContextCapsule,
-        claim: Sequence[Path],
-        sandbox: SandboxPolicy,
-        receipts: Receipts,
-        dropped: dict[str, str],
-    ) -> SubagentResult:
-        claim_roots = tuple(claim)
-        violations = tuple(
-            sandbox.display(p) for p in receipts.writes if not claimed(p, claim_roots)
-        )
-        adjudication: Adjudication | None = None
-        if not read_only and receipts.report is not None:
-            adjudication = adjudicate(parse_report(receipts.report), receipts, sandbox)
-        if error is not None:
-            status, ok = "failed", False
-        elif read_only:
-            status, ok = "done", True
-        elif adjudication is not None:
-            status = adjudication.status
-            ok = status not in ("failed", "blocked")
-        else:
-            status, ok = "unreported", True
-        return SubagentResult(
-            label=label,
-            agent_path=path,
-            session_id=child_id,
-            read_only=read_only,
-            ok=ok,
-            status=status,
-            answer=answer,
-            capsule=capsule,
-            error=error,
-            adjudication=adjudication,
-            writes=tuple(sandbox.display(p) for p in receipts.writes),
-            commands=tuple((c.command, c.exit_code) for c in receipts.commands),
-            violations=violations,
-            unaccounted=receipts.bash_unaccounted,
-            dropped_tools=dropped,
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Plan:
+    """One child, as decided before it runs (:meth:`SubagentRunner._plan`)."""
+
+    profile: Profile | None
+    read_only: bool
+    path: tuple[str, ...]
+    claim: tuple[Path, ...]
+    sandbox: SandboxPolicy
+    can_nest: bool
+    scope: Scope
+    receipts: Receipts
+    registry: ToolRegistry
+    system_prompt: str
+    source: str
+    scheduling: WriteClaim | None
+
+    @property
+    def name(self) -> str:
+        """What the events call it: the profile, or the kind of task."""
+        if self.profile is not None:
+            return self.profile.name
+        return "read_only_task" if self.read_only else "task"
+
+    def capsule(
+        self, spec: SubagentSpec, session_sandbox: SandboxPolicy, model: str, effort: str
+    ) -> ContextCapsule:
+        return ContextCapsule(
+            workspace=str(session_sandbox.root),
+            system_prompt_source=self.source,
+            system_prompt_sha256=sha256_text(self.system_prompt),
+            tools=tuple(self.registry.names),
+            tool_schema_sha256=sha256_text(self.registry.fingerprint),
+            model=model,
+            effort=effort,
+            read_only=self.read_only,
+            write_claim=None
+            if self.read_only
+            else tuple(self.sandbox.display(p) for p in self.claim),
+            depth=spec.depth,
+            parent_session_id=spec.parent_session_id,
+            parent_tool_call_id=spec.parent_call_id,
         )
 
-    @staticmethod
-    def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.SubagentFinished:
-        adj = result.adjudication
-        return seq(
-            ev.SubagentFinished,
-            name=name,
-            ok=result.ok,
-            child_path=result.agent_path,
-            tool_call_id=result.capsule.parent_tool_call_id,
-            status=result.status,
-            read_only=result.read_only,
-            completion=result.completion,
-            claimed_status=adj.claimed_status if adj is not None else "",
-            downgrades=adj.downgrades if adj is not None else 0,
-            mutations=result.writes,
-            violations=result.violations,
-        )
+
+def _result(
+    plan: _Plan, session_id: str, answer: str, error: str | None, capsule: ContextCapsule
+) -> SubagentResult:
+    """Compare the host's record with the claim and adjudicate the report."""
+    receipts, sandbox = plan.receipts, plan.sandbox
+    violations = tuple(sandbox.display(p) for p in receipts.writes if not claimed(p, plan.claim))
+    adjudication: Adjudication | None = None
+    if not plan.read_only and receipts.report is not None:
+        adjudication = adjudicate(parse_report(receipts.report), receipts, sandbox)
+    if error is not None:
+        status, ok = "failed", False
+    elif plan.read_only:
+        status, ok = "done", True
+    elif adjudication is not None:
+        status = adjudication.status
+        ok = status not in ("failed", "blocked")
+    else:
+        status, ok = "unreported", True
+    return SubagentResult(
+        label=plan.path[-1],
+        agent_path=plan.path,
+        session_id=session_id,
+        read_only=plan.read_only,
+        ok=ok,
+        status=status,
+        answer=answer,
+        capsule=capsule,
+        error=error,
+        adjudication=adjudication,
+        writes=tuple(sandbox.display(p) for p in receipts.writes),
+        commands=tuple((c.command, c.exit_code) for c in receipts.commands),
+        violations=violations,
+        unaccounted=receipts.bash_unaccounted,
+        dropped_tools=plan.scope.dropped,
+    )
+
+
+def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.SubagentFinished:
+    adj = result.adjudication
+    return seq(
+        ev.SubagentFinished,
+        name=name,
+        ok=result.ok,
+        child_path=result.agent_path,
+        tool_call_id=result.capsule.parent_tool_call_id,
+        status=result.status,
+        read_only=result.read_only,
+        completion=result.completion,
+        claimed_status=adj.claimed_status if adj is not None else "",
+        downgrades=adj.downgrades if adj is not None else 0,
+        mutations=result.writes,
+        violations=result.violations,
+    )
 
 
 def _scheduling(read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:
     """The claim as the scheduler sees it: None for a reader, else the claim
     resolved once (:func:`.claims.resolve_claim`: the workspace root when omitted)."""
     return None if read_only else WriteClaim.resolved(claim)
-
-
-def _kind(read_only: bool) -> str:
-    return "read_only_task" if read_only else "task"

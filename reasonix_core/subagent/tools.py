@@ -11,7 +11,7 @@ host's receipt.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +63,10 @@ class FleetArgs(_Args):
 
 
 def _runner(ctx: ToolContext, tool: str) -> SubagentRunner | ToolResult:
-    runner = ctx.subagents
+    """The runner of the agent calling: a child's own, or the session's (its
+    Delegation handle builds it on first use). Both answer ``runner()``."""
+    handle = getattr(ctx.subagents, "runner", None)
+    runner = handle() if callable(handle) else None
     if not isinstance(runner, SubagentRunner):
         return ToolResult.error(f"{tool}: subagents are not available in this session")
     return runner
@@ -100,21 +103,17 @@ async def _delegate(
     return ToolResult(text=text, meta={"subagent": result.session_id})
 
 
-def skill_hook(
-    runner: SubagentRunner, ctx: ToolContext
-) -> Callable[[Skill, str], Awaitable[ToolResult]]:
-    """``run_skill`` for a ``runAs: subagent`` skill (``ToolContext.run_subagent_skill``):
-    the skill becomes the child's profile, the arguments its task."""
-
-    async def run(skill: Skill, arguments: str) -> ToolResult:
-        try:
-            profile = profile_from_skill(skill)
-        except ProfileError as exc:
-            return ToolResult.error(f"run_skill: {exc}")
-        task = arguments.strip() or f"Do what your instructions describe: {skill.description}"
-        return await _delegate(ctx, "run_skill", runner, profile=profile, prompt=task)
-
-    return run
+async def run_skill_as_subagent(
+    runner: SubagentRunner, ctx: ToolContext, skill: Skill, arguments: str
+) -> ToolResult:
+    """``run_skill`` for a ``runAs: subagent`` skill: the skill becomes the
+    child's profile, the arguments its task."""
+    try:
+        profile = profile_from_skill(skill)
+    except ProfileError as exc:
+        return ToolResult.error(f"run_skill: {exc}")
+    task = arguments.strip() or f"Do what your instructions describe: {skill.description}"
+    return await _delegate(ctx, "run_skill", runner, profile=profile, prompt=task)
 
 
 class TaskTool(SpecifiedTool, spec=TASK):
@@ -221,7 +220,7 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                 outcome = await run_fleet(
                     plan,
                     run_item,
-                    slots=runner.services.slots,
+                    slots=runner.slots,
                     fail_fast=a.fail_fast,
                     report=report,
                     tool_call_id=call_id,

@@ -56,3 +56,34 @@ def test_a_start_failure_is_a_usage_error(workspace, configured):
     assert proc.returncode == 2
     assert proc.stderr.startswith("reasonix: error: write_paths:")
     assert "Traceback" not in proc.stderr
+
+
+def test_reasonix_run_reports_delegation_in_its_json_metrics(workspace, configured):
+    import json
+
+    script = install(configured)
+    script.when(
+        "HEADLESS-PARENT",
+        call("read_only_task", "call_h", prompt="HEADLESS-CHILD: look"),
+        Reply(content="parent answer"),
+    )
+    script.when("HEADLESS-CHILD", call("ls"), Reply(content="child answer"))
+    proc = reasonix(workspace, "run", "--output-format", "json", "HEADLESS-PARENT: delegate")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["result"] == "parent answer"
+    metrics = result["metrics"]
+    assert metrics["subagent_runs"] == 1 and metrics["subagent_tool_calls"] == 1
+    assert metrics["usage_by_source"]["subagent"]["calls"] == 2
+    script.when(
+        "HEADLESS-PARENT",
+        call("read_only_task", "call_h", prompt="HEADLESS-CHILD: look"),
+        Reply(content="parent answer"),
+    )
+    script.when("HEADLESS-CHILD", Reply(content="child answer"))
+    text = reasonix(workspace, "run", "HEADLESS-PARENT: again")
+    assert text.returncode == 0, text.stderr
+    # Text output: the parent's answer only; the child's start and end on stderr.
+    assert text.stdout == "parent answer\n"
+    assert "◆ read-only subagent call_h started" in text.stderr
+    assert "◆ subagent call_h: done" in text.stderr

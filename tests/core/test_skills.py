@@ -228,6 +228,8 @@ def test_broken_files_are_reported_with_file_and_line_and_the_rest_load(roots):
         "no-pair": ("---\nname: no-pair\njunk line\n---\nbody\n", "line 3: front matter line"),
         "empty": (skill_md("empty", "x", body=""), "empty body"),
         "long-name": (skill_md("a" * 65, "x"), "invalid skill name"),
+        # A folder name ending in a newline is not a name ('$' would have let it pass).
+        "newline\n": ("---\ndescription: x\n---\nbody\n", "invalid skill name"),
     }
     for folder, (text, _) in bad.items():
         write_skill(root, folder, text)
@@ -257,6 +259,17 @@ def test_a_huge_file_is_refused_without_reading_it_whole(roots):
     found = catalog(roots)
     assert not found
     assert "larger than 128 KiB" in messages(found)[0]
+
+
+def test_a_root_with_too_many_folders_is_read_up_to_the_cap(roots, monkeypatch):
+    from reasonix_core.skills import discovery
+
+    monkeypatch.setattr(discovery, "MAX_SKILLS_PER_ROOT", 3)
+    for i in range(5):
+        write_skill(roots["project_reasonix"], f"s{i}", skill_md(f"s{i}", "x"))
+    found = catalog(roots)
+    assert [s.name for s in found.skills] == ["s0", "s1", "s2"]
+    assert "more than 3 skill folders" in messages(found)[0]
 
 
 def test_a_long_description_is_shortened_with_a_warning(roots):
@@ -331,6 +344,22 @@ def test_a_link_swapped_in_after_discovery_is_refused_on_use(roots, tmp_path):
     (root / "x" / "SKILL.md").symlink_to(tmp_path / "evil.md")
     with pytest.raises(SkillError, match="links out of its skills folder"):
         found.load("x", by="model")
+
+
+def test_escape_sequences_and_undecodable_names_are_shown_escaped(roots):
+    root = roots["project_reasonix"]
+    write_skill(root, "ansi", skill_md("ansi", "Red \x1b[31malert\x1b[0m \u202eevil"))
+    write_skill(root, "esc\x1b[2Jname", skill_md("Bad Name", "x"))
+    os.makedirs(os.fsencode(root) + b"/caf\xe9")
+    (Path(os.fsdecode(os.fsencode(root) + b"/caf\xe9")) / "SKILL.md").write_text("x")
+    found = catalog(roots)
+    assert found.get("ansi").description == "Red \\x1b[31malert\\x1b[0m \\u202eevil"
+    notices = found.notices()
+    assert len(notices) == 2
+    for text in notices:
+        assert "\x1b" not in text and text.encode("utf-8")  # printable, encodable
+    assert any("esc\\x1b[2Jname" in t for t in notices)
+    assert any("caf\\udce9" in t and "not valid text" in t for t in notices)
 
 
 # -- the index and on-demand bodies ------------------------------------------------

@@ -203,3 +203,34 @@ def test_headless_slash_skill_the_user_may_not_run_is_exit_2(workspace, server):
     assert proc.stderr.strip().splitlines()[-1].startswith("reasonix: error: skill 'background'")
     assert "Traceback" not in proc.stderr
     assert server.requests == []
+
+
+def test_a_continued_session_keeps_its_index(workspace, server):
+    root = project_skills(workspace)
+    write_skill(root, "alpha", skill_md("alpha", "First skill"))
+    server.enqueue(Reply(content="one"))
+    assert reasonix(workspace, "run", "first").returncode == 0
+    write_skill(root, "alpha", skill_md("alpha", "Edited between runs"))
+    write_skill(root, "beta", skill_md("beta", "Added between runs"))
+    server.enqueue(Reply(content="two"))
+    proc = reasonix(workspace, "run", "-c", "second")
+    assert proc.returncode == 0, proc.stderr
+    first, second = (json.loads(r.body) for r in server.requests)
+    # The stored system prompt (and its index) is reused: the cache still hits.
+    assert second["messages"][0] == first["messages"][0]
+    assert "- alpha: First skill" in first["messages"][0]["content"]
+    assert "beta" not in second["messages"][0]["content"]
+    assert second["tools"] == first["tools"]
+
+
+async def test_tools_enabled_without_run_skill_leaves_the_index_out(workspace, server, home):
+    config = home / "config.toml"
+    config.write_text(config.read_text() + '\n[tools]\nenabled = ["read_file"]\n')
+    write_skill(project_skills(workspace), "x", skill_md("x", "A skill"))
+    server.enqueue(Reply(content="ok"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "hi")
+        assert "x" in rt.skills  # still a /x command
+    body = bodies(server)[0]
+    assert tool_names(body) == ["read_file"]
+    assert "# Skills" not in body["messages"][0]["content"]

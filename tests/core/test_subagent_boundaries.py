@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -124,3 +125,77 @@ def test_an_inline_skill_is_not_a_profile() -> None:
 def test_completion_vocabulary_matches_the_schema() -> None:
     assert set(Status.__args__) == set(COMPLETION_STATUSES)  # type: ignore[attr-defined]
     assert set(Kind.__args__) == set(EVIDENCE_KINDS)  # type: ignore[attr-defined]
+
+
+def _capsule(**overrides: object):
+    from reasonix_core.subagent.capsule import ContextCapsule
+
+    values: dict[str, object] = {
+        "workspace": "/ws",
+        "system_prompt_source": "default_task",
+        "system_prompt_sha256": "a" * 64,
+        "tools": ("read_file", "write_file"),
+        "tool_schema_sha256": "b" * 64,
+        "model": "p/m",
+        "effort": "high",
+        "read_only": False,
+        "write_claim": ("src",),
+        "depth": 1,
+        "parent_session_id": "s1",
+        "parent_tool_call_id": "c1",
+    }
+    values.update(overrides)
+    return ContextCapsule(**values)  # type: ignore[arg-type]
+
+
+def test_capsule_hash_is_stable_and_covers_what_the_child_sees() -> None:
+    base = _capsule()
+    assert base.capsule_hash == _capsule().capsule_hash
+    assert base.to_json()["capsuleHash"] == base.capsule_hash
+    # Who asked does not change the starting context ...
+    assert _capsule(parent_session_id="s2", parent_tool_call_id="c9").capsule_hash == (
+        base.capsule_hash
+    )
+    # ... anything the child sees does.
+    for change in (
+        {"model": "p/other"},
+        {"effort": "low"},
+        {"tools": ("read_file",)},
+        {"tool_schema_sha256": "c" * 64},
+        {"system_prompt_sha256": "d" * 64},
+        {"system_prompt_source": "profile:x"},
+        {"write_claim": ("docs",)},
+        {"read_only": True},
+        {"depth": 2},
+        {"workspace": "/elsewhere"},
+        {"inherited": {"memory": True}},
+    ):
+        assert _capsule(**change).capsule_hash != base.capsule_hash, change
+
+
+def test_unknown_writers_are_dropped_from_a_child() -> None:
+    from reasonix_core.subagent.scope import child_scope
+    from reasonix_core.tool import ToolFamily, builtin_tools
+
+    class Custom:
+        name = "deploy"
+        description = "ships it"
+        read_only = False
+        family = ToolFamily.OTHER
+        parameters: ClassVar[dict[str, object]] = {"type": "object"}
+
+        async def execute(self, args, ctx):  # pragma: no cover
+            raise AssertionError
+
+    class CustomEdit(Custom):
+        name = "patch_file"
+        family = ToolFamily.EDIT  # a file writer that does not declare its paths
+
+    session = [*builtin_tools(), Custom(), CustomEdit()]
+    scope = child_scope(session, read_only=False, can_nest=True, bash_problem="no", allowed=None)
+    assert "write_file" in scope.names and "move_file" in scope.names
+    for dropped in ("deploy", "patch_file", "bash", "ask", "remember", "kill_shell"):
+        assert dropped not in scope.names and dropped in scope.dropped
+    assert scope.dropped["bash"] == "no"
+    readers = child_scope(session, read_only=True, can_nest=False, bash_problem=None, allowed=None)
+    assert {"read_file", "grep", "ls", "glob", "todo_write", "web_fetch"} == set(readers.names)

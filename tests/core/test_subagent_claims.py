@@ -184,3 +184,31 @@ async def test_mcp_reaches_a_child_only_for_read_only_targets(workspace, server,
     results = _results(server, "CHILD-MCP")
     assert results[0] == "hi"
     assert "not declared read-only" in results[1] and "Nothing was run" in results[1]
+
+
+async def test_tools_outside_a_childs_scope_cannot_be_called(workspace, server, home):
+    # An injected call to a tool the child was not given is an unknown tool:
+    # nothing runs, whatever the session itself could do.
+    script = install(server)
+    script.when(
+        PARENT,
+        call("read_only_task", prompt="CHILD-RO: just look"),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-RO",
+        calls(
+            ("write_file", {"path": "pwned.txt", "content": "x"}),
+            ("bash", {"command": "touch pwned-by-bash"}),
+            ("remember", {"title": "t", "content": "c", "type": "project"}),
+            ("complete_subtask", {"status": "complete", "summary": "s", "acceptance_criteria": []}),
+            ("task", {"prompt": "escalate to a writer"}),
+        ),
+        Reply(content="could not"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+    results = _results(server, "CHILD-RO")
+    assert all(text.startswith("unknown tool") for text in results), results
+    assert not (workspace / "pwned.txt").exists() and not (workspace / "pwned-by-bash").exists()
+    assert not (home / "memory").exists() or not list((home / "memory").rglob("*.md"))

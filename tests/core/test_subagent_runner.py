@@ -238,8 +238,16 @@ async def test_a_grandchild_is_a_nested_run(workspace, server):
     assert started == [((), ("call_c",)), (("call_c",), ("call_c", "call_g"))]
     m = metrics_of(events)
     assert m.subagent_runs == 2 and m.subagent_nested_runs == 1
-    # At depth 2 (the default maximum) the grandchild cannot delegate again.
-    assert "read_only_task" not in tool_names(requests_of(server, "GRANDCHILD")[0])
+    # At depth 2 (the default maximum) the grandchild cannot delegate again, and
+    # its fresh session says where it sits; a depth-1 child gets no such note.
+    grandchild = requests_of(server, "GRANDCHILD")[0]
+    assert "read_only_task" not in tool_names(grandchild)
+    assert grandchild.json is not None
+    user = grandchild.json["messages"][1]["content"]
+    assert "<subagent-context>" in user and "depth 2 of 2" in user
+    assert user.index("</subagent-context>") < user.index("GRANDCHILD")
+    child = requests_of(server, "CHILD-N")[0].body.decode()
+    assert "subagent-context" not in child
     assert len(bodies(server)) == 5
 
 
@@ -324,7 +332,7 @@ async def test_an_ephemeral_run_keeps_no_transcript(workspace, server, home):
     script = install(server)
     script.when("EPHEMERAL", call("ls"), Reply(content="listed"))
     async with runtime(workspace, permission_mode="auto") as rt:
-        runner = rt.agent.tool_context.subagents
+        runner = rt.agent.tool_context.subagents.runner()
         result = await runner.run(runner.spec("EPHEMERAL: list", read_only=True, ephemeral=True))
     assert result.ok and result.answer == "listed"
     assert result.capsule.read_only and len(result.capsule.capsule_hash) == 16

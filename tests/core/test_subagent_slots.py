@@ -26,9 +26,9 @@ async def test_a_writer_child_waits_for_an_overlapping_claim_and_a_reader_does_n
     script.when("CHILD-W", Reply(content="edited"))
     script.when("CHILD-R", Reply(content="looked"))
     async with runtime(workspace, permission_mode="auto") as rt:
-        runner = rt.agent.tool_context.subagents
+        runner = rt.agent.tool_context.subagents.runner()
         assert isinstance(runner, SubagentRunner)
-        slots = runner.services.slots
+        slots = runner.slots
         assert slots is not None
         # The session's limits come from [agent].
         assert (slots.max_concurrency, slots.max_writers) == (6, 3)

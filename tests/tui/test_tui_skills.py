@@ -92,3 +92,33 @@ async def test_help_has_a_skills_section(make_app, tmp_path: Path) -> None:
         screen._refresh_mcp_commands()
         shown = help_content(screen.registry).plain
         assert "Skills\n  /lint-all" in shown and "Lint everything" in shown
+
+
+async def test_skills_arrive_with_the_deferred_services(tmp_path: Path) -> None:
+    """The real start-up path: the first frame has no skills; once the services are
+    built, the skills' notices appear and /<skill> works."""
+    from test_tui_startup import Gate, deferred, scripted, wait_until
+
+    from reasonix_tui.app import ReasonixApp
+
+    root = skills_in(tmp_path)
+    write_skill(root, "tidy", skill_md("tidy", "Tidy up", body="Tidy $ARGUMENTS."))
+    write_skill(root, "bad", "---\nname: BAD\ndescription: x\n---\nbody\n")
+    real = scripted(tmp_path, [text_steps("tidied")], skills=catalog(tmp_path))
+    gate = Gate(lambda: real)
+    services = deferred(tmp_path, gate)
+    assert services.skills is None  # a placeholder until the services are built
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        assert not any("SKILL.md" in n.text for n in screen.query(NoticeBlock))
+        gate.open()
+        await wait_until(pilot, lambda: services.is_ready)
+        await wait_until(
+            pilot, lambda: any("invalid skill name" in n.text for n in screen.query(NoticeBlock))
+        )
+        await screen.handle_input("/tidy src")
+        await settle(pilot)
+        assert real.runners[0].prompts == ["Tidy src."]
+        notices = [n.text for n in screen.query(NoticeBlock) if "SKILL.md" in n.text]
+        assert len(notices) == 1  # announced once
