@@ -151,7 +151,9 @@ def measure(mode: str, children: int, steps: int, reps: int, delay: float, root:
             f"one after another {total * 1000:7.1f} ms)   fleet {fleet * 1000:7.1f} ms   "
             f"ratio {fleet / slowest:4.2f}"
         )
+    serial = statistics.median(f / total for _, _, total, f in rows)
     print(f"  median ratio {median:.2f}   (all: {', '.join(f'{r:.2f}' for r in ratios)})")
+    print(f"  median fleet / one after another {serial:.2f}")
     return median
 
 

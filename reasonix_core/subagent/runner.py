@@ -159,7 +159,11 @@ class SubagentRunner:
             except ConfigError as exc:
                 raise SubagentError(str(exc)) from None
             capsule = plan.capsule(spec, s.sandbox, resolved.ref, effort)
-            store = self._store(plan, spec, capsule, resolved.ref, effort)
+            # Creating the transcript and writing the capsule (atomic, fsync: a few
+            # ms) happen off the event loop the parent and a fleet's children share.
+            store = await anyio.to_thread.run_sync(
+                self._store, plan, spec, capsule, resolved.ref, effort
+            )
             stack.callback(store.close)
             context = ToolContext(
                 workspace=s.workspace,

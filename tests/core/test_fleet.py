@@ -475,3 +475,27 @@ async def test_fleet_writers_without_claims_take_turns(tmp_path: Path) -> None:
         tg.start_soon(drive)
         result, _ = await run(plan, runner)
     assert result.ok
+
+
+def test_fleet_item_changed_on_the_wire() -> None:
+    # stream-json writes Event.to_json(); the fields docs/CLI.md lists.
+    import json
+
+    event = ev.FleetItemChanged(
+        seq=4,
+        tool_call_id="call_f",
+        item_id="review",
+        state="skipped",
+        depends_on=("impl",),
+        reason="skipped: depends on 'impl', which failed",
+    )
+    assert json.loads(json.dumps(event.to_json())) == {
+        "type": "fleet_item_changed",
+        "seq": 4,
+        "agent_path": [],
+        "tool_call_id": "call_f",
+        "item_id": "review",
+        "state": "skipped",
+        "depends_on": ["impl"],
+        "reason": "skipped: depends on 'impl', which failed",
+    }
