@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from reasonix_core.subagent.receipts import Receipts
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import COMPLETE_SUBTASK, SpecifiedTool
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
@@ -35,7 +36,7 @@ Kind = Literal["verification", "diff", "files", "manual"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_max_length=20_000)
+    model_config = ConfigDict(**ARGS_CONFIG, str_max_length=20_000)
 
 
 class Evidence(_Strict):
@@ -57,15 +58,9 @@ class CompletionReport(_Strict):
 
 
 def parse_report(args: dict[str, Any]) -> CompletionReport:
-    """Validate ``complete_subtask`` arguments; raises ``ValueError`` saying what is wrong."""
-    try:
-        return CompletionReport.model_validate(args)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise ValueError(problems) from None
+    """Validate ``complete_subtask`` arguments (``ToolArgumentError`` says what is wrong)."""
+    report: CompletionReport = validate_args(CompletionReport, args)
+    return report
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +155,7 @@ class CompleteSubtaskTool(SpecifiedTool, spec=COMPLETE_SUBTASK):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if self.on_report is None:
             return ToolResult.error("complete_subtask: only a subagent reports to a host")
-        try:
-            report = parse_report(args)
-        except ValueError as exc:
-            return ToolResult.error(f"complete_subtask: invalid report: {exc}")
+        report = parse_report(args)  # a bad report: the registry makes it an error result
         self.on_report(report.model_dump())
         return ToolResult(
             text="Report received; the host will check it against what it saw. "

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError
@@ -24,15 +24,16 @@ from reasonix_core.subagent.fleet import FleetItem, ItemResult, preflight, run_f
 from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_skill
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, SpecifiedTool
 
 if TYPE_CHECKING:
     from reasonix_core.skills import Skill
-from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, SpecifiedTool
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ARGS_CONFIG
 
 
 class TaskArgs(_Args):
@@ -70,14 +71,6 @@ def _runner(ctx: ToolContext, tool: str) -> SubagentRunner | ToolResult:
     if not isinstance(runner, SubagentRunner):
         return ToolResult.error(f"{tool}: subagents are not available in this session")
     return runner
-
-
-def _invalid(tool: str, exc: ValidationError) -> ToolResult:
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-        for err in exc.errors()
-    )
-    return ToolResult.error(f"{tool}: invalid arguments: {problems}")
 
 
 async def _delegate(
@@ -121,10 +114,7 @@ class TaskTool(SpecifiedTool, spec=TASK):
         runner = _runner(ctx, self.name)
         if isinstance(runner, ToolResult):
             return runner
-        try:
-            a = TaskArgs.model_validate(args)
-        except ValidationError as exc:
-            return _invalid(self.name, exc)
+        a: TaskArgs = validate_args(TaskArgs, args)
         paths = tuple(a.write_paths) if a.write_paths is not None else None
         return await _delegate(
             ctx,
@@ -132,8 +122,8 @@ class TaskTool(SpecifiedTool, spec=TASK):
             runner,
             prompt=a.prompt,
             profile_name=a.profile,
-            model=a.model or None,
-            effort=a.effort or None,
+            model=(a.model or "").strip() or None,
+            effort=(a.effort or "").strip() or None,
             write_paths=paths,
         )
 
@@ -143,10 +133,7 @@ class ReadOnlyTaskTool(SpecifiedTool, spec=READ_ONLY_TASK):
         runner = _runner(ctx, self.name)
         if isinstance(runner, ToolResult):
             return runner
-        try:
-            a = ReadOnlyTaskArgs.model_validate(args)
-        except ValidationError as exc:
-            return _invalid(self.name, exc)
+        a: ReadOnlyTaskArgs = validate_args(ReadOnlyTaskArgs, args)
         return await _delegate(
             ctx, self.name, runner, prompt=a.prompt, profile_name=a.profile, read_only=True
         )
@@ -160,10 +147,7 @@ class FleetTool(SpecifiedTool, spec=FLEET):
         runner = _runner(ctx, self.name)
         if isinstance(runner, ToolResult):
             return runner
-        try:
-            a = FleetArgs.model_validate(args)
-        except ValidationError as exc:
-            return _invalid(self.name, exc)
+        a: FleetArgs = validate_args(FleetArgs, args)
         items = [
             FleetItem(
                 prompt=i.prompt,

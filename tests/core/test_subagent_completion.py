@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reasonix_core.errors import ToolArgumentError
 from reasonix_core.subagent.completion import adjudicate, parse_report
 from reasonix_core.subagent.receipts import CommandReceipt, Receipts
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -72,9 +73,9 @@ def test_the_host_never_upgrades(tmp_path):
 
 
 def test_a_malformed_report_is_refused_with_what_is_wrong():
-    with pytest.raises(ValueError, match="status"):
+    with pytest.raises(ToolArgumentError, match="status"):
         parse_report({"status": "done", "summary": "s", "acceptance_criteria": []})
-    with pytest.raises(ValueError, match=r"acceptance_criteria\.0\.evidence"):
+    with pytest.raises(ToolArgumentError, match=r"acceptance_criteria\.0\.evidence"):
         parse_report(
             {"status": "complete", "summary": "s", "acceptance_criteria": [{"criterion": "x"}]}
         )

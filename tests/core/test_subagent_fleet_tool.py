@@ -82,6 +82,8 @@ async def test_a_fleet_runs_its_graph_through_the_runner(workspace, server):
         ([{"id": "a", "prompt": "x"}, {"id": "a", "prompt": "y"}], "duplicate id"),
         ([{"prompt": "x", "depends_on": ["nope"]}], "not an item id"),
         ([{"prompt": "x", "profile": "nobody"}], "unknown subagent profile"),
+        ([{"id": "a"}], "invalid arguments: items.0.prompt: Field required"),
+        ([{"prompt": "x", "write_paths": ["../out"]}], "outside the workspace"),
     ],
 )
 async def test_a_plan_that_cannot_run_starts_nothing(workspace, server, items, problem):
