@@ -10,6 +10,7 @@ against this record, and the write claim is compared with it after the run.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,17 +123,14 @@ def snapshot(roots: tuple[Path, ...]) -> State | None:
 
     Taken before and after a child that may run ``bash``: bubblewrap keeps its
     writes inside the claim, and this tells the host which files there it
-    changed (evidence for ``diff``/``files``, ``subagent_mutations``)."""
-    import os
-
+    changed (evidence for ``diff``/``files``, ``subagent_mutations``). The
+    folders every walking tool skips (``.git``, ``node_modules``, ...) are
+    skipped here too. Bash is kept only for claims of existing folders, so a
+    root is a folder (a missing one contributes nothing)."""
     from reasonix_core.tool.builtin._fs import SKIP_DIRS
 
     state: State = {}
     for root in roots:
-        if root.is_file():
-            st = root.stat()
-            state[root] = (st.st_mtime_ns, st.st_size, st.st_ino)
-            continue
         for folder, dirs, files in os.walk(root):
             dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
             for name in files:
