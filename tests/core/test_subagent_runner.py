@@ -341,3 +341,26 @@ async def test_an_ephemeral_run_keeps_no_transcript(workspace, server, home):
     assert result.ok and result.answer == "listed"
     assert result.capsule.read_only and len(result.capsule.capsule_hash) == 16
     assert not (home / "sessions" / "subagents").exists()
+
+
+async def test_a_child_whose_run_fails_is_an_error_result(workspace, server):
+    from reasonix_testkit import HttpError
+
+    script = install(server)
+    script.when(
+        PARENT,
+        call("read_only_task", "call_f", prompt="CHILD-FAIL: try"),
+        Reply(content="parent done"),
+    )
+    script.when("CHILD-FAIL", HttpError(400, "CHILD-PROVIDER-REFUSAL"))
+    async with runtime(workspace, permission_mode="auto") as rt:
+        events = await run_turn(rt, PARENT)
+        tool = next(m for m in session_messages(rt) if m["role"] == "tool")
+    assert tool["content"].startswith("[subagent failed: HTTP 400: CHILD-PROVIDER-REFUSAL")
+    finished = next(e for e in events if isinstance(e, ev.SubagentFinished))
+    assert (finished.ok, finished.status, finished.completion) == (False, "failed", "")
+    call_done = next(
+        e for e in events if isinstance(e, ev.ToolCallFinished) and e.name == "read_only_task"
+    )
+    assert call_done.is_error
+    assert isinstance(events[-1], ev.TurnFinished)  # the parent goes on
