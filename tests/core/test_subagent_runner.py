@@ -364,3 +364,26 @@ async def test_a_child_whose_run_fails_is_an_error_result(workspace, server):
     )
     assert call_done.is_error
     assert isinstance(events[-1], ev.TurnFinished)  # the parent goes on
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"model": "nowhere/none"}, "model 'nowhere/none'"),
+        ({"effort": "ludicrous"}, "ludicrous"),
+        ({"prompt": "   "}, "prompt is empty"),
+    ],
+)
+async def test_a_child_that_cannot_start_sends_nothing(workspace, server, args, problem):
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", **{"prompt": "CHILD-NEVER: x", "write_paths": [], **args}),
+        Reply(content="parent done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert result.startswith("task: ") and problem in result
+    assert len(server.requests) == 2
+    assert not any(isinstance(e, ev.SubagentStarted) for e in events)
