@@ -13,7 +13,7 @@ have a name).
 
 Memory is bounded: the ledger keeps the previous request's rendering only
 (one request, which the agent holds anyway) and its digests. Each billed request
-appends one record to the session's ``<id>.requests.jsonl`` (``reasonix cache``
+appends one record to the session's ``<id>.requests.ndjson`` (``reasonix cache``
 reads them); a continued session's first request is compared with the digests
 its previous run recorded there.
 """
@@ -45,6 +45,7 @@ __all__ = [
     "RebillCost",
     "escape_bytes",
     "render_prefix",
+    "visible",
 ]
 
 # How much of the bytes around a break a record keeps, each side.
@@ -108,10 +109,20 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def visible(text: str, limit: int = 0) -> str:
+    """Text as one terminal-safe line: every character that is not printable
+    (controls, escape sequences' ESC, lone surrogates) shown as its escape;
+    cut to ``limit`` characters when given."""
+    out = "".join(
+        c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for c in text
+    )
+    return out if not limit or len(out) <= limit else out[: limit - 1] + "…"
+
+
 def escape_bytes(data: bytes) -> str:
-    """Bytes of a prompt as one safe line: control characters, quotes of the
-    terminal's escape sequences and non-ASCII are escaped."""
-    return data.decode("utf-8", "backslashreplace").encode("unicode_escape").decode("ascii")
+    """Bytes of a rendered prompt as one safe line (an invalid UTF-8 byte as ``\\xff``)."""
+    return visible(data.decode("utf-8", "backslashreplace"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,9 +217,9 @@ def diverge(baseline: Baseline, prefix: Prefix) -> Divergence | None:
     new = prefix.data
     if baseline.data is not None:
         old = baseline.data
-        at = _common_prefix_length(old, new)
-        if at == len(old):
+        if new.startswith(old):  # the usual case, without copying a byte
             return None
+        at = _common_prefix_length(old, new)
         if at < max(baseline.header[0], prefix.header_end):
             at = 0  # another model or effort: another cache, nothing of it is reused
         return Divergence(
@@ -227,7 +238,12 @@ def diverge(baseline: Baseline, prefix: Prefix) -> Divergence | None:
         (*baseline.tools, baseline.header[0]),
     ):
         if _digest(new[:end]) != digest:
-            return Divergence(first_diff_byte=at, rebilled_tokens=baseline.tokens_after(at))
+            # Only the new side is known: the old bytes were not kept across runs.
+            return Divergence(
+                first_diff_byte=at,
+                rebilled_tokens=baseline.tokens_after(at),
+                context=("", "", escape_bytes(new[at : at + CONTEXT_BYTES])),
+            )
     return Divergence(first_diff_byte=None, rebilled_tokens=baseline.prompt_tokens)
 
 

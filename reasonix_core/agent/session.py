@@ -170,10 +170,11 @@ def read_checkpoint(session_path: Path) -> dict[str, Any] | None:
 
 
 def requests_path(session_path: Path) -> Path:
-    """``<id>.requests.jsonl`` beside ``<id>.jsonl``: one record per billed request
-    (tokens, cost, the prompt prefix's digest, a cache break), append-only;
-    ``reasonix cache`` reads it (``agent/cache_ledger.py`` writes it)."""
-    return session_path.with_name(session_path.stem + ".requests.jsonl")
+    """``<id>.requests.ndjson`` beside ``<id>.jsonl``: one JSON record per line and
+    billed request (tokens, cost, the prompt prefix's digest, a cache break),
+    append-only; ``reasonix cache`` reads it (``agent/cache_ledger.py`` writes it).
+    Not ``.jsonl``: whatever lists a folder's transcripts by that suffix skips it."""
+    return session_path.with_name(session_path.stem + ".requests.ndjson")
 
 
 def append_request_record(session_path: Path, record: dict[str, Any]) -> None:
