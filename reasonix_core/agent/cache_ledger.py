@@ -44,6 +44,7 @@ __all__ = [
     "Prefix",
     "RebillCost",
     "escape_bytes",
+    "last_settings",
     "render_prefix",
     "visible",
 ]
@@ -91,6 +92,9 @@ class Prefix:
     tools_end: int
     # The end of the first message (the system prompt): what compaction keeps.
     system_end: int
+    # The header's parts: a continued session starts from the last ones used.
+    model: str = ""
+    effort: str = ""
 
 
 def render_prefix(request: Request) -> Prefix:
@@ -101,7 +105,12 @@ def render_prefix(request: Request) -> Prefix:
     data = b"".join((header, tools, *messages))
     tools_end = len(header) + len(tools)
     return Prefix(
-        data=data, header_end=len(header), tools_end=tools_end, system_end=tools_end + first
+        data=data,
+        header_end=len(header),
+        tools_end=tools_end,
+        system_end=tools_end + first,
+        model=request.model,
+        effort=request.effort,
     )
 
 
@@ -136,6 +145,8 @@ class Baseline:
     system_end: int
     prompt_tokens: int
     at: str = ""
+    model: str = ""
+    effort: str = ""
     # The bytes themselves in the run that sent them; None when read back from
     # the records of an earlier run (only the digests are kept there).
     data: bytes | None = field(default=None, compare=False)
@@ -151,6 +162,8 @@ class Baseline:
             system_end=prefix.system_end,
             prompt_tokens=prompt_tokens,
             at=at,
+            model=prefix.model,
+            effort=prefix.effort,
             data=data,
         )
 
@@ -161,6 +174,8 @@ class Baseline:
             "header": list(self.header),
             "tools": list(self.tools),
             "system_end": self.system_end,
+            "model": self.model,
+            "effort": self.effort,
         }
 
     @classmethod
@@ -179,6 +194,8 @@ class Baseline:
                 system_end=int(prefix.get("system_end", 0)),
                 prompt_tokens=int(record.get("prompt_tokens", 0)),
                 at=str(record.get("at", "")),
+                model=str(prefix.get("model", "")),
+                effort=str(prefix.get("effort", "")),
             )
         except (KeyError, TypeError, ValueError, IndexError):
             return None
@@ -254,6 +271,19 @@ class CacheBreak:
     reason: str
     divergence: Divergence
     rebilled_cost: float
+
+
+def last_settings(records: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+    """(model, effort) of the main agent's last recorded request: what a continued
+    session keeps (not the header's, which a /model or /effort since has changed),
+    so that its first request extends the cache instead of silently breaking it."""
+    for record in reversed(records):
+        if record.get("agent_path", []) != []:
+            continue
+        base = Baseline.from_record(record)
+        if base is not None and base.model and base.effort:
+            return base.model, base.effort
+    return None
 
 
 class CacheLedger:

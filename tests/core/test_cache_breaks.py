@@ -133,6 +133,22 @@ async def test_records_survive_a_resume_and_a_resumed_model_switch_is_named(work
     assert records[2]["break"]["rebilled_tokens"] == records[1]["prompt_tokens"]
 
 
+async def test_a_continued_session_keeps_the_model_and_effort_it_last_used(workspace, server):
+    """/model and /effort after the header was written: continuing must not
+    silently go back to the header's model (an unexplained break)."""
+    server.enqueue(Reply(content="a"), Reply(content="b"), Reply(content="c"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "first")
+        rt.agent.set_model("deepseek-v4-pro")
+        rt.agent.set_effort("max")
+        await run_turn(rt, "second")
+    async with runtime(workspace, continue_last=True) as rt:
+        assert (rt.agent.model, rt.agent.effort) == ("deepseek-v4-pro", "max")
+        resumed = await run_turn(rt, "third")
+    assert not of(resumed, ev.CacheBroken) and not of(resumed, ev.PrefixChanged)
+    assert of(resumed, ev.UsageReported)[0].usage.cache_hit_tokens > 0
+
+
 async def test_empty_answers_count_as_empty_final_retries(workspace, server):
     server.enqueue(Reply(content=""), Reply(content="fine"))
     async with runtime(workspace) as rt:
