@@ -32,6 +32,7 @@ from reasonix_core import events as ev
 from reasonix_core.agent.prefix_change import PrefixChangeReason
 from reasonix_core.agent.session import append_request_record, read_request_records
 from reasonix_core.messages import Message
+from reasonix_core.permission.summary import visible
 from reasonix_core.provider.base import Request
 from reasonix_core.usage import Usage
 
@@ -45,8 +46,9 @@ __all__ = [
     "RebillCost",
     "escape_bytes",
     "last_settings",
+    "one_line",
+    "rebill_cost",
     "render_prefix",
-    "visible",
 ]
 
 # How much of the bytes around a break a record keeps, each side.
@@ -59,6 +61,18 @@ CACHE_LIFETIME = timedelta(hours=1)
 
 #: (model, tokens, when) -> (extra cost, currency) of billing cached tokens as misses.
 RebillCost = Callable[[str, int, datetime], tuple[float, str]]
+
+
+def rebill_cost(
+    price: Callable[[str, Usage, datetime], tuple[float, str]],
+    model: str,
+    tokens: int,
+    when: datetime,
+) -> tuple[float, str]:
+    """What billing ``tokens`` cached tokens as misses adds, at ``when``'s ``price``."""
+    miss, currency = price(model, Usage(prompt_tokens=tokens, cache_miss_tokens=tokens), when)
+    hit, _ = price(model, Usage(prompt_tokens=tokens, cache_hit_tokens=tokens), when)
+    return miss - hit, currency
 
 
 def _json(value: Any) -> bytes:
@@ -118,20 +132,16 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def visible(text: str, limit: int = 0) -> str:
-    """Text as one terminal-safe line: every character that is not printable
-    (controls, escape sequences' ESC, lone surrogates) shown as its escape;
-    cut to ``limit`` characters when given."""
-    out = "".join(
-        c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-        for c in text
-    )
+def one_line(text: str, limit: int = 0) -> str:
+    """Text as one terminal-safe line: what :func:`visible` escapes, and newlines
+    and tabs too; cut to ``limit`` characters when given."""
+    out = visible(text).replace("\n", "\\n").replace("\t", "\\t")
     return out if not limit or len(out) <= limit else out[: limit - 1] + "…"
 
 
 def escape_bytes(data: bytes) -> str:
     """Bytes of a rendered prompt as one safe line (an invalid UTF-8 byte as ``\\xff``)."""
-    return visible(data.decode("utf-8", "backslashreplace"))
+    return one_line(data.decode("utf-8", "backslashreplace"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,24 +327,6 @@ class CacheLedger:
         """Every event the agent makes passes here: a PrefixChanged names the next break."""
         if isinstance(event, ev.PrefixChanged):
             self._pending.append(event.reason)
-
-    def idle_since(self) -> datetime | None:
-        """When the chain's last request completed (from the records), if known."""
-        if self.baseline is None or not self.baseline.at:
-            return None
-        try:
-            return datetime.fromisoformat(self.baseline.at)
-        except ValueError:
-            return None
-
-    def cached_tokens(self, *, keep_system: bool = False) -> int:
-        """What the next request would re-bill if its prefix changed at the header
-        (a model or effort switch), or just after the system prompt with
-        ``keep_system`` (compaction keeps the system prompt and the tools)."""
-        base = self.baseline
-        if base is None:
-            return 0
-        return base.tokens_after(base.system_end if keep_system else 0)
 
     def settle(
         self,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reasonix_core.agent.cache_ledger import visible
+from reasonix_core.agent.cache_ledger import one_line
 from reasonix_core.agent.prefix_change import PrefixChangeReason
 
 __all__ = ["BreakReasonTotal", "CacheReport", "RequestRecord", "build_report", "render_text"]
@@ -176,7 +176,7 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 def render_text(report: CacheReport) -> str:
     """The report as plain text (the CLI prints it; the TUI view shows it)."""
     cur = report.currency
-    lines = [f"session {visible(report.session_id, 80)}: {len(report.requests)} requests"]
+    lines = [f"session {one_line(report.session_id, 80)}: {len(report.requests)} requests"]
     if not report.requests:
         lines.append("no billed requests recorded yet")
         return "\n".join(lines) + "\n"
@@ -185,14 +185,14 @@ def render_text(report: CacheReport) -> str:
         rows.append(
             [
                 str(r.request),
-                visible(r.source, 16),
+                one_line(r.source, 16),
                 f"{r.prompt_tokens:,}",
                 f"{r.cache_hit_tokens:,}",
                 f"{r.cache_miss_tokens:,}",
                 f"{r.completion_tokens:,}",
                 f"{100 * r.hit_ratio:.1f}",
                 f"{r.cost:.6f}",
-                visible(r.broke.reason, 24) if r.broke else "",
+                one_line(r.broke.reason, 24) if r.broke else "",
             ]
         )
     lines += ["", *_table(rows)]
@@ -204,19 +204,19 @@ def render_text(report: CacheReport) -> str:
             assert b is not None
             where = "unknown byte" if b.first_diff_byte is None else f"byte {b.first_diff_byte:,}"
             lines.append(
-                f"  request {r.request}: {visible(b.reason, 24)} at {where}; "
+                f"  request {r.request}: {one_line(b.reason, 24)} at {where}; "
                 f"re-billed {b.rebilled_tokens:,} tokens, {_money(b.rebilled_cost, cur)}"
             )
             common, was, now = b.context
             if was or now or common:
-                lead = f"    …{visible(common[-40:], 40)}"
+                lead = "    " + (f"…{one_line(common[-40:], 40)}" if common else "")
                 if was:
-                    lines.append(f"{lead}[{visible(was, 40)}]  was")
-                lines.append(f"{lead}[{visible(now, 40)}]  now")
+                    lines.append(f"{lead}[{one_line(was, 40)}]  was")
+                lines.append(f"{lead}[{one_line(now, 40)}]  now")
         lines += ["", "by reason:"]
         for reason, t in sorted(report.by_reason.items()):
             lines.append(
-                f"  {visible(reason, 24)}: {t.count} break{'s' if t.count != 1 else ''}, "
+                f"  {one_line(reason, 24)}: {t.count} break{'s' if t.count != 1 else ''}, "
                 f"{t.rebilled_tokens:,} tokens, {_money(t.rebilled_cost, cur)}"
             )
     prompt = sum(r.prompt_tokens for r in report.requests)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from reasonix_core import events as ev
-from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
+from reasonix_core.agent.cache_ledger import CacheLedger, Prefix, rebill_cost
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.errors import EmptyResponse, ProviderError
@@ -273,8 +273,4 @@ class ModelCall:
 
     def rebill_cost(self, model: str, tokens: int, when: datetime) -> tuple[float, str]:
         """What billing ``tokens`` cached tokens as misses adds, at ``when``'s price."""
-        miss, currency = self.price(
-            model, Usage(prompt_tokens=tokens, cache_miss_tokens=tokens), when
-        )
-        hit, _ = self.price(model, Usage(prompt_tokens=tokens, cache_hit_tokens=tokens), when)
-        return miss - hit, currency
+        return rebill_cost(self.price, model, tokens, when)

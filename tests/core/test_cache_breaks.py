@@ -237,7 +237,7 @@ def test_context_is_escaped_for_a_terminal():
     text = escape_bytes(b"\x1b[2J\r\n\xff\xe4\xb8\xad\x07")
     assert text.isprintable()
     # Controls and an invalid byte are shown as escapes; printable text as is.
-    assert text == "\\x1b[2J\\r\\n\\xff\u4e2d\\x07"
+    assert text == "\\x1b[2J\\x0d\\n\\xff\u4e2d\\x07"
 
 
 def test_rebilled_cost_uses_the_price_at_request_time(workspace):
