@@ -33,7 +33,7 @@ from reasonix_core.agent.prefix_change import PrefixChangeReason
 from reasonix_core.agent.session import append_request_record, read_request_records
 from reasonix_core.messages import Message
 from reasonix_core.permission.summary import visible
-from reasonix_core.provider.base import Request
+from reasonix_core.provider.base import Request, ToolSchema
 from reasonix_core.usage import Usage
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "CacheLedger",
     "Divergence",
     "Prefix",
+    "PrefixRenderer",
     "RebillCost",
     "escape_bytes",
     "last_settings",
@@ -112,20 +113,50 @@ class Prefix:
 
 
 def render_prefix(request: Request) -> Prefix:
-    header = _json([request.model, request.effort])
-    tools = _json([t.to_openai() for t in request.tools])
-    messages = [_render_message(m) for m in request.messages]
-    first = len(messages[0]) if messages else 0
-    data = b"".join((header, tools, *messages))
-    tools_end = len(header) + len(tools)
-    return Prefix(
-        data=data,
-        header_end=len(header),
-        tools_end=tools_end,
-        system_end=tools_end + first,
-        model=request.model,
-        effort=request.effort,
-    )
+    return PrefixRenderer()(request)
+
+
+class PrefixRenderer:
+    """:func:`render_prefix` that renders each message once: a conversation's
+    messages are the same objects from one request to the next, so only the new
+    ones are encoded (the memo holds the current request's messages only)."""
+
+    def __init__(self) -> None:
+        self._messages: dict[int, tuple[Message, bytes]] = {}
+        self._tools: tuple[tuple[ToolSchema, ...], bytes] | None = None
+
+    def _tools_bytes(self, tools: tuple[ToolSchema, ...]) -> bytes:
+        last = self._tools
+        if last is not None and (last[0] is tools or last[0] == tools):
+            return last[1]
+        data = _json([t.to_openai() for t in tools])
+        self._tools = (tools, data)
+        return data
+
+    def __call__(self, request: Request) -> Prefix:
+        header = _json([request.model, request.effort])
+        tools = self._tools_bytes(request.tools)
+        memo: dict[int, tuple[Message, bytes]] = {}
+        messages: list[bytes] = []
+        for message in request.messages:
+            known = self._messages.get(id(message))
+            data = known[1] if known is not None and known[0] is message else None
+            if data is None:
+                data = _render_message(message)
+            memo[id(message)] = (message, data)
+            messages.append(data)
+        self._messages = memo
+        first = len(messages[0]) if messages else 0
+        data = b"".join((header, tools, *messages))
+        tools_end = len(header) + len(tools)
+        return Prefix(
+            data=data,
+            header_end=len(header),
+            tools_end=tools_end,
+            system_end=tools_end + first,
+            model=request.model,
+            effort=request.effort,
+        )
 
 
 def _digest(data: bytes) -> str:
@@ -318,6 +349,8 @@ class CacheLedger:
                 if self.baseline is not None:
                     break
         self._pending: list[PrefixChangeReason | str] = []
+        # The chain's requests as the cache reads them (the loop renders each step's).
+        self.render = PrefixRenderer()
 
     @classmethod
     def for_session(cls, session_path: Path, agent_path: tuple[str, ...] = ()) -> CacheLedger:

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from reasonix_core import events as ev
-from reasonix_core.agent.cache_ledger import CacheLedger, Prefix, render_prefix
+from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
 from reasonix_core.agent.compaction_events import outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import (
@@ -486,7 +486,7 @@ class Agent:
             max_output_tokens=self._max_output(),
         )
         self._sent = self.context.note_sent(view, self.tools.fingerprint)
-        return self.model_call.prepare(request), render_prefix(request)
+        return self.model_call.prepare(request), self.ledger.render(request)
 
     def _observe_usage(self, usage: Usage) -> None:
         """The provider's prompt count for the request just sent: re-anchor the estimate."""

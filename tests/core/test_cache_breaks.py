@@ -276,3 +276,32 @@ def test_metrics_json_round_trips():
             "rebilled_cost": 1e-5,
         }
     ]
+
+
+def test_the_renderer_keeps_messages_but_never_a_stale_rendering():
+    from reasonix_core.agent.cache_ledger import PrefixRenderer
+
+    render = PrefixRenderer()
+    first = _request("hello", "world")
+    assert render(first) == render_prefix(first)
+    # The same message objects, one appended: identical bytes to a fresh rendering.
+    grown = Request(model="m", messages=(*first.messages, Message(role="user", content="more")))
+    assert render(grown) == render_prefix(grown)
+    # A different object in the same place (same id is impossible while memoised).
+    edited = Request(model="m", messages=(first.messages[0], Message(role="user", content="x")))
+    assert render(edited) == render_prefix(edited)
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        (datetime(2026, 12, 1, 2, 30, tzinfo=UTC), datetime(2026, 12, 1, 4, 0, tzinfo=UTC)),
+        (datetime(2026, 12, 1, 9, 59, tzinfo=UTC), datetime(2026, 12, 1, 10, 0, tzinfo=UTC)),
+        (datetime(2026, 12, 1, 4, 0, tzinfo=UTC), None),  # windows are open at the end
+        (datetime(2026, 12, 5, 2, 30, tzinfo=UTC), None),  # Saturday
+    ],
+)
+def test_next_off_peak(when, expected):
+    from reasonix_core.config.prices import next_off_peak
+
+    assert next_off_peak(when) == expected
