@@ -246,7 +246,13 @@ async def open_runtime(
         last_used = _last_used(loaded_session.header, loaded_session.store.path)
     # A continued session keeps its model unless asked otherwise: same prefix, same cache.
     model_ref = settings.model or (last_used[0] if last_used else None)
-    resolved = resolve_model(config, model_ref)
+    try:
+        resolved = resolve_model(config, model_ref)
+    except ConfigError:
+        if settings.model or loaded_session is None or model_ref == loaded_session.header.model:
+            raise
+        # The records name a model the config no longer has: the session's first one.
+        resolved = resolve_model(config, loaded_session.header.model)
     api_key = read_api_key(resolved.provider, home)
     effort = (
         settings.effort

@@ -149,6 +149,20 @@ async def test_a_continued_session_keeps_the_model_and_effort_it_last_used(works
     assert of(resumed, ev.UsageReported)[0].usage.cache_hit_tokens > 0
 
 
+async def test_a_recorded_model_the_config_lost_falls_back_to_the_header(workspace, server):
+    server.enqueue(Reply(content="a"), Reply(content="b"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "first")
+        path = rt.agent.session.path
+    with requests_path(path).open("a") as fh:  # as if the last request used a removed model
+        record = read_request_records(path)[-1]
+        record["prefix"]["model"] = "gone-model"
+        fh.write(json.dumps(record) + "\n")
+    async with runtime(workspace, continue_last=True) as rt:
+        assert rt.agent.model == "deepseek-flash"
+        await run_turn(rt, "second")
+
+
 async def test_empty_answers_count_as_empty_final_retries(workspace, server):
     server.enqueue(Reply(content=""), Reply(content="fine"))
     async with runtime(workspace) as rt:
