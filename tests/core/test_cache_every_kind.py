@@ -167,3 +167,34 @@ async def test_an_mcp_server_starting_late_breaks_nothing(workspace, configured,
     assert isinstance(events[-1], ev.TurnFinished)
     assert breaks(events) == []
     assert explained(path) == []
+
+
+async def test_a_changed_tool_set_across_a_resume_is_named(workspace, server, configured, home):
+    server.enqueue(Reply(content="a"), Reply(content="b"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "first")
+    config = home / "config.toml"
+    config.write_text(config.read_text() + '\n[tools]\nenabled = ["read_file", "ls"]\n')
+    async with runtime(workspace, continue_last=True) as rt:
+        events = await run_turn(rt, "second")
+        path = rt.agent.session.path
+    assert [e.reason for e in events if isinstance(e, ev.PrefixChanged)] == ["tools"]
+    brk = next(e for e in events if isinstance(e, ev.CacheBroken))
+    assert brk.reason == "tools" and brk.first_diff_byte is not None and brk.first_diff_byte > 0
+    records = read_request_records(path)
+    # Only the model and effort before the tools were kept: nearly all of it re-billed.
+    assert 0.9 * records[0]["prompt_tokens"] < brk.rebilled_tokens <= records[0]["prompt_tokens"]
+    assert explained(path) == ["tools"]
+
+
+async def test_a_changed_system_prompt_is_named(workspace, server, configured):
+    from reasonix_core.messages import Message
+
+    server.enqueue(Reply(content="a"), Reply(content="b"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "first")
+        rt.agent.messages[0] = Message(role="system", content="another system prompt")
+        events = await run_turn(rt, "second")
+        path = rt.agent.session.path
+    assert breaks(events) == ["system"]
+    assert explained(path) == ["system"]

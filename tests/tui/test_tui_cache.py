@@ -133,3 +133,28 @@ async def test_the_real_services_price_a_recorded_session(workspace: Path, home:
     missed = idle.idle_preview(idle.new_runner(FailClosedApprover()))
     assert missed is not None and missed.tokens == prompt
     assert missed.idle is not None and missed.idle > timedelta(hours=1)
+
+
+async def test_an_unexplained_break_is_a_warning_in_the_transcript(make_app) -> None:
+    from reasonix_core.events import CacheBroken, PrefixChanged
+    from reasonix_testkit.tui import text_steps
+    from tests.tui.tui_helpers import settle
+
+    unexplained = CacheBroken(request=2, reason="unexplained", first_diff_byte=9, rebilled_tokens=7)
+    named = CacheBroken(request=3, reason="model", first_diff_byte=0, rebilled_tokens=5)
+    turns = [
+        [unexplained, *text_steps("one")],
+        [PrefixChanged(reason="model"), named, *text_steps("two")],
+    ]
+    app, _ = make_app(turns=turns)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "first")
+        await settle(pilot)
+        await send(pilot, "second")
+        await settle(pilot)
+        texts = notices(pilot)
+    assert [t for t in texts if "no named reason" in t] == [
+        "The prompt cache broke for no named reason: 7 cached tokens billed again "
+        "(/cache shows where)."
+    ]
+    assert "Cache prefix changed: model" in texts  # a named break is announced once
