@@ -158,3 +158,24 @@ async def test_an_unexplained_break_is_a_warning_in_the_transcript(make_app) -> 
         "(/cache shows where)."
     ]
     assert "Cache prefix changed: model" in texts  # a named break is announced once
+
+
+@pytest.mark.usefixtures("configured")
+async def test_the_real_services_read_a_running_session_live(workspace: Path, home: Path, server):
+    import anyio
+
+    server.enqueue(Reply(content="a"), Reply(content="b"))
+    services = EngineServices(workspace, home=home, clock=lambda: PEAK)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(services.serve)
+        runner = services.new_runner(FailClosedApprover())
+        assert services.rebill_preview(runner, "model", "deepseek-v4-pro") is None  # nothing yet
+        [e async for e in runner.run("hello")]
+        first = services.rebill_preview(runner, "effort")
+        [e async for e in runner.run("again")]
+        second = services.rebill_preview(runner, "effort")
+        report = services.cache_report(runner)
+        tg.cancel_scope.cancel()
+    assert first is not None and second is not None and second.tokens > first.tokens
+    assert report is not None and [r.request for r in report.requests] == [1, 2]
+    assert report.requests[1].cache_hit_tokens > 0 and not report.by_reason
