@@ -112,6 +112,10 @@ class EngineServices(BaseServices):
         )
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
+        # Asked for (--model / --effort, /model / /effort): a continued session
+        # otherwise keeps the model and effort it last used (its prompt cache).
+        self._model_chosen = model is not None
+        self._effort_chosen = effort is not None
         # The same check the builder makes (provider/efforts.py): a level the
         # selected provider does not accept is a ConfigError here (exit 2).
         self.effort = check_effort(
@@ -174,13 +178,16 @@ class EngineServices(BaseServices):
         return runner.runtime
 
     async def _hold(self, runner: EngineRunner) -> None:
+        continue_last = self._first_continue and runner.resume_id is None
+        continued = continue_last or runner.resume_id is not None
+        effort = None if self.effort == "auto" else self.effort
         settings = RunSettings(
             workspace=self.workspace,
-            model=self._resolved.ref,
-            effort=None if self.effort == "auto" else self.effort,
+            model=self._resolved.ref if self._model_chosen or not continued else None,
+            effort=effort if self._effort_chosen or not continued else None,
             permission_mode=self.permission_mode,
             resume_id=runner.resume_id,
-            continue_last=self._first_continue and runner.resume_id is None,
+            continue_last=continue_last,
             home=self.config_home,
             add_dirs=self.add_dirs,
         )
@@ -189,6 +196,10 @@ class EngineServices(BaseServices):
             async with open_runtime(
                 settings, approver=runner.approver, mcp_host=self._mcp
             ) as runtime:
+                if continued:  # what the session continues with is what /model and /effort see
+                    self._resolved = runtime.resolved
+                    self.model = runtime.resolved.model
+                    self.effort = runtime.agent.effort
                 runner.runtime = runtime
                 runner.ready.set()
                 await runner.closed.wait()
@@ -248,6 +259,7 @@ class EngineServices(BaseServices):
             )
         self._resolved = resolved
         self.model = resolved.model
+        self._model_chosen = True
         if active is not None:
             active.agent.set_model(
                 resolved.model, resolved.provider.context_window_for(resolved.model)
@@ -262,6 +274,7 @@ class EngineServices(BaseServices):
         # UnknownEffort is a ValueError: /effort shows its message.
         effort = check_effort(effort, self.efforts(), self._resolved.provider.name)
         self.effort = effort
+        self._effort_chosen = True
         if self._active is not None and self._active.runtime is not None:
             self._active.runtime.agent.set_effort(effort)
 

@@ -179,3 +179,29 @@ async def test_the_real_services_read_a_running_session_live(workspace: Path, ho
     assert first is not None and second is not None and second.tokens > first.tokens
     assert report is not None and [r.request for r in report.requests] == [1, 2]
     assert report.requests[1].cache_hit_tokens > 0 and not report.by_reason
+
+
+@pytest.mark.usefixtures("configured")
+async def test_the_tui_continues_with_the_model_and_effort_the_session_last_used(
+    workspace: Path, home: Path, server
+):
+    """`reasonix -c` in the TUI used to go back to the configured default model,
+    breaking the session's cache on its first request."""
+    import anyio
+
+    from reasonix_core import events as ev
+
+    server.enqueue(Reply(content="a"), Reply(content="b"))
+    async with runtime(workspace) as rt:
+        rt.agent.set_model("deepseek-v4-pro")
+        rt.agent.set_effort("max")
+        await run_turn(rt, "first")
+    services = EngineServices(workspace, home=home, continue_last=True)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(services.serve)
+        runner = services.new_runner(FailClosedApprover())
+        events = [e async for e in runner.run("second")]
+        tg.cancel_scope.cancel()
+    assert (runner.model, runner.effort) == ("deepseek-v4-pro", "max")
+    assert (services.model, services.effort) == ("deepseek-v4-pro", "max")
+    assert not [e for e in events if isinstance(e, ev.PrefixChanged | ev.CacheBroken)]
