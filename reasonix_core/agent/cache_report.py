@@ -80,10 +80,16 @@ class CacheReport:
 
     @property
     def cost(self) -> float:
+        """The session's cost; 0 when it was priced in several currencies (never
+        summed across them, as in RunMetrics: each request shows its own)."""
+        if self.currency == "mixed":
+            return 0.0
         return math.fsum(r.cost for r in self.requests)
 
     @property
     def rebilled_cost(self) -> float:
+        if self.currency == "mixed":
+            return 0.0
         return math.fsum(t.rebilled_cost for t in self.by_reason.values())
 
     @property

@@ -319,3 +319,17 @@ def test_next_off_peak(when, expected):
     from reasonix_core.config.prices import next_off_peak
 
     assert next_off_peak(when) == expected
+
+
+def test_a_report_never_sums_costs_across_currencies():
+    from reasonix_core.agent.cache_report import build_report
+
+    report = build_report(
+        "s",
+        [
+            {"request": 1, "cost": 1.0, "currency": "USD"},
+            {"request": 2, "cost": 7.0, "currency": "CNY"},
+        ],
+    )
+    assert report.currency == "mixed" and report.cost == 0.0
+    assert [r.cost for r in report.requests] == [1.0, 7.0]
