@@ -132,6 +132,7 @@ def _cache_report():
             "cache_miss_tokens": miss,
             "completion_tokens": 120,
             "cost": cost,
+            "model": "deepseek-flash",
             **extra,
         }
 

@@ -168,11 +168,12 @@ def _money(amount: float, currency: str) -> str:
     return f"{amount:.6f} {currency}"
 
 
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+def _table(rows: Sequence[Sequence[str]], numeric: range) -> list[str]:
+    """Columns padded to their widest cell; the ``numeric`` ones right-aligned."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(
-            cell.rjust(w) if i else cell.ljust(w)
+            cell.rjust(w) if i in numeric else cell.ljust(w)
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in rows
@@ -186,12 +187,13 @@ def render_text(report: CacheReport) -> str:
     if not report.requests:
         lines.append("no billed requests recorded yet")
         return "\n".join(lines) + "\n"
-    rows = [["#", "source", "prompt", "hit", "miss", "out", "hit %", "cost", "break"]]
+    rows = [["#", "source", "model", "prompt", "hit", "miss", "out", "hit %", "cost", "break"]]
     for r in report.requests:
         rows.append(
             [
                 str(r.request),
                 one_line(r.source, 16),
+                one_line(r.model, 24),
                 f"{r.prompt_tokens:,}",
                 f"{r.cache_hit_tokens:,}",
                 f"{r.cache_miss_tokens:,}",
@@ -201,7 +203,7 @@ def render_text(report: CacheReport) -> str:
                 one_line(r.broke.reason, 24) if r.broke else "",
             ]
         )
-    lines += ["", *_table(rows)]
+    lines += ["", *_table(rows, numeric=range(3, 9))]
     broken = [r for r in report.requests if r.broke is not None]
     if broken:
         lines += ["", "breaks:"]
