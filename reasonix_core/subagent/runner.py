@@ -331,7 +331,10 @@ class SubagentRunner:
             },
         )
         if spec.ephemeral:
-            return _MemoryStore(Path("/dev/null"), header)
+            # Named in the session's temp dir (removed with the session), so
+            # nothing that derives a file from the transcript's name (the cache
+            # ledger's request records) writes anywhere lasting.
+            return _MemoryStore(s.temp_dir / f"{header.id}.jsonl", header)
         # Beside the session's folder, not in it: listing and --continue see only
         # top-level sessions.
         store = SessionStore.create(s.home / "sessions" / "subagents", s.workspace, header)

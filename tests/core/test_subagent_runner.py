@@ -341,6 +341,8 @@ async def test_an_ephemeral_run_keeps_no_transcript(workspace, server, home):
     assert result.ok and result.answer == "listed"
     assert result.capsule.read_only and len(result.capsule.capsule_hash) == 16
     assert not (home / "sessions" / "subagents").exists()
+    # Nothing derived from the transcript's name was written anywhere lasting.
+    assert not list(home.rglob("*.requests.ndjson"))
 
 
 async def test_a_child_whose_run_fails_is_an_error_result(workspace, server):
