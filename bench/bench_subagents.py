@@ -96,7 +96,7 @@ async def one_rep(home: Path, workspace: Path, children: int) -> tuple[list[floa
     settings = RunSettings(workspace=workspace, home=home)
     async with open_runtime(settings, approver=FailClosedApprover()) as rt:
         ctx = rt.agent.tool_context
-        runner = ctx.subagents.runner()  # the session's Delegation handle builds it
+        runner = ctx.subagents.runner()  # type: ignore[union-attr]  # the session's Delegation
         assert isinstance(runner, SubagentRunner)
         sink = MetricsSink(home / "metrics.json")
 

@@ -96,8 +96,7 @@ class SubagentRouter:
                 )
                 self.status.add_cost(cost, currency)  # the session pays for its children
             case Retrying(reason=reason):
-                card.tool = f"retrying: {reason}"
-                card.step_started(card.step)
+                card.retrying(reason)
             case TurnFailed(error=error):
                 card.set_state("failed", reason=error)
             case _:

@@ -94,6 +94,11 @@ class SubagentCard(Widget):
         self.step = step
         self._refresh()
 
+    def retrying(self, reason: str) -> None:
+        """The child's request is being retried: shown where its current tool goes."""
+        self.tool = f"retrying: {reason}"
+        self._refresh()
+
     def tool_started(self, call_id: str, name: str, arguments: str) -> None:
         key = fmt.key_argument(arguments, width=48)
         text = f"{name} {key}".strip()

@@ -16,6 +16,7 @@ from tui_helpers import send, session, settle, until
 from reasonix_core.events import (
     Event,
     FleetItemChanged,
+    Retrying,
     StepStarted,
     SubagentFinished,
     SubagentStarted,
@@ -162,6 +163,7 @@ async def test_a_task_child_card_and_its_own_child(make_app) -> None:
                     agent_path=me,
                 ),
                 child(grandchild, StepStarted(step=1, model="m")),
+                child(grandchild, Retrying(attempt=1, delay=0.5, reason="HTTP 503")),
                 Hold(),
             ]
         ]
@@ -173,7 +175,8 @@ async def test_a_task_child_card_and_its_own_child(make_app) -> None:
         found = cards(pilot)
         assert found["task"].parent is session(pilot).query_one(ToolBlock)
         assert found["reviewer"].parent in found["task"].query(".body")  # nested in its parent
-        assert "step 1" in header(found["reviewer"])
+        await until(pilot, lambda: "retrying" in header(cards(pilot)["reviewer"]))
+        assert "step 1 · retrying: HTTP 503" in header(found["reviewer"])
         await pilot.press("escape")
         await settle(pilot)
         # Esc cancels the parent and every child.
