@@ -20,6 +20,7 @@ from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.skills import expand_skill_command
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ class _TextRenderer:
         self._wrote_text = False
 
     def __call__(self, event: ev.Event) -> None:
+        if event.agent_path and not isinstance(event, ev.SubagentStarted | ev.SubagentFinished):
+            return  # a subagent's own events: its answer reaches the parent as a tool result
         match event:
             case ev.TextDelta(text=text):
                 self.out.write(_printable(text))
@@ -72,6 +75,13 @@ class _TextRenderer:
                 self.err.write(f"error: {error}\n")
             case ev.TurnFinished():
                 self._break_line()
+            case ev.SubagentStarted(child_path=path, read_only=read_only):
+                self._break_line()
+                kind = "read-only subagent" if read_only else "subagent"
+                self.err.write(f"◆ {kind} {'/'.join(path)} started\n")
+            case ev.SubagentFinished(child_path=path, status=status):
+                self._break_line()
+                self.err.write(f"◆ subagent {'/'.join(path)}: {status}\n")
             case _:
                 pass
         self.err.flush()
@@ -140,8 +150,12 @@ async def run_headless(
     ) as runtime:
         agent = runtime.agent
         session_id = agent.session_id
+        for text in runtime.skills.notices():
+            emit(ev.Notice(level="warning", text=text))
+        # ``/<skill> args`` runs the skill: its body becomes the prompt (SkillError: exit 2).
+        prompt = expand_skill_command(options.prompt, runtime.skills) or options.prompt
         try:
-            async with aclosing(agent.run(options.prompt)) as agent_events:
+            async with aclosing(agent.run(prompt)) as agent_events:
                 async for event in _with_mcp_notices(runtime.mcp, agent_events):
                     emit(event)
                     if isinstance(event, ev.TurnFinished):
