@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, open_runtime
+from reasonix_core.errors import SkillError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
@@ -145,6 +146,7 @@ async def run_headless(
             out.write(dumps_utf8(event.to_json(), default=_json_default) + "\n")
             out.flush()
 
+    refused: SkillError | None = None
     async with open_runtime(
         options.settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
@@ -152,27 +154,35 @@ async def run_headless(
         session_id = agent.session_id
         for text in runtime.skills.notices():
             emit(ev.Notice(level="warning", text=text))
-        # ``/<skill> args`` runs the skill: its body becomes the prompt (SkillError: exit 2).
-        prompt = expand_skill_command(options.prompt, runtime.skills) or options.prompt
         try:
-            async with aclosing(agent.run(prompt)) as agent_events:
-                async for event in _with_mcp_notices(runtime.mcp, agent_events):
-                    emit(event)
-                    if isinstance(event, ev.TurnFinished):
-                        finished = event
-                        final_text = event.text
-                    elif isinstance(event, ev.TurnFailed):
-                        error = event
-        except Exception as exc:
-            # Last resort for a bug outside any tool call (a tool's own failure is
-            # already a result): the run still ends with its result and metrics.
-            log.info("the run raised", exc_info=exc)
-            finished = None
-            error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
-            emit(error)
-        except BaseException:
-            sink.finish("cancelled")
-            raise
+            # ``/<skill> args`` runs the skill: its body becomes the prompt.
+            prompt = expand_skill_command(options.prompt, runtime.skills) or options.prompt
+        except SkillError as exc:
+            # A usage error before anything is sent, raised once the runtime is
+            # closed (its task groups would wrap it in an exception group).
+            refused = exc
+        else:
+            try:
+                async with aclosing(agent.run(prompt)) as agent_events:
+                    async for event in _with_mcp_notices(runtime.mcp, agent_events):
+                        emit(event)
+                        if isinstance(event, ev.TurnFinished):
+                            finished = event
+                            final_text = event.text
+                        elif isinstance(event, ev.TurnFailed):
+                            error = event
+            except Exception as exc:
+                # Last resort for a bug outside any tool call (a tool's own failure is
+                # already a result): the run still ends with its result and metrics.
+                log.info("the run raised", exc_info=exc)
+                finished = None
+                error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
+                emit(error)
+            except BaseException:
+                sink.finish("cancelled")
+                raise
+    if refused is not None:
+        raise refused
     # A run stopped by --max-steps did not finish its task: scripts must see that.
     ok = error is None and finished is not None and finished.stop_reason != "max_steps"
     if ok:

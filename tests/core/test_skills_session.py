@@ -234,3 +234,22 @@ async def test_tools_enabled_without_run_skill_leaves_the_index_out(workspace, s
     body = bodies(server)[0]
     assert tool_names(body) == ["read_file"]
     assert "# Skills" not in body["messages"][0]["content"]
+
+
+def test_headless_skill_error_with_an_mcp_server_is_one_line(workspace, server, home):
+    # The MCP host's task group must not wrap the error (a traceback, exit 1).
+    import sys
+
+    from tests.core.mcp_helpers import STDIO_SERVER
+
+    config = home / "config.toml"
+    config.write_text(
+        config.read_text()
+        + f'\n[mcp.servers.fx]\ncommand = "{sys.executable}"\nargs = ["{STDIO_SERVER}", "serve"]\n'
+    )
+    write_skill(project_skills(workspace), "bg", skill_md("bg", "x", **{"user-invocable": "false"}))
+    proc = reasonix(workspace, "run", "/bg now")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("reasonix: error: skill 'bg'")
+    assert "Traceback" not in proc.stderr
+    assert server.requests == []
