@@ -14,6 +14,7 @@ import pytest
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError, ToolArgumentError
 from reasonix_core.subagent.fleet import (
+    SLOT_WAIT,
     UPSTREAM_LIMIT,
     FleetItem,
     FleetPlan,
@@ -473,8 +474,12 @@ async def test_fleet_writers_without_claims_take_turns(tmp_path: Path) -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(drive)
-        result, _ = await run(plan, runner)
+        result, seen = await run(plan, runner)
     assert result.ok
+    # b said why it waited once its dependencies (none) were done; the others never waited.
+    changes = [(e.item_id, e.state, e.reason) for e in seen]
+    assert [c for c in changes if c[2] == SLOT_WAIT] == [("b", "waiting", SLOT_WAIT)]
+    assert changes.index(("b", "waiting", SLOT_WAIT)) < changes.index(("b", "running", ""))
 
 
 def test_fleet_item_changed_on_the_wire() -> None:
