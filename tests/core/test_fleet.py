@@ -386,10 +386,22 @@ async def test_writer_limit_and_concurrency_limit(tmp_path: Path) -> None:
             await anyio.wait_all_tasks_blocked()
             assert sorted(held.inside) == ["r0", "w0", "w1"]  # 2 writers, 3 in all
             assert (slots.running, slots.writers, slots.waiting) == (3, 2, 3)
+            assert not slots.can_start(None) and not slots.can_start(
+                WriteClaim.of(["f9"], box(tmp_path))
+            )
             held.release["w0"].set()
             await anyio.wait_all_tasks_blocked()
             assert sorted(held.inside) == ["r0", "w1", "w2"]
-            for name in ("w1", "w2", "r0", "w3", "r1"):
+            held.release["r0"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert sorted(held.inside) == ["r1", "w1", "w2"]
+            held.release["r1"].set()
+            await anyio.wait_all_tasks_blocked()
+            # A slot is free, but not a writer slot.
+            assert slots.can_start(None) and not slots.can_start(
+                WriteClaim.of(["f9"], box(tmp_path))
+            )
+            for name in ("w1", "w2", "w3"):
                 held.release[name].set()
                 await anyio.wait_all_tasks_blocked()
     assert (slots.running, slots.writers, slots.waiting) == (0, 0, 0)
