@@ -20,6 +20,7 @@ from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.startup_heap import resume_collection
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,7 @@ async def run_headless(
     async with open_runtime(
         options.settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
+        resume_collection()  # start-up is over (reasonix_core.startup_heap)
         agent = runtime.agent
         session_id = agent.session_id
         try:

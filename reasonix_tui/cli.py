@@ -166,6 +166,16 @@ def _skip_httpx_cli() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from reasonix_core.startup_heap import pause_collection, resume_collection
+
+    pause_collection()  # headless resumes it once the runtime is built
+    try:
+        return _start_run(args)
+    finally:
+        resume_collection()
+
+
+def _start_run(args: argparse.Namespace) -> int:
     _skip_httpx_cli()
     import anyio
 

@@ -35,6 +35,7 @@ from reasonix_core.config import (
 )
 from reasonix_core.config.prices import DEEPSEEK_PRICES_USD, price_for
 from reasonix_core.errors import ConfigError
+from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
@@ -272,8 +273,10 @@ async def open_runtime(
             sandbox=sandbox,
             jobs=jobs,
             read_denied=policy.read_denied,
+            home=home,
+            clock=clock,
         )
-        recaller = _install_memory(context, policy, home, workspace, clock)
+        _install_memory(policy)
         gate = PermissionGate(policy, approver)
         # use_capability checks each MCP target against the session's gate itself.
         context.gate = gate
@@ -302,8 +305,7 @@ async def open_runtime(
             store = SessionStore.create(home / "sessions", workspace, header)
             history = []
         stack.callback(store.close)
-        assert context.history is not None  # installed by _install_memory
-        context.history.current_session = store.id
+        context.session_id = store.id
 
         options = AgentOptions(
             effort=effort,
@@ -333,7 +335,7 @@ async def open_runtime(
             options=options,
             price=make_price_fn(config),
             clock=clock,
-            context_suffix=_context_suffix(workspace, clock, recaller),
+            context_suffix=_context_suffix(workspace, clock, context),
             context=context_manager,
         )
         if loaded_session is not None:
@@ -364,31 +366,20 @@ async def open_runtime(
         )
 
 
-def _install_memory(
-    context: ToolContext, policy: Policy, home: Path, workspace: Path, clock: Callable[[], datetime]
-) -> Any:
-    """Fact store, history index and recall for this (top-level) session.
+def _install_memory(policy: Policy) -> None:
+    """The memory policy of a (top-level) session; its fact store, history index
+    and recall are built on first use from the tool context (reasonix_core.memory).
 
     This runtime owns the project's fact store, so it installs the seed 000
     §3.6 exception: bounded, non-sensitive, create-only project/reference
     facts save without asking. A surface that does not own the store (a
     sub-agent) must not install it, and then every memory write follows the
     preset - headless, that fails closed."""
-    from reasonix_core.memory.facts import FactStore, auto_save_reason
-    from reasonix_core.memory.history import HistoryIndex
-    from reasonix_core.memory.recall import Recaller
-
-    facts = FactStore(home, workspace, clock=clock)
-    recaller = Recaller(facts, clock=clock)
-    context.facts = facts
-    context.history = HistoryIndex(home / "sessions", workspace)
-    context.recall = recaller
     policy.add_auto_allow("remember", auto_save_reason)
-    return recaller
 
 
 def _context_suffix(
-    workspace: Path, clock: Callable[[], datetime], recaller: Any
+    workspace: Path, clock: Callable[[], datetime], context: ToolContext
 ) -> Callable[[bool, str], str]:
     """The volatile tail of a user turn: ``<workspace-context>`` on the first
     turn, then the budgeted ``<memory-recall>`` block for the raw prompt. Both
@@ -396,7 +387,7 @@ def _context_suffix(
 
     def suffix(first: bool, prompt: str = "") -> str:
         parts = [workspace_context(workspace, clock())] if first else []
-        recalled = recaller.recall(prompt) if prompt else ""
+        recalled = recall_block(context, prompt) if prompt else ""
         if recalled:
             parts.append(recalled)
         return "\n\n".join(parts)
