@@ -29,6 +29,8 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 @dataclass(kw_only=True)
 class HeadlessOptions:
+    """What ``reasonix run`` was asked to do."""
+
     prompt: str
     settings: RunSettings
     output_format: str = "text"
@@ -38,6 +40,8 @@ class HeadlessOptions:
 
 @dataclass(kw_only=True)
 class HeadlessOutcome:
+    """How the run ended: the result object and its metrics."""
+
     ok: bool
     result: dict[str, Any]
     metrics: RunMetrics

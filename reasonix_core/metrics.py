@@ -34,6 +34,8 @@ SUBAGENT_COUNTERS = (
 
 @dataclass
 class SourceUsage:
+    """Calls, tokens and cost of one source (executor, compaction...)."""
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -44,6 +46,8 @@ class SourceUsage:
 
 @dataclass
 class RunMetrics:
+    """What one run used and how it went (``--metrics``, the json result)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_hit_tokens: int = 0

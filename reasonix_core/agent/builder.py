@@ -88,6 +88,8 @@ class RunSettings:
 
 @dataclass(kw_only=True)
 class Runtime:
+    """A built session: the agent and what it was built from."""
+
     agent: Agent
     config: Config
     resolved: ResolvedModel

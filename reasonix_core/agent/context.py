@@ -211,6 +211,8 @@ class Entry:
 
 @dataclass(kw_only=True)
 class Checkpoint:
+    """The installed projection: what replaces canonical messages ``[0, upto)``."""
+
     generation: int
     kind: str  # "prune" | "summary" | "truncate"
     reason: CompactionReason
@@ -242,6 +244,8 @@ class Checkpoint:
 
 @dataclass(kw_only=True)
 class Failure:
+    """A compaction that could not form, not retried until the view grows."""
+
     generation: int
     status: str  # "failed" (a paid request gave no digest) | "blocked" (nothing could be planned)
     detail: str
@@ -270,6 +274,8 @@ class Sent:
 
 @dataclass(slots=True)
 class _Anchor:
+    """The last real prompt count: estimates add what was appended since."""
+
     generation: int
     count: int
     tokens: int
@@ -352,6 +358,8 @@ class OverflowReading:
 
 @dataclass
 class _SummaryResult:
+    """What one summary attempt produced (``entries`` None: it failed)."""
+
     entries: list[Entry] | None = None
     status: str = "failed"
     detail: str = ""
@@ -371,6 +379,8 @@ class _Source:
 
 @dataclass
 class _Txn:
+    """What a transaction changed so far."""
+
     changed: str | None = None
     summaries: int = 0
 

@@ -72,6 +72,8 @@ _PREFIX_PARTS = ("system", "tools", "model", "effort")
 
 @dataclass(kw_only=True)
 class AgentOptions:
+    """How the agent runs: effort, limits and where its events come from."""
+
     effort: str = "auto"
     max_steps: int = 0
     # The window the output budget is sized against. The agent keeps it equal
@@ -98,6 +100,8 @@ class _Step:
 
 @dataclass(kw_only=True)
 class _CallState:
+    """One tool call of a batch: whether it started and its result message."""
+
     call: ToolCall
     started: bool = False
     message: Message | None = None

@@ -21,6 +21,8 @@ class ApprovalDecision(enum.Enum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalRequest:
+    """A tool call the policy says to ask about, as the approver shows it."""
+
     tool: str
     arguments: dict[str, Any]
     call_id: str
@@ -35,6 +37,8 @@ class ApprovalRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Question:
+    """A question the model asks the user (``ask_user``)."""
+
     question: str
     options: tuple[str, ...]
     multi_select: bool = False
@@ -42,6 +46,8 @@ class Question:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuestionAnswer:
+    """The user's answer to a :class:`Question`."""
+
     question: str
     answers: tuple[str, ...] = ()
     note: str = ""

@@ -88,6 +88,8 @@ class ToolFamily(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
+    """What a tool call returns to the model (``meta`` stays local)."""
+
     text: str
     is_error: bool = False
     # "ok" | "error" | "denied" | "cancelled" | "unknown"
