@@ -314,11 +314,12 @@ async def open_runtime(
             max_steps=settings.max_steps
             if settings.max_steps is not None
             else config.agent.max_steps,
-            context_window=resolved.provider.context_window_for(resolved.model),
             max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
         )
         context_manager = ContextManager(
-            window=options.context_window, ratio=config.agent.compact_ratio, store=store
+            window=resolved.provider.context_window_for(resolved.model),
+            ratio=config.agent.compact_ratio,
+            store=store,
         )
         agent = Agent(
             provider=provider,

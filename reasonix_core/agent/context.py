@@ -488,10 +488,9 @@ class ContextManager:
             if processed and (not self._sent_counts or self._sent_counts[-1] != sent.count):
                 self._sent_counts = [*self._sent_counts[-255:], sent.count]
 
-    def output_room(self, estimate: int, window: int | None = None) -> int:
+    def output_room(self, estimate: int) -> int:
         """Tokens left for the answer, keeping the estimate headroom free."""
-        w = window or self.window
-        return max(w - estimate - headroom_for(w), 1)
+        return max(self.window - estimate - headroom_for(self.window), 1)
 
     async def _count(self, messages: Sequence[Message]) -> None:
         """Warm the per-message cache, in a thread when there is a lot to count."""
