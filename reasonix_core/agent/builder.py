@@ -24,7 +24,6 @@ from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id, open_session
 from reasonix_core.config import (
-    PROJECT_FILE,
     Config,
     ResolvedModel,
     load_config,
@@ -400,11 +399,11 @@ def _context_suffix(
 
 def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
-    if config.mcp is None and not any(
-        (workspace / name).exists() for name in (MCP_JSON, PROJECT_FILE)
-    ):
-        # Nothing can declare a server: the user file has no [mcp] (config.mcp) and
-        # the workspace has neither file. Skips importing the MCP package (~10 ms).
+    if config.mcp is None and not (workspace / MCP_JSON).exists():
+        # Nothing can declare a server: no [mcp] applies (config.mcp holds the user
+        # file's and, once the folder is trusted, reasonix.toml's; an untrusted one's
+        # is withheld, and the host would leave it out too) and there is no
+        # .mcp.json. Skips importing the MCP package (~10 ms).
         return None
     from reasonix_core.mcp import make_host
 

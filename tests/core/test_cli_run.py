@@ -267,6 +267,31 @@ def test_run_loads_only_what_it_uses(workspace, cfg):
     assert "light" in proc.stdout
 
 
+def test_run_with_a_project_file_but_no_server_skips_mcp(workspace, cfg):
+    # A reasonix.toml that declares no [mcp] (here: only a safe setting) is no reason
+    # to import the MCP package; a trusted [mcp] would show in the loaded config.
+    (workspace / "reasonix.toml").write_text("[agent]\nmax_steps = 5\n", encoding="utf-8")
+    cfg.enqueue(Reply(content="light"))
+    code = (
+        "import sys\n"
+        "from reasonix_tui.cli import main\n"
+        "rc = main(['run', 'hi'])\n"
+        "assert 'reasonix_core.mcp' not in sys.modules, 'the MCP package was imported'\n"
+        "sys.exit(rc)\n"
+    )
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "light" in proc.stdout
+
+
 def test_run_collects_no_garbage_while_it_starts(workspace, cfg):
     # Start-up (issue 11): the engine's imports and the runtime are long-lived, so
     # no collection runs while they are built; then they are frozen and collection
