@@ -61,7 +61,6 @@ def case(
     return pytest.param(tool, arg, expected, allow, ask, deny, preset, mode, id=id)
 
 
-
 TABLE = [
     # --- Bash command prefix at a word boundary -------------------------------
     case("bash", "go test ./...", ALLOW, allow=("Bash(go test:*)",), id="prefix-args"),
