@@ -350,6 +350,19 @@ def test_version_is_fast_path():
     assert "reasonix" in proc.stdout
 
 
+def test_version_answers_without_building_the_parser(monkeypatch, capsys):
+    # Start-up (issue 11): building the parser and its every subcommand was most of
+    # `reasonix --version`'s own time; the answer is the version action's text.
+    from reasonix_tui import cli
+
+    def no_parser():
+        raise AssertionError("the parser was built for --version")
+
+    monkeypatch.setattr(cli, "_parser", no_parser)
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == f"{cli.VERSION}\n"
+
+
 def test_max_steps_stops_and_reports_error(workspace, cfg):
     (workspace / "a.txt").write_text("a\n")
     cfg.enqueue(
