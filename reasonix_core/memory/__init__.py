@@ -1,10 +1,10 @@
 """History search, background facts and automatic recall (docs/MEMORY.md).
 
 Submodules are imported on demand (the package itself needs only
-:mod:`reasonix_core.home`). A
-session's stores are built on first use from its ``ToolContext`` (the runtime
-sets ``home``, ``clock`` and ``session_id`` there): a run that never saves, reads
-or recalls a fact never imports the fact store, the history index or BM25.
+:mod:`reasonix_core.home`). A session's stores are built on first use from its
+``ToolContext`` (the runtime sets ``home``, ``clock`` and ``session_id`` there): a
+run that never saves, reads or recalls a fact never imports the fact store, the
+history index or BM25.
 """
 
 from __future__ import annotations
