@@ -170,17 +170,26 @@ def _run(args: argparse.Namespace) -> int:
     import anyio
 
     from reasonix_core.agent.builder import RunSettings
+    from reasonix_core.command.piped import PIPED_INPUT_CAP, cap_words, with_piped_input
     from reasonix_core.headless import HeadlessOptions, run_headless
 
     prompt = args.prompt
-    if prompt is None:
-        if sys.stdin is None or sys.stdin.isatty():
-            return _fail("no prompt: pass it as an argument or on standard input")
-        prompt = _read_stdin()
-        if prompt is None:
-            return _fail("standard input is not valid UTF-8")
-    elif not _utf8(prompt):
+    if prompt is not None and not _utf8(prompt):
         return _fail("the prompt is not valid UTF-8")
+    if prompt is None and (sys.stdin is None or sys.stdin.isatty()):
+        return _fail("no prompt: pass it as an argument or on standard input")
+    data = _read_stdin(PIPED_INPUT_CAP) if prompt is None or _stdin_is_piped() else b""
+    if len(data) > PIPED_INPUT_CAP:
+        return _fail(
+            f"standard input is larger than {cap_words()}; pass a smaller part, "
+            "or name the file in the prompt as @path"
+        )
+    try:
+        piped = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _fail("standard input is not valid UTF-8")
+    # `git diff | reasonix run "Review this diff"`: the diff follows the prompt, fenced.
+    prompt = piped if prompt is None else with_piped_input(prompt, piped)
     if not prompt.strip():
         return _fail("the prompt is empty")
     if args.max_steps is not None and args.max_steps < 1:
@@ -249,16 +258,26 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def _read_stdin() -> str | None:
-    """The prompt from standard input, or None when it is not UTF-8."""
+def _stdin_is_piped() -> bool:
+    """Standard input is a pipe or a file (``git diff |``, ``< notes.md``). A
+    terminal, ``/dev/null``, a closed or a replaced stream carry nothing to append."""
+    import stat
+
+    if sys.stdin is None or not hasattr(sys.stdin, "fileno"):
+        return False
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _read_stdin(cap: int) -> bytes:
+    """Standard input, at most one byte over ``cap`` (the caller refuses beyond it)."""
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:  # a text stream put in place by an embedder or a test
-        text = sys.stdin.read()
-        return text if _utf8(text) else None
-    try:
-        return buffer.read().decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return sys.stdin.read(cap + 1).encode("utf-8", "surrogatepass")
+    return buffer.read(cap + 1)
 
 
 def _split_rules(text: str) -> list[str]:
