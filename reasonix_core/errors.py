@@ -15,6 +15,10 @@ class UsageError(ReasonixError):
     """The command line asked for something impossible (exit 2)."""
 
 
+class CommandError(UsageError):
+    """A slash command in the prompt is unknown or could not be expanded (exit 2)."""
+
+
 class SessionError(ReasonixError):
     """A session could not be found, read or written."""
 

@@ -6,6 +6,7 @@ only place that does.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
@@ -16,7 +17,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
+from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
+from reasonix_core.command.custom import load_custom_commands
+from reasonix_core.command.expander import PromptExpander
+from reasonix_core.errors import CommandError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
@@ -97,6 +101,20 @@ async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncI
         yield event
 
 
+def prompt_expander(runtime: Runtime) -> PromptExpander:
+    """The session's expander: its custom commands, its MCP host, its read rules."""
+    commands, _problems = load_custom_commands(runtime.workspace, runtime.home)
+    mcp = runtime.mcp
+    return PromptExpander(
+        runtime.workspace,
+        commands=commands,
+        mcp_prompt=mcp.render_prompt if mcp is not None else None,
+        mcp_resources=mcp.expand_resource_references if mcp is not None else None,
+        protected=runtime.policy.forbid_read,
+        denied=functools.partial(runtime.policy.read_denied, "read_file"),
+    )
+
+
 def _printable(text: str) -> str:
     """Model text as a UTF-8 stream can take it: a lone surrogate is shown as
     ``\\ud800`` instead of failing the write."""
@@ -135,30 +153,43 @@ async def run_headless(
             out.write(dumps_utf8(event.to_json(), default=_json_default) + "\n")
             out.flush()
 
+    refused: CommandError | None = None
     async with open_runtime(
         options.settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
         agent = runtime.agent
         session_id = agent.session_id
         try:
-            async with aclosing(agent.run(options.prompt)) as agent_events:
-                async for event in _with_mcp_notices(runtime.mcp, agent_events):
-                    emit(event)
-                    if isinstance(event, ev.TurnFinished):
-                        finished = event
-                        final_text = event.text
-                    elif isinstance(event, ev.TurnFailed):
-                        error = event
-        except Exception as exc:
-            # Last resort for a bug outside any tool call (a tool's own failure is
-            # already a result): the run still ends with its result and metrics.
-            log.info("the run raised", exc_info=exc)
-            finished = None
-            error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
-            emit(error)
-        except BaseException:
-            sink.finish("cancelled")
-            raise
+            # `/command args`, @path and @server:uri exactly as the TUI expands them.
+            expanded = await prompt_expander(runtime).expand(options.prompt)
+        except CommandError as exc:
+            # A usage error before anything is sent, raised once the runtime is
+            # closed (its task groups would wrap it in an exception group).
+            refused = exc
+        else:
+            for text in expanded.notices:
+                emit(ev.Notice(level="warning", text=text))
+            try:
+                async with aclosing(agent.run(expanded.text)) as agent_events:
+                    async for event in _with_mcp_notices(runtime.mcp, agent_events):
+                        emit(event)
+                        if isinstance(event, ev.TurnFinished):
+                            finished = event
+                            final_text = event.text
+                        elif isinstance(event, ev.TurnFailed):
+                            error = event
+            except Exception as exc:
+                # Last resort for a bug outside any tool call (a tool's own failure is
+                # already a result): the run still ends with its result and metrics.
+                log.info("the run raised", exc_info=exc)
+                finished = None
+                error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
+                emit(error)
+            except BaseException:
+                sink.finish("cancelled")
+                raise
+    if refused is not None:
+        raise refused
     # A run stopped by --max-steps did not finish its task: scripts must see that.
     ok = error is None and finished is not None and finished.stop_reason != "max_steps"
     if ok:

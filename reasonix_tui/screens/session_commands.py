@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.widgets import Static
 
+from reasonix_core.errors import CommandError
 from reasonix_tui import format as fmt
 from reasonix_tui.screens.confirm import ConfirmScreen
 from reasonix_tui.screens.help import HelpScreen
@@ -39,17 +40,16 @@ class SessionCommands:
         if command is None:
             await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
             return
-        if command.kind == "custom" and command.custom is not None:
-            await self.start_turn(text, command.custom.render(args))
-            return
-        if command.kind == "mcp":
+        if command.kind in ("custom", "mcp"):
+            # The core's expander renders both, as it does for `reasonix run`.
             try:
-                rendered = await self.services.render_mcp_prompt(command.name, args)
-            except Exception as exc:
-                await self.notice(f"/{command.name} failed: {exc}", "error")
+                rendered = await self.expander().expand_command(command.name, args)
+            except CommandError as exc:
+                await self.notice(str(exc), "error")
                 return
-            await self.start_turn(text, rendered)
-            return
+            if rendered is not None:
+                await self.start_turn(text, rendered)
+                return
         handler = getattr(self, f"cmd_{command.name}", None)
         if handler is None:
             await self.notice(f"/{command.name} is not available yet.", "warning")
