@@ -38,6 +38,7 @@ from reasonix_core.errors import ConfigError
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
+from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.tool.base import ToolContext
@@ -407,10 +408,12 @@ def _context_suffix(
 def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
     if config.mcp is None and not any(
-        (workspace / name).exists() for name in (MCP_JSON, PROJECT_FILE)
+        (folder / name).exists()
+        for folder in project_folders(workspace)
+        for name in (MCP_JSON, PROJECT_FILE)
     ):
         # Nothing can declare a server: the user file has no [mcp] (config.mcp) and
-        # the workspace has neither file. Skips importing the MCP package (~10 ms).
+        # no project folder has either file. Skips importing the MCP package (~10 ms).
         return None
     from reasonix_core.mcp import make_host
 

@@ -30,11 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from reasonix_core.config.loader import PROJECT_FILE, USER_FILE, read_toml
 from reasonix_core.config.secrets import read_dotenv
 from reasonix_core.errors import ConfigError
+from reasonix_core.project import project_folders
 from reasonix_core.trust import MCP_JSON, RiskySetting, review_project
 
 __all__ = [
@@ -144,9 +145,18 @@ class _Entry(BaseModel):
 
 
 class _JsonEntry(_Entry):
-    """``.mcp.json`` entries: Claude Code may add keys we do not know; ignore them."""
+    """``.mcp.json`` entries: Claude Code may add keys we do not know; ignore them.
+    ``"disabled": true`` (Cursor's and Cline's spelling) turns the server off."""
 
     model_config = ConfigDict(extra="ignore")
+
+    disabled: bool = False
+
+    @model_validator(mode="after")
+    def _disabled_is_not_enabled(self) -> _JsonEntry:
+        if self.disabled:
+            self.enabled = False
+        return self
 
 
 def load_mcp_setup(
@@ -229,23 +239,28 @@ def _sources(
     Each project file is read once, and the trust verdict is taken on exactly
     the data that would be applied."""
     out = [_toml_source(home / USER_FILE, *_read_toml_once(home / USER_FILE))]
-    project_toml, project_problem = _read_toml_once(workspace / PROJECT_FILE)
-    json_data, json_problem = _read_json_once(workspace / MCP_JSON)
+    # The git root's files first, the workspace's last (the deeper wins on a name).
+    folders = [*project_folders(workspace)[:-1], workspace]
+    read = [
+        (folder, _read_toml_once(folder / PROJECT_FILE), _read_json_once(folder / MCP_JSON))
+        for folder in folders
+    ]
     withheld: tuple[RiskySetting, ...] = ()
     trusted = trust_project
     if not trust_project:
-        review = review_project(
-            workspace,
-            home,
-            project_data=project_toml,
-            mcp_data=None if json_problem or json_data is _ABSENT else json_data,
-        )
+        preread: dict[Path, Any] = {}
+        for folder, (toml_data, _), (json_data, json_problem) in read:
+            preread[folder / PROJECT_FILE] = toml_data
+            absent = json_problem is not None or json_data is _ABSENT
+            preread[folder / MCP_JSON] = None if absent else json_data
+        review = review_project(workspace, home, preread=preread)
         trusted = review.trusted
         if review.needs_trust:
             withheld = review.risky
     if not withheld:
-        out.append(_json_source(workspace / MCP_JSON, json_data, json_problem))
-        out.append(_toml_source(workspace / PROJECT_FILE, project_toml, project_problem))
+        for folder, toml_read, json_read in read:
+            out.append(_json_source(folder / MCP_JSON, *json_read))
+            out.append(_toml_source(folder / PROJECT_FILE, *toml_read))
     return [s for s in out if s[1] or s[3] is not None], withheld, trusted
 
 
