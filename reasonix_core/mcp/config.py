@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from reasonix_core.config.loader import PROJECT_FILE, USER_FILE, read_toml
 from reasonix_core.config.secrets import read_dotenv
 from reasonix_core.errors import ConfigError
+from reasonix_core.mcp.environment import PROJECT_DIR_VARIABLES
 from reasonix_core.project import project_folders
 from reasonix_core.trust import MCP_JSON, RiskySetting, review_project
 
@@ -400,7 +401,10 @@ def _build(
     args = tuple(env.expand(a, f"args[{i}]") for i, a in enumerate(entry.args))
     env_vars = {k: env.expand(v, f"env.{k}") for k, v in entry.env.items()}
     url = env.expand(entry.url, "url")
-    headers = {k: env.expand(v, f"headers.{k}") for k, v in entry.headers.items()}
+    # An empty header value is never meant: "Bearer " fails later as "could not connect".
+    headers = {
+        k: env.expand(v, f"headers.{k}", empty_is_error=True) for k, v in entry.headers.items()
+    }
     if transport == "stdio" and not command:
         raise ConfigError("type stdio needs a command")
     if transport != "stdio":
@@ -455,19 +459,22 @@ class _Env:
                 self._dotenv = {}
         if name in self._dotenv:
             return self._dotenv[name]
-        if name in ("REASONIX_WORKSPACE_ROOT", "CLAUDE_PROJECT_DIR"):
+        if name in ("REASONIX_WORKSPACE_ROOT", *PROJECT_DIR_VARIABLES):
             return str(self._workspace)
         return None
 
-    def expand(self, value: str, where: str) -> str:
-        return expand_vars(value, self.get, where)
+    def expand(self, value: str, where: str, *, empty_is_error: bool = False) -> str:
+        return expand_vars(value, self.get, where, empty_is_error=empty_is_error)
 
 
-def expand_vars(value: str, lookup: Any, where: str = "value") -> str:
+def expand_vars(
+    value: str, lookup: Any, where: str = "value", *, empty_is_error: bool = False
+) -> str:
     """Expand ``${VAR}`` / ``${VAR:-default}`` (default when unset or empty).
 
     An unset variable without a default is an error naming the variable and
-    the key, never any value.
+    the key, never any value; so is a set but empty one with ``empty_is_error``
+    (headers: ``Authorization: Bearer ${TOKEN}`` with ``TOKEN=`` is a mistake).
     """
 
     def sub(match: re.Match[str]) -> str:
@@ -478,6 +485,8 @@ def expand_vars(value: str, lookup: Any, where: str = "value") -> str:
         if default is not None:
             return default
         if got is not None:
+            if empty_is_error:
+                raise ConfigError(f"environment variable {name} is set but empty (used in {where})")
             return ""
         raise ConfigError(f"environment variable {name} is not set (used in {where})")
 
