@@ -88,16 +88,31 @@ class _TextRenderer:
 
 
 async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncIterator[ev.Event]:
-    """Say which declared MCP servers are unavailable before the run's own events,
-    so a script knows why their tools are missing."""
-    for status in mcp.status() if mcp is not None else ():
-        if status.phase in ("failed", "invalid"):
-            why = status.reason or status.error_class or status.phase
-            yield ev.Notice(
-                level="warning",
-                text=f"MCP server {status.name!r} is unavailable ({why}); its tools are not offered",
-            )
+    """Say which declared MCP servers are unavailable as soon as the run knows (they
+    start beside the first request, which never waits for them), so a script knows
+    why their tools are missing."""
+    told: set[str] = set()
+
+    def news() -> list[ev.Notice]:
+        out = []
+        for status in mcp.status() if mcp is not None else ():
+            if status.phase in ("failed", "invalid") and status.name not in told:
+                told.add(status.name)
+                why = status.reason or status.error_class or status.phase
+                out.append(
+                    ev.Notice(
+                        level="warning",
+                        text=f"MCP server {status.name!r} is unavailable ({why}); "
+                        "its tools are not offered",
+                    )
+                )
+        return out
+
+    for notice in news():
+        yield notice
     async for event in events:
+        for notice in news():
+            yield notice
         yield event
 
 

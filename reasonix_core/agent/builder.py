@@ -79,9 +79,10 @@ class RunSettings:
     home: Path | None = None
     # --add-dir: extra folders read-family tools reach without asking (reads only).
     add_dirs: list[Path] = field(default_factory=list)
-    # Wait for MCP servers (each bounded by its start-up timeout) before the
-    # first request. None: wait when nobody can answer approvals (headless).
-    mcp_wait: bool | None = None
+    # Wait for MCP servers (each bounded by its start-up timeout) before the first
+    # request. No surface does: the prefix never depends on them (use_capability),
+    # a call to a server waits for it, so the first request leaves at once.
+    mcp_wait: bool = False
     # Apply the project's risky settings without recorded trust (--trust-project).
     trust_project: bool = False
 
@@ -347,11 +348,7 @@ async def open_runtime(
                 header.model.split("/", 1)[-1] if "/" in header.model else header.model,
                 header.effort,
             )
-        mcp_wait = settings.mcp_wait
-        if mcp_wait is None:
-            mcp_wait = not getattr(approver, "interactive", False)
-        if mcp is not None and mcp_wait:
-            # Headless: a script can rely on the servers' tools from the first request.
+        if mcp is not None and settings.mcp_wait:
             await mcp.wait_ready()
         yield Runtime(
             agent=agent,

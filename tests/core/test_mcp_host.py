@@ -24,7 +24,7 @@ from reasonix_core.mcp.host import McpHost
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
-from tests.core.mcp_helpers import context, host, server
+from tests.core.mcp_helpers import context, host, server, wait_until
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True)
 
@@ -379,13 +379,30 @@ async def gated(gate: anyio.Event, srv: Any):
         yield streams
 
 
+async def test_a_listing_waits_for_a_late_server(tmp_path: Path) -> None:
+    release = anyio.Event()
+    h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release, demo_server())})
+    async with h:
+        proxy = UseCapabilityTool(h)
+        listings: list[str] = []
+
+        async def listing() -> None:
+            listings.append((await proxy.execute({"action": "list"}, context(tmp_path))).text)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listing)
+            await wait_until(lambda: h.status()[0].phase == "starting")
+            await anyio.sleep(0.05)
+            assert not listings  # still waiting for the server
+            release.set()
+        assert "server late (ready" in listings[0] and "mcp__late__echo" in listings[0]
+
+
 async def test_a_call_to_a_late_server_waits_for_it(tmp_path: Path) -> None:
     release = anyio.Event()
     h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release, demo_server())})
     async with h:
         proxy = UseCapabilityTool(h)
-        listing = (await proxy.execute({"action": "list"}, context(tmp_path))).text
-        assert "server late (starting)" in listing and "mcp__late__echo" not in listing
         result: list[Any] = []
 
         async def call() -> None:
