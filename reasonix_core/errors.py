@@ -52,6 +52,16 @@ class ProviderError(ReasonixError):
         return self.message
 
 
+class ReasoningReplayRequired(ProviderError):
+    """DeepSeek's 400 for a request whose earlier assistant turns lack
+    ``reasoning_content``, from a host not known to speak DeepSeek's protocol. The
+    provider now replays it for that model; the caller may rebuild the request and
+    send it once more."""
+
+    def __init__(self, message: str, *, status: int | None = 400) -> None:
+        super().__init__(message, status=status, kind="reasoning_replay")
+
+
 class StreamInterrupted(ProviderError):
     """The stream ended before ``finish_reason`` / ``[DONE]`` (retryable)."""
 
