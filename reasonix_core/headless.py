@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
+from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
 from reasonix_core.command.custom import load_custom_commands
 from reasonix_core.command.expander import PromptExpander
 from reasonix_core.errors import CommandError
@@ -160,12 +161,20 @@ async def run_headless(
     session_id = ""
     finished: ev.TurnFinished | None = None
 
+    shape: ClaudeShape | None = None
+
+    def write(line: dict[str, Any]) -> None:
+        out.write(dumps_utf8(line, default=_json_default) + "\n")
+
     def emit(event: ev.Event) -> None:
         sink.record(event)
+        if shape is not None:
+            shape.observe(event)
         if render is not None:
             render(event)
-        elif options.output_format == "stream-json":
-            out.write(dumps_utf8(event.to_json(), default=_json_default) + "\n")
+        elif options.output_format == "stream-json" and shape is not None:
+            for line in shape.lines(event):
+                write(line)
             out.flush()
 
     refused: CommandError | None = None
@@ -174,6 +183,10 @@ async def run_headless(
     ) as runtime:
         agent = runtime.agent
         session_id = agent.session_id
+        shape = ClaudeShape(session_id=session_id, model=agent.model)
+        if options.output_format == "stream-json":
+            write(_init_line(shape, runtime, options))
+            out.flush()
         try:
             # `/command args`, @path and @server:uri exactly as the TUI expands them.
             expanded = await prompt_expander(runtime).expand(options.prompt)
@@ -214,9 +227,14 @@ async def run_headless(
     else:
         outcome = "error" if error is not None else "incomplete"
     metrics = sink.finish(outcome)
+    if ok:
+        subtype = "success"
+    else:
+        subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
+    # Claude Code's result fields (docs/CLI.md), then Reasonix's own.
     result = {
         "type": "result",
-        "subtype": "success" if ok else ("error_max_steps" if outcome == "max_steps" else "error"),
+        "subtype": subtype,
         "is_error": not ok,
         "result": final_text
         if ok
@@ -225,20 +243,42 @@ async def run_headless(
         "num_turns": metrics.steps,
         "stop_reason": finished.stop_reason if finished else None,
         "duration_ms": int((time.monotonic() - started) * 1000),
+        "duration_api_ms": shape.duration_api_ms if shape is not None else 0,
         "usage": {
-            "input_tokens": metrics.prompt_tokens,
-            "output_tokens": metrics.completion_tokens,
+            # Uncached input only, as Claude Code counts it: a consumer adding
+            # cache_read_input_tokens gets the whole prompt.
+            "input_tokens": metrics.cache_miss_tokens,
+            "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": metrics.cache_hit_tokens,
+            "output_tokens": metrics.completion_tokens,
             "cache_miss_input_tokens": metrics.cache_miss_tokens,
         },
+        "total_cost_usd": round(metrics.cost, 10) if metrics.currency == "USD" else None,
+        "permission_denials": shape.permission_denials if shape is not None else [],
         "total_cost": round(metrics.cost, 10),
         "currency": metrics.currency,
+        "schema_version": SCHEMA_VERSION,
         "metrics": metrics.to_json(),
     }
     if options.output_format in ("json", "stream-json"):
         out.write(dumps_utf8(result) + "\n")
         out.flush()
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+def _init_line(shape: ClaudeShape, runtime: Runtime, options: HeadlessOptions) -> dict[str, Any]:
+    from reasonix_core import __version__
+
+    mcp = runtime.mcp
+    servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
+    preset = options.settings.permission_mode or runtime.config.permissions.preset
+    return shape.init_line(
+        cwd=str(runtime.workspace),
+        tools=runtime.agent.tools.names,
+        permission_preset=preset,
+        mcp_servers=servers,
+        version=__version__,
+    )
 
 
 def _json_default(value: Any) -> Any:

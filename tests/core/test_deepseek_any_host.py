@@ -70,11 +70,10 @@ def test_deepseeks_400_switches_and_retries_once_with_a_notice(workspace, home, 
     assert "reasoning_content" not in _assistants(gateway.requests[1])[0]
     assert _assistants(gateway.requests[2])[0]["reasoning_content"] == ""
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
-    notices = [line["text"] for line in lines if line["type"] == "notice"]
+    notices = [line["text"] for line in lines if line.get("subtype") == "notice"]
     assert any("retrying with it" in text for text in notices)
-    assert {"type": "prefix_changed", "reason": "reasoning_replay"}.items() <= next(
-        line for line in lines if line["type"] == "prefix_changed"
-    ).items()
+    (changed,) = [line for line in lines if line.get("subtype") == "prefix_changed"]
+    assert changed["reason"] == "reasoning_replay"
 
 
 def test_the_model_name_says_deepseek(workspace, home, gateway):
