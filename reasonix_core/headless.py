@@ -74,7 +74,7 @@ class _TextRenderer:
                 self.err.write(f"{level}: {text}\n")
             case ev.TurnFailed(error=error):
                 self._break_line()
-                self.err.write(f"error: {error}\n")
+                self.err.write(f"reasonix: error: {error}\n")
             case ev.TurnFinished():
                 self._break_line()
             case _:

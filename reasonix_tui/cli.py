@@ -16,6 +16,25 @@ from pathlib import Path
 from reasonix_core import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+SUBCOMMANDS = ("run", "trust", "permissions", "mcp", "config", "completion", "compact")
+MAIN_EXAMPLES = """examples:
+  reasonix                                   open the terminal app here
+  reasonix run "Where is the retry policy configured?"
+  git diff | reasonix run "Review this diff for bugs"
+  reasonix -p "Summarise README.md" --json   Claude Code's spelling of run
+  reasonix -c                                continue the newest session in the app
+  reasonix trust                             apply this folder's project settings
+  eval "$(reasonix completion bash)"         shell completion
+"""
+RUN_EXAMPLES = """examples:
+  reasonix run "Where is the retry policy configured?"
+  git diff | reasonix run "Review this diff for bugs"
+  reasonix run --allowed-tools "Edit Bash(pytest:*)" "Fix the failing test"
+  reasonix run --output-format json --metrics run.json "Summarise README.md"
+  reasonix run --output-format stream-json "List the TODOs"
+  reasonix run "/review src/app.py"          a custom command (.reasonix/commands/review.md)
+  reasonix run -c "Now add a test for it"
+"""
 # Checked against what the selected provider accepts (its efforts()) once the
 # model is resolved, the same way as [agent] effort: no vocabulary of our own.
 EFFORT_HELP = (
@@ -27,8 +46,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reasonix",
         description="A cache-first coding agent for the terminal.",
+        epilog=MAIN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"reasonix {__version__}")
+    # Rewritten to `run` before parsing (see _print_as_run); listed here for --help.
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="print_prompt",
+        metavar="PROMPT",
+        help='Claude Code\'s spelling of `run`: reasonix -p "PROMPT" [run options]',
+    )
     parser.add_argument("--model", "-m", help="provider name, model id or provider/model")
     parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
@@ -52,13 +81,38 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-r", "--resume", dest="resume_id", metavar="ID", help="resume session ID")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run one prompt headless and exit")
-    run.add_argument("prompt", nargs="?", help="the prompt (read from stdin when omitted)")
+    run = sub.add_parser(
+        "run",
+        help="run one prompt headless and exit",
+        description="Run one prompt to the end without the TUI, print the answer, and exit "
+        "(0 done, 1 the run failed, 2 usage or configuration error).",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        help="the prompt; read from standard input when omitted; piped input beside a "
+        "prompt is appended to it (fenced, at most 1 MiB); /command and @path expand",
+    )
     run.add_argument(
         "--model", "-m", dest="run_model", help="provider name, model id or provider/model"
     )
     run.add_argument("--effort", dest="run_effort", metavar="LEVEL", help=EFFORT_HELP)
-    run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    run.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="text (the answer as it streams), json (one result object at the end) or "
+        "stream-json (Claude Code's line format, then the result)",
+    )
+    run.add_argument(
+        "--json",
+        dest="output_format",
+        action="store_const",
+        const="json",
+        help="the same as --output-format json",
+    )
     run.add_argument("--metrics", type=Path, metavar="PATH", help="write RunMetrics JSON to PATH")
     run.add_argument(
         "--permission-mode",
@@ -73,7 +127,36 @@ def _parser() -> argparse.ArgumentParser:
         metavar="RULES",
         help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"',
     )
-    run.add_argument("--max-steps", type=int, metavar="N", help="stop after N model requests")
+    run.add_argument(
+        "--max-steps",
+        "--max-turns",
+        dest="max_steps",
+        type=int,
+        metavar="N",
+        help="stop after N model requests (--max-turns: Claude Code's name)",
+    )
+    run.add_argument(
+        "--append-system-prompt",
+        default="",
+        metavar="TEXT",
+        help="add TEXT to the system prompt of a new session (after [agent] "
+        "system_prompt_extra); a continued session keeps its own",
+    )
+    run.add_argument(
+        "--mcp-config",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="load MCP servers from FILE (.mcp.json format; repeatable; above the "
+        "config files, no trust needed)",
+    )
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="PATH",
+        help="work in PATH instead of the current directory (discovery, write scope)",
+    )
     run.add_argument(
         "--add-dir",
         dest="run_add_dir",
@@ -110,7 +193,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("tool", help="tool name, e.g. bash or edit_file")
     check.add_argument("arg", nargs="?", default="", help="command (bash) or path (file tools)")
     check.add_argument(
-        "--permission-mode", dest="check_permission_mode", choices=("ask", "auto", "yolo")
+        "--permission-mode",
+        dest="check_permission_mode",
+        choices=("ask", "auto", "yolo"),
+        help="the preset to check under (default from config)",
     )
 
     mcp = sub.add_parser("mcp", help="inspect the configured MCP servers")
@@ -138,6 +224,15 @@ def _parser() -> argparse.ArgumentParser:
         "--local",
         action="store_true",
         help="write ./reasonix.toml (the project) instead of the user config",
+    )
+
+    completion = sub.add_parser(
+        "completion", help="print a shell completion script (bash, zsh or fish)"
+    )
+    completion.add_argument(
+        "shell",
+        choices=("bash", "zsh", "fish"),
+        help='the shell; e.g. eval "$(reasonix completion bash)" in ~/.bashrc',
     )
 
     compact = sub.add_parser("compact", help="compact a session's context now")
@@ -200,13 +295,21 @@ def _run(args: argparse.Namespace) -> int:
     mode = args.run_permission_mode or args.permission_mode
     if args.auto:
         mode = "auto"
+    workspace = Path.cwd()
+    if args.workspace is not None:
+        workspace = args.workspace.expanduser().absolute()
+        if not workspace.is_dir():
+            return _fail(f"--workspace {args.workspace}: not a directory")
+    for path in args.mcp_config:
+        if not path.is_file():
+            return _fail(f"--mcp-config {path}: no such file")
     if not args.trust_project:
         # Before anything is built: an untrusted folder's settings could send the
         # key elsewhere or start commands, and nobody is here to be asked.
         from reasonix_core.home import reasonix_home
         from reasonix_core.trust import review_project
 
-        review = review_project(Path.cwd(), reasonix_home())
+        review = review_project(workspace, reasonix_home())
         if review.needs_trust:
             return _fail(
                 f"{review.folder} is not trusted and its project files set "
@@ -217,7 +320,7 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(add_dirs, str):
         return _fail(add_dirs)
     settings = RunSettings(
-        workspace=Path.cwd(),
+        workspace=workspace,
         model=args.run_model or args.model,
         effort=args.run_effort or args.effort,
         permission_mode=mode,
@@ -227,6 +330,8 @@ def _run(args: argparse.Namespace) -> int:
         resume_id=args.run_resume or args.resume_id,
         trust_project=args.trust_project,
         add_dirs=add_dirs,
+        append_system_prompt=args.append_system_prompt,
+        mcp_config=[p.expanduser().absolute() for p in args.mcp_config],
     )
     options = HeadlessOptions(
         prompt=prompt,
@@ -555,11 +660,31 @@ def _home_inside_project() -> str | None:
     return None
 
 
+def _print_as_run(argv: list[str]) -> list[str]:
+    """``reasonix [global options] -p PROMPT [run options]`` (Claude Code's habit) as
+    ``reasonix [global options] run PROMPT [run options]``."""
+    for index, token in enumerate(argv):
+        if token in SUBCOMMANDS or token == "--":
+            break
+        if token in ("-p", "--print"):
+            return [*argv[:index], "run", *argv[index + 1 :]]
+        if token.startswith("--print="):
+            return [*argv[:index], "run", token.partition("=")[2], *argv[index + 1 :]]
+    return argv
+
+
+def _completion(args: argparse.Namespace) -> int:
+    from reasonix_tui.shell_completion import completion_script
+
+    sys.stdout.write(completion_script(args.shell, _parser()))
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     from reasonix_core.errors import ReasonixError
 
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_print_as_run(sys.argv[1:] if argv is None else argv))
     try:
         os.getcwd()
     except FileNotFoundError:
@@ -591,6 +716,8 @@ def main(argv: list[str] | None = None) -> int:
             return _compact(args)
         if args.command == "trust":
             return _trust(args)
+        if args.command == "completion":
+            return _completion(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

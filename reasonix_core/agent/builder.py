@@ -85,6 +85,10 @@ class RunSettings:
     mcp_wait: bool = False
     # Apply the project's risky settings without recorded trust (--trust-project).
     trust_project: bool = False
+    # --append-system-prompt: after [agent] system_prompt_extra, in a new session's prompt.
+    append_system_prompt: str = ""
+    # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
+    mcp_config: list[Path] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -235,7 +239,13 @@ async def open_runtime(
     policy = build_policy(config, settings, workspace, home)
     mcp = mcp_host
     if mcp is None:
-        mcp = _mcp_host(config, workspace, home, trust_project=settings.trust_project)
+        mcp = _mcp_host(
+            config,
+            workspace,
+            home,
+            trust_project=settings.trust_project,
+            extra_files=settings.mcp_config,
+        )
     registry = ToolRegistry([*builtin_tools(config.tools.enabled), *_mcp_tools(mcp)])
 
     async with AsyncExitStack() as stack:
@@ -288,7 +298,11 @@ async def open_runtime(
             system_prompt = build_system_prompt(
                 workspace,
                 home,
-                extra=config.agent.system_prompt_extra,
+                extra="\n\n".join(
+                    part.strip()
+                    for part in (config.agent.system_prompt_extra, settings.append_system_prompt)
+                    if part.strip()
+                ),
                 protected=policy.forbid_read,
                 denied=functools.partial(policy.read_denied, "read_file"),
             )
@@ -402,19 +416,32 @@ def _context_suffix(
     return suffix
 
 
-def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:
+def _mcp_host(
+    config: Config,
+    workspace: Path,
+    home: Path,
+    *,
+    trust_project: bool,
+    extra_files: list[Path] | None = None,
+) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
-    if config.mcp is None and not any(
-        (folder / name).exists()
-        for folder in project_folders(workspace)
-        for name in (MCP_JSON, PROJECT_FILE)
+    if (
+        not extra_files
+        and config.mcp is None
+        and not any(
+            (folder / name).exists()
+            for folder in project_folders(workspace)
+            for name in (MCP_JSON, PROJECT_FILE)
+        )
     ):
         # Nothing can declare a server: the user file has no [mcp] (config.mcp) and
         # no project folder has either file. Skips importing the MCP package (~10 ms).
         return None
     from reasonix_core.mcp import make_host
 
-    host = make_host(config, workspace, home, trust_project=trust_project)
+    host = make_host(
+        config, workspace, home, trust_project=trust_project, extra_files=extra_files or ()
+    )
     return host if host.configured else None
 
 

@@ -25,7 +25,7 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -168,8 +168,13 @@ def load_mcp_setup(
     call_timeout: float = 300.0,
     environ: Mapping[str, str] | None = None,
     trust_project: bool = False,
+    extra_files: Sequence[Path] = (),
 ) -> McpSetup:
     """Every declared server for ``workspace``, highest precedence applied.
+
+    ``extra_files``: ``.mcp.json``-shaped files named on the command line
+    (``--mcp-config``), above every other declaration; the user chose them, so
+    they need no trust.
 
     ``startup_timeout`` / ``call_timeout`` are the ``[tools]`` defaults
     (``mcp_startup_timeout_seconds``, ``mcp_call_timeout_seconds``).
@@ -180,6 +185,10 @@ def load_mcp_setup(
     chosen: dict[str, tuple[tuple[str, _Entry] | None, McpConfigProblem | None]] = {}
     nameless: list[McpConfigProblem] = []
     sources, withheld, trusted = _sources(workspace, home, trust_project)
+    for path in extra_files:
+        source = _json_source(path, *_read_json_once(path))
+        if source[1] or source[3] is not None:
+            sources.append(source)
     # The project's .env is the project's too: in an untrusted folder it must not
     # choose the command, arguments or URL of the user's own servers.
     env = _Env(workspace, environ, project_dotenv=trusted)
