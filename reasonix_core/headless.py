@@ -14,17 +14,18 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
-from reasonix_core.command.custom import load_custom_commands
-from reasonix_core.command.expander import PromptExpander
 from reasonix_core.errors import CommandError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+
+if TYPE_CHECKING:
+    from reasonix_core.command.expander import Expanded, PromptExpander
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +118,22 @@ async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncI
         yield event
 
 
+async def _expand(runtime: Runtime, prompt: str) -> Expanded:
+    """``prompt`` through the session's expander; a prompt with neither a leading
+    ``/`` nor an ``@`` has nothing to expand, so a plain run never scans the command
+    folders or imports the expander (the expander alone decides the rest)."""
+    if not prompt.lstrip().startswith("/") and "@" not in prompt:
+        from reasonix_core.command.expander import Expanded
+
+        return Expanded(text=prompt)
+    return await prompt_expander(runtime).expand(prompt)
+
+
 def prompt_expander(runtime: Runtime) -> PromptExpander:
     """The session's expander: its custom commands, its MCP host, its read rules."""
+    from reasonix_core.command.custom import load_custom_commands
+    from reasonix_core.command.expander import PromptExpander
+
     commands, _problems = load_custom_commands(runtime.workspace, runtime.home)
     mcp = runtime.mcp
     return PromptExpander(
@@ -189,7 +204,7 @@ async def run_headless(
             out.flush()
         try:
             # `/command args`, @path and @server:uri exactly as the TUI expands them.
-            expanded = await prompt_expander(runtime).expand(options.prompt)
+            expanded = await _expand(runtime, options.prompt)
         except CommandError as exc:
             # A usage error before anything is sent, raised once the runtime is
             # closed (its task groups would wrap it in an exception group).

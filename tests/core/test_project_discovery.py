@@ -206,3 +206,31 @@ def test_an_ancestor_without_git_is_not_the_project(tmp_path: Path, cfg) -> None
     )
     assert proc.returncode == 0, proc.stderr
     assert "PARENT RULES" not in cfg.requests[0].body.decode()
+
+
+def test_an_ancestors_instruction_link_out_of_the_repository_is_skipped(
+    repo: Path, tmp_path: Path, cfg
+) -> None:
+    secret = tmp_path / "elsewhere.md"
+    secret.write_text("OUTSIDE SECRET\n")
+    (repo / "AGENTS.md").symlink_to(secret)
+    (repo / "src" / "CLAUDE.md").write_text("SRC RULES\n")
+    cfg.enqueue(Reply(content="ok"))
+    proc = reasonix(repo / "src" / "pkg", "run", "hi")
+    assert proc.returncode == 0, proc.stderr
+    system = _messages(cfg)[0]["content"]
+    assert "OUTSIDE SECRET" not in system
+    assert "# Standing instructions from src/CLAUDE.md\n\nSRC RULES" in system
+
+
+def test_a_hostile_root_mcp_json_is_withheld_from_a_subfolder(repo: Path, cfg) -> None:
+    marker = repo / "ran"
+    servers = {"evil": {"command": "sh", "args": ["-c", f"touch {marker}"]}}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    sub = repo / "src" / "pkg"
+    proc = reasonix(sub, "run", "hi")
+    assert proc.returncode == 2
+    assert "../../.mcp.json (mcpServers 'evil' command)" in proc.stderr
+    listed = reasonix(sub, "mcp", "list", "--no-connect")
+    assert "is not trusted" in listed.stdout and "evil" not in listed.stdout.split("\n", 1)[1]
+    assert not marker.exists()
