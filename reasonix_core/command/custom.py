@@ -236,7 +236,7 @@ def _gemini_command(text: str) -> tuple[dict[str, str], str]:
         raise _BadCommand(f"invalid TOML: {exc}") from None
     prompt, description = data.get("prompt"), data.get("description", "")
     if not isinstance(prompt, str):
-        raise _BadCommand("no prompt = \"...\" string")
+        raise _BadCommand('no prompt = "..." string')
     if not isinstance(description, str):
         raise _BadCommand("description must be a string")
     body = prompt.replace("$", "$$").replace("{{args}}", "$ARGUMENTS")

@@ -72,9 +72,7 @@ def test_stream_json_reads_as_claude_codes(workspace, cfg) -> None:
     assert seen["results"][read["id"]]["is_error"] is False
     assert seen["results"][write["id"]]["is_error"] is True
     # Reasonix's own events stay available as system lines.
-    assert {"reasoning_delta", "usage", "tool_call_started", "turn_finished"} <= set(
-        seen["system"]
-    )
+    assert {"reasoning_delta", "usage", "tool_call_started", "turn_finished"} <= set(seen["system"])
 
     result = seen["result"]
     assert result["subtype"] == "success" and result["is_error"] is False
