@@ -6,6 +6,7 @@ only place that does.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import sys
@@ -193,8 +194,10 @@ async def run_headless(
             out.flush()
 
     refused: CommandError | None = None
+    # MCP servers start once the first request has been built (or at their first use).
+    settings = dataclasses.replace(options.settings, mcp_deferred=True)
     async with open_runtime(
-        options.settings, approver=FailClosedApprover(), overrides=options.overrides
+        settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
         agent = runtime.agent
         session_id = agent.session_id
@@ -215,6 +218,8 @@ async def run_headless(
             try:
                 async with aclosing(agent.run(expanded.text)) as agent_events:
                     async for event in _with_mcp_notices(runtime.mcp, agent_events):
+                        if isinstance(event, ev.StepStarted) and runtime.mcp is not None:
+                            runtime.mcp.start_now()
                         emit(event)
                         if isinstance(event, ev.TurnFinished):
                             finished = event

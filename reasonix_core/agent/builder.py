@@ -89,6 +89,9 @@ class RunSettings:
     append_system_prompt: str = ""
     # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
     mcp_config: list[Path] = field(default_factory=list)
+    # Start the servers only at Runtime.mcp.start_now() (or their first use):
+    # `reasonix run` lets its first request leave before they compete for the CPU.
+    mcp_deferred: bool = False
 
 
 @dataclass(kw_only=True)
@@ -245,6 +248,7 @@ async def open_runtime(
             home,
             trust_project=settings.trust_project,
             extra_files=settings.mcp_config,
+            deferred=settings.mcp_deferred,
         )
     registry = ToolRegistry([*builtin_tools(config.tools.enabled), *_mcp_tools(mcp)])
 
@@ -423,6 +427,7 @@ def _mcp_host(
     *,
     trust_project: bool,
     extra_files: list[Path] | None = None,
+    deferred: bool = False,
 ) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
     if (
@@ -440,7 +445,12 @@ def _mcp_host(
     from reasonix_core.mcp import make_host
 
     host = make_host(
-        config, workspace, home, trust_project=trust_project, extra_files=extra_files or ()
+        config,
+        workspace,
+        home,
+        trust_project=trust_project,
+        extra_files=extra_files or (),
+        deferred=deferred,
     )
     return host if host.configured else None
 

@@ -475,3 +475,31 @@ async def test_host_without_servers_starts_nothing(tmp_path: Path) -> None:
     )
     async with h:
         assert h.status() == [] and not h.configured and await h.wait_ready() == []
+
+
+async def test_a_deferred_host_starts_its_servers_at_start_now_or_first_use(
+    tmp_path: Path,
+) -> None:
+    opened: list[str] = []
+
+    @asynccontextmanager
+    async def counted(name: str):
+        opened.append(name)
+        async with InMemoryTransport(demo_server()) as streams:
+            yield streams
+
+    connectors = {"a": lambda: counted("a"), "b": lambda: counted("b")}
+    h = host(tmp_path, server("a"), server("b"), connectors=connectors, deferred=True)
+    async with h:
+        for _ in range(20):  # let every task that could run, run
+            await anyio.sleep(0)
+        assert opened == [] and {s.phase for s in h.status()} == {"starting"}
+        h.start_now()
+        await h.wait_ready()
+        assert sorted(opened) == ["a", "b"]
+    # First use starts them too: a call resolves without start_now().
+    opened.clear()
+    h = host(tmp_path, server("a"), connectors=connectors, deferred=True)
+    async with h:
+        tool = await h.resolve_tool("mcp__a__echo")
+        assert tool.info.full_name == "mcp__a__echo" and opened == ["a"]
