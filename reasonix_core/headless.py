@@ -135,11 +135,12 @@ def prompt_expander(runtime: Runtime) -> PromptExpander:
     from reasonix_core.command.custom import load_custom_commands
     from reasonix_core.command.expander import PromptExpander
 
-    commands, _problems = load_custom_commands(runtime.workspace, runtime.home)
+    commands, problems = load_custom_commands(runtime.workspace, runtime.home)
     mcp = runtime.mcp
     return PromptExpander(
         runtime.workspace,
         commands=commands,
+        problems=problems,
         mcp_prompt=mcp.render_prompt if mcp is not None else None,
         mcp_resources=mcp.expand_resource_references if mcp is not None else None,
         protected=runtime.policy.forbid_read,

@@ -54,6 +54,8 @@ class CustomCommand:
 class LoadProblem:
     path: Path
     message: str
+    # The command a clash is about ("" for a file that could not be loaded).
+    name: str = ""
 
 
 def expand_template(body: str, arguments: str) -> str:
@@ -154,6 +156,7 @@ def load_custom_commands(
                         path=earlier.source,
                         message=f"/{command.name} is taken by {command.source} "
                         f"({command.scope} {command.agent} command), which wins",
+                        name=command.name,
                     )
                 )
             by_name[command.name] = command

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from reasonix_core.command.custom import CustomCommand
+from reasonix_core.command.custom import CustomCommand, LoadProblem
 from reasonix_core.command.mentions import expand_mentions
 from reasonix_core.errors import CommandError
 
@@ -66,6 +66,7 @@ class PromptExpander:
         workspace: Path,
         *,
         commands: Iterable[CustomCommand] = (),
+        problems: Iterable[LoadProblem] = (),
         mcp_prompt: PromptRenderer | None = None,
         mcp_resources: ResourceExpander | None = None,
         protected: Sequence[Path | str] = (),
@@ -73,6 +74,7 @@ class PromptExpander:
     ) -> None:
         self.workspace = workspace
         self.commands = {c.name: c for c in commands}
+        self._clashes = [p for p in problems if p.name]
         self._mcp_prompt = mcp_prompt
         self._mcp_resources = mcp_resources
         self._protected = tuple(protected)
@@ -140,6 +142,10 @@ class PromptExpander:
                     f"/{MCP_PROMPT_PREFIX}<server>__<prompt>)"
                 )
             text = rendered
+            # Said when the command is used: which file won a name two agents' folders share.
+            clashes = tuple(f"{p.path}: {p.message}" for p in self._clashes if p.name == name)
+            expanded = await self.expand_references(text)
+            return Expanded(text=expanded.text, notices=clashes + expanded.notices)
         return await self.expand_references(text)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 import pytest
 from mcp.client._memory import InMemoryTransport
@@ -492,7 +493,7 @@ async def test_a_deferred_host_starts_its_servers_at_start_now_or_first_use(
     h = host(tmp_path, server("a"), server("b"), connectors=connectors, deferred=True)
     async with h:
         for _ in range(20):  # let every task that could run, run
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
         assert opened == [] and {s.phase for s in h.status()} == {"starting"}
         h.start_now()
         await h.wait_ready()

@@ -234,3 +234,16 @@ def test_a_hostile_root_mcp_json_is_withheld_from_a_subfolder(repo: Path, cfg) -
     listed = reasonix(sub, "mcp", "list", "--no-connect")
     assert "is not trusted" in listed.stdout and "evil" not in listed.stdout.split("\n", 1)[1]
     assert not marker.exists()
+
+
+def test_a_clash_is_said_when_the_command_is_used_headless(repo: Path, cfg) -> None:
+    (repo / ".claude" / "commands").mkdir(parents=True)
+    (repo / ".claude" / "commands" / "fix.md").write_text("the claude fix\n")
+    (repo / ".reasonix" / "commands").mkdir(parents=True)
+    (repo / ".reasonix" / "commands" / "fix.md").write_text("the reasonix fix\n")
+    cfg.enqueue(Reply(content="ok"))
+    proc = reasonix(repo, "run", "/fix")
+    assert proc.returncode == 0, proc.stderr
+    user = next(m["content"] for m in _messages(cfg) if m["role"] == "user")
+    assert user.startswith("the reasonix fix")
+    assert "/fix is taken by" in proc.stderr and "which wins" in proc.stderr
