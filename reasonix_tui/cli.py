@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from reasonix_core import __version__
 
@@ -42,8 +43,17 @@ EFFORT_HELP = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one error line: a bad flag of `reasonix run` says
+    `reasonix: error: ...`, not `reasonix run: error: ...`, after the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"reasonix: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reasonix",
         description="A cache-first coding agent for the terminal.",
         epilog=MAIN_EXAMPLES,

@@ -135,3 +135,30 @@ def test_a_failed_run_says_reasonix_error(workspace, cfg):
     proc = reasonix(workspace, "run", "hi")
     assert proc.returncode == 1
     assert "reasonix: error: HTTP 402: Insufficient Balance" in proc.stderr.splitlines()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--output-format", "xml", "hi"],
+        ["run", "hi", "--bogus"],
+        ["run", "hi", "--max-turns", "0"],
+        ["run", "hi", "--workspace", "/no/such/folder"],
+        ["completion", "powershell"],
+        ["-p"],  # no prompt, and standard input is not piped
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_every_usage_error_says_reasonix_error(workspace, args):
+    proc = subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", *args],
+        cwd=workspace,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    errors = [line for line in proc.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith("reasonix: error: ")
+    assert "Traceback" not in proc.stderr
