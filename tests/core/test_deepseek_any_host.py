@@ -74,6 +74,9 @@ def test_deepseeks_400_switches_and_retries_once_with_a_notice(workspace, home, 
     assert any("retrying with it" in text for text in notices)
     (changed,) = [line for line in lines if line.get("subtype") == "prefix_changed"]
     assert changed["reason"] == "reasoning_replay"
+    metrics = lines[-1]["metrics"]
+    assert metrics["reasoning_replays"] == 1
+    assert metrics["cache_breaks"] == []  # the retried request extends the first one
 
 
 def test_the_model_name_says_deepseek(workspace, home, gateway):
