@@ -17,7 +17,6 @@ from typing import NoReturn
 from reasonix_core import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-SUBCOMMANDS = ("run", "trust", "permissions", "mcp", "config", "completion", "compact")
 MAIN_EXAMPLES = """examples:
   reasonix                                   open the terminal app here
   reasonix run "Where is the retry policy configured?"
@@ -712,11 +711,17 @@ def _home_inside_project() -> str | None:
     return None
 
 
-def _print_as_run(argv: list[str]) -> list[str]:
+def _print_as_run(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
     """``reasonix [global options] -p PROMPT [run options]`` (Claude Code's habit) as
     ``reasonix [global options] run PROMPT [run options]``."""
+    commands = {
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
     for index, token in enumerate(argv):
-        if token in SUBCOMMANDS or token == "--":
+        if token in commands or token == "--":
             break
         if token in ("-p", "--print"):
             return [*argv[:index], "run", *argv[index + 1 :]]
@@ -736,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     from reasonix_core.errors import ReasonixError
 
     parser = _parser()
-    args = parser.parse_args(_print_as_run(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(_print_as_run(sys.argv[1:] if argv is None else argv, parser))
     try:
         os.getcwd()
     except FileNotFoundError:
