@@ -79,12 +79,17 @@ class OpenAIProvider(HttpProvider):
     def _learns(self) -> bool:
         return self.config.reasoning_protocol is None and not self.deepseek
 
-    def replays_reasoning(self, model: str) -> bool:
-        """Whether earlier assistant turns carry ``reasoning_content`` for ``model``
-        beyond what the configured protocol says (detected, never configured)."""
+    def replays_reasoning(self, request: Request) -> bool:
+        """Whether earlier assistant turns carry ``reasoning_content`` for the request's
+        model beyond what the configured protocol says (detected, never configured):
+        its name says DeepSeek, this endpoint learned it, or the history already holds
+        its reasoning (a continued session: what an earlier process learned)."""
         if self.config.reasoning_protocol is not None:
             return False
-        return model in self._replaying or "deepseek" in model.lower()
+        model = request.model
+        if model in self._replaying or "deepseek" in model.lower():
+            return True
+        return any(m.role == "assistant" and m.reasoning_content for m in request.messages)
 
     def _observe(self, prepared: PreparedRequest, chunk: Chunk) -> None:
         if isinstance(chunk, ReasoningChunk) and self._learns():
@@ -149,7 +154,7 @@ class OpenAIProvider(HttpProvider):
         thinking = self.thinking_enabled(effort)
         # DeepSeek rejects tool requests whose earlier assistant turns lack the
         # reasoning_content key (HTTP 400), so replay it on every one of them.
-        replay = bool(request.tools) and (thinking or self.replays_reasoning(request.model))
+        replay = bool(request.tools) and (thinking or self.replays_reasoning(request))
         body: dict[str, Any] = {
             "model": request.model,
             "messages": [self.encode_message(m, replay_reasoning=replay) for m in request.messages],

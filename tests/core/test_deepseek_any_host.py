@@ -96,3 +96,16 @@ def test_an_explicit_protocol_is_the_override(workspace, home, gateway):
     assert proc.returncode == 1
     assert "reasoning_content" in proc.stderr
     assert len(gateway.requests) == 2
+
+
+def test_a_continued_session_replays_from_its_first_request(workspace, home, gateway):
+    gateway_config(home, gateway.base_url, "coder")
+    gateway.enqueue(Reply(reasoning="let me read it", tool_calls=[READ]), Reply(content="alpha"))
+    assert reasonix(workspace, "run", "read a.txt").returncode == 0
+    # A new process: nothing learned in memory, the session's history knows.
+    gateway.enqueue(Reply(content="again"))
+    proc = reasonix(workspace, "run", "-c", "and again?")
+    assert proc.returncode == 0, proc.stderr
+    assert [r.status for r in gateway.requests] == [200, 200, 200]  # no 400, no retry
+    (assistant, _) = _assistants(gateway.requests[2])
+    assert assistant["reasoning_content"] == "let me read it"
