@@ -247,3 +247,23 @@ def test_a_clash_is_said_when_the_command_is_used_headless(repo: Path, cfg) -> N
     user = next(m["content"] for m in _messages(cfg) if m["role"] == "user")
     assert user.startswith("the reasonix fix")
     assert "/fix is taken by" in proc.stderr and "which wins" in proc.stderr
+
+
+def test_hostile_command_files_of_other_agents_are_skipped_with_a_reason(
+    repo: Path, home: Path
+) -> None:
+    gemini = repo / ".gemini" / "commands"
+    gemini.mkdir(parents=True)
+    (gemini / "deep.toml").write_text("prompt = " + "[" * 5000 + "]" * 5000 + "\n")
+    (gemini / "notstr.toml").write_text("prompt = 42\n")
+    (gemini / "broken.toml").write_text('prompt = "unclosed\n')
+    claude = repo / ".claude" / "commands"
+    claude.mkdir(parents=True)
+    os.mkfifo(claude / "fifo.md")  # would block a reader forever
+    (claude / "ok.md").write_text("fine\n")
+    commands, problems = load_custom_commands(repo, home)
+    assert [c.name for c in commands] == ["ok"]
+    reasons = {p.path.name: p.message for p in problems}
+    assert set(reasons) == {"deep.toml", "notstr.toml", "broken.toml", "fifo.md"}
+    assert reasons["fifo.md"] == "not a regular file"
+    assert reasons["notstr.toml"] == 'no prompt = "..." string'
