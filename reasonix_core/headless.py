@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
-from reasonix_core.errors import CommandError
+from reasonix_core.errors import CommandError, ReasonixError, SkillError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
@@ -57,6 +57,8 @@ class _TextRenderer:
         self._wrote_text = False
 
     def __call__(self, event: ev.Event) -> None:
+        if event.agent_path and not isinstance(event, ev.SubagentStarted | ev.SubagentFinished):
+            return  # a subagent's own events: its answer reaches the parent as a tool result
         match event:
             case ev.TextDelta(text=text):
                 self.out.write(_printable(text))
@@ -79,6 +81,13 @@ class _TextRenderer:
                 self.err.write(f"reasonix: error: {error}\n")
             case ev.TurnFinished():
                 self._break_line()
+            case ev.SubagentStarted(child_path=path, read_only=read_only):
+                self._break_line()
+                kind = "read-only subagent" if read_only else "subagent"
+                self.err.write(f"◆ {kind} {'/'.join(path)} started\n")
+            case ev.SubagentFinished(child_path=path, status=status):
+                self._break_line()
+                self.err.write(f"◆ subagent {'/'.join(path)}: {status}\n")
             case _:
                 pass
         self.err.flush()
@@ -141,6 +150,7 @@ def prompt_expander(runtime: Runtime) -> PromptExpander:
         runtime.workspace,
         commands=commands,
         problems=problems,
+        skills=runtime.skills,
         mcp_prompt=mcp.render_prompt if mcp is not None else None,
         mcp_resources=mcp.expand_resource_references if mcp is not None else None,
         protected=runtime.policy.forbid_read,
@@ -194,7 +204,7 @@ async def run_headless(
                 write(line)
             out.flush()
 
-    refused: CommandError | None = None
+    refused: ReasonixError | None = None
     # MCP servers start once the first request has been built (or at their first use).
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
     async with open_runtime(
@@ -206,10 +216,13 @@ async def run_headless(
         if options.output_format == "stream-json":
             write(_init_line(shape, runtime, options))
             out.flush()
+        for text in runtime.skills.notices():
+            emit(ev.Notice(level="warning", text=text))
         try:
-            # `/command args`, @path and @server:uri exactly as the TUI expands them.
+            # `/command args` (a custom command, a skill, an MCP prompt), @path and
+            # @server:uri exactly as the TUI expands them.
             expanded = await _expand(runtime, options.prompt)
-        except CommandError as exc:
+        except (CommandError, SkillError) as exc:
             # A usage error before anything is sent, raised once the runtime is
             # closed (its task groups would wrap it in an exception group).
             refused = exc

@@ -26,13 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from reasonix_core.command.frontmatter import (
+    FrontMatter,
+    FrontMatterEntry,
+    FrontMatterError,
+    split_front_matter,
+)
 from reasonix_core.fsutil import within
 from reasonix_core.project import project_folders
 
 _NAME_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS|\d+)")
 _MAX_BYTES = 64 * 1024
-_KNOWN_KEYS = frozenset({"description", "argument-hint"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,21 +218,24 @@ def _load_file(directory: CommandDir, path: Path) -> CustomCommand:
     if directory.agent == "gemini":
         meta, body = _gemini_command(text)
     else:
-        meta, body = _split_front_matter(text)
+        try:
+            meta, body = split_front_matter(text)
+        except FrontMatterError as exc:
+            raise _BadCommand(str(exc)) from None
     if not body.strip():
         raise _BadCommand("empty command body")
     return CustomCommand(
         name=":".join(segments),
         body=body.strip("\n"),
-        description=meta.get("description", ""),
-        argument_hint=meta.get("argument-hint", ""),
+        description=meta.text("description"),
+        argument_hint=meta.text("argument-hint"),
         source=path,
         scope=directory.scope,
         agent=directory.agent,
     )
 
 
-def _gemini_command(text: str) -> tuple[dict[str, str], str]:
+def _gemini_command(text: str) -> tuple[FrontMatter, str]:
     """Gemini CLI's ``.toml`` command: ``prompt`` (required) and ``description``;
     ``{{args}}`` is the argument string (with none, the arguments are appended, as
     Gemini does). A ``$`` of the prompt stays a literal dollar here."""
@@ -243,7 +251,7 @@ def _gemini_command(text: str) -> tuple[dict[str, str], str]:
     if not isinstance(description, str):
         raise _BadCommand("description must be a string")
     body = prompt.replace("$", "$$").replace("{{args}}", "$ARGUMENTS")
-    return {"description": description.strip()}, body
+    return FrontMatter({"description": FrontMatterEntry(description.strip(), 1)}), body
 
 
 def _read_regular(path: Path) -> bytes:
@@ -262,28 +270,3 @@ def _read_regular(path: Path) -> bytes:
         raise _BadCommand(f"cannot read: {exc.strerror}") from exc
     finally:
         os.close(fd)
-
-
-def _split_front_matter(text: str) -> tuple[dict[str, str], str]:
-    if not text.startswith("---\n"):
-        return {}, text
-    lines = text.split("\n")
-    try:
-        end = lines.index("---", 1)
-    except ValueError:
-        raise _BadCommand("front matter is not closed with '---'") from None
-    meta: dict[str, str] = {}
-    for number, line in enumerate(lines[1:end], start=2):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line[0] in " \t-" and number > 2:
-            # A YAML list item or continuation of the key above (Claude Code's
-            # ``allowed-tools:`` followed by ``  - Bash(git add:*)``): not ours to read.
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not key.strip():
-            raise _BadCommand(f"front matter line {number} is not 'key: value'")
-        key = key.strip().lower()
-        if key in _KNOWN_KEYS:
-            meta[key] = value.strip().strip("\"'")
-    return meta, "\n".join(lines[end + 1 :])

@@ -4,8 +4,8 @@ the TUI and ``reasonix run``.
 In order:
 
 1. a slash command as the first token, ``/name args``: a custom Markdown command
-   (:mod:`reasonix_core.command.custom`) or an MCP prompt (``/mcp__server__prompt``)
-   becomes its rendered text;
+   (:mod:`reasonix_core.command.custom`), a skill (:mod:`reasonix_core.skills`) or an
+   MCP prompt (``/mcp__server__prompt``) becomes its rendered text, in that order;
 2. ``@path`` references in that text attach files and listings
    (:mod:`reasonix_core.command.mentions`);
 3. ``@server:uri`` references attach MCP resources.
@@ -22,12 +22,16 @@ import functools
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
 from reasonix_core.command.custom import CustomCommand, LoadProblem
 from reasonix_core.command.mentions import expand_mentions
 from reasonix_core.errors import CommandError
+
+if TYPE_CHECKING:
+    from reasonix_core.skills import SkillCatalog
 
 #: ``/mcp__server__prompt args`` -> the prompt's text (the MCP host's ``render_prompt``).
 PromptRenderer = Callable[[str, str], Awaitable[str]]
@@ -67,6 +71,7 @@ class PromptExpander:
         *,
         commands: Iterable[CustomCommand] = (),
         problems: Iterable[LoadProblem] = (),
+        skills: SkillCatalog | None = None,
         mcp_prompt: PromptRenderer | None = None,
         mcp_resources: ResourceExpander | None = None,
         protected: Sequence[Path | str] = (),
@@ -75,6 +80,7 @@ class PromptExpander:
         self.workspace = workspace
         self.commands = {c.name: c for c in commands}
         self._clashes = [p for p in problems if p.name]
+        self._skills = skills
         self._mcp_prompt = mcp_prompt
         self._mcp_resources = mcp_resources
         self._protected = tuple(protected)
@@ -82,8 +88,10 @@ class PromptExpander:
 
     def knows(self, name: str) -> bool:
         """Whether ``/name`` is a command this expander renders (without rendering it)."""
-        return name in self.commands or (
-            self._mcp_prompt is not None and name.startswith(MCP_PROMPT_PREFIX)
+        return (
+            name in self.commands
+            or (self._skills is not None and name in self._skills)
+            or (self._mcp_prompt is not None and name.startswith(MCP_PROMPT_PREFIX))
         )
 
     async def expand_command(self, name: str, arguments: str) -> str | None:
@@ -91,7 +99,13 @@ class PromptExpander:
         custom = self.commands.get(name)
         if custom is not None:
             return custom.render(arguments)
-        # Further kinds of command (skills) are looked up here, before MCP prompts.
+        if self._skills is not None:
+            # A skill (docs/SKILLS.md); SkillError when its file can no longer be used.
+            from reasonix_core.skills.expand import render_skill_command
+
+            skill = render_skill_command(name, arguments, self._skills)
+            if skill is not None:
+                return skill
         if self._mcp_prompt is not None and name.startswith(MCP_PROMPT_PREFIX):
             try:
                 return await self._mcp_prompt(name, arguments)
@@ -136,10 +150,11 @@ class PromptExpander:
             name, arguments = command
             rendered = await self.expand_command(name, arguments)
             if rendered is None:
-                known = ", ".join(f"/{n}" for n in sorted(self.commands)) or "none"
+                skills = [n for n, _, _ in self._skills.commands()] if self._skills else []
+                known = ", ".join(f"/{n}" for n in sorted({*self.commands, *skills})) or "none"
                 raise CommandError(
-                    f"unknown command /{name} (custom commands: {known}; MCP prompts are "
-                    f"/{MCP_PROMPT_PREFIX}<server>__<prompt>)"
+                    f"unknown command /{name} (custom commands and skills: {known}; MCP "
+                    f"prompts are /{MCP_PROMPT_PREFIX}<server>__<prompt>)"
                 )
             text = rendered
             # Said when the command is used: which file won a name two agents' folders share.

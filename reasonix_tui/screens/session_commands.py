@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.widgets import Static
 
-from reasonix_core.errors import CommandError
+from reasonix_core.errors import CommandError, SkillError
 from reasonix_tui import format as fmt
 from reasonix_tui.screens.cache import CacheScreen, idle_text, rebill_text
 from reasonix_tui.screens.confirm import ConfirmScreen
@@ -44,15 +44,18 @@ class SessionCommands:
         if command is None:
             await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
             return
-        if command.kind in ("custom", "mcp"):
-            # The core's expander renders both, as it does for `reasonix run`.
+        if command.kind in ("custom", "skill", "mcp"):
+            # The core's expander renders all three, as it does for `reasonix run`.
             try:
                 rendered = await self.expander().expand_command(command.name, args)
-            except CommandError as exc:
+            except (CommandError, SkillError) as exc:
                 await self.notice(str(exc), "error")
                 return
             if rendered is not None:
                 await self.start_turn(text, rendered)
+                return
+            if command.kind == "skill":
+                await self.notice(f"/{command.name} is no longer a skill.", "warning")
                 return
         handler = getattr(self, f"cmd_{command.name}", None)
         if handler is None:
