@@ -82,7 +82,10 @@ class ClaudeShape:
         }
 
     def observe(self, event: ev.Event) -> None:
-        """Tally one event (both output formats)."""
+        """Tally one event (both output formats): the main agent's request time, every
+        agent's denied calls."""
+        if event.agent_path and not isinstance(event, ev.ToolCallStarted | ev.ToolCallFinished):
+            return
         match event:
             case ev.StepStarted():
                 self._request_started = self._clock()
@@ -113,6 +116,9 @@ class ClaudeShape:
         out: list[dict[str, Any]] = [
             {"type": "system", "subtype": kind, "session_id": self.session_id, **data}
         ]
+        if event.agent_path:
+            # A subagent's events stay system lines: its text is not this answer's.
+            return out
         match event:
             case ev.StepStarted(step=step, model=model):
                 out = self._flush() + out

@@ -100,3 +100,26 @@ def test_json_is_the_result_line_alone(workspace, cfg) -> None:
     assert result["type"] == "result" and result["result"] == "plain"
     assert result["permission_denials"] == [] and result["schema_version"] == 2
     assert result["total_cost_usd"] == result["total_cost"] and result["currency"] == "USD"
+
+
+def test_a_subagents_events_stay_system_lines() -> None:
+    from reasonix_core import events as ev
+    from reasonix_core.claude_stream import ClaudeShape
+
+    shape = ClaudeShape(session_id="s", model="m")
+    child = ("explore",)
+    lines = [
+        *shape.lines(ev.StepStarted(step=1, model="m")),
+        *shape.lines(ev.TextDelta(text="child words", agent_path=child)),
+        *shape.lines(ev.StepStarted(step=1, model="m", agent_path=child)),
+        *shape.lines(ev.TextDelta(text="parent words")),
+        *shape.lines(ev.TurnFinished(stop_reason="stop", text="parent words", steps=1)),
+    ]
+    assistant = [line for line in lines if line["type"] == "assistant"]
+    assert [a["message"]["content"] for a in assistant] == [
+        [{"type": "text", "text": "parent words"}]
+    ]
+    assert [line["agent_path"] for line in lines if line.get("subtype") == "text_delta"] == [
+        ["explore"],
+        [],
+    ]
