@@ -15,6 +15,10 @@ class UsageError(ReasonixError):
     """The command line asked for something impossible (exit 2)."""
 
 
+class CommandError(UsageError):
+    """A slash command in the prompt is unknown or could not be expanded (exit 2)."""
+
+
 class SessionError(ReasonixError):
     """A session could not be found, read or written."""
 
@@ -46,6 +50,16 @@ class ProviderError(ReasonixError):
         if self.status is not None:
             return f"HTTP {self.status}: {self.message}"
         return self.message
+
+
+class ReasoningReplayRequired(ProviderError):
+    """DeepSeek's 400 for a request whose earlier assistant turns lack
+    ``reasoning_content``, from a host not known to speak DeepSeek's protocol. The
+    provider now replays it for that model; the caller may rebuild the request and
+    send it once more."""
+
+    def __init__(self, message: str, *, status: int | None = 400) -> None:
+        super().__init__(message, status=status, kind="reasoning_replay")
 
 
 class StreamInterrupted(ProviderError):

@@ -54,7 +54,7 @@ from reasonix_core.agent.transcript import (
     reminder,
     repair_messages,
 )
-from reasonix_core.errors import ProviderError, ToolArgumentError
+from reasonix_core.errors import ProviderError, ReasoningReplayRequired, ToolArgumentError
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
@@ -310,7 +310,7 @@ class Agent:
     async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The frozen request through ModelCall's retry path; a provider overflow
         gets one rescue (a summary or a truncation) and one rebuilt request."""
-        rescued = False
+        rescued = replayed = False
         while True:
             assert step.prepared is not None
             purpose = Purpose(source=self.options.source)
@@ -334,6 +334,20 @@ class Agent:
             error = step.reply.error
             if error is None:
                 return
+            if isinstance(error, ReasoningReplayRequired) and not replayed:
+                # A DeepSeek model behind a host not known as DeepSeek: the provider
+                # now replays reasoning_content for it; rebuild and send once more.
+                replayed = True
+                yield self._events(
+                    ev.Notice,
+                    level="warning",
+                    text=f"{self._model} asked for its reasoning to be sent back "
+                    "(DeepSeek's protocol): retrying with it; set reasoning_protocol = "
+                    '"deepseek" for this provider to skip this',
+                )
+                yield self._events(ev.PrefixChanged, reason=PrefixChangeReason.REASONING_REPLAY)
+                step.prepared, step.prefix = self._freeze_request()
+                continue
             if rescued or not is_context_overflow(error):
                 yield self._failed(error, step)
                 step.over = True

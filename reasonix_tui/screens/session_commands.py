@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.widgets import Static
 
+from reasonix_core.errors import CommandError, SkillError
 from reasonix_tui import format as fmt
 from reasonix_tui.screens.cache import CacheScreen, idle_text, rebill_text
 from reasonix_tui.screens.confirm import ConfirmScreen
@@ -43,41 +44,24 @@ class SessionCommands:
         if command is None:
             await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
             return
-        if command.kind == "custom" and command.custom is not None:
-            await self.start_turn(text, command.custom.render(args))
-            return
-        if command.kind == "skill":
-            await self._run_skill(text)
-            return
-        if command.kind == "mcp":
+        if command.kind in ("custom", "skill", "mcp"):
+            # The core's expander renders all three, as it does for `reasonix run`.
             try:
-                rendered = await self.services.render_mcp_prompt(command.name, args)
-            except Exception as exc:
-                await self.notice(f"/{command.name} failed: {exc}", "error")
+                rendered = await self.expander().expand_command(command.name, args)
+            except (CommandError, SkillError) as exc:
+                await self.notice(str(exc), "error")
                 return
-            await self.start_turn(text, rendered)
-            return
+            if rendered is not None:
+                await self.start_turn(text, rendered)
+                return
+            if command.kind == "skill":
+                await self.notice(f"/{command.name} is no longer a skill.", "warning")
+                return
         handler = getattr(self, f"cmd_{command.name}", None)
         if handler is None:
             await self.notice(f"/{command.name} is not available yet.", "warning")
             return
         await handler(args)
-
-    async def _run_skill(self: SessionScreen, text: str) -> None:
-        """``/<skill> args``: the skill's body becomes the turn (docs/SKILLS.md)."""
-        from reasonix_core.errors import SkillError
-        from reasonix_core.skills import expand_skill_command
-
-        skills = self.services.skills
-        try:
-            rendered = expand_skill_command(text, skills) if skills is not None else None
-        except SkillError as exc:
-            await self.notice(str(exc), "error")
-            return
-        if rendered is None:
-            await self.notice(f"{text.split()[0]} is no longer a skill.", "warning")
-            return
-        await self.start_turn(text, rendered)
 
     async def welcome(self: SessionScreen) -> None:
         workspace = str(self.services.workspace)
