@@ -148,6 +148,26 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="the session to compact (default: the newest of this workspace)",
     )
+    rewind = sub.add_parser(
+        "rewind", help="list a session's turns, or rewind its code and/or chat to a turn"
+    )
+    rewind.add_argument("turn", nargs="?", type=int, metavar="TURN", help="the turn to rewind to")
+    rewind.add_argument("--list", dest="rewind_list", action="store_true", help="list the turns")
+    rewind.add_argument(
+        "--scope",
+        choices=("code", "chat", "both"),
+        default="both",
+        help="code: the files; chat: the conversation; both (default)",
+    )
+    rewind.add_argument(
+        "-c", "--continue", dest="rewind_continue", action="store_true",
+        help="the newest session of this workspace (the default)",
+    )  # fmt: skip
+    rewind.add_argument("-r", "--resume", dest="rewind_resume", metavar="ID", help="session ID")
+    rewind.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")  # fmt: skip
+    rewind.add_argument(
+        "--force", action="store_true", help="overwrite files changed outside Reasonix since"
+    )
     return parser
 
 
@@ -475,6 +495,39 @@ def _compact(args: argparse.Namespace) -> int:
     return EXIT_OK if anyio.run(go) else EXIT_FAILED
 
 
+def _rewind(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.checkpoint.report import format_outcome, format_turns
+    from reasonix_core.checkpoint.rewind import rewind, summarize_turns
+    from reasonix_core.errors import CheckpointError, RewindConflict
+    from reasonix_core.home import reasonix_home
+
+    if args.rewind_list == (args.turn is not None):
+        return _fail("rewind: give either --list or a TURN number")
+    if args.rewind_continue and args.rewind_resume:
+        return _fail("rewind: -c and -r cannot be combined")
+    workspace = Path.cwd().resolve()
+    loaded = open_session(
+        reasonix_home() / "sessions", workspace, args.rewind_resume or args.resume_id
+    )
+    if args.rewind_list:
+        sys.stdout.write(format_turns(summarize_turns(loaded.store.path, workspace)))
+        return EXIT_OK
+    try:
+        outcome = rewind(
+            loaded, workspace, args.turn, args.scope, lambda: datetime.now(UTC),
+            dry_run=args.dry_run, force=args.force,
+        )  # fmt: skip
+    except (RewindConflict, CheckpointError) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    finally:
+        loaded.store.close()
+    sys.stdout.write(format_outcome(outcome))
+    return EXIT_OK
+
+
 def _trust(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
     from reasonix_core.trust import record_trust, review_project, revoke_trust
@@ -572,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
             return _compact(args)
         if args.command == "trust":
             return _trust(args)
+        if args.command == "rewind":
+            return _rewind(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

@@ -23,6 +23,7 @@ from reasonix_core.agent.loop import Agent, AgentOptions
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id, open_session
+from reasonix_core.checkpoint.timeline import ends_with_branch
 from reasonix_core.config import (
     PROJECT_FILE,
     Config,
@@ -336,7 +337,11 @@ async def open_runtime(
             context_suffix=_context_suffix(workspace, clock, recaller),
             context=context_manager,
         )
+        if config.checkpoints.enabled:
+            agent.checkpoints = _checkpointer(store, workspace, clock, config)
         if loaded_session is not None:
+            if ends_with_branch(store.path):
+                agent.note_rewound()
             # A restart restores the existing checkpoint only (never re-plans it).
             context_manager.restore(store.read_checkpoint(), agent.messages)
             header = loaded_session.header
@@ -402,6 +407,14 @@ def _context_suffix(
         return "\n\n".join(parts)
 
     return suffix
+
+
+def _checkpointer(
+    store: SessionStore, workspace: Path, clock: Callable[[], datetime], config: Config
+) -> Any:
+    from reasonix_core.checkpoint.recorder import Checkpointer
+
+    return Checkpointer.open(store, workspace, clock, config.checkpoints.max_store_mb)
 
 
 def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -62,12 +62,17 @@ from reasonix_core.tool.preview import preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
 
+if TYPE_CHECKING:
+    from reasonix_core.checkpoint.recorder import Checkpointer
+
 log = logging.getLogger(__name__)
 
 __all__ = ["Agent", "AgentOptions", "PriceFn"]
 
 # What a changed prefix key means, in key order (see ``Agent._prefix_key``).
 _PREFIX_PARTS = ("system", "tools", "model", "effort")
+#: ``PrefixChanged.reason`` for the first request after a chat rewind.
+REWIND_REASON = "rewind"
 
 
 @dataclass(kw_only=True)
@@ -124,6 +129,8 @@ class Agent:
         # (first_turn, raw user prompt) -> volatile text appended to the user turn.
         context_suffix: Callable[[bool, str], str] | None = None,
         context: ContextManager | None = None,
+        # Snapshots before writing tools and at turn end (docs/REWIND.md).
+        checkpoints: Checkpointer | None = None,
     ) -> None:
         self.provider = provider
         self._model = model
@@ -149,6 +156,9 @@ class Agent:
         self._repeat_key: tuple[str, str] | None = None
         self._repeat_count = 0
         self.turns = 0
+        self.checkpoints = checkpoints
+        # A named prefix change owed to the next request (a chat rewind).
+        self._pending_prefix_reason: str | None = None
 
     # -- Runner protocol --------------------------------------------------
 
@@ -209,6 +219,9 @@ class Agent:
     def _prefix_change(self) -> str | None:
         key = self._prefix_key()
         previous, self._last_prefix = self._last_prefix, key
+        if self._pending_prefix_reason is not None:
+            reason, self._pending_prefix_reason = self._pending_prefix_reason, None
+            return reason
         if previous is None or previous == key:
             return None
         return next(part for part, a, b in zip(_PREFIX_PARTS, previous, key, strict=True) if a != b)
@@ -217,6 +230,11 @@ class Agent:
         """For a continued session: what the previous run's prefix was."""
         self._last_prefix = (self.messages[0].content or "", tools_fingerprint, model, effort)
 
+    def note_rewound(self) -> None:
+        """The conversation was rewound: the next request extends an earlier
+        request, not the last one sent, and says why (``PrefixChanged("rewind")``)."""
+        self._pending_prefix_reason = REWIND_REASON
+
     # -- the turn ---------------------------------------------------------
 
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
@@ -224,6 +242,15 @@ class Agent:
         and take the next step. Every phase says in ``step.over`` whether the
         turn ended (it then yielded TurnFinished or TurnFailed)."""
         yield self._begin_turn(prompt)
+        try:
+            async with aclosing(self._steps()) as events:
+                async for event in events:
+                    yield event
+        finally:
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_end(self._turn_number())
+
+    async def _steps(self) -> AsyncIterator[ev.Event]:
         phases = (self._prepare, self._request_with_retry, self._commit_answer)
         for number in itertools.count(1):
             step = _Step(number=number)
@@ -236,6 +263,10 @@ class Agent:
             async with aclosing(self._run_tools(step.calls)) as events:
                 async for event in events:
                     yield event
+
+    def _turn_number(self) -> int:
+        """The running turn: its user message's rank in the conversation."""
+        return sum(1 for m in self.messages if m.role == "user")
 
     async def compact(self) -> AsyncIterator[ev.Event]:
         """Manual compaction (``/compact``, ``reasonix compact``): prune and fold
@@ -688,5 +719,7 @@ class Agent:
             )
             if not auth.allowed:
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")
+        if self.checkpoints is not None and not tool.read_only:
+            await self.checkpoints.before_tool(self._turn_number())
         state.started = True
         return await self.tools.call(call.name, call.arguments, self.tool_context)

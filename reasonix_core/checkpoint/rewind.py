@@ -1,0 +1,197 @@
+"""Rewinding a session: code, chat, both, or a fork (docs/REWIND.md).
+
+- **code**: the workspace goes back to the start of a turn
+  (:mod:`checkpoint.restore`); a new checkpoint records the result, so a
+  rewind can itself be rewound, and the file ledger forgets the paths
+  (the next edit of one must read it again).
+- **chat**: a branch record is appended to the transcript; the conversation
+  then continues from just before the turn's user message. Nothing is
+  rewritten, and the next request is a byte-exact extension of the last
+  request sent before that turn (it carries ``PrefixChanged("rewind")``).
+- **fork**: a new session holding the conversation before the turn; the
+  original is untouched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from reasonix_core.agent.session import (
+    BRANCH,
+    LoadedSession,
+    SessionHeader,
+    SessionStore,
+    new_session_id,
+)
+from reasonix_core.checkpoint.recorder import Checkpointer, store_root
+from reasonix_core.checkpoint.restore import CodePlan, apply_code, plan_code
+from reasonix_core.checkpoint.store import Change, ShadowStore
+from reasonix_core.checkpoint.timeline import AT_REWIND, Timeline, Turn, read_timeline
+from reasonix_core.errors import CheckpointError, RewindConflict, UsageError
+from reasonix_core.tool.ledger import FileLedger
+
+Scope = Literal["code", "chat", "both"]
+SCOPES: tuple[str, ...] = ("code", "chat", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSummary:
+    number: int
+    time: str
+    head: str
+    changes: tuple[Change, ...]
+    covers_bash: bool
+    not_kept: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RewindOutcome:
+    turn: int
+    scope: str
+    plan: CodePlan | None
+    changed: tuple[str, ...]
+    branched: bool
+    dry_run: bool
+    # Why the code was not rewound although asked (nothing recorded...).
+    note: str = ""
+
+
+def _store(session_path: Path, workspace: Path) -> ShadowStore | None:
+    if not store_root(session_path).is_dir():
+        return None
+    return ShadowStore.open(store_root(session_path), workspace)
+
+
+def summarize_turns(session_path: Path, workspace: Path) -> list[TurnSummary]:
+    """Every turn of the conversation with what it changed in the workspace."""
+    timeline = read_timeline(session_path)
+    store = _store(session_path, workspace)
+    out: list[TurnSummary] = []
+    for turn in timeline.turns:
+        changes: tuple[Change, ...] = ()
+        start, end = turn.start, turn.end
+        if store is not None and start and end and start.tree and end.tree:
+            changes = tuple(store.changes(start.tree, end.tree))
+        not_kept: dict[str, str] = {}
+        for checkpoint in turn.checkpoints:
+            not_kept.update(checkpoint.not_kept)
+        covers = all(c.covers_bash for c in turn.checkpoints)
+        out.append(TurnSummary(turn.number, turn.time, turn.head, changes, covers, not_kept))
+    return out
+
+
+def _turn(timeline: Timeline, number: int) -> Turn:
+    turn = timeline.turn(number)
+    if turn is None:
+        count = len(timeline.turns)
+        raise UsageError(
+            f"no turn {number} in this session (it has {count} turn{'s' * (count != 1)})"
+        )
+    return turn
+
+
+def plan_rewind(session_path: Path, workspace: Path, number: int) -> CodePlan | None:
+    """The code rewind to the start of turn ``number``; None when nothing
+    was written since (no checkpoint at or after it)."""
+    timeline = read_timeline(session_path)
+    _turn(timeline, number)
+    target = timeline.start_of(number)
+    latest = timeline.latest
+    if target is None or latest is None:
+        return None
+    since = timeline.since(target)
+    if any(c.tree is None for c in since):
+        if not all(c.covers_bash for c in since):
+            raise CheckpointError(
+                "this session's checkpoints do not cover the workspace (git was not "
+                "available): the code cannot be rewound"
+            )
+        raise CheckpointError("a checkpoint since that turn failed; the code cannot be rewound")
+    store = _store(session_path, workspace)
+    if store is None:
+        raise CheckpointError(f"the checkpoint store {store_root(session_path)} is missing")
+    not_kept: dict[str, str] = {}
+    for checkpoint in since:
+        not_kept.update(checkpoint.not_kept)
+    assert target.tree is not None and latest.tree is not None
+    return plan_code(store, target.tree, latest.tree, not_kept)
+
+
+def rewind(
+    loaded: LoadedSession,
+    workspace: Path,
+    number: int,
+    scope: Scope,
+    clock: Callable[[], datetime],
+    *,
+    dry_run: bool = False,
+    force: bool = False,
+    ledger: FileLedger | None = None,
+    checkpointer: Checkpointer | None = None,
+) -> RewindOutcome:
+    """Rewind ``loaded`` to the start of turn ``number``.
+
+    Raises :class:`RewindConflict` (nothing done) when a file the code rewind
+    would change was changed outside Reasonix, unless ``force``.
+    ``checkpointer``: the running session's (the TUI), so its record of the
+    last tree stays true; otherwise one is opened here.
+    """
+    path = loaded.store.path
+    timeline = read_timeline(path)
+    turn = _turn(timeline, number)
+    plan = None
+    note = ""
+    if scope in ("code", "both"):
+        plan = plan_rewind(path, workspace, number)
+        if plan is None:
+            note = "no file was changed since that turn"
+        elif plan.conflicts and not force and not dry_run:
+            raise RewindConflict(list(plan.conflicts))
+    if dry_run:
+        return RewindOutcome(number, scope, plan, (), False, True, note)
+    changed: tuple[str, ...] = ()
+    if plan is not None and plan.actions:
+        store = _store(path, workspace)
+        assert store is not None
+        with store.locked():
+            changed = tuple(apply_code(store, plan))
+        if ledger is not None:
+            for name in changed:
+                ledger.forget(Path(os.path.realpath(workspace)) / name)
+        recorder = checkpointer or Checkpointer.open(loaded.store, workspace, clock, 1 << 20)
+        recorder.take(len(timeline.turns), AT_REWIND, force=True)
+    branched = False
+    if scope in ("chat", "both"):
+        loaded.store.append_event(
+            BRANCH, turn=number, keep=turn.keep, time=clock().isoformat(timespec="seconds")
+        )
+        branched = True
+    return RewindOutcome(number, scope, plan, changed, branched, False, note)
+
+
+def fork(
+    sessions_root: Path, workspace: Path, loaded: LoadedSession, number: int, now: datetime
+) -> SessionStore:
+    """A new session holding the conversation before turn ``number``."""
+    timeline = read_timeline(loaded.store.path)
+    turn = _turn(timeline, number)
+    header = loaded.header
+    new = SessionHeader(
+        id=new_session_id(now),
+        workspace=header.workspace,
+        created=now.isoformat(),
+        model=header.model,
+        effort=header.effort,
+        system_prompt=header.system_prompt,
+        tools_fingerprint=header.tools_fingerprint,
+        extra={**header.extra, "forked_from": header.id, "forked_at_turn": number},
+    )
+    store = SessionStore.create(sessions_root, workspace, new)
+    for message in loaded.messages[: turn.keep]:
+        store.append(message)
+    return store

@@ -1,0 +1,154 @@
+"""Checkpoints and rewind end to end: scripted turns through the real tools
+(edit_file, bash with sed -i / rm / chmod), then ``reasonix rewind``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from reasonix_testkit import Reply
+from reasonix_tui.cli import main
+from tests.core.rewind_helpers import call, state, turn
+
+
+@pytest.fixture
+def ws(workspace: Path, configured: object, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(workspace)
+    return workspace
+
+
+def test_code_rewind_undoes_file_tools_and_bash(ws, configured, capsys):
+    (ws / "a.txt").write_text("alpha\nbeta\n")
+    (ws / "gone.txt").write_text("keep me\n")
+    (ws / "run.sh").write_text("echo hi\n")
+    os.chmod(ws / "run.sh", 0o644)
+    configured.enqueue(Reply(content="hello"))
+    assert main(["run", "hello"]) == 0
+    before_2 = state(ws)
+    turn(
+        configured,
+        "edit things",
+        call("read_file", path="a.txt"),
+        call("edit_file", path="a.txt", old_string="beta", new_string="BETA"),
+        call("bash", command="sed -i 's/alpha/ALPHA/' a.txt && rm gone.txt && chmod +x run.sh"),
+        call("bash", command="mkdir -p new/dir && printf 'made\\n' > new/dir/made.txt"),
+    )
+    assert (ws / "a.txt").read_text() == "ALPHA\nBETA\n"
+    assert not (ws / "gone.txt").exists()
+    after_2 = state(ws)
+    capsys.readouterr()
+
+    assert main(["rewind", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "turn 1" in listing and "turn 2" in listing and "edit things" in listing
+    assert "M a.txt +2 -2" in listing
+    assert "D gone.txt" in listing
+    assert "A new/dir/made.txt +1 -0" in listing
+    assert "run.sh mode 100644 -> 100755" in listing
+
+    assert main(["rewind", "2", "--scope", "code", "--dry-run"]) == 0
+    assert state(ws) == after_2
+    assert main(["rewind", "2", "--scope", "code"]) == 0
+    assert state(ws) == before_2
+    assert not (ws / "new").exists()  # folders the turn made are gone too
+
+
+def test_outside_change_stops_the_rewind_unless_forced(ws, configured, capsys):
+    (ws / "a.txt").write_text("one\n")
+    turn(configured, "change a", call("bash", command="echo two > a.txt"))
+    (ws / "a.txt").write_text("edited by the user\n")
+    capsys.readouterr()
+    assert main(["rewind", "1", "--scope", "code"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("reasonix: error: changed outside Reasonix") and "a.txt" in err
+    assert (ws / "a.txt").read_text() == "edited by the user\n"
+    assert main(["rewind", "1", "--scope", "code", "--dry-run"]) == 0
+    assert "! a.txt: changed outside Reasonix" in capsys.readouterr().out
+    assert main(["rewind", "1", "--scope", "code", "--force"]) == 0
+    assert (ws / "a.txt").read_text() == "one\n"
+
+
+def test_a_rewind_can_be_rewound_and_leaves_untouched_files_alone(ws, configured):
+    (ws / "a.txt").write_text("one\n")
+    (ws / "mine.txt").write_text("user file\n")
+    turn(configured, "t1", call("bash", command="echo two > a.txt"))
+    turn(configured, "t2", call("bash", command="echo three > a.txt"))
+    (ws / "mine.txt").write_text("user changed it\n")  # not something a turn touched
+    assert main(["rewind", "1", "--scope", "code"]) == 0
+    assert (ws / "a.txt").read_text() == "one\n"
+    assert (ws / "mine.txt").read_text() == "user changed it\n"
+    assert main(["rewind", "2", "--scope", "code"]) == 0
+    assert (ws / "a.txt").read_text() == "two\n"
+
+
+def test_hostile_workspace_content(ws, configured, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside\n")
+    os.symlink(outside, ws / "link")  # a symlink out of the workspace
+    (ws / "--force").write_text("an option-like name\n")
+    (ws / "-c").write_text("another\n")
+    (ws / ".git").mkdir()  # the workspace's own repository
+    (ws / ".git" / "config").write_text("[core]\n\tfsmonitor = touch /tmp/pwned\n")
+    (ws / ".gitattributes").write_text("* text eol=crlf filter=evil\n")
+    (ws / "crlf.txt").write_bytes(b"a\r\nb\n")
+    before = state(ws)
+    turn(
+        configured,
+        "wreck it",
+        call(
+            "bash",
+            command=(
+                "rm link && ln -s /etc/hostname link && echo x > ./--force && rm ./-c "
+                "&& printf 'z\\n' > crlf.txt"
+            ),
+        ),
+    )
+    (ws / ".git" / "junk").write_text("made by the user's git\n")
+    wrecked = state(ws)
+    assert wrecked["link"] == ("link", "/etc/hostname", 0) and "-c" not in wrecked
+    assert main(["rewind", "1", "--scope", "code"]) == 0
+    after = state(ws)
+    assert after["link"] == ("link", str(outside), 0)
+    assert outside.read_text() == "outside\n"  # never written through
+    assert after["--force"] == before["--force"]
+    assert after["-c"] == before["-c"]
+    assert (ws / "crlf.txt").read_bytes() == b"a\r\nb\n"
+    assert (ws / ".git" / "junk").exists()  # .git is not ours to rewind
+    assert not Path("/tmp/pwned").exists()
+
+
+def test_a_symlinked_folder_is_never_written_through(ws, configured, tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (ws / "sub").mkdir()
+    (ws / "sub" / "f.txt").write_text("inside\n")
+    # The turn replaces the folder with a symlink to a folder outside.
+    turn(configured, "swap", call("bash", command=f"rm -r sub && ln -s {target} sub"))
+    assert main(["rewind", "1", "--scope", "code"]) == 0
+    assert (ws / "sub").is_dir() and not (ws / "sub").is_symlink()
+    assert (ws / "sub" / "f.txt").read_text() == "inside\n"
+    assert list(target.iterdir()) == []
+
+
+def test_gitignored_and_skipped_folders_are_not_rewound(ws, configured):
+    (ws / ".gitignore").write_text("build/\n")
+    turn(
+        configured,
+        "build",
+        call(
+            "bash",
+            command="mkdir -p build node_modules/x && echo o > build/out && echo m > node_modules/x/i.js && echo s > src.txt",
+        ),
+    )
+    assert main(["rewind", "1", "--scope", "code"]) == 0
+    assert not (ws / "src.txt").exists()
+    assert (ws / "build" / "out").exists() and (ws / "node_modules" / "x" / "i.js").exists()
+
+
+def test_unknown_turn_is_a_usage_error(ws, configured, capsys):
+    turn(configured, "only turn")
+    assert main(["rewind", "5"]) == 2
+    assert "no turn 5" in capsys.readouterr().err
+    assert main(["rewind"]) == 2
