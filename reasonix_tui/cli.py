@@ -227,6 +227,9 @@ def _run(args: argparse.Namespace) -> int:
     add_dirs = _add_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
     if isinstance(add_dirs, str):
         return _fail(add_dirs)
+    resume = args.run_resume or args.resume_id
+    if resume and "@" in resume:
+        resume = _fork(resume)  # -r ID@TURN: run in a new session forked from the turn
     settings = RunSettings(
         workspace=Path.cwd(),
         model=args.run_model or args.model,
@@ -235,7 +238,7 @@ def _run(args: argparse.Namespace) -> int:
         allowed_tools=_split_rules(args.allowed_tools),
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
-        resume_id=args.run_resume or args.resume_id,
+        resume_id=resume,
         trust_project=args.trust_project,
         add_dirs=add_dirs,
     )
@@ -526,6 +529,23 @@ def _rewind(args: argparse.Namespace) -> int:
         loaded.store.close()
     sys.stdout.write(format_outcome(outcome))
     return EXIT_OK
+
+
+def _fork(text: str) -> str:
+    """``-r ID@TURN``: fork session ID before TURN; the new session's id."""
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.checkpoint.rewind import fork, parse_fork
+    from reasonix_core.home import reasonix_home
+
+    parsed = parse_fork(text)
+    assert parsed is not None
+    workspace = Path.cwd().resolve()
+    loaded = open_session(reasonix_home() / "sessions", workspace, parsed[0])
+    forked = fork(reasonix_home() / "sessions", workspace, loaded, parsed[1], datetime.now(UTC))
+    forked.close()
+    return forked.id
 
 
 def _trust(args: argparse.Namespace) -> int:

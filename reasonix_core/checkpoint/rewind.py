@@ -194,4 +194,16 @@ def fork(
     store = SessionStore.create(sessions_root, workspace, new)
     for message in loaded.messages[: turn.keep]:
         store.append(message)
+    # The fork point, as a branch: the first request in the fork names the rewind.
+    store.append_event(BRANCH, turn=number, keep=turn.keep, time=now.isoformat(timespec="seconds"))
     return store
+
+
+def parse_fork(text: str) -> tuple[str, int] | None:
+    """``ID@TURN`` -> (ID, TURN); None when ``text`` names no turn."""
+    session_id, at, number = text.rpartition("@")
+    if not at:
+        return None
+    if not session_id or not number.isdigit() or int(number) < 1:
+        raise UsageError(f"{text!r}: expected ID@TURN with a turn number from 1")
+    return session_id, int(number)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -152,3 +153,84 @@ def test_unknown_turn_is_a_usage_error(ws, configured, capsys):
     assert main(["rewind", "5"]) == 2
     assert "no turn 5" in capsys.readouterr().err
     assert main(["rewind"]) == 2
+
+
+def _messages(request) -> list:
+    return json.loads(request.body)["messages"]
+
+
+def _enc(messages: list) -> bytes:
+    return json.dumps(messages, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_chat_rewind_then_continue_is_a_byte_exact_extension(ws, configured, capsys):
+    (ws / "a.txt").write_text("one\n")
+    turn(configured, "first", answer="first answer")
+    turn(configured, "second", call("bash", command="echo two > a.txt"), answer="second answer")
+    turn(configured, "third", answer="third answer")
+    before_turn_2 = configured.requests[0]  # the last request sent before turn 2
+    count = len(configured.requests)
+    session = next((ws.parent / "reasonix-home" / "sessions").glob("*/*.jsonl"))
+    lines_before = session.read_bytes()
+
+    assert main(["rewind", "2", "--scope", "chat"]) == 0
+    assert (ws / "a.txt").read_text() == "two\n"  # chat only: the code stays
+    assert session.read_bytes().startswith(lines_before)  # appended, never rewritten
+    capsys.readouterr()
+
+    configured.enqueue(Reply(content="again answer"))
+    assert main(["run", "-c", "--output-format", "stream-json", "again"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {"type": "prefix_changed", "reason": "rewind"}.items() <= next(
+        e for e in events if e["type"] == "prefix_changed"
+    ).items()
+    after = _messages(configured.requests[count])
+    old = _messages(before_turn_2)
+    n = len(old)
+    assert _enc(after[:n]) == _enc(old)  # byte for byte
+    assert after[n]["role"] == "assistant" and after[n]["content"] == "first answer"
+    assert after[n + 1]["content"].startswith("again")
+    assert len(after) == n + 2
+    assert b'"second"' not in _enc(after)
+    # The raw request bytes too: the earlier request's messages array, minus its
+    # closing bracket, opens the new one.
+    head = before_turn_2.body[: before_turn_2.body.index(b'"messages":') + 11]
+    assert configured.requests[count].body.startswith(head)
+    old_array = _enc(old)[:-1]
+    assert old_array in configured.requests[count].body
+
+    # And the listing now shows the conversation as it stands.
+    capsys.readouterr()
+    assert main(["rewind", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "turn 2" in out and "again" in out and "third" not in out
+
+
+def test_both_scopes_and_the_next_turn_numbering(ws, configured):
+    (ws / "a.txt").write_text("one\n")
+    turn(configured, "first", call("bash", command="echo two > a.txt"))
+    turn(configured, "second", call("bash", command="echo three > a.txt"))
+    assert main(["rewind", "2"]) == 0  # both
+    assert (ws / "a.txt").read_text() == "two\n"
+    turn(configured, "second again", call("bash", command="echo four > a.txt"))
+    assert main(["rewind", "2", "--scope", "code"]) == 0
+    assert (ws / "a.txt").read_text() == "two\n"
+
+
+def test_run_forks_from_a_turn(ws, configured, home, capsys):
+    turn(configured, "first", answer="first answer")
+    turn(configured, "second", answer="second answer")
+    original = next(home.glob("sessions/*/*.jsonl"))
+    original_bytes = original.read_bytes()
+    count = len(configured.requests)
+    configured.enqueue(Reply(content="forked answer"))
+    assert main(["run", "-r", f"{original.stem}@2", "forked"]) == 0
+    assert original.read_bytes() == original_bytes
+    assert len(list(home.glob("sessions/*/*.jsonl"))) == 2
+    after = _messages(configured.requests[count])
+    old = _messages(configured.requests[0])
+    assert _enc(after[: len(old)]) == _enc(old)
+    assert after[len(old)]["content"] == "first answer"
+    assert after[-1]["content"].startswith("forked")
+    assert main(["run", "-r", f"{original.stem}@x", "forked"]) == 2
+    assert main(["run", "-r", f"{original.stem}@9", "forked"]) == 2
