@@ -520,7 +520,7 @@ def _rewind(args: argparse.Namespace) -> int:
         return EXIT_OK
     try:
         outcome = rewind(
-            loaded, workspace, args.turn, args.scope, lambda: datetime.now(UTC),
+            loaded.store, workspace, args.turn, args.scope, lambda: datetime.now(UTC),
             dry_run=args.dry_run, force=args.force,
         )  # fmt: skip
     except (RewindConflict, CheckpointError) as exc:

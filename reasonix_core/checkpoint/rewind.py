@@ -30,7 +30,7 @@ from reasonix_core.agent.session import (
 )
 from reasonix_core.checkpoint.recorder import Checkpointer, store_root
 from reasonix_core.checkpoint.restore import CodePlan, apply_code, plan_code
-from reasonix_core.checkpoint.store import Change, ShadowStore
+from reasonix_core.checkpoint.store import MODE_LINK, Change, ShadowStore
 from reasonix_core.checkpoint.timeline import AT_REWIND, Timeline, Turn, read_timeline
 from reasonix_core.errors import CheckpointError, RewindConflict, UsageError
 from reasonix_core.tool.ledger import FileLedger
@@ -123,7 +123,7 @@ def plan_rewind(session_path: Path, workspace: Path, number: int) -> CodePlan | 
 
 
 def rewind(
-    loaded: LoadedSession,
+    session: SessionStore,
     workspace: Path,
     number: int,
     scope: Scope,
@@ -134,14 +134,14 @@ def rewind(
     ledger: FileLedger | None = None,
     checkpointer: Checkpointer | None = None,
 ) -> RewindOutcome:
-    """Rewind ``loaded`` to the start of turn ``number``.
+    """Rewind ``session`` to the start of turn ``number``.
 
     Raises :class:`RewindConflict` (nothing done) when a file the code rewind
     would change was changed outside Reasonix, unless ``force``.
     ``checkpointer``: the running session's (the TUI), so its record of the
     last tree stays true; otherwise one is opened here.
     """
-    path = loaded.store.path
+    path = session.path
     timeline = read_timeline(path)
     turn = _turn(timeline, number)
     plan = None
@@ -163,11 +163,11 @@ def rewind(
         if ledger is not None:
             for name in changed:
                 ledger.forget(Path(os.path.realpath(workspace)) / name)
-        recorder = checkpointer or Checkpointer.open(loaded.store, workspace, clock, 1 << 20)
+        recorder = checkpointer or Checkpointer.open(session, workspace, clock, 1 << 20)
         recorder.take(len(timeline.turns), AT_REWIND, force=True)
     branched = False
     if scope in ("chat", "both"):
-        loaded.store.append_event(
+        session.append_event(
             BRANCH, turn=number, keep=turn.keep, time=clock().isoformat(timespec="seconds")
         )
         branched = True
@@ -207,3 +207,40 @@ def parse_fork(text: str) -> tuple[str, int] | None:
     if not session_id or not number.isdigit() or int(number) < 1:
         raise UsageError(f"{text!r}: expected ID@TURN with a turn number from 1")
     return session_id, int(number)
+
+
+def preview(session_path: Path, workspace: Path, plan: CodePlan) -> str:
+    """What the code rewind would change, as unified diffs (from the files as
+    Reasonix last left them to the checkpoint)."""
+    from reasonix_core.tool.builtin._fs import looks_binary, unified_diff
+
+    store = _store(session_path, workspace)
+    if store is None:
+        return ""
+    entries = [e for a in plan.actions for e in (a.target, a.latest) if e is not None]
+    contents = store.blobs([e.oid for e in entries])
+    parts: list[str] = []
+    for action in plan.actions:
+        old, new = action.latest, action.target
+        if old and new and old.oid == new.oid:
+            parts.append(f"mode {action.path}: {old.mode} -> {new.mode}\n")
+            continue
+        if MODE_LINK in (old.mode if old else "", new.mode if new else ""):
+            shown = [
+                f"{(e.mode == MODE_LINK and 'symlink -> ') or ''}{contents[e.oid].decode(errors='replace')}"
+                if e
+                else "(none)"
+                for e in (old, new)
+            ]
+            parts.append(f"{action.path}: {shown[0]} => {shown[1]}\n")
+            continue
+        before = contents[old.oid] if old else b""
+        after = contents[new.oid] if new else b""
+        if looks_binary(before[:8192]) or looks_binary(after[:8192]):
+            parts.append(f"binary {action.path} ({action.kind})\n")
+            continue
+        diff = unified_diff(
+            before.decode("utf-8", "replace"), after.decode("utf-8", "replace"), action.path
+        )
+        parts.append(diff if diff is not None else f"{action.path}: too large to show\n")
+    return "".join(parts)

@@ -234,3 +234,23 @@ def test_run_forks_from_a_turn(ws, configured, home, capsys):
     assert after[-1]["content"].startswith("forked")
     assert main(["run", "-r", f"{original.stem}@x", "forked"]) == 2
     assert main(["run", "-r", f"{original.stem}@9", "forked"]) == 2
+
+
+def test_the_ledger_forgets_rewound_files(ws, configured, home):
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.checkpoint.rewind import rewind
+    from reasonix_core.tool.ledger import FS_NOT_OBSERVED, FileLedger
+
+    (ws / "a.txt").write_text("one\n")
+    (ws / "b.txt").write_text("untouched\n")
+    turn(configured, "t1", call("bash", command="echo two > a.txt"))
+    ledger = FileLedger()
+    ledger.observe(ws / "a.txt")
+    ledger.observe(ws / "b.txt")
+    loaded = open_session(home / "sessions", ws, None)
+    outcome = rewind(loaded.store, ws, 1, "code", lambda: datetime.now(UTC), ledger=ledger)
+    assert outcome.changed == ("a.txt",)
+    assert ledger.check(ws / "a.txt") == FS_NOT_OBSERVED  # must read again
+    assert ledger.check(ws / "b.txt") is None
