@@ -8,11 +8,13 @@ git, no user or system config, no hooks, no fsmonitor). The workspace's own
 ``.git`` is never read: git never descends into a directory named ``.git``,
 and discovery is off because ``GIT_DIR`` is given.
 
-A snapshot asks git what differs from the index (``ls-files -m -o -d``, which
-uses the stat cache and the untracked cache), so an unchanged tree costs one
-git process and reuses the previous tree id. Changed paths are staged by name
-over standard input (``-z``: a file named ``--force`` is a name, never an
-option) and ``write-tree`` gives the snapshot's tree id.
+A snapshot asks ``git status`` what differs from HEAD, the previous
+snapshot's commit (the stat cache, preloaded in threads, and the untracked
+cache make an unchanged tree one git process, and the previous tree id is
+reused). Changed paths are staged by name over standard input (``-z``: a file
+named ``--force`` is a name, never an option), ``write-tree`` gives the
+snapshot's tree id, and a commit of it becomes HEAD (the chain also keeps every
+snapshot reachable).
 
 Bytes are stored as they are: ``info/attributes`` turns off every conversion a
 workspace ``.gitattributes`` could ask for (eol, filters, ident, encodings).
@@ -20,9 +22,10 @@ What is ignored: ``.gitignore`` files and the tools' always-skipped folders
 (:data:`tool.builtin._fs.SKIP_DIRS`); nested repositories (a folder with its
 own ``.git``) are not kept and are named as such.
 
-Crash safety: git writes the index and objects by rename, so a process killed
-mid-snapshot leaves at most ``index.lock`` and temporary objects. Every
-operation holds ``lock`` (``flock``); under it an ``index.lock`` is a crash
+Crash safety: git writes the index, objects and HEAD by rename, so a process
+killed mid-snapshot leaves at most ``index.lock``, ``HEAD.lock`` and temporary
+objects, and an index ahead of HEAD (the next status lists those paths again).
+Every operation holds ``lock`` (``flock``); under it a git lock is a crash
 leftover and is removed.
 """
 
@@ -60,6 +63,13 @@ _STORE_OPTIONS: tuple[str, ...] = (
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding !diff\n"
 _TIMEOUT = 120
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+# The snapshots' commits: a fixed identity, never the user's.
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Reasonix",
+    "GIT_AUTHOR_EMAIL": "checkpoint@reasonix.invalid",
+    "GIT_COMMITTER_NAME": "Reasonix",
+    "GIT_COMMITTER_EMAIL": "checkpoint@reasonix.invalid",
+}
 
 MODE_FILE, MODE_EXEC, MODE_LINK = "100644", "100755", "120000"
 NESTED_REPOSITORY = "a nested git repository"
@@ -103,6 +113,7 @@ class ShadowStore:
         self.git_dir = root / "store.git"
         self.index = root / "index"
         self._last_tree: str | None = None
+        self._head: str | None = None  # HEAD's tree, once known
 
     @classmethod
     def open(cls, root: Path, workspace: Path) -> ShadowStore | None:
@@ -117,11 +128,8 @@ class ShadowStore:
     def _git(
         self, *args: str, stdin: bytes | None = None, work_tree: bool = True, check: bool = True
     ) -> bytes:
-        env = git_env(
-            self.git_dir,
-            self.workspace if work_tree else None,
-            {"GIT_INDEX_FILE": str(self.index)},
-        )
+        env = git_env(self.git_dir, self.workspace if work_tree else None, _IDENTITY)
+        env["GIT_INDEX_FILE"] = str(self.index)
         try:
             proc = subprocess.run(
                 git_command(self.git, *_STORE_OPTIONS, *args),
@@ -181,7 +189,7 @@ class ShadowStore:
         fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            for leftover in (self.root / "index.lock", self.git_dir / "index.lock"):
+            for leftover in (self.root / "index.lock", self.git_dir / "HEAD.lock"):
                 try:
                     leftover.unlink()
                 except FileNotFoundError:
@@ -198,9 +206,33 @@ class ShadowStore:
         with self.locked():
             return self._snapshot(budget)
 
+    def _changed(self) -> list[str]:
+        """Paths that differ from the last snapshot: ``status`` against HEAD (the
+        last snapshot's commit) uses the preloaded stat cache and the untracked
+        cache, and refreshes the index as it goes. Untracked folders come back
+        whole (``dir/``) and are listed file by file; a nested repository stays
+        ``dir/``."""
+        out = self._git("status", "--porcelain=v1", "-z", "-unormal", "--no-renames")
+        names: set[str] = set()
+        folders: list[str] = []
+        for record in out.split(b"\0"):
+            if len(record) < 4:
+                continue
+            name = os.fsdecode(record[3:])
+            if record[:2] == b"??" and name.endswith("/"):
+                folders.append(name)
+            else:
+                names.add(name)
+        if folders:
+            listed = self._git(
+                "ls-files", "-z", "-o", "--exclude-standard", "--",
+                *(f":(literal){folder}" for folder in folders),
+            )  # fmt: skip
+            names.update(os.fsdecode(n) for n in listed.split(b"\0") if n)
+        return sorted(names)
+
     def _snapshot(self, budget: int | None) -> Snapshot:
-        listed = self._git("ls-files", "-z", "-m", "-o", "-d", "--exclude-standard")
-        names = sorted({os.fsdecode(n) for n in listed.split(b"\0") if n})
+        names = self._changed()
         if not names and self._last_tree is not None:
             return Snapshot(self._last_tree, {}, 0)
         not_kept: dict[str, str] = {}
@@ -236,8 +268,24 @@ class ShadowStore:
                 stdin=_nul(additions),
             )  # fmt: skip
         tree = self._git("write-tree").decode().strip()
+        if tree != self._head_tree():
+            # HEAD is what the next status compares against; the commit chain
+            # also keeps every snapshot reachable.
+            parent = self._git("rev-parse", "-q", "--verify", "HEAD", check=False).strip()
+            commit = self._git(
+                "commit-tree", tree, *(["-p", parent.decode()] if parent else []),
+                "-m", "checkpoint",
+            ).decode().strip()  # fmt: skip
+            self._git("update-ref", "--no-deref", "HEAD", commit)
+            self._head = tree
         self._last_tree = tree
         return Snapshot(tree, not_kept, added)
+
+    def _head_tree(self) -> str | None:
+        if self._head is None:
+            out = self._git("rev-parse", "-q", "--verify", "HEAD^{tree}", check=False)
+            self._head = out.decode().strip() or None
+        return self._head
 
     # -- reading ---------------------------------------------------------------
 
