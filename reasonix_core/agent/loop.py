@@ -720,6 +720,6 @@ class Agent:
             if not auth.allowed:
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")
         if self.checkpoints is not None and not tool.read_only:
-            await self.checkpoints.before_tool(self._turn_number())
+            await self.checkpoints.before_tool(self._turn_number(), call.name, args)
         state.started = True
         return await self.tools.call(call.name, call.arguments, self.tool_context)

@@ -14,16 +14,17 @@ record says so (``tree`` null), and a rewind across it is refused.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import anyio
 
 from reasonix_core.agent.session import SessionStore
-from reasonix_core.checkpoint.store import ShadowStore
+from reasonix_core.checkpoint.preimages import PreImageStore
+from reasonix_core.checkpoint.store import Entry, ShadowStore
 from reasonix_core.checkpoint.timeline import (
-    AT_REWIND,
     AT_TOOL,
     AT_TURN_END,
     CHECKPOINT,
@@ -31,6 +32,7 @@ from reasonix_core.checkpoint.timeline import (
     read_timeline,
 )
 from reasonix_core.errors import CheckpointError, SessionError
+from reasonix_core.permission.rules import Call, is_path_tool
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +55,12 @@ class Checkpointer:
         *,
         max_bytes: int,
         stored_bytes: int = 0,
+        preimages: PreImageStore | None = None,
     ) -> None:
         self.store = store
+        # Without git: copies of what the file tools write (bash is not covered).
+        self.preimages = preimages
+        self._touched: set[str] = set()
         self.session = session
         self.clock = clock
         self.max_bytes = max_bytes
@@ -67,28 +73,51 @@ class Checkpointer:
     ) -> Checkpointer:
         """The checkpointer of ``session`` (continuing its byte count)."""
         store = ShadowStore.open(store_root(session.path), workspace)
+        preimages = PreImageStore(store_root(session.path), workspace) if store is None else None
         latest = None
         try:
             latest = read_timeline(session.path).latest
         except SessionError:
             pass
         stored = latest.stored_bytes if latest is not None else 0
-        return cls(store, session, clock, max_bytes=max_mb * MB, stored_bytes=stored)
+        return cls(
+            store, session, clock, max_bytes=max_mb * MB, stored_bytes=stored, preimages=preimages
+        )
 
-    async def before_tool(self, turn: int) -> None:
-        await self._take(turn, AT_TOOL)
+    async def before_tool(
+        self, turn: int, tool: str = "", args: Mapping[str, Any] | None = None
+    ) -> None:
+        names: list[str] = []
+        if self.preimages is not None and is_path_tool(tool):
+            paths = Call.build(tool, args, self.preimages.workspace).paths
+            names = self.preimages.names(p for p in paths if isinstance(p, str))
+        await self._take(turn, AT_TOOL, names=names)
 
     async def turn_end(self, turn: int) -> None:
         await self._take(turn, AT_TURN_END)
 
-    async def after_rewind(self, turn: int) -> None:
-        await self._take(turn, AT_REWIND, force=True)
-
-    def take(self, turn: int, at: str, *, force: bool = False) -> Checkpoint | None:
+    def take(
+        self, turn: int, at: str, *, force: bool = False, names: Sequence[str] = ()
+    ) -> Checkpoint | None:
         """Snapshot now (blocking) and record it when it differs from the
-        last record or opens a turn; returns the record written, if any."""
+        last record or opens a turn; returns the record written, if any.
+        ``names``: without git, the files the coming call writes."""
         tree: str | None = None
         not_kept: dict[str, str] = {}
+        files: dict[str, Entry | None] = {}
+        if self.preimages is not None:
+            if at == AT_TOOL:
+                self._touched.update(names)
+                wanted = list(names)
+            elif at == AT_TURN_END:  # what the turn's calls left
+                wanted, self._touched = sorted(self._touched), set()
+            else:  # a rewind: what it restored
+                wanted = list(names)
+            try:
+                files = self.preimages.capture(wanted)
+            except OSError as exc:
+                log.warning("checkpoint copy failed: %s", exc)
+                not_kept = {"*": str(exc)}
         if self.store is not None:
             try:
                 snap = self.store.snapshot(max(0, self.max_bytes - self.stored_bytes))
@@ -99,7 +128,7 @@ class Checkpointer:
                 tree, not_kept = snap.tree, snap.not_kept
                 self.stored_bytes += snap.added_bytes
         key = (turn, tree)
-        if not force and not not_kept and self._last == key:
+        if not force and not not_kept and not files and self._last == key:
             return None
         self._last = key
         checkpoint = Checkpoint(
@@ -110,11 +139,14 @@ class Checkpointer:
             not_kept=not_kept,
             stored_bytes=self.stored_bytes,
             covers_bash=self.store is not None,
+            files=files,
         )
         self.session.append_event(CHECKPOINT, **checkpoint.to_record())
         return checkpoint
 
-    async def _take(self, turn: int, at: str, *, force: bool = False) -> None:
+    async def _take(
+        self, turn: int, at: str, *, force: bool = False, names: Sequence[str] = ()
+    ) -> None:
         # Shielded: a cancelled turn still gets its end checkpoint.
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(lambda: self.take(turn, at, force=force))
+            await anyio.to_thread.run_sync(lambda: self.take(turn, at, force=force, names=names))

@@ -22,9 +22,12 @@ import errno
 import os
 import secrets
 import stat as stat_mod
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
-from reasonix_core.checkpoint.store import MODE_EXEC, MODE_LINK, Entry, ShadowStore, entry_on_disk
+from reasonix_core.checkpoint.store import MODE_EXEC, MODE_LINK, Change, Entry, entry_on_disk
 from reasonix_core.errors import CheckpointError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -51,28 +54,44 @@ class CodePlan:
     not_kept: dict[str, str]
 
 
+class BlobSource(Protocol):
+    """Where a rewind reads the bytes it restores: the shadow store, or the
+    pre-image copies where there is no git."""
+
+    workspace: Path
+
+    def blobs(self, oids: Sequence[str]) -> dict[str, bytes]: ...
+
+
 def plan_code(
-    store: ShadowStore, target_tree: str, latest_tree: str, not_kept: dict[str, str]
+    workspace: Path,
+    changes: Iterable[Change],
+    not_kept: dict[str, str],
+    target_tree: str = "",
+    latest_tree: str = "",
 ) -> CodePlan:
+    """``changes``: each path's state at the target (``before``) and as Reasonix
+    last left it (``after``)."""
     actions: list[Action] = []
     conflicts: list[str] = []
-    for change in store.changes(target_tree, latest_tree):
+    for change in changes:
         if change.path in not_kept:
             continue
         kind = REMOVE if change.before is None else CREATE if change.after is None else RESTORE
         actions.append(Action(change.path, kind, change.before, change.after))
-        if entry_on_disk(store.workspace, change.path) != change.after:
+        if entry_on_disk(workspace, change.path) != change.after:
             conflicts.append(change.path)
     return CodePlan(target_tree, latest_tree, tuple(actions), tuple(conflicts), dict(not_kept))
 
 
-def apply_code(store: ShadowStore, plan: CodePlan) -> list[str]:
-    """Carry out ``plan``; returns the paths it changed. Raises CheckpointError
-    naming the first path that could not be restored (earlier ones stay done)."""
-    workspace = store.workspace
+def apply_code(source: BlobSource, plan: CodePlan, target_dirs: set[str] | None) -> list[str]:
+    """Carry out ``plan``; returns the paths it changed. ``target_dirs``: the
+    folders the target has (others left empty are removed; None: none are).
+    Raises CheckpointError naming the first path that could not be restored
+    (earlier ones stay done)."""
+    workspace = source.workspace
     wanted = [a.target.oid for a in plan.actions if a.target is not None]
-    contents = store.blobs(wanted)
-    target_dirs = _folders(store.entries(plan.target_tree))
+    contents = source.blobs(wanted)
     root = os.open(workspace, _DIR_FLAGS)
     done: list[str] = []
     try:
@@ -82,7 +101,8 @@ def apply_code(store: ShadowStore, plan: CodePlan) -> list[str]:
         for action in removals:
             _remove(root, action.path)
             done.append(action.path)
-            _prune(root, action.path, target_dirs)
+            if target_dirs is not None:
+                _prune(root, action.path, target_dirs)
         for action in plan.actions:
             if action.target is None:
                 continue
@@ -98,7 +118,8 @@ def apply_code(store: ShadowStore, plan: CodePlan) -> list[str]:
     return sorted(set(done))
 
 
-def _folders(entries: dict[str, Entry]) -> set[str]:
+def folders(entries: Iterable[str]) -> set[str]:
+    """Every folder on the way to the given paths."""
     found: set[str] = set()
     for name in entries:
         parts = name.split("/")[:-1]

@@ -28,10 +28,17 @@ from reasonix_core.agent.session import (
     SessionStore,
     new_session_id,
 )
+from reasonix_core.checkpoint.preimages import PreImageStore
 from reasonix_core.checkpoint.recorder import Checkpointer, store_root
-from reasonix_core.checkpoint.restore import CodePlan, apply_code, plan_code
-from reasonix_core.checkpoint.store import MODE_LINK, Change, ShadowStore
-from reasonix_core.checkpoint.timeline import AT_REWIND, Timeline, Turn, read_timeline
+from reasonix_core.checkpoint.restore import CodePlan, apply_code, folders, plan_code
+from reasonix_core.checkpoint.store import MODE_LINK, Change, Entry, ShadowStore
+from reasonix_core.checkpoint.timeline import (
+    AT_REWIND,
+    Checkpoint,
+    Timeline,
+    Turn,
+    read_timeline,
+)
 from reasonix_core.errors import CheckpointError, RewindConflict, UsageError
 from reasonix_core.tool.ledger import FileLedger
 
@@ -77,6 +84,8 @@ def summarize_turns(session_path: Path, workspace: Path) -> list[TurnSummary]:
         start, end = turn.start, turn.end
         if store is not None and start and end and start.tree and end.tree:
             changes = tuple(store.changes(start.tree, end.tree))
+        elif not any(c.covers_bash for c in turn.checkpoints):
+            changes = tuple(_copied_changes(turn.checkpoints))
         not_kept: dict[str, str] = {}
         for checkpoint in turn.checkpoints:
             not_kept.update(checkpoint.not_kept)
@@ -95,6 +104,21 @@ def _turn(timeline: Timeline, number: int) -> Turn:
     return turn
 
 
+def _copied_changes(checkpoints: list[Checkpoint]) -> list[Change]:
+    """Without git: each copied file's first and last recorded state."""
+    first: dict[str, Entry | None] = {}
+    last: dict[str, Entry | None] = {}
+    for checkpoint in checkpoints:
+        for name, state in checkpoint.files.items():
+            first.setdefault(name, state)
+            last[name] = state
+    return [
+        Change(name, first[name], last[name], None, None)
+        for name in sorted(first)
+        if first[name] != last[name]
+    ]
+
+
 def plan_rewind(session_path: Path, workspace: Path, number: int) -> CodePlan | None:
     """The code rewind to the start of turn ``number``; None when nothing
     was written since (no checkpoint at or after it)."""
@@ -105,21 +129,21 @@ def plan_rewind(session_path: Path, workspace: Path, number: int) -> CodePlan | 
     if target is None or latest is None:
         return None
     since = timeline.since(target)
+    not_kept: dict[str, str] = {}
+    for checkpoint in since:
+        not_kept.update(checkpoint.not_kept)
+    if not any(c.covers_bash for c in since):
+        changes = _copied_changes(since)
+        return plan_code(Path(os.path.realpath(workspace)), changes, not_kept)
     if any(c.tree is None for c in since):
-        if not all(c.covers_bash for c in since):
-            raise CheckpointError(
-                "this session's checkpoints do not cover the workspace (git was not "
-                "available): the code cannot be rewound"
-            )
         raise CheckpointError("a checkpoint since that turn failed; the code cannot be rewound")
     store = _store(session_path, workspace)
     if store is None:
         raise CheckpointError(f"the checkpoint store {store_root(session_path)} is missing")
-    not_kept: dict[str, str] = {}
-    for checkpoint in since:
-        not_kept.update(checkpoint.not_kept)
     assert target.tree is not None and latest.tree is not None
-    return plan_code(store, target.tree, latest.tree, not_kept)
+    return plan_code(
+        store.workspace, store.changes(target.tree, latest.tree), not_kept, target.tree, latest.tree
+    )
 
 
 def rewind(
@@ -157,14 +181,18 @@ def rewind(
     changed: tuple[str, ...] = ()
     if plan is not None and plan.actions:
         store = _store(path, workspace)
-        assert store is not None
-        with store.locked():
-            changed = tuple(apply_code(store, plan))
+        if store is not None and plan.target_tree:
+            with store.locked():
+                dirs = folders(store.entries(plan.target_tree))
+                changed = tuple(apply_code(store, plan, dirs))
+        else:
+            copies = PreImageStore(store_root(path), workspace)
+            changed = tuple(apply_code(copies, plan, None))
         if ledger is not None:
             for name in changed:
                 ledger.forget(Path(os.path.realpath(workspace)) / name)
         recorder = checkpointer or Checkpointer.open(session, workspace, clock, 1 << 20)
-        recorder.take(len(timeline.turns), AT_REWIND, force=True)
+        recorder.take(len(timeline.turns), AT_REWIND, force=True, names=changed)
     branched = False
     if scope in ("chat", "both"):
         session.append_event(
@@ -214,11 +242,11 @@ def preview(session_path: Path, workspace: Path, plan: CodePlan) -> str:
     Reasonix last left them to the checkpoint)."""
     from reasonix_core.tool.builtin._fs import looks_binary, unified_diff
 
-    store = _store(session_path, workspace)
-    if store is None:
-        return ""
+    source: ShadowStore | PreImageStore | None = _store(session_path, workspace)
+    if source is None or not plan.target_tree:
+        source = PreImageStore(store_root(session_path), workspace)
     entries = [e for a in plan.actions for e in (a.target, a.latest) if e is not None]
-    contents = store.blobs([e.oid for e in entries])
+    contents = source.blobs([e.oid for e in entries])
     parts: list[str] = []
     for action in plan.actions:
         old, new = action.latest, action.target

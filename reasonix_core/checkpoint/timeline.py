@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core.agent.session import BRANCH, iter_records
+from reasonix_core.checkpoint.store import Entry
 
 CHECKPOINT = "checkpoint"
 # When a checkpoint was taken: before a tool that may write, at the end of a
@@ -38,6 +39,9 @@ class Checkpoint:
     stored_bytes: int
     # False when bash changes are not covered (no git: only file-tool writes).
     covers_bash: bool
+    # Without git: the files a file tool was about to write (before a call) or
+    # had written (turn end), by state; None for absent.
+    files: dict[str, Entry | None] = field(default_factory=dict)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Checkpoint | None:
@@ -46,6 +50,13 @@ class Checkpoint:
             return None
         tree = record.get("tree")
         not_kept = record.get("not_kept")
+        files: dict[str, Entry | None] = {}
+        raw_files = record.get("files")
+        for name, state in raw_files.items() if isinstance(raw_files, dict) else ():
+            if isinstance(state, list) and len(state) == 2:
+                files[str(name)] = Entry(str(state[0]), str(state[1]))
+            elif state is None:
+                files[str(name)] = None
         return cls(
             turn=turn,
             at=str(record.get("at", "")),
@@ -54,6 +65,7 @@ class Checkpoint:
             not_kept=dict(not_kept) if isinstance(not_kept, dict) else {},
             stored_bytes=int(record.get("bytes", 0) or 0),
             covers_bash=bool(record.get("bash", True)),
+            files=files,
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -65,6 +77,11 @@ class Checkpoint:
             "not_kept": self.not_kept,
             "bytes": self.stored_bytes,
             "bash": self.covers_bash,
+            **(
+                {"files": {n: [e.mode, e.oid] if e else None for n, e in self.files.items()}}
+                if self.files
+                else {}
+            ),
         }
 
 

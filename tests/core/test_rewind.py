@@ -254,3 +254,36 @@ def test_the_ledger_forgets_rewound_files(ws, configured, home):
     assert outcome.changed == ("a.txt",)
     assert ledger.check(ws / "a.txt") == FS_NOT_OBSERVED  # must read again
     assert ledger.check(ws / "b.txt") is None
+
+
+def test_without_git_file_tools_are_covered_and_bash_is_said_not_to_be(
+    ws, configured, capsys, monkeypatch
+):
+    import reasonix_core.checkpoint.store as store_module
+
+    monkeypatch.setattr(store_module, "host_git", lambda: None)
+    (ws / "a.txt").write_text("alpha\n")
+    (ws / "b.txt").write_text("bravo\n")
+    turn(
+        configured,
+        "edit",
+        call("read_file", path="a.txt"),
+        call("edit_file", path="a.txt", old_string="alpha", new_string="ALPHA"),
+        call("write_file", path="new.txt", content="created\n"),
+        call("bash", command="echo changed > b.txt"),
+    )
+    capsys.readouterr()
+    assert main(["rewind", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "M a.txt" in listing and "A new.txt" in listing
+    assert "bash are not covered" in listing
+    assert not list(ws.parent.glob("reasonix-home/sessions/*/*.rewind/store.git"))
+    assert main(["rewind", "1", "--scope", "code"]) == 0
+    assert (ws / "a.txt").read_text() == "alpha\n"
+    assert not (ws / "new.txt").exists()
+    assert (ws / "b.txt").read_text() == "changed\n"  # bash: not covered, as it said
+    # An outside change to a file a tool wrote still stops the next rewind.
+    turn(configured, "again", call("write_file", path="new.txt", content="second\n"))
+    (ws / "new.txt").write_text("user\n")
+    assert main(["rewind", "2", "--scope", "code"]) == 1
+    assert (ws / "new.txt").read_text() == "user\n"
