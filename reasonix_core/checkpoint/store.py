@@ -1,8 +1,11 @@
 """The shadow store: a bare git repository outside the workspace.
 
 One per session, under the session's folder (``<id>.rewind/``): ``store.git``
-(bare, objects only; no refs, and nothing ever runs ``gc``), a private
-``index`` and a ``lock`` file. Git is driven with ``GIT_DIR`` /
+(bare: its HEAD is the last snapshot's commit; nothing ever runs ``gc``), a
+private ``index`` and a ``lock`` file. The objects live in
+``checkpoint-objects/`` beside the workspace's transcripts, shared by its
+sessions; a new session starts from the newest other session's index and HEAD
+(:meth:`ShadowStore._seed`), so its first snapshot reads only what changed. Git is driven with ``GIT_DIR`` /
 ``GIT_WORK_TREE`` / ``GIT_INDEX_FILE`` through :mod:`tool.host_git` (system
 git, no user or system config, no hooks, no fsmonitor). The workspace's own
 ``.git`` is never read: git never descends into a directory named ``.git``,
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import stat as stat_mod
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -73,6 +77,9 @@ _IDENTITY = {
 
 MODE_FILE, MODE_EXEC, MODE_LINK = "100644", "100755", "120000"
 NESTED_REPOSITORY = "a nested git repository"
+#: The objects folder the sessions of a workspace share, beside their transcripts.
+OBJECTS = "checkpoint-objects"
+_HEX40 = re.compile(r"[0-9a-f]{40}")
 OVER_BOUND = "over the checkpoint size bound"
 NOT_A_FILE = "not a regular file or symlink"
 
@@ -112,6 +119,9 @@ class ShadowStore:
         self.git = git
         self.git_dir = root / "store.git"
         self.index = root / "index"
+        # Objects are shared by the sessions of a workspace (their folder holds
+        # only that workspace's sessions): content stored once is stored.
+        self.objects = root.parent / OBJECTS
         self._last_tree: str | None = None
         self._head: str | None = None  # HEAD's tree, once known
 
@@ -130,6 +140,7 @@ class ShadowStore:
     ) -> bytes:
         env = git_env(self.git_dir, self.workspace if work_tree else None, _IDENTITY)
         env["GIT_INDEX_FILE"] = str(self.index)
+        env["GIT_OBJECT_DIRECTORY"] = str(self.objects)
         try:
             proc = subprocess.run(
                 git_command(self.git, *_STORE_OPTIONS, *args),
@@ -173,7 +184,10 @@ class ShadowStore:
 
             skipped = "".join(f"{name}/\n" for name in sorted(SKIP_DIRS - {".git"}))
             (tmp / "info" / "exclude").write_text(skipped, encoding="utf-8")
+            for folder in ("info", "pack"):
+                (self.objects / folder).mkdir(parents=True, exist_ok=True)
             os.rename(tmp, self.git_dir)
+            self._seed()
         except OSError:
             if not (self.git_dir / "info" / "attributes").is_file():
                 raise CheckpointError(
@@ -181,6 +195,36 @@ class ShadowStore:
                 ) from None
         except subprocess.CalledProcessError as exc:
             raise CheckpointError(f"git init failed for the checkpoint store: {exc}") from None
+
+    def _seed(self) -> None:
+        """Start from the newest other session's index and HEAD, so the first
+        snapshot re-reads only what changed since (the stat cache stays valid:
+        same workspace) instead of hashing the whole tree."""
+        best: tuple[float, Path, str] | None = None
+        for other in self.root.parent.glob("*.rewind"):
+            if other == self.root:
+                continue
+            try:
+                head = (other / "store.git" / "HEAD").read_text(encoding="ascii").strip()
+                mtime = (other / "index").stat().st_mtime
+            except (OSError, UnicodeError):
+                continue
+            if _HEX40.fullmatch(head) and (best is None or mtime > best[0]):
+                best = (mtime, other, head)
+        if best is None:
+            return
+        _mtime, other, head = best
+        tmp = self.root / f"index.seed-{os.getpid()}"
+        try:
+            tmp.write_bytes((other / "index").read_bytes())
+            os.replace(tmp, self.index)
+            self._git("update-ref", "--no-deref", "HEAD", head, work_tree=False)
+        except (OSError, CheckpointError):
+            for leftover in (tmp, self.index):
+                try:
+                    leftover.unlink()
+                except OSError:
+                    pass
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -357,16 +401,6 @@ class ShadowStore:
             found[header[0]] = out[end + 1 : end + 1 + size]
             pos = end + 1 + size + 1
         return found
-
-    def size_on_disk(self) -> int:
-        total = 0
-        for folder, _dirs, files in os.walk(self.git_dir / "objects"):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(folder, name)).st_size
-                except OSError:
-                    pass
-        return total
 
 
 def _nul(names: Sequence[str]) -> bytes:

@@ -109,3 +109,28 @@ def test_an_unchanged_tree_reuses_the_previous_snapshot(tmp_path):
     assert store.snapshot().tree == first.tree
     (ws / "a").write_text("b\n")
     assert store.snapshot().tree != first.tree
+
+
+def test_a_new_session_starts_from_the_previous_sessions_snapshot(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(50):
+        (ws / f"f{i}.txt").write_text(f"{i}\n")
+    first = ShadowStore.open(tmp_path / "sessions" / "one.rewind", ws)
+    assert first is not None
+    one = first.snapshot()
+    (ws / "f0.txt").write_text("changed between sessions\n")
+    (ws / "f1.txt").unlink()
+    second = ShadowStore.open(tmp_path / "sessions" / "two.rewind", ws)
+    assert second is not None
+    with second.locked():
+        # Seeded: HEAD is the first session's last snapshot before any snapshot.
+        assert second._head_tree() == one.tree
+    two = second.snapshot()
+    _disk(second, two.tree)
+    changed = {c.path for c in second.changes(one.tree, two.tree)}
+    assert changed == {"f0.txt", "f1.txt"}
+    objects = list((tmp_path / "sessions").glob("*/objects")) + list(
+        (tmp_path / "sessions").glob("checkpoint-objects")
+    )
+    assert [p.name for p in objects] == ["checkpoint-objects"]  # shared, not per session
