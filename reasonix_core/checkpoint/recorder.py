@@ -54,7 +54,7 @@ class Checkpointer:
         clock: Callable[[], datetime],
         *,
         max_bytes: int,
-        stored_bytes: int = 0,
+        stored_bytes: int | None = None,
         preimages: PreImageStore | None = None,
     ) -> None:
         self.store = store
@@ -74,15 +74,7 @@ class Checkpointer:
         """The checkpointer of ``session`` (continuing its byte count)."""
         store = ShadowStore.open(store_root(session.path), workspace)
         preimages = PreImageStore(store_root(session.path), workspace) if store is None else None
-        latest = None
-        try:
-            latest = read_timeline(session.path).latest
-        except SessionError:
-            pass
-        stored = latest.stored_bytes if latest is not None else 0
-        return cls(
-            store, session, clock, max_bytes=max_mb * MB, stored_bytes=stored, preimages=preimages
-        )
+        return cls(store, session, clock, max_bytes=max_mb * MB, preimages=preimages)
 
     async def before_tool(
         self, turn: int, tool: str = "", args: Mapping[str, Any] | None = None
@@ -118,6 +110,8 @@ class Checkpointer:
             except OSError as exc:
                 log.warning("checkpoint copy failed: %s", exc)
                 not_kept = {"*": str(exc)}
+        if self.stored_bytes is None:
+            self.stored_bytes = self._stored_so_far()
         if self.store is not None:
             try:
                 snap = self.store.snapshot(max(0, self.max_bytes - self.stored_bytes))
@@ -143,6 +137,14 @@ class Checkpointer:
         )
         self.session.append_event(CHECKPOINT, **checkpoint.to_record())
         return checkpoint
+
+    def _stored_so_far(self) -> int:
+        """What the session's earlier checkpoints stored (a continued session)."""
+        try:
+            latest = read_timeline(self.session.path).latest
+        except SessionError:
+            return 0
+        return latest.stored_bytes if latest is not None else 0
 
     async def _take(
         self, turn: int, at: str, *, force: bool = False, names: Sequence[str] = ()

@@ -43,6 +43,7 @@ from reasonix_core.errors import CheckpointError, RewindConflict, UsageError
 from reasonix_core.tool.ledger import FileLedger
 
 Scope = Literal["code", "chat", "both"]
+_UNBOUNDED_MB = 1 << 30
 SCOPES: tuple[str, ...] = ("code", "chat", "both")
 
 
@@ -180,19 +181,25 @@ def rewind(
         return RewindOutcome(number, scope, plan, (), False, True, note)
     changed: tuple[str, ...] = ()
     if plan is not None and plan.actions:
-        store = _store(path, workspace)
-        if store is not None and plan.target_tree:
-            with store.locked():
-                dirs = folders(store.entries(plan.target_tree))
-                changed = tuple(apply_code(store, plan, dirs))
-        else:
-            copies = PreImageStore(store_root(path), workspace)
-            changed = tuple(apply_code(copies, plan, None))
-        if ledger is not None:
-            for name in changed:
-                ledger.forget(Path(os.path.realpath(workspace)) / name)
-        recorder = checkpointer or Checkpointer.open(session, workspace, clock, 1 << 20)
-        recorder.take(len(timeline.turns), AT_REWIND, force=True, names=changed)
+        touched = tuple(a.path for a in plan.actions)
+        try:
+            store = _store(path, workspace)
+            if store is not None and plan.target_tree:
+                with store.locked():
+                    dirs = folders(store.entries(plan.target_tree))
+                    changed = tuple(apply_code(store, plan, dirs))
+            else:
+                copies = PreImageStore(store_root(path), workspace)
+                changed = tuple(apply_code(copies, plan, None))
+        finally:
+            # Even a rewind that stopped part way: the ledger forgets what it may
+            # have touched, and the checkpoint records what the disk now holds.
+            if ledger is not None:
+                for name in touched:
+                    ledger.forget(Path(os.path.realpath(workspace)) / name)
+            # What the rewind restored is already stored: no size bound to apply.
+            recorder = checkpointer or Checkpointer.open(session, workspace, clock, _UNBOUNDED_MB)
+            recorder.take(len(timeline.turns), AT_REWIND, force=True, names=touched)
     branched = False
     if scope in ("chat", "both"):
         session.append_event(
@@ -254,12 +261,7 @@ def preview(session_path: Path, workspace: Path, plan: CodePlan) -> str:
             parts.append(f"mode {action.path}: {old.mode} -> {new.mode}\n")
             continue
         if MODE_LINK in (old.mode if old else "", new.mode if new else ""):
-            shown = [
-                f"{(e.mode == MODE_LINK and 'symlink -> ') or ''}{contents[e.oid].decode(errors='replace')}"
-                if e
-                else "(none)"
-                for e in (old, new)
-            ]
+            shown = [_describe(e, contents) for e in (old, new)]
             parts.append(f"{action.path}: {shown[0]} => {shown[1]}\n")
             continue
         before = contents[old.oid] if old else b""
@@ -272,3 +274,10 @@ def preview(session_path: Path, workspace: Path, plan: CodePlan) -> str:
         )
         parts.append(diff if diff is not None else f"{action.path}: too large to show\n")
     return "".join(parts)
+
+
+def _describe(entry: Entry | None, contents: dict[str, bytes]) -> str:
+    if entry is None:
+        return "(none)"
+    text = contents[entry.oid].decode("utf-8", "replace")
+    return f"symlink -> {text}" if entry.mode == MODE_LINK else f"file ({len(text)} bytes)"

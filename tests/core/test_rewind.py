@@ -287,3 +287,22 @@ def test_without_git_file_tools_are_covered_and_bash_is_said_not_to_be(
     (ws / "new.txt").write_text("user\n")
     assert main(["rewind", "2", "--scope", "code"]) == 1
     assert (ws / "new.txt").read_text() == "user\n"
+
+
+def test_the_size_bound_names_what_was_not_kept(ws, configured, home, capsys):
+    with (home / "config.toml").open("a") as fh:
+        fh.write("\n[checkpoints]\nmax_store_mb = 1\n")
+    (ws / "small.txt").write_text("s\n")
+    turn(
+        configured,
+        "big",
+        call("bash", command="head -c 2000000 /dev/zero > big.bin && echo t > small.txt"),
+    )
+    capsys.readouterr()
+    assert main(["rewind", "--list"]) == 0
+    assert "not kept: big.bin (over the checkpoint size bound)" in capsys.readouterr().out
+    assert main(["rewind", "1", "--scope", "code"]) == 0
+    out = capsys.readouterr().out
+    assert "? big.bin: not kept by a checkpoint (over the checkpoint size bound); left as is" in out
+    assert (ws / "small.txt").read_text() == "s\n"
+    assert (ws / "big.bin").stat().st_size == 2_000_000  # not removed: never recorded
