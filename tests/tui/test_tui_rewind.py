@@ -106,3 +106,29 @@ async def test_esc_esc_then_conversation_continues_before_the_turn(
         assert new[: len(old)] == old
         assert new[len(old)]["content"] == "made it two"
         assert new[len(old) + 1]["content"].startswith("try again")
+
+
+async def test_fork_continues_in_a_new_session(workspace: Path, home: Path, configured) -> None:  # type: ignore[no-untyped-def]
+    (workspace / "a.txt").write_text("one\n")
+    services = EngineServices(workspace, home=home, permission_mode="yolo")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _two_turns(pilot, configured, workspace)
+        original = session(pilot).runner.session_id
+        original_file = next(home.glob(f"sessions/*/{original}.jsonl"))
+        original_bytes = original_file.read_bytes()
+        await send(pilot, "/rewind")
+        await _pick(pilot, 2, "fork")
+        await pilot.press("enter")
+        await until(pilot, lambda: pilot.app.screen is session(pilot))
+        await pilot.pause()
+        assert (workspace / "a.txt").read_text() == "three\n"  # a fork leaves the code
+        count = len(configured.requests)
+        configured.enqueue(Reply(content="forked"))
+        await send(pilot, "in the fork")
+        await _answered(pilot, configured, count + 1)
+        assert session(pilot).runner.session_id != original
+        assert original_file.read_bytes() == original_bytes
+        new = json.loads(configured.requests[count].body)["messages"]
+        assert [m["content"] for m in new if m["role"] == "user"][-1].startswith("in the fork")
+        assert "make it three" not in json.dumps(new)
