@@ -57,7 +57,7 @@ from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 from reasonix_core.tool.preview import preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
@@ -719,7 +719,9 @@ class Agent:
             )
             if not auth.allowed:
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")
-        if self.checkpoints is not None and not tool.read_only:
+        if self.checkpoints is not None and tool.family != ToolFamily.READ:
+            # Anything but a file read may change files (an MCP tool too, whatever
+            # it declares): the workspace as it was before the call.
             await self.checkpoints.before_tool(self._turn_number(), call.name, args)
         state.started = True
         return await self.tools.call(call.name, call.arguments, self.tool_context)

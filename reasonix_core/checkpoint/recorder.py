@@ -65,7 +65,7 @@ class Checkpointer:
         self.clock = clock
         self.max_bytes = max_bytes
         self.stored_bytes = stored_bytes
-        self._last: tuple[int, str | None] | None = None
+        self._last: tuple[int, str | None, frozenset[tuple[str, str]]] | None = None
 
     @classmethod
     def open(
@@ -121,8 +121,9 @@ class Checkpointer:
             else:
                 tree, not_kept = snap.tree, snap.not_kept
                 self.stored_bytes += snap.added_bytes
-        key = (turn, tree)
-        if not force and not not_kept and not files and self._last == key:
+        # A repeated over-bound file or failure is said once, not at every call.
+        key = (turn, tree, frozenset(not_kept.items()))
+        if not force and not files and self._last == key:
             return None
         self._last = key
         checkpoint = Checkpoint(
