@@ -295,6 +295,8 @@ class Agent:
             if suffix:
                 text = f"{prompt}\n\n{suffix}"
         self._append(Message(role="user", content=text))
+        if self.checkpoints is not None:
+            self.checkpoints.turn_started(self._turn_number())
         self.turns += 1
         self.context.begin_turn()
         return self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)

@@ -28,6 +28,7 @@ from reasonix_core.checkpoint.timeline import (
     AT_TOOL,
     AT_TURN_END,
     CHECKPOINT,
+    TURN,
     Checkpoint,
     read_timeline,
 )
@@ -61,6 +62,7 @@ class Checkpointer:
         # Without git: copies of what the file tools write (bash is not covered).
         self.preimages = preimages
         self._touched: set[str] = set()
+        self._wrote = False  # a tool that may write ran in this turn
         self.session = session
         self.clock = clock
         self.max_bytes = max_bytes
@@ -79,14 +81,24 @@ class Checkpointer:
     async def before_tool(
         self, turn: int, tool: str = "", args: Mapping[str, Any] | None = None
     ) -> None:
+        self._wrote = True
         names: list[str] = []
         if self.preimages is not None and is_path_tool(tool):
             paths = Call.build(tool, args, self.preimages.workspace).paths
             names = self.preimages.names(p for p in paths if isinstance(p, str))
         await self._take(turn, AT_TOOL, names=names)
 
+    def turn_started(self, turn: int) -> None:
+        """A ``turn`` record: when the turn began (no snapshot: nothing ran yet)."""
+        self._wrote = False
+        self.session.append_event(TURN, turn=turn, time=self.clock().isoformat(timespec="seconds"))
+
     async def turn_end(self, turn: int) -> None:
-        await self._take(turn, AT_TURN_END)
+        # A turn that ran no tool that may write changed nothing: no snapshot
+        # (a question answered in a huge folder costs no tree walk).
+        if self._wrote:
+            self._wrote = False
+            await self._take(turn, AT_TURN_END)
 
     def take(
         self, turn: int, at: str, *, force: bool = False, names: Sequence[str] = ()

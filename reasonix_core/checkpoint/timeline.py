@@ -21,6 +21,8 @@ from reasonix_core.agent.session import BRANCH, iter_records
 from reasonix_core.checkpoint.store import Entry
 
 CHECKPOINT = "checkpoint"
+#: When a turn began: ``{"type": "turn", "turn": N, "time": ...}``.
+TURN = "turn"
 # When a checkpoint was taken: before a tool that may write, at the end of a
 # turn, after a code rewind.
 AT_TOOL, AT_TURN_END, AT_REWIND = "tool", "end", "rewind"
@@ -92,6 +94,7 @@ class Turn:
     # Messages before this turn's user message (a chat rewind keeps these).
     keep: int
     checkpoints: list[Checkpoint] = field(default_factory=list)
+    started: str = ""
 
     @property
     def head(self) -> str:
@@ -101,7 +104,7 @@ class Turn:
 
     @property
     def time(self) -> str:
-        return self.checkpoints[0].time if self.checkpoints else ""
+        return self.started or (self.checkpoints[0].time if self.checkpoints else "")
 
     @property
     def start(self) -> Checkpoint | None:
@@ -165,6 +168,10 @@ def read_timeline(session_path: Path) -> Timeline:
             # A code rewind's checkpoint changes the latest state, not the turn's.
             if checkpoint.at != AT_REWIND and 1 <= checkpoint.turn <= len(turns):
                 turns[checkpoint.turn - 1].checkpoints.append(checkpoint)
+        elif kind == TURN:
+            number = record.get("turn")
+            if isinstance(number, int) and 1 <= number <= len(turns):
+                turns[number - 1].started = str(record.get("time", ""))
         elif kind == BRANCH:
             keep = record.get("keep")
             if isinstance(keep, int) and 0 <= keep <= len(roles):

@@ -306,3 +306,15 @@ def test_the_size_bound_names_what_was_not_kept(ws, configured, home, capsys):
     assert "? big.bin: not kept by a checkpoint (over the checkpoint size bound); left as is" in out
     assert (ws / "small.txt").read_text() == "s\n"
     assert (ws / "big.bin").stat().st_size == 2_000_000  # not removed: never recorded
+
+
+def test_a_turn_that_writes_nothing_walks_no_tree_but_is_listed(ws, configured, home, capsys):
+    (ws / "a.txt").write_text("a\n")
+    turn(configured, "just read", call("read_file", path="a.txt"), call("grep", pattern="a"))
+    assert not list(home.glob("sessions/*/*.rewind"))  # no snapshot was taken
+    capsys.readouterr()
+    assert main(["rewind", "--list"]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith("turn 1  20") and line.endswith("just read")  # with its time
+    assert main(["rewind", "1", "--scope", "code"]) == 0
+    assert "code: nothing to rewind" in capsys.readouterr().out
