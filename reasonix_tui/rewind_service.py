@@ -20,6 +20,11 @@ from reasonix_tui.services import RewindDone, RewindPreview, RewindTurn
 
 
 def turns(runtime: Runtime) -> list[RewindTurn]:
+    """Raises ValueError with the reason when the checkpoints cannot be read."""
+    try:
+        summaries = summarize_turns(runtime.agent.session.path, runtime.workspace)
+    except ReasonixError as exc:
+        raise ValueError(str(exc)) from None
     return [
         RewindTurn(
             number=t.number,
@@ -27,7 +32,7 @@ def turns(runtime: Runtime) -> list[RewindTurn]:
             time=t.time.replace("T", " ")[:19],
             files=tuple(change_line(c) for c in t.changes),
         )
-        for t in summarize_turns(runtime.agent.session.path, runtime.workspace)
+        for t in summaries
     ]
 
 
@@ -35,11 +40,12 @@ def code_preview(runtime: Runtime, turn: int) -> RewindPreview:
     path = runtime.agent.session.path
     try:
         plan = plan_rewind(path, runtime.workspace, turn)
+        if plan is None or not plan.actions:
+            return RewindPreview(diff="", note="no file was changed since that turn")
+        diff = preview(path, runtime.workspace, plan)
     except ReasonixError as exc:
         return RewindPreview(diff="", note=str(exc))
-    if plan is None or not plan.actions:
-        return RewindPreview(diff="", note="no file was changed since that turn")
-    return RewindPreview(diff=preview(path, runtime.workspace, plan), conflicts=plan.conflicts)
+    return RewindPreview(diff=diff, conflicts=plan.conflicts)
 
 
 def apply(runtime: Runtime, turn: int, scope: str, force: bool) -> RewindDone:

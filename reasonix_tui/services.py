@@ -197,7 +197,8 @@ class AppServices(Protocol):
         ...
 
     def rewind_turns(self) -> list[RewindTurn]:
-        """Optional. The active session's turns with their file changes (``/rewind``)."""
+        """Optional. The active session's turns with their file changes (``/rewind``);
+        ``ValueError`` with the reason when the checkpoints cannot be read."""
         ...
 
     def rewind_preview(self, turn: int) -> RewindPreview:

@@ -105,7 +105,11 @@ def open_rewind(screen: SessionScreen) -> None:
     """The whole flow: turn picker -> preview and choice -> rewind -> notice (and,
     after a chat rewind or a fork, continue in that session)."""
     services = screen.services
-    turns = {t.number: t for t in services.rewind_turns()}
+    try:
+        turns = {t.number: t for t in services.rewind_turns()}
+    except ValueError as exc:
+        screen.notify(f"Rewind is not available: {exc}", severity="error")
+        return
 
     async def chosen(number: int, scope: str | None) -> None:
         if scope is None:
