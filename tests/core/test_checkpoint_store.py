@@ -55,17 +55,20 @@ def test_kill_9_mid_snapshot_leaves_the_store_usable(tmp_path):
             store.snapshot()
         """
     )
-    child = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     lock = tmp_path / "store" / "index.lock"
-    try:
-        deadline = time.monotonic() + 120  # a sync point, not a timed assertion
-        while not lock.exists():
-            assert child.poll() is None, "the snapshotting child died on its own"
-            assert time.monotonic() < deadline, "no snapshot was ever in flight"
-            time.sleep(0.001)
-        os.killpg(child.pid, signal.SIGKILL)  # the child and its git
-    finally:
-        child.wait()
+    for _attempt in range(5):  # the lock may vanish between the look and the kill
+        child = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120  # a sync point, not a timed assertion
+            while not lock.exists():
+                assert child.poll() is None, "the snapshotting child died on its own"
+                assert time.monotonic() < deadline, "no snapshot was ever in flight"
+                time.sleep(0.001)
+            os.killpg(child.pid, signal.SIGKILL)  # the child and its git
+        finally:
+            child.wait()
+        if lock.exists():
+            break
     assert lock.exists()  # killed mid-snapshot: git's lock was left behind
     store = _open(tmp_path, ws)
     snap = store.snapshot()
