@@ -55,6 +55,10 @@ class StreamInterrupted(ProviderError):
         super().__init__(message, retryable=True, kind="stream_interrupted")
 
 
+#: ``ProviderError.kind`` of an empty answer (its retries are ``empty_final_retries``).
+EMPTY_RESPONSE_KIND = "empty_response"
+
+
 class EmptyResponse(ProviderError):
     """The model produced no content, no reasoning and no tool calls (retryable)."""
 
@@ -62,7 +66,7 @@ class EmptyResponse(ProviderError):
         super().__init__(
             "the model returned an empty response (no content, reasoning or tool calls)",
             retryable=True,
-            kind="empty_response",
+            kind=EMPTY_RESPONSE_KIND,
         )
 
 

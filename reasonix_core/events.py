@@ -106,6 +106,10 @@ class UsageReported(Event):
     source: str = "executor"
     cost: float = 0.0
     currency: str = "USD"
+    # The request's number in its session (the request records' ``request``).
+    request: int = 0
+    # Time to the first streamed output of the answered attempt; None without output.
+    ttft_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +117,8 @@ class Retrying(Event):
     attempt: int
     delay: float
     reason: str
+    # The failed attempt's ProviderError.kind ("empty_response", "http", "stream"...).
+    error_kind: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +126,25 @@ class PrefixChanged(Event):
     """An earlier part of the request changed; the reason explains the cache miss."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheBroken(Event):
+    """A billed request was not an append-only extension of its agent's previous one.
+
+    ``reason``: the PrefixChanged reason that announced it, or ``unexplained``.
+    ``rebilled_tokens``: the previous request's tokens after ``first_diff_byte``
+    (None: the position is unknown, the whole previous prompt is counted), now
+    billed at the cache-miss price instead of the hit price (``rebilled_cost``)."""
+
+    request: int
+    reason: str
+    first_diff_byte: int | None
+    rebilled_tokens: int
+    rebilled_cost: float = 0.0
+    currency: str = "USD"
+    # The bytes around the first difference, escaped: (common part, was, now).
+    context: tuple[str, str, str] = ("", "", "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +204,7 @@ _KIND_BY_CLASS: dict[type[Event], str] = {
     UsageReported: "usage",
     Retrying: "retrying",
     PrefixChanged: "prefix_changed",
+    CacheBroken: "cache_broken",
     Notice: "notice",
     CompactionStarted: "compaction_started",
     CompactionFinished: "compaction_finished",

@@ -210,6 +210,11 @@ class ScriptedServices(BaseServices):
     runners: list[ScriptedRunner] = field(default_factory=list)
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
+    # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
+    report: Any = None
+    preview: Any = None
+    idle: Any = None
+    previews: list[tuple[str, str]] = field(default_factory=list)
     # /rewind: the turns shown, the previews by turn, and the rewinds asked for.
     rewind_history: list[RewindTurn] = field(default_factory=list)
     rewind_previews: dict[int, RewindPreview] = field(default_factory=dict)
@@ -268,6 +273,16 @@ class ScriptedServices(BaseServices):
 
     def reconnect_mcp(self, name: str) -> None:
         self.reconnected.append(name)
+
+    def cache_report(self, runner: Any) -> Any:
+        return self.report
+
+    def rebill_preview(self, runner: Any, change: str, target: str = "") -> Any:
+        self.previews.append((change, target))
+        return self.preview
+
+    def idle_preview(self, runner: Any) -> Any:
+        return self.idle
 
     async def compact(self, runner: Any) -> AsyncIterator[Event]:
         self.compactions += 1

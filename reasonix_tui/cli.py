@@ -168,6 +168,22 @@ def _parser() -> argparse.ArgumentParser:
     rewind.add_argument(
         "--force", action="store_true", help="overwrite files changed outside Reasonix since"
     )
+
+    cache = sub.add_parser(
+        "cache", help="a session's prompt-cache account: hits, breaks and what they cost"
+    )
+    cache.add_argument(
+        "-c",
+        "--continue",
+        dest="cache_continue",
+        action="store_true",
+        help="the newest session of this workspace (the default)",
+    )
+    cache.add_argument("-r", "--resume", dest="cache_resume", metavar="ID", help="session ID")
+    cache.add_argument("--json", dest="cache_json", action="store_true", help="one JSON object")
+    cache.add_argument(
+        "--check", action="store_true", help="exit 1 when any cache break is unexplained"
+    )
     return parser
 
 
@@ -548,6 +564,32 @@ def _fork(text: str) -> str:
     return forked.id
 
 
+def _cache(args: argparse.Namespace) -> int:
+    import json
+
+    from reasonix_core.agent.cache_report import build_report, render_text
+    from reasonix_core.agent.session import open_session, read_request_records
+    from reasonix_core.home import reasonix_home
+
+    resume = args.cache_resume or args.resume_id
+    if resume and args.cache_continue:
+        return _fail("-c and -r name different sessions: give one")
+    loaded = open_session(reasonix_home() / "sessions", Path.cwd(), resume)
+    report = build_report(loaded.header.id, read_request_records(loaded.store.path))
+    if args.cache_json:
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    if args.check and report.unexplained:
+        if not args.cache_json:
+            sys.stderr.write(
+                f"reasonix: {report.unexplained} unexplained cache break(s) "
+                f"in session {loaded.header.id}\n"
+            )
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 def _trust(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
     from reasonix_core.trust import record_trust, review_project, revoke_trust
@@ -643,6 +685,8 @@ def main(argv: list[str] | None = None) -> int:
             return _config_compact_ratio(args)
         if args.command == "compact":
             return _compact(args)
+        if args.command == "cache":
+            return _cache(args)
         if args.command == "trust":
             return _trust(args)
         if args.command == "rewind":

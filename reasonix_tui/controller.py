@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reasonix_core.events import (
+    CacheBroken,
     CompactionFinished,
     CompactionStarted,
     Event,
@@ -158,6 +159,13 @@ class TurnController:
                 await self.notice(f"Retrying in {delay:.0f}s (attempt {attempt}): {reason}")
             case PrefixChanged(reason=reason):
                 await self.notice(f"Cache prefix changed: {reason}")
+            case CacheBroken(reason="unexplained", rebilled_tokens=tokens):
+                # A change nothing named (a bug): say so; named ones were announced above.
+                await self.notice(
+                    f"The prompt cache broke for no named reason: {tokens:,} cached "
+                    "tokens billed again (/cache shows where).",
+                    "warning",
+                )
             case Notice(level=level, text=text):
                 await self.notice(text, level)
             case CompactionStarted(reason=reason):

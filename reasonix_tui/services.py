@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # types only: the first frame needs none of the core
+    from reasonix_core.agent.cache_preview import RebillPreview
+    from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.agent.runner import Runner
     from reasonix_core.events import Event
     from reasonix_core.permission.approver import Approver
@@ -210,6 +212,21 @@ class AppServices(Protocol):
         Raises ``ValueError`` with the reason when it cannot (a conflict, no store)."""
         ...
 
+    def cache_report(self, runner: Runner) -> CacheReport | None:
+        """Optional. The runner's session's cache account for ``/cache`` (None: no
+        session yet)."""
+        ...
+
+    def rebill_preview(self, runner: Runner, change: str, target: str = "") -> RebillPreview | None:
+        """Optional. What ``change`` ("model" to ``target``, "effort", "compact") would
+        re-bill from the prompt cache now; None when nothing is cached."""
+        ...
+
+    def idle_preview(self, runner: Runner) -> RebillPreview | None:
+        """Optional. The first request's cache miss of a session idle longer than the
+        provider keeps its cache; None otherwise."""
+        ...
+
 
 class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
@@ -247,3 +264,12 @@ class BaseServices(AppServices):
 
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         raise ValueError("checkpoints are not available in this session")
+
+    def cache_report(self, runner: Runner) -> CacheReport | None:
+        return None
+
+    def rebill_preview(self, runner: Runner, change: str, target: str = "") -> RebillPreview | None:
+        return None
+
+    def idle_preview(self, runner: Runner) -> RebillPreview | None:
+        return None

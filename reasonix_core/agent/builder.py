@@ -18,11 +18,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.context import ContextManager
 from reasonix_core.agent.loop import Agent, AgentOptions
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.retry import RetryPolicy
-from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id, open_session
+from reasonix_core.agent.session import (
+    SessionHeader,
+    SessionStore,
+    new_session_id,
+    open_session,
+    read_request_records,
+)
 from reasonix_core.checkpoint.timeline import ends_with_branch
 from reasonix_core.config import (
     PROJECT_FILE,
@@ -97,6 +104,20 @@ class Runtime:
     continued: bool = False
     # The MCP host (reasonix_core.mcp.host.McpHost) or None when no server is declared.
     mcp: Any = None
+
+
+def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:
+    """The model reference and effort a continued session's last request used (its
+    request records know a /model or /effort since the header was written)."""
+    last = last_settings(read_request_records(path))
+    if last is None:
+        return header.model, header.effort
+    model, effort = last
+    # The header's reference is provider/model (a model id may hold a "/" itself).
+    provider, slash, header_model = header.model.partition("/")
+    if not slash or model == header_model:
+        return header.model, effort
+    return f"{provider}/{model}", effort
 
 
 def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
@@ -220,15 +241,23 @@ async def open_runtime(
     # Start-up work: a few small synchronous reads before the first request.
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()  # noqa: ASYNC240
     loaded_session = None
+    last_used: tuple[str, str] | None = None  # a continued session's last (model, effort)
     if settings.continue_last or settings.resume_id:
         loaded_session = open_session(home / "sessions", workspace, settings.resume_id)
+        last_used = _last_used(loaded_session.header, loaded_session.store.path)
     # A continued session keeps its model unless asked otherwise: same prefix, same cache.
-    model_ref = settings.model or (loaded_session.header.model if loaded_session else None)
-    resolved = resolve_model(config, model_ref)
+    model_ref = settings.model or (last_used[0] if last_used else None)
+    try:
+        resolved = resolve_model(config, model_ref)
+    except ConfigError:
+        if settings.model or loaded_session is None or model_ref == loaded_session.header.model:
+            raise
+        # The records name a model the config no longer has: the session's first one.
+        resolved = resolve_model(config, loaded_session.header.model)
     api_key = read_api_key(resolved.provider, home)
     effort = (
         settings.effort
-        or (loaded_session.header.effort if loaded_session else None)
+        or (last_used[1] if last_used else None)
         or (config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort)
     )
     policy = build_policy(config, settings, workspace, home)
@@ -346,10 +375,11 @@ async def open_runtime(
             context_manager.restore(store.read_checkpoint(), agent.messages)
             header = loaded_session.header
             same_tools = header.tools_fingerprint == _digest(registry.fingerprint)
+            assert last_used is not None
             agent.note_prefix_baseline(
                 registry.fingerprint if same_tools else "(previous tool set)",
-                header.model.split("/", 1)[-1] if "/" in header.model else header.model,
-                header.effort,
+                last_used[0].split("/", 1)[-1],
+                last_used[1],
             )
         mcp_wait = settings.mcp_wait
         if mcp_wait is None:

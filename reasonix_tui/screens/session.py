@@ -105,6 +105,8 @@ class SessionScreen(SessionCommands, Screen[None]):
         await self.welcome()
         for problem in self.registry.problems:
             await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
+        if self.services.is_ready:  # else the app calls it once they are
+            await self.warn_if_idle()
         self.composer.focus()
 
     # ---- modal overlays hide the composer --------------------------------
