@@ -199,6 +199,9 @@ def test_chat_rewind_then_continue_is_a_byte_exact_extension(ws, configured, cap
     old_array = _enc(old)[:-1]
     assert old_array in configured.requests[count].body
 
+    # The cache ledger names the break: nothing unexplained.
+    capsys.readouterr()
+    assert main(["cache", "--check"]) == 0, capsys.readouterr()
     # And the listing now shows the conversation as it stands.
     capsys.readouterr()
     assert main(["rewind", "--list"]) == 0
