@@ -75,6 +75,7 @@ def plan_code(
     actions: list[Action] = []
     conflicts: list[str] = []
     for change in changes:
+        _check_name(change.path)
         if change.path in not_kept:
             continue
         kind = REMOVE if change.before is None else CREATE if change.after is None else RESTORE
@@ -116,6 +117,15 @@ def apply_code(source: BlobSource, plan: CodePlan, target_dirs: set[str] | None)
     finally:
         os.close(root)
     return sorted(set(done))
+
+
+def _check_name(path: str) -> None:
+    """A path a rewind may write: relative, no ``.``/``..``/empty component, nothing
+    inside a ``.git``. Git never records another kind; a record that holds one was
+    not written by Reasonix, and nothing is restored from it."""
+    parts = path.split("/")
+    if path.startswith("/") or any(p in ("", ".", "..") or p == ".git" for p in parts):
+        raise CheckpointError(f"refusing to restore {path!r}: not a path inside the workspace")
 
 
 def folders(entries: Iterable[str]) -> set[str]:

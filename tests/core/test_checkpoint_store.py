@@ -10,6 +10,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from reasonix_core.checkpoint.store import (
     NESTED_REPOSITORY,
     OVER_BOUND,
@@ -137,3 +139,18 @@ def test_a_new_session_starts_from_the_previous_sessions_snapshot(tmp_path):
         (tmp_path / "sessions").glob("checkpoint-objects")
     )
     assert [p.name for p in objects] == ["checkpoint-objects"]  # shared, not per session
+
+
+@pytest.mark.parametrize(
+    "name", ["../escape.txt", "/etc/passwd", "a/../../x", ".git/config", "a//b"]
+)
+def test_a_rewind_never_restores_a_path_outside_the_workspace(tmp_path, name):
+    from reasonix_core.checkpoint.restore import plan_code
+    from reasonix_core.checkpoint.store import MODE_FILE, Change, Entry
+    from reasonix_core.errors import CheckpointError
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    change = Change(name, Entry(MODE_FILE, "0" * 40), None, None, None)
+    with pytest.raises(CheckpointError, match="refusing to restore"):
+        plan_code(ws, [change], {})
