@@ -24,6 +24,8 @@ EFFORT_HELP = (
 
 
 def _parser() -> argparse.ArgumentParser:
+    from reasonix_core.checkpoint import SCOPES
+
     parser = argparse.ArgumentParser(
         prog="reasonix",
         description="A cache-first coding agent for the terminal.",
@@ -155,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     rewind.add_argument("--list", dest="rewind_list", action="store_true", help="list the turns")
     rewind.add_argument(
         "--scope",
-        choices=("code", "chat", "both"),
+        choices=SCOPES,
         default="both",
         help="code: the files; chat: the conversation; both (default)",
     )

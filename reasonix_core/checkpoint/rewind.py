@@ -42,9 +42,8 @@ from reasonix_core.checkpoint.timeline import (
 from reasonix_core.errors import CheckpointError, RewindConflict, UsageError
 from reasonix_core.tool.ledger import FileLedger
 
-Scope = Literal["code", "chat", "both"]
+Scope = Literal["code", "chat", "both"]  # checkpoint.SCOPES, for the type checker
 _UNBOUNDED_MB = 1 << 30
-SCOPES: tuple[str, ...] = ("code", "chat", "both")
 
 
 @dataclass(frozen=True, slots=True)
