@@ -321,3 +321,30 @@ def test_a_turn_that_writes_nothing_walks_no_tree_but_is_listed(ws, configured, 
     assert line.startswith("turn 1  20") and line.endswith("just read")  # with its time
     assert main(["rewind", "1", "--scope", "code"]) == 0
     assert "code: nothing to rewind" in capsys.readouterr().out
+
+
+def test_real_processes_with_git_variables_in_the_environment(workspace, configured):
+    """`reasonix run` and `reasonix rewind` as child processes, with GIT_* variables
+    that would point any careless git call at the user's own repository."""
+    import subprocess
+
+    from tests.conftest import reasonix
+
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "a.txt").write_text("one\n")
+    hostile = {
+        "GIT_DIR": str(workspace / ".git"),
+        "GIT_INDEX_FILE": str(workspace / ".git" / "index"),
+        "GIT_WORK_TREE": "/",
+        "GIT_CONFIG_PARAMETERS": "'core.fsmonitor'='touch /tmp/reasonix-pwned'",
+    }
+    configured.enqueue(Reply(tool_calls=[call("bash", command="echo two > a.txt")]))
+    configured.enqueue(Reply(content="done"))
+    proc = reasonix(workspace, "run", "--permission-mode", "yolo", "edit", env=hostile)
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "a.txt").read_text() == "two\n"
+    proc = reasonix(workspace, "rewind", "1", "--scope", "code", env=hostile)
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\n"
+    assert not (workspace / ".git" / "index").exists()  # the user's index untouched
+    assert not Path("/tmp/reasonix-pwned").exists()
