@@ -170,6 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     rewind.add_argument(
         "--force", action="store_true", help="overwrite files changed outside Reasonix since"
     )
+    rewind.add_argument("--json", dest="rewind_json", action="store_true", help="one JSON object")
 
     cache = sub.add_parser(
         "cache", help="a session's prompt-cache account: hits, breaks and what they cost"
@@ -520,7 +521,12 @@ def _rewind(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
     from reasonix_core.agent.session import open_session
-    from reasonix_core.checkpoint.report import format_outcome, format_turns
+    from reasonix_core.checkpoint.report import (
+        format_outcome,
+        format_turns,
+        outcome_json,
+        turns_json,
+    )
     from reasonix_core.checkpoint.rewind import rewind, summarize_turns
     from reasonix_core.errors import CheckpointError, RewindConflict
     from reasonix_core.home import reasonix_home
@@ -534,7 +540,9 @@ def _rewind(args: argparse.Namespace) -> int:
         reasonix_home() / "sessions", workspace, args.rewind_resume or args.resume_id
     )
     if args.rewind_list:
-        sys.stdout.write(format_turns(summarize_turns(loaded.store.path, workspace)))
+        turns = summarize_turns(loaded.store.path, workspace)
+        text = _json_line(turns_json(turns)) if args.rewind_json else format_turns(turns)
+        sys.stdout.write(text)
         return EXIT_OK
     try:
         outcome = rewind(
@@ -545,8 +553,14 @@ def _rewind(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_FAILED)
     finally:
         loaded.store.close()
-    sys.stdout.write(format_outcome(outcome))
+    sys.stdout.write(_json_line(outcome_json(outcome)) if args.rewind_json else format_outcome(outcome))  # fmt: skip
     return EXIT_OK
+
+
+def _json_line(data: object) -> str:
+    import json
+
+    return json.dumps(data, ensure_ascii=False) + "\n"
 
 
 def _fork(text: str) -> str:

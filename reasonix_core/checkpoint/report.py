@@ -1,6 +1,9 @@
-"""The words of ``reasonix rewind``: turn lists and rewind outcomes as text."""
+"""The words of ``reasonix rewind``: turn lists and rewind outcomes as text,
+or as JSON for scripts (``--json``)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from reasonix_core.checkpoint.restore import CREATE, REMOVE, CodePlan
 from reasonix_core.checkpoint.rewind import RewindOutcome, TurnSummary
@@ -9,9 +12,13 @@ from reasonix_core.checkpoint.store import Change
 _MARK = {REMOVE: "-", CREATE: "+"}
 
 
+def _kind(change: Change) -> str:
+    return "A" if change.before is None else "D" if change.after is None else "M"
+
+
 def change_line(change: Change) -> str:
     """``M path +3 -1`` (``A`` added, ``D`` deleted, ``M`` changed; bin for binary)."""
-    kind = "A" if change.before is None else "D" if change.after is None else "M"
+    kind = _kind(change)
     if change.added is None or change.deleted is None:
         counts = "binary" if change.before and change.after else ""
     else:
@@ -61,3 +68,48 @@ def format_outcome(outcome: RewindOutcome) -> str:
         else:
             lines.append(f"chat: the next -c continues from just before turn {outcome.turn}")
     return "\n".join(lines) + "\n"
+
+
+def turns_json(turns: list[TurnSummary]) -> dict[str, Any]:
+    return {
+        "turns": [
+            {
+                "turn": t.number,
+                "time": t.time,
+                "prompt": t.head,
+                "bash_covered": t.covers_bash,
+                "files": [
+                    {
+                        "path": c.path,
+                        "change": _kind(c),
+                        "added": c.added,
+                        "deleted": c.deleted,
+                        "mode_before": c.before.mode if c.before else None,
+                        "mode_after": c.after.mode if c.after else None,
+                    }
+                    for c in t.changes
+                ],
+                "not_kept": t.not_kept,
+            }
+            for t in turns
+        ]
+    }
+
+
+def outcome_json(outcome: RewindOutcome) -> dict[str, Any]:
+    plan = outcome.plan
+    return {
+        "turn": outcome.turn,
+        "scope": outcome.scope,
+        "dry_run": outcome.dry_run,
+        "code": None
+        if plan is None
+        else {
+            "actions": [{"path": a.path, "action": a.kind} for a in plan.actions],
+            "conflicts": list(plan.conflicts),
+            "not_kept": plan.not_kept,
+            "changed": list(outcome.changed),
+        },
+        "chat_branched": outcome.branched,
+        "note": outcome.note,
+    }

@@ -49,6 +49,23 @@ def test_code_rewind_undoes_file_tools_and_bash(ws, configured, capsys):
     assert "A new/dir/made.txt +1 -0" in listing
     assert "run.sh mode 100644 -> 100755" in listing
 
+    assert main(["rewind", "--list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["turns"]
+    assert [t["turn"] for t in listed] == [1, 2] and listed[1]["prompt"] == "edit things"
+    files = {f["path"]: f for f in listed[1]["files"]}
+    assert files["a.txt"]["change"] == "M" and (
+        files["a.txt"]["added"],
+        files["a.txt"]["deleted"],
+    ) == (2, 2)
+    assert files["gone.txt"]["change"] == "D" and files["new/dir/made.txt"]["change"] == "A"
+    assert (files["run.sh"]["mode_before"], files["run.sh"]["mode_after"]) == ("100644", "100755")
+
+    assert main(["rewind", "2", "--scope", "code", "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["dry_run"] and planned["code"]["changed"] == []
+    assert {a["path"]: a["action"] for a in planned["code"]["actions"]} == {
+        "a.txt": "restore", "gone.txt": "create", "new/dir/made.txt": "remove", "run.sh": "restore",
+    }  # fmt: skip
     assert main(["rewind", "2", "--scope", "code", "--dry-run"]) == 0
     assert state(ws) == after_2
     assert main(["rewind", "2", "--scope", "code"]) == 0
