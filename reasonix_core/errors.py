@@ -88,3 +88,12 @@ class RewindConflict(ReasonixError):
             "nothing was rewound (pass --force to overwrite them)"
         )
         self.paths = paths
+
+
+class FleetPlanError(ToolArgumentError):
+    """A fleet's plan cannot run (duplicate or unknown ids, a cycle, overlapping
+    claims of items that may run together); found before any item starts."""
+
+
+class SkillError(ReasonixError):
+    """A skill named by the user or the model is unknown or its file cannot be used."""
