@@ -569,10 +569,12 @@ def _rewind(args: argparse.Namespace) -> int:
         return _fail("rewind: give either --list or a TURN number")
     if args.rewind_continue and args.rewind_resume:
         return _fail("rewind: -c and -r cannot be combined")
-    workspace = Path.cwd().resolve()
     loaded = open_session(
-        reasonix_home() / "sessions", workspace, args.rewind_resume or args.resume_id
+        reasonix_home() / "sessions", Path.cwd(), args.rewind_resume or args.resume_id
     )
+    # The folder the session's checkpoints were taken in (-r may name a session of
+    # another workspace, and [sandbox] workspace_root may differ from here).
+    workspace = Path(loaded.header.workspace or Path.cwd()).resolve()
     if args.rewind_list:
         turns = summarize_turns(loaded.store.path, workspace)
         text = _json_line(turns_json(turns)) if args.rewind_json else format_turns(turns)

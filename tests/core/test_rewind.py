@@ -365,3 +365,16 @@ def test_real_processes_with_git_variables_in_the_environment(workspace, configu
     assert (workspace / "a.txt").read_text() == "one\n"
     assert not (workspace / ".git" / "index").exists()  # the user's index untouched
     assert not Path("/tmp/reasonix-pwned").exists()
+
+
+def test_a_session_is_rewound_in_its_own_workspace(ws, configured, tmp_path, monkeypatch):
+    (ws / "a.txt").write_text("one\n")
+    turn(configured, "t1", call("bash", command="echo two > a.txt"))
+    session_id = next(ws.parent.glob("reasonix-home/sessions/*/*.jsonl")).stem
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "a.txt").write_text("another project\n")
+    monkeypatch.chdir(elsewhere)
+    assert main(["rewind", "1", "--scope", "code", "-r", session_id]) == 0
+    assert (ws / "a.txt").read_text() == "one\n"
+    assert (elsewhere / "a.txt").read_text() == "another project\n"
