@@ -327,7 +327,9 @@ class SessionScreen(SessionCommands, Screen[None]):
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.ctrl_c_armed = False
-        self.escape_armed = False
+        if self.escape_armed:
+            self.escape_armed = False
+            self.status.update_state(hint="")
         self.update_menu()
 
     def update_menu(self) -> None:

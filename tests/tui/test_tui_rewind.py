@@ -16,7 +16,6 @@ from reasonix_tui.screens.picker import PickerScreen
 from reasonix_tui.screens.rewind import RewindScreen
 from tests.tui.tui_helpers import send, session, until
 
-pytestmark = pytest.mark.usefixtures("configured")
 SIZE = (100, 32)
 
 
@@ -61,6 +60,7 @@ async def _pick(pilot, turn: int, choice: str) -> RewindScreen:  # type: ignore[
     return rewind
 
 
+@pytest.mark.usefixtures("configured")
 async def test_slash_rewind_puts_the_code_back(workspace: Path, home: Path, configured) -> None:  # type: ignore[no-untyped-def]
     (workspace / "a.txt").write_text("one\n")
     services = EngineServices(workspace, home=home, permission_mode="yolo")
@@ -80,6 +80,7 @@ async def test_slash_rewind_puts_the_code_back(workspace: Path, home: Path, conf
         assert "rewound" in session(pilot).transcript.query("NoticeBlock").last().text  # type: ignore[attr-defined]
 
 
+@pytest.mark.usefixtures("configured")
 async def test_esc_esc_then_conversation_continues_before_the_turn(
     workspace: Path, home: Path, configured
 ) -> None:  # type: ignore[no-untyped-def]
@@ -108,6 +109,7 @@ async def test_esc_esc_then_conversation_continues_before_the_turn(
         assert new[len(old) + 1]["content"].startswith("try again")
 
 
+@pytest.mark.usefixtures("configured")
 async def test_fork_continues_in_a_new_session(workspace: Path, home: Path, configured) -> None:  # type: ignore[no-untyped-def]
     (workspace / "a.txt").write_text("one\n")
     services = EngineServices(workspace, home=home, permission_mode="yolo")
@@ -132,3 +134,24 @@ async def test_fork_continues_in_a_new_session(workspace: Path, home: Path, conf
         new = json.loads(configured.requests[count].body)["messages"]
         assert [m["content"] for m in new if m["role"] == "user"][-1].startswith("in the fork")
         assert "make it three" not in json.dumps(new)
+
+
+async def test_typing_disarms_the_second_escape(make_app) -> None:  # type: ignore[no-untyped-def]
+    from reasonix_tui.services import RewindTurn
+    from tests.tui.tui_helpers import type_text
+
+    app, services = make_app(rewind_history=[RewindTurn(number=1, head="first")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("escape")
+        assert "Esc again" in str(session(pilot).status.render())
+        await type_text(pilot, "x")
+        assert "Esc again" not in str(session(pilot).status.render())
+        await pilot.press("backspace")
+        await pilot.press("escape")  # armed afresh, not opened
+        assert not isinstance(pilot.app.screen, PickerScreen)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, RewindScreen))
+        await pilot.press("enter")  # the first choice: code
+        await until(pilot, lambda: services.rewinds == [(1, "code")])
