@@ -88,6 +88,22 @@ class ToolArgumentError(ReasonixError):
     """Tool arguments failed to parse or validate; becomes a result for the model."""
 
 
+class CheckpointError(ReasonixError):
+    """The checkpoint store could not snapshot, read or restore the workspace."""
+
+
+class RewindConflict(ReasonixError):
+    """A rewind would overwrite files changed outside Reasonix since the checkpoint."""
+
+    def __init__(self, paths: list[str]) -> None:
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(
+            f"changed outside Reasonix since the last checkpoint: {shown}; "
+            "nothing was rewound (pass --force to overwrite them)"
+        )
+        self.paths = paths
+
+
 class FleetPlanError(ToolArgumentError):
     """A fleet's plan cannot run (duplicate or unknown ids, a cycle, overlapping
     claims of items that may run together); found before any item starts."""

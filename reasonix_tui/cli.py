@@ -54,6 +54,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from reasonix_core.checkpoint import SCOPES
+
     parser = _Parser(
         prog="reasonix",
         description="A cache-first coding agent for the terminal.",
@@ -287,6 +289,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="the session to compact (default: the newest of this workspace)",
     )
+    rewind = sub.add_parser(
+        "rewind", help="list a session's turns, or rewind its code and/or chat to a turn"
+    )
+    rewind.add_argument("turn", nargs="?", type=int, metavar="TURN", help="the turn to rewind to")
+    rewind.add_argument("--list", dest="rewind_list", action="store_true", help="list the turns")
+    rewind.add_argument(
+        "--scope",
+        choices=SCOPES,
+        default="both",
+        help="code: the files; chat: the conversation; both (default)",
+    )
+    rewind.add_argument(
+        "-c", "--continue", dest="rewind_continue", action="store_true",
+        help="the newest session of this workspace (the default)",
+    )  # fmt: skip
+    rewind.add_argument("-r", "--resume", dest="rewind_resume", metavar="ID", help="session ID")
+    rewind.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")  # fmt: skip
+    rewind.add_argument(
+        "--force", action="store_true", help="overwrite files changed outside Reasonix since"
+    )
+    rewind.add_argument("--json", dest="rewind_json", action="store_true", help="one JSON object")
 
     cache = sub.add_parser(
         "cache", help="a session's prompt-cache account: hits, breaks and what they cost"
@@ -380,6 +403,9 @@ def _start_run(args: argparse.Namespace) -> int:
     add_dirs = _add_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
     if isinstance(add_dirs, str):
         return _fail(add_dirs)
+    resume = args.run_resume or args.resume_id
+    if resume and "@" in resume:
+        resume = _fork(resume)  # -r ID@TURN: run in a new session forked from the turn
     settings = RunSettings(
         workspace=workspace,
         model=args.run_model or args.model,
@@ -388,7 +414,7 @@ def _start_run(args: argparse.Namespace) -> int:
         allowed_tools=_split_rules(args.allowed_tools),
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
-        resume_id=args.run_resume or args.resume_id,
+        resume_id=resume,
         trust_project=args.trust_project,
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,
@@ -677,6 +703,71 @@ def _compact(args: argparse.Namespace) -> int:
     return EXIT_OK if anyio.run(go) else EXIT_FAILED
 
 
+def _rewind(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.checkpoint.report import (
+        format_outcome,
+        format_turns,
+        outcome_json,
+        turns_json,
+    )
+    from reasonix_core.checkpoint.rewind import rewind, summarize_turns
+    from reasonix_core.errors import CheckpointError, RewindConflict
+    from reasonix_core.home import reasonix_home
+
+    if args.rewind_list == (args.turn is not None):
+        return _fail("rewind: give either --list or a TURN number")
+    if args.rewind_continue and args.rewind_resume:
+        return _fail("rewind: -c and -r cannot be combined")
+    loaded = open_session(
+        reasonix_home() / "sessions", Path.cwd(), args.rewind_resume or args.resume_id
+    )
+    # The folder the session's checkpoints were taken in (-r may name a session of
+    # another workspace, and [sandbox] workspace_root may differ from here).
+    workspace = Path(loaded.header.workspace or Path.cwd()).resolve()
+    if args.rewind_list:
+        turns = summarize_turns(loaded.store.path, workspace)
+        text = _json_line(turns_json(turns)) if args.rewind_json else format_turns(turns)
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        outcome = rewind(
+            loaded.store, workspace, args.turn, args.scope, lambda: datetime.now(UTC),
+            dry_run=args.dry_run, force=args.force,
+        )  # fmt: skip
+    except (RewindConflict, CheckpointError) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    finally:
+        loaded.store.close()
+    sys.stdout.write(_json_line(outcome_json(outcome)) if args.rewind_json else format_outcome(outcome))  # fmt: skip
+    return EXIT_OK
+
+
+def _json_line(data: object) -> str:
+    import json
+
+    return json.dumps(data, ensure_ascii=False) + "\n"
+
+
+def _fork(text: str) -> str:
+    """``-r ID@TURN``: fork session ID before TURN; the new session's id."""
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.checkpoint.rewind import fork, parse_fork
+    from reasonix_core.home import reasonix_home
+
+    parsed = parse_fork(text)
+    assert parsed is not None
+    workspace = Path.cwd().resolve()
+    loaded = open_session(reasonix_home() / "sessions", workspace, parsed[0])
+    forked = fork(reasonix_home() / "sessions", workspace, loaded, parsed[1], datetime.now(UTC))
+    forked.close()
+    return forked.id
+
+
 def _subagent(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
 
@@ -884,6 +975,8 @@ def main(argv: list[str] | None = None) -> int:
             return _trust(args)
         if args.command == "completion":
             return _completion(args)
+        if args.command == "rewind":
+            return _rewind(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

@@ -29,6 +29,7 @@ from reasonix_core.agent.session import (
     open_session,
     read_request_records,
 )
+from reasonix_core.checkpoint.timeline import ends_with_branch
 from reasonix_core.config import (
     Config,
     ResolvedModel,
@@ -389,7 +390,11 @@ async def open_runtime(
             config, home, workspace, resolved, provider, effort, sandbox, context, store.id,
             gate, mcp, clock, skills,
         )  # fmt: skip
+        if config.checkpoints.enabled:
+            agent.checkpoints = _checkpointer(store, workspace, clock, config)
         if loaded_session is not None:
+            if ends_with_branch(store.path):
+                agent.note_rewound()
             # A restart restores the existing checkpoint only (never re-plans it).
             context_manager.restore(store.read_checkpoint(), agent.messages)
             header = loaded_session.header
@@ -491,6 +496,14 @@ def _context_suffix(
         return "\n\n".join(parts)
 
     return suffix
+
+
+def _checkpointer(
+    store: SessionStore, workspace: Path, clock: Callable[[], datetime], config: Config
+) -> Any:
+    from reasonix_core.checkpoint.recorder import Checkpointer
+
+    return Checkpointer.open(store, workspace, clock, config.checkpoints.max_store_mb)
 
 
 def _mcp_host(

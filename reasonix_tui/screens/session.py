@@ -24,6 +24,7 @@ from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
+from reasonix_tui.screens.rewind import open_rewind
 from reasonix_tui.screens.session_commands import SessionCommands
 from reasonix_tui.services import AppServices
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel, UserBlock
@@ -61,6 +62,7 @@ class SessionScreen(SessionCommands, Screen[None]):
         self.busy = False
         self.queue: list[str] = []
         self.ctrl_c_armed = False
+        self.escape_armed = False
         self._menu_dismissed_text: str | None = None
         self._approval_lock = asyncio.Lock()
         self._controller: TurnController | None = None
@@ -251,6 +253,15 @@ class SessionScreen(SessionCommands, Screen[None]):
             self.close_menu()
         elif self.busy:
             self.cancel_turn()
+        elif not self.composer.text:
+            # Esc Esc on an empty composer: /rewind (any keystroke between disarms).
+            if self.escape_armed:
+                self.escape_armed = False
+                self.status.update_state(hint="")
+                open_rewind(self)
+            else:
+                self.escape_armed = True
+                self.status.update_state(hint="Press Esc again to rewind")
 
     def action_interrupt(self) -> None:
         if self._copy_selection():
@@ -306,6 +317,9 @@ class SessionScreen(SessionCommands, Screen[None]):
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.ctrl_c_armed = False
+        if self.escape_armed:
+            self.escape_armed = False
+            self.status.update_state(hint="")
         self.update_menu()
 
     def update_menu(self) -> None:

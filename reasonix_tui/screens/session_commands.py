@@ -14,6 +14,7 @@ from reasonix_tui.screens.confirm import ConfirmScreen
 from reasonix_tui.screens.help import HelpScreen
 from reasonix_tui.screens.mcp_status import McpStatusScreen
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
+from reasonix_tui.screens.rewind import open_rewind
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -196,23 +197,29 @@ class SessionCommands:
     async def cmd_mcp(self: SessionScreen, args: str) -> None:
         self.app.push_screen(McpStatusScreen(self.services))
 
+    async def continue_session(self: SessionScreen, session_id: str) -> bool:
+        """Switch to saved session ``session_id`` (``/resume``, a chat rewind, a fork)."""
+        try:
+            runner = self.services.resume_runner(session_id, self.approver)
+        except (KeyError, OSError, ValueError) as exc:
+            await self.notice(f"Could not resume {session_id}: {exc}", "error")
+            return False
+        self.cancel_turn()
+        self.queue.clear()
+        self.runner = runner
+        await self.transcript.clear()
+        self.status.reset_usage()
+        self.refresh_status()
+        return True
+
+    async def cmd_rewind(self: SessionScreen, args: str) -> None:
+        open_rewind(self)
+
     async def cmd_resume(self: SessionScreen, args: str) -> None:
         async def picked(session_id: str | None) -> None:
-            if not session_id:
-                return
-            try:
-                runner = self.services.resume_runner(session_id, self.approver)
-            except (KeyError, OSError, ValueError) as exc:
-                await self.notice(f"Could not resume {session_id}: {exc}", "error")
-                return
-            self.cancel_turn()
-            self.queue.clear()
-            self.runner = runner
-            await self.transcript.clear()
-            self.status.reset_usage()
-            self.refresh_status()
-            await self.notice(f"Resumed session {session_id}.")
-            await self.warn_if_idle()
+            if session_id and await self.continue_session(session_id):
+                await self.notice(f"Resumed session {session_id}.")
+                await self.warn_if_idle()
 
         sessions = self.services.list_sessions()
         items = [
