@@ -152,6 +152,13 @@ class SubagentRunner:
             # Scheduling: the claim decides who may run beside whom; inside a
             # slot already held (a fleet item, a nested child) no second one.
             await stack.enter_async_context(self.slots.hold(plan.scheduling))
+            if spec.write_paths is None and not plan.read_only and "bash" not in plan.scope.names:
+                # Unclaimed, and only path-aware writers: once it writes, its
+                # reservation is just the files written (its enforced claim stays
+                # the workspace). With bash it stays the whole workspace.
+                plan.receipts.on_write = lambda: self.slots.narrow(
+                    WriteClaim.resolved(_mutations(plan.receipts, plan.sandbox))
+                )
             resolved, provider = await self._provider(spec, plan.profile, stack)
             wanted = spec.effort or (plan.profile.effort if plan.profile else None) or s.effort
             try:
@@ -436,10 +443,7 @@ def _result(
 ) -> SubagentResult:
     """Compare the host's record with the claim and adjudicate the report."""
     receipts, sandbox = plan.receipts, plan.sandbox
-    # The session's temp dir is scratch, not a mutation of anything; every other
-    # path written is one, and outside the claim an escape.
-    scratch = Path(os.path.realpath(sandbox.temp_dir))
-    mutations = [p for p in receipts.writes if not is_within(p, scratch)]
+    mutations = _mutations(receipts, sandbox)
     violations = tuple(sandbox.display(p) for p in mutations if not claimed(p, plan.claim))
     adjudication: Adjudication | None = None
     if not plan.read_only and receipts.report is not None:
@@ -469,6 +473,13 @@ def _result(
         violations=violations,
         unaccounted=receipts.bash_unaccounted,
     )
+
+
+def _mutations(receipts: Receipts, sandbox: SandboxPolicy) -> list[Path]:
+    """The paths written: the session's temp dir is scratch, not a mutation of
+    anything; every other path written is one (and outside the claim an escape)."""
+    scratch = Path(os.path.realpath(sandbox.temp_dir))
+    return [p for p in receipts.writes if not is_within(p, scratch)]
 
 
 def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.SubagentFinished:
