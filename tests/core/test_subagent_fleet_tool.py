@@ -97,15 +97,21 @@ async def test_a_plan_that_cannot_run_starts_nothing(workspace, server, items, p
     assert not any(isinstance(e, ev.SubagentStarted | ev.FleetItemChanged) for e in events)
 
 
-async def test_an_unclaimed_writer_narrows_its_reservation_to_what_it_wrote(workspace, server):
+async def test_an_unclaimed_writer_narrows_its_reservation_to_what_it_wrote(
+    workspace, server, home
+):
     # A has no write_paths: it reserves the whole workspace to start, so B (which
     # claims b.txt) waits. Once A has written a.txt (path-aware writes only, no
     # bash here), its reservation is a.txt and B starts while A still runs. A's
     # second request waits in the fixture until B's first arrives; if B could not
     # start, it would wait for A and that wait would give up.
+    # (Depth 1: the children cannot delegate, so every write is their own.)
     import threading
 
     from reasonix_testkit.script import first_user_text
+
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace("[agent]\n", "[agent]\nmax_subagent_depth = 1\n"))
 
     script = install(server)
     items = [
