@@ -293,7 +293,9 @@ async def test_a_child_delegates_only_within_its_own_claim(workspace, server):
         await run_turn(rt, PARENT)
     first, second = _results(server, "CHILD-BOUND")
     assert "top.txt is outside this subagent's own write claim (src)" in first
+    assert "grandchild done" in second
     assert requests_of(server, "GRAND-WIDE") == []
     escaped, ok = _results(server, "GRAND-INHERIT")
     assert "outside this subagent's write claim (src)" in escaped
+    assert "src/ok.txt" in ok and "denied" not in ok
     assert not (workspace / "top.txt").exists() and (workspace / "src" / "ok.txt").exists()
