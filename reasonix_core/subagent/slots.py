@@ -122,6 +122,10 @@ class Slots:
     def waiting(self) -> int:
         return len(self._waiting)
 
+    def can_start(self, claim: WriteClaim | None) -> bool:
+        """Would :meth:`hold` with ``claim`` start at once (nobody to wait for)?"""
+        return _holding.get() or self._admits(_Waiter(claim))
+
     @asynccontextmanager
     async def hold(self, claim: WriteClaim | None) -> AsyncIterator[None]:
         """Wait for a slot (a writer slot with a claim no running writer
@@ -187,7 +191,7 @@ class Slots:
             return False
         if any(claim.overlaps(held) for held in self._claims):
             return False
-        for earlier in self._waiting:
+        for earlier in self._waiting:  # (a waiter not queued yet comes after them all)
             if earlier is me:
                 return True
             if earlier.claim is not None and earlier.claim.overlaps(claim):
