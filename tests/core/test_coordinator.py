@@ -6,6 +6,7 @@ Scripted planner and executor at the loopback fixture, told apart by model name.
 from __future__ import annotations
 
 import json
+from contextlib import aclosing
 from datetime import UTC, datetime
 
 import pytest
@@ -18,7 +19,7 @@ from reasonix_core.coordinator.plans import PlanVerdict, pending_plan
 from reasonix_core.coordinator.routes import Route, TurnMeta, decide_route
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
-from reasonix_testkit import HttpError, Reply
+from reasonix_testkit import HttpError, Reply, Stall
 from tests.conftest import reasonix
 from tests.core.coordinator_helpers import (
     EXECUTOR_MODEL,
@@ -321,3 +322,54 @@ def test_approve_plan_usage(workspace, home, server, monkeypatch) -> None:
     assert proc.returncode == 2 and "needs -c or -r" in proc.stderr
     proc = reasonix(workspace, "run", "-c", "--approve-plan", "do it")
     assert proc.returncode == 2 and "takes no prompt" in proc.stderr
+
+
+async def test_cancelling_a_planning_turn_rolls_the_planner_back(
+    workspace, home, server, monkeypatch
+) -> None:
+    import anyio
+
+    script = configure(home, server, monkeypatch)
+    script.planner(call("ls"), Stall(30))
+    script.executor(Reply(content="must not run"))
+    seen: list[ev.Event] = []
+    async with _open(workspace) as rt:
+        second_step = anyio.Event()
+
+        async def consume() -> None:
+            async with aclosing(rt.runner.run("plan first: look around")) as events:
+                async for event in events:
+                    seen.append(event)
+                    if isinstance(event, ev.StepStarted) and event.step == 2:
+                        second_step.set()  # the planner's stalled second request
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(consume)
+            await second_step.wait()
+            tg.cancel_scope.cancel()
+        planner = rt.coordinator.planner
+        assert len(planner.messages) == 1
+        path = planner.session.path
+    assert EXECUTOR_MODEL not in models(server)
+    assert not of(seen, ev.TurnFinished)
+    _, messages = read_session(path)
+    assert messages == []
+
+
+async def test_the_planner_cannot_write_even_when_it_asks(
+    workspace, home, server, monkeypatch
+) -> None:
+    script = configure(home, server, monkeypatch)
+    script.planner(
+        call("write_file", path="pwned.txt", content="x"),
+        call("bash", command="touch pwned2.txt"),
+        submit("plan"),
+        Reply(content="ok"),
+    )
+    script.executor(Reply(content="done"))
+    async with _open(workspace) as rt:
+        events = await drive(rt.runner, "plan first: anything")
+    assert not (workspace / "pwned.txt").exists() and not (workspace / "pwned2.txt").exists()
+    results = [e for e in of(events, ev.ToolCallFinished) if e.name in ("write_file", "bash")]
+    assert len(results) == 2 and all(r.is_error for r in results)
+    assert of(events, ev.TurnFinished)[0].text == "done"
