@@ -31,6 +31,7 @@ from reasonix_core.events import (
     TurnFinished,
     TurnStarted,
 )
+from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
 from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
 
@@ -203,6 +204,10 @@ class ScriptedServices(BaseServices):
     runners: list[ScriptedRunner] = field(default_factory=list)
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
+    # Saved transcripts by session id (drawn on resume), and the session the first
+    # runner reopens, as ``reasonix -c`` does.
+    saved: dict[str, list[Message]] = field(default_factory=dict)
+    continue_session: str | None = None
 
     def clock(self) -> datetime:
         return self.now
@@ -213,8 +218,12 @@ class ScriptedServices(BaseServices):
         return text_steps(f"(no scripted reply for: {prompt})")
 
     def new_runner(self, approver: Approver) -> ScriptedRunner:
+        session_id, self.continue_session = self.continue_session, None
         runner = ScriptedRunner(
-            self, approver, f"s{len(self.runners) + 1:04d}", event_delay=self.event_delay
+            self,
+            approver,
+            session_id or f"s{len(self.runners) + 1:04d}",
+            event_delay=self.event_delay,
         )
         self.runners.append(runner)
         return runner
@@ -228,6 +237,9 @@ class ScriptedServices(BaseServices):
 
     def list_sessions(self) -> list[SessionSummary]:
         return list(self.sessions)
+
+    def saved_messages(self, runner: Any) -> Sequence[Message]:
+        return list(self.saved.get(runner.session_id, ()))
 
     def models(self) -> list[str]:
         return list(self.model_names)

@@ -298,6 +298,12 @@ class DeferredServices(BaseServices):
         self._pending.append(runner)
         return runner
 
+    def saved_messages(self, runner: Any) -> Any:
+        services = self.wait()  # binds the stand-in runners
+        if isinstance(runner, DeferredRunner):
+            runner = runner.runner
+        return services.saved_messages(runner)
+
     # -- everything else waits for the services -------------------------------
 
     permission_modes = _Blocking()

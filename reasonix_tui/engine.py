@@ -25,7 +25,7 @@ from reasonix_core.agent.builder import (
     build_policy,
     open_runtime,
 )
-from reasonix_core.agent.session import list_sessions
+from reasonix_core.agent.session import list_sessions, open_session
 from reasonix_core.config import (
     load_config,
     read_api_key,
@@ -33,7 +33,8 @@ from reasonix_core.config import (
     resolve_model,
     save_api_key,
 )
-from reasonix_core.errors import ConfigError, ReasonixError
+from reasonix_core.errors import ConfigError, ReasonixError, SessionError
+from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
 from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
@@ -48,6 +49,7 @@ class EngineRunner:
     services: EngineServices
     approver: Approver
     resume_id: str | None = None
+    continue_last: bool = False  # reopen the newest session (resume_id once known)
     runtime: Runtime | None = None
     error: BaseException | None = None
     starting: bool = False
@@ -175,11 +177,10 @@ class EngineServices(BaseServices):
             effort=None if self.effort == "auto" else self.effort,
             permission_mode=self.permission_mode,
             resume_id=runner.resume_id,
-            continue_last=self._first_continue and runner.resume_id is None,
+            continue_last=runner.continue_last and runner.resume_id is None,
             home=self.config_home,
             add_dirs=self.add_dirs,
         )
-        self._first_continue = False
         try:
             async with open_runtime(
                 settings, approver=runner.approver, mcp_host=self._mcp
@@ -206,9 +207,9 @@ class EngineServices(BaseServices):
     # -- AppServices --------------------------------------------------------
 
     def new_runner(self, approver: Approver) -> EngineRunner:
-        resume = self._first_resume
-        self._first_resume = None
-        return self._switch(EngineRunner(self, approver, resume_id=resume))
+        resume, self._first_resume = self._first_resume, None
+        again, self._first_continue = self._first_continue, False
+        return self._switch(EngineRunner(self, approver, resume_id=resume, continue_last=again))
 
     def resume_runner(self, session_id: str, approver: Approver) -> EngineRunner:
         if not any(
@@ -216,6 +217,21 @@ class EngineServices(BaseServices):
         ):
             raise KeyError(session_id)
         return self._switch(EngineRunner(self, approver, resume_id=session_id))
+
+    def saved_messages(self, runner: object) -> Sequence[Message]:
+        if not isinstance(runner, EngineRunner):
+            return ()
+        if runner.resume_id is None and not runner.continue_last:
+            return ()
+        try:
+            # None: the newest session, the one ``continue_last`` reopens.
+            loaded = open_session(self.config_home / "sessions", self.workspace, runner.resume_id)
+        except SessionError as exc:  # the session's own start reports it on the first turn
+            log.warning("cannot draw the saved session: %s", exc)
+            return ()
+        if runner.resume_id is None and runner.runtime is None:
+            runner.resume_id = loaded.header.id  # /status names it before the first turn
+        return loaded.messages
 
     def list_sessions(self) -> list[SessionSummary]:
         return [

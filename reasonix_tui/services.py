@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:  # types only: the first frame needs none of the core
     from reasonix_core.agent.runner import Runner
     from reasonix_core.events import Event
+    from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
     from reasonix_core.trust import ProjectReview
 
@@ -113,6 +114,12 @@ class AppServices(Protocol):
         """Saved sessions, newest first."""
         ...
 
+    def saved_messages(self, runner: Runner) -> Sequence[Message]:
+        """Optional. The saved transcript of the session ``runner`` reopens (``reasonix
+        -c``, ``--resume``, ``/resume``), to draw it; empty for a new session. Blocking
+        (reads the session file; called in a worker thread)."""
+        ...
+
     def models(self) -> list[str]:
         """Model names offered by the ``/model`` picker."""
         ...
@@ -185,6 +192,9 @@ class BaseServices(AppServices):
 
     async def serve(self) -> None:
         return None
+
+    def saved_messages(self, runner: Runner) -> Sequence[Message]:
+        return ()
 
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         return []

@@ -49,6 +49,17 @@ class MentionExpansion:
         return text + "\n\n" + "\n\n".join(self.blocks)
 
 
+# Where :meth:`MentionExpansion.apply` starts appending (the first block it adds).
+_APPENDED = re.compile(r'\n\n<(?:file|directory) path="')
+
+
+def without_attachments(turn: str) -> str:
+    """A user turn as typed: without the blocks :meth:`MentionExpansion.apply` appended
+    (for redrawing a saved session)."""
+    found = _APPENDED.search(turn)
+    return turn[: found.start()] if found else turn
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PathCandidate:
     name: str  # entry name, "src" or "app.py"

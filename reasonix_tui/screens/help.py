@@ -16,8 +16,11 @@ from reasonix_tui.screens.overlay import Overlay
 SHOWN_PER_SECTION = 8
 KEYS = (
     ("Enter", "send (queues a follow-up while a turn runs)"),
-    ("Shift+Enter / Ctrl+J", "new line"),
+    ("Alt+Enter / Ctrl+J", "new line; Shift+Enter too in kitty-protocol terminals"),
     ("Up / Down", "prompt history when idle"),
+    ("PgUp / PgDn", "scroll the transcript a page (Ctrl+Up / Ctrl+Down: a line)"),
+    ("Ctrl+Home / Ctrl+End", "transcript top / bottom, following new output again"),
+    ("Home / End", "the same, while the prompt is empty"),
     ("Esc", "close menu / cancel the running turn"),
     ("Ctrl+C", "cancel turn, then clear input, then quit (press twice)"),
     ("Ctrl+D", "quit"),

@@ -26,12 +26,13 @@ from reasonix_tui.completion import mention_at_cursor, mention_items, slash_item
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.session_commands import SessionCommands
+from reasonix_tui.screens.transcript_keys import TranscriptKeys
 from reasonix_tui.services import AppServices
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel, UserBlock
 from reasonix_tui.widgets.completion_menu import CompletionMenu
 from reasonix_tui.widgets.composer import Composer
 from reasonix_tui.widgets.status_bar import StatusBar
-from reasonix_tui.widgets.transcript import Transcript
+from reasonix_tui.widgets.transcript import NewOutputMarker, Transcript
 
 # Not needed for the first frame, so imported on first use: the turn controller (the
 # core's event classes), the approval dialog and the permission package.
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 TICK_SECONDS = 0.25
 
 
-class SessionScreen(SessionCommands, Screen[None]):
+class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     CSS_PATH = "session.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -51,6 +52,22 @@ class SessionScreen(SessionCommands, Screen[None]):
         Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
         Binding("ctrl+o", "toggle_details", "Details", show=False, priority=True),
+        # The transcript scrolls while the composer keeps the focus (screens/transcript_keys.py).
+        *(
+            Binding(key, action, show=False, priority=True)
+            for key, action in (
+                ("pageup", "scroll_page(-1)"),
+                ("pagedown", "scroll_page(1)"),
+                ("ctrl+up", "scroll_line_up"),
+                ("ctrl+down", "scroll_line_down"),
+                ("shift+up", "scroll_line_up('if_empty')"),
+                ("shift+down", "scroll_line_down('if_empty')"),
+                ("ctrl+home", "scroll_home"),
+                ("ctrl+end", "scroll_end"),
+                ("home", "scroll_home('if_empty')"),
+                ("end", "scroll_end('if_empty')"),
+            )
+        ),
     ]
 
     def __init__(self, services: AppServices) -> None:
@@ -68,6 +85,7 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
+        yield NewOutputMarker(id="new-output")
         yield CompletionMenu(id="menu")
         yield Composer(id="composer")
         yield StatusBar(id="status")
@@ -104,6 +122,31 @@ class SessionScreen(SessionCommands, Screen[None]):
         for problem in self.registry.problems:
             await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
         self.composer.focus()
+        self.show_saved_session()
+
+    @work(group="history", exit_on_error=False)
+    async def show_saved_session(self, note: str = "") -> None:
+        """Draw the conversation the runner reopens (``reasonix -c``, ``/resume``)."""
+        runner = self.runner
+        if not self.services.is_ready:
+            try:
+                await self.services.ready()
+            except Exception:  # the app reports it and exits
+                return
+        try:
+            messages = await asyncio.to_thread(self.services.saved_messages, runner)
+        except Exception as exc:
+            await self.notice(f"Could not draw the saved session: {exc}", "warning")
+            return
+        if runner is not self.runner:  # /new or /resume meanwhile
+            return
+        if messages:
+            from reasonix_tui.replay import replay_entries
+
+            await self.transcript.show_saved(replay_entries(messages), self.services.clock())
+        if note:
+            await self.notice(note)
+        self.refresh_status()
 
     # ---- modal overlays hide the composer --------------------------------
     def on_screen_suspend(self) -> None:
@@ -179,6 +222,7 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     async def start_turn(self, display: str, prompt: str) -> None:
         await self.transcript.add(UserBlock(display))
+        self.transcript.follow()  # a new prompt shows its turn, wherever the view was
         self._set_busy(True)
         self.run_turn(prompt)
 

@@ -154,7 +154,8 @@ class SessionCommands:
             await self.transcript.clear()
             self.status.reset_usage()
             self.refresh_status()
-            await self.notice(f"Resumed session {session_id}.")
+            await self.welcome()
+            self.show_saved_session(f"Resumed session {session_id}.")
 
         sessions = self.services.list_sessions()
         items = [
