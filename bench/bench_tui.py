@@ -25,6 +25,11 @@
    seconds before each event (0.04 is about 100 tokens/s, a real stream);
    ``--fence N`` streams one N-line code block instead (a model writing a file);
    ``--history N`` drives N transcript blocks first (a long session).
+4. ``resume``: ``reasonix -c`` on a saved session of ``--messages`` messages (500;
+   prompt, reasoning + an edit with its diff, result, Markdown answer per turn) in
+   the same tmux pane as ``first-paint``: time to the first frame, time until the
+   last answer is visible at the bottom of the transcript, and VmRSS of the
+   process 1 s later against a fresh session's (targets: drawn <= 1 s, RSS <= 1.5x).
 3. ``memory``: 2,000 transcript blocks (user turns, streamed assistant answers,
    tool cards with results, reasoning blocks) driven through the real
    widgets by scripted turns in ``App.run_test``; VmRSS of this process from
@@ -38,7 +43,7 @@ compacts the heap when idle as the real one does. ``all`` runs each part in a
 process of its own, so that
 one part's heap never counts in the next one's figures.
 
-Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|all] [--runs 7]
+Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|all] [--runs 7]
 [--stream-runs 3] [--delay S] [--history N] [--blocks 2000]``
 """
 
@@ -335,6 +340,8 @@ def bench_resume(runs: int, messages: int) -> dict[str, Any]:
     )
     print(f"  first frame ('{PLACEHOLDER}'): " + summary_ms(first))
     print(f"  last answer drawn at the bottom ({last!r} visible): " + summary_ms(drawn))
+    after = [d - f for f, d in zip(first, drawn, strict=True)]
+    print("  of which after the first frame: " + summary_ms(after))
     print(
         f"  RSS 1 s after: fresh session {rss_fresh:.0f} MB, resumed {rss_resumed:.0f} MB "
         f"({rss_resumed / rss_fresh:.2f}x)"

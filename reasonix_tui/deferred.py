@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from reasonix_core.events import Event
     from reasonix_core.permission.approver import Approver
     from reasonix_core.trust import ProjectReview
+    from reasonix_tui.saved_session import SavedSession
 
 log = logging.getLogger(__name__)
 
@@ -165,8 +166,12 @@ class DeferredServices(BaseServices):
         permission_mode: str | None = None,
         clock: Callable[[], datetime] = datetime.now,
         trust_review: ProjectReview | None = None,
+        saved: SavedSession | None = None,
     ) -> None:
         self.workspace = workspace
+        # The session the launch reopens: drawn before the services are built.
+        self._saved = saved
+        self._first_runner: DeferredRunner | None = None
         # The folder's untrusted risky settings, until the user decides (None: nothing to ask).
         self.trust_review = trust_review if trust_review and trust_review.needs_trust else None
         self._trust_settled = threading.Event()
@@ -296,9 +301,15 @@ class DeferredServices(BaseServices):
             return self.wait().new_runner(approver)
         runner = DeferredRunner(self, approver)
         self._pending.append(runner)
+        if self._first_runner is None:
+            self._first_runner = runner
         return runner
 
     def saved_messages(self, runner: Any) -> Any:
+        if runner is self._first_runner:
+            # The launch's session: read without waiting for the engine (and never
+            # building it while the trust dialog is still open).
+            return self._saved.messages if self._saved is not None else ()
         services = self.wait()  # binds the stand-in runners
         if isinstance(runner, DeferredRunner):
             runner = runner.runner

@@ -128,11 +128,6 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     async def show_saved_session(self, note: str = "") -> None:
         """Draw the conversation the runner reopens (``reasonix -c``, ``/resume``)."""
         runner = self.runner
-        if not self.services.is_ready:
-            try:
-                await self.services.ready()
-            except Exception:  # the app reports it and exits
-                return
         try:
             messages = await asyncio.to_thread(self.services.saved_messages, runner)
         except Exception as exc:

@@ -30,19 +30,20 @@ class TranscriptKeys:
 
     def action_scroll_page(self: SessionScreen, direction: int) -> None:
         transcript = self.transcript
-        if direction < 0:
-            transcript.scroll_page_up(animate=False)
-        else:
-            transcript.scroll_page_down(animate=False)
+        page = transcript.scrollable_content_region.height
+        # immediate: a key pressed next (End after Home) must see this one done.
+        transcript.scroll_to(
+            y=transcript.scroll_y + direction * page, animate=False, immediate=True
+        )
 
     def action_scroll_line_up(self: SessionScreen, when: str = "") -> None:
-        self.transcript.scroll_up(animate=False)
+        self.transcript.scroll_up(animate=False, immediate=True)
 
     def action_scroll_line_down(self: SessionScreen, when: str = "") -> None:
-        self.transcript.scroll_down(animate=False)
+        self.transcript.scroll_down(animate=False, immediate=True)
 
     def action_scroll_home(self: SessionScreen, when: str = "") -> None:
-        self.transcript.scroll_home(animate=False)
+        self.transcript.scroll_home(animate=False, immediate=True)
 
     def action_scroll_end(self: SessionScreen, when: str = "") -> None:
         self.transcript.follow()

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
     from reasonix_tui.widgets.transcript import Transcript
 
-LIVE_ENTRIES = 40
+LIVE_ENTRIES = 16
 BATCH_ENTRIES = 40
+LAYOUT_TRIES = 20  # frames to wait for the drawn batch to be laid out
 
 
 class EarlierMarker(Static):
@@ -103,6 +104,7 @@ class SavedHistory:
         self.earlier = list(entries)
         self.marker = EarlierMarker()
         self.drawing = False
+        self.shown = False  # the newest blocks are laid out and the view is at the bottom
 
     @property
     def pending(self) -> int:
@@ -136,9 +138,15 @@ class SavedHistory:
             self.drawing = False
             raise
 
-        def keep_view() -> None:
+        def keep_view(tries: int = LAYOUT_TRIES) -> None:
             grown = transcript.virtual_size.height - height
-            transcript.scroll_to(y=y + grown, animate=False, immediate=True)
+            if not grown and tries:  # not laid out yet: the scroll would be clamped
+                transcript.call_after_refresh(keep_view, tries - 1)
+                return
+            if transcript.reading_above:
+                transcript.scroll_to(y=y + grown, animate=False, immediate=True)
+            else:  # filling a short view, or the user went to the bottom meanwhile
+                transcript.scroll_end(animate=False, immediate=True)
             self.drawing = False
 
         transcript.call_after_refresh(keep_view)

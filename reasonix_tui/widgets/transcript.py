@@ -181,15 +181,22 @@ class Transcript(VerticalScroll):
         await self.history.start()
         self.call_after_refresh(self._show_end)
 
+    @property
+    def reading_above(self) -> bool:
+        """The user scrolled away from the bottom (and has not come back)."""
+        return self._reading_above
+
     def _show_end(self) -> None:
         self.scroll_end(animate=False, immediate=True)
         self._anchor_when_full()
+        if self.history is not None:
+            self.history.shown = True
         if self.max_scroll_y <= 0:  # not a screenful yet: draw more of it
             self.call_after_refresh(self._draw_earlier)
 
     async def _draw_earlier(self) -> None:
         history = self.history
-        if history is None or not history.pending or self.scroll_y > 0:
+        if history is None or not history.shown or not history.pending or self.scroll_y > 0:
             return
         await history.draw_earlier()
         if self.max_scroll_y <= 0:

@@ -4,6 +4,7 @@ loopback fixture server; the test types with send-keys and reads with capture-pa
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -155,8 +156,18 @@ def test_resume_scroll_follow_and_alt_enter_in_a_real_terminal(tmp_path: Path) -
         assert "thought" in screen and "read_file" in screen
         _tmux("send-keys", "-t", session, "PageUp")
         screen = _wait_for_gone(session, "Old answer number 29.")
-        _tmux("send-keys", "-t", session, "Home")  # empty composer: the top of the transcript
-        screen = _wait_for(session, "earlier blocks of this session")
+        # Empty composer: Home goes to the top, where the older blocks are drawn above the
+        # view; scrolling on up shows them.
+        _tmux("send-keys", "-t", session, "Home")
+        deadline = time.monotonic() + 20
+
+        def older_shown(screen: str) -> bool:  # the first 16 blocks drawn were turns 26-29
+            return any(int(n) < 26 for n in re.findall(r"old question (\d+)", screen))
+
+        while not older_shown(screen := _tmux("capture-pane", "-t", session, "-p")):
+            assert time.monotonic() < deadline, f"the older blocks never showed:\n{screen}"
+            _tmux("send-keys", "-t", session, "PageUp")
+            time.sleep(0.3)
         _tmux("send-keys", "-t", session, "End")
         _wait_for(session, "Old answer number 29.")
         _tmux("send-keys", "-t", session, "PageUp")

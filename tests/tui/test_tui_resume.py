@@ -25,7 +25,7 @@ from reasonix_tui.services import SessionSummary
 from reasonix_tui.widgets.assistant_block import AssistantBlock
 from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 from reasonix_tui.widgets.diff_view import DiffView
-from reasonix_tui.widgets.history import LIVE_ENTRIES, EarlierMarker
+from reasonix_tui.widgets.history import BATCH_ENTRIES, LIVE_ENTRIES, EarlierMarker
 from reasonix_tui.widgets.reasoning_block import ReasoningBlock
 from reasonix_tui.widgets.tool_block import ToolBlock
 
@@ -127,19 +127,20 @@ async def test_a_long_session_draws_its_newest_blocks_then_more_on_scroll_up(
         transcript = screen.transcript
         await until(pilot, lambda: "earlier" in str(screen.query_one(EarlierMarker).render()))
         marker = screen.query_one(EarlierMarker)
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
         await until(pilot, lambda: transcript.max_scroll_y > 0)
         await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
         drawn = len(transcript.blocks)
         assert drawn <= LIVE_ENTRIES + 2  # welcome + the newest blocks, not 500 widgets
         assert transcript.history is not None
         assert transcript.history.pending == 500 - LIVE_ENTRIES
-        assert "460 earlier blocks" in str(marker.render())
+        assert f"{500 - LIVE_ENTRIES} earlier blocks" in str(marker.render())
         assert [b.text for b in screen.query(UserBlock)][-1] == "question 124"
 
         # The top of the view draws the previous batch above it, keeping what was shown.
         last_user = screen.query(UserBlock).first()
         transcript.scroll_home(animate=False, immediate=True)
-        await until(pilot, lambda: transcript.history.pending == 500 - 2 * LIVE_ENTRIES)
+        await until(pilot, lambda: transcript.history.pending == 500 - LIVE_ENTRIES - BATCH_ENTRIES)
         await settle(pilot)
         assert len(transcript.blocks) > drawn
         await until(pilot, lambda: transcript.scroll_y > 0)
@@ -198,3 +199,40 @@ def test_engine_services_read_the_session_that_continue_reopens(
         "Answer **1**.",
     ]
     assert runner.session_id == header.id  # /status names it before the first turn
+
+
+def test_the_launch_session_is_read_without_building_the_engine(
+    workspace: Path, home: Path
+) -> None:
+    from reasonix_tui.deferred import DeferredServices
+    from reasonix_tui.saved_session import SavedSession
+
+    header = SessionHeader(
+        id="20250101-000000-abcdef",
+        workspace=str(workspace),
+        created="2025-01-01T00:00:00",
+        model="m",
+        effort="auto",
+        system_prompt="",
+        tools_fingerprint="",
+    )
+    store = SessionStore.create(home / "sessions", workspace, header)
+    for message in conversation(1):
+        store.append(message)
+    store.close()
+
+    def never() -> ScriptedServices:
+        raise AssertionError("the engine must not be built to draw the saved session")
+
+    saved = SavedSession(home / "sessions", workspace, None)  # -c: the newest
+    services = DeferredServices(never, workspace=workspace, config_home=home, saved=saved)
+    runner = services.new_runner(approver=None)  # type: ignore[arg-type]
+    assert [m.role for m in services.saved_messages(runner)] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert saved.session_id == header.id  # what the engine is then told to reopen
+    fresh = DeferredServices(never, workspace=workspace, config_home=home)
+    assert fresh.saved_messages(fresh.new_runner(approver=None)) == ()  # type: ignore[arg-type]
