@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reasonix_core.agent.transcript import INTERRUPTED_MARK
+from reasonix_core.agent.transcript import FAILED_MARK, INTERRUPTED_MARK
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import Message
@@ -79,6 +79,8 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
     if (message.reasoning_content or "").strip():
         out.append(ReasoningEntry(message.reasoning_content or ""))
     text = message.content or ""
+    if text == FAILED_MARK:
+        return [*out, NoticeEntry("The request failed; there was no answer.", "error")]
     interrupted = text.endswith(INTERRUPTED_MARK)
     if interrupted:
         text = text[: -len(INTERRUPTED_MARK)].rstrip()

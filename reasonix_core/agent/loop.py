@@ -45,6 +45,7 @@ from reasonix_core.agent.model_call import (
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionStore
 from reasonix_core.agent.transcript import (
+    FAILED_MARK,
     INTERRUPTED_MARK,
     NOT_STARTED,
     UNKNOWN_OUTCOME,
@@ -499,6 +500,10 @@ class Agent:
                 yield event
 
     def _failed(self, exc: ProviderError, step: _Step) -> ev.TurnFailed:
+        if self.messages and self.messages[-1].role == "user":
+            # Close the turn now, honestly: left open, the next turn's repair would
+            # close it as an interruption by the user.
+            self._append(Message(role="assistant", content=FAILED_MARK))
         attempts = step.reply.attempts
         message = str(exc)
         if exc.retryable:

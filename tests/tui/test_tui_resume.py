@@ -10,6 +10,7 @@ import pytest
 from tui_helpers import send, session, settle, until
 
 from reasonix_core.agent.session import SessionHeader, SessionStore
+from reasonix_core.agent.transcript import FAILED_MARK
 from reasonix_core.messages import Message, ToolCall
 from reasonix_testkit.tui import ScriptedServices
 from reasonix_tui.app import ReasonixApp
@@ -61,6 +62,8 @@ def test_entries_follow_the_saved_turns() -> None:
         *exchange(1)[1:],
         Message(role="user", content="again"),
         Message(role="assistant", content="Half an answer\n\n[interrupted by the user]"),
+        Message(role="user", content="third"),
+        Message(role="assistant", content=FAILED_MARK),
     ]
     assert replay_entries(messages) == [
         UserEntry("fix @app.py"),
@@ -77,6 +80,8 @@ def test_entries_follow_the_saved_turns() -> None:
         UserEntry("again"),
         AnswerEntry("Half an answer"),
         NoticeEntry("Turn cancelled.", "warning"),
+        UserEntry("third"),
+        NoticeEntry("The request failed; there was no answer.", "error"),
     ]
 
 
