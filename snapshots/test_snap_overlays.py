@@ -118,3 +118,17 @@ class TestScreens:
             pilot.app.push_screen(TrustScreen(review))
 
         assert snap(scripted(), run)
+
+
+class TestQuestion:
+    def test_question_with_a_typed_answer(self, snap) -> None:
+        from reasonix_core.permission.approver import Question
+
+        async def run(pilot) -> None:
+            screen = pilot.app.session
+            questions = [Question(question="Which database?", options=("sqlite", "postgres"))]
+            pilot.app.run_worker(screen.approver.ask(questions))
+            await pilot.pause(0.3)
+            await type_text(pilot, "duckdb")
+
+        assert snap(scripted(), run)

@@ -24,7 +24,6 @@ from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
-from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.session_commands import SessionCommands
 from reasonix_tui.screens.transcript_keys import TranscriptKeys
 from reasonix_tui.services import AppServices
@@ -422,14 +421,17 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
 
         future = message.future
         async with self._approval_lock:
+            from reasonix_tui.screens.question import QuestionScreen
+
             answers: list[QuestionAnswer] = []
             for question in message.questions:
                 if future.done():
                     return
-                items = [PickerItem(value=o, label=o) for o in question.options]
-                choice = await self.app.push_screen_wait(PickerScreen(question.question, items))
-                if choice is None:
+                screen = QuestionScreen(question.question, list(question.options))
+                choice = await self.app.push_screen_wait(screen)
+                if choice is None:  # Esc: the user declines (an empty list says so)
+                    answers = []
                     break
                 answers.append(QuestionAnswer(question=question.question, answers=(choice,)))
             if not future.done():
-                future.set_result(answers if len(answers) == len(message.questions) else None)
+                future.set_result(answers)

@@ -66,3 +66,21 @@ async def test_allow_for_session_covers_the_next_matching_call(workspace, server
     assert approver.seen[0].summary == "Run: echo one"
     results = [e.result for e in events if isinstance(e, ev.ToolCallFinished)]
     assert "one" in results[0] and "two" in results[1]
+
+
+async def test_a_declined_question_tells_the_model_the_user_declined(workspace, server):
+    """Issue 14, item 6: an empty answer list from an interactive approver is a refusal,
+    not a headless run."""
+    from reasonix_core.tool.builtin.ask import DECLINED, HEADLESS
+
+    question = {"questions": [{"question": "Which db?", "options": ["sqlite", "postgres"]}]}
+    server.enqueue(
+        Reply(tool_calls=[ToolCallSpec("ask", json.dumps(question))]),
+        Reply(content="ok"),
+    )
+    approver = ScriptedApprover(answers=[[]])
+    async with runtime(workspace, approver=approver) as rt:
+        events = await run_turn(rt, "set it up")
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert finished[0].result == DECLINED
+    assert HEADLESS not in finished[0].result
