@@ -59,7 +59,7 @@ from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
-from reasonix_core.tool.preview import preview_diff
+from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
 
@@ -258,6 +258,7 @@ class Agent:
 
     def _begin_turn(self, prompt: str) -> ev.TurnStarted:
         self._repair()
+        self._observe_attachments(prompt)
         first_turn = not any(m.role == "user" for m in self.messages)
         text = prompt
         if self.context_suffix is not None:
@@ -268,6 +269,17 @@ class Agent:
         self.turns += 1
         self.context.begin_turn()
         return self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
+
+    def _observe_attachments(self, prompt: str) -> None:
+        """Files the user attached whole with ``@`` are in the transcript: the model has
+        seen them at this version, as after a read_file (issue 14: no FS_NOT_OBSERVED)."""
+        if '<file path="' not in prompt:
+            return
+        from reasonix_core.command.mentions import observe_attached
+        from reasonix_core.tool.builtin._fs import services
+
+        _, ledger = services(self.tool_context)
+        observe_attached(prompt, self.tool_context.workspace, ledger)
 
     async def _prepare(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The step limit, context maintenance (only at the compaction threshold,
@@ -681,6 +693,12 @@ class Agent:
             args = ToolRegistry.parse_arguments(call.arguments)
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
+        if not tool.read_only:
+            # A write sure to fail (e.g. a file never read) fails now, before anyone is
+            # asked to approve its diff.
+            failure = precondition_failure(call.name, args, self.tool_context)
+            if failure:
+                return ToolResult.error(failure)
         if self.gate is not None:
             auth = await self.gate.authorize(
                 tool=call.name,
