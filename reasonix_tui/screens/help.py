@@ -25,7 +25,8 @@ KEYS = (
     ("Ctrl+C", "cancel turn, then clear input, then quit (press twice)"),
     ("Ctrl+D", "quit"),
     ("Shift+Tab", "cycle permission mode"),
-    ("Ctrl+O", "expand / collapse the latest reasoning or tool output"),
+    ("Ctrl+O", "expand / collapse the selected (else latest) reasoning or tool output"),
+    ("Alt+Up / Alt+Down", "select an earlier / later block for Ctrl+O"),
     ("/  @", "command menu / file reference menu"),
 )
 

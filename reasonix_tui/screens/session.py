@@ -51,6 +51,8 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
         Binding("ctrl+o", "toggle_details", "Details", show=False, priority=True),
+        Binding("alt+up", "select_block(-1)", show=False, priority=True),
+        Binding("alt+down", "select_block(1)", show=False, priority=True),
         # The transcript scrolls while the composer keeps the focus (screens/transcript_keys.py).
         *(
             Binding(key, action, show=False, priority=True)
@@ -216,6 +218,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
 
     async def start_turn(self, display: str, prompt: str) -> None:
         await self.transcript.add(UserBlock(display))
+        self.transcript.select(None)
         self.transcript.follow()  # a new prompt shows its turn, wherever the view was
         self._set_busy(True)
         self.run_turn(prompt)
@@ -308,9 +311,15 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     def action_quit(self) -> None:
         self.app.exit(0)
 
+    def action_select_block(self, step: int) -> None:
+        """Alt+Up/Alt+Down: move among the blocks Ctrl+O can expand."""
+        if self.transcript.select_expandable(step) is None:
+            self.status.update_state(hint="Nothing to expand")
+
     async def action_toggle_details(self) -> None:
-        """Expand or collapse the latest reasoning block or tool card with more to show."""
-        block = self.transcript.latest_expandable()
+        """Expand or collapse the selected block (Alt+Up/Down), else the latest reasoning
+        block or tool card with more to show."""
+        block = self.transcript.selected or self.transcript.latest_expandable()
         if block is None:
             self.status.update_state(hint="Nothing to expand")
             return

@@ -110,6 +110,7 @@ class Transcript(VerticalScroll):
         padding: 0 1 1 1;
         scrollbar-size-vertical: 1;
         & > .-trimmed { color: $text-muted; text-style: italic; }
+        & TranscriptChunk > .-selected { background: $boost; outline-left: thick $accent; }
     }
     """
 
@@ -125,6 +126,7 @@ class Transcript(VerticalScroll):
         self._parking_scheduled = False
         self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
         self._reading_above = False  # the user scrolled away from the bottom
+        self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
 
     @property
     def chunks(self) -> list[TranscriptChunk]:
@@ -242,6 +244,31 @@ class Transcript(VerticalScroll):
         if isinstance(chunk, TranscriptChunk):
             chunk.park(False)
 
+    def select_expandable(self, step: int) -> Widget | None:
+        """Move the block selection (Alt+Up/Alt+Down) to the previous or next block
+        that can show more; from no selection, Alt+Up picks the newest."""
+        blocks = [b for b in self.blocks if getattr(b, "expandable", False)]
+        current = self.selected
+        if not blocks:
+            return self.select(None)
+        if current in blocks:
+            index = blocks.index(current) + step
+            if not 0 <= index < len(blocks):
+                return current
+        else:
+            index = len(blocks) - 1 if step < 0 else 0
+        return self.select(blocks[index])
+
+    def select(self, block: Widget | None) -> Widget | None:
+        if self.selected is not None:
+            self.selected.remove_class("-selected")
+        self.selected = block
+        if block is not None:
+            block.add_class("-selected")
+            self.reveal(block)
+            self.call_after_refresh(self.scroll_to_widget, block, animate=False)
+        return block
+
     def latest_expandable(self) -> Widget | None:
         """The newest block that can show more (a finished reasoning block or tool card)."""
         for block in reversed(self.blocks):
@@ -272,6 +299,7 @@ class Transcript(VerticalScroll):
 
     async def clear(self) -> None:
         self.trimmed = 0
+        self.selected = None
         self.history = None
         self.anchor(False)
         await self.remove_children()
