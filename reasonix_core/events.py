@@ -137,6 +137,7 @@ class CompactionStarted(Event):
 class CompactionFinished(Event):
     reason: str
     ok: bool = True
+    tokens_after: int | None = None  # the context's estimated size after it (when ok)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

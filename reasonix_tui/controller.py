@@ -49,9 +49,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# The core says why an answer was cut (output limit, content filter) in a Notice of
+# its own; only the stops it does not explain get one here.
 STOP_NOTICES = {
-    "length": ("The answer hit the output token limit.", "warning"),
-    "content_filter": ("The provider filtered the answer.", "warning"),
     "max_steps": ("Stopped: the turn reached its step limit.", "warning"),
     "cancelled": ("Turn cancelled.", "warning"),
 }
@@ -71,6 +71,8 @@ class TurnController:
         # Blocks streamed by the current request attempt: a retry replays the
         # request, so what the failed attempt showed is taken back.
         self.attempt_blocks: list[AssistantBlock | ReasoningBlock] = []
+        # A compaction's own notice already said why it did nothing (no second "failed").
+        self.compaction_explained = False
 
     async def drive(self, events: AsyncIterator[Event]) -> None:
         """Consume one stream to its end (or until cancelled)."""
@@ -159,13 +161,17 @@ class TurnController:
             case PrefixChanged(reason=reason):
                 await self.notice(f"Cache prefix changed: {reason}")
             case Notice(level=level, text=text):
+                self.compaction_explained = level != "info" or text.startswith("nothing to")
                 await self.notice(text, level)
             case CompactionStarted(reason=reason):
+                self.compaction_explained = False
                 await self.notice(f"Compacting the conversation ({reason})…")
-            case CompactionFinished(ok=ok, reason=reason):
+            case CompactionFinished(ok=ok, reason=reason, tokens_after=after):
+                if after is not None:  # the gauge shows the new size before the next request
+                    self.status.update_state(context_tokens=after)
                 if ok:
                     await self.notice("Conversation compacted.")
-                else:
+                elif not self.compaction_explained:
                     await self.notice(f"Compaction failed ({reason}).", "warning")
             case SubagentStarted(name=name):
                 await self.notice(f"Subagent {name} started.")
@@ -177,7 +183,8 @@ class TurnController:
                     text, level = STOP_NOTICES[reason]
                     await self.notice(text, level)  # type: ignore[arg-type]
             case TurnFailed(error=error, status=status):
-                code = f" (HTTP {status})" if status else ""
+                # A provider error already reads "HTTP 400: …"; do not say it twice.
+                code = f" (HTTP {status})" if status and f"HTTP {status}" not in error else ""
                 await self.notice(f"Turn failed{code}: {error}", "error")
             case _:
                 log.debug("unhandled event %r", event)

@@ -337,8 +337,12 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         modes = list(self.services.permission_modes)
         current = self.services.permission_mode
         index = modes.index(current) if current in modes else -1
-        self.services.permission_mode = modes[(index + 1) % len(modes)]
+        mode = modes[(index + 1) % len(modes)]
+        self.services.permission_mode = mode
         self.refresh_status()
+        from reasonix_core.permission.policy import PRESET_SUMMARY
+
+        self.status.update_state(hint=f"{mode}: {PRESET_SUMMARY.get(mode, mode)}")
 
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:

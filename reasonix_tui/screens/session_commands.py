@@ -96,7 +96,8 @@ class SessionCommands:
         self.app.push_screen(
             ConfirmScreen(
                 "Clear the conversation?",
-                "The current context is discarded and not saved. Memory is untouched.",
+                "A new, empty session starts. This one stays saved (/resume reopens it); "
+                "memory is untouched.",
             ),
             confirmed,
         )
@@ -119,8 +120,12 @@ class SessionCommands:
         await self.notice(f"Reasoning effort set to {args}.")
 
     async def cmd_model(self: SessionScreen, args: str) -> None:
+        current = _current_model(self.services.models(), self.runner.model)
+
         async def picked(model: str | None) -> None:
-            if not model or model == self.runner.model:
+            if not model or model in (self.runner.model, current):
+                if model:
+                    await self.notice(f"Already using {self.runner.model}.")
                 return
             try:
                 self.services.set_model(model)
@@ -134,7 +139,7 @@ class SessionCommands:
             await picked(args)
             return
         items = [PickerItem(value=m, label=m) for m in self.services.models()]
-        self.app.push_screen(PickerScreen("Model", items, current=self.runner.model), picked)
+        self.app.push_screen(PickerScreen("Model", items, current=current), picked)
 
     async def cmd_mcp(self: SessionScreen, args: str) -> None:
         self.app.push_screen(McpStatusScreen(self.services))
@@ -186,6 +191,11 @@ class SessionCommands:
 
     async def cmd_quit(self: SessionScreen, args: str) -> None:
         self.app.exit(0)
+
+
+def _current_model(names: list[str], model: str) -> str:
+    """The picker's name for ``model`` ("provider/model" names end with it)."""
+    return next((n for n in names if n == model or n.endswith(f"/{model}")), model)
 
 
 def _compaction_note(services: AppServices, window: int) -> str:
