@@ -204,6 +204,7 @@ class ScriptedServices(BaseServices):
     runners: list[ScriptedRunner] = field(default_factory=list)
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
+    compaction_focus: list[str] = field(default_factory=list)
     # Saved transcripts by session id (drawn on resume), and the session the first
     # runner reopens, as ``reasonix -c`` does.
     saved: dict[str, list[Message]] = field(default_factory=dict)
@@ -270,6 +271,7 @@ class ScriptedServices(BaseServices):
     def reconnect_mcp(self, name: str) -> None:
         self.reconnected.append(name)
 
-    async def compact(self, runner: Any) -> AsyncIterator[Event]:
+    async def compact(self, runner: Any, focus: str = "") -> AsyncIterator[Event]:
         self.compactions += 1
+        self.compaction_focus.append(focus)
         yield Notice(text="Nothing to compact yet.")

@@ -36,7 +36,11 @@ BUILTINS: tuple[SlashCommand, ...] = (
     SlashCommand(name="help", description="Show commands and keys"),
     SlashCommand(name="new", description="Start a fresh session"),
     SlashCommand(name="clear", description="Discard the conversation (asks first)"),
-    SlashCommand(name="compact", description="Fold the conversation history now"),
+    SlashCommand(
+        name="compact",
+        description="Fold the conversation history now",
+        argument_hint="[what to keep]",
+    ),
     SlashCommand(
         name="effort", description="Show or set reasoning effort", argument_hint="[level]"
     ),

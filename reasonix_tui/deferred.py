@@ -334,7 +334,7 @@ class DeferredServices(BaseServices):
     render_mcp_prompt = _AfterReady()
     expand_mcp_resources = _AfterReady()
 
-    async def compact(self, runner: object) -> AsyncIterator[Event]:
+    async def compact(self, runner: object, focus: str = "") -> AsyncIterator[Event]:
         try:
             services = await self._built_services()
         except Exception as exc:
@@ -344,7 +344,7 @@ class DeferredServices(BaseServices):
             return
         if isinstance(runner, DeferredRunner):
             runner = runner.runner
-        events = services.compact(runner)  # type: ignore[arg-type]
+        events = services.compact(runner, focus)  # type: ignore[arg-type]
         try:
             async for event in events:
                 yield event

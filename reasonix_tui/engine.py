@@ -321,7 +321,7 @@ class EngineServices(BaseServices):
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)
 
-    async def compact(self, runner: object) -> AsyncIterator[ev.Event]:
+    async def compact(self, runner: object, focus: str = "") -> AsyncIterator[ev.Event]:
         """Manual ``/compact``: prune and fold the history now (retries even
         after an automatic failure); the next request starts from the checkpoint."""
         if not isinstance(runner, EngineRunner):
@@ -332,6 +332,6 @@ class EngineServices(BaseServices):
         except ReasonixError as exc:
             yield ev.Notice(level="error", text=str(exc))
             return
-        async with aclosing(runtime.agent.compact()) as events:
+        async with aclosing(runtime.agent.compact(focus)) as events:
             async for event in events:
                 yield event

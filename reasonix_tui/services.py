@@ -172,8 +172,9 @@ class AppServices(Protocol):
         Blocking (called in a worker thread)."""
         ...
 
-    def compact(self, runner: Runner) -> AsyncIterator[Event]:
-        """Fold the runner's history now; events go through the turn dispatcher."""
+    def compact(self, runner: Runner, focus: str = "") -> AsyncIterator[Event]:
+        """Fold the runner's history now (``focus``: what the summary should keep);
+        events go through the turn dispatcher."""
         ...
 
 

@@ -238,12 +238,13 @@ class Agent:
                 async for event in events:
                     yield event
 
-    async def compact(self) -> AsyncIterator[ev.Event]:
-        """Manual compaction (``/compact``, ``reasonix compact``): prune and fold
-        the history now, retrying even after an automatic failure."""
+    async def compact(self, focus: str = "") -> AsyncIterator[ev.Event]:
+        """Manual compaction (``/compact [focus]``, ``reasonix compact``): prune and
+        fold the history now, retrying even after an automatic failure; ``focus``
+        tells the summary what to keep."""
         self._repair()
         try:
-            maintenance = self._maintain(CompactionReason.MANUAL)
+            maintenance = self._maintain(CompactionReason.MANUAL, focus=focus)
             async with aclosing(self._context_work(maintenance)) as events:
                 async for event in events:
                     yield event
@@ -409,20 +410,21 @@ class Agent:
 
     # -- the model --------------------------------------------------------
 
-    def _conversation(self) -> Conversation:
+    def _conversation(self, focus: str = "") -> Conversation:
         """What the context manager works on; it never sees the Agent itself."""
         return Conversation(
             messages=self.messages,
             tools=self.tools.fingerprint,
             summarize=self._summarize,
+            focus=focus,
         )
 
     async def _maintain(
-        self, reason: CompactionReason, *, force: bool = False
+        self, reason: CompactionReason, *, force: bool = False, focus: str = ""
     ) -> AsyncIterator[ev.Event]:
         """Ask the context manager whether to compact; if so, run it and turn
         its outcome into this agent's events (raises CompactionRequired)."""
-        conversation = self._conversation()
+        conversation = self._conversation(focus)
         decision = await self.context.decide(conversation, reason, force=force)
         if decision is None:
             if reason is CompactionReason.MANUAL and self.context.busy:

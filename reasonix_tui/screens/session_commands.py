@@ -103,7 +103,7 @@ class SessionCommands:
         )
 
     async def cmd_compact(self: SessionScreen, args: str) -> None:
-        self.run_events(self.services.compact(self.runner))
+        self.run_events(self.services.compact(self.runner, args))
 
     async def cmd_effort(self: SessionScreen, args: str) -> None:
         levels = self.services.efforts()

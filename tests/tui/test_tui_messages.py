@@ -108,3 +108,11 @@ async def test_clear_says_the_session_stays_saved(make_app) -> None:
         await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
         body = pilot.app.screen.body
         assert "stays saved" in body and "not saved" not in body
+
+
+async def test_compact_passes_its_words_to_the_summary(make_app) -> None:
+    app, services = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "/compact keep the table")
+        await settle(pilot)
+        assert services.compaction_focus == ["keep the table"]
