@@ -49,6 +49,9 @@ BUILTINS: tuple[SlashCommand, ...] = (
     SlashCommand(name="resume", description="Resume a saved session"),
     SlashCommand(name="status", description="Model, effort, mode, usage and cost"),
     SlashCommand(name="quit", description="Leave Reasonix", aliases=("exit",)),
+    SlashCommand(
+        name="login", description="Set or replace the provider's API key", aliases=("key",)
+    ),
 )
 
 

@@ -73,6 +73,8 @@ class TurnController:
         self.attempt_blocks: list[AssistantBlock | ReasoningBlock] = []
         # A compaction's own notice already said why it did nothing (no second "failed").
         self.compaction_explained = False
+        # What to add under a failed turn with this HTTP status ("" for nothing).
+        self.failure_hint: Callable[[int | None], str] = lambda status: ""
 
     async def drive(self, events: AsyncIterator[Event]) -> None:
         """Consume one stream to its end (or until cancelled)."""
@@ -186,6 +188,9 @@ class TurnController:
                 # A provider error already reads "HTTP 400: …"; do not say it twice.
                 code = f" (HTTP {status})" if status and f"HTTP {status}" not in error else ""
                 await self.notice(f"Turn failed{code}: {error}", "error")
+                hint = self.failure_hint(status)
+                if hint:
+                    await self.notice(hint, "warning")
             case _:
                 log.debug("unhandled event %r", event)
 

@@ -326,6 +326,7 @@ class DeferredServices(BaseServices):
     set_effort = _Blocking()
     needs_api_key = _Blocking()
     save_api_key = _Blocking()
+    api_key_info = _Blocking()
     mcp_status = _Blocking()
     reconnect_mcp = _Blocking()
     mention_refused = _Blocking()

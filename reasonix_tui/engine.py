@@ -10,6 +10,7 @@ Nothing here imports textual.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -37,7 +38,13 @@ from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
-from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
+from reasonix_tui.services import (
+    DEEPSEEK_KEYS_URL,
+    ApiKeyInfo,
+    BaseServices,
+    McpServerView,
+    SessionSummary,
+)
 
 log = logging.getLogger(__name__)
 
@@ -286,6 +293,22 @@ class EngineServices(BaseServices):
     def save_api_key(self, key: str) -> None:
         name = self._resolved.provider.api_key_env or "DEEPSEEK_API_KEY"
         save_api_key(name, key.strip(), self.config_home)
+        if os.environ.get(name):
+            # The environment wins over the file: the key just typed must win in this
+            # process (sessions opened from now on read it).
+            os.environ[name] = key.strip()
+
+    def api_key_info(self) -> ApiKeyInfo:
+        provider = self._resolved.provider
+        name = provider.api_key_env or "DEEPSEEK_API_KEY"
+        deepseek = "deepseek" in f"{provider.name} {provider.base_url}".lower()
+        return ApiKeyInfo(
+            provider=provider.name,
+            variable=name,
+            stored_in=self.config_home / ".env",
+            from_environment=bool(os.environ.get(name)),
+            signup_url=DEEPSEEK_KEYS_URL if deepseek else "",
+        )
 
     def mcp_status(self) -> list[McpServerView]:
         states = {"pending": "connecting", "starting": "connecting"}

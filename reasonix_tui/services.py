@@ -37,6 +37,20 @@ class SessionSummary:
     model: str = ""
 
 
+DEEPSEEK_KEYS_URL = "https://platform.deepseek.com/api_keys"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiKeyInfo:
+    """Where the current provider's API key comes from (setup screen, /login, 401 hints)."""
+
+    provider: str
+    variable: str  # the environment variable, e.g. DEEPSEEK_API_KEY
+    stored_in: Path  # <config_home>/.env, where the app saves it
+    from_environment: bool = False  # the variable is set in the environment (it wins)
+    signup_url: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class McpServerView:
     """One MCP server as shown by the ``/mcp`` status screen (already redacted)."""
@@ -144,6 +158,10 @@ class AppServices(Protocol):
         """Persist the key (``<config_home>/.env``, mode 0600); raise ``OSError`` on failure."""
         ...
 
+    def api_key_info(self) -> ApiKeyInfo:
+        """Optional. The current provider's key: its name, variable and file."""
+        ...
+
     def mcp_status(self) -> list[McpServerView]:
         """Current MCP servers for ``/mcp`` (empty when none are configured)."""
         ...
@@ -196,6 +214,14 @@ class BaseServices(AppServices):
 
     def saved_messages(self, runner: Runner) -> Sequence[Message]:
         return ()
+
+    def api_key_info(self) -> ApiKeyInfo:
+        return ApiKeyInfo(
+            provider="DeepSeek",
+            variable="DEEPSEEK_API_KEY",
+            stored_in=self.config_home / ".env",
+            signup_url=DEEPSEEK_KEYS_URL,
+        )
 
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         return []

@@ -113,6 +113,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
             from reasonix_tui.controller import TurnController
 
             self._controller = TurnController(self.transcript, self.status, self.services.clock)
+            self._controller.failure_hint = self.key_hint
         return self._controller
 
     async def on_mount(self) -> None:

@@ -189,6 +189,40 @@ class SessionCommands:
         ]
         await self.notice("\n  ".join(lines))
 
+    async def cmd_login(self: SessionScreen, args: str) -> None:
+        from reasonix_tui.screens.setup import SetupScreen
+
+        async def saved(ok: bool | None) -> None:
+            if not ok:
+                return
+            info = self.services.api_key_info()
+            try:  # an open session holds the old key: reopen it with the new one
+                runner = self.services.resume_runner(self.runner.session_id, self.approver)
+            except (KeyError, OSError, ValueError):
+                pass  # not opened yet: it reads the new key when it opens
+            else:
+                self.runner = runner
+            await self.notice(f"API key for {info.provider} saved to {info.stored_in}.")
+
+        self.app.push_screen(SetupScreen(self.services, replacing=True), saved)
+
+    def key_hint(self: SessionScreen, status: int | None) -> str:
+        """Where the key comes from, after a 401/402 (shown under the failure)."""
+        if status not in (401, 402, 403):
+            return ""
+        info = self.services.api_key_info()
+        where = (
+            f"${info.variable} in your environment"
+            if info.from_environment
+            else f"{info.variable} in {info.stored_in}"
+        )
+        if status == 402:
+            return (
+                f"The {info.provider} account behind the key ({where}) has no balance left: "
+                "top it up, or /login to use another key."
+            )
+        return f"The {info.provider} API key comes from {where}; /login replaces it."
+
     async def cmd_quit(self: SessionScreen, args: str) -> None:
         self.app.exit(0)
 
