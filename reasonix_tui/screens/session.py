@@ -80,6 +80,9 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         self.busy = False
         self.queue: list[str] = []
         self.ctrl_c_armed = False
+        self.ctrl_d_armed = False
+        # The user cancelled the turn: what was queued behind it waits, back in the composer.
+        self._hold_queue = False
         self._menu_dismissed_text: str | None = None
         self._approval_lock = asyncio.Lock()
         self._controller: TurnController | None = None
@@ -268,6 +271,9 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         if any(w.group == "turn" and not w.is_finished for w in self.workers):
             return
         self._set_busy(False)
+        if self.queue and self._hold_queue:
+            await self._return_queue()
+        self._hold_queue = False
         if self.queue:
             text = self.queue.pop(0)
             self.refresh_status()
@@ -276,19 +282,33 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     def cancel_turn(self) -> None:
         self.workers.cancel_group(self, "turn")
 
+    def cancel_by_user(self) -> None:
+        """Esc / Ctrl+C: cancel the turn; the prompts queued behind it do not run."""
+        self._hold_queue = bool(self.queue)
+        self.cancel_turn()
+
+    async def _return_queue(self) -> None:
+        """Put the queued prompts back in the composer, to edit or send."""
+        held, self.queue = self.queue, []
+        self.refresh_status()
+        draft = self.composer.text
+        self.composer.set_text("\n\n".join([*held, *([draft] if draft.strip() else [])]))
+        count = f"{len(held)} queued prompt{'s' if len(held) > 1 else ''}"
+        await self.notice(f"{count} put back in the prompt box: edit, then Enter sends.")
+
     # ---- keys ------------------------------------------------------------
     def action_escape(self) -> None:
         if self.menu.is_open:
             self._menu_dismissed_text = self.composer.text
             self.close_menu()
         elif self.busy:
-            self.cancel_turn()
+            self.cancel_by_user()
 
     def action_interrupt(self) -> None:
         if self._copy_selection():
             return
         if self.busy:
-            self.cancel_turn()
+            self.cancel_by_user()
         elif self.composer.text:
             self.composer.clear()
         elif self.ctrl_c_armed:
@@ -310,6 +330,11 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         return True
 
     def action_quit(self) -> None:
+        """Ctrl+D quits at once with an empty composer; with a draft, on a second press."""
+        if self.composer.text.strip() and not self.ctrl_d_armed:
+            self.ctrl_d_armed = True
+            self.status.update_state(hint="Press Ctrl+D again to quit and lose the draft")
+            return
         self.app.exit(0)
 
     def action_select_block(self, step: int) -> None:
@@ -347,7 +372,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
 
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        self.ctrl_c_armed = False
+        self.ctrl_c_armed = self.ctrl_d_armed = False
         self.update_menu()
 
     def update_menu(self) -> None:

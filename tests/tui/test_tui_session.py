@@ -307,3 +307,37 @@ async def test_tool_progress_updates_the_running_card(make_app) -> None:
         assert "1/2 half way" in str(card.query_one(".header").render())
         gate.set()
         await settle(pilot)
+
+
+async def test_escape_cancels_and_puts_the_queue_back_in_the_composer(make_app) -> None:
+    """Issue 14, item 10: the queued prompts do not run at once after Esc."""
+    app, services = make_app([[Hold()], text_steps("two")])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "first")
+        await send(pilot, "second")
+        await send(pilot, "third")
+        screen = session(pilot)
+        assert screen.queue == ["second", "third"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert services.runners[0].prompts == ["first"]  # nothing else ran
+        assert screen.queue == [] and not screen.busy
+        assert screen.composer.text == "second\n\nthird"
+        assert "put back in the prompt box" in screen.query(NoticeBlock).last().text
+        await pilot.press("enter")  # sending them is one key away
+        await settle(pilot)
+        assert services.runners[0].prompts == ["first", "second\n\nthird"]
+
+
+async def test_ctrl_d_with_a_draft_asks_first(make_app) -> None:
+    app, _ = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await type_text(pilot, "half a thought")
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        screen = session(pilot)
+        assert app.is_running
+        assert "Ctrl+D again" in screen.status.state.hint
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        assert not app.is_running
