@@ -95,6 +95,8 @@ class ToolProgress(Event):
     progress: float
     total: float | None = None
     message: str = ""
+    # The last lines of a running command's output (bash), for display only.
+    output: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -152,7 +152,7 @@ class TurnController:
             case ToolProgress(call_id=call_id, progress=progress, total=total, message=message):
                 block = self.tools.get(call_id)
                 if block is not None:
-                    block.set_progress(progress, total, message)
+                    block.set_progress(progress, total, message, event.output)
             case Retrying(attempt=attempt, delay=delay, reason=reason):
                 await self._close_blocks()
                 for block in self.attempt_blocks:

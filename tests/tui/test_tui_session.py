@@ -6,7 +6,7 @@ import asyncio
 
 from textual.geometry import Offset
 from textual.selection import Selection
-from tui_helpers import send, session, settle, type_text
+from tui_helpers import send, session, settle, type_text, until
 
 from reasonix_core.events import Notice, TurnFailed, UsageReported
 from reasonix_core.usage import Usage
@@ -341,3 +341,33 @@ async def test_ctrl_d_with_a_draft_asks_first(make_app) -> None:
         await pilot.press("ctrl+d")
         await pilot.pause()
         assert not app.is_running
+
+
+async def test_a_running_command_shows_its_live_output(make_app) -> None:
+    from textual.widgets import Static
+
+    from reasonix_core.events import ToolCallFinished, ToolCallStarted, ToolProgress
+
+    gate = asyncio.Event()
+    app, _ = make_app(
+        [
+            [
+                ToolCallStarted(call_id="c1", name="bash", arguments='{"command": "make"}'),
+                ToolProgress(
+                    call_id="c1", name="bash", progress=20, output="compiling a.c\nlinking"
+                ),
+                WaitFor(gate),
+                ToolCallFinished(call_id="c1", name="bash", result="done\n[exit code 0]"),
+            ]
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "build")
+        screen = session(pilot)
+        await until(pilot, lambda: bool(screen.query(".live")))
+        card = screen.query_one(ToolBlock)
+        assert "linking" in str(card.query_one(".live", Static).render())
+        gate.set()
+        await settle(pilot)
+        assert not card.query(".live")  # the result replaces it
+        assert "done" in str(card.query_one(".result").render())
