@@ -208,6 +208,7 @@ class ScriptedServices(BaseServices):
     # Saved transcripts by session id (drawn on resume), and the session the first
     # runner reopens, as ``reasonix -c`` does.
     saved: dict[str, list[Message]] = field(default_factory=dict)
+    prompt_history_path: Path | None = None
     continue_session: str | None = None
 
     def clock(self) -> datetime:

@@ -282,6 +282,13 @@ class DeferredServices(BaseServices):
 
     # -- cheap members: placeholders until ready ------------------------------
 
+    @property
+    def prompt_history_path(self) -> Path | None:
+        """Known without the engine (read after the first frame: it imports the core)."""
+        from reasonix_tui.prompt_history import history_path
+
+        return history_path(self.config_home, self.workspace)
+
     context_window = _UntilReady(0)
     compact_ratio = _UntilReady(None)
     mcp_prompts = _UntilReady(_no_prompts)

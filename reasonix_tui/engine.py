@@ -107,6 +107,9 @@ class EngineServices(BaseServices):
         self.workspace = workspace.resolve()
         self.add_dirs = list(add_dirs)  # --add-dir: extra readable folders
         self.config_home = home or reasonix_home()
+        from reasonix_tui.prompt_history import history_path
+
+        self.prompt_history_path: Path | None = history_path(self.config_home, self.workspace)
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
         # What ``@path`` references never attach: what tools may not read

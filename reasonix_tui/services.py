@@ -97,6 +97,10 @@ class AppServices(Protocol):
     session screen at once, awaits :meth:`ready` once that frame is out, and the
     status bar says "starting…" until then."""
 
+    prompt_history_path: Path | None
+    """Optional. Where the prompts sent in this workspace are kept across restarts
+    (``prompt_history.py``); None: not kept."""
+
     trust_review: ProjectReview | None
     """Optional. The folder's untrusted risky project settings, asked about (trust
     dialog) before :meth:`ready`; None when there is nothing to ask."""
@@ -200,6 +204,7 @@ class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
 
     compact_ratio: float | None = None
+    prompt_history_path: Path | None = None
     is_ready: bool = True
     trust_review: ProjectReview | None = None
 

@@ -17,7 +17,7 @@ SHOWN_PER_SECTION = 8
 KEYS = (
     ("Enter", "send (queues a follow-up while a turn runs)"),
     ("Alt+Enter / Ctrl+J", "new line; Shift+Enter too in kitty-protocol terminals"),
-    ("Up / Down", "prompt history when idle"),
+    ("Up / Down", "prompt history when idle (Ctrl+R searches it)"),
     ("PgUp / PgDn", "scroll the transcript a page (Ctrl+Up / Ctrl+Down: a line)"),
     ("Ctrl+Home / Ctrl+End", "transcript top / bottom, following new output again"),
     ("Home / End", "the same, while the prompt is empty"),

@@ -24,6 +24,8 @@ from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
+from reasonix_tui.prompt_history import PromptHistory
+from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.session_commands import SessionCommands
 from reasonix_tui.screens.transcript_keys import TranscriptKeys
 from reasonix_tui.services import AppServices
@@ -51,6 +53,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
         Binding("ctrl+o", "toggle_details", "Details", show=False, priority=True),
+        Binding("ctrl+r", "search_history", show=False, priority=True),
         Binding("alt+up", "select_block(-1)", show=False, priority=True),
         Binding("alt+down", "select_block(1)", show=False, priority=True),
         # The transcript scrolls while the composer keeps the focus (screens/transcript_keys.py).
@@ -85,6 +88,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         self._hold_queue = False
         self._menu_dismissed_text: str | None = None
         self._approval_lock = asyncio.Lock()
+        self.prompt_history: PromptHistory | None = None  # loaded after the first frame
         self._controller: TurnController | None = None
 
     def compose(self) -> ComposeResult:
@@ -128,6 +132,33 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
             await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
         self.composer.focus()
         self.show_saved_session()
+        self.load_prompt_history()
+
+    @work(group="history", exit_on_error=False)
+    async def load_prompt_history(self) -> None:
+        path = await asyncio.to_thread(lambda: self.services.prompt_history_path)
+        if path is None:
+            return
+        self.prompt_history = PromptHistory(path)
+        loaded = await asyncio.to_thread(self.prompt_history.load)
+        recalled = self.composer.prompt_history
+        recalled[:0] = loaded  # before anything sent meanwhile
+
+    def action_search_history(self) -> None:
+        """Ctrl+R: pick an earlier prompt (type to search), newest first."""
+        prompts = list(dict.fromkeys(reversed(self.composer.prompt_history)))
+        items = [
+            PickerItem(value=p, label=p.strip().splitlines()[0][:90] if p.strip() else p)
+            for p in prompts
+        ]
+
+        def picked(prompt: str | None) -> None:
+            if prompt:
+                self.composer.set_text(prompt)
+
+        self.app.push_screen(
+            PickerScreen("Search prompt history", items, empty="No prompts yet."), picked
+        )
 
     @work(group="history", exit_on_error=False)
     async def show_saved_session(self, note: str = "") -> None:
@@ -197,6 +228,8 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         self.ctrl_c_armed = False
         self.status.update_state(hint="")
         text = message.text
+        if self.prompt_history is not None:
+            self.prompt_history.append(text)
         if self.busy and not self.runs_while_busy(text):
             self.queue.append(text)
             self.refresh_status()
