@@ -209,6 +209,7 @@ class ScriptedServices(BaseServices):
     # runner reopens, as ``reasonix -c`` does.
     saved: dict[str, list[Message]] = field(default_factory=dict)
     prompt_history_path: Path | None = None
+    notify_after: float | None = None
     continue_session: str | None = None
 
     def clock(self) -> datetime:

@@ -52,6 +52,7 @@ BUILTINS: tuple[SlashCommand, ...] = (
     SlashCommand(
         name="login", description="Set or replace the provider's API key", aliases=("key",)
     ),
+    SlashCommand(name="copy", description="Copy the last answer to the clipboard"),
 )
 
 

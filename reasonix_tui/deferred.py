@@ -291,6 +291,7 @@ class DeferredServices(BaseServices):
 
     context_window = _UntilReady(0)
     compact_ratio = _UntilReady(None)
+    notify_after = _UntilReady(None)
     mcp_prompts = _UntilReady(_no_prompts)
 
     @property

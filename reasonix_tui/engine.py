@@ -148,6 +148,11 @@ class EngineServices(BaseServices):
         return self._resolved.provider.context_window_for(self._resolved.model)
 
     @property
+    def notify_after(self) -> float | None:
+        tui = self.config.tui
+        return tui.notify_after_seconds if tui.notify else None
+
+    @property
     def compact_ratio(self) -> float:
         """The effective ``agent.compact_ratio`` (project config beats user config)."""
         return self.config.agent.compact_ratio

@@ -97,6 +97,10 @@ class AppServices(Protocol):
     session screen at once, awaits :meth:`ready` once that frame is out, and the
     status bar says "starting…" until then."""
 
+    notify_after: float | None
+    """Optional. Notify (OSC 9/777, bell) when a turn ends after this many seconds, and
+    when an approval waits; None: never (``[tui] notify``)."""
+
     prompt_history_path: Path | None
     """Optional. Where the prompts sent in this workspace are kept across restarts
     (``prompt_history.py``); None: not kept."""
@@ -205,6 +209,7 @@ class BaseServices(AppServices):
 
     compact_ratio: float | None = None
     prompt_history_path: Path | None = None
+    notify_after: float | None = None
     is_ready: bool = True
     trust_review: ProjectReview | None = None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,6 +21,7 @@ from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
 from reasonix_core.command.mentions import expand_mentions
+from reasonix_tui import format as fmt
 from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
@@ -90,6 +92,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         self._approval_lock = asyncio.Lock()
         self.prompt_history: PromptHistory | None = None  # loaded after the first frame
         self._controller: TurnController | None = None
+        self._busy_started = time.monotonic()
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -211,6 +214,11 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         self.status.update_state(now=self.services.clock(), frame=frame)
 
     def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            if busy:
+                self._busy_started = time.monotonic()
+            else:
+                self._notify_turn_end(time.monotonic() - self._busy_started)
         self.busy = busy
         self.composer.busy = busy
         now = self.services.clock()
@@ -219,6 +227,13 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
             self._ticker.resume()
         else:
             self._ticker.pause()
+
+    def _notify_turn_end(self, seconds: float) -> None:
+        after = self.services.notify_after
+        if after is not None and seconds >= after:
+            from reasonix_tui.notify import notify
+
+            notify(self.app, "Reasonix", f"the turn finished after {fmt.duration(seconds)}")
 
     async def notice(self, text: str, level: NoticeLevel = "info") -> None:
         await self.transcript.add(NoticeBlock(text, level))
@@ -472,6 +487,10 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
             if future.done():
                 return
             screen = ApprovalScreen(message.request)
+            if self.services.notify_after is not None:
+                from reasonix_tui.notify import notify
+
+                notify(self.app, "Reasonix", f"approval needed: {message.request.summary}")
 
             def closed_elsewhere(done: asyncio.Future[ApprovalDecision]) -> None:
                 if done.cancelled() and screen.is_current:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from reasonix_tui.services import AppServices
 
 # Commands that are safe while a turn runs; everything else is queued.
-RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "quit", "exit"})
+RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "quit", "exit", "copy"})
 
 
 class SessionCommands:
@@ -222,6 +222,18 @@ class SessionCommands:
                 "top it up, or /login to use another key."
             )
         return f"The {info.provider} API key comes from {where}; /login replaces it."
+
+    async def cmd_copy(self: SessionScreen, args: str) -> None:
+        """The last answer as the model wrote it (Markdown), through OSC 52."""
+        from reasonix_tui.widgets.assistant_block import AssistantBlock
+
+        answers = [b for b in self.transcript.blocks if isinstance(b, AssistantBlock)]
+        text = answers[-1].text.strip() if answers else ""
+        if not text:
+            await self.notice("There is no answer to copy yet.")
+            return
+        self.app.copy_to_clipboard(text)
+        self.status.update_state(hint=f"Copied the last answer ({len(text):,} characters)")
 
     async def cmd_quit(self: SessionScreen, args: str) -> None:
         self.app.exit(0)
