@@ -370,6 +370,11 @@ def main() -> int:
         f"  prefix changes reported by the run: {metrics['prefix_change_reason_counts'] or 'none'}"
         f" ({len(prefix_events)} prefix_changed events)"
     )
+    breaks = metrics["cache_breaks"]
+    print(
+        f"  cache breaks the run's ledger found: {len(breaks)} "
+        f"({sum(1 for b in breaks if b['reason'] == 'unexplained')} unexplained)"
+    )
 
     if follow_usage and len(follow_requests) == 1:
         fu = follow_usage[0]

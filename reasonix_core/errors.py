@@ -55,6 +55,10 @@ class StreamInterrupted(ProviderError):
         super().__init__(message, retryable=True, kind="stream_interrupted")
 
 
+#: ``ProviderError.kind`` of an empty answer (its retries are ``empty_final_retries``).
+EMPTY_RESPONSE_KIND = "empty_response"
+
+
 class EmptyResponse(ProviderError):
     """The model produced no content, no reasoning and no tool calls (retryable)."""
 
@@ -62,9 +66,18 @@ class EmptyResponse(ProviderError):
         super().__init__(
             "the model returned an empty response (no content, reasoning or tool calls)",
             retryable=True,
-            kind="empty_response",
+            kind=EMPTY_RESPONSE_KIND,
         )
 
 
 class ToolArgumentError(ReasonixError):
     """Tool arguments failed to parse or validate; becomes a result for the model."""
+
+
+class FleetPlanError(ToolArgumentError):
+    """A fleet's plan cannot run (duplicate or unknown ids, a cycle, overlapping
+    claims of items that may run together); found before any item starts."""
+
+
+class SkillError(ReasonixError):
+    """A skill named by the user or the model is unknown or its file cannot be used."""

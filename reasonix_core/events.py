@@ -108,6 +108,10 @@ class UsageReported(Event):
     source: str = "executor"
     cost: float = 0.0
     currency: str = "USD"
+    # The request's number in its session (the request records' ``request``).
+    request: int = 0
+    # Time to the first streamed output of the answered attempt; None without output.
+    ttft_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,6 +119,8 @@ class Retrying(Event):
     attempt: int
     delay: float
     reason: str
+    # The failed attempt's ProviderError.kind ("empty_response", "http", "stream"...).
+    error_kind: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,6 +128,25 @@ class PrefixChanged(Event):
     """An earlier part of the request changed; the reason explains the cache miss."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheBroken(Event):
+    """A billed request was not an append-only extension of its agent's previous one.
+
+    ``reason``: the PrefixChanged reason that announced it, or ``unexplained``.
+    ``rebilled_tokens``: the previous request's tokens after ``first_diff_byte``
+    (None: the position is unknown, the whole previous prompt is counted), now
+    billed at the cache-miss price instead of the hit price (``rebilled_cost``)."""
+
+    request: int
+    reason: str
+    first_diff_byte: int | None
+    rebilled_tokens: int
+    rebilled_cost: float = 0.0
+    currency: str = "USD"
+    # The bytes around the first difference, escaped: (common part, was, now).
+    context: tuple[str, str, str] = ("", "", "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,13 +169,55 @@ class CompactionFinished(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentStarted(Event):
-    name: str
+    """A child run began. Emitted in the spawner's stream (``agent_path`` is the
+    spawner's); the child's own events follow tagged with ``child_path``, so its
+    steps, tools and usage are read from them, never copied here."""
+
+    name: str  # the profile, or "task" / "read_only_task"
+    child_path: tuple[str, ...] = ()
+    tool_call_id: str = ""  # the spawner's tool call (task, read_only_task, fleet)
+    fleet_item: str = ""  # the fleet item id this child runs; "" outside a fleet
+    read_only: bool = False
+    prompt: str = ""
+    # The child's ContextCapsule (its transcript sidecar), by hash.
+    capsule_hash: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentFinished(Event):
     name: str
     ok: bool = True
+    child_path: tuple[str, ...] = ()
+    tool_call_id: str = ""
+    # The host-adjudicated status of a writer's report ("complete", "partial",
+    # "blocked", ...), "unreported" (a writer that ended in prose), else "done",
+    # "failed" or "cancelled".
+    status: str = ""
+    read_only: bool = False
+    # The host's record, which the metrics read: how a writer ended ("report",
+    # "prose", or "" for read-only and failed runs), the status it claimed, how
+    # many criteria the host downgraded, the paths it wrote (workspace-relative)
+    # and those outside its claim.
+    completion: str = ""
+    claimed_status: str = ""
+    downgrades: int = 0
+    mutations: tuple[str, ...] = ()
+    violations: tuple[str, ...] = ()
+
+
+FleetItemState = Literal["waiting", "running", "done", "failed", "skipped", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetItemChanged(Event):
+    """One item of a fleet changed state. Every item is reported ``waiting`` after
+    preflight and before any item starts, so the first events are the plan."""
+
+    tool_call_id: str
+    item_id: str
+    state: FleetItemState
+    depends_on: tuple[str, ...] = ()
+    reason: str = ""  # why it was skipped or failed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -182,11 +249,13 @@ _KIND_BY_CLASS: dict[type[Event], str] = {
     UsageReported: "usage",
     Retrying: "retrying",
     PrefixChanged: "prefix_changed",
+    CacheBroken: "cache_broken",
     Notice: "notice",
     CompactionStarted: "compaction_started",
     CompactionFinished: "compaction_finished",
     SubagentStarted: "subagent_started",
     SubagentFinished: "subagent_finished",
+    FleetItemChanged: "fleet_item_changed",
     TurnFinished: "turn_finished",
     TurnFailed: "turn_failed",
 }

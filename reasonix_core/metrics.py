@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core import events as ev
+from reasonix_core.errors import EMPTY_RESPONSE_KIND
 from reasonix_core.fsutil import atomic_write_text
 
 SUBAGENT_COUNTERS = (
@@ -40,6 +41,25 @@ class SourceUsage:
     cache_hit_tokens: int = 0
     cache_miss_tokens: int = 0
     cost: float = 0.0
+
+
+@dataclass
+class CacheBreakRecord:
+    """One request that was not an append-only extension of its agent's previous one."""
+
+    request: int
+    reason: str
+    first_diff_byte: int | None
+    rebilled_tokens: int
+    rebilled_cost: float
+
+
+# The per-role request counts (seed 003 trajectory names), by UsageReported.source.
+ROLE_REQUEST_FIELDS = {
+    "executor": "executor_requests",
+    "planner": "planner_requests",
+    "compaction": "compaction_requests",
+}
 
 
 @dataclass
@@ -74,6 +94,16 @@ class RunMetrics:
     false_completions: int = 0
     criterion_downgrades: int = 0
     write_scope_violations: int = 0
+    # Cache accounting and the trajectory fields of seed 003 (e2ebench reads them).
+    cache_breaks: list[CacheBreakRecord] = field(default_factory=list)
+    ttft_ms: list[int | None] = field(default_factory=list)
+    stream_retries: int = 0
+    reasoning_replays: int = 0
+    empty_final_retries: int = 0
+    executor_requests: int = 0
+    planner_requests: int = 0
+    compaction_requests: int = 0
+    wall_ms: int = 0
 
     @property
     def cache_hit_ratio(self) -> float:
@@ -86,6 +116,8 @@ class RunMetrics:
         data["original_costs"] = {k: round(v, 10) for k, v in self.original_costs.items()}
         for bucket in data["usage_by_source"].values():
             bucket["cost"] = round(bucket["cost"], 10)
+        for entry in data["cache_breaks"]:
+            entry["rebilled_cost"] = round(entry["rebilled_cost"], 10)
         return data
 
 
@@ -98,6 +130,9 @@ class MetricsSink:
         self.snapshot_every = snapshot_every
         self._started = time.monotonic()
         self._last_snapshot = 0.0
+        # Path -> the first child that wrote it (duplicate_work_paths).
+        self._written_by: dict[str, tuple[str, ...]] = {}
+        self._duplicates: set[str] = set()
 
     @property
     def partial_path(self) -> Path | None:
@@ -120,6 +155,10 @@ class MetricsSink:
             bucket.cache_hit_tokens += u.cache_hit_tokens
             bucket.cache_miss_tokens += u.cache_miss_tokens
             bucket.cost += event.cost
+            role = ROLE_REQUEST_FIELDS.get(event.source or "executor")
+            if role is not None:
+                setattr(m, role, getattr(m, role) + 1)
+            m.ttft_ms.append(event.ttft_ms)
             m.original_costs[event.currency] = (
                 m.original_costs.get(event.currency, 0.0) + event.cost
             )
@@ -132,6 +171,20 @@ class MetricsSink:
             self._snapshot()
         elif isinstance(event, ev.Retrying):
             m.retries += 1
+            if event.error_kind == EMPTY_RESPONSE_KIND:
+                m.empty_final_retries += 1
+            else:
+                m.stream_retries += 1
+        elif isinstance(event, ev.CacheBroken):
+            m.cache_breaks.append(
+                CacheBreakRecord(
+                    request=event.request,
+                    reason=event.reason,
+                    first_diff_byte=event.first_diff_byte,
+                    rebilled_tokens=event.rebilled_tokens,
+                    rebilled_cost=event.rebilled_cost,
+                )
+            )
         elif isinstance(event, ev.CompactionStarted):
             m.compactions += 1
         elif isinstance(event, ev.PrefixChanged):
@@ -147,9 +200,30 @@ class MetricsSink:
                 m.subagent_tool_calls += 1
             self._snapshot()
         elif isinstance(event, ev.SubagentStarted):
+            # In the spawner's stream: a spawner that is itself a child makes it nested.
             m.subagent_runs += 1
             if len(event.agent_path) > 0:
                 m.subagent_nested_runs += 1
+        elif isinstance(event, ev.SubagentFinished):
+            self._subagent_finished(event)
+            self._snapshot()
+
+    def _subagent_finished(self, event: ev.SubagentFinished) -> None:
+        m = self.metrics
+        m.subagent_mutations += len(event.mutations)
+        for path in event.mutations:
+            first = self._written_by.setdefault(path, event.child_path)
+            if first != event.child_path and path not in self._duplicates:
+                self._duplicates.add(path)
+                m.duplicate_work_paths += 1
+        if event.completion == "report":
+            m.completion_reports += 1
+        elif event.completion == "prose":
+            m.completions_prose_only += 1
+        if event.claimed_status == "complete" and event.status != "complete":
+            m.false_completions += 1
+        m.criterion_downgrades += event.downgrades
+        m.write_scope_violations += len(event.violations)
 
     def _snapshot(self) -> None:
         if self.path is None:
@@ -158,7 +232,7 @@ class MetricsSink:
         if self._last_snapshot and now - self._last_snapshot < self.snapshot_every:
             return
         self._last_snapshot = now
-        self.metrics.duration_ms = int((now - self._started) * 1000)
+        self.metrics.duration_ms = self.metrics.wall_ms = int((now - self._started) * 1000)
         self.metrics.complete = False
         _write_json(self.partial_path, self.metrics.to_json())  # type: ignore[arg-type]
 
@@ -166,6 +240,7 @@ class MetricsSink:
         self.metrics.outcome = outcome
         self.metrics.complete = True
         self.metrics.duration_ms = int((time.monotonic() - self._started) * 1000)
+        self.metrics.wall_ms = self.metrics.duration_ms
         if self.path is not None:
             _write_json(self.path, self.metrics.to_json())
             partial = self.partial_path

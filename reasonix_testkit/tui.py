@@ -211,6 +211,13 @@ class ScriptedServices(BaseServices):
     prompt_history_path: Path | None = None
     notify_after: float | None = None
     continue_session: str | None = None
+    # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
+    skills: Any = None
+    # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
+    report: Any = None
+    preview: Any = None
+    idle: Any = None
+    previews: list[tuple[str, str]] = field(default_factory=list)
 
     def clock(self) -> datetime:
         return self.now
@@ -272,6 +279,16 @@ class ScriptedServices(BaseServices):
 
     def reconnect_mcp(self, name: str) -> None:
         self.reconnected.append(name)
+
+    def cache_report(self, runner: Any) -> Any:
+        return self.report
+
+    def rebill_preview(self, runner: Any, change: str, target: str = "") -> Any:
+        self.previews.append((change, target))
+        return self.preview
+
+    def idle_preview(self, runner: Any) -> Any:
+        return self.idle
 
     async def compact(self, runner: Any, focus: str = "") -> AsyncIterator[Event]:
         self.compactions += 1

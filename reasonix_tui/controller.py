@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reasonix_core.events import (
+    CacheBroken,
     CompactionFinished,
     CompactionStarted,
     Event,
@@ -24,8 +25,6 @@ from reasonix_core.events import (
     ReasoningDelta,
     Retrying,
     StepStarted,
-    SubagentFinished,
-    SubagentStarted,
     TextDelta,
     ToolCallDelta,
     ToolCallFinished,
@@ -36,6 +35,7 @@ from reasonix_core.events import (
     TurnStarted,
     UsageReported,
 )
+from reasonix_tui.subagent_router import SubagentRouter
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel
 from reasonix_tui.widgets.reasoning_block import ReasoningBlock
 from reasonix_tui.widgets.status_bar import StatusBar
@@ -75,6 +75,8 @@ class TurnController:
         self.compaction_explained = False
         # What to add under a failed turn with this HTTP status ("" for nothing).
         self.failure_hint: Callable[[int | None], str] = lambda status: ""
+        # Children's events and fleet plans go to their cards, never to the transcript.
+        self.subagents = SubagentRouter(self.tools.get, transcript.add, status)
 
     async def drive(self, events: AsyncIterator[Event]) -> None:
         """Consume one stream to its end (or until cancelled)."""
@@ -88,6 +90,7 @@ class TurnController:
             for block in self.tools.values():
                 if block.status == "running":
                     await block.finish("", "cancelled")
+            self.subagents.cancel_running()
             await self.notice("Turn cancelled.", "warning")
             raise
         except Exception as exc:  # the stream broke: show it, keep the session usable
@@ -96,12 +99,16 @@ class TurnController:
         finally:
             await self._close_blocks()
             self.tools.clear()
+            self.subagents.forget()
 
     async def notice(self, text: str, level: NoticeLevel = "info") -> None:
         await self._close_blocks()
         await self.transcript.add(NoticeBlock(text, level))
 
     async def dispatch(self, event: Event) -> None:
+        if self.subagents.owns(event):
+            await self.subagents.dispatch(event)
+            return
         match event:
             case TurnStarted() | StepStarted():
                 await self._close_blocks()
@@ -162,6 +169,13 @@ class TurnController:
                 await self.notice(f"Retrying in {delay:.0f}s (attempt {attempt}): {reason}")
             case PrefixChanged(reason=reason):
                 await self.notice(f"Cache prefix changed: {reason}")
+            case CacheBroken(reason="unexplained", rebilled_tokens=tokens):
+                # A change nothing named (a bug): say so; named ones were announced above.
+                await self.notice(
+                    f"The prompt cache broke for no named reason: {tokens:,} cached "
+                    "tokens billed again (/cache shows where).",
+                    "warning",
+                )
             case Notice(level=level, text=text):
                 self.compaction_explained = level != "info" or text.startswith("nothing to")
                 await self.notice(text, level)
@@ -175,10 +189,6 @@ class TurnController:
                     await self.notice("Conversation compacted.")
                 elif not self.compaction_explained:
                     await self.notice(f"Compaction failed ({reason}).", "warning")
-            case SubagentStarted(name=name):
-                await self.notice(f"Subagent {name} started.")
-            case SubagentFinished(name=name, ok=ok):
-                await self.notice(f"Subagent {name} {'finished' if ok else 'failed'}.")
             case TurnFinished(stop_reason=reason):
                 await self._close_blocks()
                 if reason in STOP_NOTICES:

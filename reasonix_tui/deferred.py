@@ -92,6 +92,11 @@ class DeferredRunner:
                 await close()
 
 
+def _bound(runner: object) -> Any:
+    """The real runner behind a :class:`DeferredRunner` (the runner itself otherwise)."""
+    return runner.runner if isinstance(runner, DeferredRunner) else runner
+
+
 class _Delegated:
     """A member of :class:`DeferredServices` served by the built services.
 
@@ -293,6 +298,7 @@ class DeferredServices(BaseServices):
     compact_ratio = _UntilReady(None)
     notify_after = _UntilReady(None)
     mcp_prompts = _UntilReady(_no_prompts)
+    skills = _UntilReady(None)
 
     @property
     def permission_mode(self) -> str:
@@ -342,6 +348,17 @@ class DeferredServices(BaseServices):
     serve = _AfterReady()
     render_mcp_prompt = _AfterReady()
     expand_mcp_resources = _AfterReady()
+
+    # The runner may be a stand-in: the real services want the runner it is bound to.
+
+    def cache_report(self, runner: object) -> Any:
+        return self.wait().cache_report(_bound(runner))
+
+    def rebill_preview(self, runner: object, change: str, target: str = "") -> Any:
+        return self.wait().rebill_preview(_bound(runner), change, target)
+
+    def idle_preview(self, runner: object) -> Any:
+        return self.wait().idle_preview(_bound(runner))
 
     async def compact(self, runner: object, focus: str = "") -> AsyncIterator[Event]:
         try:

@@ -9,12 +9,13 @@ Nothing here imports textual.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -24,9 +25,13 @@ from reasonix_core.agent.builder import (
     RunSettings,
     Runtime,
     build_policy,
+    make_price_fn,
     open_runtime,
 )
-from reasonix_core.agent.session import list_sessions, open_session
+from reasonix_core.agent.cache_ledger import Baseline, CacheLedger, rebill_cost
+from reasonix_core.agent.cache_preview import RebillPreview, idle_preview, rebill_preview
+from reasonix_core.agent.cache_report import CacheReport, build_report
+from reasonix_core.agent.session import list_sessions, open_session, read_request_records
 from reasonix_core.config import (
     load_config,
     read_api_key,
@@ -38,6 +43,7 @@ from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
+from reasonix_core.skills import load_catalog
 from reasonix_tui.services import (
     DEEPSEEK_KEYS_URL,
     ApiKeyInfo,
@@ -119,6 +125,10 @@ class EngineServices(BaseServices):
         )
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
+        # Asked for (--model / --effort, /model / /effort): a continued session
+        # otherwise keeps the model and effort it last used (its prompt cache).
+        self._model_chosen = model is not None
+        self._effort_chosen = effort is not None
         # The same check the builder makes (provider/efforts.py): a level the
         # selected provider does not accept is a ConfigError here (exit 2).
         self.effort = check_effort(
@@ -142,6 +152,9 @@ class EngineServices(BaseServices):
 
         mcp_workspace = Path(self.config.sandbox.workspace_root or self.workspace).resolve()
         self._mcp = make_host(self.config, mcp_workspace, self.config_home)
+        # Discovered once for the app: the / menu lists them and every session
+        # starts from this snapshot (its index is frozen for the session).
+        self.skills = load_catalog(mcp_workspace, self.config_home)
 
     @property
     def context_window(self) -> int:
@@ -186,20 +199,27 @@ class EngineServices(BaseServices):
         return runner.runtime
 
     async def _hold(self, runner: EngineRunner) -> None:
+        continue_last = runner.continue_last and runner.resume_id is None
+        continued = continue_last or runner.resume_id is not None
+        effort = None if self.effort == "auto" else self.effort
         settings = RunSettings(
             workspace=self.workspace,
-            model=self._resolved.ref,
-            effort=None if self.effort == "auto" else self.effort,
+            model=self._resolved.ref if self._model_chosen or not continued else None,
+            effort=effort if self._effort_chosen or not continued else None,
             permission_mode=self.permission_mode,
             resume_id=runner.resume_id,
-            continue_last=runner.continue_last and runner.resume_id is None,
+            continue_last=continue_last,
             home=self.config_home,
             add_dirs=self.add_dirs,
         )
         try:
             async with open_runtime(
-                settings, approver=runner.approver, mcp_host=self._mcp
+                settings, approver=runner.approver, mcp_host=self._mcp, skills=self.skills
             ) as runtime:
+                if continued:  # what the session continues with is what /model and /effort see
+                    self._resolved = runtime.resolved
+                    self.model = runtime.resolved.model
+                    self.effort = runtime.agent.effort
                 runner.runtime = runtime
                 runner.ready.set()
                 await runner.closed.wait()
@@ -274,6 +294,7 @@ class EngineServices(BaseServices):
             )
         self._resolved = resolved
         self.model = resolved.model
+        self._model_chosen = True
         if active is not None:
             active.agent.set_model(
                 resolved.model, resolved.provider.context_window_for(resolved.model)
@@ -288,6 +309,7 @@ class EngineServices(BaseServices):
         # UnknownEffort is a ValueError: /effort shows its message.
         effort = check_effort(effort, self.efforts(), self._resolved.provider.name)
         self.effort = effort
+        self._effort_chosen = True
         if self._active is not None and self._active.runtime is not None:
             self._active.runtime.agent.set_effort(effort)
 
@@ -351,6 +373,65 @@ class EngineServices(BaseServices):
 
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)
+
+    # The prompt cache: the session's account, and what an action would re-bill.
+
+    def _cache_state(self, runner: object) -> tuple[Path, Baseline | None] | None:
+        """The runner's session file and its chain's last request (live when the
+        session is open, else from its request records)."""
+        if not isinstance(runner, EngineRunner):
+            return None
+        if runner.runtime is not None:
+            agent = runner.runtime.agent
+            return agent.session.path, agent.ledger.baseline
+        sessions = list_sessions(self.config_home / "sessions", self.workspace)
+        wanted = runner.resume_id
+        if wanted is None and not runner.continue_last:
+            return None  # a new session: nothing recorded yet
+        path = next((s.path for s in sessions if wanted is None or s.id == wanted), None)
+        if path is None:
+            return None
+        return path, CacheLedger(path, records=read_request_records(path)).baseline
+
+    def _model_of(self, runner: object) -> str:
+        runtime = runner.runtime if isinstance(runner, EngineRunner) else None
+        return runtime.agent.model if runtime is not None else self.model
+
+    def _utc_now(self) -> datetime:
+        """Prices follow a UTC schedule; the services' clock may be naive local time."""
+        now = self.clock()
+        return now.astimezone(UTC)
+
+    def cache_report(self, runner: object) -> CacheReport | None:
+        state = self._cache_state(runner)
+        if state is None:
+            return None
+        path, _ = state
+        return build_report(path.stem, read_request_records(path))
+
+    def rebill_preview(self, runner: object, change: str, target: str = "") -> RebillPreview | None:
+        state = self._cache_state(runner)
+        if state is None:
+            return None
+        model = target.split("/", 1)[-1] if change == "model" and target else self._model_of(runner)
+        return rebill_preview(
+            state[1],
+            model=model,
+            when=self._utc_now(),
+            rebill=functools.partial(rebill_cost, make_price_fn(self.config)),
+            keep_system=change == "compact",
+        )
+
+    def idle_preview(self, runner: object) -> RebillPreview | None:
+        state = self._cache_state(runner)
+        if state is None:
+            return None
+        return idle_preview(
+            state[1],
+            model=self._model_of(runner),
+            when=self._utc_now(),
+            rebill=functools.partial(rebill_cost, make_price_fn(self.config)),
+        )
 
     async def compact(self, runner: object, focus: str = "") -> AsyncIterator[ev.Event]:
         """Manual ``/compact``: prune and fold the history now (retries even

@@ -19,10 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # types only: the first frame needs none of the core
+    from reasonix_core.agent.cache_preview import RebillPreview
+    from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.agent.runner import Runner
     from reasonix_core.events import Event
     from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.skills import SkillCatalog
     from reasonix_core.trust import ProjectReview
 
 
@@ -104,6 +107,10 @@ class AppServices(Protocol):
     prompt_history_path: Path | None
     """Optional. Where the prompts sent in this workspace are kept across restarts
     (``prompt_history.py``); None: not kept."""
+    skills: SkillCatalog | None
+    """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
+    commands, their expansion and the notices about skipped files. None until the
+    services are built, or when the surface has none."""
 
     trust_review: ProjectReview | None
     """Optional. The folder's untrusted risky project settings, asked about (trust
@@ -203,6 +210,21 @@ class AppServices(Protocol):
         events go through the turn dispatcher."""
         ...
 
+    def cache_report(self, runner: Runner) -> CacheReport | None:
+        """Optional. The runner's session's cache account for ``/cache`` (None: no
+        session yet)."""
+        ...
+
+    def rebill_preview(self, runner: Runner, change: str, target: str = "") -> RebillPreview | None:
+        """Optional. What ``change`` ("model" to ``target``, "effort", "compact") would
+        re-bill from the prompt cache now; None when nothing is cached."""
+        ...
+
+    def idle_preview(self, runner: Runner) -> RebillPreview | None:
+        """Optional. The first request's cache miss of a session idle longer than the
+        provider keeps its cache; None otherwise."""
+        ...
+
 
 class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
@@ -212,6 +234,7 @@ class BaseServices(AppServices):
     notify_after: float | None = None
     is_ready: bool = True
     trust_review: ProjectReview | None = None
+    skills: SkillCatalog | None = None
 
     async def ready(self) -> None:
         return None
@@ -244,3 +267,12 @@ class BaseServices(AppServices):
 
     def mention_refused(self, path: str) -> bool:
         return False
+
+    def cache_report(self, runner: Runner) -> CacheReport | None:
+        return None
+
+    def rebill_preview(self, runner: Runner, change: str, target: str = "") -> RebillPreview | None:
+        return None
+
+    def idle_preview(self, runner: Runner) -> RebillPreview | None:
+        return None

@@ -120,6 +120,65 @@ class TestScreens:
         assert snap(scripted(), run)
 
 
+def _cache_report():
+    from reasonix_core.agent.cache_report import build_report
+
+    def request(n: int, hit: int, miss: int, cost: float, **extra: object) -> dict:
+        return {
+            "request": n,
+            "source": "executor",
+            "prompt_tokens": hit + miss,
+            "cache_hit_tokens": hit,
+            "cache_miss_tokens": miss,
+            "completion_tokens": 120,
+            "cost": cost,
+            "model": "deepseek-flash",
+            **extra,
+        }
+
+    brk = {
+        "reason": "model",
+        "first_diff_byte": 0,
+        "rebilled_tokens": 9_842,
+        "rebilled_cost": 0.006278,
+        "context": ["", '["deepseek-flash","high"]', '["deepseek-v4-pro","high"]'],
+    }
+    return build_report(
+        "20261201-093000-a1b2c3",
+        [
+            request(1, 0, 9_600, 0.001512),
+            request(2, 9_584, 258, 0.000139),
+            request(3, 0, 10_020, 0.006853, model="deepseek-v4-pro", **{"break": brk}),
+        ],
+    )
+
+
+class TestCache:
+    def test_cache_view(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "/cache")
+
+        assert snap(scripted(report=_cache_report()), run)
+
+    def test_model_switch_confirms_the_cache_loss(self, snap) -> None:
+        from datetime import UTC, datetime
+
+        from reasonix_core.agent.cache_preview import RebillPreview
+
+        preview = RebillPreview(
+            tokens=48_210,
+            cost=0.0071,
+            currency="USD",
+            peak=True,
+            off_peak_at=datetime(2026, 12, 1, 10, 0, tzinfo=UTC),
+        )
+
+        async def run(pilot) -> None:
+            await send(pilot, "/model deepseek-v4-pro")
+
+        assert snap(scripted(preview=preview), run)
+
+
 class TestQuestion:
     def test_question_with_a_typed_answer(self, snap) -> None:
         from reasonix_core.permission.approver import Question

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from reasonix_core.agent.prefix_change import PrefixChangeReason
+
 
 class CompactionReason(StrEnum):
     """The trigger of a maintenance transaction.
@@ -17,9 +19,11 @@ class CompactionReason(StrEnum):
     OVERFLOW = "overflow"  # the provider refused the step's request as too long
 
     @property
-    def prefix_reason(self) -> str:
+    def prefix_reason(self) -> PrefixChangeReason:
         """``PrefixChanged.reason`` when this compaction installs a summary or a prune."""
-        return "compact_manual" if self is CompactionReason.MANUAL else "compact_auto"
+        if self is CompactionReason.MANUAL:
+            return PrefixChangeReason.COMPACT_MANUAL
+        return PrefixChangeReason.COMPACT_AUTO
 
     @property
     def unattended(self) -> bool:

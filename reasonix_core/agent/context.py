@@ -47,6 +47,7 @@ import anyio
 from reasonix_core import events as ev
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.model_call import Reply
+from reasonix_core.agent.prefix_change import PrefixChangeReason
 from reasonix_core.agent.tokens import TokenEstimator
 from reasonix_core.errors import ProviderError, ReasonixError
 from reasonix_core.messages import Message
@@ -341,7 +342,7 @@ class CompactionOutcome:
     tokens_after: int
     trigger: int
     window: int
-    changed: str | None = None
+    changed: PrefixChangeReason | None = None
     summaries: int = 0
     truncated: tuple[int, int] | None = None
     failure_status: str = ""
@@ -380,7 +381,7 @@ class _Source:
 
 @dataclass
 class _Txn:
-    changed: str | None = None
+    changed: PrefixChangeReason | None = None
     summaries: int = 0
 
 
@@ -969,7 +970,7 @@ class ContextManager:
                 return
             entries, blanked, dropped = cut
             est = self._install("truncate", reason, entries, canonical, est)
-            txn.changed = "truncate"
+            txn.changed = PrefixChangeReason.TRUNCATE
             truncated = (blanked, dropped)
 
         if reason is CompactionReason.MANUAL:

@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
 from reasonix_core.agent.compaction_events import outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import (
@@ -42,6 +43,7 @@ from reasonix_core.agent.model_call import (
     Reply,
     no_price,
 )
+from reasonix_core.agent.prefix_change import PREFIX_KEY_PARTS, PrefixChangeReason
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionStore
 from reasonix_core.agent.transcript import (
@@ -67,9 +69,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Agent", "AgentOptions", "PriceFn"]
 
-# What a changed prefix key means, in key order (see ``Agent._prefix_key``).
-_PREFIX_PARTS = ("system", "tools", "model", "effort")
-
 
 @dataclass(kw_only=True)
 class AgentOptions:
@@ -91,6 +90,8 @@ class _Step:
 
     number: int
     prepared: PreparedRequest | None = None
+    # The same request as the prompt cache reads it (the ledger compares these).
+    prefix: Prefix | None = None
     reply: Reply = field(default_factory=Reply)
     calls: tuple[ToolCall, ...] = ()
     # The turn ended in this step (TurnFinished or TurnFailed was yielded).
@@ -139,9 +140,17 @@ class Agent:
         self.messages: list[Message] = list(history)
         if not self.messages or self.messages[0].role != "system":
             self.messages.insert(0, Message(role="system", content=system_prompt))
-        self._events = EventSequence(self.options.agent_path)
+        # Every billed request is recorded beside the transcript; the executor's
+        # are checked for cache breaks (cache_ledger.py).
+        self.ledger = CacheLedger.for_session(session.path, self.options.agent_path)
+        self._events = EventSequence(self.options.agent_path, observer=self.ledger.observe)
         self.model_call = ModelCall(
-            provider=provider, retry=self.retry, events=self._events, price=price, clock=clock
+            provider=provider,
+            retry=self.retry,
+            events=self._events,
+            price=price,
+            clock=clock,
+            ledger=self.ledger,
         )
         self._last_prefix: tuple[str, ...] | None = None
         # The view each request sends: checkpoint projection + append-only tail.
@@ -207,12 +216,14 @@ class Agent:
             self.options.effort,
         )
 
-    def _prefix_change(self) -> str | None:
+    def _prefix_change(self) -> PrefixChangeReason | None:
         key = self._prefix_key()
         previous, self._last_prefix = self._last_prefix, key
         if previous is None or previous == key:
             return None
-        return next(part for part, a, b in zip(_PREFIX_PARTS, previous, key, strict=True) if a != b)
+        return next(
+            part for part, a, b in zip(PREFIX_KEY_PARTS, previous, key, strict=True) if a != b
+        )
 
     def note_prefix_baseline(self, tools_fingerprint: str, model: str, effort: str) -> None:
         """For a continued session: what the previous run's prefix was."""
@@ -307,7 +318,7 @@ class Agent:
         reason = self._prefix_change()
         if reason:
             yield self._events(ev.PrefixChanged, reason=reason)
-        step.prepared = self._freeze_request()
+        step.prepared, step.prefix = self._freeze_request()
         yield self._events(ev.StepStarted, step=step.number, model=self._model)
 
     async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
@@ -318,7 +329,11 @@ class Agent:
             assert step.prepared is not None
             purpose = Purpose(source=self.options.source)
             call = self.model_call.request(
-                step.prepared, step.reply, purpose, on_usage=self._observe_usage
+                step.prepared,
+                step.reply,
+                purpose,
+                on_usage=self._observe_usage,
+                prefix=step.prefix,
             )
             try:
                 async with aclosing(call) as events:
@@ -343,7 +358,7 @@ class Agent:
                     yield event
             if step.over:
                 return
-            step.prepared = self._freeze_request()
+            step.prepared, step.prefix = self._freeze_request()
 
     async def _rescue_overflow(
         self, step: _Step, overflow: ProviderError
@@ -475,7 +490,7 @@ class Agent:
             if self.context.window != window:
                 self.options.context_window = self.context.window
 
-    def _freeze_request(self) -> PreparedRequest:
+    def _freeze_request(self) -> tuple[PreparedRequest, Prefix]:
         """Build and freeze one step's request from the context manager's view."""
         view = self.context.view(self.messages)
         request = Request(
@@ -486,7 +501,7 @@ class Agent:
             max_output_tokens=self._max_output(),
         )
         self._sent = self.context.note_sent(view, self.tools.fingerprint)
-        return self.model_call.prepare(request)
+        return self.model_call.prepare(request), self.ledger.render(request)
 
     def _observe_usage(self, usage: Usage) -> None:
         """The provider's prompt count for the request just sent: re-anchor the estimate."""
@@ -615,9 +630,10 @@ class Agent:
         Tools report progress through ``ToolContext.tool_progress`` (MCP
         ``notifications/progress``); the reports reach the single event stream
         through a bounded memory stream. A full stream drops reports rather
-        than slowing a tool down.
+        than slowing a tool down. Delegation tools forward their children's
+        events through ``ToolContext.child_events`` into the same stream.
         """
-        send, receive = anyio.create_memory_object_stream[ev.ToolProgress](256)
+        send, receive = anyio.create_memory_object_stream[ev.Event](256)
 
         def report(progress: ev.ToolProgress) -> None:
             try:
@@ -625,7 +641,16 @@ class Agent:
             except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
 
+        async def forward(event: ev.Event) -> None:
+            # A subagent's events: never dropped (the metrics count them), so
+            # a full stream waits for this stream's consumer.
+            try:
+                await send.send(event)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
         self.tool_context.tool_progress = report
+        self.tool_context.child_events = forward
 
         async def work() -> None:
             async with send:
@@ -640,6 +665,9 @@ class Agent:
             tg.start_soon(work)
             async with receive:
                 async for progress in receive:
+                    if not isinstance(progress, ev.ToolProgress):
+                        yield self._events.adopt(progress)
+                        continue
                     yield self._events(
                         ev.ToolProgress,
                         call_id=progress.call_id,

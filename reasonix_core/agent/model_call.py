@@ -14,12 +14,14 @@ overflow and prepare a new request).
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from reasonix_core import events as ev
+from reasonix_core.agent.cache_ledger import CacheLedger, Prefix, rebill_cost
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.errors import EmptyResponse, ProviderError
@@ -78,6 +80,10 @@ class Reply:
     # True while an attempt's stream is being read (its deltas and usage
     # yielded): an exception then interrupts a partly received answer.
     streaming: bool = False
+    # The current attempt: when it started (monotonic), and the milliseconds to
+    # its first streamed output.
+    started: float = 0.0
+    ttft_ms: int | None = None
 
     @property
     def text(self) -> str:
@@ -100,6 +106,12 @@ class Reply:
         self.error = None
         self.attempts += 1
         self.streaming = True
+        self.started = time.monotonic()
+        self.ttft_ms = None
+
+    def _first_output(self) -> None:
+        if self.ttft_ms is None:
+            self.ttft_ms = int((time.monotonic() - self.started) * 1000)
 
 
 class ModelCall:
@@ -113,12 +125,15 @@ class ModelCall:
         events: EventSequence,
         price: PriceFn = no_price,
         clock: Callable[[], datetime],
+        ledger: CacheLedger | None = None,
     ) -> None:
         self.provider = provider
         self.retry = retry
         self.events = events
         self.price = price
         self.clock = clock
+        # Numbers and records every billed request; checks the agent's chain.
+        self.ledger = ledger or CacheLedger()
 
     def prepare(self, request: Request) -> PreparedRequest:
         """Freeze the request's bytes; every retry of it sends exactly these."""
@@ -131,15 +146,18 @@ class ModelCall:
         purpose: Purpose,
         *,
         on_usage: Callable[[Usage], None] | None = None,
+        prefix: Prefix | None = None,
     ) -> AsyncIterator[ev.Event]:
         """Send ``prepared`` until an answer, a final error or the retry budget's end.
 
         ``on_usage`` sees the provider's count before the usage event is
-        yielded (the context manager calibrates on it)."""
+        yielded (the context manager calibrates on it). ``prefix``: the
+        request as the cache reads it, for a request of the agent's chain
+        (compared with the chain's previous one); None for a side request."""
         while True:
             reply._begin_attempt()
             try:
-                async for event in self._attempt(prepared, reply, purpose, on_usage):
+                async for event in self._attempt(prepared, reply, purpose, on_usage, prefix):
                     yield event
                 if purpose.retry_empty and reply.empty:
                     raise EmptyResponse()
@@ -158,6 +176,7 @@ class ModelCall:
                     attempt=reply.attempts,
                     delay=delay,
                     reason=f"{purpose.retry_label}{exc}",
+                    error_kind=exc.kind,
                 )
                 await self.retry.sleep(delay)
 
@@ -167,9 +186,12 @@ class ModelCall:
         reply: Reply,
         purpose: Purpose,
         on_usage: Callable[[Usage], None] | None,
+        prefix: Prefix | None,
     ) -> AsyncIterator[ev.Event]:
         async with aclosing(self.provider.stream(prepared)) as chunks:
             async for chunk in chunks:
+                if not isinstance(chunk, StreamEnd):
+                    reply._first_output()
                 if isinstance(chunk, TextChunk):
                     reply.text_parts.append(chunk.text)
                     if purpose.deltas:
@@ -193,15 +215,62 @@ class ModelCall:
             reply.usage = reply.end.usage
             if on_usage is not None:
                 on_usage(reply.usage)
-            yield self._usage_event(reply.usage, reply.end.model or prepared.model, purpose)
+            model = reply.end.model or prepared.model
+            for event in self._account(reply.usage, model, purpose, prefix, reply.ttft_ms):
+                yield event
 
-    def _usage_event(self, usage: Usage, model: str, purpose: Purpose) -> ev.UsageReported:
-        cost, currency = self.price(model, usage, self.clock())
-        return self.events(
-            ev.UsageReported,
+    def _account(
+        self,
+        usage: Usage,
+        model: str,
+        purpose: Purpose,
+        prefix: Prefix | None,
+        ttft_ms: int | None,
+    ) -> list[ev.Event]:
+        """Price one billed request, record it, and report its cache break (if
+        its prefix broke the chain) then its usage."""
+        when = self.clock()
+        cost, currency = self.price(model, usage, when)
+        number, broken = self.ledger.settle(
+            prefix=prefix,
             usage=usage,
-            model=model,
             source=purpose.source,
+            model=model,
             cost=cost,
             currency=currency,
+            when=when,
+            ttft_ms=ttft_ms,
+            rebill_cost=self.rebill_cost,
         )
+        out: list[ev.Event] = []
+        if broken is not None:
+            where = broken.divergence
+            out.append(
+                self.events(
+                    ev.CacheBroken,
+                    request=number,
+                    reason=broken.reason,
+                    first_diff_byte=where.first_diff_byte,
+                    rebilled_tokens=where.rebilled_tokens,
+                    rebilled_cost=broken.rebilled_cost,
+                    currency=currency,
+                    context=where.context,
+                )
+            )
+        out.append(
+            self.events(
+                ev.UsageReported,
+                usage=usage,
+                model=model,
+                source=purpose.source,
+                cost=cost,
+                currency=currency,
+                request=number,
+                ttft_ms=ttft_ms,
+            )
+        )
+        return out
+
+    def rebill_cost(self, model: str, tokens: int, when: datetime) -> tuple[float, str]:
+        """What billing ``tokens`` cached tokens as misses adds, at ``when``'s price."""
+        return rebill_cost(self.price, model, tokens, when)

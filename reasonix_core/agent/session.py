@@ -169,6 +169,49 @@ def read_checkpoint(session_path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def requests_path(session_path: Path) -> Path:
+    """``<id>.requests.ndjson`` beside ``<id>.jsonl``: one JSON record per line and
+    billed request (tokens, cost, the prompt prefix's digest, a cache break),
+    append-only; ``reasonix cache`` reads it (``agent/cache_ledger.py`` writes it).
+    Not ``.jsonl``: whatever lists a folder's transcripts by that suffix skips it."""
+    return session_path.with_name(session_path.stem + ".requests.ndjson")
+
+
+def append_request_record(session_path: Path, record: dict[str, Any]) -> None:
+    path = requests_path(session_path)
+    try:
+        _cut_torn_tail(path)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(dumps_utf8(record, separators=(",", ":")) + "\n")
+    except OSError as exc:
+        raise SessionError(f"cannot write the request records {path}: {exc}") from None
+
+
+def read_request_records(session_path: Path) -> list[dict[str, Any]]:
+    """The request records of a session; lines that are not JSON objects (a torn
+    last line, a hand edit) are skipped with a warning, a missing file is empty."""
+    path = requests_path(session_path)
+    try:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise SessionError(f"cannot read the request records {path}: {exc}") from None
+    out: list[dict[str, Any]] = []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            log.warning("%s:%d: skipping a bad request record", path, number)
+            continue
+        out.append(record)
+    return out
+
+
 def _cut_torn_tail(path: Path) -> None:
     """Drop a trailing partial line (a record that was in flight at a crash)."""
     try:

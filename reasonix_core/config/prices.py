@@ -26,6 +26,7 @@ __all__ = [
     "Price",
     "deepseek_off_peak_prices",
     "is_peak",
+    "next_off_peak",
     "price_for",
 ]
 
@@ -82,6 +83,16 @@ def is_peak(when: datetime) -> bool:
         return False
     now = utc.time().replace(tzinfo=None)
     return any(start <= now < end for start, end in PEAK_WINDOWS_UTC)
+
+
+def next_off_peak(when: datetime) -> datetime | None:
+    """When the off-peak price starts again, in UTC; None when ``when`` is off-peak."""
+    if not is_peak(when):
+        return None
+    utc = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    now = utc.time().replace(tzinfo=None)
+    end = next(end for start, end in PEAK_WINDOWS_UTC if start <= now < end)
+    return datetime.combine(utc.date(), end, tzinfo=UTC)
 
 
 def price_for(model: str, when: datetime) -> Price | None:

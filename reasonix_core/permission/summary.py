@@ -11,14 +11,15 @@ _VERBS = {"write_file": "Write", "edit_file": "Edit", "multi_edit": "Edit"}
 def visible(text: str) -> str:
     """``text`` with every character a terminal would not show as itself escaped
     (``\\x1b``, ``\\u202e``...): control characters other than newline and tab,
-    and format characters (bidi overrides, zero-width). An approval must show the
+    format characters (bidi overrides, zero-width) and lone surrogates (which no
+    terminal encoding can write). An approval must show the
     command that runs, not one an escape sequence or a right-to-left override
     draws over it."""
     out = []
     for ch in text:
         if ch in "\n\t":
             out.append(ch)
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
         else:

@@ -18,7 +18,7 @@ KEYS = (
     ("Enter", "send (queues a follow-up while a turn runs)"),
     ("Alt+Enter / Ctrl+J", "new line; Shift+Enter too in kitty-protocol terminals"),
     ("Up / Down", "prompt history when idle (Ctrl+R searches it)"),
-    ("PgUp / PgDn", "scroll the transcript a page (Ctrl+Up / Ctrl+Down: a line)"),
+    ("PgUp / PgDn", "scroll the transcript a page (Ctrl+Up/Down: a line)"),
     ("Ctrl+Home / Ctrl+End", "transcript top / bottom, following new output again"),
     ("Home / End", "the same, while the prompt is empty"),
     ("Esc", "close menu / cancel the turn (queued prompts return to the prompt box)"),
@@ -50,11 +50,12 @@ def _section(title: str, commands: list[SlashCommand], width: int, cap: int | No
 
 
 def help_content(registry: CommandRegistry) -> Content:
-    """Built-ins in full; custom commands and MCP prompts capped at eight each."""
+    """Built-ins in full; custom commands, MCP prompts and skills capped at eight each."""
     groups = [
         ("Commands", registry.all("builtin"), None),
         ("Custom commands", registry.all("custom"), SHOWN_PER_SECTION),
         ("MCP prompts", registry.all("mcp"), SHOWN_PER_SECTION),
+        ("Skills", registry.all("skill"), SHOWN_PER_SECTION),
     ]
     width = (
         max(

@@ -8,17 +8,21 @@ from textual.content import Content
 from textual.widgets import Static
 
 from reasonix_tui import format as fmt
+from reasonix_tui.screens.cache import CacheScreen, idle_text, rebill_text
 from reasonix_tui.screens.confirm import ConfirmScreen
 from reasonix_tui.screens.help import HelpScreen
 from reasonix_tui.screens.mcp_status import McpStatusScreen
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from reasonix_tui.screens.session import SessionScreen
     from reasonix_tui.services import AppServices
+    from reasonix_tui.widgets.status_bar import StatusBar
 
 # Commands that are safe while a turn runs; everything else is queued.
-RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "quit", "exit", "copy"})
+RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "cache", "quit", "exit", "copy"})
 
 
 class SessionCommands:
@@ -42,6 +46,9 @@ class SessionCommands:
         if command.kind == "custom" and command.custom is not None:
             await self.start_turn(text, command.custom.render(args))
             return
+        if command.kind == "skill":
+            await self._run_skill(text)
+            return
         if command.kind == "mcp":
             try:
                 rendered = await self.services.render_mcp_prompt(command.name, args)
@@ -55,6 +62,22 @@ class SessionCommands:
             await self.notice(f"/{command.name} is not available yet.", "warning")
             return
         await handler(args)
+
+    async def _run_skill(self: SessionScreen, text: str) -> None:
+        """``/<skill> args``: the skill's body becomes the turn (docs/SKILLS.md)."""
+        from reasonix_core.errors import SkillError
+        from reasonix_core.skills import expand_skill_command
+
+        skills = self.services.skills
+        try:
+            rendered = expand_skill_command(text, skills) if skills is not None else None
+        except SkillError as exc:
+            await self.notice(str(exc), "error")
+            return
+        if rendered is None:
+            await self.notice(f"{text.split()[0]} is no longer a skill.", "warning")
+            return
+        await self.start_turn(text, rendered)
 
     async def welcome(self: SessionScreen) -> None:
         workspace = str(self.services.workspace)
@@ -103,7 +126,46 @@ class SessionCommands:
         )
 
     async def cmd_compact(self: SessionScreen, args: str) -> None:
-        self.run_events(self.services.compact(self.runner, args))
+        async def compact() -> None:
+            self.run_events(self.services.compact(self.runner, args))
+
+        await self._unless_cache_loss("compact", "", "Compact the conversation now?", compact)
+
+    async def _unless_cache_loss(
+        self: SessionScreen,
+        change: str,
+        target: str,
+        title: str,
+        act: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Do ``act`` at once when nothing cached would be lost; otherwise first ask,
+        saying how many cached tokens it re-bills and what that costs now."""
+        preview = self.services.rebill_preview(self.runner, change, target)
+        if preview is None:
+            await act()
+            return
+
+        async def confirmed(ok: bool | None) -> None:
+            if ok:
+                await act()
+
+        body = f"This breaks the prompt cache: {rebill_text(preview)}."
+        self.app.push_screen(ConfirmScreen(title, body), confirmed)
+
+    async def warn_if_idle(self: SessionScreen) -> None:
+        """A resumed session idle longer than the provider keeps its cache: say
+        that its first request will miss, and what that costs."""
+        preview = self.services.idle_preview(self.runner)
+        if preview is not None:
+            await self.notice(idle_text(preview), "warning")
+
+    async def cmd_cache(self: SessionScreen, args: str) -> None:
+        self.app.push_screen(CacheScreen(self.services.cache_report(self.runner)))
+
+    async def on_status_bar_cache_clicked(
+        self: SessionScreen, message: StatusBar.CacheClicked
+    ) -> None:
+        await self.cmd_cache("")
 
     async def cmd_effort(self: SessionScreen, args: str) -> None:
         levels = self.services.efforts()
@@ -111,13 +173,20 @@ class SessionCommands:
             choices = ", ".join(levels) if levels else "not adjustable for this model"
             await self.notice(f"Reasoning effort: {self.runner.effort} (levels: {choices})")
             return
-        try:
-            self.services.set_effort(args)
-        except ValueError as exc:
-            await self.notice(str(exc), "warning")
+
+        async def switch() -> None:
+            try:
+                self.services.set_effort(args)
+            except ValueError as exc:
+                await self.notice(str(exc), "warning")
+                return
+            self.refresh_status()
+            await self.notice(f"Reasoning effort set to {args}.")
+
+        if args == self.runner.effort or args not in levels:
+            await switch()  # no change, or an error to show: nothing to confirm
             return
-        self.refresh_status()
-        await self.notice(f"Reasoning effort set to {args}.")
+        await self._unless_cache_loss("effort", args, f"Set reasoning effort to {args}?", switch)
 
     async def cmd_model(self: SessionScreen, args: str) -> None:
         current = _current_model(self.services.models(), self.runner.model)
@@ -127,13 +196,17 @@ class SessionCommands:
                 if model:
                     await self.notice(f"Already using {self.runner.model}.")
                 return
-            try:
-                self.services.set_model(model)
-            except ValueError as exc:
-                await self.notice(str(exc), "warning")
-                return
-            self.refresh_status()
-            await self.notice(f"Model switched to {model} (the prompt cache restarts).")
+
+            async def switch() -> None:
+                try:
+                    self.services.set_model(model)
+                except ValueError as exc:
+                    await self.notice(str(exc), "warning")
+                    return
+                self.refresh_status()
+                await self.notice(f"Model switched to {model} (the prompt cache restarts).")
+
+            await self._unless_cache_loss("model", model, f"Switch the model to {model}?", switch)
 
         if args:
             await picked(args)
@@ -161,6 +234,7 @@ class SessionCommands:
             self.refresh_status()
             await self.welcome()
             self.show_saved_session(f"Resumed session {session_id}.")
+            await self.warn_if_idle()
 
         sessions = self.services.list_sessions()
         items = [

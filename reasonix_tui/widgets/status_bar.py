@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from textual import events
 from textual.content import Content
+from textual.message import Message
 from textual.widget import Widget
 
 from reasonix_tui import format as fmt
@@ -44,9 +46,21 @@ class StatusBar(Widget):
     }
     """
 
+    class CacheClicked(Message):
+        """The cache figure was clicked: the session screen opens ``/cache``."""
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.state = StatusState()
+        # Where the cache figure is on the second line (content columns, end excluded).
+        self._cache_span = (0, 0)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None and offset.y == 1:
+            start, end = self._cache_span
+            if start <= offset.x < end:
+                self.post_message(self.CacheClicked())
 
     def update_state(self, **changes: object) -> None:
         self.state = replace(self.state, **changes)  # type: ignore[arg-type]
@@ -64,6 +78,11 @@ class StatusBar(Widget):
             cost=s.cost + cost,
             currency=currency,
         )
+
+    def add_cost(self, cost: float, currency: str) -> None:
+        """A subagent's request: the session pays for it, but the context and cache
+        gauges stay the parent's (its card shows the child's own)."""
+        self.update_state(cost=self.state.cost + cost, currency=currency)
 
     def reset_usage(self) -> None:
         self.update_state(
@@ -94,9 +113,9 @@ class StatusBar(Widget):
         ctx += f" {fmt.percent(s.context_tokens, window)}"
         last = "-" if s.last_cache_pct is None else f"{s.last_cache_pct:.0f}%"
         avg = fmt.percent(s.cache_hit_tokens, s.prompt_tokens)
-        usage = Content.styled(
-            f"{ctx} · cache {last} (avg {avg}) · {fmt.cost(s.cost, s.currency)}", "$text-muted"
-        )
+        cache = f"cache {last} (avg {avg})"
+        self._cache_span = (len(ctx) + 3, len(ctx) + 3 + len(cache))
+        usage = Content.styled(f"{ctx} · {cache} · {fmt.cost(s.cost, s.currency)}", "$text-muted")
         extra = []
         if s.queued:
             extra.append((f"{s.queued} queued", "$text-warning"))

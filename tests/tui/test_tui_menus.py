@@ -18,7 +18,7 @@ async def test_slash_menu_filters_and_enter_runs(make_app) -> None:
         await type_text(pilot, "/")
         assert screen.menu.is_open and screen.menu.kind == "slash"
         assert len(screen.menu.items) >= 10
-        await type_text(pilot, "he")
+        await type_text(pilot, "hel")
         assert [i.value for i in screen.menu.items] == ["help"]
         await pilot.press("enter")
         await pilot.pause()
