@@ -723,12 +723,6 @@ class Agent:
             args = ToolRegistry.parse_arguments(call.arguments)
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
-        if not tool.read_only:
-            # A write sure to fail (e.g. a file never read) fails now, before anyone is
-            # asked to approve its diff.
-            failure = precondition_failure(call.name, args, self.tool_context)
-            if failure:
-                return ToolResult.error(failure)
         if self.gate is not None:
             auth = await self.gate.authorize(
                 tool=call.name,
@@ -738,8 +732,13 @@ class Agent:
                 summary=summarize_call(call.name, args),
                 # Built only when the gate will show it to someone.
                 preview=lambda: preview_diff(call.name, args, self.tool_context),
+                # A write sure to fail (a file never read) fails before anyone is asked
+                # to approve its diff.
+                precheck=lambda: precondition_failure(call.name, args, self.tool_context),
             )
             if not auth.allowed:
+                if auth.precondition_failed:
+                    return ToolResult.error(auth.message)
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")
         state.started = True
         return await self.tools.call(call.name, call.arguments, self.tool_context)
