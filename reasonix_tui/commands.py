@@ -37,11 +37,8 @@ BUILTINS: tuple[SlashCommand, ...] = (
     SlashCommand(name="help", description="Show commands and keys"),
     SlashCommand(name="new", description="Start a fresh session"),
     SlashCommand(name="clear", description="Discard the conversation (asks first)"),
-    SlashCommand(
-        name="compact",
-        description="Fold the conversation history now",
-        argument_hint="[what to keep]",
-    ),
+    # No argument hint: Enter in the menu runs it; words after it steer the summary.
+    SlashCommand(name="compact", description="Fold the history now (words after it: what to keep)"),
     SlashCommand(
         name="effort", description="Show or set reasoning effort", argument_hint="[level]"
     ),
