@@ -33,7 +33,14 @@ from reasonix_core.events import (
 )
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
-from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
+from reasonix_tui.services import (
+    BaseServices,
+    McpServerView,
+    RewindDone,
+    RewindPreview,
+    RewindTurn,
+    SessionSummary,
+)
 
 FROZEN_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -218,6 +225,10 @@ class ScriptedServices(BaseServices):
     preview: Any = None
     idle: Any = None
     previews: list[tuple[str, str]] = field(default_factory=list)
+    # /rewind: the turns shown, the previews by turn, and the rewinds asked for.
+    rewind_history: list[RewindTurn] = field(default_factory=list)
+    rewind_previews: dict[int, RewindPreview] = field(default_factory=dict)
+    rewinds: list[tuple[int, str]] = field(default_factory=list)
 
     def clock(self) -> datetime:
         return self.now
@@ -294,3 +305,13 @@ class ScriptedServices(BaseServices):
         self.compactions += 1
         self.compaction_focus.append(focus)
         yield Notice(text="Nothing to compact yet.")
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        return list(self.rewind_history)
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        return self.rewind_previews.get(turn, RewindPreview(diff="", note="no file changes"))
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        self.rewinds.append((turn, scope))
+        return RewindDone(message=f"rewound {scope} to turn {turn}")

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +46,8 @@ def new_session_id(now: datetime) -> str:
 
 @dataclass
 class SessionHeader:
+    """The first line of a session file: what the session was started with."""
+
     id: str
     workspace: str
     created: str
@@ -71,6 +74,8 @@ class SessionHeader:
 
 @dataclass
 class SessionSummary:
+    """One saved session of a workspace, as listed."""
+
     id: str
     path: Path
     modified: float
@@ -232,19 +237,21 @@ def _cut_torn_tail(path: Path) -> None:
 
 @dataclass
 class LoadedSession:
+    """A session read back to be continued."""
+
     store: SessionStore
     header: SessionHeader
     messages: list[Message]
 
 
-def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
+def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` for every record of a session file, in order;
+    a torn last line is skipped."""
     try:
         raw = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise SessionError(f"cannot read session {path}: {exc}") from None
     lines = raw.split("\n")
-    header: SessionHeader | None = None
-    messages: list[Message] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -255,6 +262,19 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
                 log.warning("ignoring torn last line of %s", path)
                 continue
             raise SessionError(f"{path}:{number}: corrupt session record") from None
+        if isinstance(record, dict):
+            yield number, record
+
+
+#: A chat rewind: the conversation continues from the first ``keep`` messages
+#: (the records after it are appended as usual; nothing is rewritten).
+BRANCH = "branch"
+
+
+def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
+    header: SessionHeader | None = None
+    messages: list[Message] = []
+    for number, record in iter_records(path):
         kind = record.get("type")
         if kind == "session":
             header = SessionHeader(
@@ -272,6 +292,11 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
                 messages.append(Message.from_record(record["message"]))
             except (KeyError, TypeError, ValueError) as exc:
                 raise SessionError(f"{path}:{number}: bad message record ({exc})") from None
+        elif kind == BRANCH:
+            keep = record.get("keep")
+            if not isinstance(keep, int) or not 0 <= keep <= len(messages):
+                raise SessionError(f"{path}:{number}: bad branch record")
+            del messages[keep:]
     if header is None:
         raise SessionError(f"{path} is not a Reasonix session (no header record)")
     return header, messages

@@ -10,13 +10,15 @@ Plain ``pydantic.BaseModel`` tables: each layer (a file, the environment, the
 flags) is validated against :class:`Config` on its own, and pydantic-settings
 assembles the effective one from the layers (``LayeredConfig`` in
 :mod:`reasonix_core.config.sources`), so this module never imports it.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: pydantic would evaluate every
+field's annotation from its text when the tables are built (~1 ms of each
+start-up); written as real types, Python has evaluated them already.
+"""
 
 import os
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -167,7 +169,7 @@ class ProviderConfig(_Table):
         return value
 
     @model_validator(mode="after")
-    def _effort_accepted(self) -> ProviderConfig:
+    def _effort_accepted(self) -> Self:
         accepted = accepted_efforts(self.kind, self.effective_reasoning_protocol())
         self.effort = check_effort(self.effort, accepted, self.name)
         return self
@@ -296,7 +298,7 @@ class AgentConfig(_Table):
         return value
 
     @model_validator(mode="after")
-    def _delays_ordered(self) -> AgentConfig:
+    def _delays_ordered(self) -> Self:
         if self.retry_max_delay < self.retry_base_delay:
             raise ValueError(
                 f"retry_max_delay ({self.retry_max_delay}) is less than "
@@ -385,6 +387,15 @@ class SandboxConfig(_Table):
         return [expand_path(v) for v in value]
 
 
+class CheckpointsConfig(_Table):
+    """``[checkpoints]``: the per-session shadow store behind rewind (docs/REWIND.md)."""
+
+    enabled: bool = True
+    # Bytes of file content one session's store may take; beyond it a
+    # checkpoint names the files it could not keep.
+    max_store_mb: int = Field(default=512, ge=1)
+
+
 def builtin_provider() -> ProviderConfig:
     """The provider used when the user configured none: official DeepSeek."""
     models = ["deepseek-flash", "deepseek-v4-pro"]
@@ -437,6 +448,7 @@ class Config(_Table):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     # Passed through untouched; their own schemas arrive with their features.
     mcp: dict[str, Any] | None = None
     serve: dict[str, Any] | None = None
@@ -455,7 +467,7 @@ class Config(_Table):
         return value
 
     @model_validator(mode="after")
-    def _default_provider(self) -> Config:
+    def _default_provider(self) -> Self:
         if not self.providers:
             self.providers = [builtin_provider()]
         return self

@@ -22,6 +22,7 @@ KEYS = (
     ("Ctrl+Home / Ctrl+End", "transcript top / bottom, following new output again"),
     ("Home / End", "the same, while the prompt is empty"),
     ("Esc", "close menu / cancel the turn (queued prompts return to the prompt box)"),
+    ("Esc Esc", "rewind (on an empty composer)"),
     ("Ctrl+C", "cancel turn, then clear input, then quit (press twice)"),
     ("Ctrl+D", "quit (press twice when the prompt has text)"),
     ("Shift+Tab", "cycle permission mode"),

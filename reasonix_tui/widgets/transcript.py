@@ -191,6 +191,9 @@ class Transcript(VerticalScroll):
     def _show_end(self) -> None:
         self.scroll_end(animate=False, immediate=True)
         self._anchor_when_full()
+        # What parked while the blocks were laid out near the bottom renders again, even
+        # if the view was already there (no scroll event to trigger it).
+        self.schedule_parking()
         if self.history is not None:
             self.history.shown = True
         if self.max_scroll_y <= 0:  # not a screenful yet: draw more of it
