@@ -72,3 +72,7 @@ class EmptyResponse(ProviderError):
 
 class ToolArgumentError(ReasonixError):
     """Tool arguments failed to parse or validate; becomes a result for the model."""
+
+
+class BenchError(ReasonixError):
+    """An e2ebench task, cassette or run directory is malformed or missing (exit 2)."""

@@ -23,6 +23,7 @@ from reasonix_testkit.script import (
     ScriptItem,
     Stall,
     ToolCallSpec,
+    Verbatim,
 )
 from reasonix_testkit.server import Dialect, FixtureServer
 
@@ -39,5 +40,6 @@ __all__ = [
     "ScriptItem",
     "Stall",
     "ToolCallSpec",
+    "Verbatim",
     "count_tokens",
 ]

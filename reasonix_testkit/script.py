@@ -96,5 +96,18 @@ class RecordedRequest:
     status: int
 
 
-ScriptItem = Reply | HttpError | Stall
+@dataclass(frozen=True, slots=True)
+class Verbatim:
+    """An answer sent exactly as given: status, Content-Type and body bytes.
+
+    For answers that were not scripted but captured (the e2ebench recording
+    proxy relays the real provider's bytes, its replay server serves cassettes).
+    """
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+ScriptItem = Reply | HttpError | Stall | Verbatim
 Responder = Callable[[RecordedRequest], ScriptItem]

@@ -1,0 +1,183 @@
+"""The two loopback endpoints of e2ebench, both on the test kit's FixtureServer.
+
+:class:`RecordingProxy` sits between a run and the real provider: it relays each
+request upstream unchanged, answers with the provider's bytes and keeps the pair
+for the cassette. :class:`ReplayServer` serves a cassette: each request must equal
+the recorded one after :func:`~reasonix_core.bench.cassette.normalise_body`, or it
+is refused (HTTP 400, which the agent does not retry) and the mismatch is kept
+with its first differing byte.
+
+The test kit (``reasonix_testkit``) ships with the source tree, not the wheel, so
+recording and replaying need a checkout; a plain run against a real provider
+does not come here.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from reasonix_core.bench.cassette import (
+    Cassette,
+    CassetteRequest,
+    CassetteResponse,
+    Interaction,
+    Mismatch,
+    RunPlaces,
+    compare_request,
+    normalise_body,
+)
+from reasonix_core.errors import BenchError
+
+# Headers a proxy must not relay: hop-by-hop ones, and compression (the cassette
+# keeps the plain bytes).
+_DROPPED_HEADERS = frozenset(
+    {"host", "content-length", "connection", "transfer-encoding", "accept-encoding", "keep-alive"}
+)
+
+
+def _testkit() -> Any:
+    try:
+        import reasonix_testkit
+    except ImportError:
+        raise BenchError(
+            "--record and --replay need the Reasonix source tree (reasonix_testkit is not "
+            "installed with the wheel); run them from a checkout"
+        ) from None
+    return reasonix_testkit
+
+
+def _dialect(kit: Any, kind: str, provider: dict[str, Any]) -> Any:
+    if kind == "anthropic":
+        return kit.AnthropicDialect()
+    if kind == "responses":
+        return kit.ResponsesDialect()
+    flavour = (
+        "deepseek" if provider.get("reasoning_protocol", "deepseek") == "deepseek" else "openai"
+    )
+    return kit.ChatDialect(flavour)
+
+
+class ReplayServer:
+    """Serves one cassette on 127.0.0.1; ``base_url`` is the provider address to use."""
+
+    def __init__(self, cassette: Cassette, places: RunPlaces) -> None:
+        kit = _testkit()
+        self.cassette = cassette
+        self.places = places
+        self.served = 0
+        self.mismatch: Mismatch | None = None
+        self._lock = threading.Lock()
+        self._server = kit.FixtureServer(
+            _dialect(kit, cassette.kind, cassette.provider), api_key=None, models=None
+        )
+        self._server.models = None
+        self._server.responder = self._answer
+        self._kit = kit
+
+    def _answer(self, request: Any) -> Any:
+        kit = self._kit
+        with self._lock:
+            index = self.served + 1
+            if self.mismatch is not None:
+                return kit.HttpError(400, f"bench replay: stopped at {self.mismatch.message}")
+            body = normalise_body(request.body, self.places)
+            if index > len(self.cassette.interactions):
+                self.mismatch = Mismatch(
+                    index,
+                    None,
+                    "",
+                    body[:60],
+                    f"request {index} is beyond the cassette's "
+                    f"{len(self.cassette.interactions)} interaction(s)",
+                )
+                return kit.HttpError(400, f"bench replay: {self.mismatch.message}")
+            recorded = self.cassette.interactions[index - 1]
+            mismatch = compare_request(index, recorded.request, request.path, body)
+            if mismatch is not None:
+                self.mismatch = mismatch
+                return kit.HttpError(400, f"bench replay: {mismatch.message}")
+            self.served = index
+            response = recorded.response
+            return kit.Verbatim(
+                response.status,
+                response.body.encode("utf-8", "surrogateescape"),
+                response.content_type,
+            )
+
+    def unused_mismatch(self) -> Mismatch | None:
+        """After the run: the first cassette interaction the run never asked for."""
+        total = len(self.cassette.interactions)
+        if self.mismatch is None and self.served < total:
+            index = self.served + 1
+            return Mismatch(
+                index,
+                None,
+                self.cassette.interactions[index - 1].request.body[:60],
+                "",
+                f"the run made {self.served} request(s); the cassette has {total}",
+            )
+        return self.mismatch
+
+    @property
+    def base_url(self) -> str:
+        return str(self._server.base_url)
+
+    def __enter__(self) -> ReplayServer:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop()
+
+
+class RecordingProxy:
+    """Relays a run's requests to ``upstream`` and keeps each exchange for a cassette."""
+
+    def __init__(self, upstream: str, kind: str, provider: dict[str, Any], places: RunPlaces):
+        import httpx
+
+        kit = _testkit()
+        self.upstream = upstream.rstrip("/")
+        self.places = places
+        self.interactions: list[Interaction] = []
+        self._lock = threading.Lock()
+        self._client = httpx.Client(timeout=httpx.Timeout(600.0, connect=30.0))
+        self._server = kit.FixtureServer(_dialect(kit, kind, provider), api_key=None, models=None)
+        self._server.models = None
+        self._server.responder = self._relay
+        self._kit = kit
+
+    def _relay(self, request: Any) -> Any:
+        headers = {k: v for k, v in request.headers.items() if k not in _DROPPED_HEADERS}
+        answer = self._client.post(
+            self.upstream + request.path, content=request.body, headers=headers
+        )
+        body = answer.content
+        content_type = answer.headers.get("content-type", "application/json")
+        with self._lock:
+            self.interactions.append(
+                Interaction(
+                    request=CassetteRequest(
+                        path=request.path, body=normalise_body(request.body, self.places)
+                    ),
+                    response=CassetteResponse(
+                        status=answer.status_code,
+                        content_type=content_type,
+                        body=body.decode("utf-8", "surrogateescape"),
+                    ),
+                )
+            )
+        return self._kit.Verbatim(answer.status_code, body, content_type)
+
+    @property
+    def base_url(self) -> str:
+        return str(self._server.base_url)
+
+    def __enter__(self) -> RecordingProxy:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop()
+        self._client.close()
