@@ -6,7 +6,7 @@ wire format is documented in each dialect module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,8 @@ class Verbatim:
     status: int
     body: bytes
     content_type: str = "application/json"
+    # A 200 relayed as it arrives: these chunks over chunked transfer, ``body`` unused.
+    chunks: Iterable[bytes] | None = None
 
 
 ScriptItem = Reply | HttpError | Stall | Verbatim

@@ -46,6 +46,7 @@ from reasonix_testkit.transport import (
     LoopbackHTTPServer,
     RequestHandler,
     read_request,
+    send_chunks,
     send_error_response,
     send_stall,
 )
@@ -247,6 +248,10 @@ class FixtureServer:
 
         if isinstance(outcome, HttpError):
             dialect.send_error(h, outcome, self._wire)
+        elif isinstance(outcome, Verbatim) and outcome.chunks is not None:
+            send_chunks(
+                h, self._wire.stop, content_type=outcome.content_type, chunks=outcome.chunks
+            )
         elif isinstance(outcome, Verbatim):
             # Bytes captured from elsewhere: no dialect framing, no fault injection.
             send_error_response(

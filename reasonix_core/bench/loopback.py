@@ -149,12 +149,39 @@ class RecordingProxy:
         self._kit = kit
 
     def _relay(self, request: Any) -> Any:
+        """Send the request upstream; stream a 200 back as it arrives (so the run's
+        TTFT is the provider's), anything else whole. The exchange is kept once the
+        answer is complete."""
         headers = {k: v for k, v in request.headers.items() if k not in _DROPPED_HEADERS}
-        answer = self._client.post(
-            self.upstream + request.path, content=request.body, headers=headers
+        headers["accept-encoding"] = "identity"  # the cassette keeps plain bytes
+        upstream = self._client.build_request(
+            "POST", self.upstream + request.path, content=request.body, headers=headers
         )
-        body = answer.content
+        answer = self._client.send(upstream, stream=True)
         content_type = answer.headers.get("content-type", "application/json")
+        kit = self._kit
+        if answer.status_code != 200:
+            try:
+                body = answer.read()
+            finally:
+                answer.close()
+            self._keep(request, answer.status_code, content_type, body)
+            return kit.Verbatim(answer.status_code, body, content_type)
+
+        def relay() -> Any:
+            parts: list[bytes] = []
+            try:
+                for chunk in answer.iter_raw():
+                    parts.append(chunk)
+                    yield chunk
+            finally:
+                answer.close()
+                # A stream cut short is kept as far as it went: the replay serves the same.
+                self._keep(request, 200, content_type, b"".join(parts))
+
+        return kit.Verbatim(200, b"", content_type, chunks=relay())
+
+    def _keep(self, request: Any, status: int, content_type: str, body: bytes) -> None:
         with self._lock:
             self.interactions.append(
                 Interaction(
@@ -162,13 +189,12 @@ class RecordingProxy:
                         path=request.path, body=normalise_body(request.body, self.places)
                     ),
                     response=CassetteResponse(
-                        status=answer.status_code,
+                        status=status,
                         content_type=content_type,
                         body=body.decode("utf-8", "surrogateescape"),
                     ),
                 )
             )
-        return self._kit.Verbatim(answer.status_code, body, content_type)
 
     @property
     def base_url(self) -> str:

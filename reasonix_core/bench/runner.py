@@ -46,6 +46,20 @@ from reasonix_core.jsontext import dumps_utf8
 # The key variable of the generated provider entry when replaying (no real key is sent).
 REPLAY_KEY_ENV = "REASONIX_BENCH_REPLAY_KEY"
 VERIFY_TIMEOUT = 120.0
+# What a cassette keeps of the provider entry: what shapes the request body. Never
+# its address, key variable or headers (a header may carry a credential), and a
+# replayed cassette can set nothing else.
+CASSETTE_PROVIDER_KEYS = frozenset(
+    {
+        "context_window",
+        "max_output_tokens",
+        "model_overrides",
+        "reasoning_protocol",
+        "effort",
+        "prices",
+        "strip_chain_of_thought",
+    }
+)
 # Exit status of a verify.py that raised: a crash is not a verdict.
 VERIFY_CRASHED = 70
 _VERIFY_PY = (
@@ -218,12 +232,16 @@ def _config_toml(provider: dict[str, Any], settings: dict[str, Any]) -> str:
 
 
 def _child_env(home: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {}
-    for name, value in os.environ.items():
-        # The bench owns the run's settings: none from this shell's REASONIX_* variables.
-        if name.startswith("REASONIX_") and name != "REASONIX_TEST_KEY":
-            continue
-        env[name] = value
+    """This process's environment without its ``REASONIX_*`` settings (the bench
+    owns the run's settings), with the run's own home."""
+    from reasonix_core.config.sources import ENV_PREFIX, environment_settings
+
+    settings = environment_settings()
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not (name.startswith(ENV_PREFIX) and name[len(ENV_PREFIX) :].lower() in settings)
+    }
     env["REASONIX_HOME"] = str(home)
     env.update(extra)
     return env
@@ -373,7 +391,8 @@ class _Runner:
             if cassette_path is None:
                 raise BenchError(f"{options.replay}: no cassette for {spec.key}")
             cassette = load_cassette(cassette_path)
-            provider = dict(cassette.provider, kind=cassette.kind)
+            provider = {k: v for k, v in cassette.provider.items() if k in CASSETTE_PROVIDER_KEYS}
+            provider["kind"] = cassette.kind
             model = str(settings.get("model") or cassette.model)
             provider["models"] = sorted({cassette.model, model})
             provider["api_key_env"] = REPLAY_KEY_ENV
@@ -452,19 +471,18 @@ class _Runner:
                 task=spec.task.name,
                 model=model,
                 kind=str(provider.get("kind", "openai")),
-                provider={k: v for k, v in provider.items()
-                          if k not in ("base_url", "api_key_env", "name", "default", "models")},
+                provider={k: v for k, v in provider.items() if k in CASSETTE_PROVIDER_KEYS},
                 interactions=endpoint.interactions,
             )  # fmt: skip
             recorded.save(folder / CASSETTE_FILE)
             replay_info = {"cassette": str(folder / CASSETTE_FILE), "source": recorded.source,
                            "requests_recorded": len(recorded.interactions), "mismatch": None}  # fmt: skip
-        if mismatch is not None:
-            status = "replay_mismatch"
-        elif timed_out:
+        if timed_out:
             status = "timeout"
         elif stream["result"] is None or code not in (0, 1):
             status = "agent_error"
+        elif mismatch is not None:
+            status = "replay_mismatch"
         elif verify["timed_out"] or verify["exit_code"] not in (0, 1):
             status = "verify_error"
         else:
@@ -535,13 +553,21 @@ def run_bench(options: BenchOptions, log: Log = lambda _: None) -> BenchResult:
     return BenchResult(trajectories, summary, options.out)
 
 
+def _rep(name: str) -> int:
+    return int(name) if name.isdigit() else 0
+
+
 def load_trajectories(folder: Path) -> list[dict[str, Any]]:
     """Every trajectory.json under ``folder/runs``, in task / arm / repetition order."""
     runs = folder / "runs"
     if not runs.is_dir():
         raise BenchError(f"{folder}: not a bench output folder (no runs/)")
     out = []
-    for path in sorted(runs.glob("*/*/*/trajectory.json")):
+    paths = sorted(
+        runs.glob("*/*/*/trajectory.json"),
+        key=lambda p: (p.parent.parent.parent.name, p.parent.parent.name, _rep(p.parent.name)),
+    )
+    for path in paths:
         try:
             out.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, json.JSONDecodeError) as exc:
