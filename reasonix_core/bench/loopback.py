@@ -14,7 +14,9 @@ does not come here.
 
 from __future__ import annotations
 
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from reasonix_core.bench.cassette import (
@@ -37,6 +39,16 @@ _DROPPED_HEADERS = frozenset(
 
 
 def _testkit() -> Any:
+    try:
+        import reasonix_testkit
+    except ImportError:
+        pass
+    else:
+        return reasonix_testkit
+    # An editable install runs from the checkout: the kit sits beside the package.
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "reasonix_testkit" / "__init__.py").is_file():
+        sys.path.append(str(checkout))
     try:
         import reasonix_testkit
     except ImportError:
