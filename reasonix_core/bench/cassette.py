@@ -47,8 +47,9 @@ class CassetteRequest(BaseModel):
 
 class CassetteResponse(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    status: int
-    content_type: str = "application/json"
+    status: int = Field(ge=100, le=599)
+    # Sent back as a header: printable ASCII only, so a cassette cannot add headers.
+    content_type: str = Field(default="application/json", pattern=r"^[\x20-\x7e]*$")
     body: str
 
 

@@ -38,7 +38,7 @@ from reasonix_core.bench.cassette import (
     find_cassette,
     load_cassette,
 )
-from reasonix_core.bench.task import RUN_FLAG_KEYS, Task, check_setting_key
+from reasonix_core.bench.task import NAME, RUN_FLAG_KEYS, Task, check_setting_key
 from reasonix_core.bench.trajectory import read_metrics, read_stream, seed_fields
 from reasonix_core.errors import BenchError
 from reasonix_core.jsontext import dumps_utf8
@@ -95,8 +95,10 @@ def parse_arm(text: str) -> Arm:
     """``NAME=key=value,key=value`` (or just ``NAME``)."""
     name, _, rest = text.partition("=")
     name = name.strip()
-    if not name or not all(c.isalnum() or c in "-_." for c in name):
-        raise BenchError(f"--arm {text!r}: the arm needs a name (letters, digits, - _ .)")
+    if not NAME.fullmatch(name):
+        raise BenchError(
+            f"--arm {text!r}: the arm needs a name (letters, digits, - _ ., not first a dot)"
+        )
     settings: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in rest.split(","))) if rest else ():
         key, eq, value = part.partition("=")
@@ -156,15 +158,22 @@ Log = Callable[[str], None]
 # --------------------------------------------------------------------------- provider and cost
 
 
-def configured_provider(workspace: Path, model: str | None) -> tuple[dict[str, Any], str]:
-    """The provider entry and model id ``--model`` names in the user's configuration."""
+def configured_provider(
+    workspace: Path, model: str | None
+) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """The provider entry and model id ``--model`` names in the user's configuration,
+    and its key as an environment variable (from the environment or ``<home>/.env``:
+    the runs' own homes have no ``.env``)."""
     from reasonix_core.config import load_config, resolve_model
+    from reasonix_core.config.secrets import read_api_key
 
     resolved = resolve_model(load_config(workspace).config, model)
     entry = resolved.provider.model_dump(mode="json", exclude_defaults=True)
     entry = {k: v for k, v in entry.items() if v is not None}
     entry["kind"] = resolved.provider.kind
-    return entry, resolved.model
+    key = read_api_key(resolved.provider)
+    name = resolved.provider.api_key_env.strip()
+    return entry, resolved.model, ({name: key} if name else {})
 
 
 def estimate_cost(
@@ -254,19 +263,48 @@ def _kill_group(proc: subprocess.Popen[Any]) -> None:
         pass
 
 
+class _Processes:
+    """The process groups the bench started, so an interrupted bench leaves none behind
+    (each run has its own session: a Ctrl-C at the terminal does not reach it)."""
+
+    def __init__(self) -> None:
+        self._live: set[subprocess.Popen[Any]] = set()
+        self._lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    def start(self, argv: list[str], **kw: Any) -> subprocess.Popen[Any]:
+        with self._lock:
+            if self.stopping.is_set():
+                raise BenchError("the bench was interrupted")
+            proc = subprocess.Popen(argv, start_new_session=True, **kw)
+            self._live.add(proc)
+        return proc
+
+    def done(self, proc: subprocess.Popen[Any]) -> None:
+        with self._lock:
+            self._live.discard(proc)
+
+    def stop_all(self) -> None:
+        with self._lock:
+            self.stopping.set()
+            for proc in self._live:
+                _kill_group(proc)
+
+
 def _run_process(
-    argv: list[str], *, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path, timeout: float
+    processes: _Processes,
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    stdout: Path,
+    stderr: Path,
+    timeout: float,
 ) -> tuple[int | None, bool]:
     """Run ``argv`` in its own process group; (exit status, timed out)."""
     with stdout.open("wb") as out, stderr.open("wb") as err:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
+        proc = processes.start(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
         )
         try:
             return proc.wait(timeout=timeout), False
@@ -278,10 +316,11 @@ def _run_process(
             if proc.poll() is None:
                 _kill_group(proc)
                 proc.wait()
+            processes.done(proc)
 
 
 def _verify(
-    task: Task, ws: Path, answer: Path, folder: Path, env: dict[str, str]
+    processes: _Processes, task: Task, ws: Path, answer: Path, folder: Path, env: dict[str, str]
 ) -> dict[str, Any]:
     if task.verifier.suffix == ".py":
         argv = [sys.executable, "-c", _VERIFY_PY, str(task.verifier), str(ws), str(answer)]
@@ -291,7 +330,7 @@ def _verify(
     started = time.monotonic()
     verify_env = dict(env, BENCH_WORKDIR=str(ws), BENCH_ANSWER=str(answer))
     code, timed_out = _run_process(
-        argv, cwd=ws, env=verify_env, stdout=out, stderr=err, timeout=VERIFY_TIMEOUT
+        processes, argv, cwd=ws, env=verify_env, stdout=out, stderr=err, timeout=VERIFY_TIMEOUT
     )
     result = {
         "exit_code": code,
@@ -311,14 +350,19 @@ class _Runner:
         self.log = log
         self.spent = 0.0
         self._lock = threading.Lock()
+        self.processes = _Processes()
         self.provider: dict[str, Any] | None = None
         self.model = ""
+        # The provider's key, given to the agent's process only (never to a verifier).
+        self.key_env: dict[str, str] = {}
         if options.replay is None:
             if options.provider is not None:
                 self.provider = dict(options.provider)
                 self.model = options.model or (self.provider.get("models") or [""])[0]
             else:
-                self.provider, self.model = configured_provider(options.workspace, options.model)
+                self.provider, self.model, self.key_env = configured_provider(
+                    options.workspace, options.model
+                )
 
     def folder(self, spec: RunSpec) -> Path:
         return self.options.out / "runs" / spec.task.name / spec.arm.name / str(spec.rep)
@@ -355,6 +399,8 @@ class _Runner:
 
     def run(self, spec: RunSpec) -> dict[str, Any]:
         options = self.options
+        if self.processes.stopping.is_set():
+            return self.skipped(spec, "the bench was interrupted")
         with self._lock:
             if options.max_cost is not None and self.spent >= options.max_cost:
                 return self.skipped(
@@ -439,7 +485,8 @@ class _Runner:
                 _config_toml(provider, config_settings), encoding="utf-8"
             )
             code, timed_out = _run_process(
-                argv, cwd=ws, env=env, stdout=folder / "stream.jsonl",
+                self.processes, argv, cwd=ws, env=dict(env, **self.key_env),
+                stdout=folder / "stream.jsonl",
                 stderr=folder / "stderr.txt", timeout=spec.task.spec.limits.timeout_seconds,
             )  # fmt: skip
         finally:
@@ -452,7 +499,7 @@ class _Runner:
         metrics = read_metrics(folder / "metrics.json", stream["result"])
         answer = folder / "answer.txt"
         answer.write_text(stream["final_answer"] or "", encoding="utf-8")
-        verify = _verify(spec.task, ws, answer, folder, env)
+        verify = _verify(self.processes, spec.task, ws, answer, folder, env)
         stderr = (folder / "stderr.txt").read_text(encoding="utf-8", errors="replace")
         mismatch: Mismatch | None = None
         replay_info: dict[str, Any] | None = None
@@ -543,8 +590,22 @@ def run_bench(options: BenchOptions, log: Log = lambda _: None) -> BenchResult:
         )
     options.out.mkdir(parents=True, exist_ok=True)
     specs = plan_runs(options)
-    with ThreadPoolExecutor(max_workers=options.jobs) as pool:
+    if options.replay is not None:
+        # Every cassette found and readable before the first run starts.
+        for spec in specs:
+            found = find_cassette(options.replay, spec.task.name, spec.arm.name, spec.rep)
+            if found is None:
+                raise BenchError(f"{options.replay}: no cassette for {spec.key}")
+            load_cassette(found)
+    pool = ThreadPoolExecutor(max_workers=options.jobs)
+    try:
         trajectories = list(pool.map(runner.run, specs))
+    except BaseException:
+        # Ctrl-C (or a bad cassette): kill every run in flight, start no other.
+        runner.processes.stop_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     summary = summarise(trajectories)
     summary["max_cost"] = options.max_cost
     (options.out / "summary.json").write_text(

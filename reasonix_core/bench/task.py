@@ -29,6 +29,8 @@ TASK_FILE = "task.toml"
 RUN_FLAG_KEYS = ("model", "effort", "max_steps", "permission_mode")
 CONFIG_TABLES = ("agent", "provider", "tools", "sandbox")
 _SETTING_KEY = re.compile(r"[a-z_]+(\.[a-z_]+)?")
+# A task's or an arm's name: it names a folder of the output.
+NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
 def check_setting_key(key: str) -> str | None:
@@ -126,6 +128,10 @@ class Task:
 
 def load_task(folder: Path) -> Task:
     path = folder / TASK_FILE
+    if not NAME.fullmatch(folder.absolute().name):
+        raise BenchError(
+            f"{folder}: a task folder's name is letters, digits, - _ . (not first a dot)"
+        )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -326,6 +326,13 @@ def test_hostile_cassettes_are_refused_with_their_path(tmp_path):
     )
     with pytest.raises(BenchError, match="do not fit the previous request"):
         load_cassette(bad)
+    bad.write_text(
+        '{"version": 1, "source": "recorded", "interactions": ['
+        '{"request": {"path": "/chat/completions", "body": ""},'
+        ' "response": {"status": 200, "content_type": "text/plain\\r\\nX-Evil: 1", "body": ""}}]}'
+    )
+    with pytest.raises(BenchError, match="content_type"):
+        load_cassette(bad)
 
 
 # --------------------------------------------------------------------------- summary and report
@@ -444,6 +451,9 @@ def test_arms_parse_typed_values_and_refuse_unknown_keys():
         parse_arm("loose=permissions.allow=x")
     with pytest.raises(BenchError, match="not key=value"):
         parse_arm("a=model")
+    for name in ("..", ".hidden", "a/b", ""):
+        with pytest.raises(BenchError, match="the arm needs a name"):
+            parse_arm(f"{name}=model=x")
 
 
 def test_stream_parsing_is_tolerant_of_both_shapes():
@@ -536,3 +546,42 @@ def test_corpus_cassettes_replay_and_solve(tmp_path):
     compaction = runs["context-compaction-logs"]
     assert compaction["compaction_requests"] >= 1 and compaction["metrics"]["compactions"] >= 1
     assert runs["edit-fix-discount"]["tool_calls"][-1]["name"] == "edit_file"
+
+
+def test_interrupt_kills_the_runs_in_flight(tmp_path, home, monkeypatch):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import write_config
+
+    corpus = tmp_path / "tasks"
+    make_task(corpus, "slow", prompt="hang", verify="import sys\nsys.exit(1)\n")
+    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+    with FixtureServer(ChatDialect("deepseek"), api_key=TEST_KEY) as server:
+        server.enqueue(Stall(seconds=120))
+        write_config(home, server.base_url)
+        bench = subprocess.Popen(
+            [sys.executable, "-m", "reasonix_tui.cli", "bench", "run", "--tasks-dir", str(corpus),
+             "--out", str(tmp_path / "out")],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.requests, "the run never reached the model"
+        # The live run found the key in the configuration's variable and was priced first.
+        workspace = first_user_text(server.requests[0]).split("workspace: ")[1].split("\n")[0]
+        bench.send_signal(signal.SIGINT)
+        _, err = bench.communicate(timeout=60)
+    assert bench.returncode == 130 and "estimated cost" in err
+    # No process of the run is left working in its folder.
+    left = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if os.readlink(proc / "cwd").startswith(workspace):
+                left.append(proc.name)
+        except OSError:
+            continue
+    assert left == []
