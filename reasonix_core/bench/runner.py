@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -300,12 +301,14 @@ def _run_process(
     stdout: Path,
     stderr: Path,
     timeout: float,
+    pass_fds: tuple[int, ...] = (),
 ) -> tuple[int | None, bool]:
     """Run ``argv`` in its own process group; (exit status, timed out)."""
     with stdout.open("wb") as out, stderr.open("wb") as err:
         proc = processes.start(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
-        )
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            pass_fds=pass_fds,
+        )  # fmt: skip
         try:
             return proc.wait(timeout=timeout), False
         except subprocess.TimeoutExpired:
@@ -319,19 +322,62 @@ def _run_process(
             processes.done(proc)
 
 
+def _verifier_copy(task: Task, dest: Path) -> Path:
+    """The verifier as the sandbox sees it: a copy of the task folder (without its
+    starting files) and of the modules beside the tasks folder (``verifylib.py``),
+    in the same layout, so relative imports work wherever the corpus lives."""
+    tasks_dir = task.folder.parent
+    shutil.copytree(
+        task.folder, dest / tasks_dir.name / task.name, ignore=shutil.ignore_patterns("workdir")
+    )
+    for helper in tasks_dir.parent.glob("*.py"):
+        shutil.copyfile(helper, dest / helper.name)
+    return dest / tasks_dir.name / task.name / task.verifier.name
+
+
 def _verify(
-    processes: _Processes, task: Task, ws: Path, answer: Path, folder: Path, env: dict[str, str]
+    processes: _Processes,
+    task: Task,
+    ws: Path,
+    answer: Path,
+    folder: Path,
+    env: dict[str, str],
+    bash_sandbox: str,
 ) -> dict[str, Any]:
-    if task.verifier.suffix == ".py":
-        argv = [sys.executable, "-c", _VERIFY_PY, str(task.verifier), str(ws), str(answer)]
+    """Run the verifier in the workspace, confined like the agent's shell commands:
+    it imports and runs what the agent wrote. Only the workspace and a scratch copy
+    of the verifier are writable, the network is off."""
+    from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.shell_sandbox import SandboxUnavailable, prepare_command
+
+    scratch = ws.parent / "verifier"
+    verifier = _verifier_copy(task, scratch)
+    shutil.copyfile(answer, scratch / answer.name)
+    answer_copy = scratch / answer.name
+    if verifier.suffix == ".py":
+        argv = [sys.executable, "-c", _VERIFY_PY, str(verifier), str(ws), str(answer_copy)]
     else:
-        argv = ["bash", str(task.verifier), str(ws), str(answer)]
+        argv = ["bash", str(verifier), str(ws), str(answer_copy)]
     out, err = folder / "verify.stdout", folder / "verify.stderr"
     started = time.monotonic()
-    verify_env = dict(env, BENCH_WORKDIR=str(ws), BENCH_ANSWER=str(answer))
-    code, timed_out = _run_process(
-        processes, argv, cwd=ws, env=verify_env, stdout=out, stderr=err, timeout=VERIFY_TIMEOUT
+    verify_env = dict(env, BENCH_WORKDIR=str(ws), BENCH_ANSWER=str(answer_copy))
+    policy = SandboxPolicy(
+        workspace=ws,
+        temp_dir=scratch,
+        bash="off" if bash_sandbox == "off" else "enforce",
     )
+    try:
+        command = prepare_command(policy, shlex.join(argv))
+    except SandboxUnavailable as exc:
+        return {"exit_code": None, "timed_out": False, "seconds": 0.0, "stdout": "",
+                "stderr": f"the verifier was not run: {exc}"}  # fmt: skip
+    try:
+        code, timed_out = _run_process(
+            processes, command.argv, cwd=ws, env=verify_env, stdout=out, stderr=err,
+            timeout=VERIFY_TIMEOUT, pass_fds=command.pass_fds,
+        )  # fmt: skip
+    finally:
+        command.close()
     result = {
         "exit_code": code,
         "timed_out": timed_out,
@@ -499,7 +545,10 @@ class _Runner:
         metrics = read_metrics(folder / "metrics.json", stream["result"])
         answer = folder / "answer.txt"
         answer.write_text(stream["final_answer"] or "", encoding="utf-8")
-        verify = _verify(self.processes, spec.task, ws, answer, folder, env)
+        verify = _verify(
+            self.processes, spec.task, ws, answer, folder, env,
+            str(settings.get("sandbox.bash") or "enforce"),
+        )  # fmt: skip
         stderr = (folder / "stderr.txt").read_text(encoding="utf-8", errors="replace")
         mismatch: Mismatch | None = None
         replay_info: dict[str, Any] | None = None

@@ -153,6 +153,29 @@ def test_solved_unsolved_and_verify_crash(tmp_path, upstream):
     assert "{WORKDIR}" in cassette.interactions[0].request.body
 
 
+def test_the_verifier_runs_confined_like_the_agent(tmp_path, upstream):
+    # The verifier imports what the agent wrote: it must not reach beyond the workspace.
+    corpus = tmp_path / "tasks"
+    escape = tmp_path / "escaped.txt"
+    make_task(
+        corpus,
+        "t",
+        prompt="anything",
+        verify=(
+            "import sys\nfrom pathlib import Path\n"
+            "try:\n"
+            f"    Path({str(escape)!r}).write_text('out')\n"
+            "except OSError:\n"
+            "    pass\n"
+            "(Path(sys.argv[1]) / 'inside.txt').write_text('in')\n"
+        ),
+    )
+    upstream.responder = lambda r: Reply(content="ok")
+    run = record(corpus, tmp_path / "out", upstream, []).trajectories[0]
+    assert run["status"] == "solved", run["verify"]
+    assert not escape.exists()
+
+
 def test_agent_crash_is_reported_not_verified_as_solved(tmp_path, upstream):
     corpus = tmp_path / "tasks"
     make_task(corpus, "right", prompt="say forty-two", verify="import sys\nsys.exit(0)\n")
