@@ -608,3 +608,18 @@ def test_interrupt_kills_the_runs_in_flight(tmp_path, home, monkeypatch):
         except OSError:
             continue
     assert left == []
+
+
+def test_no_corpus_task_is_solved_by_doing_nothing(tmp_path):
+    import subprocess
+
+    for task in load_tasks(CORPUS / "tasks", []):
+        ws = tmp_path / task.name
+        task.materialise(ws)
+        answer = tmp_path / f"{task.name}.answer"
+        answer.write_text("", encoding="utf-8")
+        proc = subprocess.run(
+            [sys.executable, str(task.verifier), str(ws), str(answer)],
+            cwd=ws, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 1, (task.name, proc.stdout, proc.stderr)
