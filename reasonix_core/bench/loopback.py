@@ -18,6 +18,7 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from reasonix_core.bench.cassette import (
     Cassette,
@@ -59,15 +60,33 @@ def _testkit() -> Any:
     return reasonix_testkit
 
 
+class _Unchecked:
+    """A dialect that answers but does not judge: the recording proxy relays to the
+    real provider, which validates for itself, and a replayed request is held to the
+    recorded bytes, which the provider accepted. Paths and envelopes stay the dialect's."""
+
+    def __init__(self, dialect: Any) -> None:
+        self._dialect = dialect
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._dialect, name)
+
+    def validate(self, request: Any, models: Any) -> None:
+        return None
+
+
 def _dialect(kit: Any, kind: str, provider: dict[str, Any]) -> Any:
+    deepseek = provider.get("reasoning_protocol", "deepseek") == "deepseek"
     if kind == "anthropic":
-        return kit.AnthropicDialect()
+        return _Unchecked(kit.AnthropicDialect("deepseek" if deepseek else "anthropic"))
     if kind == "responses":
-        return kit.ResponsesDialect()
-    flavour = (
-        "deepseek" if provider.get("reasoning_protocol", "deepseek") == "deepseek" else "openai"
-    )
-    return kit.ChatDialect(flavour)
+        return _Unchecked(kit.ResponsesDialect("deepseek" if deepseek else "openai"))
+    return _Unchecked(kit.ChatDialect("deepseek" if deepseek else "openai"))
+
+
+def _route(dialect: Any, path: str) -> str:
+    """The path the run sends to: ``path`` when the dialect serves it, else its first."""
+    return path if path in dialect.routes else sorted(dialect.routes)[0]
 
 
 class ReplayServer:
@@ -80,9 +99,10 @@ class ReplayServer:
         self.served = 0
         self.mismatch: Mismatch | None = None
         self._lock = threading.Lock()
-        self._server = kit.FixtureServer(
-            _dialect(kit, cassette.kind, cassette.provider), api_key=None, models=None
-        )
+        dialect = _dialect(kit, cassette.kind, cassette.provider)
+        first = cassette.interactions[0].request.path if cassette.interactions else ""
+        self._path = _route(dialect, first)
+        self._server = kit.FixtureServer(dialect, api_key=None, models=None)
         self._server.models = None
         self._server.responder = self._answer
         self._kit = kit
@@ -117,6 +137,11 @@ class ReplayServer:
                 response.content_type,
             )
 
+    @property
+    def request_url(self) -> str:
+        """Where the run sends its requests: the path the recording used."""
+        return self.base_url + self._path
+
     def unused_mismatch(self) -> Mismatch | None:
         """After the run: the first cassette interaction the run never asked for."""
         total = len(self.cassette.interactions)
@@ -144,21 +169,29 @@ class ReplayServer:
 
 
 class RecordingProxy:
-    """Relays a run's requests to ``upstream`` and keeps each exchange for a cassette."""
+    """Relays a run's requests to ``upstream`` (the provider's full request URL) and
+    keeps each exchange for a cassette."""
 
     def __init__(self, upstream: str, kind: str, provider: dict[str, Any], places: RunPlaces):
         import httpx
 
         kit = _testkit()
-        self.upstream = upstream.rstrip("/")
+        self.upstream = upstream
         self.places = places
         self.interactions: list[Interaction] = []
         self._lock = threading.Lock()
         self._client = httpx.Client(timeout=httpx.Timeout(600.0, connect=30.0))
-        self._server = kit.FixtureServer(_dialect(kit, kind, provider), api_key=None, models=None)
+        dialect = _dialect(kit, kind, provider)
+        self._path = _route(dialect, urlsplit(upstream).path.rstrip("/"))
+        self._server = kit.FixtureServer(dialect, api_key=None, models=None)
         self._server.models = None
         self._server.responder = self._relay
         self._kit = kit
+
+    @property
+    def request_url(self) -> str:
+        """Where the run sends its requests (its provider's ``request_url``)."""
+        return self.base_url + self._path
 
     def _relay(self, request: Any) -> Any:
         """Send the request upstream; stream a 200 back as it arrives (so the run's
@@ -167,7 +200,7 @@ class RecordingProxy:
         headers = {k: v for k, v in request.headers.items() if k not in _DROPPED_HEADERS}
         headers["accept-encoding"] = "identity"  # the cassette keeps plain bytes
         upstream = self._client.build_request(
-            "POST", self.upstream + request.path, content=request.body, headers=headers
+            "POST", self.upstream, content=request.body, headers=headers
         )
         answer = self._client.send(upstream, stream=True)
         content_type = answer.headers.get("content-type", "application/json")

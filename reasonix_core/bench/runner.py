@@ -172,9 +172,20 @@ def configured_provider(
     entry = resolved.provider.model_dump(mode="json", exclude_defaults=True)
     entry = {k: v for k, v in entry.items() if v is not None}
     entry["kind"] = resolved.provider.kind
+    # Pinned: left unset it is guessed from the host, which a proxy or replay changes.
+    entry["reasoning_protocol"] = resolved.provider.effective_reasoning_protocol()
     key = read_api_key(resolved.provider)
     name = resolved.provider.api_key_env.strip()
     return entry, resolved.model, ({name: key} if name else {})
+
+
+def provider_request_url(entry: dict[str, Any]) -> str:
+    """The full URL the provider entry sends its requests to (what a proxy relays to)."""
+    from reasonix_core.config.schema import ProviderConfig
+    from reasonix_core.provider.base import create_provider
+
+    config = ProviderConfig.model_validate({**entry, "name": "bench"})
+    return str(create_provider(config, "").url)
 
 
 def estimate_cost(
@@ -495,11 +506,9 @@ class _Runner:
             model = str(settings.get("model") or self.model)
             if model != self.model:
                 provider["models"] = sorted({*provider.get("models", []), model})
-        provider.pop("request_url", None)
         provider["name"] = "bench"
         provider["default"] = model
         trajectory = self._base(spec, model, settings, ignored)
-        upstream = provider.get("base_url", "")
         endpoint: Any = None
         if cassette is not None:
             from reasonix_core.bench.loopback import ReplayServer
@@ -509,7 +518,10 @@ class _Runner:
             from reasonix_core.bench.loopback import RecordingProxy
 
             endpoint = RecordingProxy(
-                upstream, str(provider.get("kind", "openai")), provider, places
+                provider_request_url(provider),
+                str(provider.get("kind", "openai")),
+                provider,
+                places,
             )
         argv = [
             options.python, "-m", "reasonix_tui.cli", "run", spec.task.spec.prompt,
@@ -527,6 +539,7 @@ class _Runner:
         try:
             if endpoint is not None:
                 provider["base_url"] = endpoint.base_url
+                provider["request_url"] = endpoint.request_url
             (home / "config.toml").write_text(
                 _config_toml(provider, config_settings), encoding="utf-8"
             )

@@ -623,3 +623,56 @@ def test_no_corpus_task_is_solved_by_doing_nothing(tmp_path):
             cwd=ws, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert proc.returncode == 1, (task.name, proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "responses"])
+def test_record_and_replay_speak_every_wire_format(tmp_path, monkeypatch, kind):
+    from reasonix_testkit import AnthropicDialect, ResponsesDialect
+
+    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+    corpus = tmp_path / "tasks"
+    make_task(corpus, "read", prompt="What does note.txt say?",
+              verify=VERIFY_ANSWER.format(word="plums"), files={"note.txt": "plums\n"})  # fmt: skip
+    dialect = AnthropicDialect("anthropic") if kind == "anthropic" else ResponsesDialect("openai")
+    with FixtureServer(dialect, api_key=TEST_KEY) as server:
+        server.models = None
+        server.enqueue(
+            Reply(tool_calls=[ToolCallSpec("read_file", '{"path": "note.txt"}')]),
+            Reply(content="It says plums."),
+        )
+        provider = {
+            "kind": kind, "base_url": server.base_url + "/v1", "models": ["some-model"],
+            "api_key_env": TEST_KEY_ENV, "reasoning_protocol": "openai",
+        }  # fmt: skip
+        options = BenchOptions(
+            tasks=load_tasks(corpus, []), out=tmp_path / "rec", record=True, provider=provider
+        )
+        assert run_bench(options).trajectories[0]["status"] == "solved"
+        paths = {r.path for r in server.requests}
+    assert paths == {"/v1/messages" if kind == "anthropic" else "/v1/responses"}
+    cassette = load_cassette(tmp_path / "rec/runs/read/default/1/cassette.json")
+    assert cassette.kind == kind and len(cassette.interactions) == 2
+    replay = run_bench(
+        BenchOptions(tasks=load_tasks(corpus, []), out=tmp_path / "rep", replay=tmp_path / "rec")
+    )
+    run = replay.trajectories[0]
+    assert run["status"] == "solved", run["replay"]
+    assert run["replay"]["requests_served"] == 2
+
+
+def test_a_recorded_provider_keeps_its_reasoning_protocol_behind_the_proxy(
+    tmp_path, home, monkeypatch
+):
+    from reasonix_core.bench.runner import configured_provider, provider_request_url
+
+    (home / "config.toml").write_text(
+        '[[providers]]\nname = "ds"\nkind = "openai"\nbase_url = "https://api.deepseek.com"\n'
+        'models = ["deepseek-flash"]\napi_key_env = "BENCH_TEST_DS_KEY"\n'
+    )
+    (home / ".env").write_text("BENCH_TEST_DS_KEY=sk-from-dotenv\n")
+    entry, model, key_env = configured_provider(tmp_path, None)
+    # Guessed from the host when unset: a proxy on 127.0.0.1 would have changed it.
+    assert entry["reasoning_protocol"] == "deepseek" and model == "deepseek-flash"
+    # The runs' homes have no .env: the key travels in the agent's environment.
+    assert key_env == {"BENCH_TEST_DS_KEY": "sk-from-dotenv"}
+    assert provider_request_url(entry) == "https://api.deepseek.com/chat/completions"
