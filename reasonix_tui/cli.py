@@ -173,13 +173,18 @@ def _bench_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     bench_sub = bench.add_subparsers(dest="bench_command", metavar="ACTION")
     run = bench_sub.add_parser("run", help="run tasks, verify them, write trajectories")
     run.add_argument("tasks", nargs="*", metavar="TASK", help="task names or folders (all)")
-    run.add_argument("--tasks-dir", type=Path, default=Path("bench/e2e/tasks"), metavar="DIR")
-    run.add_argument("--model", "-m", dest="bench_model", help="the model (default: configured)")
+    run.add_argument(
+        "--tasks-dir", type=Path, default=Path("bench/e2e/tasks"), metavar="DIR",
+        help="the corpus (default: bench/e2e/tasks)",
+    )  # fmt: skip
+    run.add_argument(
+        "--model", "-m", dest="bench_model", metavar="M", help="the model (default: configured)"
+    )
     run.add_argument(
         "--arm", action="append", default=[], metavar="NAME=key=value,...",
         help="a named set of settings, compared side by side (repeatable)",
     )  # fmt: skip
-    run.add_argument("--repeat", type=int, default=1, metavar="N")
+    run.add_argument("--repeat", type=int, default=1, metavar="N", help="runs per task and arm")
     run.add_argument("--jobs", type=int, default=1, metavar="N", help="runs at a time")
     run.add_argument("--json", dest="bench_json", action="store_true", help="summary as JSON")
     run.add_argument("--out", type=Path, metavar="DIR", help="output folder (bench-out/<time>)")
