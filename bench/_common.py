@@ -188,22 +188,23 @@ def dumps(value: Any) -> str:
 # --------------------------------------------------------------------------- scripted "models"
 
 
-def tool_loop_responder(steps: int) -> Any:
+def tool_loop_responder(steps: int, delay: float = 0.0) -> Any:
     """An instant model: ``steps - 1`` cheap read-only tool calls, then a final answer.
 
     The step is derived from the request itself (assistant messages so far), so
-    replaying a recorded request body gets exactly the same reply.
+    replaying a recorded request body gets exactly the same reply. ``delay``:
+    seconds between the stream's data events (a model that takes its time).
     """
     from reasonix_testkit import RecordedRequest, Reply, ToolCallSpec
 
     def responder(request: RecordedRequest) -> Reply:
         step = assistant_turns(request.json) + 1
         if step >= steps:
-            return Reply(reasoning="All done.", content="Done: the file says hello.")
+            return Reply(reasoning="All done.", content="Done: the file says hello.", delay=delay)
         if step % 2:
             call = ToolCallSpec("read_file", '{"path":"tiny.txt"}')
         else:
             call = ToolCallSpec("ls", '{"path":"."}')
-        return Reply(reasoning=f"Step {step}: look again.", tool_calls=[call])
+        return Reply(reasoning=f"Step {step}: look again.", tool_calls=[call], delay=delay)
 
     return responder

@@ -74,5 +74,14 @@ class ToolArgumentError(ReasonixError):
     """Tool arguments failed to parse or validate; becomes a result for the model."""
 
 
+class FleetPlanError(ToolArgumentError):
+    """A fleet's plan cannot run (duplicate or unknown ids, a cycle, overlapping
+    claims of items that may run together); found before any item starts."""
+
+
+class SkillError(ReasonixError):
+    """A skill named by the user or the model is unknown or its file cannot be used."""
+
+
 class BenchError(ReasonixError):
     """An e2ebench task, cassette or run directory is malformed or missing (exit 2)."""

@@ -166,13 +166,55 @@ class CompactionFinished(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentStarted(Event):
-    name: str
+    """A child run began. Emitted in the spawner's stream (``agent_path`` is the
+    spawner's); the child's own events follow tagged with ``child_path``, so its
+    steps, tools and usage are read from them, never copied here."""
+
+    name: str  # the profile, or "task" / "read_only_task"
+    child_path: tuple[str, ...] = ()
+    tool_call_id: str = ""  # the spawner's tool call (task, read_only_task, fleet)
+    fleet_item: str = ""  # the fleet item id this child runs; "" outside a fleet
+    read_only: bool = False
+    prompt: str = ""
+    # The child's ContextCapsule (its transcript sidecar), by hash.
+    capsule_hash: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentFinished(Event):
     name: str
     ok: bool = True
+    child_path: tuple[str, ...] = ()
+    tool_call_id: str = ""
+    # The host-adjudicated status of a writer's report ("complete", "partial",
+    # "blocked", ...), "unreported" (a writer that ended in prose), else "done",
+    # "failed" or "cancelled".
+    status: str = ""
+    read_only: bool = False
+    # The host's record, which the metrics read: how a writer ended ("report",
+    # "prose", or "" for read-only and failed runs), the status it claimed, how
+    # many criteria the host downgraded, the paths it wrote (workspace-relative)
+    # and those outside its claim.
+    completion: str = ""
+    claimed_status: str = ""
+    downgrades: int = 0
+    mutations: tuple[str, ...] = ()
+    violations: tuple[str, ...] = ()
+
+
+FleetItemState = Literal["waiting", "running", "done", "failed", "skipped", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetItemChanged(Event):
+    """One item of a fleet changed state. Every item is reported ``waiting`` after
+    preflight and before any item starts, so the first events are the plan."""
+
+    tool_call_id: str
+    item_id: str
+    state: FleetItemState
+    depends_on: tuple[str, ...] = ()
+    reason: str = ""  # why it was skipped or failed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,6 +252,7 @@ _KIND_BY_CLASS: dict[type[Event], str] = {
     CompactionFinished: "compaction_finished",
     SubagentStarted: "subagent_started",
     SubagentFinished: "subagent_finished",
+    FleetItemChanged: "fleet_item_changed",
     TurnFinished: "turn_finished",
     TurnFailed: "turn_failed",
 }

@@ -17,9 +17,11 @@ from typing import Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, open_runtime
+from reasonix_core.errors import SkillError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.skills import expand_skill_command
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ class _TextRenderer:
         self._wrote_text = False
 
     def __call__(self, event: ev.Event) -> None:
+        if event.agent_path and not isinstance(event, ev.SubagentStarted | ev.SubagentFinished):
+            return  # a subagent's own events: its answer reaches the parent as a tool result
         match event:
             case ev.TextDelta(text=text):
                 self.out.write(_printable(text))
@@ -72,6 +76,13 @@ class _TextRenderer:
                 self.err.write(f"error: {error}\n")
             case ev.TurnFinished():
                 self._break_line()
+            case ev.SubagentStarted(child_path=path, read_only=read_only):
+                self._break_line()
+                kind = "read-only subagent" if read_only else "subagent"
+                self.err.write(f"◆ {kind} {'/'.join(path)} started\n")
+            case ev.SubagentFinished(child_path=path, status=status):
+                self._break_line()
+                self.err.write(f"◆ subagent {'/'.join(path)}: {status}\n")
             case _:
                 pass
         self.err.flush()
@@ -135,30 +146,43 @@ async def run_headless(
             out.write(dumps_utf8(event.to_json(), default=_json_default) + "\n")
             out.flush()
 
+    refused: SkillError | None = None
     async with open_runtime(
         options.settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
         agent = runtime.agent
         session_id = agent.session_id
+        for text in runtime.skills.notices():
+            emit(ev.Notice(level="warning", text=text))
         try:
-            async with aclosing(agent.run(options.prompt)) as agent_events:
-                async for event in _with_mcp_notices(runtime.mcp, agent_events):
-                    emit(event)
-                    if isinstance(event, ev.TurnFinished):
-                        finished = event
-                        final_text = event.text
-                    elif isinstance(event, ev.TurnFailed):
-                        error = event
-        except Exception as exc:
-            # Last resort for a bug outside any tool call (a tool's own failure is
-            # already a result): the run still ends with its result and metrics.
-            log.info("the run raised", exc_info=exc)
-            finished = None
-            error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
-            emit(error)
-        except BaseException:
-            sink.finish("cancelled")
-            raise
+            # ``/<skill> args`` runs the skill: its body becomes the prompt.
+            prompt = expand_skill_command(options.prompt, runtime.skills) or options.prompt
+        except SkillError as exc:
+            # A usage error before anything is sent, raised once the runtime is
+            # closed (its task groups would wrap it in an exception group).
+            refused = exc
+        else:
+            try:
+                async with aclosing(agent.run(prompt)) as agent_events:
+                    async for event in _with_mcp_notices(runtime.mcp, agent_events):
+                        emit(event)
+                        if isinstance(event, ev.TurnFinished):
+                            finished = event
+                            final_text = event.text
+                        elif isinstance(event, ev.TurnFailed):
+                            error = event
+            except Exception as exc:
+                # Last resort for a bug outside any tool call (a tool's own failure is
+                # already a result): the run still ends with its result and metrics.
+                log.info("the run raised", exc_info=exc)
+                finished = None
+                error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
+                emit(error)
+            except BaseException:
+                sink.finish("cancelled")
+                raise
+    if refused is not None:
+        raise refused
     # A run stopped by --max-steps did not finish its task: scripts must see that.
     ok = error is None and finished is not None and finished.stop_reason != "max_steps"
     if ok:

@@ -130,6 +130,9 @@ class MetricsSink:
         self.snapshot_every = snapshot_every
         self._started = time.monotonic()
         self._last_snapshot = 0.0
+        # Path -> the first child that wrote it (duplicate_work_paths).
+        self._written_by: dict[str, tuple[str, ...]] = {}
+        self._duplicates: set[str] = set()
 
     @property
     def partial_path(self) -> Path | None:
@@ -197,9 +200,30 @@ class MetricsSink:
                 m.subagent_tool_calls += 1
             self._snapshot()
         elif isinstance(event, ev.SubagentStarted):
+            # In the spawner's stream: a spawner that is itself a child makes it nested.
             m.subagent_runs += 1
             if len(event.agent_path) > 0:
                 m.subagent_nested_runs += 1
+        elif isinstance(event, ev.SubagentFinished):
+            self._subagent_finished(event)
+            self._snapshot()
+
+    def _subagent_finished(self, event: ev.SubagentFinished) -> None:
+        m = self.metrics
+        m.subagent_mutations += len(event.mutations)
+        for path in event.mutations:
+            first = self._written_by.setdefault(path, event.child_path)
+            if first != event.child_path and path not in self._duplicates:
+                self._duplicates.add(path)
+                m.duplicate_work_paths += 1
+        if event.completion == "report":
+            m.completion_reports += 1
+        elif event.completion == "prose":
+            m.completions_prose_only += 1
+        if event.claimed_status == "complete" and event.status != "complete":
+            m.false_completions += 1
+        m.criterion_downgrades += event.downgrades
+        m.write_scope_violations += len(event.violations)
 
     def _snapshot(self) -> None:
         if self.path is None:

@@ -16,6 +16,7 @@ from reasonix_testkit.dialects.chat import ChatDialect
 from reasonix_testkit.dialects.responses import ResponsesDialect
 from reasonix_testkit.prompt_cache import count_tokens
 from reasonix_testkit.script import (
+    ContentScript,
     HttpError,
     RecordedRequest,
     Reply,
@@ -30,6 +31,7 @@ from reasonix_testkit.server import Dialect, FixtureServer
 __all__ = [
     "AnthropicDialect",
     "ChatDialect",
+    "ContentScript",
     "Dialect",
     "FixtureServer",
     "HttpError",

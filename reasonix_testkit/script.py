@@ -6,11 +6,13 @@ wire format is documented in each dialect module.
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reasonix_testkit.text import dumps_compact
+from reasonix_testkit.text import content_text, dumps_compact
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +115,62 @@ class Verbatim:
 
 ScriptItem = Reply | HttpError | Stall | Verbatim
 Responder = Callable[[RecordedRequest], ScriptItem]
+
+
+def first_user_text(body: dict[str, Any] | None) -> str:
+    """The text of the first user message of a request body, in any dialect
+    (Chat's and Anthropic's ``messages``, Responses' ``input``); "" if none."""
+    if not isinstance(body, dict):
+        return ""
+    items = body.get("messages")
+    if not isinstance(items, list):
+        items = body.get("input")
+    if isinstance(items, str):
+        return items
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("role") == "user":
+            return content_text(item.get("content"))
+    return ""
+
+
+class ContentScript:
+    """A responder that tells agents apart by what they send, not by arrival order.
+
+    Concurrent agents (a parent and its subagents) interleave their requests, so
+    a FIFO script cannot say which answer goes where. Each rule is a needle and
+    its own FIFO of items: a request takes the next item of the first rule whose
+    needle occurs in its first user message (the agent's task), so every agent
+    follows its own script whatever the interleaving. Install it as
+    ``server.responder = script``; a request no rule matches, or whose rule has
+    run dry, gets the fixture's 500 (the responder raises).
+    """
+
+    def __init__(self) -> None:
+        self._rules: list[tuple[str, deque[ScriptItem]]] = []
+        self._lock = threading.Lock()
+
+    def when(self, needle: str, *items: ScriptItem) -> ContentScript:
+        """Script ``items`` for the agent whose first user message contains ``needle``."""
+        with self._lock:
+            for existing, queue in self._rules:
+                if existing == needle:
+                    queue.extend(items)
+                    return self
+            self._rules.append((needle, deque(items)))
+        return self
+
+    @property
+    def pending(self) -> dict[str, int]:
+        """Items not consumed yet, per needle."""
+        with self._lock:
+            return {needle: len(queue) for needle, queue in self._rules}
+
+    def __call__(self, request: RecordedRequest) -> ScriptItem:
+        text = first_user_text(request.json)
+        with self._lock:
+            for needle, queue in self._rules:
+                if needle in text:
+                    if not queue:
+                        raise LookupError(f"the script for {needle!r} has run dry")
+                    return queue.popleft()
+        raise LookupError(f"no scripted agent matches the first user message {text[:120]!r}")

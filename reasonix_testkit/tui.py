@@ -203,6 +203,8 @@ class ScriptedServices(BaseServices):
     runners: list[ScriptedRunner] = field(default_factory=list)
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
+    # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
+    skills: Any = None
     # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
     report: Any = None
     preview: Any = None

@@ -105,6 +105,7 @@ class ReasonixApp(App[int]):
         session = self.session
         if session is not None:
             session.refresh_status()
+            self.run_worker(session.announce_skills())
             self.run_worker(session.warn_if_idle())
         if self.services.needs_api_key():
             self.push_screen(SetupScreen(self.services), self._after_late_setup)

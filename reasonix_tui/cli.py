@@ -9,6 +9,7 @@ textual only when it launches the TUI: ``reasonix --version`` and
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
@@ -140,6 +141,31 @@ def _parser() -> argparse.ArgumentParser:
         help="write ./reasonix.toml (the project) instead of the user config",
     )
 
+    subagent = sub.add_parser("subagent", help="list subagent profiles, run or try one")
+    subagent_sub = subagent.add_subparsers(dest="subagent_command", metavar="ACTION")
+    subagent_sub.add_parser("list", help="the profiles (skills with runAs: subagent)")
+    for action, what in (
+        ("run", "run a writer subagent with the regular permissions and sandbox"),
+        ("try", "run a read-only subagent"),
+    ):
+        one = subagent_sub.add_parser(action, help=what)
+        one.add_argument("prompt", help="the subagent's whole task")
+        one.add_argument("--profile", "-p", dest="subagent_profile", metavar="NAME")
+        one.add_argument("--model", "-m", dest="subagent_model", metavar="MODEL")
+        one.add_argument("--effort", dest="subagent_effort", metavar="LEVEL", help=EFFORT_HELP)
+        if action == "run":
+            one.add_argument(
+                "-y", "--auto", dest="subagent_auto", action="store_true",
+                help="permission preset auto for this run (else --permission-mode / config)",
+            )  # fmt: skip
+            one.add_argument(
+                "--write-path",
+                dest="write_paths",
+                action="append",
+                metavar="PATH",
+                help="claim PATH for writing (repeatable; default: the whole workspace)",
+            )
+
     compact = sub.add_parser("compact", help="compact a session's context now")
     compact.add_argument(
         "-r",
@@ -237,18 +263,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.auto:
         mode = "auto"
     if not args.trust_project:
-        # Before anything is built: an untrusted folder's settings could send the
-        # key elsewhere or start commands, and nobody is here to be asked.
-        from reasonix_core.home import reasonix_home
-        from reasonix_core.trust import review_project
-
-        review = review_project(Path.cwd(), reasonix_home())
-        if review.needs_trust:
-            return _fail(
-                f"{review.folder} is not trusted and its project files set "
-                f"{review.summary()}; run `reasonix trust` to trust this folder, "
-                "or pass --trust-project for this run"
-            )
+        refusal = _untrusted_project()
+        if refusal is not None:
+            return _fail(refusal)
     add_dirs = _add_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
     if isinstance(add_dirs, str):
         return _fail(add_dirs)
@@ -272,6 +289,23 @@ def _run(args: argparse.Namespace) -> int:
     )
     outcome = anyio.run(run_headless, options)
     return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _untrusted_project() -> str | None:
+    """Why a headless run must not start here, or None. Checked before anything
+    is built: an untrusted folder's settings could send the key elsewhere or
+    start commands, and nobody is here to be asked."""
+    from reasonix_core.home import reasonix_home
+    from reasonix_core.trust import review_project
+
+    review = review_project(Path.cwd(), reasonix_home())
+    if not review.needs_trust:
+        return None
+    return (
+        f"{review.folder} is not trusted and its project files set "
+        f"{review.summary()}; run `reasonix trust` to trust this folder, "
+        "or pass --trust-project for this run"
+    )
 
 
 def _add_dirs(paths: list[Path]) -> list[Path] | str:
@@ -520,6 +554,51 @@ def _compact(args: argparse.Namespace) -> int:
     return EXIT_OK if anyio.run(go) else EXIT_FAILED
 
 
+def _subagent(args: argparse.Namespace) -> int:
+    from reasonix_core.home import reasonix_home
+
+    if args.subagent_command == "list":
+        from reasonix_core.subagent.command import list_profiles
+
+        for name, kind, description in list_profiles(Path.cwd(), reasonix_home()):
+            sys.stdout.write(f"{name}\t{kind}\t{description}\n")
+        return EXIT_OK
+    _skip_httpx_cli()
+    import anyio
+
+    from reasonix_core.agent.builder import RunSettings
+    from reasonix_core.subagent.command import run_subagent
+
+    if not args.prompt.strip():
+        return _fail("the prompt is empty")
+    refusal = _untrusted_project()
+    if refusal is not None:
+        return _fail(refusal.replace(", or pass --trust-project for this run", ""))
+    settings = RunSettings(
+        workspace=Path.cwd(),
+        model=args.model,
+        effort=args.effort,
+        permission_mode="auto" if getattr(args, "subagent_auto", False) else args.permission_mode,
+        add_dirs=list(args.add_dir or []),
+        mcp_wait=True,
+    )
+    outcome = anyio.run(
+        functools.partial(
+            run_subagent,
+            settings,
+            args.prompt,
+            read_only=args.subagent_command == "try",
+            profile=args.subagent_profile,
+            write_paths=tuple(args.write_paths) if getattr(args, "write_paths", None) else None,
+            model=args.subagent_model,
+            effort=args.subagent_effort,
+            err=sys.stderr,
+        )
+    )
+    sys.stdout.write(outcome.result.render() + "\n")
+    return EXIT_OK if outcome.result.ok else EXIT_FAILED
+
+
 def _cache(args: argparse.Namespace) -> int:
     import json
 
@@ -651,6 +730,10 @@ def main(argv: list[str] | None = None) -> int:
             return _config_compact_ratio(args)
         if args.command == "compact":
             return _compact(args)
+        if args.command == "subagent":
+            if args.subagent_command not in ("list", "run", "try"):
+                parser.parse_args(["subagent", "--help"])
+            return _subagent(args)
         if args.command == "cache":
             return _cache(args)
         if args.command == "trust":

@@ -2,7 +2,8 @@
 
 Built-ins are declared here; custom Markdown commands come from
 :mod:`reasonix_core.command.custom`; MCP prompts (``/mcp__server__prompt``)
-will be added through :meth:`CommandRegistry.with_extra` once MCP lands.
+and skills (``/<skill>``) join through :meth:`CommandRegistry.with_extra` once
+the services know them; neither shadows a built-in or custom command.
 No Textual import: this module is plain data.
 """
 
@@ -15,7 +16,7 @@ from typing import Literal
 
 from reasonix_core.command.custom import CustomCommand, LoadProblem, load_custom_commands
 
-CommandKind = Literal["builtin", "custom", "mcp"]
+CommandKind = Literal["builtin", "custom", "mcp", "skill"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,8 +25,6 @@ from reasonix_core.events import (
     ReasoningDelta,
     Retrying,
     StepStarted,
-    SubagentFinished,
-    SubagentStarted,
     TextDelta,
     ToolCallDelta,
     ToolCallFinished,
@@ -37,6 +35,7 @@ from reasonix_core.events import (
     TurnStarted,
     UsageReported,
 )
+from reasonix_tui.subagent_router import SubagentRouter
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel
 from reasonix_tui.widgets.reasoning_block import ReasoningBlock
 from reasonix_tui.widgets.status_bar import StatusBar
@@ -72,6 +71,8 @@ class TurnController:
         # Blocks streamed by the current request attempt: a retry replays the
         # request, so what the failed attempt showed is taken back.
         self.attempt_blocks: list[AssistantBlock | ReasoningBlock] = []
+        # Children's events and fleet plans go to their cards, never to the transcript.
+        self.subagents = SubagentRouter(self.tools.get, transcript.add, status)
 
     async def drive(self, events: AsyncIterator[Event]) -> None:
         """Consume one stream to its end (or until cancelled)."""
@@ -85,6 +86,7 @@ class TurnController:
             for block in self.tools.values():
                 if block.status == "running":
                     await block.finish("", "cancelled")
+            self.subagents.cancel_running()
             await self.notice("Turn cancelled.", "warning")
             raise
         except Exception as exc:  # the stream broke: show it, keep the session usable
@@ -93,12 +95,16 @@ class TurnController:
         finally:
             await self._close_blocks()
             self.tools.clear()
+            self.subagents.forget()
 
     async def notice(self, text: str, level: NoticeLevel = "info") -> None:
         await self._close_blocks()
         await self.transcript.add(NoticeBlock(text, level))
 
     async def dispatch(self, event: Event) -> None:
+        if self.subagents.owns(event):
+            await self.subagents.dispatch(event)
+            return
         match event:
             case TurnStarted() | StepStarted():
                 await self._close_blocks()
@@ -175,10 +181,6 @@ class TurnController:
                     await self.notice("Conversation compacted.")
                 else:
                     await self.notice(f"Compaction failed ({reason}).", "warning")
-            case SubagentStarted(name=name):
-                await self.notice(f"Subagent {name} started.")
-            case SubagentFinished(name=name, ok=ok):
-                await self.notice(f"Subagent {name} {'finished' if ok else 'failed'}.")
             case TurnFinished(stop_reason=reason):
                 await self._close_blocks()
                 if reason in STOP_NOTICES:

@@ -285,6 +285,7 @@ class DeferredServices(BaseServices):
     context_window = _UntilReady(0)
     compact_ratio = _UntilReady(None)
     mcp_prompts = _UntilReady(_no_prompts)
+    skills = _UntilReady(None)
 
     @property
     def permission_mode(self) -> str:

@@ -41,6 +41,7 @@ from reasonix_core.config import (
 from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.permission.approver import Approver
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
+from reasonix_core.skills import load_catalog
 from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,9 @@ class EngineServices(BaseServices):
 
         mcp_workspace = Path(self.config.sandbox.workspace_root or self.workspace).resolve()
         self._mcp = make_host(self.config, mcp_workspace, self.config_home)
+        # Discovered once for the app: the / menu lists them and every session
+        # starts from this snapshot (its index is frozen for the session).
+        self.skills = load_catalog(mcp_workspace, self.config_home)
 
     @property
     def context_window(self) -> int:
@@ -194,7 +198,7 @@ class EngineServices(BaseServices):
         self._first_continue = False
         try:
             async with open_runtime(
-                settings, approver=runner.approver, mcp_host=self._mcp
+                settings, approver=runner.approver, mcp_host=self._mcp, skills=self.skills
             ) as runtime:
                 if continued:  # what the session continues with is what /model and /effort see
                     self._resolved = runtime.resolved

@@ -47,6 +47,9 @@ def parse_arguments(arguments: str) -> dict[str, Any]:
 def key_argument(arguments: dict[str, Any] | str, width: int = 72) -> str:
     """The one argument that identifies a tool call (path, command, pattern...)."""
     args = parse_arguments(arguments) if isinstance(arguments, str) else arguments
+    if isinstance(args.get("items"), list):  # a fleet: its items are cards below
+        count = len(args["items"])
+        return f"{count} item{'' if count == 1 else 's'}"
     value: Any = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
     if value is None:
         value = next((v for v in args.values() if isinstance(v, str)), "")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # types only: the first frame needs none of the core
     from reasonix_core.agent.runner import Runner
     from reasonix_core.events import Event
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.skills import SkillCatalog
     from reasonix_core.trust import ProjectReview
 
 
@@ -83,6 +84,11 @@ class AppServices(Protocol):
     """Optional. False while the services are still being built: the app shows the
     session screen at once, awaits :meth:`ready` once that frame is out, and the
     status bar says "starting…" until then."""
+
+    skills: SkillCatalog | None
+    """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
+    commands, their expansion and the notices about skipped files. None until the
+    services are built, or when the surface has none."""
 
     trust_review: ProjectReview | None
     """Optional. The folder's untrusted risky project settings, asked about (trust
@@ -193,6 +199,7 @@ class BaseServices(AppServices):
     compact_ratio: float | None = None
     is_ready: bool = True
     trust_review: ProjectReview | None = None
+    skills: SkillCatalog | None = None
 
     async def ready(self) -> None:
         return None

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from reasonix_core.events import ToolCallStarted, UsageReported
+import dataclasses
+import json
+
+from reasonix_core.events import (
+    Event,
+    FleetItemChanged,
+    StepStarted,
+    SubagentFinished,
+    SubagentStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageReported,
+)
 from reasonix_core.permission.approver import ApprovalRequest
 from reasonix_core.usage import Usage
 from reasonix_testkit.tui import Approval, Hold, reasoning_steps, text_steps, tool_steps
@@ -129,3 +141,90 @@ def approval_turn() -> list:
 def markdown_turn() -> list:  # type: ignore[type-arg]
     """An answer that uses every kind of block the transcript renders."""
     return [*text_steps(RICH_ANSWER, chunk=32), USAGE]
+
+
+def _child(path: tuple[str, ...], event: Event) -> Event:
+    return dataclasses.replace(event, agent_path=path)
+
+
+def _item(item_id: str, state: str, *deps: str, reason: str = "") -> FleetItemChanged:
+    return FleetItemChanged(
+        tool_call_id="f1",
+        item_id=item_id,
+        state=state,  # type: ignore[arg-type]
+        depends_on=deps,
+        reason=reason,
+    )
+
+
+def _child_usage(prompt: int, hit: int, cost: float) -> UsageReported:
+    usage = Usage(
+        prompt_tokens=prompt,
+        completion_tokens=prompt // 10,
+        cache_hit_tokens=hit,
+        cache_miss_tokens=prompt - hit,
+    )
+    return UsageReported(usage=usage, model="deepseek-flash", source="subagent", cost=cost)
+
+
+def fleet_turn() -> list:  # type: ignore[type-arg]
+    """A fleet mid-run: every item state at once (done, running, failed, skipped, waiting)."""
+    research, backend, frontend = ("f1/research",), ("f1/backend",), ("f1/frontend",)
+    items = json.dumps(
+        {
+            "items": [
+                {"id": "research", "prompt": "Map the greeting code", "read_only": True},
+                {"id": "backend", "prompt": "Rename in the API", "depends_on": ["research"]},
+                {"id": "frontend", "prompt": "Rename in the UI", "depends_on": ["research"]},
+                {"id": "integration", "prompt": "Run it", "depends_on": ["frontend"]},
+                {"id": "docs", "prompt": "Update the docs", "depends_on": ["backend"]},
+            ]
+        }
+    )
+    return [
+        *reasoning_steps(REASONING),
+        ToolCallStarted(call_id="f1", name="fleet", arguments=items),
+        _item("research", "waiting"),
+        _item("backend", "waiting", "research"),
+        _item("frontend", "waiting", "research"),
+        _item("integration", "waiting", "frontend"),
+        _item("docs", "waiting", "backend"),
+        _item("research", "running"),
+        SubagentStarted(
+            name="explore", child_path=research, tool_call_id="f1", fleet_item="research"
+        ),
+        _child(research, StepStarted(step=1, model="deepseek-flash")),
+        _child(research, _child_usage(9_000, 7_200, 0.0004)),
+        SubagentFinished(name="explore", child_path=research, tool_call_id="f1", status="done"),
+        _item("research", "done"),
+        _item("backend", "running", "research"),
+        _item("frontend", "running", "research"),
+        SubagentStarted(name="task", child_path=backend, tool_call_id="f1", fleet_item="backend"),
+        SubagentStarted(name="task", child_path=frontend, tool_call_id="f1", fleet_item="frontend"),
+        _child(backend, StepStarted(step=1, model="deepseek-flash")),
+        _child(
+            backend,
+            ToolCallStarted(
+                call_id="b1", name="read_file", arguments='{"path": "src/reasonix_demo/app.py"}'
+            ),
+        ),
+        _child(backend, ToolCallFinished(call_id="b1", name="read_file", result="...")),
+        _child(backend, _child_usage(12_000, 10_800, 0.0006)),
+        _child(backend, StepStarted(step=2, model="deepseek-flash")),
+        _child(
+            backend,
+            ToolCallStarted(call_id="b2", name="edit_file", arguments='{"path": "src/api.py"}'),
+        ),
+        _child(frontend, _child_usage(11_000, 9_900, 0.0005)),
+        SubagentFinished(
+            name="task", ok=False, child_path=frontend, tool_call_id="f1", status="blocked"
+        ),
+        _item("frontend", "failed", "research"),
+        _item(
+            "integration",
+            "skipped",
+            "frontend",
+            reason="skipped: depends on 'frontend', which failed",
+        ),
+        Hold(),
+    ]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from snap_scripts import markdown_turn, streaming_turn, thinking_turn, tools_turn
+from snap_scripts import fleet_turn, markdown_turn, streaming_turn, thinking_turn, tools_turn
 from snap_support import scripted, send
 
 
@@ -43,3 +43,12 @@ class TestSession:
             await pilot.app.workers.wait_for_complete()
 
         assert snap(scripted(turns=[markdown_turn()]), run, size=(100, 44))
+
+    def test_fleet_cards(self, snap) -> None:
+        """A fleet's plan under its tool card: one card per item, each state, live
+        step and tool, the child's own tokens, cache hits and cost."""
+
+        async def run(pilot) -> None:
+            await send(pilot, "Rename greet across the app")
+
+        assert snap(scripted(turns=[fleet_turn()]), run, size=(110, 36))

@@ -18,11 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.agent.assemble import assemble_agent
 from reasonix_core.agent.cache_ledger import last_settings
-from reasonix_core.agent.context import ContextManager
-from reasonix_core.agent.loop import Agent, AgentOptions
+from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
-from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import (
     SessionHeader,
     SessionStore,
@@ -47,6 +46,7 @@ from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
+from reasonix_core.skills import SkillCatalog, load_catalog
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -103,6 +103,8 @@ class Runtime:
     continued: bool = False
     # The MCP host (reasonix_core.mcp.host.McpHost) or None when no server is declared.
     mcp: Any = None
+    # The session's skills (docs/SKILLS.md): run_skill and ``/<skill>`` read them.
+    skills: SkillCatalog = field(default_factory=SkillCatalog)
 
 
 def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:
@@ -226,12 +228,15 @@ async def open_runtime(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     provider_factory: Callable[[Any, str], Provider] | None = None,
     mcp_host: Any = None,
+    skills: SkillCatalog | None = None,
 ) -> AsyncIterator[Runtime]:
     """Build everything; close the provider, jobs and temp dir on exit.
 
     ``mcp_host``: an MCP host the caller already entered and keeps (the TUI
     starts it with the app); otherwise one is opened here for the servers
-    declared for the workspace and closed on exit."""
+    declared for the workspace and closed on exit. ``skills``: the skills the
+    caller already discovered (the TUI lists them as commands); otherwise they
+    are discovered here."""
     home = settings.home or reasonix_home()
     loaded = load_config(
         settings.workspace, overrides=overrides, home=home, trust_project=settings.trust_project
@@ -263,7 +268,9 @@ async def open_runtime(
     mcp = mcp_host
     if mcp is None:
         mcp = _mcp_host(config, workspace, home, trust_project=settings.trust_project)
-    registry = ToolRegistry([*builtin_tools(config.tools.enabled), *_mcp_tools(mcp)])
+    if skills is None:
+        skills = load_catalog(workspace, home)
+    registry = ToolRegistry([*_builtins(config, skills), *_mcp_tools(mcp)])
 
     async with AsyncExitStack() as stack:
         provider = (provider_factory or create_provider)(resolved.provider, api_key)
@@ -301,6 +308,7 @@ async def open_runtime(
             sandbox=sandbox,
             jobs=jobs,
             read_denied=policy.read_denied,
+            skills=skills,
         )
         recaller = _install_memory(context, policy, home, workspace, clock)
         gate = PermissionGate(policy, approver)
@@ -318,6 +326,7 @@ async def open_runtime(
                 extra=config.agent.system_prompt_extra,
                 protected=policy.forbid_read,
                 denied=functools.partial(policy.read_denied, "read_file"),
+                skills_index=skills.index.text if "run_skill" in registry else "",
             )
             header = SessionHeader(
                 id=new_session_id(clock()),
@@ -334,37 +343,29 @@ async def open_runtime(
         assert context.history is not None  # installed by _install_memory
         context.history.current_session = store.id
 
-        options = AgentOptions(
-            effort=effort,
-            max_steps=settings.max_steps
-            if settings.max_steps is not None
-            else config.agent.max_steps,
-            context_window=resolved.provider.context_window_for(resolved.model),
-            max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
-        )
-        context_manager = ContextManager(
-            window=options.context_window, ratio=config.agent.compact_ratio, store=store
-        )
-        agent = Agent(
+        agent = assemble_agent(
+            config=config,
+            resolved=resolved,
             provider=provider,
-            model=resolved.model,
             tools=registry,
             tool_context=context,
             session=store,
             system_prompt=system_prompt,
             history=history,
+            effort=effort,
+            max_steps=settings.max_steps
+            if settings.max_steps is not None
+            else config.agent.max_steps,
             gate=gate,
-            retry=RetryPolicy(
-                attempts=config.agent.retry_attempts,
-                base_delay=config.agent.retry_base_delay,
-                max_delay=config.agent.retry_max_delay,
-            ),
-            options=options,
             price=make_price_fn(config),
             clock=clock,
             context_suffix=_context_suffix(workspace, clock, recaller),
-            context=context_manager,
         )
+        context_manager = agent.context
+        _install_subagents(
+            config, home, workspace, resolved, provider, effort, sandbox, context, store.id,
+            gate, mcp, clock, skills,
+        )  # fmt: skip
         if loaded_session is not None:
             # A restart restores the existing checkpoint only (never re-plans it).
             context_manager.restore(store.read_checkpoint(), agent.messages)
@@ -391,6 +392,7 @@ async def open_runtime(
             workspace=workspace,
             continued=loaded_session is not None,
             mcp=mcp,
+            skills=skills,
         )
 
 
@@ -415,6 +417,55 @@ def _install_memory(
     context.recall = recaller
     policy.add_auto_allow("remember", auto_save_reason)
     return recaller
+
+
+def _install_subagents(
+    config: Config,
+    home: Path,
+    workspace: Path,
+    resolved: ResolvedModel,
+    provider: Provider,
+    effort: str,
+    sandbox: SandboxPolicy,
+    context: ToolContext,
+    session_id: str,
+    gate: PermissionGate,
+    mcp: Any,
+    clock: Callable[[], datetime],
+    skills: SkillCatalog,
+) -> None:
+    """The session's delegation handle, over what the session lends its children
+    (the provider, the gate and approver, the sandbox, the MCP host, the skills
+    as profiles), for the delegation tools and run_skill (docs/SUBAGENTS.md).
+    The runner itself is built when the model first delegates."""
+    from reasonix_core.subagent.delegation import Delegation
+    from reasonix_core.subagent.profile import catalog_profiles
+    from reasonix_core.subagent.services import SessionServices
+
+    delegation = Delegation(
+        SessionServices(
+            config=config,
+            home=home,
+            workspace=workspace,
+            resolved=resolved,
+            provider=provider,
+            effort=effort,
+            sandbox=sandbox,
+            temp_dir=context.temp_dir,
+            session_id=session_id,
+            gate=gate,
+            approver=context.approver,
+            read_denied=context.read_denied,
+            secret_env=context.secret_env,
+            bash_timeout_seconds=context.bash_timeout_seconds,
+            mcp=mcp,
+            price=make_price_fn(config),
+            clock=clock,
+            profiles=catalog_profiles(skills),
+        )
+    )
+    context.subagents = delegation
+    context.run_subagent_skill = delegation.skill_hook(context)
 
 
 def _context_suffix(
@@ -446,6 +497,21 @@ def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: boo
 
     host = make_host(config, workspace, home, trust_project=trust_project)
     return host if host.configured else None
+
+
+def _builtins(config: Config, skills: SkillCatalog) -> list[Any]:
+    """The built-ins ``[tools] enabled`` allows; ``run_skill`` only when the session
+    has skills to offer the model. Decided once, when the session starts, like
+    the MCP proxy: the tool list never changes within a session."""
+    tools = builtin_tools(config.tools.enabled)
+    if not skills.index.text:
+        tools = [tool for tool in tools if tool.name != "run_skill"]
+    if config.agent.max_subagent_depth < 1:
+        # max_subagent_depth = 0: no delegation at all (docs/SUBAGENTS.md).
+        from reasonix_core.subagent.scope import DELEGATION
+
+        tools = [tool for tool in tools if tool.name not in DELEGATION]
+    return tools
 
 
 def _mcp_tools(host: Any) -> list[Any]:

@@ -6,6 +6,7 @@ consumers can order and attribute events without knowing who made them."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,3 +34,9 @@ class EventSequence:
         if self.observer is not None:
             self.observer(event)
         return event
+
+    def adopt(self, event: E) -> E:
+        """A child's event (a subagent's, carrying its own path) renumbered into
+        this stream, so the merged stream's ``seq`` keeps increasing."""
+        self.seq += 1
+        return dataclasses.replace(event, seq=self.seq)

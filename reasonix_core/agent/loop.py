@@ -611,9 +611,10 @@ class Agent:
         Tools report progress through ``ToolContext.tool_progress`` (MCP
         ``notifications/progress``); the reports reach the single event stream
         through a bounded memory stream. A full stream drops reports rather
-        than slowing a tool down.
+        than slowing a tool down. Delegation tools forward their children's
+        events through ``ToolContext.child_events`` into the same stream.
         """
-        send, receive = anyio.create_memory_object_stream[ev.ToolProgress](256)
+        send, receive = anyio.create_memory_object_stream[ev.Event](256)
 
         def report(progress: ev.ToolProgress) -> None:
             try:
@@ -621,7 +622,16 @@ class Agent:
             except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
 
+        async def forward(event: ev.Event) -> None:
+            # A subagent's events: never dropped (the metrics count them), so
+            # a full stream waits for this stream's consumer.
+            try:
+                await send.send(event)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
         self.tool_context.tool_progress = report
+        self.tool_context.child_events = forward
 
         async def work() -> None:
             async with send:
@@ -636,6 +646,9 @@ class Agent:
             tg.start_soon(work)
             async with receive:
                 async for progress in receive:
+                    if not isinstance(progress, ev.ToolProgress):
+                        yield self._events.adopt(progress)
+                        continue
                     yield self._events(
                         ev.ToolProgress,
                         call_id=progress.call_id,

@@ -82,12 +82,17 @@ def build_system_prompt(
     extra: str = "",
     protected: Iterable[Path | str] = (),
     denied: Callable[[str], bool] | None = None,
+    skills_index: str = "",
 ) -> str:
+    """``skills_index``: the session's skills index (reasonix_core/skills/index.py),
+    last, so a session with skills shares every earlier byte with one without."""
     parts = [BASE_PROMPT.rstrip()]
     if extra.strip():
         parts.append(extra.strip())
     for label, text in load_instructions(workspace, home, protected, denied):
         parts.append(f"# Standing instructions from {label}\n\n{text}")
+    if skills_index:
+        parts.append(skills_index)
     return "\n\n".join(parts) + "\n"
 
 

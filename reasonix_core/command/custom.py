@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from reasonix_core.command.frontmatter import FrontMatterError, split_front_matter
 from reasonix_core.fsutil import within
 
 _NAME_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS|\d+)")
 _MAX_BYTES = 64 * 1024
-_KNOWN_KEYS = frozenset({"description", "argument-hint"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,14 +148,17 @@ def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> Cus
         text = raw.decode("utf-8").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
         raise _BadCommand("not valid UTF-8") from exc
-    meta, body = _split_front_matter(text)
+    try:
+        meta, body = split_front_matter(text)
+    except FrontMatterError as exc:
+        raise _BadCommand(str(exc)) from None
     if not body.strip():
         raise _BadCommand("empty command body")
     return CustomCommand(
         name=":".join(segments),
         body=body.strip("\n"),
-        description=meta.get("description", ""),
-        argument_hint=meta.get("argument-hint", ""),
+        description=meta.text("description"),
+        argument_hint=meta.text("argument-hint"),
         source=path,
         scope=scope,
     )
@@ -177,24 +180,3 @@ def _read_regular(path: Path) -> bytes:
         raise _BadCommand(f"cannot read: {exc.strerror}") from exc
     finally:
         os.close(fd)
-
-
-def _split_front_matter(text: str) -> tuple[dict[str, str], str]:
-    if not text.startswith("---\n"):
-        return {}, text
-    lines = text.split("\n")
-    try:
-        end = lines.index("---", 1)
-    except ValueError:
-        raise _BadCommand("front matter is not closed with '---'") from None
-    meta: dict[str, str] = {}
-    for number, line in enumerate(lines[1:end], start=2):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not key.strip():
-            raise _BadCommand(f"front matter line {number} is not 'key: value'")
-        key = key.strip().lower()
-        if key in _KNOWN_KEYS:
-            meta[key] = value.strip().strip("\"'")
-    return meta, "\n".join(lines[end + 1 :])

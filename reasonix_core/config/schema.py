@@ -232,9 +232,6 @@ class AgentConfig(_Table):
             "subagent_effort",
             "subagent_models",
             "subagent_efforts",
-            "max_subagent_depth",
-            "max_subagent_concurrency",
-            "max_parallel_writers",
             "goal_token_budget",
             "max_goal_rounds",
             "task_cost_budget",
@@ -272,6 +269,11 @@ class AgentConfig(_Table):
     # Legacy, tolerated: read and kept, not sent (the loop uses the provider default).
     temperature: float | None = None
     reasoning_language: str = "auto"
+    # Subagents (seed 000 §3.14-§3.17): nesting depth, children running at once
+    # across the session, and of those the writers.
+    max_subagent_depth: int = Field(default=2, ge=0)
+    max_subagent_concurrency: int = Field(default=6, ge=1)
+    max_parallel_writers: int = Field(default=3, ge=1)
 
     @field_validator("effort")
     @classmethod

@@ -76,8 +76,11 @@ class UseCapabilityTool:
     family = ToolFamily.OTHER
     parameters = PARAMETERS
 
-    def __init__(self, host: McpHost) -> None:
+    def __init__(self, host: McpHost, *, read_only_targets: bool = False) -> None:
         self.host = host
+        # A subagent's front end (seed 000 §3.12): only targets the server
+        # declares read-only may be called; the rest are refused before they run.
+        self.read_only_targets = read_only_targets
         self._ids = itertools.count(1)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -109,6 +112,13 @@ class UseCapabilityTool:
             )
             return ToolResult(text=text)
 
+        if self.read_only_targets and not tool.read_only:
+            return ToolResult(
+                text=f"use_capability: {tool.name} is not declared read-only by its server; "
+                "a subagent may call only read-only MCP tools. Nothing was run.",
+                is_error=True,
+                outcome="denied",
+            )
         arguments = args.get("arguments", {})
         if isinstance(arguments, str):  # some models send the object as a JSON string
             try:

@@ -12,7 +12,9 @@ and its stream parser (``_parse``). The helpers below (``count``,
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import time
 from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
@@ -99,6 +101,7 @@ class HttpProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            _remember_missing_sniffio()
             self._client = httpx.AsyncClient(
                 transport=self._transport,
                 timeout=httpx.Timeout(
@@ -234,3 +237,12 @@ __all__ = [
     "make_usage",
     "parse_retry_after",
 ]
+
+
+def _remember_missing_sniffio() -> None:
+    """httpcore runs ``import sniffio`` each time it takes a lock (about seven times a
+    request). Without sniffio installed every one is a failed import that searches
+    ``sys.path`` (about 0.1 ms each); recording the absence once makes the later ones
+    fail from the module cache (``None`` in ``sys.modules`` means "not importable")."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]

@@ -8,18 +8,19 @@ registry catches anything that escapes anyway and turns it into a result.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # types only: building a context imports none of these
-    from reasonix_core.events import ToolProgress
+    from reasonix_core.events import Event, ToolProgress
     from reasonix_core.memory.facts import FactStore
     from reasonix_core.memory.history import HistoryIndex
     from reasonix_core.memory.recall import Recaller
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.skills import Skill, SkillCatalog
     from reasonix_core.tool.jobs import JobManager
     from reasonix_core.tool.ledger import FileLedger
     from reasonix_core.tool.sandbox import SandboxPolicy
@@ -136,6 +137,19 @@ class ToolContext:
     # Where a running tool reports progress (MCP ``notifications/progress``);
     # set by the agent for each batch. None: reports are dropped.
     tool_progress: Callable[[ToolProgress], None] | None = None
+    # The session's skills, for ``run_skill``. None: the session has none.
+    skills: SkillCatalog | None = None
+    # The hook that runs a ``runAs: subagent`` skill as a child agent through the
+    # subagent runner: (skill, arguments) -> the child's result. None: run_skill
+    # answers such a skill with an error result.
+    run_subagent_skill: Callable[[Skill, str], Awaitable[ToolResult]] | None = None
+    # The session's subagent runner (reasonix_core.subagent.runner.SubagentRunner),
+    # for the delegation tools; typed loosely because the tool layer must not
+    # import the subagent package. None: delegation is unavailable.
+    subagents: object | None = None
+    # Where a delegation tool forwards its children's events (tagged with their
+    # agent path) into this agent's stream; set by the agent for each batch.
+    child_events: Callable[[Event], Awaitable[None]] | None = None
 
 
 class Tool(Protocol):

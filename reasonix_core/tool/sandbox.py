@@ -59,9 +59,15 @@ class SandboxPolicy:
     bash: Literal["enforce", "off"] = "enforce"
     network: bool = False
     extra: dict[str, object] = field(default_factory=dict)
+    # A subagent's write claim (seed 000 §3.12): resolved paths that replace the
+    # workspace and ``allow_write`` as write roots (the session temp dir stays).
+    # None: no claim, the session's roots.
+    claim: tuple[Path, ...] | None = None
 
     @property
     def write_roots(self) -> tuple[Path, ...]:
+        if self.claim is not None:
+            return (self.temp_dir, *self.claim)
         return (self.workspace, self.temp_dir, *self.allow_write)
 
     # -- resolution -----------------------------------------------------------
@@ -79,6 +85,10 @@ class SandboxPolicy:
         return _realpath(p)
 
     def resolved_write_roots(self) -> tuple[Path, ...]:
+        if self.claim is not None:
+            # Resolved once when the claim was made: a claimed folder swapped for
+            # a symlink afterwards must not move the root somewhere else.
+            return (self._root_path(self.temp_dir), *self.claim)
         return tuple(self._root_path(r) for r in self.write_roots)
 
     def resolved_forbid_read(self) -> tuple[Path, ...]:
@@ -175,6 +185,12 @@ class SandboxPolicy:
         if any(is_within(resolved, root) for root in roots):
             return
         shown = ", ".join(str(r) for r in roots)
+        if self.claim is not None:
+            claimed = ", ".join(self.display(r) for r in self.claim) or "nothing"
+            raise PathDenied(
+                f"path denied: {os.fspath(path)!r} resolves to {resolved}, which is outside "
+                f"this subagent's write claim ({claimed}); write only the claimed paths"
+            )
         raise PathDenied(
             f"path denied: {os.fspath(path)!r} resolves to {resolved}, which is outside "
             f"the writable roots ({shown}); file tools may only write inside the workspace, "

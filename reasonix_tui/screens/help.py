@@ -46,11 +46,12 @@ def _section(title: str, commands: list[SlashCommand], width: int, cap: int | No
 
 
 def help_content(registry: CommandRegistry) -> Content:
-    """Built-ins in full; custom commands and MCP prompts capped at eight each."""
+    """Built-ins in full; custom commands, MCP prompts and skills capped at eight each."""
     groups = [
         ("Commands", registry.all("builtin"), None),
         ("Custom commands", registry.all("custom"), SHOWN_PER_SECTION),
         ("MCP prompts", registry.all("mcp"), SHOWN_PER_SECTION),
+        ("Skills", registry.all("skill"), SHOWN_PER_SECTION),
     ]
     width = (
         max(

@@ -65,6 +65,7 @@ class SessionScreen(SessionCommands, Screen[None]):
         self._menu_dismissed_text: str | None = None
         self._approval_lock = asyncio.Lock()
         self._controller: TurnController | None = None
+        self._skills_announced = False
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -103,6 +104,7 @@ class SessionScreen(SessionCommands, Screen[None]):
         await self.welcome()
         for problem in self.registry.problems:
             await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
+        await self.announce_skills()
         if self.services.is_ready:  # else the app calls it once they are
             await self.warn_if_idle()
         self.composer.focus()
@@ -163,13 +165,29 @@ class SessionScreen(SessionCommands, Screen[None]):
         await self.handle_input(text)
 
     def _refresh_mcp_commands(self) -> None:
-        """MCP prompts join the registry as servers become ready (cheap to repeat)."""
+        """MCP prompts join the registry as servers become ready, and skills once the
+        services are built (cheap to repeat)."""
         extra = [
             SlashCommand(name=name, description=description, argument_hint=hint, kind="mcp")
             for name, description, hint in self.services.mcp_prompts()
         ]
-        base = [c for c in self.registry.all() if c.kind != "mcp"]
+        skills = self.services.skills
+        if skills is not None:
+            extra += [
+                SlashCommand(name=name, description=description, argument_hint=hint, kind="skill")
+                for name, description, hint in skills.commands()
+            ]
+        base = [c for c in self.registry.all() if c.kind not in ("mcp", "skill")]
         self.registry = CommandRegistry(base, self.registry.problems).with_extra(extra)
+
+    async def announce_skills(self) -> None:
+        """Once: skill files skipped or warned about, hidden duplicates."""
+        skills = self.services.skills
+        if skills is None or self._skills_announced:
+            return
+        self._skills_announced = True
+        for text in skills.notices():
+            await self.notice(text, "warning")
 
     async def handle_input(self, text: str) -> None:
         stripped = text.strip()

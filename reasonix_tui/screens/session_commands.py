@@ -46,6 +46,9 @@ class SessionCommands:
         if command.kind == "custom" and command.custom is not None:
             await self.start_turn(text, command.custom.render(args))
             return
+        if command.kind == "skill":
+            await self._run_skill(text)
+            return
         if command.kind == "mcp":
             try:
                 rendered = await self.services.render_mcp_prompt(command.name, args)
@@ -59,6 +62,22 @@ class SessionCommands:
             await self.notice(f"/{command.name} is not available yet.", "warning")
             return
         await handler(args)
+
+    async def _run_skill(self: SessionScreen, text: str) -> None:
+        """``/<skill> args``: the skill's body becomes the turn (docs/SKILLS.md)."""
+        from reasonix_core.errors import SkillError
+        from reasonix_core.skills import expand_skill_command
+
+        skills = self.services.skills
+        try:
+            rendered = expand_skill_command(text, skills) if skills is not None else None
+        except SkillError as exc:
+            await self.notice(str(exc), "error")
+            return
+        if rendered is None:
+            await self.notice(f"{text.split()[0]} is no longer a skill.", "warning")
+            return
+        await self.start_turn(text, rendered)
 
     async def welcome(self: SessionScreen) -> None:
         workspace = str(self.services.workspace)

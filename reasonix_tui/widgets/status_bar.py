@@ -79,6 +79,11 @@ class StatusBar(Widget):
             currency=currency,
         )
 
+    def add_cost(self, cost: float, currency: str) -> None:
+        """A subagent's request: the session pays for it, but the context and cache
+        gauges stay the parent's (its card shows the child's own)."""
+        self.update_state(cost=self.state.cost + cost, currency=currency)
+
     def reset_usage(self) -> None:
         self.update_state(
             context_tokens=0, last_cache_pct=None, cache_hit_tokens=0, prompt_tokens=0, cost=0.0

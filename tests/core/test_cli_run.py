@@ -239,6 +239,8 @@ def test_run_loads_only_what_it_uses(workspace, cfg):
         "reasonix_core.tool.builtin.bash",
         "html.parser",
         "reasonix_core.permission.shell_lexer",
+        # No skills folder anywhere: nothing that reads a SKILL.md is imported.
+        "reasonix_core.skills.discovery",
     )
     code = (
         "import sys\n"

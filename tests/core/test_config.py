@@ -717,3 +717,19 @@ def test_load_path_does_not_import_tomlkit_or_ui(home: Path, ws: Path) -> None:
         check=True,
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_subagent_scheduling_keys(home: Path, ws: Path) -> None:
+    defaults = load_config(ws, home=home).config.agent
+    assert (
+        defaults.max_subagent_depth,
+        defaults.max_subagent_concurrency,
+        defaults.max_parallel_writers,
+    ) == (2, 6, 3)
+    write(home / "config.toml", "[agent]\nmax_subagent_concurrency = 2\nmax_parallel_writers = 1\n")
+    agent = load_config(ws, home=home).config.agent
+    assert (agent.max_subagent_concurrency, agent.max_parallel_writers) == (2, 1)
+    assert agent.legacy == {}
+    write(home / "config.toml", "[agent]\nmax_parallel_writers = 0\n")
+    with pytest.raises(ConfigError, match=r"agent\.max_parallel_writers"):
+        load_config(ws, home=home)

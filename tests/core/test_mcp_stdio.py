@@ -128,4 +128,4 @@ async def test_server_stderr_goes_to_the_log_file_not_the_terminal(
     captured = capfd.readouterr()
     assert "hello-from-server-stderr" not in captured.err + captured.out
     text = log_text(tmp_path)
-    assert "hello-from-server-stderr" in text and "ready: 5 tools" in text
+    assert "hello-from-server-stderr" in text and "ready: 7 tools" in text

@@ -54,3 +54,29 @@ def test_tls_verification_is_skipped_only_for_plain_http(url: str, verifies: boo
     context: ssl.SSLContext = pool._ssl_context
     assert (context.verify_mode == ssl.CERT_REQUIRED) is verifies
     assert context.check_hostname is verifies
+
+
+def test_httpcores_sniffio_probe_is_answered_from_the_module_cache() -> None:
+    # httpcore runs `import sniffio` about seven times a request; where sniffio is
+    # not installed each was a failed import searching sys.path (~0.1 ms). Once a
+    # client exists, the probe must not reach the path finders any more.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from reasonix_core.config.schema import ProviderConfig\n"
+        "from reasonix_core.provider.openai import OpenAIProvider\n"
+        "import httpcore._synchronization as sync\n"
+        "OpenAIProvider(ProviderConfig(name='p', base_url='http://127.0.0.1:9'), '')._http()\n"
+        "asked = []\n"
+        "class Spy:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        asked.append(name)\n"
+        "sys.meta_path.insert(0, Spy())\n"
+        "for _ in range(3):\n"
+        "    assert sync.current_async_library() == 'asyncio'\n"
+        "assert 'sniffio' not in asked, asked\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -25,13 +25,28 @@ ORDER = [
     "memory",
     "remember",
     "forget",
+    "run_skill",
+    "task",
+    "read_only_task",
+    "fleet",
 ]
 FAMILIES = {
     "read": {"read_file", "ls", "glob", "grep"},
     "edit": {"write_file", "edit_file", "multi_edit", "move_file"},
     "execute": {"bash", "bash_output", "kill_shell"},
     "network": {"web_fetch"},
-    "other": {"todo_write", "ask", "history", "memory", "remember", "forget"},
+    "other": {
+        "todo_write",
+        "ask",
+        "history",
+        "memory",
+        "remember",
+        "forget",
+        "run_skill",
+        "task",
+        "read_only_task",
+        "fleet",
+    },
 }
 
 

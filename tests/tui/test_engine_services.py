@@ -33,3 +33,32 @@ def test_models_efforts_and_key_state(workspace: Path, home: Path) -> None:
     assert services.model == "deepseek-v4-pro"
     with pytest.raises(ValueError):
         services.set_model("no-such-model")
+
+
+async def test_sessions_start_from_the_apps_skills(workspace: Path, home: Path, server) -> None:
+    import json
+
+    import anyio
+
+    from reasonix_core import events as ev
+    from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_testkit import Reply
+    from tests.core.test_skills import skill_md, write_skill
+
+    root = workspace / ".reasonix" / "skills"
+    write_skill(root, "tidy", skill_md("tidy", "Tidy the imports"))
+    services = EngineServices(workspace, home=home)
+    assert services.skills is not None and [n for n, _, _ in services.skills.commands()] == ["tidy"]
+    # Added after the app started: not in this app's sessions (one snapshot per app).
+    write_skill(root, "later", skill_md("later", "Added later"))
+    server.enqueue(Reply(content="ok"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(services.serve)
+        runner = services.new_runner(FailClosedApprover())
+        turn = [e async for e in runner.run("hi")]
+        tg.cancel_scope.cancel()
+    assert isinstance(turn[-1], ev.TurnFinished)
+    body = json.loads(server.requests[0].body)
+    system = body["messages"][0]["content"]
+    assert "- tidy: Tidy the imports" in system and "later" not in system
+    assert "run_skill" in [t["function"]["name"] for t in body["tools"]]

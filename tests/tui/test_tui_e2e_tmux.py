@@ -92,3 +92,56 @@ def test_real_binary_answers_and_quits(tmp_path: Path) -> None:
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         server.stop()
+
+
+def test_real_binary_runs_a_skill_from_the_slash_menu(tmp_path: Path) -> None:
+    """Real keys: ``/gr`` shows the project's skill in the menu once the services are
+    built, Tab completes it, Enter sends its body with the arguments filled in."""
+    server = FixtureServer(ChatDialect("deepseek"), api_key="sk-e2e", port=0)
+    server.responder = demo_responder
+    server.start()
+    home, workspace = tmp_path / "rx-home", tmp_path / "ws"
+    home.mkdir()
+    skill = workspace / ".reasonix" / "skills" / "greet" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        "---\nname: greet\ndescription: Greet someone warmly\n---\n\nSay hello to $ARGUMENTS.\n"
+    )
+    (home / "config.toml").write_text(
+        "[[providers]]\n"
+        'name = "fixture"\n'
+        'kind = "openai"\n'
+        f'base_url = "{server.base_url}"\n'
+        'models = ["deepseek-flash"]\n'
+        'default = "deepseek-flash"\n'
+        'api_key_env = "FIXTURE_API_KEY"\n'
+        "context_window = 131072\n"
+        'reasoning_protocol = "deepseek"\n'
+    )
+    (home / ".env").write_text("FIXTURE_API_KEY=sk-e2e\n")
+    session = f"reasonix-e2e-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {workspace} && env REASONIX_HOME={home} TERM=xterm-256color "
+        f"{sys.executable} -m reasonix_tui; sleep 5"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "32", command],
+        check=True,
+        env=env,
+    )
+    try:
+        _wait_for(session, "Ask Reasonix", timeout=40)
+        _wait_for(session, "ask  ready", timeout=40)  # the services are built: skills known
+        _tmux("send-keys", "-t", session, "/gr")
+        _wait_for(session, "/greet")  # the menu's one item
+        _tmux("send-keys", "-t", session, "Tab")
+        _wait_for(session, "/greet ")
+        _tmux("send-keys", "-t", session, "Ada Lovelace", "Enter")
+        _wait_for(session, "You said: Say hello to Ada Lovelace.")
+        user = [m for m in server.requests[0].json["messages"] if m["role"] == "user"][0]
+        assert user["content"].startswith("Say hello to Ada Lovelace.")
+        assert "- greet: Greet someone warmly" in server.requests[0].json["messages"][0]["content"]
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        server.stop()

@@ -14,6 +14,7 @@ from reasonix_core.tool.builtin.specs import (
     BASH,
     BASH_OUTPUT,
     EDIT_FILE,
+    FLEET,
     FORGET,
     GLOB,
     GREP,
@@ -24,7 +25,10 @@ from reasonix_core.tool.builtin.specs import (
     MOVE_FILE,
     MULTI_EDIT,
     READ_FILE,
+    READ_ONLY_TASK,
     REMEMBER,
+    RUN_SKILL,
+    TASK,
     TODO_WRITE,
     WEB_FETCH,
     WRITE_FILE,
@@ -55,4 +59,10 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     MEMORY,
     REMEMBER,
     FORGET,
+    # Skills (docs/SKILLS.md): registered only when the session has skills to offer.
+    RUN_SKILL,
+    # Delegation (docs/SUBAGENTS.md): a session hands these to its subagent runner.
+    TASK,
+    READ_ONLY_TASK,
+    FLEET,
 )

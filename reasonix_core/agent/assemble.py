@@ -1,0 +1,83 @@
+"""The one construction of an Agent from configuration.
+
+Both the session's agent (``agent/builder.py``) and every subagent
+(``subagent/runner.py``) are assembled here, so a child is built exactly like
+its session: the same retry policy from ``[agent]``, the same output budget and
+context window for its model, the same context manager. A test lists the
+modules that may call :func:`assemble_agent` (and that only this one constructs
+an :class:`Agent`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from reasonix_core.agent.context import ContextManager
+from reasonix_core.agent.loop import Agent, AgentOptions
+from reasonix_core.agent.model_call import PriceFn
+from reasonix_core.agent.retry import RetryPolicy
+from reasonix_core.agent.session import SessionStore
+from reasonix_core.config import Config, ResolvedModel
+from reasonix_core.messages import Message
+from reasonix_core.permission.gate import Gate
+from reasonix_core.provider.base import Provider
+from reasonix_core.tool.base import ToolContext
+from reasonix_core.tool.registry import ToolRegistry
+
+
+def assemble_agent(
+    *,
+    config: Config,
+    resolved: ResolvedModel,
+    provider: Provider,
+    tools: ToolRegistry,
+    tool_context: ToolContext,
+    session: SessionStore,
+    system_prompt: str,
+    effort: str,
+    max_steps: int,
+    gate: Gate | None,
+    price: PriceFn,
+    clock: Callable[[], datetime],
+    history: Sequence[Message] = (),
+    context_suffix: Callable[[bool, str], str] | None = None,
+    checkpoints: bool = True,
+    source: str = "executor",
+    agent_path: tuple[str, ...] = (),
+) -> Agent:
+    """An Agent for ``resolved`` over ``provider``; ``checkpoints``: whether its
+    context manager writes compaction checkpoints beside ``session``."""
+    agent_cfg = config.agent
+    options = AgentOptions(
+        effort=effort,
+        max_steps=max_steps,
+        context_window=resolved.provider.context_window_for(resolved.model),
+        max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
+        source=source,
+        agent_path=agent_path,
+    )
+    return Agent(
+        provider=provider,
+        model=resolved.model,
+        tools=tools,
+        tool_context=tool_context,
+        session=session,
+        system_prompt=system_prompt,
+        history=history,
+        gate=gate,
+        retry=RetryPolicy(
+            attempts=agent_cfg.retry_attempts,
+            base_delay=agent_cfg.retry_base_delay,
+            max_delay=agent_cfg.retry_max_delay,
+        ),
+        options=options,
+        price=price,
+        clock=clock,
+        context_suffix=context_suffix,
+        context=ContextManager(
+            window=options.context_window,
+            ratio=agent_cfg.compact_ratio,
+            store=session if checkpoints else None,
+        ),
+    )

@@ -1,0 +1,72 @@
+"""Write claims (seed 000 §3.12): one source of truth for scheduling and enforcement.
+
+A writer child's claim is resolved once, before it starts: every claimed path
+to its physical form (symlinks and ``..`` resolved down to the deepest
+existing ancestor, the rest appended), and required inside the workspace. The
+child's :class:`~reasonix_core.tool.sandbox.SandboxPolicy` then carries the
+claim as its only write roots (besides its temp dir): the path-aware file
+tools resolve every target by directory descriptor
+(:mod:`reasonix_core.tool.fs_walk`) and refuse anything outside, and bubblewrap
+binds only the claimed folders writable for ``bash``. Where bubblewrap cannot
+do that, ``bash`` is removed from the child instead (:func:`bash_rebind_problem`).
+An omitted claim is the whole workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from reasonix_core.subagent.spec import SubagentError
+from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy, is_within
+
+
+def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> tuple[Path, ...]:
+    """The claimed paths, resolved; ``None`` claims the whole workspace.
+
+    Raises :class:`SubagentError` for a path that cannot name a file, that
+    resolves outside the workspace (``..``, an absolute path elsewhere, a
+    symlink pointing out) or into a protected path."""
+    root = sandbox.root
+    if write_paths is None:
+        return (root,)
+    forbidden = sandbox.resolved_forbid_read()
+    out: list[Path] = []
+    for entry in write_paths:
+        try:
+            resolved = sandbox.resolve(entry)
+        except PathDenied as exc:
+            raise SubagentError(f"write_paths: {exc}") from None
+        if not is_within(resolved, root):
+            raise SubagentError(
+                f"write_paths: {entry!r} resolves to {resolved}, outside the workspace {root}; "
+                "a subagent can claim only paths inside the workspace"
+            )
+        if any(is_within(resolved, f) for f in forbidden):
+            raise SubagentError(f"write_paths: {entry!r} is inside a protected path")
+        if resolved not in out:
+            out.append(resolved)
+    return tuple(out)
+
+
+def claimed(path: Path, claim: tuple[Path, ...]) -> bool:
+    """Is the resolved ``path`` inside the claim?"""
+    return any(is_within(path, root) for root in claim)
+
+
+def bash_rebind_problem(sandbox: SandboxPolicy, claim: tuple[Path, ...]) -> str | None:
+    """Why ``bash`` cannot be confined to ``claim`` here, or None when it can.
+
+    Only bubblewrap can rebind bash's write roots: with ``[sandbox] bash =
+    "off"``, no usable bwrap, or a claimed path that is not an existing folder
+    (which bwrap cannot bind writable for new files), the child gets no bash."""
+    if sandbox.bash != "enforce":
+        return 'the bash sandbox is off ([sandbox] bash = "off"), so bash cannot be confined'
+    from reasonix_core.tool.shell_sandbox import bwrap_available
+
+    if bwrap_available() is None:
+        return "bubblewrap is not available, so bash cannot be confined to the claim"
+    for path in claim:
+        if not path.is_dir():
+            return f"{sandbox.display(path)} is not an existing folder the sandbox can bind"
+    return None

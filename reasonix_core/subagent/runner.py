@@ -1,0 +1,495 @@
+"""The one subagent runner (seed 000 §3.15).
+
+Every entry point compiles a :class:`SubagentSpec` and calls
+:meth:`SubagentRunner.run`; nothing else builds an Agent for a child (a test
+lists the modules allowed to). The runner resolves, in order: depth, profile,
+read-only, model and effort, the write claim (:mod:`.claims`), the tool scope
+(:mod:`.scope`), permissions (the session's gate: same rules, same approver),
+the sandbox (the claim as the only write roots), the system prompt and first
+user turn (:mod:`.prompts`: nothing inherited), the transcript and its
+ContextCapsule sidecar (:mod:`.capsule`), then runs the child Agent - the same
+loop, the same :class:`~reasonix_core.agent.model_call.ModelCall` - with its
+own transcript, records receipts (:mod:`.receipts`), compares the writes with
+the claim and adjudicates the completion report (:mod:`.completion`).
+
+The child's events reach the caller's ``emit`` tagged with the child's agent
+path (``SubagentStarted``, its steps, tool calls, usage with source
+``subagent``, ``SubagentFinished``); its turn events and text deltas stay
+inside: the parent sees the result, not the child's conversation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack, aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from reasonix_core import events as ev
+from reasonix_core.agent.assemble import assemble_agent
+from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.loop import Agent
+from reasonix_core.agent.prompt import workspace_context
+from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id
+from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
+from reasonix_core.errors import ConfigError, ReasonixError
+from reasonix_core.provider.base import Provider, create_provider
+from reasonix_core.provider.efforts import check_effort
+from reasonix_core.subagent.capsule import ContextCapsule, sha256_text
+from reasonix_core.subagent.claims import bash_rebind_problem, claimed, resolve_claim
+from reasonix_core.subagent.completion import (
+    Adjudication,
+    CompleteSubtaskTool,
+    adjudicate,
+    parse_report,
+)
+from reasonix_core.subagent.profile import Profile
+from reasonix_core.subagent.prompts import (
+    COMPLETION_CONTRACT,
+    DEFAULT_READ_ONLY_PROMPT,
+    DEFAULT_TASK_PROMPT,
+    subagent_context,
+)
+from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
+from reasonix_core.subagent.result import SubagentResult
+from reasonix_core.subagent.scope import Scope, child_scope
+from reasonix_core.subagent.services import SessionServices
+from reasonix_core.subagent.slots import Slots, WriteClaim
+from reasonix_core.subagent.spec import SubagentError, SubagentSpec
+from reasonix_core.tool.base import Tool, ToolContext
+from reasonix_core.tool.ledger import FileLedger
+from reasonix_core.tool.registry import ToolRegistry, builtin_tools
+from reasonix_core.tool.sandbox import SandboxPolicy, is_within
+
+DEFAULT_MAX_DEPTH = 2
+
+Emit = Callable[[ev.Event], Awaitable[None]]
+
+# What stays inside the child: its turn (the runner reports it as Subagent*)
+# and its streamed text, which the parent receives once, as the tool result.
+_PRIVATE = (
+    ev.TurnStarted,
+    ev.TurnFinished,
+    ev.TurnFailed,
+    ev.TextDelta,
+    ev.ReasoningDelta,
+    ev.ToolCallDelta,
+)
+
+
+class _MemoryStore(SessionStore):
+    """An ephemeral child's transcript: kept in memory only (``spec.ephemeral``)."""
+
+    def _write(self, record: dict[str, Any]) -> None:
+        pass
+
+    def write_checkpoint(self, data: dict[str, Any]) -> None:
+        pass
+
+    def read_checkpoint(self) -> dict[str, Any] | None:
+        return None
+
+
+class SubagentRunner:
+    """Runs child agents for one agent (the session's, or a child that may nest)."""
+
+    def __init__(
+        self,
+        services: SessionServices,
+        *,
+        agent_path: tuple[str, ...] = (),
+        depth: int = 0,
+        session_id: str | None = None,
+    ) -> None:
+        self.services = services
+        if services.slots is None:
+            services.slots = Slots.from_config(services.config.agent)
+        self.slots: Slots = services.slots
+        self.agent_path = agent_path
+        # The depth of the agent this runner spawns for (the session's is 0).
+        self.depth = depth
+        self.session_id = session_id or services.session_id
+        self._labels = itertools.count(1)
+
+    def runner(self) -> SubagentRunner:
+        """Itself: a child's ``ToolContext.subagents`` answers like the session's
+        :class:`~reasonix_core.subagent.delegation.Delegation` handle."""
+        return self
+
+    def spec(self, prompt: str, **fields: Any) -> SubagentSpec:
+        """A spec for a child of this runner's agent (depth, parent session filled in)."""
+        fields.setdefault("depth", self.depth + 1)
+        fields.setdefault("parent_session_id", self.session_id)
+        return SubagentSpec(prompt=prompt, **fields)
+
+    def profile(self, name: str | None) -> Profile | None:
+        """The named profile; raises :class:`SubagentError` for an unknown name."""
+        if not name:
+            return None
+        lookup = self.services.profiles
+        try:
+            found = lookup(name) if lookup is not None else None
+        except ReasonixError as exc:  # the skill's file is no longer usable
+            raise SubagentError(str(exc)) from None
+        if found is None:
+            raise SubagentError(f"unknown subagent profile {name!r}")
+        return found
+
+    async def run(self, spec: SubagentSpec, emit: Emit | None = None) -> SubagentResult:
+        """Run one child to the end of its turn and adjudicate it.
+
+        Raises :class:`SubagentError` when it cannot start (before anything ran)."""
+        s = self.services
+        plan = self._plan(spec)
+        async with AsyncExitStack() as stack:
+            # Scheduling: the claim decides who may run beside whom; inside a
+            # slot already held (a fleet item, a nested child) no second one.
+            await stack.enter_async_context(self.slots.hold(plan.scheduling))
+            resolved, provider = await self._provider(spec, plan.profile, stack)
+            wanted = spec.effort or (plan.profile.effort if plan.profile else None) or s.effort
+            try:
+                effort = check_effort(wanted, provider.efforts(), resolved.provider.name)
+            except ConfigError as exc:
+                raise SubagentError(str(exc)) from None
+            capsule = plan.capsule(spec, s.sandbox, resolved.ref, effort)
+            # Creating the transcript and writing the capsule (atomic, fsync: a few
+            # ms) happen off the event loop the parent and a fleet's children share.
+            store = await anyio.to_thread.run_sync(
+                self._store, plan, spec, capsule, resolved.ref, effort
+            )
+            stack.callback(store.close)
+            context = ToolContext(
+                workspace=s.workspace,
+                temp_dir=s.temp_dir,
+                bash_timeout_seconds=s.bash_timeout_seconds,
+                approver=s.approver,
+                secret_env=s.secret_env,
+                sandbox=plan.sandbox,
+                ledger=FileLedger(),
+                read_denied=s.read_denied,
+                gate=s.gate,  # type: ignore[arg-type]
+            )
+            if plan.can_nest:
+                context.subagents = SubagentRunner(
+                    s, agent_path=plan.path, depth=spec.depth, session_id=store.id
+                )
+            agent = self._agent(provider, resolved, effort, plan, context, store, spec)
+            # Subagent* go in the spawner's stream (its path); the child's own
+            # events carry the child's path.
+            seq = EventSequence(self.agent_path)
+            if emit is not None:
+                await emit(
+                    seq(
+                        ev.SubagentStarted,
+                        name=plan.name,
+                        child_path=plan.path,
+                        tool_call_id=spec.parent_call_id,
+                        fleet_item=spec.fleet_item,
+                        read_only=plan.read_only,
+                        prompt=spec.prompt,
+                        capsule_hash=capsule.capsule_hash,
+                    )
+                )
+            watch = "bash" in plan.scope.names
+            before = await anyio.to_thread.run_sync(snapshot, plan.claim) if watch else None
+            answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+            if before is not None:
+                after = await anyio.to_thread.run_sync(snapshot, plan.claim)
+                plan.receipts.note_bash_changes(changed(before, after) if after else None)
+            result = _result(plan, store.id, answer, error, capsule)
+            if emit is not None:
+                await emit(_finished(seq, result, plan.name))
+            return result
+
+    def _plan(self, spec: SubagentSpec) -> _Plan:
+        """Everything decided before anything runs: depth, read-only, the claim and
+        the sandbox bound to it, the tool scope, the system prompt."""
+        s = self.services
+        if spec.depth > s.max_depth:
+            raise SubagentError(
+                f"subagent depth {spec.depth} exceeds [agent] max_subagent_depth = {s.max_depth}"
+            )
+        if not spec.prompt.strip():
+            raise SubagentError("the subagent's prompt is empty")
+        profile = spec.profile
+        read_only = spec.is_read_only
+        label = spec.label or spec.parent_call_id or f"subagent-{next(self._labels)}"
+        claim = () if read_only else resolve_claim(spec.write_paths, s.sandbox)
+        sandbox = dataclasses.replace(s.sandbox, allow_write=(), claim=claim)
+        can_nest = spec.depth < s.max_depth
+        scope = child_scope(
+            self._session_tools(),
+            read_only=read_only,
+            can_nest=can_nest,
+            bash_problem=None if read_only else bash_rebind_problem(sandbox, claim),
+            allowed=profile.allowed_tools if profile is not None else None,
+        )
+        receipts = Receipts()
+        tools: list[Tool] = [RecordedTool(t, receipts) for t in scope.tools]
+        if not read_only:
+            tools.append(RecordedTool(CompleteSubtaskTool(receipts.accept_report), receipts))
+        if profile is not None and profile.system_prompt:
+            system_prompt, source = profile.system_prompt, f"profile:{profile.name}"
+        elif read_only:
+            system_prompt, source = DEFAULT_READ_ONLY_PROMPT, "default_read_only"
+        else:
+            system_prompt, source = DEFAULT_TASK_PROMPT, "default_task"
+        return _Plan(
+            profile=profile,
+            read_only=read_only,
+            path=(*self.agent_path, label),
+            claim=claim,
+            sandbox=sandbox,
+            can_nest=can_nest,
+            scope=scope,
+            receipts=receipts,
+            registry=ToolRegistry(tools),
+            system_prompt=system_prompt,
+            source=source,
+            scheduling=_scheduling(read_only, claim),
+        )
+
+    async def _drive(self, agent: Agent, text: str, emit: Emit | None) -> tuple[str, str | None]:
+        """Run the child's one turn, forwarding its events; (answer, error)."""
+        answer, error = "", None
+        async with aclosing(agent.run(text)) as events:
+            async for event in events:
+                if isinstance(event, ev.TurnFinished):
+                    answer = event.text
+                    if event.stop_reason == "max_steps":
+                        error = "stopped at the step limit before finishing"
+                elif isinstance(event, ev.TurnFailed):
+                    error = event.error
+                if emit is not None and not isinstance(event, _PRIVATE):
+                    await emit(event)
+        return answer, error
+
+    # -- construction -----------------------------------------------------
+
+    def _session_tools(self) -> list[Tool]:
+        """Fresh instances of the session's tools for one child; the MCP proxy as
+        the child's own front end, which calls read-only targets only."""
+        tools: list[Tool] = list(builtin_tools(self.services.config.tools.enabled))
+        mcp = self.services.mcp
+        if mcp is not None and getattr(mcp, "configured", False):
+            from reasonix_core.mcp.capability import UseCapabilityTool
+
+            tools.append(UseCapabilityTool(mcp, read_only_targets=True))
+        return tools
+
+    async def _provider(
+        self, spec: SubagentSpec, profile: Profile | None, stack: AsyncExitStack
+    ) -> tuple[ResolvedModel, Provider]:
+        s = self.services
+        ref = spec.model or (profile.model if profile is not None else None)
+        if not ref:
+            return s.resolved, s.provider
+        try:
+            resolved = resolve_model(s.config, ref)
+        except ConfigError as exc:
+            raise SubagentError(f"model {ref!r}: {exc}") from None
+        if resolved.provider.name == s.resolved.provider.name:
+            return resolved, s.provider  # one connection pool per provider
+        try:
+            provider = create_provider(resolved.provider, read_api_key(resolved.provider, s.home))
+        except ReasonixError as exc:
+            raise SubagentError(f"model {ref!r}: {exc}") from None
+        stack.push_async_callback(provider.aclose)
+        if hasattr(provider, "stream_idle_timeout"):
+            provider.stream_idle_timeout = s.config.agent.stream_idle_timeout
+        return resolved, provider
+
+    def _store(
+        self, plan: _Plan, spec: SubagentSpec, capsule: ContextCapsule, model: str, effort: str
+    ) -> SessionStore:
+        """The child's transcript (the capsule beside it), or an in-memory one for
+        an ephemeral spec."""
+        s = self.services
+        now = s.clock()
+        header = SessionHeader(
+            id=new_session_id(now),
+            workspace=str(s.workspace),
+            created=now.isoformat(),
+            model=model,
+            effort=effort,
+            system_prompt=plan.system_prompt,
+            tools_fingerprint=capsule.tool_schema_sha256[:16],
+            extra={
+                "subagent": {
+                    "parent_session_id": spec.parent_session_id,
+                    "parent_tool_call_id": spec.parent_call_id,
+                    "agent_path": list(plan.path),
+                    "capsuleHash": capsule.capsule_hash,
+                }
+            },
+        )
+        if spec.ephemeral:
+            # Named in the session's temp dir (removed with the session), so
+            # nothing that derives a file from the transcript's name (the cache
+            # ledger's request records) writes anywhere lasting.
+            return _MemoryStore(s.temp_dir / f"{header.id}.jsonl", header)
+        # Beside the session's folder, not in it: listing and --continue see only
+        # top-level sessions.
+        store = SessionStore.create(s.home / "sessions" / "subagents", s.workspace, header)
+        capsule.write(store.path.with_name(f"{store.id}.capsule.json"))
+        return store
+
+    def _agent(
+        self,
+        provider: Provider,
+        resolved: ResolvedModel,
+        effort: str,
+        plan: _Plan,
+        context: ToolContext,
+        store: SessionStore,
+        spec: SubagentSpec,
+    ) -> Agent:
+        s = self.services
+        agent = assemble_agent(
+            config=s.config,
+            resolved=resolved,
+            provider=provider,
+            tools=plan.registry,
+            tool_context=context,
+            session=store,
+            system_prompt=plan.system_prompt,
+            effort=effort,
+            max_steps=spec.max_steps or s.config.agent.max_steps,
+            gate=s.gate,
+            price=s.price,
+            clock=s.clock,
+            checkpoints=not isinstance(store, _MemoryStore),
+            source="subagent",
+            agent_path=plan.path,
+        )
+        if s.retry_sleep is not None:
+            agent.retry.sleep = s.retry_sleep
+        return agent
+
+    def _first_turn(self, spec: SubagentSpec, plan: _Plan) -> str:
+        """The workspace context first (shared by every child of the session), then the
+        task, then (writers) the completion contract: the task never precedes the shared part."""
+        parts = [workspace_context(self.services.sandbox.root, self.services.clock())]
+        if spec.depth > 1:
+            parts.append(subagent_context(spec.depth, self.services.max_depth))
+        parts.append(spec.prompt)
+        if not plan.read_only:
+            parts.append(COMPLETION_CONTRACT)
+        return "\n\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Plan:
+    """One child, as decided before it runs (:meth:`SubagentRunner._plan`)."""
+
+    profile: Profile | None
+    read_only: bool
+    path: tuple[str, ...]
+    claim: tuple[Path, ...]
+    sandbox: SandboxPolicy
+    can_nest: bool
+    scope: Scope
+    receipts: Receipts
+    registry: ToolRegistry
+    system_prompt: str
+    source: str
+    scheduling: WriteClaim | None
+
+    @property
+    def name(self) -> str:
+        """What the events call it: the profile, or the kind of task."""
+        if self.profile is not None:
+            return self.profile.name
+        return "read_only_task" if self.read_only else "task"
+
+    def capsule(
+        self, spec: SubagentSpec, session_sandbox: SandboxPolicy, model: str, effort: str
+    ) -> ContextCapsule:
+        return ContextCapsule(
+            workspace=str(session_sandbox.root),
+            system_prompt_source=self.source,
+            system_prompt_sha256=sha256_text(self.system_prompt),
+            tools=tuple(self.registry.names),
+            tool_schema_sha256=sha256_text(self.registry.fingerprint),
+            dropped_tools=dict(sorted(self.scope.dropped.items())),
+            model=model,
+            effort=effort,
+            read_only=self.read_only,
+            write_claim=None
+            if self.read_only
+            else tuple(self.sandbox.display(p) for p in self.claim),
+            depth=spec.depth,
+            parent_session_id=spec.parent_session_id,
+            parent_tool_call_id=spec.parent_call_id,
+        )
+
+
+def _result(
+    plan: _Plan, session_id: str, answer: str, error: str | None, capsule: ContextCapsule
+) -> SubagentResult:
+    """Compare the host's record with the claim and adjudicate the report."""
+    receipts, sandbox = plan.receipts, plan.sandbox
+    # The session's temp dir is scratch, not a mutation of anything; every other
+    # path written is one, and outside the claim an escape.
+    scratch = Path(os.path.realpath(sandbox.temp_dir))
+    mutations = [p for p in receipts.writes if not is_within(p, scratch)]
+    violations = tuple(sandbox.display(p) for p in mutations if not claimed(p, plan.claim))
+    adjudication: Adjudication | None = None
+    if not plan.read_only and receipts.report is not None:
+        adjudication = adjudicate(parse_report(receipts.report), receipts, sandbox)
+    if error is not None:
+        status, ok = "failed", False
+    elif plan.read_only:
+        status, ok = "done", True
+    elif adjudication is not None:
+        status = adjudication.status
+        ok = status not in ("failed", "blocked")
+    else:
+        status, ok = "unreported", True
+    return SubagentResult(
+        label=plan.path[-1],
+        agent_path=plan.path,
+        session_id=session_id,
+        read_only=plan.read_only,
+        ok=ok,
+        status=status,
+        answer=answer,
+        capsule=capsule,
+        error=error,
+        adjudication=adjudication,
+        writes=tuple(sandbox.display(p) for p in mutations),
+        commands=tuple((c.command, c.exit_code) for c in receipts.commands),
+        violations=violations,
+        unaccounted=receipts.bash_unaccounted,
+    )
+
+
+def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.SubagentFinished:
+    adj = result.adjudication
+    return seq(
+        ev.SubagentFinished,
+        name=name,
+        ok=result.ok,
+        child_path=result.agent_path,
+        tool_call_id=result.capsule.parent_tool_call_id,
+        status=result.status,
+        read_only=result.read_only,
+        completion=result.completion,
+        claimed_status=adj.claimed_status if adj is not None else "",
+        downgrades=adj.downgrades if adj is not None else 0,
+        mutations=result.writes,
+        violations=result.violations,
+    )
+
+
+def _scheduling(read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:
+    """The claim as the scheduler sees it: None for a reader, else the claim
+    resolved once (:func:`.claims.resolve_claim`: the workspace root when omitted)."""
+    return None if read_only else WriteClaim.resolved(claim)

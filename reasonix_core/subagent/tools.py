@@ -1,0 +1,215 @@
+"""The delegation tools: ``task``, ``read_only_task`` and ``fleet`` (``complete_subtask``
+lives with the adjudication, in :mod:`.completion`).
+
+Each compiles its arguments into a :class:`SubagentSpec` and hands it to the
+session's :class:`SubagentRunner` (``ToolContext.subagents``); none builds an
+agent itself. The parent's transcript receives only the child's rendered
+result: its final answer and, for writers, the adjudicated report and the
+host's receipt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic import BaseModel, Field
+
+from reasonix_core import events as ev
+from reasonix_core.errors import FleetPlanError
+from reasonix_core.subagent.fleet import FleetItem, ItemResult, preflight, run_fleet
+from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_skill
+from reasonix_core.subagent.runner import SubagentRunner
+from reasonix_core.subagent.spec import SubagentError
+from reasonix_core.tool.args import ARGS_CONFIG, validate_args
+from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, SpecifiedTool
+
+if TYPE_CHECKING:
+    from reasonix_core.skills import Skill
+
+
+class _Args(BaseModel):
+    model_config = ARGS_CONFIG
+
+
+class TaskArgs(_Args):
+    prompt: str = Field(min_length=1)
+    profile: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    write_paths: list[str] | None = Field(default=None, max_length=200)
+
+
+class ReadOnlyTaskArgs(_Args):
+    prompt: str = Field(min_length=1)
+    profile: str | None = None
+
+
+class FleetItemArgs(_Args):
+    prompt: str = Field(min_length=1)
+    id: str | None = None
+    profile: str | None = None
+    depends_on: list[str] = Field(default_factory=list, max_length=64)
+    write_paths: list[str] | None = Field(default=None, max_length=200)
+    read_only: bool = False
+
+
+class FleetArgs(_Args):
+    items: list[FleetItemArgs] = Field(min_length=1, max_length=64)
+    fail_fast: bool = False
+
+
+def _runner(ctx: ToolContext, tool: str) -> SubagentRunner | ToolResult:
+    """The runner of the agent calling: a child's own, or the session's (its
+    Delegation handle builds it on first use). Both answer ``runner()``."""
+    handle = getattr(ctx.subagents, "runner", None)
+    runner = handle() if callable(handle) else None
+    if not isinstance(runner, SubagentRunner):
+        return ToolResult.error(f"{tool}: subagents are not available in this session")
+    return runner
+
+
+async def _delegate(
+    ctx: ToolContext,
+    tool: str,
+    runner: SubagentRunner,
+    *,
+    profile_name: str | None = None,
+    profile: Profile | None = None,
+    **fields: Any,
+) -> ToolResult:
+    call_id = current_call_id.get()
+    try:
+        if profile is None:
+            profile = runner.profile(profile_name)
+        spec = runner.spec(fields.pop("prompt"), profile=profile, parent_call_id=call_id, **fields)
+        result = await runner.run(spec, emit=ctx.child_events)
+    except SubagentError as exc:
+        return ToolResult.error(f"{tool}: {exc}")
+    text = result.render()
+    if not result.ok:
+        return ToolResult(text=text, is_error=True, outcome="error")
+    return ToolResult(text=text, meta={"subagent": result.session_id})
+
+
+async def run_skill_as_subagent(
+    runner: SubagentRunner, ctx: ToolContext, skill: Skill, arguments: str
+) -> ToolResult:
+    """``run_skill`` for a ``runAs: subagent`` skill: the skill becomes the
+    child's profile, the arguments its task."""
+    try:
+        profile = profile_from_skill(skill)
+    except ProfileError as exc:
+        return ToolResult.error(f"run_skill: {exc}")
+    task = arguments.strip() or f"Do what your instructions describe: {skill.description}"
+    return await _delegate(ctx, "run_skill", runner, profile=profile, prompt=task)
+
+
+class TaskTool(SpecifiedTool, spec=TASK):
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        runner = _runner(ctx, self.name)
+        if isinstance(runner, ToolResult):
+            return runner
+        a: TaskArgs = validate_args(TaskArgs, args)
+        paths = tuple(a.write_paths) if a.write_paths is not None else None
+        return await _delegate(
+            ctx,
+            self.name,
+            runner,
+            prompt=a.prompt,
+            profile_name=a.profile,
+            model=(a.model or "").strip() or None,
+            effort=(a.effort or "").strip() or None,
+            write_paths=paths,
+        )
+
+
+class ReadOnlyTaskTool(SpecifiedTool, spec=READ_ONLY_TASK):
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        runner = _runner(ctx, self.name)
+        if isinstance(runner, ToolResult):
+            return runner
+        a: ReadOnlyTaskArgs = validate_args(ReadOnlyTaskArgs, args)
+        return await _delegate(
+            ctx, self.name, runner, prompt=a.prompt, profile_name=a.profile, read_only=True
+        )
+
+
+class FleetTool(SpecifiedTool, spec=FLEET):
+    """Checks the plan (fleet.preflight), then runs it (fleet.run_fleet) with one
+    spec per item through the runner; the scheduler holds each item's slot."""
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        runner = _runner(ctx, self.name)
+        if isinstance(runner, ToolResult):
+            return runner
+        a: FleetArgs = validate_args(FleetArgs, args)
+        items = [
+            FleetItem(
+                prompt=i.prompt,
+                id=i.id,
+                profile=i.profile,
+                depends_on=tuple(i.depends_on),
+                write_paths=tuple(i.write_paths) if i.write_paths is not None else None,
+                read_only=i.read_only,
+            )
+            for i in a.items
+        ]
+        try:
+            plan = preflight(items, runner.services.sandbox)
+            # Profiles too are checked before anything starts.
+            profiles: dict[str, Profile | None] = {
+                item.id: runner.profile(item.profile) for item in plan.items if item.id
+            }
+        except (FleetPlanError, SubagentError) as exc:
+            return ToolResult.error(f"{self.name}: {exc}")
+        call_id = current_call_id.get()
+        # One ordered channel into the parent's stream: the plan's state changes
+        # and the children's events, in the order they happened.
+        send, receive = anyio.create_memory_object_stream[ev.Event](math.inf)
+
+        def report(change: ev.FleetItemChanged) -> None:
+            send.send_nowait(replace(change, agent_path=runner.agent_path))
+
+        async def run_item(item: FleetItem, upstream: Mapping[str, ItemResult]) -> ItemResult:
+            assert item.id is not None
+            spec = runner.spec(
+                item.prompt,
+                profile=profiles[item.id],
+                write_paths=item.write_paths,
+                read_only=item.read_only,
+                parent_call_id=call_id,
+                label=f"{call_id}#{item.id}",
+                fleet_item=item.id,
+            )
+            try:
+                result = await runner.run(spec, emit=send.send)
+            except SubagentError as exc:
+                return ItemResult(ok=False, text=str(exc))
+            return ItemResult(ok=result.ok, text=result.render(), status=result.status)
+
+        async def drain() -> None:
+            async with receive:
+                async for event in receive:
+                    if ctx.child_events is not None:
+                        await ctx.child_events(event)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drain)
+            async with send:
+                outcome = await run_fleet(
+                    plan,
+                    run_item,
+                    slots=runner.slots,
+                    fail_fast=a.fail_fast,
+                    report=report,
+                    tool_call_id=call_id,
+                )
+        text = outcome.render()
+        if not outcome.ok:
+            return ToolResult(text=text, is_error=True, outcome="error")
+        return ToolResult(text=text)
