@@ -676,3 +676,44 @@ def test_a_recorded_provider_keeps_its_reasoning_protocol_behind_the_proxy(
     # The runs' homes have no .env: the key travels in the agent's environment.
     assert key_env == {"BENCH_TEST_DS_KEY": "sk-from-dotenv"}
     assert provider_request_url(entry) == "https://api.deepseek.com/chat/completions"
+
+
+def test_arms_run_side_by_side_and_a_task_limits_what_they_vary(tmp_path, upstream):
+    corpus = tmp_path / "tasks"
+    make_task(corpus, "t", prompt="say ok", verify="import sys\nsys.exit(0)\n",
+              extra='vary = ["agent.compact_ratio"]\n')  # fmt: skip
+    upstream.responder = lambda r: Reply(content="ok")
+    arms = [Arm("base"), parse_arm("tight=agent.compact_ratio=0.5,effort=high")]
+    result = record(corpus, tmp_path / "out", upstream, [], arms=arms, repeat=2, jobs=2)
+    runs = {(t["arm"], t["rep"]): t for t in result.trajectories}
+    assert set(runs) == {("base", 1), ("base", 2), ("tight", 1), ("tight", 2)}
+    tight = runs[("tight", 1)]
+    assert tight["settings"] == {"agent.compact_ratio": 0.5}
+    assert tight["ignored_arm_settings"] == ["effort"]
+    assert set(result.summary["arms"]) == {"base", "tight"}
+    assert result.summary["tasks"]["t"]["arms"]["tight"] == {"runs": 2, "solved": 2}
+    header = render_summary(result.summary).splitlines()[0].split()
+    assert header == ["base", "tight"]
+
+
+def test_only_the_loopback_module_imports_the_test_kit():
+    # The kit is not in the wheel: the product may reach it only lazily, in one place.
+    import ast
+
+    import reasonix_core
+    import reasonix_tui
+
+    offenders = []
+    for package in (reasonix_core, reasonix_tui):
+        root = Path(package.__file__).parent
+        for path in root.rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module]
+                if any(n.split(".")[0] == "reasonix_testkit" for n in names):
+                    offenders.append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    assert offenders and all(o.startswith("reasonix_core/bench/loopback.py") for o in offenders)
