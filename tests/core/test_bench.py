@@ -563,7 +563,12 @@ def test_corpus_cassettes_replay_and_solve(tmp_path):
     )  # fmt: skip
     runs = by_task(load_trajectories(tmp_path / "out"))
     mismatches = {k: (t.get("replay") or {}).get("mismatch") for k, t in runs.items()}
-    assert proc.returncode == 0, (proc.stderr, mismatches)
+    assert proc.returncode == 0, (
+        "the corpus replay failed; if the request bytes changed on purpose (prompt, tool "
+        "schemas, workspace context), regenerate: python bench/e2e/scripted.py",
+        proc.stderr,
+        mismatches,
+    )
     summary = json.loads(proc.stdout)
     assert summary["arms"]["default"]["solved"] == 3
     compaction = runs["context-compaction-logs"]
