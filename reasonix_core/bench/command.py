@@ -9,7 +9,13 @@ from argparse import Namespace
 from pathlib import Path
 
 from reasonix_core.bench.runner import BenchOptions, load_trajectories, parse_arm, run_bench
-from reasonix_core.bench.summary import diff, render_diff, render_summary, summarise
+from reasonix_core.bench.summary import (
+    diff,
+    render_diff,
+    render_failures,
+    render_summary,
+    summarise,
+)
 from reasonix_core.bench.task import load_tasks
 from reasonix_core.errors import BenchError
 from reasonix_core.jsontext import dumps_utf8
@@ -46,6 +52,7 @@ def run(args: Namespace) -> bool:
         sys.stdout.write(dumps_utf8(result.summary) + "\n")
     else:
         sys.stdout.write(render_summary(result.summary))
+        sys.stdout.write(render_failures(result.trajectories))
         sys.stdout.write(f"\ntrajectories: {result.out / 'runs'}\n")
     return all(t.get("solved") for t in result.trajectories)
 
@@ -56,7 +63,10 @@ def report(dirs: list[Path], *, as_json: bool) -> None:
     runs = [load_trajectories(d) for d in dirs]
     if len(runs) == 1:
         summary = summarise(runs[0])
-        sys.stdout.write(dumps_utf8(summary) + "\n" if as_json else render_summary(summary))
+        if as_json:
+            sys.stdout.write(dumps_utf8(summary) + "\n")
+        else:
+            sys.stdout.write(render_summary(summary) + render_failures(runs[0]))
         return
     before, after = runs
     result = {"before": summarise(before), "after": summarise(after), "diff": diff(before, after)}

@@ -173,6 +173,35 @@ def render_summary(summary: dict[str, Any]) -> str:
     return text + "\n" + _table(task_rows)
 
 
+def failure_detail(t: dict[str, Any]) -> str:
+    """Why one run is not solved, in a line."""
+    mismatch = (t.get("replay") or {}).get("mismatch")
+    verify = t.get("verify") or {}
+    if t.get("status") == "replay_mismatch" and mismatch:
+        why = mismatch.get("message", "")
+    elif t.get("status") == "skipped":
+        why = t.get("reason", "")
+    elif t.get("status") == "agent_error":
+        why = (t.get("stderr_tail") or "").strip().splitlines()[-1:] or ["no result line"]
+        why = why[0]
+    elif t.get("status") == "timeout":
+        why = "killed at the task's timeout"
+    else:
+        lines = (verify.get("stdout") or verify.get("stderr") or "").strip().splitlines()
+        why = t.get("error") or (lines[-1] if lines else "")
+    return " ".join(str(why).split())[:200]
+
+
+def render_failures(trajectories: list[dict[str, Any]]) -> str:
+    """One line per run that did not solve its task."""
+    lines = [
+        f"{t['task']}/{t['arm']}/{t.get('rep', 1)}: {t.get('status')}: {failure_detail(t)}"
+        for t in trajectories
+        if not t.get("solved")
+    ]
+    return ("\nnot solved:\n" + "\n".join(f"  {line}" for line in lines) + "\n") if lines else ""
+
+
 # --------------------------------------------------------------------------- diff
 
 _DIFF_METRICS = (

@@ -318,6 +318,10 @@ def test_replay_serves_the_recording_and_names_the_first_differing_byte(tmp_path
     assert f"byte {expected_byte}" in mismatch["message"]
     assert "say?" in mismatch["expected"] and "hold?" in mismatch["got"]
     assert "replay mismatch" in broken.stdout
+    assert (
+        f"read/default/1: replay_mismatch: request 1 differs from the cassette at byte {expected_byte}"
+        in broken.stdout
+    )
 
 
 def test_normalisation_rewrites_only_what_varies(tmp_path):
