@@ -16,6 +16,8 @@ from reasonix_core.usage import Usage
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
+    """Base of every event: its place in the stream and the agent that emitted it."""
+
     seq: int = 0
     agent_path: tuple[str, ...] = ()
 
@@ -31,6 +33,8 @@ class Event:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted(Event):
+    """A turn began with this user prompt."""
+
     session_id: str
     prompt: str
 
@@ -45,11 +49,15 @@ class StepStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta(Event):
+    """A piece of the answer's text as it streams."""
+
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningDelta(Event):
+    """A piece of the model's reasoning as it streams."""
+
     text: str
 
 
@@ -65,6 +73,8 @@ class ToolCallDelta(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted(Event):
+    """A whole tool call, about to go through the permission gate and run."""
+
     call_id: str
     name: str
     arguments: str
@@ -72,6 +82,8 @@ class ToolCallStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished(Event):
+    """A tool call's result, exactly one per call."""
+
     call_id: str
     name: str
     result: str
@@ -114,6 +126,8 @@ class UsageReported(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Retrying(Event):
+    """A request failed in a retryable way and is sent again after ``delay``."""
+
     attempt: int
     delay: float
     reason: str
@@ -149,17 +163,23 @@ class CacheBroken(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Notice(Event):
+    """Something the user should know that is not part of the answer."""
+
     level: Literal["info", "warning", "error"] = "info"
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionStarted(Event):
+    """A maintenance transaction on the context began."""
+
     reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionFinished(Event):
+    """A maintenance transaction on the context ended (``ok``: under the threshold)."""
+
     reason: str
     ok: bool = True
 
@@ -182,6 +202,8 @@ class SubagentStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentFinished(Event):
+    """A subagent ended."""
+
     name: str
     ok: bool = True
     child_path: tuple[str, ...] = ()
@@ -219,6 +241,8 @@ class FleetItemChanged(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFinished(Event):
+    """The turn ended with an answer (or stopped at a limit: ``stop_reason``)."""
+
     # "stop", "length", "content_filter", "cancelled", "max_steps"
     stop_reason: str
     text: str = ""
@@ -227,6 +251,8 @@ class TurnFinished(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFailed(Event):
+    """The turn ended without an answer: a request or the run failed."""
+
     error: str
     kind: str = "error"
     status: int | None = None

@@ -22,6 +22,7 @@ from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.skills import expand_skill_command
+from reasonix_core.startup_heap import resume_collection
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,8 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 @dataclass(kw_only=True)
 class HeadlessOptions:
+    """What ``reasonix run`` was asked to do."""
+
     prompt: str
     settings: RunSettings
     output_format: str = "text"
@@ -39,6 +42,8 @@ class HeadlessOptions:
 
 @dataclass(kw_only=True)
 class HeadlessOutcome:
+    """How the run ended: the result object and its metrics."""
+
     ok: bool
     result: dict[str, Any]
     metrics: RunMetrics
@@ -150,6 +155,7 @@ async def run_headless(
     async with open_runtime(
         options.settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
+        resume_collection()  # start-up is over (reasonix_core.startup_heap)
         agent = runtime.agent
         session_id = agent.session_id
         for text in runtime.skills.notices():

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+#: The folder under the home that holds every saved fact (both scopes).
+MEMORY_DIR = "memory"
+
 
 def reasonix_home() -> Path:
     """Reasonix's home: ``$REASONIX_HOME``, else ``~/.reasonix`` (``%APPDATA%\\reasonix``)."""

@@ -23,6 +23,8 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
+    """One message of the transcript, as the provider sees it (``meta`` stays local)."""
+
     role: Role
     content: str | None = None
     # Chain of thought as received; replayed verbatim (DeepSeek rejects tool

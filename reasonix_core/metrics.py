@@ -35,6 +35,8 @@ SUBAGENT_COUNTERS = (
 
 @dataclass
 class SourceUsage:
+    """Calls, tokens and cost of one source (executor, compaction...)."""
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -64,6 +66,8 @@ ROLE_REQUEST_FIELDS = {
 
 @dataclass
 class RunMetrics:
+    """What one run used and how it went (``--metrics``, the json result)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_hit_tokens: int = 0

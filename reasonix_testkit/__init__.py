@@ -11,6 +11,7 @@ One :class:`FixtureServer` speaks a wire format through its dialect:
 and :class:`ResponsesDialect` (OpenAI / DeepSeek Responses).
 """
 
+from reasonix_testkit.approver import ScriptedApprover
 from reasonix_testkit.dialects.anthropic import AnthropicDialect
 from reasonix_testkit.dialects.chat import ChatDialect
 from reasonix_testkit.dialects.responses import ResponsesDialect
@@ -40,6 +41,7 @@ __all__ = [
     "Responder",
     "ResponsesDialect",
     "ScriptItem",
+    "ScriptedApprover",
     "Stall",
     "ToolCallSpec",
     "Verbatim",

@@ -17,6 +17,7 @@ from pathlib import Path
 from reasonix_core import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+VERSION = f"reasonix {__version__}"
 # Checked against what the selected provider accepts (its efforts()) once the
 # model is resolved, the same way as [agent] effort: no vocabulary of our own.
 EFFORT_HELP = (
@@ -29,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="reasonix",
         description="A cache-first coding agent for the terminal.",
     )
-    parser.add_argument("--version", action="version", version=f"reasonix {__version__}")
+    parser.add_argument("--version", action="version", version=VERSION)
     parser.add_argument("--model", "-m", help="provider name, model id or provider/model")
     parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
@@ -237,6 +238,16 @@ def _skip_httpx_cli() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from reasonix_core.startup_heap import pause_collection, resume_collection
+
+    pause_collection()  # headless resumes it once the runtime is built
+    try:
+        return _start_run(args)
+    finally:
+        resume_collection()
+
+
+def _start_run(args: argparse.Namespace) -> int:
     _skip_httpx_cli()
     import anyio
 
@@ -697,6 +708,11 @@ def _home_inside_project() -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        # What argparse's version action prints, without building the parser and
+        # its every subcommand first: that was most of the command's own time.
+        print(VERSION)
+        return EXIT_OK
     from reasonix_core.errors import ReasonixError
 
     parser = _parser()

@@ -52,7 +52,6 @@ def assemble_agent(
     options = AgentOptions(
         effort=effort,
         max_steps=max_steps,
-        context_window=resolved.provider.context_window_for(resolved.model),
         max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
         source=source,
         agent_path=agent_path,
@@ -76,7 +75,7 @@ def assemble_agent(
         clock=clock,
         context_suffix=context_suffix,
         context=ContextManager(
-            window=options.context_window,
+            window=resolved.provider.context_window_for(resolved.model),
             ratio=agent_cfg.compact_ratio,
             store=session if checkpoints else None,
         ),

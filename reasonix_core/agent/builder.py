@@ -30,7 +30,6 @@ from reasonix_core.agent.session import (
     read_request_records,
 )
 from reasonix_core.config import (
-    PROJECT_FILE,
     Config,
     ResolvedModel,
     load_config,
@@ -41,6 +40,7 @@ from reasonix_core.config import (
 )
 from reasonix_core.config.prices import DEEPSEEK_PRICES_USD, price_for
 from reasonix_core.errors import ConfigError
+from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
@@ -94,6 +94,8 @@ class RunSettings:
 
 @dataclass(kw_only=True)
 class Runtime:
+    """A built session: the agent and what it was built from."""
+
     agent: Agent
     config: Config
     resolved: ResolvedModel
@@ -309,8 +311,10 @@ async def open_runtime(
             jobs=jobs,
             read_denied=policy.read_denied,
             skills=skills,
+            home=home,
+            clock=clock,
         )
-        recaller = _install_memory(context, policy, home, workspace, clock)
+        _install_memory(policy)
         gate = PermissionGate(policy, approver)
         # use_capability checks each MCP target against the session's gate itself.
         context.gate = gate
@@ -340,8 +344,7 @@ async def open_runtime(
             store = SessionStore.create(home / "sessions", workspace, header)
             history = []
         stack.callback(store.close)
-        assert context.history is not None  # installed by _install_memory
-        context.history.current_session = store.id
+        context.session_id = store.id
 
         agent = assemble_agent(
             config=config,
@@ -359,7 +362,7 @@ async def open_runtime(
             gate=gate,
             price=make_price_fn(config),
             clock=clock,
-            context_suffix=_context_suffix(workspace, clock, recaller),
+            context_suffix=_context_suffix(workspace, clock, context),
         )
         context_manager = agent.context
         _install_subagents(
@@ -396,27 +399,16 @@ async def open_runtime(
         )
 
 
-def _install_memory(
-    context: ToolContext, policy: Policy, home: Path, workspace: Path, clock: Callable[[], datetime]
-) -> Any:
-    """Fact store, history index and recall for this (top-level) session.
+def _install_memory(policy: Policy) -> None:
+    """The memory policy of a (top-level) session; its fact store, history index
+    and recall are built on first use from the tool context (reasonix_core.memory).
 
     This runtime owns the project's fact store, so it installs the seed 000
     §3.6 exception: bounded, non-sensitive, create-only project/reference
     facts save without asking. A surface that does not own the store (a
     sub-agent) must not install it, and then every memory write follows the
     preset - headless, that fails closed."""
-    from reasonix_core.memory.facts import FactStore, auto_save_reason
-    from reasonix_core.memory.history import HistoryIndex
-    from reasonix_core.memory.recall import Recaller
-
-    facts = FactStore(home, workspace, clock=clock)
-    recaller = Recaller(facts, clock=clock)
-    context.facts = facts
-    context.history = HistoryIndex(home / "sessions", workspace)
-    context.recall = recaller
     policy.add_auto_allow("remember", auto_save_reason)
-    return recaller
 
 
 def _install_subagents(
@@ -469,7 +461,7 @@ def _install_subagents(
 
 
 def _context_suffix(
-    workspace: Path, clock: Callable[[], datetime], recaller: Any
+    workspace: Path, clock: Callable[[], datetime], context: ToolContext
 ) -> Callable[[bool, str], str]:
     """The volatile tail of a user turn: ``<workspace-context>`` on the first
     turn, then the budgeted ``<memory-recall>`` block for the raw prompt. Both
@@ -477,7 +469,7 @@ def _context_suffix(
 
     def suffix(first: bool, prompt: str = "") -> str:
         parts = [workspace_context(workspace, clock())] if first else []
-        recalled = recaller.recall(prompt) if prompt else ""
+        recalled = recall_block(context, prompt) if prompt else ""
         if recalled:
             parts.append(recalled)
         return "\n\n".join(parts)
@@ -487,11 +479,11 @@ def _context_suffix(
 
 def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
-    if config.mcp is None and not any(
-        (workspace / name).exists() for name in (MCP_JSON, PROJECT_FILE)
-    ):
-        # Nothing can declare a server: the user file has no [mcp] (config.mcp) and
-        # the workspace has neither file. Skips importing the MCP package (~10 ms).
+    if config.mcp is None and not (workspace / MCP_JSON).exists():
+        # Nothing can declare a server: no [mcp] applies (config.mcp holds the user
+        # file's and, once the folder is trusted, reasonix.toml's; an untrusted one's
+        # is withheld, and the host would leave it out too) and there is no
+        # .mcp.json. Skips importing the MCP package (~10 ms).
         return None
     from reasonix_core.mcp import make_host
 

@@ -212,6 +212,8 @@ class Entry:
 
 @dataclass(kw_only=True)
 class Checkpoint:
+    """The installed projection: what replaces canonical messages ``[0, upto)``."""
+
     generation: int
     kind: str  # "prune" | "summary" | "truncate"
     reason: CompactionReason
@@ -243,6 +245,8 @@ class Checkpoint:
 
 @dataclass(kw_only=True)
 class Failure:
+    """A compaction that could not form, not retried until the view grows."""
+
     generation: int
     status: str  # "failed" (a paid request gave no digest) | "blocked" (nothing could be planned)
     detail: str
@@ -271,6 +275,8 @@ class Sent:
 
 @dataclass(slots=True)
 class _Anchor:
+    """The last real prompt count: estimates add what was appended since."""
+
     generation: int
     count: int
     tokens: int
@@ -353,6 +359,8 @@ class OverflowReading:
 
 @dataclass
 class _SummaryResult:
+    """What one summary attempt produced (``entries`` None: it failed)."""
+
     entries: list[Entry] | None = None
     status: str = "failed"
     detail: str = ""
@@ -372,6 +380,8 @@ class _Source:
 
 @dataclass
 class _Txn:
+    """What a transaction changed so far."""
+
     changed: PrefixChangeReason | None = None
     summaries: int = 0
 
@@ -479,10 +489,9 @@ class ContextManager:
             if processed and (not self._sent_counts or self._sent_counts[-1] != sent.count):
                 self._sent_counts = [*self._sent_counts[-255:], sent.count]
 
-    def output_room(self, estimate: int, window: int | None = None) -> int:
+    def output_room(self, estimate: int) -> int:
         """Tokens left for the answer, keeping the estimate headroom free."""
-        w = window or self.window
-        return max(w - estimate - headroom_for(w), 1)
+        return max(self.window - estimate - headroom_for(self.window), 1)
 
     async def _count(self, messages: Sequence[Message]) -> None:
         """Warm the per-message cache, in a thread when there is a lot to count."""

@@ -71,12 +71,10 @@ __all__ = ["Agent", "AgentOptions", "PriceFn"]
 
 @dataclass(kw_only=True)
 class AgentOptions:
+    """How the agent runs: effort, limits and where its events come from."""
+
     effort: str = "auto"
     max_steps: int = 0
-    # The window the output budget is sized against. The agent keeps it equal
-    # to its context manager's after /model and after a provider's overflow
-    # error taught the manager a smaller window.
-    context_window: int = 131072
     # 0 automatic, > 0 explicit cap, < 0 omit (seed 000 §3.1)
     max_output_tokens: int = 0
     source: str = "executor"
@@ -99,6 +97,8 @@ class _Step:
 
 @dataclass(kw_only=True)
 class _CallState:
+    """One tool call of a batch: whether it started and its result message."""
+
     call: ToolCall
     started: bool = False
     message: Message | None = None
@@ -124,7 +124,7 @@ class Agent:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         # (first_turn, raw user prompt) -> volatile text appended to the user turn.
         context_suffix: Callable[[bool, str], str] | None = None,
-        context: ContextManager | None = None,
+        context: ContextManager,
     ) -> None:
         self.provider = provider
         self._model = model
@@ -152,8 +152,9 @@ class Agent:
             ledger=self.ledger,
         )
         self._last_prefix: tuple[str, ...] | None = None
-        # The view each request sends: checkpoint projection + append-only tail.
-        self.context = context or ContextManager(window=self.options.context_window)
+        # The view each request sends: checkpoint projection + append-only tail. It
+        # owns the context window (the output budget is sized against it too).
+        self.context = context
         self._sent: Sent | None = None
         self._repeat_key: tuple[str, str] | None = None
         self._repeat_count = 0
@@ -179,7 +180,6 @@ class Agent:
         self._model = model
         if context_window and context_window != self.context.window:
             self.context.set_window(context_window)
-            self.options.context_window = context_window
 
     def set_effort(self, effort: str) -> None:
         self.options.effort = effort
@@ -198,8 +198,8 @@ class Agent:
         setting = self.options.max_output_tokens
         if setting < 0:
             return None
-        window = self.options.context_window
-        remaining = self.context.output_room(self.estimated_prompt_tokens(), window)
+        window = self.context.window
+        remaining = self.context.output_room(self.estimated_prompt_tokens())
         if setting > 0:
             return min(setting, remaining)
         auto = self.provider.max_output_tokens(self._model)
@@ -254,7 +254,7 @@ class Agent:
         self._repair()
         try:
             maintenance = self._maintain(CompactionReason.MANUAL)
-            async with aclosing(self._context_work(maintenance)) as events:
+            async with aclosing(maintenance) as events:
                 async for event in events:
                     yield event
         except CompactionRequired as exc:
@@ -292,7 +292,7 @@ class Agent:
             return
         try:
             maintenance = self._maintain(CompactionReason.AUTO)
-            async with aclosing(self._context_work(maintenance)) as events:
+            async with aclosing(maintenance) as events:
                 async for event in events:
                     yield event
         except CompactionRequired as exc:
@@ -350,7 +350,7 @@ class Agent:
         self, step: _Step, overflow: ProviderError
     ) -> AsyncIterator[ev.Event]:
         try:
-            async with aclosing(self._context_work(self._overflow_compaction(overflow))) as events:
+            async with aclosing(self._overflow_compaction(overflow)) as events:
                 async for event in events:
                     yield event
         except CompactionRequired as exc:
@@ -462,18 +462,6 @@ class Agent:
         async with aclosing(rescue) as events:
             async for event in events:
                 yield event
-
-    async def _context_work(self, work: AsyncIterator[ev.Event]) -> AsyncIterator[ev.Event]:
-        """Run a maintenance transaction; a window it learned from the provider
-        (an overflow error names the real limit) sizes the output budget too."""
-        window = self.context.window
-        try:
-            async with aclosing(work) as events:
-                async for event in events:
-                    yield event
-        finally:
-            if self.context.window != window:
-                self.options.context_window = self.context.window
 
     def _freeze_request(self) -> tuple[PreparedRequest, Prefix]:
         """Build and freeze one step's request from the context manager's view."""

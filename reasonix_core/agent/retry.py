@@ -14,6 +14,8 @@ MAX_RETRY_AFTER = 60.0
 
 @dataclass(kw_only=True)
 class RetryPolicy:
+    """How often and how long to wait before a failed request is sent again."""
+
     attempts: int = 4
     base_delay: float = 0.5
     max_delay: float = 8.0

@@ -45,6 +45,8 @@ def new_session_id(now: datetime) -> str:
 
 @dataclass
 class SessionHeader:
+    """The first line of a session file: what the session was started with."""
+
     id: str
     workspace: str
     created: str
@@ -71,6 +73,8 @@ class SessionHeader:
 
 @dataclass
 class SessionSummary:
+    """One saved session of a workspace, as listed."""
+
     id: str
     path: Path
     modified: float
@@ -232,6 +236,8 @@ def _cut_torn_tail(path: Path) -> None:
 
 @dataclass
 class LoadedSession:
+    """A session read back to be continued."""
+
     store: SessionStore
     header: SessionHeader
     messages: list[Message]

@@ -52,6 +52,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class LoadedConfig:
+    """The effective configuration and where it came from."""
+
     config: Config
     # The files actually read, lowest precedence first.
     sources: list[Path] = field(default_factory=list)

@@ -12,8 +12,8 @@ its end, so 01:00:00 is peak and 04:00:00 is off-peak. Chinese public holidays
 are off-peak too, but are not modelled here: on those days this overestimates.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: pydantic would evaluate Price's
+# annotations from their text at import (see schema.py).
 from collections.abc import Mapping
 from datetime import UTC, datetime, time
 from types import MappingProxyType

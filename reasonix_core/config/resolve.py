@@ -26,6 +26,8 @@ __all__ = ["ResolvedModel", "describe_models", "resolve_model"]
 
 @dataclass(frozen=True, slots=True)
 class ResolvedModel:
+    """The provider entry and model id a model reference names."""
+
     provider: ProviderConfig
     model: str
 

@@ -10,13 +10,15 @@ Plain ``pydantic.BaseModel`` tables: each layer (a file, the environment, the
 flags) is validated against :class:`Config` on its own, and pydantic-settings
 assembles the effective one from the layers (``LayeredConfig`` in
 :mod:`reasonix_core.config.sources`), so this module never imports it.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: pydantic would evaluate every
+field's annotation from its text when the tables are built (~1 ms of each
+start-up); written as real types, Python has evaluated them already.
+"""
 
 import os
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -167,7 +169,7 @@ class ProviderConfig(_Table):
         return value
 
     @model_validator(mode="after")
-    def _effort_accepted(self) -> ProviderConfig:
+    def _effort_accepted(self) -> Self:
         accepted = accepted_efforts(self.kind, self.effective_reasoning_protocol())
         self.effort = check_effort(self.effort, accepted, self.name)
         return self
@@ -296,7 +298,7 @@ class AgentConfig(_Table):
         return value
 
     @model_validator(mode="after")
-    def _delays_ordered(self) -> AgentConfig:
+    def _delays_ordered(self) -> Self:
         if self.retry_max_delay < self.retry_base_delay:
             raise ValueError(
                 f"retry_max_delay ({self.retry_max_delay}) is less than "
@@ -445,7 +447,7 @@ class Config(_Table):
         return value
 
     @model_validator(mode="after")
-    def _default_provider(self) -> Config:
+    def _default_provider(self) -> Self:
         if not self.providers:
             self.providers = [builtin_provider()]
         return self

@@ -37,6 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.home import MEMORY_DIR
+
 __all__ = [
     "AUTO_SAVE_MAX_BODY",
     "DEFAULT_SCOPE",
@@ -443,7 +445,7 @@ class FactStore:
         self.home = home
         self.workspace = workspace
         self.clock = clock
-        self.root = home / "memory"
+        self.root = home / MEMORY_DIR
         self._parts: dict[str, tuple[str, ...]] = {
             "global": ("global",),
             "project": ("project", workspace_key(workspace)),

@@ -9,7 +9,6 @@ from reasonix_core.permission.approver import (
     FailClosedApprover,
     Question,
     QuestionAnswer,
-    ScriptedApprover,
 )
 from reasonix_core.permission.gate import Authorization, PermissionGate
 from reasonix_core.permission.policy import Decision, Policy, Verdict, explain
@@ -28,7 +27,6 @@ __all__ = [
     "QuestionAnswer",
     "Rule",
     "RuleError",
-    "ScriptedApprover",
     "Verdict",
     "explain",
     "parse_rule",

@@ -1,15 +1,15 @@
 """The Approver protocol: how the core asks a human (or a script) for consent.
 
 Approvals never travel through the event stream. The TUI implements this with
-a modal screen, headless runs use :class:`FailClosedApprover`, tests use
-:class:`ScriptedApprover`.
+a modal screen, headless runs use :class:`FailClosedApprover`, tests the test
+kit's ``ScriptedApprover`` (``reasonix_testkit``, not shipped).
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -21,6 +21,8 @@ class ApprovalDecision(enum.Enum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalRequest:
+    """A tool call the policy says to ask about, as the approver shows it."""
+
     tool: str
     arguments: dict[str, Any]
     call_id: str
@@ -35,6 +37,8 @@ class ApprovalRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Question:
+    """A question the model asks the user (``ask_user``)."""
+
     question: str
     options: tuple[str, ...]
     multi_select: bool = False
@@ -42,6 +46,8 @@ class Question:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuestionAnswer:
+    """The user's answer to a :class:`Question`."""
+
     question: str
     answers: tuple[str, ...] = ()
     note: str = ""
@@ -67,26 +73,3 @@ class FailClosedApprover:
 
     async def ask(self, questions: Sequence[Question]) -> list[QuestionAnswer] | None:
         return None
-
-
-@dataclass
-class ScriptedApprover:
-    """Answers from a script, for tests; records every request it saw."""
-
-    decisions: list[ApprovalDecision] = field(default_factory=list)
-    answers: list[list[QuestionAnswer] | None] = field(default_factory=list)
-    seen: list[ApprovalRequest] = field(default_factory=list)
-    questions_seen: list[Sequence[Question]] = field(default_factory=list)
-    interactive: bool = True
-
-    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.seen.append(request)
-        if not self.decisions:
-            return ApprovalDecision.DENY
-        return self.decisions.pop(0)
-
-    async def ask(self, questions: Sequence[Question]) -> list[QuestionAnswer] | None:
-        self.questions_seen.append(questions)
-        if not self.answers:
-            return None
-        return self.answers.pop(0)

@@ -29,6 +29,8 @@ Preview = str | Callable[[], str]
 
 @dataclass(frozen=True, slots=True)
 class Authorization:
+    """The gate's answer for one call: the decision and whether it may run."""
+
     allowed: bool
     decision: Decision
     # Text returned to the model as the tool result when not allowed.

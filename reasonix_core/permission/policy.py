@@ -108,6 +108,8 @@ class Verdict(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Decision:
+    """The policy's verdict on one call and why."""
+
     verdict: Verdict
     # The rule text that decided (several joined with ", "), None for a fallback.
     rule: str | None

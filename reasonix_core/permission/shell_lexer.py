@@ -117,6 +117,9 @@ class Segment:
     # The program word when it is a glob (``/bin/r?``): deny rules whose
     # program it could match are checked as if it were that program.
     program_glob: str | None = None
+    # A shell reading its script from stdin (``sh <<EOF``, ``echo cmd | bash``), judged
+    # on the words' values: what that stdin holds is scanned as a command line too.
+    stdin_script: bool = False
 
     @property
     def text(self) -> str:
@@ -309,10 +312,7 @@ class _Scanner:
             kept, raw, tuple(a.raw for a in assignments), tuple(redirects), self.depth, self.vars
         )
         self.out[seg.insert_at : seg.insert_at] = top
-        seg.stdin_script = any(
-            seg_.words and _inner_commands([_literal(w) for w in seg_.words]).stdin_script
-            for seg_ in top
-        )
+        seg.stdin_script = any(seg_.stdin_script for seg_ in top)
         seg.output = _literal_output(kept)
         if seg.stdin_script:
             # bash <<< 'cmd', echo cmd | sh: the text is the script the shell runs.
@@ -1249,6 +1249,16 @@ def _build_segment(
     full = assignments + words
     origin = origin or full
     inner = _inner_commands(kept) if depth < _MAX_DEPTH else _Inner(opaque=True)
+    # Whether a shell reads its script from stdin depends on the words' values only,
+    # once the program word is literal: then the inner reading above already says.
+    # A dynamic program word (``$sh <<EOF``, maybe a known variable) or the depth cap
+    # left it unread, so the values are read as literal words.
+    if not kept:
+        stdin_script = False
+    elif depth < _MAX_DEPTH and not kept[0].dynamic:
+        stdin_script = inner.stdin_script
+    else:
+        stdin_script = _inner_commands([_literal(w.value) for w in kept]).stdin_script
     _rewritten_commands(kept, known_vars or {}, inner)
     _configured_commands(kept, assignments, inner)
     _option_effects(kept, via, inner)
@@ -1282,6 +1292,7 @@ def _build_segment(
         origin if via else (),
         inner.opaque,
         _program_glob(kept),
+        stdin_script,
     )
     return [head, *extra]
 

@@ -28,6 +28,8 @@ def canonical_json(value: Any) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSchema:
+    """A tool as the model sees it: name, description, argument schema."""
+
     name: str
     description: str
     parameters: dict[str, Any] = field(hash=False)
@@ -45,6 +47,8 @@ class ToolSchema:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Request:
+    """One model request before it is encoded."""
+
     model: str
     messages: tuple[Message, ...]
     tools: tuple[ToolSchema, ...] = ()
@@ -67,16 +71,22 @@ class PreparedRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextChunk:
+    """Streamed answer text."""
+
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningChunk:
+    """Streamed reasoning text."""
+
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFragment:
+    """A piece of a tool call as it streams (accumulated by ``index``)."""
+
     index: int
     id: str | None
     name: str | None
@@ -85,6 +95,8 @@ class ToolCallFragment:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamEnd:
+    """The end of a stream: why it stopped, the whole tool calls and the usage."""
+
     finish_reason: str
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class SseEvent:
+    """One server-sent event."""
+
     event: str
     data: str
 

@@ -29,6 +29,8 @@ matches a skill's description, call run_skill with its name (and the task's deta
 
 @dataclass(frozen=True, slots=True)
 class SkillIndex:
+    """The rendered index and the skills the cap left out of it."""
+
     text: str  # empty when there are no skills
     omitted: tuple[str, ...] = ()  # names left out by the cap
 

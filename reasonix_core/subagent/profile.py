@@ -26,6 +26,8 @@ class ProfileError(ReasonixError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Profile:
+    """How a worker thinks: its prompt and its capability upper bounds."""
+
     name: str
     description: str = ""
     # The profile's body: the child's whole system prompt. None: the default

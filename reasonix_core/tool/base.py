@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # types only: building a context imports none of these
+    from datetime import datetime
+
     from reasonix_core.events import Event, ToolProgress
     from reasonix_core.memory.facts import FactStore
     from reasonix_core.memory.history import HistoryIndex
@@ -87,6 +89,8 @@ class ToolFamily(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
+    """What a tool call returns to the model (``meta`` stays local)."""
+
     text: str
     is_error: bool = False
     # "ok" | "error" | "denied" | "cancelled" | "unknown"
@@ -127,11 +131,16 @@ class ToolContext:
     # The session's permission gate, for tools that call other tools
     # (``use_capability``). None: their targets are not checked again.
     gate: CallGate | None = None
-    # Memory: facts, the session-history index, automatic recall. None for facts
-    # and history: built from ``$REASONIX_HOME`` on first use and kept here.
+    # Memory: facts, the session-history index, automatic recall. None: built on
+    # first use (reasonix_core.memory) and kept here.
     facts: FactStore | None = None
     history: HistoryIndex | None = None
     recall: Recaller | None = None
+    # Where those stores live (the Reasonix home; None: ``$REASONIX_HOME``), the
+    # clock they stamp facts with (None: the wall clock) and the session they serve.
+    home: Path | None = None
+    clock: Callable[[], datetime] | None = None
+    session_id: str = ""
     # The model's task list, replaced whole by ``todo_write``.
     todos: tuple[Todo, ...] = ()
     # Where a running tool reports progress (MCP ``notifications/progress``);

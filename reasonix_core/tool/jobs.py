@@ -107,6 +107,8 @@ class JobOutput:
 
 @dataclass(eq=False)
 class _Job:
+    """One background job: its process and the output not read yet."""
+
     job_id: str
     command: str
     process: anyio.abc.Process

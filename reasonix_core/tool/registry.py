@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from reasonix_core.errors import ToolArgumentError
 from reasonix_core.provider.base import ToolSchema, canonical_json
-from reasonix_core.tool.base import Tool, ToolContext, ToolResult
+from reasonix_core.tool.base import Tool, ToolContext, ToolFamily, ToolResult
 
 if TYPE_CHECKING:
     from reasonix_core.tool.builtin.specs import ToolSpec
@@ -66,12 +66,28 @@ class LazyTool:
 
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec
-        self.name = spec.name
-        self.description = spec.description
-        self.read_only = spec.read_only
-        self.family = spec.family
-        self.parameters = spec.parameters
         self._tool: Tool | None = None
+
+    # What the model sees is the spec's: read from it, never copied.
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    @property
+    def read_only(self) -> bool:
+        return self.spec.read_only
+
+    @property
+    def family(self) -> ToolFamily:
+        return self.spec.family
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self.spec.parameters
 
     def load(self) -> Tool:
         """The tool itself, imported and created on first use."""

@@ -51,6 +51,8 @@ def _realpath(path: str | Path) -> Path:
 
 @dataclass(frozen=True, kw_only=True)
 class SandboxPolicy:
+    """Where file tools and bash may read and write."""
+
     workspace: Path
     temp_dir: Path
     allow_write: tuple[Path, ...] = ()

@@ -28,6 +28,7 @@ and the caller refuses to run rather than run unfiltered.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import platform
 import struct
@@ -89,8 +90,10 @@ def _machine() -> str:
     return _MACHINE_ALIASES.get(machine, machine)
 
 
+@functools.cache
 def _assemble(arch: _Arch) -> bytes:
-    """The filter as ``struct sock_filter`` records (what bwrap reads from its fd)."""
+    """The filter as ``struct sock_filter`` records (what bwrap reads from its fd);
+    built once per process and architecture, not for every sandboxed command."""
     deny = _RET_ERRNO | errno.EPERM
     # (opcode, k, jump-if-true label, jump-if-false label); None = next instruction.
     program: list[tuple[str | None, int, int, str | None, str | None]] = [

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.permission.approver import ApprovalDecision, ScriptedApprover
-from reasonix_testkit import Reply, ToolCallSpec
+from reasonix_core.permission.approver import ApprovalDecision
+from reasonix_testkit import Reply, ScriptedApprover, ToolCallSpec
 from tests.core.agent_helpers import run_turn, runtime
 
 pytestmark = pytest.mark.usefixtures("configured")

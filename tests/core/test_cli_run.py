@@ -230,8 +230,8 @@ def test_run_never_imports_textual(workspace, cfg):
 
 def test_run_loads_only_what_it_uses(workspace, cfg):
     # Start-up (issue 11): with no MCP server declared anywhere the MCP package is
-    # not imported, a built-in tool's module waits for its first call and the shell
-    # lexer for the first bash rule or command.
+    # not imported, a built-in tool's module waits for its first call, the shell
+    # lexer for the first bash rule or command, memory for the first fact.
     cfg.enqueue(Reply(content="light"))
     lazy = (
         "reasonix_core.mcp",
@@ -239,6 +239,12 @@ def test_run_loads_only_what_it_uses(workspace, cfg):
         "reasonix_core.tool.builtin.bash",
         "html.parser",
         "reasonix_core.permission.shell_lexer",
+        "tokenizers",
+        # Memory is built on first use: no fact was ever saved here.
+        "reasonix_core.memory.facts",
+        "reasonix_core.memory.history",
+        "reasonix_core.memory.recall",
+        "reasonix_core.memory.bm25",
         # No skills folder anywhere: nothing that reads a SKILL.md is imported.
         "reasonix_core.skills.discovery",
     )
@@ -248,6 +254,64 @@ def test_run_loads_only_what_it_uses(workspace, cfg):
         "rc = main(['run', 'hi'])\n"
         f"loaded = [m for m in {lazy!r} if m in sys.modules]\n"
         "assert not loaded, loaded\n"
+        "sys.exit(rc)\n"
+    )
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "light" in proc.stdout
+
+
+def test_run_with_a_project_file_but_no_server_skips_mcp(workspace, cfg):
+    # A reasonix.toml that declares no [mcp] (here: only a safe setting) is no reason
+    # to import the MCP package; a trusted [mcp] would show in the loaded config.
+    (workspace / "reasonix.toml").write_text("[agent]\nmax_steps = 5\n", encoding="utf-8")
+    cfg.enqueue(Reply(content="light"))
+    code = (
+        "import sys\n"
+        "from reasonix_tui.cli import main\n"
+        "rc = main(['run', 'hi'])\n"
+        "assert 'reasonix_core.mcp' not in sys.modules, 'the MCP package was imported'\n"
+        "sys.exit(rc)\n"
+    )
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "light" in proc.stdout
+
+
+def test_run_collects_no_garbage_while_it_starts(workspace, cfg):
+    # Start-up (issue 11): the engine's imports and the runtime are long-lived, so
+    # no collection runs while they are built; then they are frozen and collection
+    # resumes (a collector left off would keep every cycle of a long run).
+    cfg.enqueue(Reply(content="light"))
+    code = (
+        "import gc, sys\n"
+        "from reasonix_tui.cli import main\n"
+        "early = []\n"
+        "def seen(phase, info):\n"
+        "    if phase == 'start' and 'reasonix_core.headless' in sys.modules:\n"
+        "        early.append(gc.get_freeze_count() == 0)\n"
+        "gc.callbacks.append(seen)\n"
+        "rc = main(['run', 'hi'])\n"
+        "assert not any(early), f'{sum(early)} collections while starting'\n"
+        "assert gc.isenabled() and gc.get_freeze_count() > 10_000, gc.get_freeze_count()\n"
+        "assert main(['run', '--max-steps', '0', 'hi']) == 2\n"
+        "assert gc.isenabled(), 'a failed start left the collector off'\n"
         "sys.exit(rc)\n"
     )
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
@@ -279,12 +343,26 @@ def test_version_is_fast_path():
     code = (
         "import sys\nfrom reasonix_tui.cli import main\n"
         "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('textual', 'pydantic', 'httpx', 'mcp', 'regex') if m in sys.modules]\n"
+        "heavy = [m for m in ('textual', 'pydantic', 'httpx', 'mcp', 'regex', 'tokenizers')\n"
+        "         if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "reasonix" in proc.stdout
+
+
+def test_version_answers_without_building_the_parser(monkeypatch, capsys):
+    # Start-up (issue 11): building the parser and its every subcommand was most of
+    # `reasonix --version`'s own time; the answer is the version action's text.
+    from reasonix_tui import cli
+
+    def no_parser():
+        raise AssertionError("the parser was built for --version")
+
+    monkeypatch.setattr(cli, "_parser", no_parser)
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == f"{cli.VERSION}\n"
 
 
 def test_max_steps_stops_and_reports_error(workspace, cfg):

@@ -18,13 +18,13 @@ from reasonix_core.permission import (
     Policy,
     Rule,
     RuleError,
-    ScriptedApprover,
     Verdict,
     explain,
     parse_rule,
     split_rules,
 )
 from reasonix_core.permission.rules import split_command
+from reasonix_testkit import ScriptedApprover
 
 ALLOW, ASK, DENY = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
 

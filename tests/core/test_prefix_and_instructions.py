@@ -8,6 +8,7 @@ import json
 import pytest
 
 from reasonix_core import events as ev
+from reasonix_core.agent.context import headroom_for
 from reasonix_testkit import Reply, ToolCallSpec
 from tests.core.agent_helpers import bodies, run_turn, runtime
 
@@ -93,16 +94,21 @@ async def test_max_output_tokens_cap_and_clip(workspace, server, home):
     async with runtime(workspace) as rt:
         await run_turn(rt, "hi")
         assert bodies(server)[0]["max_tokens"] == 32768
-        rt.agent.options.context_window = rt.agent.estimated_prompt_tokens() + 1000
+        # A model with a smaller window (/model): less than the cap is left of it.
+        window = 36_000
+        rt.agent.set_model(rt.agent.model, window)
+        left = window - rt.agent.estimated_prompt_tokens() - headroom_for(window)
+        assert left < 32768
         server.enqueue(Reply(content="b"))
         await run_turn(rt, "again")
-    assert 0 < bodies(server)[1]["max_tokens"] <= 1000
+    assert 0 < bodies(server)[1]["max_tokens"] <= left
 
 
 async def test_max_output_tokens_auto_clips_near_the_window(workspace, server):
     server.enqueue(Reply(content="a"))
     async with runtime(workspace) as rt:
-        rt.agent.options.context_window = 393_216 + 100  # < prompt + 384K automatic budget
+        # A window smaller than the prompt + the 384K automatic budget.
+        rt.agent.set_model(rt.agent.model, 393_216 + 100)
         await run_turn(rt, "hi")
     sent = bodies(server)[0]["max_tokens"]
     assert 0 < sent < 393_216  # clipped to what is left of the window

@@ -795,6 +795,12 @@ def test_filter_program_shape() -> None:
         seccomp.unix_socket_filter("i686")
 
 
+def test_filter_is_built_once_per_process() -> None:
+    # Every sandboxed command passes the filter; it is assembled once, not per command.
+    assert seccomp.unix_socket_filter() is seccomp.unix_socket_filter()
+    assert seccomp.unix_socket_filter("amd64") is seccomp.unix_socket_filter("x86_64")
+
+
 def test_prepare_command_passes_the_filter_descriptor(dirs: tuple[Path, Path]) -> None:
     ws, tmp = dirs
     prepared = prepare_command(SandboxPolicy(workspace=ws, temp_dir=tmp), "true")

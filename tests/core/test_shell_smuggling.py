@@ -587,3 +587,20 @@ def test_deep_nesting_is_bounded_not_a_crash() -> None:
     assert split_command(deep_wrap).segments
     ticks = "`" * 4001
     assert split_command(ticks).segments
+
+
+@pytest.mark.parametrize(
+    ("command", "reader"),
+    [
+        ("sh <<EOF\nrm -rf ~\nEOF", ("sh",)),
+        ("echo 'rm -rf ~' | bash -s", ("bash", "-s")),
+        ("x=bash; $x <<< 'rm -rf ~'", ("bash",)),  # a known variable names the shell
+    ],
+)
+def test_a_shell_reading_stdin_is_marked_once_and_its_script_is_scanned(
+    command: str, reader: tuple[str, ...]
+) -> None:
+    segments = split_command(command).segments
+    assert [s.words for s in segments if s.stdin_script] == [reader]
+    assert ("rm", "-rf", "~") in [s.words for s in segments]
+    assert not any(s.stdin_script for s in split_command("sh -c 'ls' < in.txt").segments)

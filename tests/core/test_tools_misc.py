@@ -19,7 +19,6 @@ from reasonix_core.permission.approver import (
     FailClosedApprover,
     Question,
     QuestionAnswer,
-    ScriptedApprover,
 )
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.builtin.ask import HEADLESS, AskTool
@@ -30,6 +29,7 @@ from reasonix_core.tool.builtin.web_fetch import (
     address_problem,
     html_to_text,
 )
+from reasonix_testkit import ScriptedApprover
 
 
 @pytest.fixture

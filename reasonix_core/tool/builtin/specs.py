@@ -20,6 +20,8 @@ from reasonix_core.tool.base import ToolFamily
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSpec:
+    """What the model sees of a built-in tool, and where its code is."""
+
     name: str
     description: str
     read_only: bool
