@@ -237,16 +237,16 @@ def main() -> int:
             )
         lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
         result = lines[-1]
-        usage_events = [e for e in lines if e.get("type") == "usage"]
-        tool_events = [e for e in lines if e.get("type") == "tool_call_finished"]
-        prefix_events = [e for e in lines if e.get("type") == "prefix_changed"]
+        usage_events = [e for e in lines if e.get("subtype") == "usage"]
+        tool_events = [e for e in lines if e.get("subtype") == "tool_call_finished"]
+        prefix_events = [e for e in lines if e.get("subtype") == "prefix_changed"]
         metrics = json.loads(metrics_path.read_text())
         if follow.returncode != 0:
             sys.exit(f"reasonix run -c exited {follow.returncode}:\n{follow.stderr}")
         follow_usage = [
             e["usage"]
             for e in map(json.loads, follow.stdout.splitlines())
-            if e.get("type") == "usage"
+            if e.get("subtype") == "usage"
         ]
         bodies = [json.loads(r.body) for r in requests if r.status == 200]
         rejected = [r for r in requests if r.status != 200]
@@ -400,7 +400,9 @@ def main() -> int:
 
     # Reconciliation: metrics == sum of per-step usage == result usage.
     recon = (
-        metrics["prompt_tokens"] == sum_prompt == result["usage"]["input_tokens"]
+        metrics["prompt_tokens"]
+        == sum_prompt
+        == result["usage"]["input_tokens"] + result["usage"]["cache_read_input_tokens"]
         and metrics["cache_hit_tokens"] == sum_hit == result["usage"]["cache_read_input_tokens"]
         and metrics["steps"] == STEPS == result["num_turns"]
     )

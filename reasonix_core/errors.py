@@ -15,6 +15,10 @@ class UsageError(ReasonixError):
     """The command line asked for something impossible (exit 2)."""
 
 
+class CommandError(UsageError):
+    """A slash command in the prompt is unknown or could not be expanded (exit 2)."""
+
+
 class SessionError(ReasonixError):
     """A session could not be found, read or written."""
 
@@ -48,6 +52,16 @@ class ProviderError(ReasonixError):
         return self.message
 
 
+class ReasoningReplayRequired(ProviderError):
+    """DeepSeek's 400 for a request whose earlier assistant turns lack
+    ``reasoning_content``, from a host not known to speak DeepSeek's protocol. The
+    provider now replays it for that model; the caller may rebuild the request and
+    send it once more."""
+
+    def __init__(self, message: str, *, status: int | None = 400) -> None:
+        super().__init__(message, status=status, kind="reasoning_replay")
+
+
 class StreamInterrupted(ProviderError):
     """The stream ended before ``finish_reason`` / ``[DONE]`` (retryable)."""
 
@@ -72,6 +86,22 @@ class EmptyResponse(ProviderError):
 
 class ToolArgumentError(ReasonixError):
     """Tool arguments failed to parse or validate; becomes a result for the model."""
+
+
+class CheckpointError(ReasonixError):
+    """The checkpoint store could not snapshot, read or restore the workspace."""
+
+
+class RewindConflict(ReasonixError):
+    """A rewind would overwrite files changed outside Reasonix since the checkpoint."""
+
+    def __init__(self, paths: list[str]) -> None:
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(
+            f"changed outside Reasonix since the last checkpoint: {shown}; "
+            "nothing was rewound (pass --force to overwrite them)"
+        )
+        self.paths = paths
 
 
 class FleetPlanError(ToolArgumentError):

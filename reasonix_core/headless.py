@@ -6,6 +6,8 @@ only place that does.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import sys
 import time
@@ -13,16 +15,19 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
-from reasonix_core.errors import SkillError
+from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
+from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
+from reasonix_core.errors import CommandError, ReasonixError, SkillError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
-from reasonix_core.skills import expand_skill_command
 from reasonix_core.startup_heap import resume_collection
+
+if TYPE_CHECKING:
+    from reasonix_core.command.expander import Expanded, PromptExpander
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +83,7 @@ class _TextRenderer:
                 self.err.write(f"{level}: {text}\n")
             case ev.TurnFailed(error=error):
                 self._break_line()
-                self.err.write(f"error: {error}\n")
+                self.err.write(f"reasonix: error: {error}\n")
             case ev.TurnFinished():
                 self._break_line()
             case ev.SubagentStarted(child_path=path, read_only=read_only):
@@ -100,17 +105,62 @@ class _TextRenderer:
 
 
 async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncIterator[ev.Event]:
-    """Say which declared MCP servers are unavailable before the run's own events,
-    so a script knows why their tools are missing."""
-    for status in mcp.status() if mcp is not None else ():
-        if status.phase in ("failed", "invalid"):
-            why = status.reason or status.error_class or status.phase
-            yield ev.Notice(
-                level="warning",
-                text=f"MCP server {status.name!r} is unavailable ({why}); its tools are not offered",
-            )
+    """Say which declared MCP servers are unavailable as soon as the run knows (they
+    start beside the first request, which never waits for them), so a script knows
+    why their tools are missing."""
+    told: set[str] = set()
+
+    def news() -> list[ev.Notice]:
+        out = []
+        for status in mcp.status() if mcp is not None else ():
+            if status.phase in ("failed", "invalid") and status.name not in told:
+                told.add(status.name)
+                why = status.reason or status.error_class or status.phase
+                out.append(
+                    ev.Notice(
+                        level="warning",
+                        text=f"MCP server {status.name!r} is unavailable ({why}); "
+                        "its tools are not offered",
+                    )
+                )
+        return out
+
+    for notice in news():
+        yield notice
     async for event in events:
+        for notice in news():
+            yield notice
         yield event
+
+
+async def _expand(runtime: Runtime, prompt: str) -> Expanded:
+    """``prompt`` through the session's expander; a prompt with neither a leading
+    ``/`` nor an ``@`` has nothing to expand, so a plain run never scans the command
+    folders or imports the expander (the expander alone decides the rest)."""
+    if not prompt.lstrip().startswith("/") and "@" not in prompt:
+        from reasonix_core.command.expander import Expanded
+
+        return Expanded(text=prompt)
+    return await prompt_expander(runtime).expand(prompt)
+
+
+def prompt_expander(runtime: Runtime) -> PromptExpander:
+    """The session's expander: its custom commands, its MCP host, its read rules."""
+    from reasonix_core.command.custom import load_custom_commands
+    from reasonix_core.command.expander import PromptExpander
+
+    commands, problems = load_custom_commands(runtime.workspace, runtime.home)
+    mcp = runtime.mcp
+    return PromptExpander(
+        runtime.workspace,
+        commands=commands,
+        problems=problems,
+        skills=runtime.skills,
+        mcp_prompt=mcp.render_prompt if mcp is not None else None,
+        mcp_resources=mcp.expand_resource_references if mcp is not None else None,
+        protected=runtime.policy.forbid_read,
+        denied=functools.partial(runtime.policy.read_denied, "read_file"),
+    )
 
 
 def _printable(text: str) -> str:
@@ -143,34 +193,53 @@ async def run_headless(
     session_id = ""
     finished: ev.TurnFinished | None = None
 
+    shape: ClaudeShape | None = None
+
+    def write(line: dict[str, Any]) -> None:
+        out.write(dumps_utf8(line, default=_json_default) + "\n")
+
     def emit(event: ev.Event) -> None:
         sink.record(event)
+        if shape is not None:
+            shape.observe(event)
         if render is not None:
             render(event)
-        elif options.output_format == "stream-json":
-            out.write(dumps_utf8(event.to_json(), default=_json_default) + "\n")
+        elif options.output_format == "stream-json" and shape is not None:
+            for line in shape.lines(event):
+                write(line)
             out.flush()
 
-    refused: SkillError | None = None
+    refused: ReasonixError | None = None
+    # MCP servers start once the first request has been built (or at their first use).
+    settings = dataclasses.replace(options.settings, mcp_deferred=True)
     async with open_runtime(
-        options.settings, approver=FailClosedApprover(), overrides=options.overrides
+        settings, approver=FailClosedApprover(), overrides=options.overrides
     ) as runtime:
         resume_collection()  # start-up is over (reasonix_core.startup_heap)
         agent = runtime.agent
         session_id = agent.session_id
+        shape = ClaudeShape(session_id=session_id, model=agent.model)
+        if options.output_format == "stream-json":
+            write(_init_line(shape, runtime, options))
+            out.flush()
         for text in runtime.skills.notices():
             emit(ev.Notice(level="warning", text=text))
         try:
-            # ``/<skill> args`` runs the skill: its body becomes the prompt.
-            prompt = expand_skill_command(options.prompt, runtime.skills) or options.prompt
-        except SkillError as exc:
+            # `/command args` (a custom command, a skill, an MCP prompt), @path and
+            # @server:uri exactly as the TUI expands them.
+            expanded = await _expand(runtime, options.prompt)
+        except (CommandError, SkillError) as exc:
             # A usage error before anything is sent, raised once the runtime is
             # closed (its task groups would wrap it in an exception group).
             refused = exc
         else:
+            for text in expanded.notices:
+                emit(ev.Notice(level="warning", text=text))
             try:
-                async with aclosing(agent.run(prompt)) as agent_events:
+                async with aclosing(agent.run(expanded.text)) as agent_events:
                     async for event in _with_mcp_notices(runtime.mcp, agent_events):
+                        if isinstance(event, ev.StepStarted) and runtime.mcp is not None:
+                            runtime.mcp.start_now()
                         emit(event)
                         if isinstance(event, ev.TurnFinished):
                             finished = event
@@ -198,9 +267,14 @@ async def run_headless(
     else:
         outcome = "error" if error is not None else "incomplete"
     metrics = sink.finish(outcome)
+    if ok:
+        subtype = "success"
+    else:
+        subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
+    # Claude Code's result fields (docs/CLI.md), then Reasonix's own.
     result = {
         "type": "result",
-        "subtype": "success" if ok else ("error_max_steps" if outcome == "max_steps" else "error"),
+        "subtype": subtype,
         "is_error": not ok,
         "result": final_text
         if ok
@@ -209,20 +283,42 @@ async def run_headless(
         "num_turns": metrics.steps,
         "stop_reason": finished.stop_reason if finished else None,
         "duration_ms": int((time.monotonic() - started) * 1000),
+        "duration_api_ms": shape.duration_api_ms if shape is not None else 0,
         "usage": {
-            "input_tokens": metrics.prompt_tokens,
-            "output_tokens": metrics.completion_tokens,
+            # Uncached input only, as Claude Code counts it: a consumer adding
+            # cache_read_input_tokens gets the whole prompt.
+            "input_tokens": metrics.cache_miss_tokens,
+            "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": metrics.cache_hit_tokens,
+            "output_tokens": metrics.completion_tokens,
             "cache_miss_input_tokens": metrics.cache_miss_tokens,
         },
+        "total_cost_usd": round(metrics.cost, 10) if metrics.currency == "USD" else None,
+        "permission_denials": shape.permission_denials if shape is not None else [],
         "total_cost": round(metrics.cost, 10),
         "currency": metrics.currency,
+        "schema_version": SCHEMA_VERSION,
         "metrics": metrics.to_json(),
     }
     if options.output_format in ("json", "stream-json"):
         out.write(dumps_utf8(result) + "\n")
         out.flush()
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+def _init_line(shape: ClaudeShape, runtime: Runtime, options: HeadlessOptions) -> dict[str, Any]:
+    from reasonix_core import __version__
+
+    mcp = runtime.mcp
+    servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
+    preset = options.settings.permission_mode or runtime.config.permissions.preset
+    return shape.init_line(
+        cwd=str(runtime.workspace),
+        tools=runtime.agent.tools.names,
+        permission_preset=preset,
+        mcp_servers=servers,
+        version=__version__,
+    )
 
 
 def _json_default(value: Any) -> Any:

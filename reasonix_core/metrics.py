@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core import events as ev
+from reasonix_core.agent.prefix_change import PrefixChangeReason
 from reasonix_core.errors import EMPTY_RESPONSE_KIND
 from reasonix_core.fsutil import atomic_write_text
 
@@ -179,6 +180,11 @@ class MetricsSink:
                 m.empty_final_retries += 1
             else:
                 m.stream_retries += 1
+        elif (
+            isinstance(event, ev.PrefixChanged)
+            and event.reason == PrefixChangeReason.REASONING_REPLAY
+        ):
+            m.reasoning_replays += 1
         elif isinstance(event, ev.CacheBroken):
             m.cache_breaks.append(
                 CacheBreakRecord(

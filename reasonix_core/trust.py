@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core.errors import ConfigError
+from reasonix_core.project import file_label, project_folders
 
 __all__ = [
     "MCP_JSON",
@@ -183,29 +184,41 @@ def review_project(
     folder: Path,
     home: Path,
     *,
-    project_data: Any = _NOT_READ,
-    mcp_data: Any = _NOT_READ,
+    preread: Mapping[Path, Any] | None = None,
 ) -> ProjectReview:
-    """What ``folder``'s project files would change and whether that is trusted.
+    """What the project files seen from ``folder`` would change, and whether that
+    is trusted.
 
-    ``project_data`` / ``mcp_data``: the parsed files when the caller has read
-    them already (so the verdict is about exactly what it will apply); ``None``
-    means the file is absent or unreadable. A file that cannot be parsed declares
-    nothing here: the loaders report it and apply nothing from it.
+    The files are ``reasonix.toml`` and ``.mcp.json`` in every folder from the git
+    root down to ``folder`` (:func:`reasonix_core.project.project_folders`): an
+    ancestor's settings apply to a run from a subfolder, so they are part of what
+    the trust recorded for ``folder`` covers. A file in ``folder`` itself is named
+    as before (``reasonix.toml``), an ancestor's relative to it
+    (``../../reasonix.toml``).
+
+    ``preread``: parsed files by path when the caller has read them already (so
+    the verdict is about exactly what it will apply); a ``None`` value means the
+    file is absent or unreadable. A file that cannot be parsed declares nothing
+    here: the loaders report it and apply nothing from it.
     """
     folder = Path(os.path.realpath(folder))
-    if project_data is _NOT_READ:
-        project_data = _read_project_toml(folder / PROJECT_FILE)
-    if mcp_data is _NOT_READ:
-        mcp_data = _read_mcp_json(folder / MCP_JSON)
+    known = {_real_file(path): data for path, data in (preread or {}).items()}
     content: dict[str, Any] = {}
-    if isinstance(project_data, Mapping):
-        risky = risky_settings(project_data)
-        if risky:
-            content[PROJECT_FILE] = risky
-    servers = _mcp_json_servers(mcp_data)
-    if servers is not None:
-        content[MCP_JSON] = {"mcpServers": servers}
+    for place in project_folders(folder):
+        project_file, mcp_file = place / PROJECT_FILE, place / MCP_JSON
+        project_data = known.get(project_file, _NOT_READ)
+        if project_data is _NOT_READ:
+            project_data = _read_project_toml(project_file)
+        mcp_data = known.get(mcp_file, _NOT_READ)
+        if mcp_data is _NOT_READ:
+            mcp_data = _read_mcp_json(mcp_file)
+        if isinstance(project_data, Mapping):
+            risky = risky_settings(project_data)
+            if risky:
+                content[file_label(project_file, folder)] = risky
+        servers = _mcp_json_servers(mcp_data)
+        if servers is not None:
+            content[file_label(mcp_file, folder)] = {"mcpServers": servers}
     if not content:
         return ProjectReview(folder)
     try:
@@ -216,6 +229,11 @@ def review_project(
     shown = tuple(s for name, part in content.items() for s in _describe(name, part))
     trusted = _recorded_digests(home).get(str(folder)) == digest
     return ProjectReview(folder, shown, digest, trusted)
+
+
+def _real_file(path: Path) -> Path:
+    """``path`` with its folder resolved (the file itself may be a link)."""
+    return Path(os.path.realpath(path.parent)) / path.name
 
 
 def _canonical(value: Any) -> str:

@@ -32,7 +32,14 @@ from reasonix_core.events import (
     TurnStarted,
 )
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
-from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
+from reasonix_tui.services import (
+    BaseServices,
+    McpServerView,
+    RewindDone,
+    RewindPreview,
+    RewindTurn,
+    SessionSummary,
+)
 
 FROZEN_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -210,6 +217,10 @@ class ScriptedServices(BaseServices):
     preview: Any = None
     idle: Any = None
     previews: list[tuple[str, str]] = field(default_factory=list)
+    # /rewind: the turns shown, the previews by turn, and the rewinds asked for.
+    rewind_history: list[RewindTurn] = field(default_factory=list)
+    rewind_previews: dict[int, RewindPreview] = field(default_factory=dict)
+    rewinds: list[tuple[int, str]] = field(default_factory=list)
 
     def clock(self) -> datetime:
         return self.now
@@ -278,3 +289,13 @@ class ScriptedServices(BaseServices):
     async def compact(self, runner: Any) -> AsyncIterator[Event]:
         self.compactions += 1
         yield Notice(text="Nothing to compact yet.")
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        return list(self.rewind_history)
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        return self.rewind_previews.get(turn, RewindPreview(diff="", note="no file changes"))
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        self.rewinds.append((turn, scope))
+        return RewindDone(message=f"rewound {scope} to turn {turn}")

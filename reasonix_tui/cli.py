@@ -13,11 +13,30 @@ import functools
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from reasonix_core import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 VERSION = f"reasonix {__version__}"
+MAIN_EXAMPLES = """examples:
+  reasonix                                   open the terminal app here
+  reasonix run "Where is the retry policy configured?"
+  git diff | reasonix run "Review this diff for bugs"
+  reasonix -p "Summarise README.md" --json   Claude Code's spelling of run
+  reasonix -c                                continue the newest session in the app
+  reasonix trust                             apply this folder's project settings
+  eval "$(reasonix completion bash)"         shell completion
+"""
+RUN_EXAMPLES = """examples:
+  reasonix run "Where is the retry policy configured?"
+  git diff | reasonix run "Review this diff for bugs"
+  reasonix run --allowed-tools "Edit Bash(pytest:*)" "Fix the failing test"
+  reasonix run --output-format json --metrics run.json "Summarise README.md"
+  reasonix run --output-format stream-json "List the TODOs"
+  reasonix run "/review src/app.py"          a custom command (.reasonix/commands/review.md)
+  reasonix run -c "Now add a test for it"
+"""
 # Checked against what the selected provider accepts (its efforts()) once the
 # model is resolved, the same way as [agent] effort: no vocabulary of our own.
 EFFORT_HELP = (
@@ -25,12 +44,33 @@ EFFORT_HELP = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one error line: a bad flag of `reasonix run` says
+    `reasonix: error: ...`, not `reasonix run: error: ...`, after the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"reasonix: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from reasonix_core.checkpoint import SCOPES
+
+    parser = _Parser(
         prog="reasonix",
         description="A cache-first coding agent for the terminal.",
+        epilog=MAIN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=VERSION)
+    # Rewritten to `run` before parsing (see _print_as_run); listed here for --help.
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="print_prompt",
+        metavar="PROMPT",
+        help='Claude Code\'s spelling of `run`: reasonix -p "PROMPT" [run options]',
+    )
     parser.add_argument("--model", "-m", help="provider name, model id or provider/model")
     parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
@@ -54,13 +94,38 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-r", "--resume", dest="resume_id", metavar="ID", help="resume session ID")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run one prompt headless and exit")
-    run.add_argument("prompt", nargs="?", help="the prompt (read from stdin when omitted)")
+    run = sub.add_parser(
+        "run",
+        help="run one prompt headless and exit",
+        description="Run one prompt to the end without the TUI, print the answer, and exit "
+        "(0 done, 1 the run failed, 2 usage or configuration error).",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        help="the prompt; read from standard input when omitted; piped input beside a "
+        "prompt is appended to it (fenced, at most 1 MiB); /command and @path expand",
+    )
     run.add_argument(
         "--model", "-m", dest="run_model", help="provider name, model id or provider/model"
     )
     run.add_argument("--effort", dest="run_effort", metavar="LEVEL", help=EFFORT_HELP)
-    run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    run.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="text (the answer as it streams), json (one result object at the end) or "
+        "stream-json (Claude Code's line format, then the result)",
+    )
+    run.add_argument(
+        "--json",
+        dest="output_format",
+        action="store_const",
+        const="json",
+        help="the same as --output-format json",
+    )
     run.add_argument("--metrics", type=Path, metavar="PATH", help="write RunMetrics JSON to PATH")
     run.add_argument(
         "--permission-mode",
@@ -75,7 +140,36 @@ def _parser() -> argparse.ArgumentParser:
         metavar="RULES",
         help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"',
     )
-    run.add_argument("--max-steps", type=int, metavar="N", help="stop after N model requests")
+    run.add_argument(
+        "--max-steps",
+        "--max-turns",
+        dest="max_steps",
+        type=int,
+        metavar="N",
+        help="stop after N model requests (--max-turns: Claude Code's name)",
+    )
+    run.add_argument(
+        "--append-system-prompt",
+        default="",
+        metavar="TEXT",
+        help="add TEXT to the system prompt of a new session (after [agent] "
+        "system_prompt_extra); a continued session keeps its own",
+    )
+    run.add_argument(
+        "--mcp-config",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="load MCP servers from FILE (.mcp.json format; repeatable; above the "
+        "config files, no trust needed)",
+    )
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="PATH",
+        help="work in PATH instead of the current directory (discovery, write scope)",
+    )
     run.add_argument(
         "--add-dir",
         dest="run_add_dir",
@@ -112,7 +206,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("tool", help="tool name, e.g. bash or edit_file")
     check.add_argument("arg", nargs="?", default="", help="command (bash) or path (file tools)")
     check.add_argument(
-        "--permission-mode", dest="check_permission_mode", choices=("ask", "auto", "yolo")
+        "--permission-mode",
+        dest="check_permission_mode",
+        choices=("ask", "auto", "yolo"),
+        help="the preset to check under (default from config)",
     )
 
     mcp = sub.add_parser("mcp", help="inspect the configured MCP servers")
@@ -151,8 +248,16 @@ def _parser() -> argparse.ArgumentParser:
     ):
         one = subagent_sub.add_parser(action, help=what)
         one.add_argument("prompt", help="the subagent's whole task")
-        one.add_argument("--profile", "-p", dest="subagent_profile", metavar="NAME")
-        one.add_argument("--model", "-m", dest="subagent_model", metavar="MODEL")
+        one.add_argument(
+            "--profile",
+            "-p",
+            dest="subagent_profile",
+            metavar="NAME",
+            help="the subagent profile (see reasonix subagent list)",
+        )
+        one.add_argument(
+            "--model", "-m", dest="subagent_model", metavar="MODEL", help="the subagent's model"
+        )
         one.add_argument("--effort", dest="subagent_effort", metavar="LEVEL", help=EFFORT_HELP)
         if action == "run":
             one.add_argument(
@@ -167,6 +272,15 @@ def _parser() -> argparse.ArgumentParser:
                 help="claim PATH for writing (repeatable; default: the whole workspace)",
             )
 
+    completion = sub.add_parser(
+        "completion", help="print a shell completion script (bash, zsh or fish)"
+    )
+    completion.add_argument(
+        "shell",
+        choices=("bash", "zsh", "fish"),
+        help='the shell; e.g. eval "$(reasonix completion bash)" in ~/.bashrc',
+    )
+
     compact = sub.add_parser("compact", help="compact a session's context now")
     compact.add_argument(
         "-r",
@@ -175,6 +289,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="the session to compact (default: the newest of this workspace)",
     )
+    rewind = sub.add_parser(
+        "rewind", help="list a session's turns, or rewind its code and/or chat to a turn"
+    )
+    rewind.add_argument("turn", nargs="?", type=int, metavar="TURN", help="the turn to rewind to")
+    rewind.add_argument("--list", dest="rewind_list", action="store_true", help="list the turns")
+    rewind.add_argument(
+        "--scope",
+        choices=SCOPES,
+        default="both",
+        help="code: the files; chat: the conversation; both (default)",
+    )
+    rewind.add_argument(
+        "-c", "--continue", dest="rewind_continue", action="store_true",
+        help="the newest session of this workspace (the default)",
+    )  # fmt: skip
+    rewind.add_argument("-r", "--resume", dest="rewind_resume", metavar="ID", help="session ID")
+    rewind.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")  # fmt: skip
+    rewind.add_argument(
+        "--force", action="store_true", help="overwrite files changed outside Reasonix since"
+    )
+    rewind.add_argument("--json", dest="rewind_json", action="store_true", help="one JSON object")
 
     cache = sub.add_parser(
         "cache", help="a session's prompt-cache account: hits, breaks and what they cost"
@@ -252,17 +387,26 @@ def _start_run(args: argparse.Namespace) -> int:
     import anyio
 
     from reasonix_core.agent.builder import RunSettings
+    from reasonix_core.command.piped import PIPED_INPUT_CAP, cap_words, with_piped_input
     from reasonix_core.headless import HeadlessOptions, run_headless
 
     prompt = args.prompt
-    if prompt is None:
-        if sys.stdin is None or sys.stdin.isatty():
-            return _fail("no prompt: pass it as an argument or on standard input")
-        prompt = _read_stdin()
-        if prompt is None:
-            return _fail("standard input is not valid UTF-8")
-    elif not _utf8(prompt):
+    if prompt is not None and not _utf8(prompt):
         return _fail("the prompt is not valid UTF-8")
+    if prompt is None and (sys.stdin is None or sys.stdin.isatty()):
+        return _fail("no prompt: pass it as an argument or on standard input")
+    data = _read_stdin(PIPED_INPUT_CAP) if prompt is None or _stdin_is_piped() else b""
+    if len(data) > PIPED_INPUT_CAP:
+        return _fail(
+            f"standard input is larger than {cap_words()}; pass a smaller part, "
+            "or name the file in the prompt as @path"
+        )
+    try:
+        piped = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _fail("standard input is not valid UTF-8")
+    # `git diff | reasonix run "Review this diff"`: the diff follows the prompt, fenced.
+    prompt = piped if prompt is None else with_piped_input(prompt, piped)
     if not prompt.strip():
         return _fail("the prompt is empty")
     if args.max_steps is not None and args.max_steps < 1:
@@ -273,24 +417,37 @@ def _start_run(args: argparse.Namespace) -> int:
     mode = args.run_permission_mode or args.permission_mode
     if args.auto:
         mode = "auto"
+    workspace = Path.cwd()
+    if args.workspace is not None:
+        workspace = args.workspace.expanduser().absolute()
+        if not workspace.is_dir():
+            return _fail(f"--workspace {args.workspace}: not a directory")
+    for path in args.mcp_config:
+        if not path.is_file():
+            return _fail(f"--mcp-config {path}: no such file")
     if not args.trust_project:
-        refusal = _untrusted_project()
+        refusal = _untrusted_project(workspace)
         if refusal is not None:
             return _fail(refusal)
     add_dirs = _add_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
     if isinstance(add_dirs, str):
         return _fail(add_dirs)
+    resume = args.run_resume or args.resume_id
+    if resume and "@" in resume:
+        resume = _fork(resume)  # -r ID@TURN: run in a new session forked from the turn
     settings = RunSettings(
-        workspace=Path.cwd(),
+        workspace=workspace,
         model=args.run_model or args.model,
         effort=args.run_effort or args.effort,
         permission_mode=mode,
         allowed_tools=_split_rules(args.allowed_tools),
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
-        resume_id=args.run_resume or args.resume_id,
+        resume_id=resume,
         trust_project=args.trust_project,
         add_dirs=add_dirs,
+        append_system_prompt=args.append_system_prompt,
+        mcp_config=[p.expanduser().absolute() for p in args.mcp_config],
     )
     options = HeadlessOptions(
         prompt=prompt,
@@ -302,14 +459,14 @@ def _start_run(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
-def _untrusted_project() -> str | None:
-    """Why a headless run must not start here, or None. Checked before anything
-    is built: an untrusted folder's settings could send the key elsewhere or
-    start commands, and nobody is here to be asked."""
+def _untrusted_project(workspace: Path | None = None) -> str | None:
+    """Why a headless run must not start in ``workspace`` (default: here), or None.
+    Checked before anything is built: an untrusted folder's settings could send
+    the key elsewhere or start commands, and nobody is here to be asked."""
     from reasonix_core.home import reasonix_home
     from reasonix_core.trust import review_project
 
-    review = review_project(Path.cwd(), reasonix_home())
+    review = review_project(workspace or Path.cwd(), reasonix_home())
     if not review.needs_trust:
         return None
     return (
@@ -339,16 +496,26 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def _read_stdin() -> str | None:
-    """The prompt from standard input, or None when it is not UTF-8."""
+def _stdin_is_piped() -> bool:
+    """Standard input is a pipe or a file (``git diff |``, ``< notes.md``). A
+    terminal, ``/dev/null``, a closed or a replaced stream carry nothing to append."""
+    import stat
+
+    if sys.stdin is None or not hasattr(sys.stdin, "fileno"):
+        return False
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _read_stdin(cap: int) -> bytes:
+    """Standard input, at most one byte over ``cap`` (the caller refuses beyond it)."""
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:  # a text stream put in place by an embedder or a test
-        text = sys.stdin.read()
-        return text if _utf8(text) else None
-    try:
-        return buffer.read().decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return sys.stdin.read(cap + 1).encode("utf-8", "surrogatepass")
+    return buffer.read(cap + 1)
 
 
 def _split_rules(text: str) -> list[str]:
@@ -565,6 +732,71 @@ def _compact(args: argparse.Namespace) -> int:
     return EXIT_OK if anyio.run(go) else EXIT_FAILED
 
 
+def _rewind(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.checkpoint.report import (
+        format_outcome,
+        format_turns,
+        outcome_json,
+        turns_json,
+    )
+    from reasonix_core.checkpoint.rewind import rewind, summarize_turns
+    from reasonix_core.errors import CheckpointError, RewindConflict
+    from reasonix_core.home import reasonix_home
+
+    if args.rewind_list == (args.turn is not None):
+        return _fail("rewind: give either --list or a TURN number")
+    if args.rewind_continue and args.rewind_resume:
+        return _fail("rewind: -c and -r cannot be combined")
+    loaded = open_session(
+        reasonix_home() / "sessions", Path.cwd(), args.rewind_resume or args.resume_id
+    )
+    # The folder the session's checkpoints were taken in (-r may name a session of
+    # another workspace, and [sandbox] workspace_root may differ from here).
+    workspace = Path(loaded.header.workspace or Path.cwd()).resolve()
+    if args.rewind_list:
+        turns = summarize_turns(loaded.store.path, workspace)
+        text = _json_line(turns_json(turns)) if args.rewind_json else format_turns(turns)
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        outcome = rewind(
+            loaded.store, workspace, args.turn, args.scope, lambda: datetime.now(UTC),
+            dry_run=args.dry_run, force=args.force,
+        )  # fmt: skip
+    except (RewindConflict, CheckpointError) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    finally:
+        loaded.store.close()
+    sys.stdout.write(_json_line(outcome_json(outcome)) if args.rewind_json else format_outcome(outcome))  # fmt: skip
+    return EXIT_OK
+
+
+def _json_line(data: object) -> str:
+    import json
+
+    return json.dumps(data, ensure_ascii=False) + "\n"
+
+
+def _fork(text: str) -> str:
+    """``-r ID@TURN``: fork session ID before TURN; the new session's id."""
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.checkpoint.rewind import fork, parse_fork
+    from reasonix_core.home import reasonix_home
+
+    parsed = parse_fork(text)
+    assert parsed is not None
+    workspace = Path.cwd().resolve()
+    loaded = open_session(reasonix_home() / "sessions", workspace, parsed[0])
+    forked = fork(reasonix_home() / "sessions", workspace, loaded, parsed[1], datetime.now(UTC))
+    forked.close()
+    return forked.id
+
+
 def _subagent(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
 
@@ -707,6 +939,32 @@ def _home_inside_project() -> str | None:
     return None
 
 
+def _print_as_run(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``reasonix [global options] -p PROMPT [run options]`` (Claude Code's habit) as
+    ``reasonix [global options] run PROMPT [run options]``."""
+    commands = {
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
+    for index, token in enumerate(argv):
+        if token in commands or token == "--":
+            break
+        if token in ("-p", "--print"):
+            return [*argv[:index], "run", *argv[index + 1 :]]
+        if token.startswith("--print="):
+            return [*argv[:index], "run", token.partition("=")[2], *argv[index + 1 :]]
+    return argv
+
+
+def _completion(args: argparse.Namespace) -> int:
+    from reasonix_tui.shell_completion import completion_script
+
+    sys.stdout.write(completion_script(args.shell, _parser()))
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
         # What argparse's version action prints, without building the parser and
@@ -716,7 +974,7 @@ def main(argv: list[str] | None = None) -> int:
     from reasonix_core.errors import ReasonixError
 
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_print_as_run(sys.argv[1:] if argv is None else argv, parser))
     try:
         os.getcwd()
     except FileNotFoundError:
@@ -754,6 +1012,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cache(args)
         if args.command == "trust":
             return _trust(args)
+        if args.command == "completion":
+            return _completion(args)
+        if args.command == "rewind":
+            return _rewind(args)
         if args.command == "bench":
             if args.bench_command not in ("run", "report"):
                 parser.parse_args(["bench", "--help"])

@@ -44,6 +44,7 @@ BUILTINS: tuple[SlashCommand, ...] = (
     SlashCommand(name="model", description="Pick the model"),
     SlashCommand(name="mcp", description="MCP server status"),
     SlashCommand(name="resume", description="Resume a saved session"),
+    SlashCommand(name="rewind", description="Put code and/or conversation back to a turn"),
     SlashCommand(name="status", description="Model, effort, mode, usage and cost"),
     SlashCommand(name="cache", description="Prompt cache: hits, breaks and what they cost"),
     SlashCommand(name="quit", description="Leave Reasonix", aliases=("exit",)),

@@ -318,6 +318,9 @@ class DeferredServices(BaseServices):
     mcp_status = _Blocking()
     reconnect_mcp = _Blocking()
     mention_refused = _Blocking()
+    rewind_turns = _Blocking()
+    rewind_preview = _Blocking()
+    rewind = _Blocking()
 
     serve = _AfterReady()
     render_mcp_prompt = _AfterReady()

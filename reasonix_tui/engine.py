@@ -42,7 +42,15 @@ from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.permission.approver import Approver
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
 from reasonix_core.skills import load_catalog
-from reasonix_tui.services import BaseServices, McpServerView, SessionSummary
+from reasonix_tui import rewind_service
+from reasonix_tui.services import (
+    BaseServices,
+    McpServerView,
+    RewindDone,
+    RewindPreview,
+    RewindTurn,
+    SessionSummary,
+)
 
 log = logging.getLogger(__name__)
 
@@ -326,6 +334,27 @@ class EngineServices(BaseServices):
 
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)
+
+    # /rewind: the active session's checkpoints (reasonix_tui/rewind_service.py).
+
+    def _active_runtime(self) -> Runtime | None:
+        return self._active.runtime if self._active is not None else None
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        runtime = self._active_runtime()
+        return rewind_service.turns(runtime) if runtime is not None else []
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        runtime = self._active_runtime()
+        if runtime is None:
+            return RewindPreview(diff="", note="no turn has run in this session yet")
+        return rewind_service.code_preview(runtime, turn)
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        runtime = self._active_runtime()
+        if runtime is None:
+            raise ValueError("no turn has run in this session yet")
+        return rewind_service.apply(runtime, turn, scope, force)
 
     # The prompt cache: the session's account, and what an action would re-bill.
 

@@ -53,6 +53,33 @@ class McpServerView:
     error_class: str = ""  # e.g. "TimeoutError"; never the raw message
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewindTurn:
+    """One turn as shown by the ``/rewind`` picker."""
+
+    number: int
+    head: str  # the prompt's first line
+    time: str = ""
+    files: tuple[str, ...] = ()  # "M a.txt +1 -1" lines
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewindPreview:
+    """What rewinding the code to a turn would do: a unified diff and the files
+    changed outside Reasonix since the last checkpoint (they stop the rewind)."""
+
+    diff: str
+    conflicts: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewindDone:
+    message: str
+    # The session to continue in (after a chat rewind or a fork), else None.
+    resume_id: str | None = None
+
+
 class AppServices(Protocol):
     """Dependencies of the TUI. Every member is cheap unless said otherwise.
 
@@ -177,6 +204,20 @@ class AppServices(Protocol):
         """Fold the runner's history now; events go through the turn dispatcher."""
         ...
 
+    def rewind_turns(self) -> list[RewindTurn]:
+        """Optional. The active session's turns with their file changes (``/rewind``);
+        ``ValueError`` with the reason when the checkpoints cannot be read."""
+        ...
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        """Optional. What a code rewind to the start of ``turn`` would change."""
+        ...
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        """Optional. Rewind the active session: ``scope`` is code, chat, both or fork.
+        Raises ``ValueError`` with the reason when it cannot (a conflict, no store)."""
+        ...
+
     def cache_report(self, runner: Runner) -> CacheReport | None:
         """Optional. The runner's session's cache account for ``/cache`` (None: no
         session yet)."""
@@ -221,6 +262,15 @@ class BaseServices(AppServices):
 
     def mention_refused(self, path: str) -> bool:
         return False
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        return []
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        return RewindPreview(diff="", note="checkpoints are not available")
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        raise ValueError("checkpoints are not available in this session")
 
     def cache_report(self, runner: Runner) -> CacheReport | None:
         return None

@@ -120,6 +120,8 @@ def reasonix(
         cwd=workspace,
         env=child_env,
         input=stdin,
+        # Not the test runner's own standard input: a piped one would be appended.
+        stdin=subprocess.DEVNULL if stdin is None else None,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -67,10 +67,12 @@ def _copy_source(dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.slow
-def test_the_wheel_contains_no_test_code(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from a clean copy of the tree (once for the module)."""
     if importlib.util.find_spec("setuptools.build_meta") is None:
         pytest.fail("setuptools (the build backend) is missing: install the `test` extra")
+    tmp_path = tmp_path_factory.mktemp("build")
     source = _copy_source(tmp_path / "src")
     out = tmp_path / "wheel"
     build = subprocess.run(
@@ -92,7 +94,12 @@ def test_the_wheel_contains_no_test_code(tmp_path: Path) -> None:
         timeout=300,
     )
     assert build.returncode == 0, build.stdout + build.stderr
-    (wheel,) = out.glob("reasonix-*.whl")
+    (built,) = out.glob("reasonix-*.whl")
+    return built
+
+
+@pytest.mark.slow
+def test_the_wheel_contains_no_test_code(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     shipped = [n for n in names if ".dist-info/" not in n]
@@ -101,3 +108,58 @@ def test_the_wheel_contains_no_test_code(tmp_path: Path) -> None:
     # The product is really in there (not an empty wheel that passes vacuously).
     assert "reasonix_core/agent/loop.py" in names
     assert "reasonix_tui/cli.py" in names
+
+
+@pytest.mark.slow
+def test_the_wheel_declares_an_spdx_license_and_ships_the_license_file(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode()
+    assert "License-Expression: MIT" in text.splitlines()
+    assert not [line for line in text.splitlines() if line.startswith("License: ")]
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+
+
+def test_pyproject_bounds_its_build_backend() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (backend,) = config["build-system"]["requires"]
+    assert backend.startswith("setuptools>=77") and "<" in backend
+    assert config["project"]["license"] == "MIT"
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_in_a_clean_venv_and_runs(wheel: Path, tmp_path: Path) -> None:
+    """pip in a fresh virtualenv (uv is not part of the test environment), offline:
+    without its dependencies, which `--version` does not need, so nothing is fetched."""
+    venv = tmp_path / "clean"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
+    install = subprocess.run(
+        [
+            str(bin_dir / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    from reasonix_core import __version__
+
+    shown = subprocess.run(
+        [str(bin_dir / "reasonix"), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == f"reasonix {__version__}"

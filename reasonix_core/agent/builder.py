@@ -29,6 +29,7 @@ from reasonix_core.agent.session import (
     open_session,
     read_request_records,
 )
+from reasonix_core.checkpoint.timeline import ends_with_branch
 from reasonix_core.config import (
     Config,
     ResolvedModel,
@@ -44,6 +45,7 @@ from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
+from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.skills import SkillCatalog, load_catalog
@@ -85,11 +87,19 @@ class RunSettings:
     home: Path | None = None
     # --add-dir: extra folders read-family tools reach without asking (reads only).
     add_dirs: list[Path] = field(default_factory=list)
-    # Wait for MCP servers (each bounded by its start-up timeout) before the
-    # first request. None: wait when nobody can answer approvals (headless).
-    mcp_wait: bool | None = None
+    # Wait for MCP servers (each bounded by its start-up timeout) before the first
+    # request. No surface does: the prefix never depends on them (use_capability),
+    # a call to a server waits for it, so the first request leaves at once.
+    mcp_wait: bool = False
     # Apply the project's risky settings without recorded trust (--trust-project).
     trust_project: bool = False
+    # --append-system-prompt: after [agent] system_prompt_extra, in a new session's prompt.
+    append_system_prompt: str = ""
+    # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
+    mcp_config: list[Path] = field(default_factory=list)
+    # Start the servers only at Runtime.mcp.start_now() (or their first use):
+    # `reasonix run` lets its first request leave before they compete for the CPU.
+    mcp_deferred: bool = False
 
 
 @dataclass(kw_only=True)
@@ -269,7 +279,14 @@ async def open_runtime(
     policy = build_policy(config, settings, workspace, home)
     mcp = mcp_host
     if mcp is None:
-        mcp = _mcp_host(config, workspace, home, trust_project=settings.trust_project)
+        mcp = _mcp_host(
+            config,
+            workspace,
+            home,
+            trust_project=settings.trust_project,
+            extra_files=settings.mcp_config,
+            deferred=settings.mcp_deferred,
+        )
     if skills is None:
         skills = load_catalog(workspace, home)
     registry = ToolRegistry([*_builtins(config, skills), *_mcp_tools(mcp)])
@@ -327,7 +344,11 @@ async def open_runtime(
             system_prompt = build_system_prompt(
                 workspace,
                 home,
-                extra=config.agent.system_prompt_extra,
+                extra="\n\n".join(
+                    part.strip()
+                    for part in (config.agent.system_prompt_extra, settings.append_system_prompt)
+                    if part.strip()
+                ),
                 protected=policy.forbid_read,
                 denied=functools.partial(policy.read_denied, "read_file"),
                 skills_index=skills.index.text if "run_skill" in registry else "",
@@ -369,7 +390,11 @@ async def open_runtime(
             config, home, workspace, resolved, provider, effort, sandbox, context, store.id,
             gate, mcp, clock, skills,
         )  # fmt: skip
+        if config.checkpoints.enabled:
+            agent.checkpoints = _checkpointer(store, workspace, clock, config)
         if loaded_session is not None:
+            if ends_with_branch(store.path):
+                agent.note_rewound()
             # A restart restores the existing checkpoint only (never re-plans it).
             context_manager.restore(store.read_checkpoint(), agent.messages)
             header = loaded_session.header
@@ -380,11 +405,7 @@ async def open_runtime(
                 last_used[0].split("/", 1)[-1],
                 last_used[1],
             )
-        mcp_wait = settings.mcp_wait
-        if mcp_wait is None:
-            mcp_wait = not getattr(approver, "interactive", False)
-        if mcp is not None and mcp_wait:
-            # Headless: a script can rely on the servers' tools from the first request.
+        if mcp is not None and settings.mcp_wait:
             await mcp.wait_ready()
         yield Runtime(
             agent=agent,
@@ -477,17 +498,45 @@ def _context_suffix(
     return suffix
 
 
-def _mcp_host(config: Config, workspace: Path, home: Path, *, trust_project: bool) -> Any:
+def _checkpointer(
+    store: SessionStore, workspace: Path, clock: Callable[[], datetime], config: Config
+) -> Any:
+    from reasonix_core.checkpoint.recorder import Checkpointer
+
+    return Checkpointer.open(store, workspace, clock, config.checkpoints.max_store_mb)
+
+
+def _mcp_host(
+    config: Config,
+    workspace: Path,
+    home: Path,
+    *,
+    trust_project: bool,
+    extra_files: list[Path] | None = None,
+    deferred: bool = False,
+) -> Any:
     """An (unentered) MCP host, or None when no server is declared."""
-    if config.mcp is None and not (workspace / MCP_JSON).exists():
+    if (
+        not extra_files
+        and config.mcp is None
+        and not any((folder / MCP_JSON).exists() for folder in project_folders(workspace))
+    ):
         # Nothing can declare a server: no [mcp] applies (config.mcp holds the user
-        # file's and, once the folder is trusted, reasonix.toml's; an untrusted one's
-        # is withheld, and the host would leave it out too) and there is no
-        # .mcp.json. Skips importing the MCP package (~10 ms).
+        # file's and, once the folder is trusted, the project files'; an untrusted
+        # one's is withheld, and the host would leave it out too), no --mcp-config
+        # file and no .mcp.json in any project folder. Skips importing the MCP
+        # package (~10 ms).
         return None
     from reasonix_core.mcp import make_host
 
-    host = make_host(config, workspace, home, trust_project=trust_project)
+    host = make_host(
+        config,
+        workspace,
+        home,
+        trust_project=trust_project,
+        extra_files=extra_files or (),
+        deferred=deferred,
+    )
     return host if host.configured else None
 
 

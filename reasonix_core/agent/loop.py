@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -54,15 +54,18 @@ from reasonix_core.agent.transcript import (
     reminder,
     repair_messages,
 )
-from reasonix_core.errors import ProviderError, ToolArgumentError
+from reasonix_core.errors import ProviderError, ReasoningReplayRequired, ToolArgumentError
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 from reasonix_core.tool.preview import preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
+
+if TYPE_CHECKING:
+    from reasonix_core.checkpoint.recorder import Checkpointer
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +128,8 @@ class Agent:
         # (first_turn, raw user prompt) -> volatile text appended to the user turn.
         context_suffix: Callable[[bool, str], str] | None = None,
         context: ContextManager,
+        # Snapshots before writing tools and at turn end (docs/REWIND.md).
+        checkpoints: Checkpointer | None = None,
     ) -> None:
         self.provider = provider
         self._model = model
@@ -159,6 +164,9 @@ class Agent:
         self._repeat_key: tuple[str, str] | None = None
         self._repeat_count = 0
         self.turns = 0
+        self.checkpoints = checkpoints
+        # A named prefix change owed to the next request (a chat rewind).
+        self._pending_prefix_reason: PrefixChangeReason | None = None
 
     # -- Runner protocol --------------------------------------------------
 
@@ -218,6 +226,9 @@ class Agent:
     def _prefix_change(self) -> PrefixChangeReason | None:
         key = self._prefix_key()
         previous, self._last_prefix = self._last_prefix, key
+        if self._pending_prefix_reason is not None:
+            reason, self._pending_prefix_reason = self._pending_prefix_reason, None
+            return reason
         if previous is None or previous == key:
             return None
         return next(
@@ -228,6 +239,11 @@ class Agent:
         """For a continued session: what the previous run's prefix was."""
         self._last_prefix = (self.messages[0].content or "", tools_fingerprint, model, effort)
 
+    def note_rewound(self) -> None:
+        """The conversation was rewound: the next request extends an earlier
+        request, not the last one sent, and says why (``PrefixChanged("rewind")``)."""
+        self._pending_prefix_reason = PrefixChangeReason.REWIND
+
     # -- the turn ---------------------------------------------------------
 
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
@@ -235,6 +251,15 @@ class Agent:
         and take the next step. Every phase says in ``step.over`` whether the
         turn ended (it then yielded TurnFinished or TurnFailed)."""
         yield self._begin_turn(prompt)
+        try:
+            async with aclosing(self._steps()) as events:
+                async for event in events:
+                    yield event
+        finally:
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_end(self._turn_number())
+
+    async def _steps(self) -> AsyncIterator[ev.Event]:
         phases = (self._prepare, self._request_with_retry, self._commit_answer)
         for number in itertools.count(1):
             step = _Step(number=number)
@@ -247,6 +272,10 @@ class Agent:
             async with aclosing(self._run_tools(step.calls)) as events:
                 async for event in events:
                     yield event
+
+    def _turn_number(self) -> int:
+        """The running turn: its user message's rank in the conversation."""
+        return sum(1 for m in self.messages if m.role == "user")
 
     async def compact(self) -> AsyncIterator[ev.Event]:
         """Manual compaction (``/compact``, ``reasonix compact``): prune and fold
@@ -275,6 +304,8 @@ class Agent:
             if suffix:
                 text = f"{prompt}\n\n{suffix}"
         self._append(Message(role="user", content=text))
+        if self.checkpoints is not None:
+            self.checkpoints.turn_started(self._turn_number())
         self.turns += 1
         self.context.begin_turn()
         return self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
@@ -310,7 +341,7 @@ class Agent:
     async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The frozen request through ModelCall's retry path; a provider overflow
         gets one rescue (a summary or a truncation) and one rebuilt request."""
-        rescued = False
+        rescued = replayed = False
         while True:
             assert step.prepared is not None
             purpose = Purpose(source=self.options.source)
@@ -334,6 +365,20 @@ class Agent:
             error = step.reply.error
             if error is None:
                 return
+            if isinstance(error, ReasoningReplayRequired) and not replayed:
+                # A DeepSeek model behind a host not known as DeepSeek: the provider
+                # now replays reasoning_content for it; rebuild and send once more.
+                replayed = True
+                yield self._events(
+                    ev.Notice,
+                    level="warning",
+                    text=f"{self._model} asked for its reasoning to be sent back "
+                    "(DeepSeek's protocol): retrying with it; set reasoning_protocol = "
+                    '"deepseek" for this provider to skip this',
+                )
+                yield self._events(ev.PrefixChanged, reason=PrefixChangeReason.REASONING_REPLAY)
+                step.prepared, step.prefix = self._freeze_request()
+                continue
             if rescued or not is_context_overflow(error):
                 yield self._failed(error, step)
                 step.over = True
@@ -704,5 +749,9 @@ class Agent:
             )
             if not auth.allowed:
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")
+        if self.checkpoints is not None and tool.family != ToolFamily.READ:
+            # Anything but a file read may change files (an MCP tool too, whatever
+            # it declares): the workspace as it was before the call.
+            await self.checkpoints.before_tool(self._turn_number(), call.name, args)
         state.started = True
         return await self.tools.call(call.name, call.arguments, self.tool_context)

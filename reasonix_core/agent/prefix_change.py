@@ -23,6 +23,9 @@ class PrefixChangeReason(StrEnum):
     COMPACT_MANUAL = "compact_manual"  # /compact, ``reasonix compact``
     TRUNCATE = "truncate"  # a lossy cut at the hard limit
     REWIND = "rewind"  # the conversation was rewound to an earlier message
+    # A DeepSeek model behind a host not known as DeepSeek answered 400 for missing
+    # reasoning_content: the retry sends earlier assistant turns with it.
+    REASONING_REPLAY = "reasoning_replay"
     # Not an event's reason: the ledger's verdict on a break no event named.
     UNEXPLAINED = "unexplained"
 

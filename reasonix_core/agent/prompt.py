@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
+from reasonix_core.project import file_label, project_folders
+
 INSTRUCTION_FILES = ("REASONIX.md", "AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTION_BYTES = 64 * 1024
 
@@ -38,25 +40,37 @@ def load_instructions(
     protected: Iterable[Path | str] = (),
     denied: Callable[[str], bool] | None = None,
 ) -> list[tuple[str, str]]:
-    """(label, text) for each standing-instruction file found, user-level first.
+    """(label, text) for each standing-instruction file found, user-level first,
+    then the project's from the git root down to ``workspace``
+    (:func:`reasonix_core.project.project_folders`), each labelled relative to
+    the root. A file reached twice (``CLAUDE.md -> AGENTS.md``) is included once.
 
-    ``protected``: the run's ``forbid_read`` paths. A workspace file that links
+    ``protected``: the run's ``forbid_read`` paths. A project file that links
     into one of them (or into ``home``) is skipped even when the link stays
-    inside the workspace: with the workspace at ``$HOME``, ``AGENTS.md ->
+    inside the project: with the workspace at ``$HOME``, ``AGENTS.md ->
     .reasonix/.env`` would put the key into every request."""
     found: list[tuple[str, str]] = []
     candidates: list[tuple[str, Path, Path | None]] = []
     if home is not None:
         candidates.append(("~/.reasonix/REASONIX.md", home / "REASONIX.md", None))
-    root = workspace.resolve()
+    folders = project_folders(workspace)
+    root = folders[0]
     shielded = [Path(os.path.realpath(p)) for p in protected]
     if home is not None:
         shielded.append(Path(os.path.realpath(home)))
-    candidates.extend((name, workspace / name, root) for name in INSTRUCTION_FILES)
+    for folder in folders:
+        candidates.extend(
+            (file_label(folder / name, root), folder / name, root) for name in INSTRUCTION_FILES
+        )
+    seen: set[Path] = set()
     for label, path, inside in candidates:
         try:
             if not path.is_file():
                 continue
+            real_path = path.resolve()
+            if real_path in seen:
+                continue
+            seen.add(real_path)
             # A repository's AGENTS.md that links out (to ~/.reasonix/.env, ~/.ssh/...)
             # would put that file into every request: only the workspace's own files.
             if inside is not None:

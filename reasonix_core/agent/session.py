@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -243,14 +244,14 @@ class LoadedSession:
     messages: list[Message]
 
 
-def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
+def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` for every record of a session file, in order;
+    a torn last line is skipped."""
     try:
         raw = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise SessionError(f"cannot read session {path}: {exc}") from None
     lines = raw.split("\n")
-    header: SessionHeader | None = None
-    messages: list[Message] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -261,6 +262,19 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
                 log.warning("ignoring torn last line of %s", path)
                 continue
             raise SessionError(f"{path}:{number}: corrupt session record") from None
+        if isinstance(record, dict):
+            yield number, record
+
+
+#: A chat rewind: the conversation continues from the first ``keep`` messages
+#: (the records after it are appended as usual; nothing is rewritten).
+BRANCH = "branch"
+
+
+def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
+    header: SessionHeader | None = None
+    messages: list[Message] = []
+    for number, record in iter_records(path):
         kind = record.get("type")
         if kind == "session":
             header = SessionHeader(
@@ -278,6 +292,11 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
                 messages.append(Message.from_record(record["message"]))
             except (KeyError, TypeError, ValueError) as exc:
                 raise SessionError(f"{path}:{number}: bad message record ({exc})") from None
+        elif kind == BRANCH:
+            keep = record.get("keep")
+            if not isinstance(keep, int) or not 0 <= keep <= len(messages):
+                raise SessionError(f"{path}:{number}: bad branch record")
+            del messages[keep:]
     if header is None:
         raise SessionError(f"{path} is not a Reasonix session (no header record)")
     return header, messages

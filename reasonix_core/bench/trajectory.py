@@ -59,6 +59,9 @@ def read_stream(text: str) -> dict[str, Any]:
         if not isinstance(item, dict):
             continue
         kind = item.get("type")
+        if kind == "system":
+            # Claude Code's shape carries the engine's own events as system subtypes.
+            kind = item.get("subtype")
         if kind == "tool_call_started":
             call = {
                 "id": item.get("call_id"),

@@ -2,11 +2,18 @@
 
 ``<project>/.reasonix/commands/review.md`` becomes ``/review`` and
 ``git/commit.md`` becomes ``/git:commit``. A file may start with a small
-front matter block (``description``, ``argument-hint``); the body is a template
+front matter block (``description``, ``argument-hint``; other keys, such as
+Claude Code's ``allowed-tools``, are ignored); the body is a template
 in which ``$ARGUMENTS`` is the whole argument string, ``$1 … $N`` are the
 shell-split arguments and ``$$`` is a literal dollar. Project commands override
 user commands of the same name. A file that cannot be read or parsed is
 reported as a :class:`LoadProblem` and skipped; loading never raises.
+
+Other agents' command folders are read as they are (:func:`command_dirs`):
+Claude Code's ``.claude/commands`` and Codex's ``.codex/prompts`` (Markdown, the
+same placeholders) and Gemini CLI's ``.gemini/commands/*.toml`` (``prompt`` with
+``{{args}}``). On a name clash Reasonix's own ``.reasonix/commands`` wins, and the
+loser is reported.
 """
 
 from __future__ import annotations
@@ -19,8 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reasonix_core.command.frontmatter import FrontMatterError, split_front_matter
+from reasonix_core.command.frontmatter import (
+    FrontMatter,
+    FrontMatterEntry,
+    FrontMatterError,
+    split_front_matter,
+)
 from reasonix_core.fsutil import within
+from reasonix_core.project import project_folders
 
 _NAME_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS|\d+)")
@@ -35,6 +48,8 @@ class CustomCommand:
     argument_hint: str = ""
     source: Path
     scope: Literal["project", "user"]
+    # Whose folder it came from: a Reasonix command wins a clash with another agent's.
+    agent: Literal["gemini", "codex", "claude", "reasonix"] = "reasonix"
 
     def render(self, arguments: str) -> str:
         return expand_template(self.body, arguments)
@@ -44,6 +59,8 @@ class CustomCommand:
 class LoadProblem:
     path: Path
     message: str
+    # The command a clash is about ("" for a file that could not be loaded).
+    name: str = ""
 
 
 def expand_template(body: str, arguments: str) -> str:
@@ -77,45 +94,95 @@ def expand_template(body: str, arguments: str) -> str:
     return rendered
 
 
+@dataclass(frozen=True, slots=True)
+class CommandDir:
+    """A folder of command files, in the format of the agent that reads it."""
+
+    path: Path
+    scope: Literal["project", "user"]
+    agent: Literal["gemini", "codex", "claude", "reasonix"]
+
+    @property
+    def pattern(self) -> str:
+        return "*.toml" if self.agent == "gemini" else "*.md"
+
+
+#: Each agent's command folder inside a project (and inside the user's home), lowest
+#: precedence first: on a name clash Reasonix's own folder wins.
+AGENT_DIRS: tuple[tuple[Literal["gemini", "codex", "claude", "reasonix"], str], ...] = (
+    ("gemini", ".gemini/commands"),
+    ("codex", ".codex/prompts"),
+    ("claude", ".claude/commands"),
+    ("reasonix", ".reasonix/commands"),
+)
+
+
+def command_dirs(project_root: Path | None, user_home: Path | None) -> list[CommandDir]:
+    """Every folder commands are loaded from, lowest precedence first: the user's
+    (``~/.gemini/commands``, ``~/.codex/prompts``, ``~/.claude/commands``, then
+    ``<user_home>/commands``), then the project's, each agent's folder in every
+    folder from the git root down to ``project_root``. A folder reached twice
+    (``.claude/commands -> ../.reasonix/commands``) counts once, at its higher place."""
+    dirs: list[CommandDir] = []
+    if user_home is not None:
+        home = Path(os.path.expanduser("~"))
+        for agent, relative in AGENT_DIRS[:-1]:
+            dirs.append(CommandDir(home / relative, "user", agent))
+        dirs.append(CommandDir(user_home / "commands", "user", "reasonix"))
+    if project_root is not None:
+        folders = project_folders(project_root)
+        for agent, relative in AGENT_DIRS:
+            dirs.extend(CommandDir(folder / relative, "project", agent) for folder in folders)
+    last: dict[str, int] = {os.path.realpath(d.path): i for i, d in enumerate(dirs)}
+    return [d for i, d in enumerate(dirs) if last[os.path.realpath(d.path)] == i]
+
+
 def load_custom_commands(
     project_root: Path | None, user_home: Path | None
 ) -> tuple[list[CustomCommand], list[LoadProblem]]:
-    """Load ``<user_home>/commands`` then ``<project_root>/.reasonix/commands``.
+    """Load the commands of every :func:`command_dirs` folder.
 
-    Returns the commands sorted by name (project wins on a clash) and the
-    problems found on the way.
+    Returns the commands sorted by name (a later folder wins on a clash: project over
+    user, Reasonix's own over another agent's, which is reported) and the problems
+    found on the way.
     """
     by_name: dict[str, CustomCommand] = {}
     problems: list[LoadProblem] = []
-    sources: list[tuple[Path, Literal["project", "user"]]] = []
-    if user_home is not None:
-        sources.append((user_home / "commands", "user"))
-    if project_root is not None:
-        sources.append((project_root / ".reasonix" / "commands", "project"))
-    for directory, scope in sources:
+    root = project_folders(project_root)[0] if project_root is not None else None
+    for directory in command_dirs(project_root, user_home):
         # A project's command is the repository's file: a link out of the project
         # (``review.md -> ~/.reasonix/.env``) would send that file as the prompt.
-        inside = project_root if scope == "project" else None
-        for command in _load_dir(directory, scope, problems, inside):
+        inside = root if directory.scope == "project" else None
+        for command in _load_dir(directory, problems, inside):
+            earlier = by_name.get(command.name)
+            if earlier is not None and earlier.agent != command.agent:
+                problems.append(
+                    LoadProblem(
+                        path=earlier.source,
+                        message=f"/{command.name} is taken by {command.source} "
+                        f"({command.scope} {command.agent} command), which wins",
+                        name=command.name,
+                    )
+                )
             by_name[command.name] = command
     return sorted(by_name.values(), key=lambda c: c.name), problems
 
 
 def _load_dir(
-    directory: Path,
-    scope: Literal["project", "user"],
+    directory: CommandDir,
     problems: list[LoadProblem],
     inside: Path | None = None,
 ) -> list[CustomCommand]:
+    folder = directory.path
     try:
-        if not directory.is_dir():
+        if not folder.is_dir():
             return []
-        if inside is not None and not _within(directory, inside):
-            problems.append(LoadProblem(path=directory, message="links out of the project"))
+        if inside is not None and not _within(folder, inside):
+            problems.append(LoadProblem(path=folder, message="links out of the project"))
             return []
-        files = sorted(directory.rglob("*.md"))
+        files = sorted(folder.rglob(directory.pattern))
     except OSError as exc:
-        problems.append(LoadProblem(path=directory, message=f"cannot list: {exc.strerror}"))
+        problems.append(LoadProblem(path=folder, message=f"cannot list: {exc.strerror}"))
         return []
     commands = []
     for path in files:
@@ -123,7 +190,7 @@ def _load_dir(
             problems.append(LoadProblem(path=path, message="links out of the project"))
             continue
         try:
-            commands.append(_load_file(directory, path, scope))
+            commands.append(_load_file(directory, path))
         except _BadCommand as exc:
             problems.append(LoadProblem(path=path, message=str(exc)))
     return commands
@@ -137,8 +204,8 @@ class _BadCommand(Exception):
     pass
 
 
-def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> CustomCommand:
-    segments = path.relative_to(root).with_suffix("").parts
+def _load_file(directory: CommandDir, path: Path) -> CustomCommand:
+    segments = path.relative_to(directory.path).with_suffix("").parts
     if not segments or not all(_NAME_SEGMENT.match(s) for s in segments):
         raise _BadCommand("invalid command name (use letters, digits, '-', '_', '.')")
     raw = _read_regular(path)
@@ -148,10 +215,13 @@ def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> Cus
         text = raw.decode("utf-8").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
         raise _BadCommand("not valid UTF-8") from exc
-    try:
-        meta, body = split_front_matter(text)
-    except FrontMatterError as exc:
-        raise _BadCommand(str(exc)) from None
+    if directory.agent == "gemini":
+        meta, body = _gemini_command(text)
+    else:
+        try:
+            meta, body = split_front_matter(text)
+        except FrontMatterError as exc:
+            raise _BadCommand(str(exc)) from None
     if not body.strip():
         raise _BadCommand("empty command body")
     return CustomCommand(
@@ -160,8 +230,28 @@ def _load_file(root: Path, path: Path, scope: Literal["project", "user"]) -> Cus
         description=meta.text("description"),
         argument_hint=meta.text("argument-hint"),
         source=path,
-        scope=scope,
+        scope=directory.scope,
+        agent=directory.agent,
     )
+
+
+def _gemini_command(text: str) -> tuple[FrontMatter, str]:
+    """Gemini CLI's ``.toml`` command: ``prompt`` (required) and ``description``;
+    ``{{args}}`` is the argument string (with none, the arguments are appended, as
+    Gemini does). A ``$`` of the prompt stays a literal dollar here."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
+        raise _BadCommand(f"invalid TOML: {exc}") from None
+    prompt, description = data.get("prompt"), data.get("description", "")
+    if not isinstance(prompt, str):
+        raise _BadCommand('no prompt = "..." string')
+    if not isinstance(description, str):
+        raise _BadCommand("description must be a string")
+    body = prompt.replace("$", "$$").replace("{{args}}", "$ARGUMENTS")
+    return FrontMatter({"description": FrontMatterEntry(description.strip(), 1)}), body
 
 
 def _read_regular(path: Path) -> bytes:

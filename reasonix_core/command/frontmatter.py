@@ -97,8 +97,16 @@ def _value(head: str, block: list[str]) -> FrontMatterValue:
         return _block_text(head[0], block)
     if not head and indented and all(item.startswith("-") for item in indented):
         return tuple(_scalar(item[1:].strip()) for item in indented)
-    if head.startswith("[") and head.endswith("]") and not indented:
-        inner = head[1:-1].strip()
+    inner = head[1:-1].strip()
+    # A flow list is one bracket pair; Claude Code's ``argument-hint: [pr] [priority]``
+    # is text, not the list "pr] [priority".
+    if (
+        head.startswith("[")
+        and head.endswith("]")
+        and not indented
+        and "[" not in inner
+        and "]" not in inner
+    ):
         return tuple(_scalar(item.strip()) for item in inner.split(",")) if inner else ()
     if not head:  # a nested map or other structure: kept as text
         return "\n".join(indented)

@@ -33,6 +33,7 @@ from reasonix_core.config.layer import (
 from reasonix_core.config.schema import Config
 from reasonix_core.errors import ConfigError
 from reasonix_core.home import reasonix_home
+from reasonix_core.project import project_folders
 from reasonix_core.trust import RiskySetting
 
 if TYPE_CHECKING:
@@ -106,10 +107,15 @@ def load_config(
 
     home = reasonix_home() if home is None else home
     user = TomlFileSource(LayeredConfig, home / USER_FILE)
-    project = ProjectFileSource(LayeredConfig, workspace, home, trust=trust_project)
+    # The git root's reasonix.toml, then each folder's below it, the workspace's last.
+    folders = [*project_folders(workspace)[:-1], workspace]
+    projects = [
+        ProjectFileSource(LayeredConfig, f, home, trust=trust_project, workspace=workspace)
+        for f in folders
+    ]
     env = EnvironmentSource(LayeredConfig, os.environ if environ is None else environ)
     flags = FlagsSource(LayeredConfig, overrides or {})
-    lowest_first: list[LayerSource] = [user, project, env, flags]
+    lowest_first: list[LayerSource] = [user, *projects, env, flags]
     # Read (and check) lowest first, so that of two broken files the user's is named.
     present = [s for s in lowest_first if s.load() is not None]
     labels = [s.label for s in present]
@@ -127,10 +133,10 @@ def load_config(
     _note_provider_sources(config, present)
     return LoadedConfig(
         config=config,
-        sources=[s.path for s in (user, project) if s in present],
+        sources=[s.path for s in (user, *projects) if s in present],
         home=home,
         workspace=workspace,
-        withheld=project.withheld,
+        withheld=tuple(dict.fromkeys(w for p in projects for w in p.withheld)),
         environment=env.applied,
     )
 

@@ -387,6 +387,15 @@ class SandboxConfig(_Table):
         return [expand_path(v) for v in value]
 
 
+class CheckpointsConfig(_Table):
+    """``[checkpoints]``: the per-session shadow store behind rewind (docs/REWIND.md)."""
+
+    enabled: bool = True
+    # Bytes of file content one session's store may take; beyond it a
+    # checkpoint names the files it could not keep.
+    max_store_mb: int = Field(default=512, ge=1)
+
+
 def builtin_provider() -> ProviderConfig:
     """The provider used when the user configured none: official DeepSeek."""
     models = ["deepseek-flash", "deepseek-v4-pro"]
@@ -429,6 +438,7 @@ class Config(_Table):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     # Passed through untouched; their own schemas arrive with their features.
     mcp: dict[str, Any] | None = None
     serve: dict[str, Any] | None = None

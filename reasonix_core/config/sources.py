@@ -5,8 +5,9 @@ Precedence, highest first:
 1. command-line flags (:class:`FlagsSource`, the ``overrides`` of ``load_config``);
 2. ``REASONIX_*`` environment variables (:class:`EnvironmentSource`): single-value
    settings only, e.g. ``REASONIX_AGENT__MAX_STEPS=5``, ``REASONIX_DEFAULT_MODEL=x``;
-3. ``<workspace>/reasonix.toml`` (:class:`ProjectFileSource`), without its risky
-   settings unless the folder is trusted (:mod:`reasonix_core.trust`);
+3. ``reasonix.toml`` in the workspace, then in each folder above it up to the git
+   root (:class:`ProjectFileSource`; the deeper wins), without their risky settings
+   unless the workspace is trusted (:mod:`reasonix_core.trust`);
 4. ``<home>/config.toml`` (:class:`TomlFileSource`);
 5. built-in defaults (the schema's field defaults).
 
@@ -140,21 +141,30 @@ class TomlFileSource(LayerSource):
 
 
 class ProjectFileSource(TomlFileSource):
-    """``reasonix.toml``: untrusted input. Its risky settings are left out unless the
-    folder's trust is recorded in ``<home>/trusted.toml`` for exactly those settings,
-    or ``trust_project`` is set; what was left out is in :attr:`withheld`."""
+    """``reasonix.toml`` in ``folder`` (the workspace, or a folder above it up to the
+    git root): untrusted input. Its risky settings are left out unless the
+    workspace's trust is recorded in ``<home>/trusted.toml`` for exactly the risky
+    settings of every project file it sees, or ``trust_project`` is set; what was
+    left out is in :attr:`withheld`."""
 
     def __init__(
-        self, settings_cls: type[BaseSettings], workspace: Path, home: Path, *, trust: bool
+        self,
+        settings_cls: type[BaseSettings],
+        folder: Path,
+        home: Path,
+        *,
+        trust: bool,
+        workspace: Path | None = None,
     ) -> None:
-        super().__init__(settings_cls, workspace / PROJECT_FILE)
-        self.workspace, self.home, self.trust = workspace, home, trust
+        super().__init__(settings_cls, folder / PROJECT_FILE)
+        self.workspace = folder if workspace is None else workspace
+        self.home, self.trust = home, trust
         self.withheld: tuple[RiskySetting, ...] = ()
 
     def admit(self, data: dict[str, Any]) -> dict[str, Any]:
         if self.trust:
             return data
-        review = review_project(self.workspace, self.home, project_data=data)
+        review = review_project(self.workspace, self.home, preread={self.path: data})
         if not review.needs_trust:
             return data
         self.withheld = review.risky

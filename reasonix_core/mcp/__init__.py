@@ -12,6 +12,7 @@ thread once a server is started (see :mod:`._sdk`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,24 +35,37 @@ __all__ = [
 
 
 def setup_for(
-    config: Config, workspace: Path, home: Path, *, trust_project: bool = False
+    config: Config,
+    workspace: Path,
+    home: Path,
+    *,
+    trust_project: bool = False,
+    extra_files: Sequence[Path] = (),
 ) -> McpSetup:
-    """The MCP declarations for ``workspace`` with ``[tools]`` timeouts as defaults."""
+    """The MCP declarations for ``workspace`` with ``[tools]`` timeouts as defaults
+    (``extra_files``: ``--mcp-config``)."""
     return load_mcp_setup(
         workspace,
         home,
         startup_timeout=config.tools.mcp_startup_timeout_seconds,
         call_timeout=config.tools.mcp_call_timeout_seconds,
         trust_project=trust_project,
+        extra_files=extra_files,
     )
 
 
 def make_host(
-    config: Config, workspace: Path, home: Path, *, trust_project: bool = False, **options: Any
+    config: Config,
+    workspace: Path,
+    home: Path,
+    *,
+    trust_project: bool = False,
+    extra_files: Sequence[Path] = (),
+    **options: Any,
 ) -> McpHost:
     """An (unentered) host for the servers declared for ``workspace``; the project's
     own declarations only when the folder is trusted (or ``trust_project``)."""
     from reasonix_core.mcp.host import McpHost
 
-    setup = setup_for(config, workspace, home, trust_project=trust_project)
+    setup = setup_for(config, workspace, home, trust_project=trust_project, extra_files=extra_files)
     return McpHost(setup, workspace=workspace, log_dir=home / "logs", **options)

@@ -87,6 +87,10 @@ class UseCapabilityTool:
         action = args.get("action")
         name = args.get("name")
         if action == "list":
+            # Servers start beside the first request; the listing is what the model
+            # learns the names from, so it waits for those still starting (each
+            # bounded by its start-up timeout) instead of showing them half-known.
+            await self.host.wait_ready()
             return ToolResult(text=self._list())
         if action not in ("inspect", "call"):
             return ToolResult.error('use_capability: action must be "list", "inspect" or "call"')

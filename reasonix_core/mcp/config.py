@@ -25,16 +25,18 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from reasonix_core.config.loader import PROJECT_FILE, USER_FILE, read_toml
 from reasonix_core.config.secrets import read_dotenv
 from reasonix_core.errors import ConfigError
+from reasonix_core.mcp.environment import PROJECT_DIR_VARIABLES
+from reasonix_core.project import project_folders
 from reasonix_core.trust import MCP_JSON, RiskySetting, review_project
 
 __all__ = [
@@ -144,9 +146,18 @@ class _Entry(BaseModel):
 
 
 class _JsonEntry(_Entry):
-    """``.mcp.json`` entries: Claude Code may add keys we do not know; ignore them."""
+    """``.mcp.json`` entries: Claude Code may add keys we do not know; ignore them.
+    ``"disabled": true`` (Cursor's and Cline's spelling) turns the server off."""
 
     model_config = ConfigDict(extra="ignore")
+
+    disabled: bool = False
+
+    @model_validator(mode="after")
+    def _disabled_is_not_enabled(self) -> _JsonEntry:
+        if self.disabled:
+            self.enabled = False
+        return self
 
 
 def load_mcp_setup(
@@ -157,8 +168,13 @@ def load_mcp_setup(
     call_timeout: float = 300.0,
     environ: Mapping[str, str] | None = None,
     trust_project: bool = False,
+    extra_files: Sequence[Path] = (),
 ) -> McpSetup:
     """Every declared server for ``workspace``, highest precedence applied.
+
+    ``extra_files``: ``.mcp.json``-shaped files named on the command line
+    (``--mcp-config``), above every other declaration; the user chose them, so
+    they need no trust.
 
     ``startup_timeout`` / ``call_timeout`` are the ``[tools]`` defaults
     (``mcp_startup_timeout_seconds``, ``mcp_call_timeout_seconds``).
@@ -169,6 +185,10 @@ def load_mcp_setup(
     chosen: dict[str, tuple[tuple[str, _Entry] | None, McpConfigProblem | None]] = {}
     nameless: list[McpConfigProblem] = []
     sources, withheld, trusted = _sources(workspace, home, trust_project)
+    for path in extra_files:
+        source = _json_source(path, *_read_json_once(path))
+        if source[1] or source[3] is not None:
+            sources.append(source)
     # The project's .env is the project's too: in an untrusted folder it must not
     # choose the command, arguments or URL of the user's own servers.
     env = _Env(workspace, environ, project_dotenv=trusted)
@@ -229,23 +249,28 @@ def _sources(
     Each project file is read once, and the trust verdict is taken on exactly
     the data that would be applied."""
     out = [_toml_source(home / USER_FILE, *_read_toml_once(home / USER_FILE))]
-    project_toml, project_problem = _read_toml_once(workspace / PROJECT_FILE)
-    json_data, json_problem = _read_json_once(workspace / MCP_JSON)
+    # The git root's files first, the workspace's last (the deeper wins on a name).
+    folders = [*project_folders(workspace)[:-1], workspace]
+    read = [
+        (folder, _read_toml_once(folder / PROJECT_FILE), _read_json_once(folder / MCP_JSON))
+        for folder in folders
+    ]
     withheld: tuple[RiskySetting, ...] = ()
     trusted = trust_project
     if not trust_project:
-        review = review_project(
-            workspace,
-            home,
-            project_data=project_toml,
-            mcp_data=None if json_problem or json_data is _ABSENT else json_data,
-        )
+        preread: dict[Path, Any] = {}
+        for folder, (toml_data, _), (json_data, json_problem) in read:
+            preread[folder / PROJECT_FILE] = toml_data
+            absent = json_problem is not None or json_data is _ABSENT
+            preread[folder / MCP_JSON] = None if absent else json_data
+        review = review_project(workspace, home, preread=preread)
         trusted = review.trusted
         if review.needs_trust:
             withheld = review.risky
     if not withheld:
-        out.append(_json_source(workspace / MCP_JSON, json_data, json_problem))
-        out.append(_toml_source(workspace / PROJECT_FILE, project_toml, project_problem))
+        for folder, toml_read, json_read in read:
+            out.append(_json_source(folder / MCP_JSON, *json_read))
+            out.append(_toml_source(folder / PROJECT_FILE, *toml_read))
     return [s for s in out if s[1] or s[3] is not None], withheld, trusted
 
 
@@ -385,7 +410,10 @@ def _build(
     args = tuple(env.expand(a, f"args[{i}]") for i, a in enumerate(entry.args))
     env_vars = {k: env.expand(v, f"env.{k}") for k, v in entry.env.items()}
     url = env.expand(entry.url, "url")
-    headers = {k: env.expand(v, f"headers.{k}") for k, v in entry.headers.items()}
+    # An empty header value is never meant: "Bearer " fails later as "could not connect".
+    headers = {
+        k: env.expand(v, f"headers.{k}", empty_is_error=True) for k, v in entry.headers.items()
+    }
     if transport == "stdio" and not command:
         raise ConfigError("type stdio needs a command")
     if transport != "stdio":
@@ -440,19 +468,22 @@ class _Env:
                 self._dotenv = {}
         if name in self._dotenv:
             return self._dotenv[name]
-        if name in ("REASONIX_WORKSPACE_ROOT", "CLAUDE_PROJECT_DIR"):
+        if name in ("REASONIX_WORKSPACE_ROOT", *PROJECT_DIR_VARIABLES):
             return str(self._workspace)
         return None
 
-    def expand(self, value: str, where: str) -> str:
-        return expand_vars(value, self.get, where)
+    def expand(self, value: str, where: str, *, empty_is_error: bool = False) -> str:
+        return expand_vars(value, self.get, where, empty_is_error=empty_is_error)
 
 
-def expand_vars(value: str, lookup: Any, where: str = "value") -> str:
+def expand_vars(
+    value: str, lookup: Any, where: str = "value", *, empty_is_error: bool = False
+) -> str:
     """Expand ``${VAR}`` / ``${VAR:-default}`` (default when unset or empty).
 
     An unset variable without a default is an error naming the variable and
-    the key, never any value.
+    the key, never any value; so is a set but empty one with ``empty_is_error``
+    (headers: ``Authorization: Bearer ${TOKEN}`` with ``TOKEN=`` is a mistake).
     """
 
     def sub(match: re.Match[str]) -> str:
@@ -463,6 +494,8 @@ def expand_vars(value: str, lookup: Any, where: str = "value") -> str:
         if default is not None:
             return default
         if got is not None:
+            if empty_is_error:
+                raise ConfigError(f"environment variable {name} is set but empty (used in {where})")
             return ""
         raise ConfigError(f"environment variable {name} is not set (used in {where})")
 

@@ -38,6 +38,7 @@ from reasonix_core import __version__
 from reasonix_core.mcp import _sdk
 from reasonix_core.mcp.catalog import Catalog, all_pages, build_catalog
 from reasonix_core.mcp.config import McpServerConfig
+from reasonix_core.mcp.environment import server_environment
 from reasonix_core.mcp.plumbing import (
     CallCancelled,
     CallTimedOut,
@@ -346,7 +347,7 @@ class ServerConnection:
             params = sdk.StdioServerParameters(
                 command=cfg.command,
                 args=list(cfg.args),
-                env=dict(cfg.env) or None,
+                env=server_environment(cfg.env, self._workspace),
                 cwd=str(cfg.cwd) if cfg.cwd else None,
             )
             errlog = self._log_file

@@ -53,8 +53,13 @@ class McpHost:
         connectors: Mapping[str, Connector] | None = None,
         backoff: tuple[float, float] | None = None,
         max_attempts: int | None = None,
+        deferred: bool = False,
     ) -> None:
         self.setup = setup
+        # Deferred: the servers start at start_now() (or at the first use) instead of
+        # on entry, so `reasonix run`'s first request does not share the CPU with them.
+        self.deferred = deferred
+        self._go: anyio.Event | None = None
         self.workspace = workspace
         self.log_dir = log_dir
         self._connectors = dict(connectors or {})
@@ -93,14 +98,27 @@ class McpHost:
         if not any(s.enabled for s in self.setup.servers):
             return self
         self._quiet_sdk_logging()
+        self._go = anyio.Event()
+        if not self.deferred:
+            self._go.set()
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
         for connection in self._connections.values():
             if connection.config.enabled:
                 connection.mark_starting()
-                tg.start_soon(connection.run, name=f"mcp-owner-{connection.config.key}")
+                tg.start_soon(self._own, connection, name=f"mcp-owner-{connection.config.key}")
         return self
+
+    async def _own(self, connection: ServerConnection) -> None:
+        assert self._go is not None
+        await self._go.wait()
+        await connection.run()
+
+    def start_now(self) -> None:
+        """Let deferred servers start (at once when not deferred; idempotent)."""
+        if self._go is not None:
+            self._go.set()
 
     async def __aexit__(
         self,
@@ -191,6 +209,7 @@ class McpHost:
     async def wait_ready(self) -> list[McpServerStatus]:
         """Wait until every enabled server is ready or has given up, each bounded by
         its own start-up timeout (they start concurrently)."""
+        self.start_now()
         async with anyio.create_task_group() as tg:
             for connection in self._connections.values():
                 if connection.config.enabled and connection.status.phase in WAITABLE:
@@ -198,6 +217,7 @@ class McpHost:
         return self.status()
 
     def reconnect(self, name: str) -> bool:
+        self.start_now()
         connection = self.connection(name)
         if connection is None:
             return False
@@ -237,6 +257,7 @@ class McpHost:
         Raises ``LookupError`` with a message for the model when there is no such tool,
         :class:`McpUnavailable` when its server is not available.
         """
+        self.start_now()
         connection = self._owner_of(full_name)
         if connection is None:
             servers = ", ".join(c.config.key for c in self._connections.values()) or "(none)"
@@ -273,6 +294,7 @@ class McpHost:
         words by name, other words positionally; a single declared argument
         takes the whole text.
         """
+        self.start_now()
         name = command.removeprefix("/")
         connection = self._owner_of(name)
         if connection is None:
@@ -296,6 +318,7 @@ class McpHost:
         return [r for c in self._connections.values() if c.ready for r in c.catalog.resources]
 
     async def read_resource(self, server: str, uri: str) -> str:
+        self.start_now()
         connection = self.connection(server)
         if connection is None:
             raise LookupError(f"no MCP server named {server!r}")

@@ -86,6 +86,13 @@ class HttpProvider:
     def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         raise NotImplementedError
 
+    def _observe(self, prepared: PreparedRequest, chunk: Chunk) -> None:
+        """A kind's look at each chunk a request returned (default: none)."""
+
+    def _reinterpret(self, prepared: PreparedRequest, error: ProviderError) -> ProviderError:
+        """A kind's reading of an HTTP error for a request (default: as it is)."""
+        return error
+
     # -- shared -----------------------------------------------------------------
 
     def prepare(self, request: Request) -> PreparedRequest:
@@ -133,8 +140,10 @@ class HttpProvider:
             ) as response:
                 if response.status_code != 200:
                     raw = await response.aread()
-                    raise http_error(response.status_code, raw, response.headers)
+                    error = http_error(response.status_code, raw, response.headers)
+                    raise self._reinterpret(prepared, error)
                 async for chunk in self._parse(response):
+                    self._observe(prepared, chunk)
                     yield chunk
         except ProviderError:
             raise

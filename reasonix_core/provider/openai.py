@@ -9,6 +9,7 @@ finish reasons, and in-band ``{"error": ...}`` events.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -16,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.errors import ProviderError, ReasoningReplayRequired, StreamInterrupted
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
+    PreparedRequest,
     ReasoningChunk,
     Request,
     StreamEnd,
@@ -50,8 +52,60 @@ if TYPE_CHECKING:
 DEEPSEEK_MAX_OUTPUT = 393_216
 
 
+# DeepSeek's two wordings of "earlier assistant turns must carry reasoning_content"
+# (wire-formats.md §1.4): the current one, then the V3.2-era one.
+_REPLAY_REQUIRED = (
+    "reasoning_content in the thinking mode must be passed back",
+    "missing reasoning_content field",
+)
+
+
 class OpenAIProvider(HttpProvider):
-    """One vendor endpoint speaking OpenAI-compatible chat completions."""
+    """One vendor endpoint speaking OpenAI-compatible chat completions.
+
+    DeepSeek models also answer behind gateways and local proxies whose host does
+    not say "deepseek". Unless ``reasoning_protocol`` is set, a model whose name
+    contains "deepseek", or whose stream returned ``reasoning_content``, has its
+    reasoning replayed in later tool requests as DeepSeek requires; DeepSeek's own
+    400 about it teaches the same for the model (:class:`ReasoningReplayRequired`,
+    which the agent answers with one rebuilt request).
+    """
+
+    @functools.cached_property
+    def _replaying(self) -> set[str]:
+        """Models seen to speak DeepSeek's reasoning protocol on this endpoint."""
+        return set()
+
+    def _learns(self) -> bool:
+        return self.config.reasoning_protocol is None and not self.deepseek
+
+    def replays_reasoning(self, request: Request) -> bool:
+        """Whether earlier assistant turns carry ``reasoning_content`` for the request's
+        model beyond what the configured protocol says (detected, never configured):
+        its name says DeepSeek, this endpoint learned it, or the history already holds
+        its reasoning (a continued session: what an earlier process learned)."""
+        if self.config.reasoning_protocol is not None:
+            return False
+        model = request.model
+        if model in self._replaying or "deepseek" in model.lower():
+            return True
+        return any(m.role == "assistant" and m.reasoning_content for m in request.messages)
+
+    def _observe(self, prepared: PreparedRequest, chunk: Chunk) -> None:
+        if isinstance(chunk, ReasoningChunk) and self._learns():
+            self._replaying.add(prepared.model)
+
+    def _reinterpret(self, prepared: PreparedRequest, error: ProviderError) -> ProviderError:
+        wording = error.message.lower()
+        if (
+            self._learns()
+            and error.status == 400
+            and prepared.model not in self._replaying
+            and any(text in wording for text in _REPLAY_REQUIRED)
+        ):
+            self._replaying.add(prepared.model)
+            return ReasoningReplayRequired(error.message)
+        return error
 
     def endpoint(self, base: str) -> str:
         return f"{base}/chat/completions"
@@ -100,7 +154,7 @@ class OpenAIProvider(HttpProvider):
         thinking = self.thinking_enabled(effort)
         # DeepSeek rejects tool requests whose earlier assistant turns lack the
         # reasoning_content key (HTTP 400), so replay it on every one of them.
-        replay = thinking and bool(request.tools)
+        replay = bool(request.tools) and (thinking or self.replays_reasoning(request))
         body: dict[str, Any] = {
             "model": request.model,
             "messages": [self.encode_message(m, replay_reasoning=replay) for m in request.messages],

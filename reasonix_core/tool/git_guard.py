@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from reasonix_core.errors import ReasonixError
+from reasonix_core.tool.host_git import git_command, git_env, host_git
 from reasonix_core.tool.sandbox import is_within
-from reasonix_core.tool.system_programs import find_system_program
 
 #: Entries of a git directory that decide what host git executes or which
 #: config it reads. ``info/`` is left writable: attributes there only select
@@ -110,8 +110,8 @@ def gitlinks(workspace: Path) -> tuple[str, ...]:
     workspace's index: host ``git status`` recurses into each populated one and
     runs its settings.
 
-    Asks the system git (never one found on PATH), with ``core.fsmonitor``
-    off, and only when the index changed since the last answer.
+    Asks the system git through :mod:`host_git` (hardened), and only when the
+    index changed since the last answer.
     """
     index = workspace / ".git" / "index"
     try:
@@ -123,17 +123,13 @@ def gitlinks(workspace: Path) -> tuple[str, ...]:
         cached = _gitlink_cache.get(str(workspace))
         if cached is not None and cached[0] == key:
             return cached[1]
-    git = find_system_program("git")
+    git = host_git()
     if git is None:
         return ()  # no host git to run anything either
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_DIR=str(workspace / ".git"), GIT_WORK_TREE=str(workspace), GIT_OPTIONAL_LOCKS="0"
-    )
+    env = git_env(workspace / ".git", workspace, {"GIT_OPTIONAL_LOCKS": "0"})
     try:
         proc = subprocess.run(
-            [git, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-             "ls-files", "--stage", "-z"],
+            git_command(git, "ls-files", "--stage", "-z"),
             cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True,
             timeout=30, check=False,
         )  # fmt: skip

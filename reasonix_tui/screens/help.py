@@ -19,6 +19,7 @@ KEYS = (
     ("Shift+Enter / Ctrl+J", "new line"),
     ("Up / Down", "prompt history when idle"),
     ("Esc", "close menu / cancel the running turn"),
+    ("Esc Esc", "rewind (on an empty composer)"),
     ("Ctrl+C", "cancel turn, then clear input, then quit (press twice)"),
     ("Ctrl+D", "quit"),
     ("Shift+Tab", "cycle permission mode"),

@@ -7,7 +7,6 @@ worker; slash commands live in :class:`SessionCommands`.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, ClassVar
@@ -19,12 +18,13 @@ from textual.screen import Screen
 from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
-from reasonix_core.command.mentions import expand_mentions
+from reasonix_core.command.expander import PromptExpander, split_command
 from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
+from reasonix_tui.screens.rewind import open_rewind
 from reasonix_tui.screens.session_commands import SessionCommands
 from reasonix_tui.services import AppServices
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel, UserBlock
@@ -62,6 +62,7 @@ class SessionScreen(SessionCommands, Screen[None]):
         self.busy = False
         self.queue: list[str] = []
         self.ctrl_c_armed = False
+        self.escape_armed = False
         self._menu_dismissed_text: str | None = None
         self._approval_lock = asyncio.Lock()
         self._controller: TurnController | None = None
@@ -190,12 +191,23 @@ class SessionScreen(SessionCommands, Screen[None]):
             await self.notice(text, "warning")
 
     async def handle_input(self, text: str) -> None:
-        stripped = text.strip()
-        head = stripped.split(maxsplit=1)[0] if stripped else ""
-        if head.startswith("/") and "/" not in head[1:]:
-            await self.run_slash(stripped)
+        if split_command(text) is not None:
+            await self.run_slash(text.strip())
         else:
             await self.start_turn(text, text)
+
+    def expander(self) -> PromptExpander:
+        """The core's expander (the same as ``reasonix run``'s) over this session's
+        custom commands and services."""
+        return PromptExpander(
+            self.services.workspace,
+            commands=[c.custom for c in self.registry.all("custom") if c.custom is not None],
+            skills=self.services.skills,
+            mcp_prompt=self.services.render_mcp_prompt,
+            mcp_resources=self.services.expand_mcp_resources,
+            # Looked up in the worker thread: it may wait for the services.
+            denied=lambda path: self.services.mention_refused(path),
+        )
 
     async def start_turn(self, display: str, prompt: str) -> None:
         await self.transcript.add(UserBlock(display))
@@ -204,30 +216,10 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, prompt: str) -> None:
-        if "@" in prompt:
-            try:
-                expansion = await asyncio.to_thread(
-                    functools.partial(
-                        expand_mentions,
-                        # Looked up in the worker thread: it may wait for the services.
-                        denied=lambda path: self.services.mention_refused(path),
-                    ),
-                    prompt,
-                    self.services.workspace,
-                )
-            except Exception as exc:
-                await self.notice(f"Could not read @ references: {exc}", "warning")
-            else:
-                for text in expansion.notices:
-                    await self.notice(text, "warning")
-                prompt = expansion.apply(prompt)
-            try:
-                prompt, problems = await self.services.expand_mcp_resources(prompt)
-            except Exception as exc:
-                problems = [f"Could not read MCP resources: {exc}"]
-            for text in problems:
-                await self.notice(text, "warning")
-        await self.controller.drive(self.runner.run(prompt))
+        expanded = await self.expander().expand_references(prompt)
+        for text in expanded.notices:
+            await self.notice(text, "warning")
+        await self.controller.drive(self.runner.run(expanded.text))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:
         """Drive a non-prompt stream (e.g. ``/compact``) as a turn."""
@@ -261,6 +253,15 @@ class SessionScreen(SessionCommands, Screen[None]):
             self.close_menu()
         elif self.busy:
             self.cancel_turn()
+        elif not self.composer.text:
+            # Esc Esc on an empty composer: /rewind (any keystroke between disarms).
+            if self.escape_armed:
+                self.escape_armed = False
+                self.status.update_state(hint="")
+                open_rewind(self)
+            else:
+                self.escape_armed = True
+                self.status.update_state(hint="Press Esc again to rewind")
 
     def action_interrupt(self) -> None:
         if self._copy_selection():
@@ -316,6 +317,9 @@ class SessionScreen(SessionCommands, Screen[None]):
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.ctrl_c_armed = False
+        if self.escape_armed:
+            self.escape_armed = False
+            self.status.update_state(hint="")
         self.update_menu()
 
     def update_menu(self) -> None:

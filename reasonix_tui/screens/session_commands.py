@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.widgets import Static
 
+from reasonix_core.errors import CommandError, SkillError
 from reasonix_tui import format as fmt
 from reasonix_tui.screens.cache import CacheScreen, idle_text, rebill_text
 from reasonix_tui.screens.confirm import ConfirmScreen
 from reasonix_tui.screens.help import HelpScreen
 from reasonix_tui.screens.mcp_status import McpStatusScreen
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
+from reasonix_tui.screens.rewind import open_rewind
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -43,41 +45,24 @@ class SessionCommands:
         if command is None:
             await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
             return
-        if command.kind == "custom" and command.custom is not None:
-            await self.start_turn(text, command.custom.render(args))
-            return
-        if command.kind == "skill":
-            await self._run_skill(text)
-            return
-        if command.kind == "mcp":
+        if command.kind in ("custom", "skill", "mcp"):
+            # The core's expander renders all three, as it does for `reasonix run`.
             try:
-                rendered = await self.services.render_mcp_prompt(command.name, args)
-            except Exception as exc:
-                await self.notice(f"/{command.name} failed: {exc}", "error")
+                rendered = await self.expander().expand_command(command.name, args)
+            except (CommandError, SkillError) as exc:
+                await self.notice(str(exc), "error")
                 return
-            await self.start_turn(text, rendered)
-            return
+            if rendered is not None:
+                await self.start_turn(text, rendered)
+                return
+            if command.kind == "skill":
+                await self.notice(f"/{command.name} is no longer a skill.", "warning")
+                return
         handler = getattr(self, f"cmd_{command.name}", None)
         if handler is None:
             await self.notice(f"/{command.name} is not available yet.", "warning")
             return
         await handler(args)
-
-    async def _run_skill(self: SessionScreen, text: str) -> None:
-        """``/<skill> args``: the skill's body becomes the turn (docs/SKILLS.md)."""
-        from reasonix_core.errors import SkillError
-        from reasonix_core.skills import expand_skill_command
-
-        skills = self.services.skills
-        try:
-            rendered = expand_skill_command(text, skills) if skills is not None else None
-        except SkillError as exc:
-            await self.notice(str(exc), "error")
-            return
-        if rendered is None:
-            await self.notice(f"{text.split()[0]} is no longer a skill.", "warning")
-            return
-        await self.start_turn(text, rendered)
 
     async def welcome(self: SessionScreen) -> None:
         workspace = str(self.services.workspace)
@@ -212,23 +197,29 @@ class SessionCommands:
     async def cmd_mcp(self: SessionScreen, args: str) -> None:
         self.app.push_screen(McpStatusScreen(self.services))
 
+    async def continue_session(self: SessionScreen, session_id: str) -> bool:
+        """Switch to saved session ``session_id`` (``/resume``, a chat rewind, a fork)."""
+        try:
+            runner = self.services.resume_runner(session_id, self.approver)
+        except (KeyError, OSError, ValueError) as exc:
+            await self.notice(f"Could not resume {session_id}: {exc}", "error")
+            return False
+        self.cancel_turn()
+        self.queue.clear()
+        self.runner = runner
+        await self.transcript.clear()
+        self.status.reset_usage()
+        self.refresh_status()
+        return True
+
+    async def cmd_rewind(self: SessionScreen, args: str) -> None:
+        open_rewind(self)
+
     async def cmd_resume(self: SessionScreen, args: str) -> None:
         async def picked(session_id: str | None) -> None:
-            if not session_id:
-                return
-            try:
-                runner = self.services.resume_runner(session_id, self.approver)
-            except (KeyError, OSError, ValueError) as exc:
-                await self.notice(f"Could not resume {session_id}: {exc}", "error")
-                return
-            self.cancel_turn()
-            self.queue.clear()
-            self.runner = runner
-            await self.transcript.clear()
-            self.status.reset_usage()
-            self.refresh_status()
-            await self.notice(f"Resumed session {session_id}.")
-            await self.warn_if_idle()
+            if session_id and await self.continue_session(session_id):
+                await self.notice(f"Resumed session {session_id}.")
+                await self.warn_if_idle()
 
         sessions = self.services.list_sessions()
         items = [

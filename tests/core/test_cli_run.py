@@ -59,7 +59,11 @@ def test_json_result_and_metrics_reconcile_with_provider_usage(workspace, cfg, t
     assert metrics["complete"] is True and metrics["outcome"] == "success"
     # Reconcile with what the server computed for each request.
     expected_prompt = sum(count_tokens(render_prompt(json.loads(r.body))) for r in cfg.requests)
-    assert metrics["prompt_tokens"] == expected_prompt == result["usage"]["input_tokens"]
+    usage = result["usage"]
+    # Claude Code's convention: input_tokens is the uncached part only.
+    assert usage["input_tokens"] == metrics["cache_miss_tokens"] == usage["cache_miss_input_tokens"]
+    assert metrics["prompt_tokens"] == expected_prompt
+    assert expected_prompt == usage["input_tokens"] + usage["cache_read_input_tokens"]
     assert metrics["cache_hit_tokens"] + metrics["cache_miss_tokens"] == metrics["prompt_tokens"]
     assert metrics["steps"] == 2 and metrics["tool_calls"] == 1
     assert metrics["tool_calls_by_name"] == {"read_file": 1}
@@ -79,9 +83,11 @@ def test_stream_json_prints_events_then_result(workspace, cfg):
     proc = reasonix(workspace, "run", "hi", "--output-format", "stream-json")
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.strip().splitlines()]
-    types = [line["type"] for line in lines]
-    assert types[0] == "turn_started" and "text_delta" in types and "usage" in types
-    assert types[-2] == "turn_finished" and types[-1] == "result"
+    kinds = [(line["type"], line.get("subtype")) for line in lines]
+    assert kinds[0] == ("system", "init") and kinds[1] == ("system", "turn_started")
+    assert ("system", "text_delta") in kinds and ("system", "usage") in kinds
+    assert kinds[-3:] == [("assistant", None), ("system", "turn_finished"), ("result", "success")]
+    assert lines[-3]["message"]["content"] == [{"type": "text", "text": "streamed"}]
 
 
 def test_provider_error_exits_1_with_its_message(workspace, cfg):
@@ -374,7 +380,7 @@ def test_max_steps_stops_and_reports_error(workspace, cfg):
     proc = reasonix(workspace, "run", "loop", "--max-steps", "1", "--output-format", "json")
     assert proc.returncode == 1
     result = last_json(proc.stdout)
-    assert result["subtype"] == "error_max_steps"
+    assert result["subtype"] == "error_max_turns"  # Claude Code's word
     assert len(cfg.requests) == 1
 
 

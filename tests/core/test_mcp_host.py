@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 import pytest
 from mcp.client._memory import InMemoryTransport
@@ -24,7 +25,7 @@ from reasonix_core.mcp.host import McpHost
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
-from tests.core.mcp_helpers import context, host, server
+from tests.core.mcp_helpers import context, host, server, wait_until
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True)
 
@@ -379,13 +380,30 @@ async def gated(gate: anyio.Event, srv: Any):
         yield streams
 
 
+async def test_a_listing_waits_for_a_late_server(tmp_path: Path) -> None:
+    release = anyio.Event()
+    h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release, demo_server())})
+    async with h:
+        proxy = UseCapabilityTool(h)
+        listings: list[str] = []
+
+        async def listing() -> None:
+            listings.append((await proxy.execute({"action": "list"}, context(tmp_path))).text)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listing)
+            await wait_until(lambda: h.status()[0].phase == "starting")
+            await anyio.sleep(0.05)
+            assert not listings  # still waiting for the server
+            release.set()
+        assert "server late (ready" in listings[0] and "mcp__late__echo" in listings[0]
+
+
 async def test_a_call_to_a_late_server_waits_for_it(tmp_path: Path) -> None:
     release = anyio.Event()
     h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release, demo_server())})
     async with h:
         proxy = UseCapabilityTool(h)
-        listing = (await proxy.execute({"action": "list"}, context(tmp_path))).text
-        assert "server late (starting)" in listing and "mcp__late__echo" not in listing
         result: list[Any] = []
 
         async def call() -> None:
@@ -458,3 +476,31 @@ async def test_host_without_servers_starts_nothing(tmp_path: Path) -> None:
     )
     async with h:
         assert h.status() == [] and not h.configured and await h.wait_ready() == []
+
+
+async def test_a_deferred_host_starts_its_servers_at_start_now_or_first_use(
+    tmp_path: Path,
+) -> None:
+    opened: list[str] = []
+
+    @asynccontextmanager
+    async def counted(name: str):
+        opened.append(name)
+        async with InMemoryTransport(demo_server()) as streams:
+            yield streams
+
+    connectors = {"a": lambda: counted("a"), "b": lambda: counted("b")}
+    h = host(tmp_path, server("a"), server("b"), connectors=connectors, deferred=True)
+    async with h:
+        for _ in range(20):  # let every task that could run, run
+            await anyio.lowlevel.checkpoint()
+        assert opened == [] and {s.phase for s in h.status()} == {"starting"}
+        h.start_now()
+        await h.wait_ready()
+        assert sorted(opened) == ["a", "b"]
+    # First use starts them too: a call resolves without start_now().
+    opened.clear()
+    h = host(tmp_path, server("a"), connectors=connectors, deferred=True)
+    async with h:
+        tool = await h.resolve_tool("mcp__a__echo")
+        assert tool.info.full_name == "mcp__a__echo" and opened == ["a"]

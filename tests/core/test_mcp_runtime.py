@@ -20,7 +20,14 @@ from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV
 from tests.core.agent_helpers import bodies, run_turn
-from tests.core.mcp_helpers import EXAMPLE_SERVER, host, server, trust_folder, wait_until
+from tests.core.mcp_helpers import (
+    EXAMPLE_SERVER,
+    STDIO_SERVER,
+    host,
+    server,
+    trust_folder,
+    wait_until,
+)
 from tests.core.test_mcp_host import demo_server
 
 
@@ -103,16 +110,15 @@ async def test_proxy_only_when_servers_are_declared(workspace: Path, configured:
         assert rt.agent.tools.get("use_capability").read_only is True
 
 
-async def test_headless_waits_for_servers_and_the_tui_does_not(
+async def test_no_surface_waits_for_servers_before_the_first_request(
     workspace: Path, configured: Any
 ) -> None:
     declare_example(workspace)
-    async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
-        assert [s.phase for s in rt.mcp.status()] == ["ready"]
-    async with open_runtime(RunSettings(workspace=workspace), approver=Interactive()) as rt:
-        assert [s.phase for s in rt.mcp.status()] == ["starting"]  # did not wait
-        await rt.mcp.wait_ready()
-        assert [s.phase for s in rt.mcp.status()] == ["ready"]
+    for approver in (FailClosedApprover(), Interactive()):  # headless, then the TUI
+        async with open_runtime(RunSettings(workspace=workspace), approver=approver) as rt:
+            assert [s.phase for s in rt.mcp.status()] == ["starting"]  # did not wait
+            await rt.mcp.wait_ready()
+            assert [s.phase for s in rt.mcp.status()] == ["ready"]
 
 
 def test_reasonix_run_calls_the_example_plugin_end_to_end(workspace: Path, configured: Any) -> None:
@@ -155,7 +161,7 @@ def test_reasonix_run_calls_the_example_plugin_end_to_end(workspace: Path, confi
     first, second = bodies(configured)
     assert tool_names(first) == tool_names(second) and "use_capability" in tool_names(first)
     results = [m["content"] for m in second["messages"] if m["role"] == "tool"]
-    # Headless waited for the server: the first request could already list its tools.
+    # The listing waited for the server still starting: it names its tools.
     assert "server example (ready, 2 tools)" in results[0]
     assert "mcp__example__echo [read-only]" in results[0]
     assert results[1] == "3 words, 1 lines, 13 characters"
@@ -269,7 +275,12 @@ def test_headless_run_says_which_servers_are_unavailable(workspace: Path, config
         json.dumps({"mcpServers": {"gone": {"command": str(workspace / "no-such-binary")}}})
     )
     trust_folder(workspace)
-    configured.enqueue(Reply(content="fine without it"))
+    # The run does not wait for servers; the model's listing does, and the failure
+    # it learns of is said on standard error.
+    configured.enqueue(
+        Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps({"action": "list"}))]),
+        Reply(content="fine without it"),
+    )
     env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
     proc = subprocess.run(
         [sys.executable, "-m", "reasonix_tui.cli", "run", "hi"],
@@ -282,3 +293,47 @@ def test_headless_run_says_which_servers_are_unavailable(workspace: Path, config
     assert proc.returncode == 0, proc.stderr
     assert "fine without it" in proc.stdout
     assert "MCP server 'gone' is unavailable" in proc.stderr
+
+
+def test_reasonix_run_sends_the_first_request_while_a_server_is_still_starting(
+    workspace: Path, configured: Any, tmp_path: Path
+) -> None:
+    """A stdio server that cannot start until the first request has arrived: a run
+    that waited for servers would hang until the start-up timeout instead."""
+    release = tmp_path / "release"
+    declare = (
+        "[[mcp.servers]]\n"
+        'name = "slow"\n'
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(STDIO_SERVER))}, 'serve', '--wait-for', "
+        f"{json.dumps(str(release))}]\n"
+        "startup_timeout_seconds = 60\n"
+    )
+    (workspace / "reasonix.toml").write_text(declare, encoding="utf-8")
+    trust_folder(workspace)
+    call = {"action": "call", "name": "mcp__slow__echo", "arguments": {"text": "late hello"}}
+    replies = [
+        Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps(call))]),
+        Reply(content="done"),
+    ]
+
+    def responder(request: Any) -> Reply:
+        release.touch()  # the server may start only now
+        return replies.pop(0)
+
+    configured.responder = responder
+    env = dict(os.environ, **{TEST_KEY_ENV: TEST_KEY})
+    proc = subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", "run", "echo it", "--output-format", "json"],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    first, second = bodies(configured)
+    # The call waited for the server that was still starting, then went through.
+    assert [m["content"] for m in second["messages"] if m["role"] == "tool"] == ["late hello"]
+    assert tool_names(first) == tool_names(second)

@@ -224,6 +224,9 @@ def test_project_mcp_server_runs_only_once_trusted(
     assert "evil" in proc.stdout
     proc = reasonix(workspace, "run", "hi")
     assert proc.returncode == 0, proc.stderr
+    # A run does not wait for servers (its answer may come first); `mcp list` does.
+    proc = reasonix(workspace, "mcp", "list")
+    assert proc.returncode == 0, proc.stderr
     assert marker.exists()
 
 

@@ -953,4 +953,5 @@ def test_reasonix_run_end_to_end(workspace, agent_dsa):
     second = json.loads(agent_dsa.requests[1].body)
     assert second["messages"][-2]["content"][0]["thinking"] == "need the file"
     expected = sum(count_tokens(render_prompt(json.loads(r.body))) for r in agent_dsa.requests)
-    assert result["usage"]["input_tokens"] == expected
+    usage = result["usage"]  # Claude Code's convention: input_tokens is the uncached part
+    assert usage["input_tokens"] + usage["cache_read_input_tokens"] == expected

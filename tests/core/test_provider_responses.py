@@ -728,7 +728,9 @@ def test_reasonix_run_end_to_end(workspace, rs, tmp_path):
     assert all(b["store"] is False and b["stream"] is True for b in bodies)
     metrics = json.loads(metrics_path.read_text())
     expected_prompt = sum(count_tokens(render_responses_prompt(b)) for b in bodies)
-    assert metrics["prompt_tokens"] == expected_prompt == result["usage"]["input_tokens"]
+    usage = result["usage"]  # Claude Code's convention: input_tokens is the uncached part
+    assert metrics["prompt_tokens"] == expected_prompt
+    assert expected_prompt == usage["input_tokens"] + usage["cache_read_input_tokens"]
     assert metrics["cache_hit_tokens"] + metrics["cache_miss_tokens"] == metrics["prompt_tokens"]
     assert metrics["cache_hit_tokens"] > 0
     assert metrics["tool_calls_by_name"] == {"read_file": 1}

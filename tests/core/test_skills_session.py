@@ -173,11 +173,17 @@ def test_headless_slash_skill_sends_the_expanded_body(workspace, server):
     assert user_message(server).startswith("Review src/app.py carefully.")
 
 
-def test_headless_text_that_names_no_skill_is_sent_as_is(workspace, server):
-    server.enqueue(Reply(content="ok"))
+def test_headless_slash_name_that_is_no_command_is_a_usage_error(workspace, server):
+    # As in the TUI ("Unknown command"): one expander decides for both (issue 15); a
+    # mistyped /name is not sent to the model as text. A path is still text.
     proc = reasonix(workspace, "run", "/not-a-skill hello")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("reasonix: error: unknown command /not-a-skill")
+    assert server.requests == []
+    server.enqueue(Reply(content="ok"))
+    proc = reasonix(workspace, "run", "/usr/bin/env hello")
     assert proc.returncode == 0, proc.stderr
-    assert user_message(server).startswith("/not-a-skill hello")
+    assert user_message(server).startswith("/usr/bin/env hello")
 
 
 def test_headless_reports_broken_skill_files_and_runs(workspace, server):

@@ -78,7 +78,7 @@ def test_registry_custom_never_shadows_builtin(tmp_path: Path) -> None:
 
 def test_slash_items_and_mention_context() -> None:
     registry = CommandRegistry()
-    assert [i.value for i in slash_items(registry, "/re")] == ["resume"]
+    assert [i.value for i in slash_items(registry, "/re")] == ["resume", "rewind"]
     assert [i.value for i in slash_items(registry, "/at")][:1] == ["status"]
     assert slash_items(registry, "/model x") is None
     assert slash_items(registry, "hello") is None

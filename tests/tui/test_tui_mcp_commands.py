@@ -59,3 +59,25 @@ async def test_resource_reference_is_expanded_into_the_user_turn(tmp_path: Path)
     prompt = services.runners[0].prompts[0]
     assert prompt.startswith("follow @example:style://guide please")
     assert "Use short names." in prompt
+
+
+async def test_other_agents_commands_from_the_git_root_run_in_the_tui(tmp_path: Path) -> None:
+    """The TUI shares the core's loader and expander with `reasonix run`: a Claude Code
+    command at the repository root, typed in a subfolder, with an @path in its body."""
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".claude" / "commands").mkdir(parents=True)
+    (root / ".claude" / "commands" / "explain.md").write_text(
+        "---\nallowed-tools:\n  - Read\ndescription: explain a file\n---\nExplain $1: @$1\n"
+    )
+    sub = root / "pkg"
+    sub.mkdir()
+    (sub / "mod.py").write_text("X = 1\n")
+    services = McpServices(turns=[text_steps("Done.")], workspace=sub, config_home=tmp_path / "h")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "/explain mod.py")
+        await settle(pilot)
+    prompt = services.runners[0].prompts[0]
+    assert prompt.startswith("Explain mod.py: @mod.py")
+    assert '<file path="mod.py">\nX = 1\n' in prompt

@@ -1,0 +1,439 @@
+"""The shadow store: a bare git repository outside the workspace.
+
+One per session, under the session's folder (``<id>.rewind/``): ``store.git``
+(bare: its HEAD is the last snapshot's commit; nothing ever runs ``gc``), a
+private ``index`` and a ``lock`` file. The objects live in
+``checkpoint-objects/`` beside the workspace's transcripts, shared by its
+sessions; a new session starts from the newest other session's index and HEAD
+(:meth:`ShadowStore._seed`), so its first snapshot reads only what changed. Git is driven with ``GIT_DIR`` /
+``GIT_WORK_TREE`` / ``GIT_INDEX_FILE`` through :mod:`tool.host_git` (system
+git, no user or system config, no hooks, no fsmonitor). The workspace's own
+``.git`` is never read: git never descends into a directory named ``.git``,
+and discovery is off because ``GIT_DIR`` is given.
+
+A snapshot asks ``git status`` what differs from HEAD, the previous
+snapshot's commit (the stat cache, preloaded in threads, and the untracked
+cache make an unchanged tree one git process, and the previous tree id is
+reused). Changed paths are staged by name over standard input (``-z``: a file
+named ``--force`` is a name, never an option), ``write-tree`` gives the
+snapshot's tree id, and a commit of it becomes HEAD (the chain also keeps every
+snapshot reachable).
+
+Bytes are stored as they are: ``info/attributes`` turns off every conversion a
+workspace ``.gitattributes`` could ask for (eol, filters, ident, encodings).
+What is ignored: ``.gitignore`` files and the tools' always-skipped folders
+(:data:`tool.builtin._fs.SKIP_DIRS`); nested repositories (a folder with its
+own ``.git``) are not kept and are named as such.
+
+Crash safety: git writes the index, objects and HEAD by rename, so a process
+killed mid-snapshot leaves at most ``index.lock``, ``HEAD.lock`` and temporary
+objects, and an index ahead of HEAD (the next status lists those paths again).
+Every operation holds ``lock`` (``flock``); under it a git lock is a crash
+leftover and is removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import stat as stat_mod
+import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from reasonix_core.errors import CheckpointError
+from reasonix_core.tool.host_git import git_command, git_env, host_git
+
+#: Config for every store call: bytes and modes as on disk, the stat caches on.
+_STORE_OPTIONS: tuple[str, ...] = (
+    "-c", "core.untrackedCache=true",
+    "-c", "core.filemode=true",
+    "-c", "core.symlinks=true",
+    "-c", "core.ignorecase=false",
+    "-c", "core.autocrlf=false",
+    "-c", "core.safecrlf=false",
+    "-c", "core.precomposeunicode=false",
+    "-c", "core.quotePath=false",
+    "-c", "core.excludesFile=/dev/null",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+    "-c", "index.version=4",
+)  # fmt: skip
+# Higher precedence than any .gitattributes in the workspace.
+_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding !diff\n"
+_TIMEOUT = 120
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+# The snapshots' commits: a fixed identity, never the user's.
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Reasonix",
+    "GIT_AUTHOR_EMAIL": "checkpoint@reasonix.invalid",
+    "GIT_COMMITTER_NAME": "Reasonix",
+    "GIT_COMMITTER_EMAIL": "checkpoint@reasonix.invalid",
+}
+
+MODE_FILE, MODE_EXEC, MODE_LINK = "100644", "100755", "120000"
+NESTED_REPOSITORY = "a nested git repository"
+#: The objects folder the sessions of a workspace share, beside their transcripts.
+OBJECTS = "checkpoint-objects"
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+OVER_BOUND = "over the checkpoint size bound"
+NOT_A_FILE = "not a regular file or symlink"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One path of a tree: git mode (``100644``, ``100755``, ``120000``) and blob id."""
+
+    mode: str
+    oid: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    tree: str
+    # path -> why it could not be kept (its entry in ``tree`` is an older version).
+    not_kept: dict[str, str]
+    # Bytes staged by this snapshot (the size bound counts them).
+    added_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str
+    before: Entry | None
+    after: Entry | None
+    added: int | None  # lines; None for binary
+    deleted: int | None
+
+
+class ShadowStore:
+    """Snapshots of one workspace for one session (see the module doc)."""
+
+    def __init__(self, root: Path, workspace: Path, git: str) -> None:
+        self.root = root
+        self.workspace = workspace
+        self.git = git
+        self.git_dir = root / "store.git"
+        self.index = root / "index"
+        # Objects are shared by the sessions of a workspace (their folder holds
+        # only that workspace's sessions): content stored once is stored.
+        self.objects = root.parent / OBJECTS
+        self._last_tree: str | None = None
+        self._head: str | None = None  # HEAD's tree, once known
+
+    @classmethod
+    def open(cls, root: Path, workspace: Path) -> ShadowStore | None:
+        """The store at ``root`` (created when missing); None when the host has no git."""
+        git = host_git()
+        if git is None:
+            return None
+        return cls(root, Path(os.path.realpath(workspace)), git)
+
+    # -- plumbing --------------------------------------------------------------
+
+    def _git(
+        self, *args: str, stdin: bytes | None = None, work_tree: bool = True, check: bool = True
+    ) -> bytes:
+        env = git_env(self.git_dir, self.workspace if work_tree else None, _IDENTITY)
+        env["GIT_INDEX_FILE"] = str(self.index)
+        env["GIT_OBJECT_DIRECTORY"] = str(self.objects)
+        try:
+            proc = subprocess.run(
+                git_command(self.git, *_STORE_OPTIONS, *args),
+                cwd=self.workspace if work_tree else self.root,
+                env=env,
+                input=stdin if stdin is not None else b"",
+                capture_output=True,
+                timeout=_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CheckpointError(f"git {args[0]} failed in the checkpoint store: {exc}") from None
+        if check and proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise CheckpointError(
+                f"git {args[0]} failed in the checkpoint store {self.root}: "
+                f"{err[-1] if err else proc.returncode}"
+            )
+        return proc.stdout
+
+    def _ensure(self) -> None:
+        """Create the bare repository once; a half-made one (killed) is made again."""
+        if (self.git_dir / "info" / "attributes").is_file():
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.root, 0o700)
+            tmp = self.root / f"store.git.tmp-{os.getpid()}"
+            env = git_env(tmp)
+            subprocess.run(
+                git_command(self.git, "init", "--bare", "-q", str(tmp)),
+                env=env, capture_output=True, timeout=_TIMEOUT, check=True,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            hooks = tmp / "hooks"
+            for sample in hooks.iterdir() if hooks.is_dir() else ():
+                sample.unlink()
+            (tmp / "info").mkdir(exist_ok=True)
+            (tmp / "info" / "attributes").write_text(_ATTRIBUTES, encoding="utf-8")
+            from reasonix_core.tool.builtin._fs import SKIP_DIRS  # the tools' own list
+
+            skipped = "".join(f"{name}/\n" for name in sorted(SKIP_DIRS - {".git"}))
+            (tmp / "info" / "exclude").write_text(skipped, encoding="utf-8")
+            for folder in ("info", "pack"):
+                (self.objects / folder).mkdir(parents=True, exist_ok=True)
+            os.rename(tmp, self.git_dir)
+            self._seed()
+        except OSError:
+            if not (self.git_dir / "info" / "attributes").is_file():
+                raise CheckpointError(
+                    f"cannot create the checkpoint store {self.git_dir}"
+                ) from None
+        except subprocess.CalledProcessError as exc:
+            raise CheckpointError(f"git init failed for the checkpoint store: {exc}") from None
+
+    def _seed(self) -> None:
+        """Start from the newest other session's index and HEAD, so the first
+        snapshot re-reads only what changed since (the stat cache stays valid:
+        same workspace) instead of hashing the whole tree."""
+        best: tuple[float, Path, str] | None = None
+        for other in self.root.parent.glob("*.rewind"):
+            if other == self.root:
+                continue
+            try:
+                head = (other / "store.git" / "HEAD").read_text(encoding="ascii").strip()
+                mtime = (other / "index").stat().st_mtime
+            except (OSError, UnicodeError):
+                continue
+            if _HEX40.fullmatch(head) and (best is None or mtime > best[0]):
+                best = (mtime, other, head)
+        if best is None:
+            return
+        _mtime, other, head = best
+        tmp = self.root / f"index.seed-{os.getpid()}"
+        try:
+            tmp.write_bytes((other / "index").read_bytes())
+            os.replace(tmp, self.index)
+            self._git("update-ref", "--no-deref", "HEAD", head, work_tree=False)
+        except (OSError, CheckpointError):
+            for leftover in (tmp, self.index):
+                try:
+                    leftover.unlink()
+                except OSError:
+                    pass
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """One operation at a time; leftovers of a killed one are cleared."""
+        self._ensure()
+        fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            for leftover in (self.root / "index.lock", self.git_dir / "HEAD.lock"):
+                try:
+                    leftover.unlink()
+                except FileNotFoundError:
+                    pass
+            yield
+        finally:
+            os.close(fd)
+
+    # -- snapshots -------------------------------------------------------------
+
+    def snapshot(self, budget: int | None = None) -> Snapshot:
+        """Record the workspace now. ``budget``: bytes this snapshot may still add
+        (None: unbounded); files beyond it are listed in ``not_kept``."""
+        with self.locked():
+            return self._snapshot(budget)
+
+    def _changed(self) -> list[str]:
+        """Paths that differ from the last snapshot: ``status`` against HEAD (the
+        last snapshot's commit) uses the preloaded stat cache and the untracked
+        cache, and refreshes the index as it goes. Untracked folders come back
+        whole (``dir/``) and are listed file by file; a nested repository stays
+        ``dir/``."""
+        out = self._git("status", "--porcelain=v1", "-z", "-unormal", "--no-renames")
+        names: set[str] = set()
+        folders: list[str] = []
+        for record in out.split(b"\0"):
+            if len(record) < 4:
+                continue
+            name = os.fsdecode(record[3:])
+            if record[:2] == b"??" and name.endswith("/"):
+                folders.append(name)
+            else:
+                names.add(name)
+        if folders:
+            listed = self._git(
+                "ls-files", "-z", "-o", "--exclude-standard", "--",
+                *(f":(literal){folder}" for folder in folders),
+            )  # fmt: skip
+            names.update(os.fsdecode(n) for n in listed.split(b"\0") if n)
+        return sorted(names)
+
+    def _snapshot(self, budget: int | None) -> Snapshot:
+        names = self._changed()
+        if not names and self._last_tree is not None:
+            return Snapshot(self._last_tree, {}, 0)
+        not_kept: dict[str, str] = {}
+        removals: list[str] = []
+        additions: list[str] = []
+        added = 0
+        for name in names:
+            if name.endswith("/"):
+                not_kept[name.rstrip("/")] = NESTED_REPOSITORY
+                continue
+            try:
+                info = os.lstat(self.workspace / name)
+            except (FileNotFoundError, NotADirectoryError):
+                removals.append(name)
+                continue
+            if stat_mod.S_ISDIR(info.st_mode):
+                removals.append(name)  # a file became a folder: its files are listed too
+                continue
+            if not (stat_mod.S_ISREG(info.st_mode) or stat_mod.S_ISLNK(info.st_mode)):
+                not_kept[name] = NOT_A_FILE
+                continue
+            size = info.st_size if stat_mod.S_ISREG(info.st_mode) else 0
+            if budget is not None and added + size > budget:
+                not_kept[name] = OVER_BOUND
+                continue
+            added += size
+            additions.append(name)
+        if removals:
+            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul(removals))
+        if additions:
+            self._git(
+                "update-index", "-z", "--add", "--remove", "--replace", "--stdin",
+                stdin=_nul(additions),
+            )  # fmt: skip
+        tree = self._git("write-tree").decode().strip()
+        if tree != self._head_tree():
+            # HEAD is what the next status compares against; the commit chain
+            # also keeps every snapshot reachable.
+            parent = self._git("rev-parse", "-q", "--verify", "HEAD", check=False).strip()
+            commit = self._git(
+                "commit-tree", tree, *(["-p", parent.decode()] if parent else []),
+                "-m", "checkpoint",
+            ).decode().strip()  # fmt: skip
+            self._git("update-ref", "--no-deref", "HEAD", commit)
+            self._head = tree
+        self._last_tree = tree
+        return Snapshot(tree, not_kept, added)
+
+    def _head_tree(self) -> str | None:
+        if self._head is None:
+            out = self._git("rev-parse", "-q", "--verify", "HEAD^{tree}", check=False)
+            self._head = out.decode().strip() or None
+        return self._head
+
+    # -- reading ---------------------------------------------------------------
+
+    def entries(self, tree: str) -> dict[str, Entry]:
+        """Every file of ``tree``: path -> entry."""
+        out = self._git("ls-tree", "-r", "-z", "--full-tree", tree, work_tree=False)
+        found: dict[str, Entry] = {}
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode, _kind, oid = meta.decode().split(" ")
+            found[os.fsdecode(name)] = Entry(mode, oid)
+        return found
+
+    def changes(self, before: str, after: str) -> list[Change]:
+        """What differs between two trees, with line counts (None for binary)."""
+        if before == after:
+            return []
+        raw = self._git(
+            "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", before, after,
+            work_tree=False,
+        )  # fmt: skip
+        parts = raw.split(b"\0")
+        entries: dict[str, tuple[Entry | None, Entry | None]] = {}
+        counts: dict[str, tuple[int | None, int | None]] = {}
+        i = 0
+        while i < len(parts):
+            part = parts[i]
+            if part.startswith(b":"):
+                old_mode, new_mode, old_oid, new_oid, _status = part[1:].decode().split(" ")
+                name = os.fsdecode(parts[i + 1])
+                entries[name] = (
+                    None if old_mode == "000000" else Entry(old_mode, old_oid),
+                    None if new_mode == "000000" else Entry(new_mode, new_oid),
+                )
+                i += 2
+            elif part:
+                plus, minus, name_bytes = part.split(b"\t", 2)
+                counts[os.fsdecode(name_bytes)] = (
+                    None if plus == b"-" else int(plus),
+                    None if minus == b"-" else int(minus),
+                )
+                i += 1
+            else:
+                i += 1
+        return [
+            Change(name, before_e, after_e, *counts.get(name, (None, None)))
+            for name, (before_e, after_e) in sorted(entries.items())
+        ]
+
+    def blobs(self, oids: Sequence[str]) -> dict[str, bytes]:
+        """The content of each blob id."""
+        wanted = sorted(set(oids))
+        if not wanted:
+            return {}
+        out = self._git(
+            "cat-file", "--batch", stdin="".join(f"{o}\n" for o in wanted).encode(),
+            work_tree=False,
+        )  # fmt: skip
+        found: dict[str, bytes] = {}
+        pos = 0
+        while pos < len(out):
+            end = out.index(b"\n", pos)
+            header = out[pos:end].decode().split(" ")
+            if len(header) < 3:
+                raise CheckpointError(f"blob {header[0]} is missing from the checkpoint store")
+            size = int(header[2])
+            found[header[0]] = out[end + 1 : end + 1 + size]
+            pos = end + 1 + size + 1
+        return found
+
+
+def _nul(names: Sequence[str]) -> bytes:
+    return b"".join(os.fsencode(n) + b"\0" for n in names)
+
+
+def blob_id(data: bytes) -> str:
+    """Git's blob id of ``data`` (what the store would name it)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def entry_on_disk(workspace: Path, name: str) -> Entry | str | None:
+    """The workspace's ``name`` as a tree entry, None when absent, or a word
+    saying what else is there (a folder, a FIFO...). Never follows a symlink."""
+    path = workspace / name
+    try:
+        info = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat_mod.S_ISLNK(info.st_mode):
+        return Entry(MODE_LINK, blob_id(os.fsencode(os.readlink(path))))
+    if stat_mod.S_ISDIR(info.st_mode):
+        return "a folder"
+    if not stat_mod.S_ISREG(info.st_mode):
+        return NOT_A_FILE
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    mode = MODE_EXEC if info.st_mode & stat_mod.S_IXUSR else MODE_FILE
+    return Entry(mode, blob_id(b"".join(chunks)))

@@ -1,0 +1,168 @@
+"""What a user types, turned into the user turn the model sees: one expander for
+the TUI and ``reasonix run``.
+
+In order:
+
+1. a slash command as the first token, ``/name args``: a custom Markdown command
+   (:mod:`reasonix_core.command.custom`), a skill (:mod:`reasonix_core.skills`) or an
+   MCP prompt (``/mcp__server__prompt``) becomes its rendered text, in that order;
+2. ``@path`` references in that text attach files and listings
+   (:mod:`reasonix_core.command.mentions`);
+3. ``@server:uri`` references attach MCP resources.
+
+The surfaces differ only in what they do with a name this expander does not know:
+the TUI runs its built-in commands (``/help``, ``/model``...), ``reasonix run``
+refuses it. Problems with references are notices; a command that cannot be
+expanded raises :class:`~reasonix_core.errors.CommandError`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio.to_thread
+
+from reasonix_core.command.custom import CustomCommand, LoadProblem
+from reasonix_core.command.mentions import expand_mentions
+from reasonix_core.errors import CommandError
+
+if TYPE_CHECKING:
+    from reasonix_core.skills import SkillCatalog
+
+#: ``/mcp__server__prompt args`` -> the prompt's text (the MCP host's ``render_prompt``).
+PromptRenderer = Callable[[str, str], Awaitable[str]]
+#: text -> (text with ``<resource>`` blocks, notices) (``expand_resource_references``).
+ResourceExpander = Callable[[str], Awaitable[tuple[str, list[str]]]]
+
+MCP_PROMPT_PREFIX = "mcp__"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expanded:
+    text: str
+    notices: tuple[str, ...] = ()
+
+
+def split_command(text: str) -> tuple[str, str] | None:
+    """``(name, arguments)`` when the first token is a slash command, else None.
+
+    ``/usr/bin/env is missing`` starts with a path, not a command: a name holds
+    no further ``/``."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    head, *rest = stripped.split(maxsplit=1)
+    name = head[1:]
+    if "/" in name:
+        return None
+    return name, rest[0].strip() if rest else ""
+
+
+class PromptExpander:
+    """Expands user input for one session; see the module docstring for the order."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        commands: Iterable[CustomCommand] = (),
+        problems: Iterable[LoadProblem] = (),
+        skills: SkillCatalog | None = None,
+        mcp_prompt: PromptRenderer | None = None,
+        mcp_resources: ResourceExpander | None = None,
+        protected: Sequence[Path | str] = (),
+        denied: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.commands = {c.name: c for c in commands}
+        self._clashes = [p for p in problems if p.name]
+        self._skills = skills
+        self._mcp_prompt = mcp_prompt
+        self._mcp_resources = mcp_resources
+        self._protected = tuple(protected)
+        self._denied = denied
+
+    def knows(self, name: str) -> bool:
+        """Whether ``/name`` is a command this expander renders (without rendering it)."""
+        return (
+            name in self.commands
+            or (self._skills is not None and name in self._skills)
+            or (self._mcp_prompt is not None and name.startswith(MCP_PROMPT_PREFIX))
+        )
+
+    async def expand_command(self, name: str, arguments: str) -> str | None:
+        """The user turn for ``/name arguments``; None when no command has that name."""
+        custom = self.commands.get(name)
+        if custom is not None:
+            return custom.render(arguments)
+        if self._skills is not None:
+            # A skill (docs/SKILLS.md); SkillError when its file can no longer be used.
+            from reasonix_core.skills.expand import render_skill_command
+
+            skill = render_skill_command(name, arguments, self._skills)
+            if skill is not None:
+                return skill
+        if self._mcp_prompt is not None and name.startswith(MCP_PROMPT_PREFIX):
+            try:
+                return await self._mcp_prompt(name, arguments)
+            except CommandError:
+                raise
+            except Exception as exc:
+                raise CommandError(f"/{name} failed: {_reason(exc)}") from exc
+        return None
+
+    async def expand_references(self, text: str) -> Expanded:
+        """``text`` with its ``@path`` and ``@server:uri`` references attached."""
+        if "@" not in text:
+            return Expanded(text=text)
+        notices: list[str] = []
+        try:
+            expansion = await anyio.to_thread.run_sync(
+                functools.partial(
+                    expand_mentions,
+                    text,
+                    self.workspace,
+                    protected=self._protected,
+                    denied=self._denied,
+                )
+            )
+        except Exception as exc:
+            notices.append(f"Could not read @ references: {_reason(exc)}")
+        else:
+            notices.extend(expansion.notices)
+            text = expansion.apply(text)
+        if self._mcp_resources is not None:
+            try:
+                text, problems = await self._mcp_resources(text)
+            except Exception as exc:
+                problems = [f"Could not read MCP resources: {_reason(exc)}"]
+            notices.extend(problems)
+        return Expanded(text=text, notices=tuple(notices))
+
+    async def expand(self, text: str) -> Expanded:
+        """Command, then references; an unknown ``/name`` raises :class:`CommandError`."""
+        command = split_command(text)
+        if command is not None:
+            name, arguments = command
+            rendered = await self.expand_command(name, arguments)
+            if rendered is None:
+                skills = [n for n, _, _ in self._skills.commands()] if self._skills else []
+                known = ", ".join(f"/{n}" for n in sorted({*self.commands, *skills})) or "none"
+                raise CommandError(
+                    f"unknown command /{name} (custom commands and skills: {known}; MCP "
+                    f"prompts are /{MCP_PROMPT_PREFIX}<server>__<prompt>)"
+                )
+            text = rendered
+            # Said when the command is used: which file won a name two agents' folders share.
+            clashes = tuple(f"{p.path}: {p.message}" for p in self._clashes if p.name == name)
+            expanded = await self.expand_references(text)
+            return Expanded(text=expanded.text, notices=clashes + expanded.notices)
+        return await self.expand_references(text)
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__

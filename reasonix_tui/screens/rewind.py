@@ -1,0 +1,142 @@
+"""``/rewind`` (and Esc Esc on an empty composer): pick a turn, see what a code
+rewind would change, then choose code, conversation, both or fork.
+
+The turn picker is the shared :class:`PickerScreen`; :class:`RewindScreen` is
+the second step. :func:`open_rewind` runs the flow for the session screen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.screens.picker import PickerItem, PickerScreen
+from reasonix_tui.services import RewindPreview, RewindTurn
+from reasonix_tui.widgets.diff_view import render_diff
+
+if TYPE_CHECKING:
+    from reasonix_tui.screens.session import SessionScreen
+
+#: (scope, label) in the order shown; the scope is what ``services.rewind`` takes.
+CHOICES: tuple[tuple[str, str], ...] = (
+    ("code", "Code: put the files back to the start of this turn"),
+    ("chat", "Conversation: continue from just before this turn"),
+    ("both", "Both: code and conversation"),
+    ("fork", "Fork: a new session from just before this turn"),
+)
+_PREVIEW_LINES = 400
+_HEAD = 48
+
+
+class RewindScreen(Overlay[str | None]):
+    """The second step: a turn's diff preview and the four choices."""
+
+    DEFAULT_CSS = """
+    RewindScreen {
+        & #preview { height: auto; max-height: 16; background: $surface; margin-bottom: 1; }
+        & #conflicts { color: $text-warning; margin-bottom: 1; }
+        & #note { color: $text-muted; margin-bottom: 1; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", show=False),
+    ]
+
+    def __init__(self, turn: RewindTurn, preview: RewindPreview) -> None:
+        super().__init__()
+        self.turn = turn
+        self.preview = preview
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"Rewind to turn {self.turn.number}: {self.turn.head}", id="title", markup=False)  # fmt: skip
+            if self.preview.conflicts:
+                shown = ", ".join(self.preview.conflicts)
+                yield Static(
+                    f"Changed outside Reasonix since the last checkpoint: {shown}. "
+                    "A code rewind overwrites them.",
+                    id="conflicts",
+                    markup=False,
+                )
+            if self.preview.diff:
+                with VerticalScroll(id="preview"):
+                    yield Static(render_diff(self.preview.diff, _PREVIEW_LINES))
+            else:
+                yield Static(self.preview.note or "No file changes to put back.", id="note", markup=False)  # fmt: skip
+            yield OptionList(*(Option(label, id=scope) for scope, label in CHOICES), id="choices")
+            yield Static("↑↓ move · Enter choose · Esc close", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def turn_items(turns: list[RewindTurn]) -> list[PickerItem]:
+    """Newest first; the detail says when, and how many files the turn changed."""
+    items = []
+    for turn in reversed(turns):
+        count = len(turn.files)
+        changed = f"{count} file{'s' * (count != 1)}" if count else "no file changes"
+        head = turn.head if len(turn.head) <= _HEAD else turn.head[: _HEAD - 1] + "…"
+        items.append(
+            PickerItem(
+                value=str(turn.number),
+                label=f"{turn.number:>3}  {head}",
+                detail=f"{turn.time[11:16]} · {changed}".strip(" ·"),
+            )
+        )
+    return items
+
+
+def open_rewind(screen: SessionScreen) -> None:
+    """The whole flow: turn picker -> preview and choice -> rewind -> notice (and,
+    after a chat rewind or a fork, continue in that session)."""
+    services = screen.services
+    try:
+        turns = {t.number: t for t in services.rewind_turns()}
+    except ValueError as exc:
+        screen.notify(f"Rewind is not available: {exc}", severity="error")
+        return
+
+    async def chosen(number: int, scope: str | None) -> None:
+        if scope is None:
+            return
+        try:
+            done = services.rewind(number, scope, force=True)
+        except ValueError as exc:
+            await screen.notice(f"Rewind failed: {exc}", "error")
+            return
+        if done.resume_id is not None:
+            await screen.continue_session(done.resume_id)
+        await screen.notice(done.message)
+
+    async def picked(value: str | None) -> None:
+        if not value:
+            return
+        number = int(value)
+        preview = services.rewind_preview(number)
+
+        async def answer(scope: str | None) -> None:
+            await chosen(number, scope)
+
+        screen.app.push_screen(RewindScreen(turns[number], preview), answer)
+
+    screen.app.push_screen(
+        PickerScreen(
+            "Rewind to the start of a turn", turn_items(list(turns.values())), empty="No turns yet."
+        ),
+        picked,
+    )
