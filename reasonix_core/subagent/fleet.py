@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from reasonix_core.tool.sandbox import SandboxPolicy
 
 __all__ = [
+    "SLOT_WAIT",
     "UPSTREAM_LIMIT",
     "FleetItem",
     "FleetPlan",
@@ -48,6 +49,8 @@ __all__ = [
     "task_text",
 ]
 
+#: The reason reported for an item whose dependencies are done but whose slot is not.
+SLOT_WAIT = "waiting for a scheduling slot"
 #: Characters of one upstream result a dependent receives (head and tail kept).
 UPSTREAM_LIMIT = 8000
 _ID = re.compile(r"[\w.:/ -]{1,64}")
@@ -331,7 +334,10 @@ class _FleetRun:
 
     async def _run_one(self, item: FleetItem, tg: anyio.abc.TaskGroup) -> None:
         item_id = _id(item)
-        async with self.slots.hold(self.plan.claims[item_id]):
+        claim = self.plan.claims[item_id]
+        if not self.slots.can_start(claim):
+            self._emit(item_id, "waiting", SLOT_WAIT)
+        async with self.slots.hold(claim):
             if self.first_failure and self.fail_fast:
                 # Waited for a slot while another item failed: never started.
                 self._finish(item_id, "skipped", reason=self._fail_fast_reason())

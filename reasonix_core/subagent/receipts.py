@@ -11,6 +11,7 @@ against this record, and the write claim is compared with it after the run.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,9 @@ class Receipts:
     reports: int = 0
     # bash ran and its changes could not be itemised (a claim too large to snapshot).
     bash_unaccounted: bool = False
+    # Called after each successful path-aware write (the runner narrows the
+    # scheduling reservation of an unclaimed writer with it).
+    on_write: Callable[[], None] | None = None
 
     def note_bash_changes(self, paths: list[Path] | None) -> None:
         """The files in the claim that changed while the child could run bash
@@ -70,7 +74,8 @@ class Receipts:
             return
         if result.is_error:
             return
-        for key in written_keys(tool):
+        keys = written_keys(tool)
+        for key in keys:
             value = args.get(key)
             if not isinstance(value, str):
                 continue
@@ -80,6 +85,8 @@ class Receipts:
                 self.writes.setdefault(sandbox.resolve(value, follow_symlinks=False), None)
             except PathDenied:
                 continue
+        if keys and self.on_write is not None:
+            self.on_write()
 
 
 def written_keys(tool: Tool) -> tuple[str, ...]:

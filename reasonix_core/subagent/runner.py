@@ -107,8 +107,13 @@ class SubagentRunner:
         agent_path: tuple[str, ...] = (),
         depth: int = 0,
         session_id: str | None = None,
+        bound: tuple[Path, ...] | None = None,
     ) -> None:
         self.services = services
+        # The write claim of the agent this runner spawns for, which bounds its
+        # children's claims (a child cannot hand out more than it holds); None:
+        # the session's agent, bounded by the workspace alone.
+        self.bound = bound
         if services.slots is None:
             services.slots = Slots.from_config(services.config.agent)
         self.slots: Slots = services.slots
@@ -152,6 +157,13 @@ class SubagentRunner:
             # Scheduling: the claim decides who may run beside whom; inside a
             # slot already held (a fleet item, a nested child) no second one.
             await stack.enter_async_context(self.slots.hold(plan.scheduling))
+            if plan.narrows:
+                # Unclaimed, and only path-aware writers: once it writes, its
+                # reservation is just the files written (its enforced claim stays
+                # the workspace).
+                plan.receipts.on_write = lambda: self.slots.narrow(
+                    WriteClaim.resolved(_mutations(plan.receipts, plan.sandbox))
+                )
             resolved, provider = await self._provider(spec, plan.profile, stack)
             wanted = spec.effort or (plan.profile.effort if plan.profile else None) or s.effort
             try:
@@ -178,7 +190,11 @@ class SubagentRunner:
             )
             if plan.can_nest:
                 context.subagents = SubagentRunner(
-                    s, agent_path=plan.path, depth=spec.depth, session_id=store.id
+                    s,
+                    agent_path=plan.path,
+                    depth=spec.depth,
+                    session_id=store.id,
+                    bound=plan.claim,
                 )
             agent = self._agent(provider, resolved, effort, plan, context, store, spec)
             # Subagent* go in the spawner's stream (its path); the child's own
@@ -221,7 +237,7 @@ class SubagentRunner:
         profile = spec.profile
         read_only = spec.is_read_only
         label = spec.label or spec.parent_call_id or f"subagent-{next(self._labels)}"
-        claim = () if read_only else resolve_claim(spec.write_paths, s.sandbox)
+        claim = () if read_only else self._claim(spec.write_paths)
         sandbox = dataclasses.replace(s.sandbox, allow_write=(), claim=claim)
         can_nest = spec.depth < s.max_depth
         scope = child_scope(
@@ -254,7 +270,34 @@ class SubagentRunner:
             system_prompt=system_prompt,
             source=source,
             scheduling=_scheduling(read_only, claim),
+            # Narrowing is safe only when the host sees every write as it happens:
+            # no bash, and no children of its own writing inside its slot.
+            narrows=(
+                spec.write_paths is None
+                and self.bound is None
+                and not read_only
+                and not {"bash", "task", "fleet"} & set(scope.names)
+            ),
         )
+
+    def _claim(self, write_paths: tuple[str, ...] | None) -> tuple[Path, ...]:
+        """A writer's claim, resolved, and within what its spawner holds: an
+        omitted claim inherits the spawner's; a path outside it is refused."""
+        claim = resolve_claim(write_paths, self.services.sandbox)
+        bound = self.bound
+        if bound is None:
+            return claim
+        if write_paths is None:
+            return bound
+        sandbox = self.services.sandbox
+        for path in claim:
+            if not claimed(path, bound):
+                held = ", ".join(sandbox.display(p) for p in bound) or "nothing"
+                raise SubagentError(
+                    f"write_paths: {sandbox.display(path)} is outside this subagent's own "
+                    f"write claim ({held}); a subagent can delegate only what it may write"
+                )
+        return claim
 
     async def _drive(self, agent: Agent, text: str, emit: Emit | None) -> tuple[str, str | None]:
         """Run the child's one turn, forwarding its events; (answer, error)."""
@@ -401,6 +444,8 @@ class _Plan:
     system_prompt: str
     source: str
     scheduling: WriteClaim | None
+    # An unclaimed writer whose reservation narrows to what it writes (seed 000 §3.12).
+    narrows: bool
 
     @property
     def name(self) -> str:
@@ -436,10 +481,7 @@ def _result(
 ) -> SubagentResult:
     """Compare the host's record with the claim and adjudicate the report."""
     receipts, sandbox = plan.receipts, plan.sandbox
-    # The session's temp dir is scratch, not a mutation of anything; every other
-    # path written is one, and outside the claim an escape.
-    scratch = Path(os.path.realpath(sandbox.temp_dir))
-    mutations = [p for p in receipts.writes if not is_within(p, scratch)]
+    mutations = _mutations(receipts, sandbox)
     violations = tuple(sandbox.display(p) for p in mutations if not claimed(p, plan.claim))
     adjudication: Adjudication | None = None
     if not plan.read_only and receipts.report is not None:
@@ -469,6 +511,13 @@ def _result(
         violations=violations,
         unaccounted=receipts.bash_unaccounted,
     )
+
+
+def _mutations(receipts: Receipts, sandbox: SandboxPolicy) -> list[Path]:
+    """The paths written: the session's temp dir is scratch, not a mutation of
+    anything; every other path written is one (and outside the claim an escape)."""
+    scratch = Path(os.path.realpath(sandbox.temp_dir))
+    return [p for p in receipts.writes if not is_within(p, scratch)]
 
 
 def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.SubagentFinished:

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Slots", "WriteClaim"]
 
-# True in a task (and the tasks it starts) that holds a slot.
-_holding: ContextVar[bool] = ContextVar("reasonix_subagent_slot", default=False)
+# The slot a task (and the tasks it starts) holds; None: none.
+_holding: ContextVar[_Held | None] = ContextVar("reasonix_subagent_slot", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,11 @@ class WriteClaim:
                 if within(b, a):
                     return b
         return ""
+
+
+@dataclass(eq=False)
+class _Held:
+    claim: WriteClaim | None  # None: a reader's slot
 
 
 @dataclass(eq=False)
@@ -117,12 +122,16 @@ class Slots:
     def waiting(self) -> int:
         return len(self._waiting)
 
+    def can_start(self, claim: WriteClaim | None) -> bool:
+        """Would :meth:`hold` with ``claim`` start at once (nobody to wait for)?"""
+        return _holding.get() or self._admits(_Waiter(claim))
+
     @asynccontextmanager
     async def hold(self, claim: WriteClaim | None) -> AsyncIterator[None]:
         """Wait for a slot (a writer slot with a claim no running writer
         overlaps, for a writer; ``claim=None`` is a reader), hold it for the
         block. A cancelled wait leaves no trace; already holding: no second slot."""
-        if _holding.get():
+        if _holding.get() is not None:
             yield
             return
         me = _Waiter(claim)
@@ -140,17 +149,37 @@ class Slots:
                 self._wake()  # writers queued behind this one may start now
         # No await between the check and taking the slot: nobody overtakes.
         self._running += 1
+        held = _Held(claim)
         if claim is not None:
             self._claims.append(claim)
-        token = _holding.set(True)
+        token = _holding.set(held)
         try:
             yield
         finally:
             _holding.reset(token)
             self._running -= 1
-            if claim is not None:
-                self._claims.remove(claim)
+            if held.claim is not None:
+                self._drop(held.claim)
             self._wake()
+
+    def narrow(self, claim: WriteClaim) -> None:
+        """Narrow the writer slot the calling task holds to ``claim`` (seed 000
+        §3.12: a child without explicit ``write_paths`` reserves the whole
+        workspace to start, then, while it writes only through path-aware tools,
+        just the files it wrote). Writers waiting for a claim it no longer
+        overlaps may start. No slot held, or a reader's: nothing to narrow."""
+        held = _holding.get()
+        if held is None or held.claim is None:
+            return
+        self._drop(held.claim)
+        self._claims.append(claim)
+        held.claim = claim
+        self._wake()
+
+    def _drop(self, claim: WriteClaim) -> None:
+        # By identity: two writers may hold equal claims.
+        index = next(n for n, held in enumerate(self._claims) if held is claim)
+        del self._claims[index]
 
     def _admits(self, me: _Waiter) -> bool:
         if self._running >= self.max_concurrency:
@@ -162,7 +191,7 @@ class Slots:
             return False
         if any(claim.overlaps(held) for held in self._claims):
             return False
-        for earlier in self._waiting:
+        for earlier in self._waiting:  # (a waiter not queued yet comes after them all)
             if earlier is me:
                 return True
             if earlier.claim is not None and earlier.claim.overlaps(claim):

@@ -93,6 +93,15 @@ class SandboxPolicy:
             return (self._root_path(self.temp_dir), *self.claim)
         return tuple(self._root_path(r) for r in self.write_roots)
 
+    def roots_never_created(self) -> tuple[Path, ...]:
+        """Write roots a file tool must not create as a file when missing (a
+        missing folder root would otherwise become a file whose parent lies
+        outside every root). A claimed path is the exception: the claim names
+        exactly what may be written, a new file included."""
+        if self.claim is not None:
+            return (self._root_path(self.temp_dir),)
+        return self.resolved_write_roots()
+
     def resolved_forbid_read(self) -> tuple[Path, ...]:
         return tuple(self._root_path(r) for r in self.forbid_read)
 

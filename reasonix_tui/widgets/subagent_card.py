@@ -82,8 +82,10 @@ class SubagentCard(Widget):
         self.set_state("running")
 
     def set_state(self, state: str, reason: str = "", status: str = "") -> None:
+        # A reason belongs to its state (waiting for a slot is no reason to be cancelled).
+        if reason or state != self.state:
+            self.reason = reason
         self.state = state
-        self.reason = reason or self.reason
         self.status = status or self.status
         if state != "running":
             self.tool = ""
@@ -163,7 +165,7 @@ class SubagentCard(Widget):
             return " · ".join(live)
         if self.state in ("done", "failed") and self.status:
             return self.status
-        if self.reason and self.state in ("skipped", "failed", "cancelled"):
+        if self.reason and self.state in ("waiting", "skipped", "failed", "cancelled"):
             return (
                 self.reason
                 if self.reason.startswith(self.state)

@@ -14,6 +14,7 @@ import pytest
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError, ToolArgumentError
 from reasonix_core.subagent.fleet import (
+    SLOT_WAIT,
     UPSTREAM_LIMIT,
     FleetItem,
     FleetPlan,
@@ -385,10 +386,22 @@ async def test_writer_limit_and_concurrency_limit(tmp_path: Path) -> None:
             await anyio.wait_all_tasks_blocked()
             assert sorted(held.inside) == ["r0", "w0", "w1"]  # 2 writers, 3 in all
             assert (slots.running, slots.writers, slots.waiting) == (3, 2, 3)
+            assert not slots.can_start(None) and not slots.can_start(
+                WriteClaim.of(["f9"], box(tmp_path))
+            )
             held.release["w0"].set()
             await anyio.wait_all_tasks_blocked()
             assert sorted(held.inside) == ["r0", "w1", "w2"]
-            for name in ("w1", "w2", "r0", "w3", "r1"):
+            held.release["r0"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert sorted(held.inside) == ["r1", "w1", "w2"]
+            held.release["r1"].set()
+            await anyio.wait_all_tasks_blocked()
+            # A slot is free, but not a writer slot.
+            assert slots.can_start(None) and not slots.can_start(
+                WriteClaim.of(["f9"], box(tmp_path))
+            )
+            for name in ("w1", "w2", "w3"):
                 held.release[name].set()
                 await anyio.wait_all_tasks_blocked()
     assert (slots.running, slots.writers, slots.waiting) == (0, 0, 0)
@@ -473,8 +486,12 @@ async def test_fleet_writers_without_claims_take_turns(tmp_path: Path) -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(drive)
-        result, _ = await run(plan, runner)
+        result, seen = await run(plan, runner)
     assert result.ok
+    # b said why it waited once its dependencies (none) were done; the others never waited.
+    changes = [(e.item_id, e.state, e.reason) for e in seen]
+    assert [c for c in changes if c[2] == SLOT_WAIT] == [("b", "waiting", SLOT_WAIT)]
+    assert changes.index(("b", "waiting", SLOT_WAIT)) < changes.index(("b", "running", ""))
 
 
 def test_fleet_item_changed_on_the_wire() -> None:

@@ -198,8 +198,8 @@ def test_chat_rewind_then_continue_is_a_byte_exact_extension(ws, configured, cap
     configured.enqueue(Reply(content="again answer"))
     assert main(["run", "-c", "--output-format", "stream-json", "again"]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert {"type": "prefix_changed", "reason": "rewind"}.items() <= next(
-        e for e in events if e["type"] == "prefix_changed"
+    assert {"type": "system", "subtype": "prefix_changed", "reason": "rewind"}.items() <= next(
+        e for e in events if e.get("subtype") == "prefix_changed"
     ).items()
     after = _messages(configured.requests[count])
     old = _messages(before_turn_2)

@@ -237,3 +237,65 @@ async def test_scratch_writes_in_the_temp_dir_are_no_mutation(workspace, server)
     assert "- wrote: src/real.py\n" in result
     m = metrics_of(events)
     assert m.subagent_mutations == 1 and m.write_scope_violations == 0
+
+
+async def test_a_claimed_file_can_be_created_and_only_it(workspace, server):
+    (workspace / "src").mkdir()
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", prompt="CHILD-FILE: create one file", write_paths=["src/new.py"]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-FILE",
+        calls(
+            ("write_file", {"path": "src/new.py", "content": "new = 1\n"}),
+            ("write_file", {"path": "src/other.py", "content": "no\n"}),
+            ("write_file", {"path": "src/new.py/inner.py", "content": "no\n"}),
+        ),
+        Reply(content="done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+    first, second, third = _results(server, "CHILD-FILE")
+    assert "src/new.py" in first and "denied" not in first
+    assert "outside this subagent's write claim (src/new.py)" in second
+    assert "inner.py" in third and not (workspace / "src" / "other.py").exists()
+    assert (workspace / "src" / "new.py").read_text() == "new = 1\n"
+
+
+async def test_a_child_delegates_only_within_its_own_claim(workspace, server):
+    # A child claiming src/ cannot hand its own child a wider claim: an omitted
+    # claim inherits src/, an explicit one outside it is refused before it runs.
+    (workspace / "src").mkdir()
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", prompt="CHILD-BOUND: delegate", write_paths=["src"]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-BOUND",
+        call("task", prompt="GRAND-WIDE: write top.txt", write_paths=["top.txt"]),
+        call("task", prompt="GRAND-INHERIT: write top.txt"),
+        Reply(content="child done"),
+    )
+    script.when(
+        "GRAND-INHERIT",
+        calls(
+            ("write_file", {"path": "top.txt", "content": "escaped\n"}),
+            ("write_file", {"path": "src/ok.txt", "content": "ok\n"}),
+        ),
+        Reply(content="grandchild done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+    first, second = _results(server, "CHILD-BOUND")
+    assert "top.txt is outside this subagent's own write claim (src)" in first
+    assert "grandchild done" in second
+    assert requests_of(server, "GRAND-WIDE") == []
+    escaped, ok = _results(server, "GRAND-INHERIT")
+    assert "outside this subagent's write claim (src)" in escaped
+    assert "src/ok.txt" in ok and "denied" not in ok
+    assert not (workspace / "top.txt").exists() and (workspace / "src" / "ok.txt").exists()

@@ -95,3 +95,64 @@ async def test_a_plan_that_cannot_run_starts_nothing(workspace, server, items, p
     assert problem in result
     assert len(server.requests) == 2
     assert not any(isinstance(e, ev.SubagentStarted | ev.FleetItemChanged) for e in events)
+
+
+async def test_an_unclaimed_writer_narrows_its_reservation_to_what_it_wrote(
+    workspace, server, home
+):
+    # A has no write_paths: it reserves the whole workspace to start, so B (which
+    # claims b.txt) waits. Once A has written a.txt (path-aware writes only, no
+    # bash here), its reservation is a.txt and B starts while A still runs. A's
+    # second request waits in the fixture until B's first arrives; if B could not
+    # start, it would wait for A and that wait would give up.
+    # (Depth 1: the children cannot delegate, so every write is their own.)
+    import threading
+
+    from reasonix_testkit.script import first_user_text
+
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace("[agent]\n", "[agent]\nmax_subagent_depth = 1\n"))
+
+    script = install(server)
+    items = [
+        {"id": "a", "prompt": "ITEM-A: write a.txt"},
+        {"id": "b", "prompt": "ITEM-B: write b.txt", "write_paths": ["b.txt"]},
+    ]
+    script.when(PARENT, call("fleet", "call_f", items=items), Reply(content="parent done"))
+    script.when(
+        "ITEM-A",
+        calls(("write_file", {"path": "a.txt", "content": "a\n"})),
+        Reply(content="a done"),
+    )
+    script.when(
+        "ITEM-B", calls(("write_file", {"path": "b.txt", "content": "b\n"})), Reply(content="b")
+    )
+    b_started = threading.Event()
+    a_requests = 0
+
+    def responder(request):
+        nonlocal a_requests
+        text = first_user_text(request.json)
+        if "ITEM-B" in text:
+            b_started.set()
+        elif "ITEM-A" in text:
+            a_requests += 1
+            if a_requests == 2:
+                b_started.wait(10)
+        return script(request)
+
+    server.responder = responder
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+    assert b_started.is_set()
+    order = [
+        (type(e).__name__, e.fleet_item if isinstance(e, ev.SubagentStarted) else e.child_path)
+        for e in events
+        if isinstance(e, ev.SubagentStarted | ev.SubagentFinished)
+    ]
+    b_start = order.index(("SubagentStarted", "b"))
+    a_end = order.index(("SubagentFinished", ("call_f#a",)))
+    assert b_start < a_end, order
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished) and e.agent_path]
+    assert [(e.name, e.is_error) for e in finished] == [("write_file", False)] * 2, finished
+    assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()

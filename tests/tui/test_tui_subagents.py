@@ -184,11 +184,16 @@ async def test_a_task_child_card_and_its_own_child(make_app) -> None:
 
 
 async def test_escape_cancels_running_and_waiting_fleet_items(make_app) -> None:
-    app, _ = make_app([[*plan(), Hold()], [TextDelta(text="still usable")]])
+    slot_wait = item("review", "waiting", "backend", reason="waiting for a scheduling slot")
+    app, _ = make_app([[*plan(), slot_wait, Hold()], [TextDelta(text="still usable")]])
     async with app.run_test(size=(110, 36)) as pilot:
         await send(pilot, "split the work")
         await until(pilot, lambda: cards(pilot).get("research") is not None)
         await until(pilot, lambda: cards(pilot)["research"].tool != "")
+        await until(pilot, lambda: cards(pilot)["review"].reason != "")
+        assert "○ review (after backend)  waiting for a scheduling slot" in header(
+            cards(pilot)["review"]
+        )
         await pilot.press("escape")
         await settle(pilot)
         assert {c.label: c.state for c in cards(pilot).values()} == {
@@ -197,6 +202,9 @@ async def test_escape_cancels_running_and_waiting_fleet_items(make_app) -> None:
             "review": "cancelled",
         }
         assert "⊘ research" in header(cards(pilot)["research"])
+        # The slot wait was the reason to wait, not to be cancelled.
+        assert "⊘ review (after backend)  cancelled" in header(cards(pilot)["review"])
+        assert "slot" not in header(cards(pilot)["review"])
         await send(pilot, "again")
         await settle(pilot)
         assert [b.text for b in session(pilot).query(AssistantBlock)] == ["still usable"]

@@ -62,7 +62,7 @@ def write_sync(
         raise _parent_not_directory(display) from None
     with located:
         same_location(located, path, display)
-        return _write_located(located, display, content, ledger, sandbox.resolved_write_roots())
+        return _write_located(located, display, content, ledger, sandbox.roots_never_created())
 
 
 def _write_located(
