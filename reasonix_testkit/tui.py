@@ -31,6 +31,7 @@ from reasonix_core.events import (
     TurnFinished,
     TurnStarted,
 )
+from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
 from reasonix_tui.services import (
     BaseServices,
@@ -73,7 +74,18 @@ class Approval:
     denied: Sequence[Step] = ()
 
 
-Step = Event | Pause | Hold | WaitFor | Call | Approval
+@dataclass(frozen=True)
+class PlanApproval:
+    """Ask the approver's plan-approval boundary (the Coordinator's), then replay
+    the branch of its verdict."""
+
+    plan: str
+    approved: Sequence[Step] = ()
+    kept: Sequence[Step] = ()
+    rejected: Sequence[Step] = ()
+
+
+Step = Event | Pause | Hold | WaitFor | Call | Approval | PlanApproval
 
 
 def text_steps(text: str, chunk: int = 12) -> list[Step]:
@@ -122,6 +134,7 @@ class ScriptedRunner:
         self.event_delay = event_delay
         self.prompts: list[str] = []
         self.decisions: list[ApprovalDecision] = []
+        self.plan_verdicts: list[Any] = []
         self.allowed_scopes: set[str] = set()
         self.cancelled = 0
         self._seq = 0
@@ -168,6 +181,9 @@ class ScriptedRunner:
                 branch = await self._approve(step)
                 async for event in self._replay(branch):
                     yield event
+            elif isinstance(step, PlanApproval):
+                async for event in self._replay(await self._approve_plan(step)):
+                    yield event
             else:
                 if self.event_delay:
                     await asyncio.sleep(self.event_delay)
@@ -181,6 +197,16 @@ class ScriptedRunner:
         if decision is ApprovalDecision.ALLOW_SESSION and step.request.scope:
             self.allowed_scopes.add(step.request.scope)
         return step.denied if decision is ApprovalDecision.DENY else step.allowed
+
+    async def _approve_plan(self, step: PlanApproval) -> Sequence[Step]:
+        from reasonix_core.coordinator.plans import PlanVerdict, SavedPlan
+
+        saved = SavedPlan(id="plan-1", route="plan_for_approval", plan=step.plan, request="")
+        verdict = await self.approver.approve_plan(saved)  # type: ignore[attr-defined]
+        self.plan_verdicts.append(verdict)
+        if verdict is PlanVerdict.APPROVE:
+            return step.approved
+        return step.kept if verdict is PlanVerdict.KEEP else step.rejected
 
     def _number(self, event: Event) -> Event:
         self._seq += 1
@@ -210,6 +236,13 @@ class ScriptedServices(BaseServices):
     runners: list[ScriptedRunner] = field(default_factory=list)
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
+    compaction_focus: list[str] = field(default_factory=list)
+    # Saved transcripts by session id (drawn on resume), and the session the first
+    # runner reopens, as ``reasonix -c`` does.
+    saved: dict[str, list[Message]] = field(default_factory=dict)
+    prompt_history_path: Path | None = None
+    notify_after: float | None = None
+    continue_session: str | None = None
     # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
     skills: Any = None
     # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
@@ -231,8 +264,12 @@ class ScriptedServices(BaseServices):
         return text_steps(f"(no scripted reply for: {prompt})")
 
     def new_runner(self, approver: Approver) -> ScriptedRunner:
+        session_id, self.continue_session = self.continue_session, None
         runner = ScriptedRunner(
-            self, approver, f"s{len(self.runners) + 1:04d}", event_delay=self.event_delay
+            self,
+            approver,
+            session_id or f"s{len(self.runners) + 1:04d}",
+            event_delay=self.event_delay,
         )
         self.runners.append(runner)
         return runner
@@ -246,6 +283,9 @@ class ScriptedServices(BaseServices):
 
     def list_sessions(self) -> list[SessionSummary]:
         return list(self.sessions)
+
+    def saved_messages(self, runner: Any) -> Sequence[Message]:
+        return list(self.saved.get(runner.session_id, ()))
 
     def models(self) -> list[str]:
         return list(self.model_names)
@@ -286,8 +326,9 @@ class ScriptedServices(BaseServices):
     def idle_preview(self, runner: Any) -> Any:
         return self.idle
 
-    async def compact(self, runner: Any) -> AsyncIterator[Event]:
+    async def compact(self, runner: Any, focus: str = "") -> AsyncIterator[Event]:
         self.compactions += 1
+        self.compaction_focus.append(focus)
         yield Notice(text="Nothing to compact yet.")
 
     def rewind_turns(self) -> list[RewindTurn]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from snap_scripts import approval_turn
+from snap_scripts import approval_turn, plan_approval_turn
 from snap_support import WORKSPACE, scripted, send, type_text
 
 from reasonix_tui.services import McpServerView
@@ -13,6 +13,15 @@ class TestApproval:
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[approval_turn()]), run)
+
+
+class TestPlanApproval:
+    def test_plan_dialog(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Rename greet, wait for my approval")
+            await pilot.pause(0.3)
+
+        assert snap(scripted(turns=[plan_approval_turn()]), run)
 
 
 class TestMenus:
@@ -177,3 +186,17 @@ class TestCache:
             await send(pilot, "/model deepseek-v4-pro")
 
         assert snap(scripted(preview=preview), run)
+
+
+class TestQuestion:
+    def test_question_with_a_typed_answer(self, snap) -> None:
+        from reasonix_core.permission.approver import Question
+
+        async def run(pilot) -> None:
+            screen = pilot.app.session
+            questions = [Question(question="Which database?", options=("sqlite", "postgres"))]
+            pilot.app.run_worker(screen.approver.ask(questions))
+            await pilot.pause(0.3)
+            await type_text(pilot, "duckdb")
+
+        assert snap(scripted(), run)
