@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
 from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
 from reasonix_core.agent.compaction_events import outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
@@ -82,6 +83,8 @@ class AgentOptions:
     max_output_tokens: int = 0
     source: str = "executor"
     agent_path: tuple[str, ...] = ()
+    # Task budgets (budget.py), shared by every agent of the task; None: no budget.
+    budget: BudgetMeter | None = None
 
 
 @dataclass(kw_only=True)
@@ -155,6 +158,7 @@ class Agent:
             price=price,
             clock=clock,
             ledger=self.ledger,
+            budget=self.options.budget,
         )
         self._last_prefix: tuple[str, ...] | None = None
         # The view each request sends: checkpoint projection + append-only tail. It
@@ -307,6 +311,9 @@ class Agent:
         if self.checkpoints is not None:
             self.checkpoints.turn_started(self._turn_number())
         self.turns += 1
+        top_level = self.options.source == "executor" and not self.options.agent_path
+        if self.options.budget is not None and top_level:
+            self.options.budget.restart()  # a budget is per task: a top-level turn
         self.context.begin_turn()
         return self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
 
@@ -319,6 +326,15 @@ class Agent:
                 ev.Notice, level="warning", text=f"stopped after {limit} steps (--max-steps)"
             )
             yield self._events(ev.TurnFinished, stop_reason="max_steps", steps=step.number - 1)
+            step.over = True
+            return
+        spent = self.options.budget.exhausted() if self.options.budget is not None else None
+        if spent is not None:
+            # A step boundary: the previous step's tools have all answered.
+            yield self._events(ev.Notice, level="warning", text=f"stopped: {spent}")
+            yield self._events(
+                ev.TurnFailed, error=spent, kind=BUDGET_EXHAUSTED_KIND, steps=step.number - 1
+            )
             step.over = True
             return
         try:
