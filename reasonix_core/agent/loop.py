@@ -60,6 +60,7 @@ from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
+from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 from reasonix_core.tool.preview import preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
@@ -171,6 +172,8 @@ class Agent:
         self.checkpoints = checkpoints
         # A named prefix change owed to the next request (a chat rewind).
         self._pending_prefix_reason: PrefixChangeReason | None = None
+        # Output ceilings learned from a provider's 400, per model (output_ceiling.py).
+        self._output_ceilings: dict[str, int] = {}
 
     # -- Runner protocol --------------------------------------------------
 
@@ -207,6 +210,13 @@ class Agent:
         return self.context.estimate(self.messages, self.tools.fingerprint)
 
     def _max_output(self) -> int | None:
+        wanted = self._wanted_output()
+        ceiling = self._output_ceilings.get(self._model)
+        if ceiling is None:
+            return wanted
+        return ceiling if wanted is None else min(wanted, ceiling)
+
+    def _wanted_output(self) -> int | None:
         setting = self.options.max_output_tokens
         if setting < 0:
             return None
@@ -357,7 +367,7 @@ class Agent:
     async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The frozen request through ModelCall's retry path; a provider overflow
         gets one rescue (a summary or a truncation) and one rebuilt request."""
-        rescued = replayed = False
+        rescued = replayed = ceiling_learned = False
         while True:
             assert step.prepared is not None
             purpose = Purpose(source=self.options.source)
@@ -393,6 +403,31 @@ class Agent:
                     '"deepseek" for this provider to skip this',
                 )
                 yield self._events(ev.PrefixChanged, reason=PrefixChangeReason.REASONING_REPLAY)
+                step.prepared, step.prefix = self._freeze_request()
+                continue
+            if is_output_ceiling_refusal(error) and not ceiling_learned:
+                ceiling_learned = True
+                ceiling = parse_output_ceiling(error.message)
+                if ceiling is None:
+                    yield self._failed(
+                        ProviderError(
+                            f"{error.message} (the provider refused max_tokens as too "
+                            "large without naming its ceiling: set max_output_tokens for "
+                            f"{self._model} in the provider's config)",
+                            status=error.status,
+                        ),
+                        step,
+                    )
+                    step.over = True
+                    return
+                # Kept for the session: every later request of this model is sized to it.
+                self._output_ceilings[self._model] = ceiling
+                yield self._events(
+                    ev.Notice,
+                    level="warning",
+                    text=f"{self._model} accepts at most {ceiling} output tokens: "
+                    "retrying with that ceiling",
+                )
                 step.prepared, step.prefix = self._freeze_request()
                 continue
             if rescued or not is_context_overflow(error):
