@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
+from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND
 from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
 from reasonix_core.errors import CommandError, ReasonixError, SkillError, UsageError
@@ -277,6 +278,8 @@ async def run_headless(
         subtype = "success"
     else:
         subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
+        if error is not None and error.kind == BUDGET_EXHAUSTED_KIND:
+            subtype = "error_max_budget"  # the message names which budget
     # Claude Code's result fields (docs/CLI.md), then Reasonix's own.
     result = {
         "type": "result",

@@ -13,7 +13,7 @@ import functools
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from reasonix_core import __version__
 
@@ -148,6 +148,18 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="stop after N model requests (--max-turns: Claude Code's name)",
     )
+    run.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop at a step boundary once the "
+        "task has cost USD (every source counted; overrides [agent] task_cost_budget)"
+    )  # fmt: skip
+    run.add_argument(
+        "--max-tokens", type=int, metavar="N", help="stop at a step boundary once the "
+        "task has used N tokens (prompt + output, every source counted)"
+    )  # fmt: skip
+    run.add_argument(
+        "--max-time", metavar="DURATION", help="stop at a step boundary once the task "
+        "has run DURATION (90s, 15m, 1h30m)"
+    )  # fmt: skip
     run.add_argument(
         "--append-system-prompt",
         default="",
@@ -423,6 +435,9 @@ def _start_run(args: argparse.Namespace) -> int:
         return _fail("the prompt is empty")
     if args.max_steps is not None and args.max_steps < 1:
         return _fail("--max-steps must be at least 1")
+    budgets = _budget_flags(args)
+    if isinstance(budgets, str):
+        return _fail(budgets)
     problem = _rules_problem(args.allowed_tools) or _metrics_problem(args.metrics)
     if problem:
         return _fail(problem)
@@ -460,6 +475,7 @@ def _start_run(args: argparse.Namespace) -> int:
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,
         mcp_config=[p.expanduser().absolute() for p in args.mcp_config],
+        **budgets,
     )
     options = HeadlessOptions(
         prompt=prompt,
@@ -470,6 +486,23 @@ def _start_run(args: argparse.Namespace) -> int:
     )
     outcome = anyio.run(run_headless, options)
     return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _budget_flags(args: argparse.Namespace) -> dict[str, Any] | str:
+    """--max-cost / --max-tokens / --max-time as RunSettings fields, or the usage error."""
+    from reasonix_core.agent.budget import parse_duration
+
+    if args.max_cost is not None and not args.max_cost > 0:
+        return "--max-cost must be more than 0"
+    if args.max_tokens is not None and args.max_tokens < 1:
+        return "--max-tokens must be at least 1"
+    seconds = None
+    if args.max_time is not None:
+        try:
+            seconds = parse_duration(args.max_time)
+        except ValueError as exc:
+            return f"--max-time: {exc}"
+    return {"max_cost": args.max_cost, "max_tokens": args.max_tokens, "max_time": seconds}
 
 
 def _untrusted_project(workspace: Path | None = None) -> str | None:

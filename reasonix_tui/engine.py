@@ -87,6 +87,12 @@ class EngineRunner:
     def effort(self) -> str:
         return self.runtime.agent.effort if self.runtime else self.services.effort
 
+    @property
+    def budget_left(self) -> str:
+        """The task budget's remainder (``$0.42 · 3m left``); empty without one."""
+        budget = self.runtime.agent.options.budget if self.runtime else None
+        return budget.left() if budget is not None else ""
+
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
         try:
             runtime = await self.services.acquire(self)

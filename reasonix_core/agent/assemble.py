@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from reasonix_core.agent.budget import BudgetMeter
 from reasonix_core.agent.context import ContextManager
 from reasonix_core.agent.loop import Agent, AgentOptions
 from reasonix_core.agent.model_call import PriceFn
@@ -45,6 +46,7 @@ def assemble_agent(
     checkpoints: bool = True,
     source: str = "executor",
     agent_path: tuple[str, ...] = (),
+    budget: BudgetMeter | None = None,
 ) -> Agent:
     """An Agent for ``resolved`` over ``provider``; ``checkpoints``: whether its
     context manager writes compaction checkpoints beside ``session``."""
@@ -55,6 +57,7 @@ def assemble_agent(
         max_output_tokens=resolved.provider.max_output_tokens_for(resolved.model),
         source=source,
         agent_path=agent_path,
+        budget=budget,
     )
     return Agent(
         provider=provider,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core.agent.assemble import assemble_agent
+from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
@@ -100,6 +101,10 @@ class RunSettings:
     # Start the servers only at Runtime.mcp.start_now() (or their first use):
     # `reasonix run` lets its first request leave before they compete for the CPU.
     mcp_deferred: bool = False
+    # --max-cost / --max-tokens / --max-time (seconds); None: [agent] task_*_budget.
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    max_time: float | None = None
 
 
 @dataclass(kw_only=True)
@@ -400,11 +405,12 @@ async def open_runtime(
             price=make_price_fn(config),
             clock=clock,
             context_suffix=_context_suffix(workspace, clock, context),
+            budget=_budget(settings, config),
         )
         context_manager = agent.context
         _install_subagents(
             config, home, workspace, resolved, provider, effort, sandbox, context, store.id,
-            gate, mcp, clock, skills,
+            gate, mcp, clock, skills, agent.options.budget,
         )  # fmt: skip
         if config.checkpoints.enabled:
             agent.checkpoints = _checkpointer(store, workspace, clock, config)
@@ -473,6 +479,7 @@ def _install_subagents(
     mcp: Any,
     clock: Callable[[], datetime],
     skills: SkillCatalog,
+    budget: BudgetMeter | None,
 ) -> None:
     """The session's delegation handle, over what the session lends its children
     (the provider, the gate and approver, the sandbox, the MCP host, the skills
@@ -500,6 +507,7 @@ def _install_subagents(
             bash_timeout_seconds=context.bash_timeout_seconds,
             mcp=mcp,
             price=make_price_fn(config),
+            budget=budget,
             clock=clock,
             profiles=catalog_profiles(skills),
         )
@@ -596,3 +604,16 @@ def _digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _budget(settings: RunSettings, config: Config) -> BudgetMeter | None:
+    """The task budget the flags or ``[agent] task_*_budget`` ask for, or None."""
+    agent = config.agent
+    limits = BudgetLimits(
+        cost=settings.max_cost if settings.max_cost is not None else agent.task_cost_budget,
+        tokens=settings.max_tokens if settings.max_tokens is not None else agent.task_token_budget,
+        seconds=settings.max_time
+        if settings.max_time is not None
+        else agent.task_time_budget_minutes * 60,
+    )
+    return BudgetMeter(limits) if limits.any else None

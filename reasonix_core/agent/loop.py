@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
 from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
 from reasonix_core.agent.compaction_events import outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
@@ -60,6 +61,7 @@ from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
+from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
 from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
@@ -83,6 +85,8 @@ class AgentOptions:
     max_output_tokens: int = 0
     source: str = "executor"
     agent_path: tuple[str, ...] = ()
+    # Task budgets (budget.py), shared by every agent of the task; None: no budget.
+    budget: BudgetMeter | None = None
 
 
 @dataclass(kw_only=True)
@@ -156,6 +160,7 @@ class Agent:
             price=price,
             clock=clock,
             ledger=self.ledger,
+            budget=self.options.budget,
         )
         self._last_prefix: tuple[str, ...] | None = None
         # The view each request sends: checkpoint projection + append-only tail. It
@@ -168,6 +173,8 @@ class Agent:
         self.checkpoints = checkpoints
         # A named prefix change owed to the next request (a chat rewind).
         self._pending_prefix_reason: PrefixChangeReason | None = None
+        # Output ceilings learned from a provider's 400, per model (output_ceiling.py).
+        self._output_ceilings: dict[str, int] = {}
 
     # -- Runner protocol --------------------------------------------------
 
@@ -204,6 +211,13 @@ class Agent:
         return self.context.estimate(self.messages, self.tools.fingerprint)
 
     def _max_output(self) -> int | None:
+        wanted = self._wanted_output()
+        ceiling = self._output_ceilings.get(self._model)
+        if ceiling is None:
+            return wanted
+        return ceiling if wanted is None else min(wanted, ceiling)
+
+    def _wanted_output(self) -> int | None:
         setting = self.options.max_output_tokens
         if setting < 0:
             return None
@@ -310,6 +324,9 @@ class Agent:
         if self.checkpoints is not None:
             self.checkpoints.turn_started(self._turn_number())
         self.turns += 1
+        top_level = self.options.source == "executor" and not self.options.agent_path
+        if self.options.budget is not None and top_level:
+            self.options.budget.restart()  # a budget is per task: a top-level turn
         self.context.begin_turn()
         return self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
 
@@ -335,6 +352,15 @@ class Agent:
             yield self._events(ev.TurnFinished, stop_reason="max_steps", steps=step.number - 1)
             step.over = True
             return
+        spent = self.options.budget.exhausted() if self.options.budget is not None else None
+        if spent is not None:
+            # A step boundary: the previous step's tools have all answered.
+            yield self._events(ev.Notice, level="warning", text=f"stopped: {spent}")
+            yield self._events(
+                ev.TurnFailed, error=spent, kind=BUDGET_EXHAUSTED_KIND, steps=step.number - 1
+            )
+            step.over = True
+            return
         try:
             maintenance = self._maintain(CompactionReason.AUTO)
             async with aclosing(maintenance) as events:
@@ -355,7 +381,7 @@ class Agent:
     async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The frozen request through ModelCall's retry path; a provider overflow
         gets one rescue (a summary or a truncation) and one rebuilt request."""
-        rescued = replayed = False
+        rescued = replayed = ceiling_learned = False
         while True:
             assert step.prepared is not None
             purpose = Purpose(source=self.options.source)
@@ -391,6 +417,31 @@ class Agent:
                     '"deepseek" for this provider to skip this',
                 )
                 yield self._events(ev.PrefixChanged, reason=PrefixChangeReason.REASONING_REPLAY)
+                step.prepared, step.prefix = self._freeze_request()
+                continue
+            if is_output_ceiling_refusal(error) and not ceiling_learned:
+                ceiling_learned = True
+                ceiling = parse_output_ceiling(error.message)
+                if ceiling is None:
+                    yield self._failed(
+                        ProviderError(
+                            f"{error.message} (the provider refused max_tokens as too "
+                            "large without naming its ceiling: set max_output_tokens for "
+                            f"{self._model} in the provider's config)",
+                            status=error.status,
+                        ),
+                        step,
+                    )
+                    step.over = True
+                    return
+                # Kept for the session: every later request of this model is sized to it.
+                self._output_ceilings[self._model] = ceiling
+                yield self._events(
+                    ev.Notice,
+                    level="warning",
+                    text=f"{self._model} accepts at most {ceiling} output tokens: "
+                    "retrying with that ceiling",
+                )
                 step.prepared, step.prefix = self._freeze_request()
                 continue
             if rescued or not is_context_overflow(error):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from reasonix_core import events as ev
+from reasonix_core.agent.budget import BudgetMeter
 from reasonix_core.agent.cache_ledger import CacheLedger, Prefix, rebill_cost
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.retry import RetryPolicy
@@ -126,6 +127,7 @@ class ModelCall:
         price: PriceFn = no_price,
         clock: Callable[[], datetime],
         ledger: CacheLedger | None = None,
+        budget: BudgetMeter | None = None,
     ) -> None:
         self.provider = provider
         self.retry = retry
@@ -134,6 +136,8 @@ class ModelCall:
         self.clock = clock
         # Numbers and records every billed request; checks the agent's chain.
         self.ledger = ledger or CacheLedger()
+        # Charged by every billed call, whatever its purpose (budget.py).
+        self.budget = budget
 
     def prepare(self, request: Request) -> PreparedRequest:
         """Freeze the request's bytes; every retry of it sends exactly these."""
@@ -231,6 +235,8 @@ class ModelCall:
         its prefix broke the chain) then its usage."""
         when = self.clock()
         cost, currency = self.price(model, usage, when)
+        if self.budget is not None:
+            self.budget.charge(usage, cost)
         number, broken = self.ledger.settle(
             prefix=prefix,
             usage=usage,

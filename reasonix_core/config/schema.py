@@ -236,8 +236,6 @@ class AgentConfig(_Table):
             "subagent_efforts",
             "goal_token_budget",
             "max_goal_rounds",
-            "task_cost_budget",
-            "task_time_budget_minutes",
             "output_style",
             "plan_mode_read_only_commands",
             "vision_model",
@@ -276,6 +274,11 @@ class AgentConfig(_Table):
     max_subagent_depth: int = Field(default=2, ge=0)
     max_subagent_concurrency: int = Field(default=6, ge=1)
     max_parallel_writers: int = Field(default=3, ge=1)
+    # Task budgets (0 = none), per task, every source counted (docs/CONFIG.md);
+    # `reasonix run --max-cost/--max-tokens/--max-time` override them.
+    task_cost_budget: float = Field(default=0.0, ge=0)
+    task_token_budget: int = Field(default=0, ge=0)
+    task_time_budget_minutes: float = Field(default=0.0, ge=0)
 
     @field_validator("effort")
     @classmethod

@@ -125,6 +125,7 @@ def build_coordinator(
         clock=clock,
         context_suffix=first_turn_context,
         source="planner",
+        budget=executor.options.budget,  # the task's budget counts the planner too
     )
     return Coordinator(executor=executor, planner=planner, inbox=inbox, approve=approve)
 

@@ -411,6 +411,7 @@ class SubagentRunner:
             checkpoints=not isinstance(store, _MemoryStore),
             source="subagent",
             agent_path=plan.path,
+            budget=s.budget,
         )
         if s.retry_sleep is not None:
             agent.retry.sleep = s.retry_sleep

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reasonix_core.agent.budget import BudgetMeter
     from reasonix_core.agent.model_call import PriceFn
     from reasonix_core.config import Config, ResolvedModel
     from reasonix_core.permission.gate import Gate
@@ -47,6 +48,8 @@ class SessionServices:
     bash_timeout_seconds: float = 120.0
     mcp: Any = None
     price: PriceFn = _no_price
+    # The session's task budget (agent/budget.py): children charge the same meter.
+    budget: BudgetMeter | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     # Profile lookup by name (skills with runAs: subagent); None: no profiles.
     profiles: Callable[[str], Profile | None] | None = None

@@ -216,7 +216,9 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     def _tick(self) -> None:
         animate = self.app.animation_level != "none"
         frame = self.status.state.frame + 1 if animate else 0
-        self.status.update_state(now=self.services.clock(), frame=frame)
+        # Only the engine's runner has a task budget (reasonix_core/agent/budget.py).
+        left = getattr(self.runner, "budget_left", "")
+        self.status.update_state(now=self.services.clock(), frame=frame, budget_left=left)
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self.busy:

@@ -34,6 +34,7 @@ class StatusState:
     hint: str = ""
     frame: int = 0
     starting: bool = False  # the services are still being built
+    budget_left: str = ""  # the task budget's remainder when one is set
 
 
 class StatusBar(Widget):
@@ -117,8 +118,10 @@ class StatusBar(Widget):
         self._cache_span = (len(ctx) + 3, len(ctx) + 3 + len(cache))
         usage = Content.styled(f"{ctx} · {cache} · {fmt.cost(s.cost, s.currency)}", "$text-muted")
         extra = []
+        if s.budget_left:
+            extra.append((f"budget {s.budget_left}", "$text-muted"))
         if s.queued:
-            extra.append((f"{s.queued} queued", "$text-warning"))
+            extra.append(((" · " if extra else "") + f"{s.queued} queued", "$text-warning"))
         if s.hint:
             extra.append(((" · " if extra else "") + s.hint, "$text-warning"))
         line2 = self._line(usage, Content.assemble(*extra))

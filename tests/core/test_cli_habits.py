@@ -123,7 +123,8 @@ def test_bash_completion_completes_flags_values_and_commands(workspace, tmp_path
     assert complete("ru") == ["run"]
     assert complete("run", "--output-") == ["--output-format"]
     assert complete("run", "--output-format", "s") == ["stream-json"]
-    assert complete("run", "--max-t") == ["--max-turns"]
+    assert complete("run", "--max-tu") == ["--max-turns"]
+    assert complete("run", "--max-ti") == ["--max-time"]  # a task budget (issue 19)
     assert complete("completion", "") == ["-h", "--help", "bash", "zsh", "fish"]
     for shell, marker in (("zsh", "bashcompinit"), ("fish", "complete -c reasonix")):
         other = reasonix(workspace, "completion", shell)

@@ -27,3 +27,24 @@ async def test_status_shows_the_effective_compact_ratio(tmp_path: Path) -> None:
         await settle(pilot)
         texts = [str(b.render()) for b in session(pilot).query(NoticeBlock)]
     assert any("compacts at 70% (70k)" in t or "compacts at 70% (70.0k)" in t for t in texts), texts
+
+
+async def test_status_bar_shows_the_task_budget_left(tmp_path: Path) -> None:
+    # Issue 19 item 1: with a task budget set, the bar says what is left of it.
+    from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
+    from reasonix_core.usage import Usage
+
+    meter = BudgetMeter(BudgetLimits(cost=0.5, tokens=20_000), clock=lambda: 0.0)
+    meter.charge(Usage(prompt_tokens=8_000, completion_tokens=2_000), 0.2)
+    services = ScriptedServices(
+        workspace=tmp_path, config_home=tmp_path / "home", context_window=100_000
+    )
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(120, 32)) as pilot:
+        screen = session(pilot)
+        status = screen.status
+        assert "budget" not in str(status.render())  # no budget: nothing shown
+        screen.runner.budget_left = meter.left()  # what the engine's runner reports
+        screen._tick()
+        await pilot.pause()
+        assert "budget $0.30 · 10k tok left" in str(status.render())
