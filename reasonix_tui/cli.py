@@ -331,6 +331,9 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument(
         "--check", action="store_true", help="exit 1 when any cache break is unexplained"
     )
+    from reasonix_tui.memory_cli import add_memory_parser
+
+    add_memory_parser(sub)
     return parser
 
 
@@ -852,6 +855,16 @@ def _cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _memory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from reasonix_core.home import reasonix_home
+    from reasonix_tui.memory_cli import ACTIONS, run_memory
+
+    if args.memory_command not in ACTIONS:
+        parser.parse_args(["memory", "--help"])
+    sys.stdout.write(run_memory(args, reasonix_home(), Path.cwd()))
+    return EXIT_OK
+
+
 def _trust(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
     from reasonix_core.trust import record_trust, review_project, revoke_trust
@@ -990,6 +1003,8 @@ def main(argv: list[str] | None = None) -> int:
             return _completion(args)
         if args.command == "rewind":
             return _rewind(args)
+        if args.command == "memory":
+            return _memory(args, parser)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

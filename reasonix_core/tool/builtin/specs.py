@@ -708,13 +708,19 @@ FORGET = ToolSpec(
     description="Archive a saved background fact that is wrong or no longer true, so it stops being "
     "recalled. Pass its `id` (from the memory tool) and optionally a short `reason`. The "
     "fact is moved to the archive with its revision history, not deleted. To correct a "
-    "fact rather than drop it, use remember with its id instead.",
+    "fact rather than drop it, use remember with its id instead. `action=restore` brings "
+    "an archived fact back (find it with memory operation=list archived=true).",
     read_only=False,
     family=ToolFamily.OTHER,
     parameters={
         "type": "object",
         "properties": {
             "id": {"type": "string", "description": "The fact id."},
+            "action": {
+                "type": "string",
+                "enum": ["archive", "restore"],
+                "description": "archive (default) or restore an archived fact.",
+            },
             "reason": {
                 "type": "string",
                 "maxLength": 500,
