@@ -28,14 +28,17 @@ def add_memory_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     listing.add_argument("--scope", choices=("project", "global"), help="only this scope")
     listing.add_argument(
-        "--type", dest="fact_type", choices=("user", "feedback", "project", "reference")
+        "--type",
+        dest="fact_type",
+        choices=("user", "feedback", "project", "reference"),
+        help="only facts of this type",
     )
     show = actions.add_parser("show", help="one fact, active or archived, in full")
-    show.add_argument("fact_id", metavar="ID")
+    show.add_argument("fact_id", metavar="ID", help="the fact id (from memory list)")
     restore = actions.add_parser("restore", help="bring an archived fact back")
-    restore.add_argument("fact_id", metavar="ID")
+    restore.add_argument("fact_id", metavar="ID", help="the archived fact's id")
     forget = actions.add_parser("forget", help="archive a fact (it is never deleted)")
-    forget.add_argument("fact_id", metavar="ID")
+    forget.add_argument("fact_id", metavar="ID", help="the fact id")
     forget.add_argument("--reason", default="", help="why (kept in the archive)")
 
 
