@@ -334,6 +334,9 @@ def _parser() -> argparse.ArgumentParser:
     from reasonix_tui.memory_cli import add_memory_parser
 
     add_memory_parser(sub)
+    from reasonix_tui.setup_cli import add_setup_parser
+
+    add_setup_parser(sub)
     return parser
 
 
@@ -1005,6 +1008,12 @@ def main(argv: list[str] | None = None) -> int:
             return _rewind(args)
         if args.command == "memory":
             return _memory(args, parser)
+        if args.command == "setup":
+            from reasonix_core.home import reasonix_home
+            from reasonix_tui.setup_cli import run_setup
+
+            sys.stdout.write(run_setup(args, reasonix_home()))
+            return EXIT_OK
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

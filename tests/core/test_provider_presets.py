@@ -47,3 +47,23 @@ async def test_discovery_falls_back_when_the_endpoint_is_down() -> None:
     assert listing.source == "configured" and listing.models == ("a", "b")
     anthropic = ProviderConfig(name="x", kind="anthropic", base_url="https://h/anthropic/v1")
     assert models_url(anthropic) == "https://h/anthropic/v1/models"
+
+
+def test_reasonix_setup_lists_and_adds_a_preset(home, workspace) -> None:
+    from tests.conftest import reasonix
+
+    listed = reasonix(workspace, "setup")
+    assert listed.returncode == 0, listed.stderr
+    assert "ollama" in listed.stdout and "no key" in listed.stdout
+    config = home / "config.toml"
+    config.write_text("# mine\n[agent]\nmax_steps = 3\n")
+    added = reasonix(workspace, "setup", "moonshot")
+    assert added.returncode == 0, added.stderr
+    text = config.read_text()
+    assert text.startswith("# mine\n[agent]\nmax_steps = 3\n")  # the user's lines kept
+    parsed = tomllib.loads(text)
+    assert parsed["providers"][0]["name"] == "moonshot" and parsed["agent"]["max_steps"] == 3
+    again = reasonix(workspace, "setup", "moonshot")
+    assert again.returncode == 2 and "already has a provider named 'moonshot'" in again.stderr
+    unknown = reasonix(workspace, "setup", "nope")
+    assert unknown.returncode == 2 and unknown.stderr.startswith("reasonix: error: unknown")
