@@ -23,6 +23,7 @@ tests script exactly the answers their valid requests get.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import deque
 from collections.abc import Iterable
@@ -48,9 +49,13 @@ from reasonix_testkit.transport import (
     read_request,
     send_chunks,
     send_error_response,
+    send_json_body,
     send_stall,
 )
 from reasonix_testkit.wire import IdSource, RequestContext, Wire
+
+# GET model listings (OpenAI shape) for model discovery, with or without the /v1 prefix.
+MODELS_PATHS = frozenset({"/models", "/v1/models"})
 
 __all__ = ["Dialect", "FixtureServer", "RequestContext"]
 
@@ -224,6 +229,23 @@ class FixtureServer:
         outcome: ScriptItem
         ctx: RequestContext | None = None
         route = urlsplit(h.path).path.rstrip("/") or "/"
+        if h.command == "GET" and route in MODELS_PATHS:
+            # Model discovery (/model): the accepted ids, in the OpenAI list shape
+            # every preset's endpoint answers (auth still applies).
+            rejection = None
+            if self.api_key is not None:
+                rejection = dialect.authenticate(request.headers, self.api_key)
+            with self._lock:
+                self.requests[index] = replace(
+                    record, status=rejection.status if rejection else 200
+                )
+            if rejection is not None:
+                dialect.send_error(h, rejection, self._wire)
+                return
+            listed = sorted(self.models or ())
+            payload = {"object": "list", "data": [{"id": m, "object": "model"} for m in listed]}
+            send_json_body(h, self._wire.stop, json.dumps(payload).encode(), delay=0)
+            return
         if h.command != "POST" or route not in dialect.routes:
             outcome = dialect.fixture_error(404, f"Not Found: {h.command} {route}")
         else:

@@ -343,6 +343,12 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument(
         "--check", action="store_true", help="exit 1 when any cache break is unexplained"
     )
+    from reasonix_tui.memory_cli import add_memory_parser
+
+    add_memory_parser(sub)
+    from reasonix_tui.setup_cli import add_setup_parser
+
+    add_setup_parser(sub)
     _bench_parser(sub)
     return parser
 
@@ -914,6 +920,16 @@ def _cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _memory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from reasonix_core.home import reasonix_home
+    from reasonix_tui.memory_cli import ACTIONS, run_memory
+
+    if args.memory_command not in ACTIONS:
+        parser.parse_args(["memory", "--help"])
+    sys.stdout.write(run_memory(args, reasonix_home(), Path.cwd()))
+    return EXIT_OK
+
+
 def _bench(args: argparse.Namespace) -> int:
     """``reasonix bench run|report``: exit 0 when every run solved its task, else 1."""
     from reasonix_core.bench import command
@@ -1062,6 +1078,14 @@ def main(argv: list[str] | None = None) -> int:
             return _completion(args)
         if args.command == "rewind":
             return _rewind(args)
+        if args.command == "memory":
+            return _memory(args, parser)
+        if args.command == "setup":
+            from reasonix_core.home import reasonix_home
+            from reasonix_tui.setup_cli import run_setup
+
+            sys.stdout.write(run_setup(args, reasonix_home()))
+            return EXIT_OK
         if args.command == "bench":
             if args.bench_command not in ("run", "report"):
                 parser.parse_args(["bench", "--help"])

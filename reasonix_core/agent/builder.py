@@ -373,6 +373,7 @@ async def open_runtime(
                 protected=policy.forbid_read,
                 denied=functools.partial(policy.read_denied, "read_file"),
                 skills_index=skills.index.text if "run_skill" in registry else "",
+                reasoning_language=config.agent.reasoning_language,
             )
             header = SessionHeader(
                 id=new_session_id(clock()),

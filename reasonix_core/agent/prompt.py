@@ -34,6 +34,39 @@ How to work:
 """
 
 
+# Names the model reads for the common codes; any other value is written as given
+# ("Japanese", "pt-BR"): the config validates it is one short line.
+LANGUAGE_NAMES = {
+    "en": "English",
+    "zh": "Chinese (Simplified)",
+    "zh-cn": "Chinese (Simplified)",
+    "zh-tw": "Chinese (Traditional)",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "fr": "French",
+    "de": "German",
+    "es": "Spanish",
+    "ru": "Russian",
+}
+
+
+def language_instruction(reasoning_language: str) -> str:
+    """The system prompt's language line for ``[agent] reasoning_language``:
+    ``auto`` follows the user's prompt; a value fixes the language for the session
+    (written once at session start, frozen with the rest of the prompt)."""
+    value = reasoning_language.strip()
+    if not value or value.lower() == "auto":
+        return (
+            "Language: think and answer in the language of the user's latest message; "
+            "keep code, identifiers, paths and commands as they are."
+        )
+    name = LANGUAGE_NAMES.get(value.lower(), value)
+    return (
+        f"Language: think and answer in {name}, whatever language the user writes in; "
+        "keep code, identifiers, paths and commands as they are."
+    )
+
+
 def load_instructions(
     workspace: Path,
     home: Path | None = None,
@@ -97,10 +130,11 @@ def build_system_prompt(
     protected: Iterable[Path | str] = (),
     denied: Callable[[str], bool] | None = None,
     skills_index: str = "",
+    reasoning_language: str = "auto",
 ) -> str:
     """``skills_index``: the session's skills index (reasonix_core/skills/index.py),
     last, so a session with skills shares every earlier byte with one without."""
-    parts = [BASE_PROMPT.rstrip()]
+    parts = [BASE_PROMPT.rstrip(), language_instruction(reasoning_language)]
     if extra.strip():
         parts.append(extra.strip())
     for label, text in load_instructions(workspace, home, protected, denied):

@@ -290,6 +290,18 @@ class AgentConfig(_Table):
             raise ValueError(f"must be one of {', '.join(known_efforts())} (got {value!r})")
         return norm
 
+    @field_validator("reasoning_language")
+    @classmethod
+    def _one_line_language(cls, value: str) -> str:
+        # Written into the system prompt verbatim: one short line, never a second
+        # set of instructions smuggled through a config value.
+        norm = value.strip()
+        if not norm or len(norm) > 40 or any(not ch.isprintable() for ch in norm):
+            raise ValueError(
+                f"must be 'auto' or a short language name like 'en', 'zh' (got {value!r})"
+            )
+        return norm
+
     @field_validator("compact_ratio")
     @classmethod
     def _ratio_in_range(cls, value: float) -> float:

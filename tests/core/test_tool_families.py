@@ -29,10 +29,21 @@ ORDER = [
     "task",
     "read_only_task",
     "fleet",
+    "delete_range",
+    "delete_symbol",
+    "notebook_edit",
 ]
 FAMILIES = {
     "read": {"read_file", "ls", "glob", "grep"},
-    "edit": {"write_file", "edit_file", "multi_edit", "move_file"},
+    "edit": {
+        "write_file",
+        "edit_file",
+        "multi_edit",
+        "move_file",
+        "delete_range",
+        "delete_symbol",
+        "notebook_edit",
+    },
     "execute": {"bash", "bash_output", "kill_shell"},
     "network": {"web_fetch"},
     "other": {
@@ -80,8 +91,11 @@ def test_family_aliases_cover_exactly_their_family(alias: str, family: str) -> N
 
 def test_rules_name_no_tool_that_does_not_exist() -> None:
     # A name that is not a built-in is not folded to lower case: it is not ours.
-    assert parse_rule("Notebook_Edit").tool == "Notebook_Edit"
-    assert not parse_rule("Edit").applies_to("notebook_edit")
+    assert parse_rule("Notebook_Run").tool == "Notebook_Run"
+    assert not parse_rule("Edit").applies_to("notebook_run")
+    # notebook_edit is a built-in now (docs/TOOL_CONTRACT.md): an Edit, folded like one.
+    assert parse_rule("Notebook_Edit").tool == "notebook_edit"
+    assert parse_rule("Edit").applies_to("notebook_edit")
     assert parse_rule("Read_File").tool == "read_file"
 
 

@@ -30,7 +30,7 @@ def test_building_the_tool_list_imports_no_tool_module() -> None:
         "import sys\n"
         "from reasonix_core.tool import ToolRegistry, builtin_tools\n"
         "registry = ToolRegistry(builtin_tools())\n"
-        "assert len(registry) == 22, len(registry)\n"
+        "assert len(registry) == 25, len(registry)\n"
         "loaded = [m for m in sys.modules if m.startswith('reasonix_core.tool.builtin.')]\n"
         "assert loaded == ['reasonix_core.tool.builtin.specs'], loaded\n"
     )

@@ -13,6 +13,8 @@ from reasonix_core.tool.builtin.specs import (
     ASK,
     BASH,
     BASH_OUTPUT,
+    DELETE_RANGE,
+    DELETE_SYMBOL,
     EDIT_FILE,
     FLEET,
     FORGET,
@@ -24,6 +26,7 @@ from reasonix_core.tool.builtin.specs import (
     MEMORY,
     MOVE_FILE,
     MULTI_EDIT,
+    NOTEBOOK_EDIT,
     READ_FILE,
     READ_ONLY_TASK,
     REMEMBER,
@@ -65,4 +68,9 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     TASK,
     READ_ONLY_TASK,
     FLEET,
+    # Structured deletions and notebook cells (docs/TOOL_CONTRACT.md): appended, so
+    # adding them left every earlier tool schema's bytes where they were.
+    DELETE_RANGE,
+    DELETE_SYMBOL,
+    NOTEBOOK_EDIT,
 )

@@ -1,8 +1,12 @@
-"""``forget``: archive a background fact (it is never deleted)."""
+"""``forget``: archive a background fact (it is never deleted), or restore one.
+
+Restoring lives here rather than on the read-only ``memory`` tool: it writes, so it
+must go through the permission policy like archiving (``memory`` stays read-only
+and runs in plan mode and parallel read batches)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
@@ -17,6 +21,7 @@ class ForgetArgs(BaseModel):
     model_config = ARGS_CONFIG
 
     id: str = Field(min_length=1)
+    action: Literal["archive", "restore"] = "archive"
     reason: str | None = Field(default=None, max_length=500)
 
 
@@ -27,6 +32,8 @@ class ForgetTool(SpecifiedTool, spec=SPEC):
 
         a: ForgetArgs = validate_args(ForgetArgs, args)
         store = fact_store(ctx)
+        if a.action == "restore":
+            return await _restore(store, a.id.strip())
         try:
             fact = await anyio.to_thread.run_sync(
                 lambda: store.forget(a.id.strip(), reason=a.reason or "")
@@ -40,3 +47,19 @@ class ForgetTool(SpecifiedTool, spec=SPEC):
             ),
             meta={"id": fact.id, "revision": fact.revision},
         )
+
+
+async def _restore(store: Any, fact_id: str) -> ToolResult:
+    from reasonix_core.memory.facts import FactError
+
+    try:
+        fact = await anyio.to_thread.run_sync(store.restore, fact_id)
+    except FactError as exc:
+        return ToolResult.error(f"forget: {exc}")
+    return ToolResult(
+        text=(
+            f"forget: restored {fact.type} fact {fact.id} ({fact.title}) as revision "
+            f"{fact.revision}; it is recalled again."
+        ),
+        meta={"id": fact.id, "revision": fact.revision},
+    )

@@ -708,13 +708,19 @@ FORGET = ToolSpec(
     description="Archive a saved background fact that is wrong or no longer true, so it stops being "
     "recalled. Pass its `id` (from the memory tool) and optionally a short `reason`. The "
     "fact is moved to the archive with its revision history, not deleted. To correct a "
-    "fact rather than drop it, use remember with its id instead.",
+    "fact rather than drop it, use remember with its id instead. `action=restore` brings "
+    "an archived fact back (find it with memory operation=list archived=true).",
     read_only=False,
     family=ToolFamily.OTHER,
     parameters={
         "type": "object",
         "properties": {
             "id": {"type": "string", "description": "The fact id."},
+            "action": {
+                "type": "string",
+                "enum": ["archive", "restore"],
+                "description": "archive (default) or restore an archived fact.",
+            },
             "reason": {
                 "type": "string",
                 "maxLength": 500,
@@ -946,4 +952,100 @@ SUBMIT_PLAN = ToolSpec(
         "additionalProperties": False,
     },
     implementation="reasonix_core.coordinator.submit_plan:SubmitPlanTool",
+)
+
+
+# Structured deletions and notebook cells (issue 19 item 7): appended after the
+# delegation tools so every earlier byte of the tool list stays as it was.
+DELETE_RANGE = ToolSpec(
+    name="delete_range",
+    description="Delete a range of lines from a file: start_line to end_line inclusive, numbered "
+    "as read_file shows them (1-based). Read the file first in this session; if it changed "
+    "on disk since, the call fails with FS_STALE_VERSION and you must read it again. Keeps "
+    "the file's encoding and line endings.",
+    read_only=False,
+    family=ToolFamily.EDIT,
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File to edit, relative to the workspace or absolute.",
+            },
+            "start_line": {"type": "integer", "minimum": 1, "description": "First line deleted."},
+            "end_line": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Last line deleted (inclusive, >= start_line).",
+            },
+        },
+        "required": ["path", "start_line", "end_line"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.tool.builtin.delete_range:DeleteRange",
+    writes=("path",),
+)
+
+DELETE_SYMBOL = ToolSpec(
+    name="delete_symbol",
+    description="Delete a function, class or method by name, with its decorators, from a Python "
+    "file (other languages are refused: use delete_range). `symbol` is the name or the "
+    "dotted path (`Class.method`, `outer.inner`); a name that matches several definitions "
+    "is refused with their dotted paths and lines. Read the file first in this session; "
+    "if it changed on disk since, the call fails with FS_STALE_VERSION. The result must "
+    "still parse, or nothing is written.",
+    read_only=False,
+    family=ToolFamily.EDIT,
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "Python file, relative to the workspace or absolute.",
+            },
+            "symbol": {
+                "type": "string",
+                "description": "Name or dotted path of the function, class or method.",
+            },
+        },
+        "required": ["path", "symbol"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.tool.builtin.delete_symbol:DeleteSymbol",
+    writes=("path",),
+)
+
+NOTEBOOK_EDIT = ToolSpec(
+    name="notebook_edit",
+    description="Edit a Jupyter notebook (.ipynb, nbformat 4) cell: operation=replace sets a "
+    "cell's source (a code cell's outputs are cleared), insert adds a new cell before "
+    "`index` (index = cell count appends), delete removes a cell. Name the cell by "
+    "`index` (0-based) or `cell_id`. Read the notebook first in this session; if it "
+    "changed on disk since, the call fails with FS_STALE_VERSION. The notebook stays "
+    "valid nbformat 4 or nothing is written.",
+    read_only=False,
+    family=ToolFamily.EDIT,
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "Notebook, relative to the workspace or absolute.",
+            },
+            "operation": {"type": "string", "enum": ["replace", "insert", "delete"]},
+            "index": {"type": "integer", "minimum": 0, "description": "0-based cell index."},
+            "cell_id": {"type": "string", "description": "The cell's id (instead of index)."},
+            "source": {"type": "string", "description": "replace/insert: the cell's text."},
+            "cell_type": {
+                "type": "string",
+                "enum": ["code", "markdown", "raw"],
+                "description": "insert: the new cell's type (default code); replace: "
+                "change the type.",
+            },
+        },
+        "required": ["path", "operation"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.tool.builtin.notebook_edit:NotebookEdit",
+    writes=("path",),
 )
