@@ -240,10 +240,31 @@ class FleetItemChanged(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RouteDecided(Event):
+    """The coordinator chose who takes the turn (docs/MODES.md). ``reason`` names
+    the directive or metadata, never the user's text."""
+
+    route: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanReady(Event):
+    """The planner submitted a plan; ``disposition``: what the host does with it
+    ("execute", "await_approval", "saved", "approved", "kept", "rejected")."""
+
+    plan_id: str
+    plan: str
+    route: str
+    disposition: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFinished(Event):
     """The turn ended with an answer (or stopped at a limit: ``stop_reason``)."""
 
-    # "stop", "length", "content_filter", "cancelled", "max_steps"
+    # "stop", "length", "content_filter", "cancelled", "max_steps"; a coordinator
+    # turn that ends with a plan: "plan_saved", "plan_pending", "plan_rejected"
     stop_reason: str
     text: str = ""
     steps: int = 0
@@ -281,4 +302,6 @@ _KIND_BY_CLASS: dict[type[Event], str] = {
     FleetItemChanged: "fleet_item_changed",
     TurnFinished: "turn_finished",
     TurnFailed: "turn_failed",
+    RouteDecided: "route_decided",
+    PlanReady: "plan_ready",
 }

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
-from reasonix_core.errors import CommandError, ReasonixError, SkillError
+from reasonix_core.errors import CommandError, ReasonixError, SkillError, UsageError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
@@ -43,6 +43,8 @@ class HeadlessOptions:
     output_format: str = "text"
     metrics_path: Path | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
+    # --approve-plan: execute the continued session's pending plan (docs/MODES.md).
+    approve_plan: bool = False
 
 
 @dataclass(kw_only=True)
@@ -225,18 +227,22 @@ async def run_headless(
         for text in runtime.skills.notices():
             emit(ev.Notice(level="warning", text=text))
         try:
-            # `/command args` (a custom command, a skill, an MCP prompt), @path and
-            # @server:uri exactly as the TUI expands them.
-            expanded = await _expand(runtime, options.prompt)
-        except (CommandError, SkillError) as exc:
+            if options.approve_plan:
+                turn = _approved_plan_turn(runtime)
+            else:
+                # `/command args` (a custom command, a skill, an MCP prompt), @path and
+                # @server:uri exactly as the TUI expands them.
+                expanded = await _expand(runtime, options.prompt)
+                turn = runtime.runner.run(expanded.text)
+        except (CommandError, SkillError, UsageError) as exc:
             # A usage error before anything is sent, raised once the runtime is
             # closed (its task groups would wrap it in an exception group).
             refused = exc
         else:
-            for text in expanded.notices:
+            for text in () if options.approve_plan else expanded.notices:
                 emit(ev.Notice(level="warning", text=text))
             try:
-                async with aclosing(agent.run(expanded.text)) as agent_events:
+                async with aclosing(turn) as agent_events:
                     async for event in _with_mcp_notices(runtime.mcp, agent_events):
                         if isinstance(event, ev.StepStarted) and runtime.mcp is not None:
                             runtime.mcp.start_now()
@@ -304,6 +310,17 @@ async def run_headless(
         out.write(dumps_utf8(result) + "\n")
         out.flush()
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+def _approved_plan_turn(runtime: Runtime) -> AsyncIterator[ev.Event]:
+    """The executor's turn over the session's pending plan; UsageError (before
+    anything is sent) when no plan waits."""
+    from reasonix_core.coordinator.coordinator import run_pending_plan
+    from reasonix_core.coordinator.plans import pending_plan
+
+    if pending_plan(runtime.agent.session.path) is None:
+        raise UsageError("--approve-plan: no plan is waiting for approval in this session")
+    return run_pending_plan(runtime.agent)
 
 
 def _init_line(shape: ClaudeShape, runtime: Runtime, options: HeadlessOptions) -> dict[str, Any]:

@@ -109,6 +109,8 @@ class RunMetrics:
     planner_requests: int = 0
     compaction_requests: int = 0
     wall_ms: int = 0
+    # Coordinator routes taken (RouteDecided), by route name (docs/MODES.md).
+    routes: dict[str, int] = field(default_factory=dict)
 
     @property
     def cache_hit_ratio(self) -> float:
@@ -195,6 +197,8 @@ class MetricsSink:
                     rebilled_cost=event.rebilled_cost,
                 )
             )
+        elif isinstance(event, ev.RouteDecided):
+            m.routes[event.route] = m.routes.get(event.route, 0) + 1
         elif isinstance(event, ev.CompactionStarted):
             m.compactions += 1
         elif isinstance(event, ev.PrefixChanged):

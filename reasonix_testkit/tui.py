@@ -73,7 +73,18 @@ class Approval:
     denied: Sequence[Step] = ()
 
 
-Step = Event | Pause | Hold | WaitFor | Call | Approval
+@dataclass(frozen=True)
+class PlanApproval:
+    """Ask the approver's plan-approval boundary (the Coordinator's), then replay
+    the branch of its verdict."""
+
+    plan: str
+    approved: Sequence[Step] = ()
+    kept: Sequence[Step] = ()
+    rejected: Sequence[Step] = ()
+
+
+Step = Event | Pause | Hold | WaitFor | Call | Approval | PlanApproval
 
 
 def text_steps(text: str, chunk: int = 12) -> list[Step]:
@@ -122,6 +133,7 @@ class ScriptedRunner:
         self.event_delay = event_delay
         self.prompts: list[str] = []
         self.decisions: list[ApprovalDecision] = []
+        self.plan_verdicts: list[Any] = []
         self.allowed_scopes: set[str] = set()
         self.cancelled = 0
         self._seq = 0
@@ -168,6 +180,9 @@ class ScriptedRunner:
                 branch = await self._approve(step)
                 async for event in self._replay(branch):
                     yield event
+            elif isinstance(step, PlanApproval):
+                async for event in self._replay(await self._approve_plan(step)):
+                    yield event
             else:
                 if self.event_delay:
                     await asyncio.sleep(self.event_delay)
@@ -181,6 +196,16 @@ class ScriptedRunner:
         if decision is ApprovalDecision.ALLOW_SESSION and step.request.scope:
             self.allowed_scopes.add(step.request.scope)
         return step.denied if decision is ApprovalDecision.DENY else step.allowed
+
+    async def _approve_plan(self, step: PlanApproval) -> Sequence[Step]:
+        from reasonix_core.coordinator.plans import PlanVerdict, SavedPlan
+
+        saved = SavedPlan(id="plan-1", route="plan_for_approval", plan=step.plan, request="")
+        verdict = await self.approver.approve_plan(saved)  # type: ignore[attr-defined]
+        self.plan_verdicts.append(verdict)
+        if verdict is PlanVerdict.APPROVE:
+            return step.approved
+        return step.kept if verdict is PlanVerdict.KEEP else step.rejected
 
     def _number(self, event: Event) -> Event:
         self._seq += 1

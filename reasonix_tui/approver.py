@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 from textual.message_pump import MessagePump
 
-from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
+from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
 
 if TYPE_CHECKING:
+    from reasonix_core.coordinator.plans import PlanVerdict, SavedPlan
     from reasonix_core.permission.approver import (
         ApprovalDecision,
         ApprovalRequest,
@@ -41,4 +42,10 @@ class TuiApprover:
             asyncio.get_running_loop().create_future()
         )
         self._target.post_message(QuestionsNeeded(questions, future))
+        return await future
+
+    async def approve_plan(self, saved: SavedPlan) -> PlanVerdict:
+        """The Coordinator's plan-approval boundary: the session screen's dialog."""
+        future: asyncio.Future[PlanVerdict] = asyncio.get_running_loop().create_future()
+        self._target.post_message(PlanApprovalNeeded(saved.plan, future))
         return await future

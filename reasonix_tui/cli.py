@@ -191,6 +191,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply this folder's risky project settings for this run only (for CI)",
     )
+    run.add_argument(
+        "--approve-plan",
+        action="store_true",
+        help="with -c or -r: execute the plan the session saved for approval (no prompt)",
+    )
 
     trust = sub.add_parser(
         "trust", help="trust a folder's project settings (providers, presets, MCP servers)"
@@ -361,6 +366,13 @@ def _start_run(args: argparse.Namespace) -> int:
     from reasonix_core.command.piped import PIPED_INPUT_CAP, cap_words, with_piped_input
     from reasonix_core.headless import HeadlessOptions, run_headless
 
+    if args.approve_plan:
+        # The approval is this flag, never a prompt's wording (docs/MODES.md).
+        if not (args.run_continue or args.continue_last or args.run_resume or args.resume_id):
+            return _fail("--approve-plan needs -c or -r ID (the session holding the plan)")
+        if args.prompt is not None:
+            return _fail("--approve-plan takes no prompt: it executes the saved plan")
+        args.prompt = ""
     prompt = args.prompt
     if prompt is not None and not _utf8(prompt):
         return _fail("the prompt is not valid UTF-8")
@@ -378,7 +390,7 @@ def _start_run(args: argparse.Namespace) -> int:
         return _fail("standard input is not valid UTF-8")
     # `git diff | reasonix run "Review this diff"`: the diff follows the prompt, fenced.
     prompt = piped if prompt is None else with_piped_input(prompt, piped)
-    if not prompt.strip():
+    if not prompt.strip() and not args.approve_plan:
         return _fail("the prompt is empty")
     if args.max_steps is not None and args.max_steps < 1:
         return _fail("--max-steps must be at least 1")
@@ -425,6 +437,7 @@ def _start_run(args: argparse.Namespace) -> int:
         settings=settings,
         output_format=args.output_format,
         metrics_path=args.metrics,
+        approve_plan=args.approve_plan,
     )
     outcome = anyio.run(run_headless, options)
     return EXIT_OK if outcome.ok else EXIT_FAILED

@@ -21,9 +21,11 @@ from reasonix_core.events import (
     CompactionStarted,
     Event,
     Notice,
+    PlanReady,
     PrefixChanged,
     ReasoningDelta,
     Retrying,
+    RouteDecided,
     StepStarted,
     TextDelta,
     ToolCallDelta,
@@ -54,6 +56,15 @@ STOP_NOTICES = {
     "content_filter": ("The provider filtered the answer.", "warning"),
     "max_steps": ("Stopped: the turn reached its step limit.", "warning"),
     "cancelled": ("Turn cancelled.", "warning"),
+    "plan_saved": ("Plan saved; nothing was executed (plan only).", "info"),
+    "plan_pending": ("The plan is waiting; nothing was executed.", "info"),
+    "plan_rejected": ("Plan rejected; nothing was executed.", "info"),
+}
+
+# What a PlanReady tells the user (docs/MODES.md); "await_approval" opens the dialog.
+PLAN_NOTICES = {
+    "execute": "Plan submitted; the executor carries it out.",
+    "approved": "Plan approved; the executor carries it out.",
 }
 
 
@@ -181,6 +192,19 @@ class TurnController:
                     await self.notice("Conversation compacted.")
                 else:
                     await self.notice(f"Compaction failed ({reason}).", "warning")
+            case RouteDecided(route=route) if route != "executor":
+                await self.notice(f"Planner first ({route.replace('_', ' ')}).")
+            case PlanReady(plan=plan, disposition=disposition):
+                await self._close_blocks()
+                if disposition in ("saved", "await_approval"):
+                    from reasonix_tui.widgets.assistant_block import AssistantBlock
+
+                    block = AssistantBlock()
+                    await self.transcript.add(block)
+                    await block.write(plan)
+                    await block.finish()
+                elif disposition in PLAN_NOTICES:
+                    await self.notice(PLAN_NOTICES[disposition])
             case TurnFinished(stop_reason=reason):
                 await self._close_blocks()
                 if reason in STOP_NOTICES:

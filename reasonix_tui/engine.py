@@ -88,7 +88,7 @@ class EngineRunner:
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
-        async with aclosing(runtime.agent.run(prompt)) as events:
+        async with aclosing(runtime.runner.run(prompt)) as events:
             async for event in events:
                 yield event
 
@@ -206,7 +206,12 @@ class EngineServices(BaseServices):
         self._first_continue = False
         try:
             async with open_runtime(
-                settings, approver=runner.approver, mcp_host=self._mcp, skills=self.skills
+                settings,
+                approver=runner.approver,
+                mcp_host=self._mcp,
+                skills=self.skills,
+                # The plan-approval dialog (TuiApprover); None: plans wait in the session.
+                plan_approver=getattr(runner.approver, "approve_plan", None),
             ) as runtime:
                 if continued:  # what the session continues with is what /model and /effort see
                     self._resolved = runtime.resolved

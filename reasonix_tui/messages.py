@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from reasonix_core.coordinator.plans import PlanVerdict
     from reasonix_core.permission.approver import (
         ApprovalDecision,
         ApprovalRequest,
@@ -34,4 +35,13 @@ class QuestionsNeeded(Message):
     ) -> None:
         super().__init__()
         self.questions = questions
+        self.future = future
+
+
+class PlanApprovalNeeded(Message):
+    """The Coordinator waits on ``future`` for the user's verdict on ``plan``."""
+
+    def __init__(self, plan: str, future: asyncio.Future[PlanVerdict]) -> None:
+        super().__init__()
+        self.plan = plan
         self.future = future

@@ -228,3 +228,27 @@ def fleet_turn() -> list:  # type: ignore[type-arg]
         ),
         Hold(),
     ]
+
+
+PLAN_MARKDOWN = """\
+# Rename the greeting helper
+
+## Steps
+1. Rename `greet` to `welcome` in `src/reasonix_demo/app.py` (verified: app.py:4)
+2. Update the one caller in `src/reasonix_demo/cli.py` (candidate: not read yet)
+3. Run `pytest -q tests/test_app.py`
+
+## Risks
+- A plugin may import `greet` by name: keep an alias for one release.
+"""
+
+
+def plan_approval_turn() -> list:
+    """The Coordinator's plan-for-approval route: the dialog over a plan."""
+    from reasonix_core.events import RouteDecided
+    from reasonix_testkit.tui import PlanApproval
+
+    return [
+        RouteDecided(route="plan_for_approval", reason="directive:plan_for_approval"),
+        PlanApproval(plan=PLAN_MARKDOWN),
+    ]

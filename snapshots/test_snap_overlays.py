@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from snap_scripts import approval_turn
+from snap_scripts import approval_turn, plan_approval_turn
 from snap_support import WORKSPACE, scripted, send, type_text
 
 from reasonix_tui.services import McpServerView
@@ -13,6 +13,15 @@ class TestApproval:
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[approval_turn()]), run)
+
+
+class TestPlanApproval:
+    def test_plan_dialog(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Rename greet, wait for my approval")
+            await pilot.pause(0.3)
+
+        assert snap(scripted(turns=[plan_approval_turn()]), run)
 
 
 class TestMenus:

@@ -117,6 +117,13 @@ class Runtime:
     mcp: Any = None
     # The session's skills (docs/SKILLS.md): run_skill and ``/<skill>`` read them.
     skills: SkillCatalog = field(default_factory=SkillCatalog)
+    # The planner + executor Coordinator when [agent] planner_model is set.
+    coordinator: Any = None
+
+    @property
+    def runner(self) -> Any:
+        """What a surface drives (a Runner): the Coordinator, else the agent."""
+        return self.coordinator if self.coordinator is not None else self.agent
 
 
 def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:
@@ -241,6 +248,7 @@ async def open_runtime(
     provider_factory: Callable[[Any, str], Provider] | None = None,
     mcp_host: Any = None,
     skills: SkillCatalog | None = None,
+    plan_approver: Any = None,
 ) -> AsyncIterator[Runtime]:
     """Build everything; close the provider, jobs and temp dir on exit.
 
@@ -248,7 +256,9 @@ async def open_runtime(
     starts it with the app); otherwise one is opened here for the servers
     declared for the workspace and closed on exit. ``skills``: the skills the
     caller already discovered (the TUI lists them as commands); otherwise they
-    are discovered here."""
+    are discovered here. ``plan_approver``: the host's plan-approval boundary
+    (reasonix_core.coordinator.coordinator.ApproveFn; None: plans wait in the
+    session for ``--approve-plan``)."""
     home = settings.home or reasonix_home()
     loaded = load_config(
         settings.workspace, overrides=overrides, home=home, trust_project=settings.trust_project
@@ -270,6 +280,12 @@ async def open_runtime(
             raise
         # The records name a model the config no longer has: the session's first one.
         resolved = resolve_model(config, loaded_session.header.model)
+    planner = None
+    if config.agent.planner_model.strip():
+        from reasonix_core.coordinator.build import resolve_planner
+
+        # Before anything is built or sent: an unresolvable planner is a config error.
+        planner = resolve_planner(config)
     api_key = read_api_key(resolved.provider, home)
     effort = (
         settings.effort
@@ -405,6 +421,16 @@ async def open_runtime(
                 last_used[0].split("/", 1)[-1],
                 last_used[1],
             )
+        coordinator = None
+        if planner is not None:
+            from reasonix_core.coordinator.build import build_coordinator
+
+            coordinator = build_coordinator(
+                stack=stack, config=config, resolved=planner, executor=agent,
+                executor_provider=provider, executor_resolved=resolved, tool_context=context,
+                gate=gate, mcp=mcp, home=home, workspace=workspace, effort=effort,
+                price=make_price_fn(config), clock=clock, approve=plan_approver,
+            )  # fmt: skip
         if mcp is not None and settings.mcp_wait:
             await mcp.wait_ready()
         yield Runtime(
@@ -417,6 +443,7 @@ async def open_runtime(
             continued=loaded_session is not None,
             mcp=mcp,
             skills=skills,
+            coordinator=coordinator,
         )
 
 

@@ -22,7 +22,7 @@ from reasonix_core.command.expander import PromptExpander, split_command
 from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
-from reasonix_tui.messages import ApprovalNeeded, QuestionsNeeded
+from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.rewind import open_rewind
 from reasonix_tui.screens.session_commands import SessionCommands
@@ -400,6 +400,26 @@ class SessionScreen(SessionCommands, Screen[None]):
                 self.cancel_turn()
             else:
                 future.set_result(decision)
+
+    @work(group="approval", exit_on_error=False)
+    async def on_plan_approval_needed(self, message: PlanApprovalNeeded) -> None:
+        from reasonix_core.coordinator.plans import PlanVerdict
+        from reasonix_tui.screens.plan_approval import PlanApprovalScreen
+
+        future = message.future
+        async with self._approval_lock:
+            if future.done():
+                return
+            screen = PlanApprovalScreen(message.plan)
+
+            def closed_elsewhere(done: asyncio.Future[PlanVerdict]) -> None:
+                if done.cancelled() and screen.is_current:
+                    screen.dismiss(PlanVerdict.KEEP)
+
+            future.add_done_callback(closed_elsewhere)
+            verdict = await self.app.push_screen_wait(screen)
+            if not future.done():
+                future.set_result(verdict if verdict is not None else PlanVerdict.KEEP)
 
     @work(group="approval", exit_on_error=False)
     async def on_questions_needed(self, message: QuestionsNeeded) -> None:

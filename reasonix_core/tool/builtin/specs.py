@@ -926,3 +926,24 @@ COMPLETE_SUBTASK = ToolSpec(
     },
     implementation="reasonix_core.subagent.completion:CompleteSubtaskTool",
 )
+
+SUBMIT_PLAN = ToolSpec(
+    name="submit_plan",
+    description="Deliver your plan to the host: the only way a plan reaches the executor or "
+    "the user (prose without this call is not a plan). Call it once, when your research is "
+    "done, then make no more tool calls. Write the plan in Markdown: the goal, the steps, "
+    "the touch points you verified (file:line) apart from the candidates you did not, and, "
+    "where the evidence supports them, non-goals, risks, acceptance criteria and the "
+    "commands that verify the work.",
+    read_only=True,
+    family=ToolFamily.OTHER,
+    parameters={
+        "type": "object",
+        "properties": {
+            "plan": {"type": "string", "description": "The plan, in Markdown."},
+        },
+        "required": ["plan"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.coordinator.submit_plan:SubmitPlanTool",
+)

@@ -1,0 +1,56 @@
+"""The plan-approval dialog: the host's boundary between a plan and its execution.
+
+Shows the plan as Markdown and returns a :class:`PlanVerdict`: approve and
+execute, keep planning (nothing executes; the plan stays pending) or reject.
+Escape keeps planning - closing the dialog never executes anything. Used by the
+Coordinator's plan-for-approval route and by Plan mode's ``exit_plan_mode``;
+no permission preset answers it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Markdown, Static
+
+from reasonix_core.coordinator.plans import PlanVerdict
+from reasonix_tui.screens.overlay import Overlay
+
+
+class PlanApprovalScreen(Overlay[PlanVerdict]):
+    DEFAULT_CSS = """
+    PlanApprovalScreen > #dialog { max-width: 100; }
+    PlanApprovalScreen #plan {
+        height: auto;
+        max-height: 24;
+        border: none;
+        background: $surface;
+    }
+    PlanApprovalScreen #plan Markdown { margin: 0; padding: 0; background: $surface; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a,enter", f"answer('{PlanVerdict.APPROVE.value}')", "Approve", show=False),
+        Binding("k,escape", f"answer('{PlanVerdict.KEEP.value}')", "Keep planning", show=False),
+        Binding("r", f"answer('{PlanVerdict.REJECT.value}')", "Reject", show=False),
+    ]
+
+    def __init__(self, plan: str, title: str = "Plan ready for approval") -> None:
+        super().__init__()
+        self.plan = plan
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.title_text, id="title", markup=False)
+            with VerticalScroll(id="plan"):
+                yield Markdown(self.plan)
+            yield Static(
+                "a/Enter approve and execute · k/Esc keep planning · r reject", classes="hint"
+            )
+
+    def action_answer(self, verdict: str) -> None:
+        self.dismiss(PlanVerdict(verdict))
