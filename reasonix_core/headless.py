@@ -262,6 +262,12 @@ async def run_headless(
             except BaseException:
                 sink.finish("cancelled")
                 raise
+        plan_mode = runtime.plan_mode
+        saved_plan = plan_mode.saved if plan_mode is not None else None
+    if saved_plan is not None and finished is not None:
+        # Plan mode, headless: the plan waiting for --approve-plan is the result.
+        finished = dataclasses.replace(finished, stop_reason="plan_pending")
+        final_text = saved_plan.plan
     if refused is not None:
         raise refused
     # A run stopped by --max-steps did not finish its task: scripts must see that.
@@ -329,6 +335,8 @@ def _init_line(shape: ClaudeShape, runtime: Runtime, options: HeadlessOptions) -
     mcp = runtime.mcp
     servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
     preset = options.settings.permission_mode or runtime.config.permissions.preset
+    if options.settings.plan_mode:
+        preset = "plan"
     return shape.init_line(
         cwd=str(runtime.workspace),
         tools=runtime.agent.tools.names,

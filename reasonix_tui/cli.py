@@ -130,8 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--permission-mode",
         dest="run_permission_mode",
-        choices=("ask", "auto", "yolo"),
-        help="permission preset (default from config)",
+        choices=("ask", "auto", "yolo", "plan"),
+        help="permission preset (default from config); plan: plan mode, writes blocked, "
+        "the plan saved for --approve-plan",
     )
     run.add_argument("-y", "--auto", action="store_true", help="same as --permission-mode auto")
     run.add_argument(
@@ -372,6 +373,8 @@ def _start_run(args: argparse.Namespace) -> int:
             return _fail("--approve-plan needs -c or -r ID (the session holding the plan)")
         if args.prompt is not None:
             return _fail("--approve-plan takes no prompt: it executes the saved plan")
+        if "plan" in (args.run_permission_mode, args.permission_mode):
+            return _fail("--approve-plan executes the plan: it cannot run in plan mode")
         args.prompt = ""
     prompt = args.prompt
     if prompt is not None and not _utf8(prompt):
@@ -398,6 +401,10 @@ def _start_run(args: argparse.Namespace) -> int:
     if problem:
         return _fail(problem)
     mode = args.run_permission_mode or args.permission_mode
+    # Plan mode is not a preset: it blocks writers whatever the preset (-y too).
+    plan_mode = mode == "plan"
+    if plan_mode:
+        mode = None
     if args.auto:
         mode = "auto"
     workspace = Path.cwd()
@@ -431,6 +438,7 @@ def _start_run(args: argparse.Namespace) -> int:
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,
         mcp_config=[p.expanduser().absolute() for p in args.mcp_config],
+        plan_mode=plan_mode,
     )
     options = HeadlessOptions(
         prompt=prompt,

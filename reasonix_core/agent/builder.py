@@ -100,6 +100,9 @@ class RunSettings:
     # Start the servers only at Runtime.mcp.start_now() (or their first use):
     # `reasonix run` lets its first request leave before they compete for the CPU.
     mcp_deferred: bool = False
+    # Start in plan mode (--permission-mode plan): writers blocked until the user
+    # approves a plan; independent of the preset (docs/MODES.md#plan-mode).
+    plan_mode: bool = False
 
 
 @dataclass(kw_only=True)
@@ -119,6 +122,8 @@ class Runtime:
     skills: SkillCatalog = field(default_factory=SkillCatalog)
     # The planner + executor Coordinator when [agent] planner_model is set.
     coordinator: Any = None
+    # The session's plan mode (reasonix_core.coordinator.plan_mode.PlanMode).
+    plan_mode: Any = None
 
     @property
     def runner(self) -> Any:
@@ -382,6 +387,12 @@ async def open_runtime(
             history = []
         stack.callback(store.close)
         context.session_id = store.id
+        from reasonix_core.coordinator.plan_mode import PlanMode
+
+        # Not persisted: a continued session starts outside plan mode unless asked.
+        context.plan_mode = plan_mode = PlanMode(policy, store, plan_approver)
+        if settings.plan_mode:
+            plan_mode.enter()
 
         agent = assemble_agent(
             config=config,
@@ -444,6 +455,7 @@ async def open_runtime(
             mcp=mcp,
             skills=skills,
             coordinator=coordinator,
+            plan_mode=plan_mode,
         )
 
 

@@ -29,6 +29,7 @@ ORDER = [
     "task",
     "read_only_task",
     "fleet",
+    "exit_plan_mode",
 ]
 FAMILIES = {
     "read": {"read_file", "ls", "glob", "grep"},
@@ -46,6 +47,7 @@ FAMILIES = {
         "task",
         "read_only_task",
         "fleet",
+        "exit_plan_mode",
     },
 }
 

@@ -14,6 +14,7 @@ from reasonix_core.tool.builtin.specs import (
     BASH,
     BASH_OUTPUT,
     EDIT_FILE,
+    EXIT_PLAN_MODE,
     FLEET,
     FORGET,
     GLOB,
@@ -65,4 +66,6 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     TASK,
     READ_ONLY_TASK,
     FLEET,
+    # Plan mode (docs/MODES.md#plan-mode): present a plan for the user's approval.
+    EXIT_PLAN_MODE,
 )

@@ -947,3 +947,24 @@ SUBMIT_PLAN = ToolSpec(
     },
     implementation="reasonix_core.coordinator.submit_plan:SubmitPlanTool",
 )
+
+EXIT_PLAN_MODE = ToolSpec(
+    name="exit_plan_mode",
+    description="In plan mode (which only the user turns on), present your plan to the user "
+    "for approval. Until the user approves it, writes, bash and tools that may change "
+    "anything are blocked. Call it when your read-only research is done, with the plan in "
+    "Markdown: the goal, the steps, the files you will touch and how you will verify the "
+    "work. The result says whether the user approved it (execute it then), wants you to "
+    "keep planning, or saved it for later approval (then stop).",
+    read_only=True,
+    family=ToolFamily.OTHER,
+    parameters={
+        "type": "object",
+        "properties": {
+            "plan": {"type": "string", "description": "The plan, in Markdown."},
+        },
+        "required": ["plan"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.coordinator.plan_mode:ExitPlanModeTool",
+)
