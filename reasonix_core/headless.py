@@ -28,6 +28,7 @@ from reasonix_core.startup_heap import resume_collection
 
 if TYPE_CHECKING:
     from reasonix_core.command.expander import Expanded, PromptExpander
+    from reasonix_core.goal.driver import GoalDriver
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,11 @@ class HeadlessOptions:
     overrides: dict[str, Any] = field(default_factory=dict)
     # --approve-plan: execute the continued session's pending plan (docs/MODES.md).
     approve_plan: bool = False
+    # --goal: drive this objective unattended (docs/MODES.md#goal-mode); the prompt
+    # is the objective. None bounds: [agent] max_goal_rounds / goal_token_budget.
+    goal: bool = False
+    max_goal_rounds: int | None = None
+    goal_token_budget: int | None = None
 
 
 @dataclass(kw_only=True)
@@ -212,6 +218,7 @@ async def run_headless(
             out.flush()
 
     refused: ReasonixError | None = None
+    goal_driver: GoalDriver | None = None
     # MCP servers start once the first request has been built (or at their first use).
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
     async with open_runtime(
@@ -229,6 +236,9 @@ async def run_headless(
         try:
             if options.approve_plan:
                 turn = _approved_plan_turn(runtime)
+            elif options.goal:
+                goal_driver = _goal_driver(runtime, options)
+                turn = goal_driver.drive(runtime.runner, options.prompt)
             else:
                 # `/command args` (a custom command, a skill, an MCP prompt), @path and
                 # @server:uri exactly as the TUI expands them.
@@ -239,7 +249,7 @@ async def run_headless(
             # closed (its task groups would wrap it in an exception group).
             refused = exc
         else:
-            for text in () if options.approve_plan else expanded.notices:
+            for text in () if options.approve_plan or options.goal else expanded.notices:
                 emit(ev.Notice(level="warning", text=text))
             try:
                 async with aclosing(turn) as agent_events:
@@ -272,6 +282,13 @@ async def run_headless(
         raise refused
     # A run stopped by --max-steps did not finish its task: scripts must see that.
     ok = error is None and finished is not None and finished.stop_reason != "max_steps"
+    if goal_driver is not None and finished is not None:
+        # Only a completed goal is a success (blocked, a bound or a stop is not).
+        stop = goal_driver.stop.value if goal_driver.stop is not None else "stopped"
+        ok = ok and stop == "complete"
+        finished = dataclasses.replace(finished, stop_reason=f"goal_{stop}")
+        if not ok and error is None:
+            error = ev.TurnFailed(error=f"the goal ended {stop}, not complete", kind="goal")
     if ok:
         outcome = "success"
     elif finished is not None and finished.stop_reason == "max_steps":
@@ -316,6 +333,23 @@ async def run_headless(
         out.write(dumps_utf8(result) + "\n")
         out.flush()
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+def _goal_driver(runtime: Runtime, options: HeadlessOptions) -> GoalDriver:
+    """Create and arm the goal; UsageError (before anything is sent) when it cannot."""
+    from reasonix_core.goal.driver import GoalBounds, GoalDriver
+    from reasonix_core.goal.state import GoalError
+
+    agent = runtime.config.agent
+    bounds = GoalBounds(
+        max_rounds=options.max_goal_rounds or agent.max_goal_rounds,
+        token_budget=options.goal_token_budget or agent.goal_token_budget,
+    )
+    try:
+        runtime.goals.create(options.prompt)
+    except GoalError as exc:
+        raise UsageError(f"--goal: {exc}") from None
+    return GoalDriver(runtime.goals, bounds)
 
 
 def _approved_plan_turn(runtime: Runtime) -> AsyncIterator[ev.Event]:

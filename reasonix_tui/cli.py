@@ -197,6 +197,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with -c or -r: execute the plan the session saved for approval (no prompt)",
     )
+    run.add_argument(
+        "--goal",
+        metavar="OBJECTIVE",
+        help="Goal mode: drive OBJECTIVE round by round until complete, blocked or a bound "
+        "(exit 0 only when complete; no prompt)",
+    )
+    run.add_argument(
+        "--max-goal-rounds", type=int, metavar="N", help="with --goal: at most N rounds"
+    )
+    run.add_argument(
+        "--goal-token-budget", type=int, metavar="N", help="with --goal: stop after N tokens"
+    )
 
     trust = sub.add_parser(
         "trust", help="trust a folder's project settings (providers, presets, MCP servers)"
@@ -376,6 +388,20 @@ def _start_run(args: argparse.Namespace) -> int:
         if "plan" in (args.run_permission_mode, args.permission_mode):
             return _fail("--approve-plan executes the plan: it cannot run in plan mode")
         args.prompt = ""
+    if args.goal is not None:
+        if args.prompt is not None:
+            return _fail("--goal takes no prompt: the objective is the goal")
+        if not args.goal.strip():
+            return _fail("--goal needs an objective")
+        args.prompt = args.goal
+    elif args.max_goal_rounds is not None or args.goal_token_budget is not None:
+        return _fail("--max-goal-rounds and --goal-token-budget need --goal")
+    for flag, value in (
+        ("--max-goal-rounds", args.max_goal_rounds),
+        ("--goal-token-budget", args.goal_token_budget),
+    ):
+        if value is not None and value < 1:
+            return _fail(f"{flag} must be at least 1")
     prompt = args.prompt
     if prompt is not None and not _utf8(prompt):
         return _fail("the prompt is not valid UTF-8")
@@ -446,6 +472,9 @@ def _start_run(args: argparse.Namespace) -> int:
         output_format=args.output_format,
         metrics_path=args.metrics,
         approve_plan=args.approve_plan,
+        goal=args.goal is not None,
+        max_goal_rounds=args.max_goal_rounds,
+        goal_token_budget=args.goal_token_budget,
     )
     outcome = anyio.run(run_headless, options)
     return EXIT_OK if outcome.ok else EXIT_FAILED

@@ -124,6 +124,8 @@ class Runtime:
     coordinator: Any = None
     # The session's plan mode (reasonix_core.coordinator.plan_mode.PlanMode).
     plan_mode: Any = None
+    # The session's goal (reasonix_core.goal.state.GoalBook).
+    goals: Any = None
 
     @property
     def runner(self) -> Any:
@@ -393,6 +395,10 @@ async def open_runtime(
         context.plan_mode = plan_mode = PlanMode(policy, store, plan_approver)
         if settings.plan_mode:
             plan_mode.enter()
+        from reasonix_core.goal.state import GoalBook
+
+        # The goal is in the session's records; armed only when this process is told.
+        context.goals = goals = GoalBook(store)
 
         agent = assemble_agent(
             config=config,
@@ -456,6 +462,7 @@ async def open_runtime(
             skills=skills,
             coordinator=coordinator,
             plan_mode=plan_mode,
+            goals=goals,
         )
 
 
@@ -532,6 +539,10 @@ def _context_suffix(
         recalled = recall_block(context, prompt) if prompt else ""
         if recalled:
             parts.append(recalled)
+        # The active goal rides in the user turn, never the cached system prompt.
+        goal = context.goals.context_block() if context.goals is not None else ""
+        if goal:
+            parts.append(goal)
         return "\n\n".join(parts)
 
     return suffix

@@ -142,6 +142,9 @@ class ToolContext:
     # (reasonix_core.coordinator.plan_mode.PlanMode). None: a subagent, or no host,
     # so the tool refuses.
     plan_mode: PlanModeHost | None = None
+    # The top-level session's goal (reasonix_core.goal.state.GoalBook), for the goal
+    # tools. None: a subagent, so they refuse.
+    goals: Any = None
     # Memory: facts, the session-history index, automatic recall. None: built on
     # first use (reasonix_core.memory) and kept here.
     facts: FactStore | None = None

@@ -30,6 +30,9 @@ ORDER = [
     "read_only_task",
     "fleet",
     "exit_plan_mode",
+    "create_goal",
+    "get_goal",
+    "update_goal",
 ]
 FAMILIES = {
     "read": {"read_file", "ls", "glob", "grep"},
@@ -48,6 +51,9 @@ FAMILIES = {
         "read_only_task",
         "fleet",
         "exit_plan_mode",
+        "create_goal",
+        "get_goal",
+        "update_goal",
     },
 }
 

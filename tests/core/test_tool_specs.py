@@ -14,6 +14,8 @@ from reasonix_core.tool.registry import LazyTool
 DELEGATION_MODULE = "reasonix_core.subagent.tools"
 # exit_plan_mode reaches the host's plan approval and saved plans (coordinator/).
 PLAN_MODE_MODULE = "reasonix_core.coordinator.plan_mode"
+# The goal tools read and change the session's goal projection (goal/).
+GOAL_MODULE = "reasonix_core.goal.tools"
 
 
 def test_each_spec_names_the_class_that_implements_it() -> None:
@@ -25,6 +27,7 @@ def test_each_spec_names_the_class_that_implements_it() -> None:
             f"reasonix_core.tool.builtin.{tool.name}",
             DELEGATION_MODULE,
             PLAN_MODE_MODULE,
+            GOAL_MODULE,
         )
         for field in ("name", "description", "read_only", "family", "parameters"):
             assert getattr(real, field) == getattr(tool, field), (tool.name, field)
@@ -36,7 +39,7 @@ def test_building_the_tool_list_imports_no_tool_module() -> None:
         "import sys\n"
         "from reasonix_core.tool import ToolRegistry, builtin_tools\n"
         "registry = ToolRegistry(builtin_tools())\n"
-        "assert len(registry) == 23, len(registry)\n"
+        "assert len(registry) == 26, len(registry)\n"
         "loaded = [m for m in sys.modules if m.startswith('reasonix_core.tool.builtin.')]\n"
         "assert loaded == ['reasonix_core.tool.builtin.specs'], loaded\n"
     )

@@ -13,10 +13,12 @@ from reasonix_core.tool.builtin.specs import (
     ASK,
     BASH,
     BASH_OUTPUT,
+    CREATE_GOAL,
     EDIT_FILE,
     EXIT_PLAN_MODE,
     FLEET,
     FORGET,
+    GET_GOAL,
     GLOB,
     GREP,
     HISTORY,
@@ -31,6 +33,7 @@ from reasonix_core.tool.builtin.specs import (
     RUN_SKILL,
     TASK,
     TODO_WRITE,
+    UPDATE_GOAL,
     WEB_FETCH,
     WRITE_FILE,
     ToolSpec,
@@ -68,4 +71,8 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     FLEET,
     # Plan mode (docs/MODES.md#plan-mode): present a plan for the user's approval.
     EXIT_PLAN_MODE,
+    # Goal mode (docs/MODES.md#goal-mode).
+    CREATE_GOAL,
+    GET_GOAL,
+    UPDATE_GOAL,
 )

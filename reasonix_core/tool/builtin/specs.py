@@ -968,3 +968,53 @@ EXIT_PLAN_MODE = ToolSpec(
     },
     implementation="reasonix_core.coordinator.plan_mode:ExitPlanModeTool",
 )
+
+CREATE_GOAL = ToolSpec(
+    name="create_goal",
+    description="Goal mode: record a standing objective for this session. Only when the user "
+    "asks for a goal; one open goal at a time. The host then drives rounds until you mark it "
+    "complete (or blocked) with update_goal: a final answer does not end it.",
+    read_only=True,
+    family=ToolFamily.OTHER,
+    parameters={
+        "type": "object",
+        "properties": {"objective": {"type": "string", "description": "What done means."}},
+        "required": ["objective"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.goal.tools:CreateGoalTool",
+)
+
+GET_GOAL = ToolSpec(
+    name="get_goal",
+    description="Goal mode: the session's goal - id, revision, status, rounds, tokens, objective.",
+    read_only=True,
+    family=ToolFamily.OTHER,
+    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+    implementation="reasonix_core.goal.tools:GetGoalTool",
+)
+
+UPDATE_GOAL = ToolSpec(
+    name="update_goal",
+    description="Goal mode: change the goal at its current revision (from get_goal). action: "
+    "edit (needs objective), pause, resume, complete (the objective is met and verified), "
+    "blocked (only after at least 3 rounds of real attempts; say why in note).",
+    read_only=True,
+    family=ToolFamily.OTHER,
+    parameters={
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "revision": {"type": "integer"},
+            "action": {
+                "type": "string",
+                "enum": ["edit", "pause", "resume", "complete", "blocked"],
+            },
+            "objective": {"type": "string", "description": "The new objective (edit)."},
+            "note": {"type": "string", "description": "Why (blocked, complete)."},
+        },
+        "required": ["id", "revision", "action"],
+        "additionalProperties": False,
+    },
+    implementation="reasonix_core.goal.tools:UpdateGoalTool",
+)
