@@ -8,6 +8,8 @@ name found again later is hidden, with a notice naming both files):
 3. ``<workspace>/.reasonix/skills``
 4. ``<workspace>/.claude/skills``
 
+(3 and 4 in every folder from the git root down to the workspace, the deeper first.)
+
 What a hostile folder cannot do (docs/SKILLS.md): a project root that links out
 of the workspace is not read; no skill folder or ``SKILL.md`` is read through a
 link that leads out of its root (the path is walked by directory descriptor,
@@ -29,6 +31,7 @@ from reasonix_core.command.custom import LoadProblem
 from reasonix_core.command.frontmatter import FrontMatter, FrontMatterError, split_front_matter
 from reasonix_core.fsutil import within
 from reasonix_core.permission.summary import visible
+from reasonix_core.project import project_folders
 from reasonix_core.skills.model import RunAs, Skill
 from reasonix_core.skills.roots import SkillRoot, skill_roots
 from reasonix_core.tool.fs_walk import PathUnusable, locate, open_final
@@ -87,7 +90,9 @@ def discover(
     problems: list[LoadProblem] = []
     by_name: dict[str, FoundSkill] = {}
     seen_roots: set[Path] = set()
-    inside = Path(os.path.realpath(workspace)) if workspace is not None else None
+    # A project's skills folders must stay inside the project: its git root (or the
+    # workspace outside a repository).
+    inside = project_folders(workspace)[0] if workspace is not None else None
     for root in skill_roots(workspace, home, user_home):
         physical = _physical_root(root, inside if root.scope == "project" else None, problems)
         # One folder reached twice (a workspace that is the home directory) is read once.

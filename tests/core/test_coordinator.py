@@ -373,3 +373,23 @@ async def test_the_planner_cannot_write_even_when_it_asks(
     results = [e for e in of(events, ev.ToolCallFinished) if e.name in ("write_file", "bash")]
     assert len(results) == 2 and all(r.is_error for r in results)
     assert of(events, ev.TurnFinished)[0].text == "done"
+
+
+def test_pending_plan_reads_only_well_formed_records(tmp_path) -> None:
+    from reasonix_core.agent.session import SessionStore
+    from reasonix_core.coordinator.plans import SavedPlan, save_plan, settle_plan
+    from tests.core.agent_helpers import session_header
+
+    store = SessionStore.create(tmp_path, tmp_path / "ws", session_header("s1"))
+    save_plan(store, SavedPlan("p1", "plan_for_approval", "first", "req"))
+    settle_plan(store, "p1", PlanVerdict.KEEP)  # keep planning: still pending
+    assert pending_plan(store.path).plan == "first"
+    # Hostile or broken records are skipped, never executed.
+    store.append_event("plan", id="p2", route="plan_only", plan={"cmd": "rm -rf /"}, request="x")
+    store.append_event("plan", id=["p3"], route="plan_only", plan="bad id", request="x")
+    store.append_event("plan_verdict", id="p1", verdict="approve-ish")
+    assert pending_plan(store.path) is None  # any verdict but keep settles p1
+    save_plan(store, SavedPlan("p4", "plan_for_approval", "second", "req"))
+    settle_plan(store, "p4", PlanVerdict.REJECT)
+    assert pending_plan(store.path) is None
+    store.close()

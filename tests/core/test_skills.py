@@ -94,6 +94,31 @@ def test_a_workspace_that_is_the_home_reads_its_folders_once(roots):
     assert found.problems == ()
 
 
+def test_a_subfolder_of_a_repository_sees_the_skills_up_to_its_git_root(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    cwd = repo / "src" / "pkg"
+    cwd.mkdir(parents=True)
+    write_skill(repo / ".claude" / "skills", "root-claude", skill_md("root-claude", "at the root"))
+    write_skill(repo / ".reasonix" / "skills", "shared", skill_md("shared", "root copy"))
+    write_skill(repo / "src" / ".claude" / "skills", "mid", skill_md("mid", "in src"))
+    write_skill(cwd / ".reasonix" / "skills", "shared", skill_md("shared", "deeper copy"))
+    write_skill(cwd / ".claude" / "skills", "here", skill_md("here", "in the cwd"))
+    # Above the git root is not the project.
+    write_skill(tmp_path / ".reasonix" / "skills", "above", skill_md("above", "outside"))
+    # An ancestor's skills folder that links out of the repository is not read.
+    (tmp_path / "elsewhere").mkdir()
+    write_skill(tmp_path / "elsewhere", "stolen", skill_md("stolen", "outside"))
+    (repo / "src" / ".reasonix").mkdir()
+    (repo / "src" / ".reasonix" / "skills").symlink_to(tmp_path / "elsewhere")
+    found = load_catalog(cwd, tmp_path / "rx-home", tmp_path / "user")
+    assert [s.name for s in found.skills] == ["here", "mid", "root-claude", "shared"]
+    assert found.get("shared").description == "deeper copy"  # the deeper folder wins
+    text = "\n".join(messages(found))
+    assert "is hidden by" in text and "(.reasonix/skills comes first)" in text
+    assert "src/.reasonix/skills: links out of the project" in text
+
+
 def test_missing_roots_are_fine(tmp_path):
     found = load_catalog(tmp_path / "nope", tmp_path / "nope2", tmp_path / "nope3")
     assert not found and found.problems == () and found.index.text == ""
