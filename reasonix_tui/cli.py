@@ -210,6 +210,16 @@ def _parser() -> argparse.ArgumentParser:
         "--goal-token-budget", type=int, metavar="N", help="with --goal: stop after N tokens"
     )
 
+    goal = sub.add_parser("goal", help="show or change a session's goal (Goal mode)")
+    goal.add_argument(
+        "goal_command",
+        choices=("status", "pause", "resume", "clear"),
+        help="show it, or pause, resume or clear it (nothing is driven)",
+    )
+    goal.add_argument("-c", "--continue", dest="goal_continue", action="store_true",
+                      help="the newest session (the default)")  # fmt: skip
+    goal.add_argument("-r", "--resume", dest="goal_resume", metavar="ID", help="that session")
+
     trust = sub.add_parser(
         "trust", help="trust a folder's project settings (providers, presets, MCP servers)"
     )
@@ -345,6 +355,36 @@ def _parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="exit 1 when any cache break is unexplained"
     )
     return parser
+
+
+def _goal(args: argparse.Namespace) -> int:
+    """``reasonix goal status|pause|resume|clear``: the session's goal records only;
+    nothing is driven (a goal is armed only by ``run --goal`` or the TUI)."""
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.goal.state import GoalAction, GoalBook, GoalError
+    from reasonix_core.home import reasonix_home
+
+    loaded = open_session(reasonix_home() / "sessions", Path.cwd(), args.goal_resume)
+    try:
+        book = GoalBook(loaded.store)
+        goal = book.current()
+        if args.goal_command == "status":
+            print(goal.describe() if goal is not None else "no goal in this session")
+            return EXIT_OK
+        if goal is None:
+            return _fail("no goal in this session")
+        if args.goal_command == "clear":
+            book.clear()
+            print(f"cleared {goal.id}")
+            return EXIT_OK
+        action = GoalAction.PAUSE if args.goal_command == "pause" else GoalAction.RESUME
+        try:
+            print(book.update(goal.id, goal.revision, action).describe())
+        except GoalError as exc:
+            return _fail(f"goal {args.goal_command}: {exc}")
+        return EXIT_OK
+    finally:
+        loaded.store.close()
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
@@ -1027,6 +1067,8 @@ def main(argv: list[str] | None = None) -> int:
             return _completion(args)
         if args.command == "rewind":
             return _rewind(args)
+        if args.command == "goal":
+            return _goal(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

@@ -166,3 +166,19 @@ def test_goal_usage_errors(workspace, home, server, monkeypatch) -> None:
     proc = reasonix(workspace, "run", "--goal", "x", "--max-goal-rounds", "0")
     assert proc.returncode == 2 and "at least 1" in proc.stderr
     assert server.requests == []
+
+
+def test_goal_cli_status_pause_resume_clear(workspace, home, server, monkeypatch) -> None:
+    _configure(home, server, monkeypatch, GoalScript(Reply(content="working")))
+    proc = reasonix(workspace, "run", "--goal", "ship it", "--max-goal-rounds", "1")
+    assert proc.returncode == 1, proc.stderr
+    status = reasonix(workspace, "goal", "status", "-c")
+    assert status.returncode == 0 and "active, 1 rounds" in status.stdout
+    assert "paused" in reasonix(workspace, "goal", "pause").stdout
+    assert "active" in reasonix(workspace, "goal", "resume").stdout
+    assert reasonix(workspace, "goal", "clear").returncode == 0
+    assert project_goal(_session_path(home, workspace)) is None
+    assert "no goal" in reasonix(workspace, "goal", "status").stdout
+    proc = reasonix(workspace, "goal", "pause", "-r", "../x")
+    assert proc.returncode != 0 and proc.stderr.startswith("reasonix: error:")
+    assert len(server.requests) == 1  # the goal commands send nothing
