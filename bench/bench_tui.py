@@ -25,6 +25,11 @@
    seconds before each event (0.04 is about 100 tokens/s, a real stream);
    ``--fence N`` streams one N-line code block instead (a model writing a file);
    ``--history N`` drives N transcript blocks first (a long session).
+4. ``resume``: ``reasonix -c`` on a saved session of ``--messages`` messages (500;
+   prompt, reasoning + an edit with its diff, result, Markdown answer per turn) in
+   the same tmux pane as ``first-paint``: time to the first frame, time until the
+   last answer is visible at the bottom of the transcript, and VmRSS of the
+   process 1 s later against a fresh session's (targets: drawn <= 1 s, RSS <= 1.5x).
 3. ``memory``: 2,000 transcript blocks (user turns, streamed assistant answers,
    tool cards with results, reasoning blocks) driven through the real
    widgets by scripted turns in ``App.run_test``; VmRSS of this process from
@@ -38,7 +43,7 @@ compacts the heap when idle as the real one does. ``all`` runs each part in a
 process of its own, so that
 one part's heap never counts in the next one's figures.
 
-Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|all] [--runs 7]
+Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|all] [--runs 7]
 [--stream-runs 3] [--delay S] [--history N] [--blocks 2000]``
 """
 
@@ -211,6 +216,140 @@ def bench_first_paint(runs: int) -> dict[str, Any]:
     print(f"  heavy modules on the start path: {', '.join(loaded) or 'none'}")
     median_ms = statistics.median(walls) * 1000
     return {"median_ms": median_ms, "walls": walls, "imports_ms": total_ms, "loaded": loaded}
+
+
+# --------------------------------------------------------------------------- resume
+
+
+RESUME_TARGET_S = 1.0
+RESUME_RSS_RATIO = 1.5
+
+
+def write_saved_session(home: Path, workspace: Path, messages: int) -> str:
+    """A saved session of ``messages`` messages (prompt, reasoning + an edit with its diff,
+    result, answer: four per turn), as the agent writes it."""
+    import json
+
+    from reasonix_core.agent.session import SessionHeader, SessionStore
+    from reasonix_core.messages import Message, ToolCall
+
+    header = SessionHeader(
+        id="20250101-000000-bench0",
+        workspace=str(workspace),
+        created="2025-01-01T00:00:00",
+        model="deepseek-flash",
+        effort="auto",
+        system_prompt="You are Reasonix.",
+        tools_fingerprint="",
+    )
+    store = SessionStore.create(home / "sessions", workspace, header)
+    diff = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 2\n y = 3\n"
+    for n in range(messages // 4):
+        call = ToolCall(id=f"c{n}", name="edit_file", arguments=json.dumps({"path": "app.py"}))
+        answer = (
+            f"## Step {n}\n\nChanged `x` in **app.py**; the tests pass.\n\n"
+            f"- one\n- two\n\n```python\nx = {n}\n```\n\nAnswer {n} done."
+        )
+        for message in (
+            Message(role="user", content=f"question {n}: change x in app.py"),
+            Message(role="assistant", reasoning_content=f"x must be {n}.", tool_calls=(call,)),
+            Message(role="tool", tool_call_id=call.id, content="ok", meta={"diff": diff}),
+            Message(role="assistant", content=answer),
+        ):
+            store.append(message)
+    store.close()
+    return f"Answer {messages // 4 - 1} done."
+
+
+def _pane_rss_mb(session: str) -> float:
+    pid = _tmux("list-panes", "-t", session, "-F", "#{pane_pid}").strip()
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def resume_once(
+    workspace: Path, env: dict[str, str], scratch: Path, args: str, last_line: str
+) -> tuple[float, float, float]:
+    """(first frame s, drawn and at the bottom s, RSS MB 1 s later) for ``reasonix args``."""
+    session = f"rx-bench-{uuid.uuid4().hex[:8]}"
+    t0_file = scratch / f"{session}.t0"
+    assigns = shlex.join(f"{k}={v}" for k, v in {**env, "TERM": "xterm-256color"}.items())
+    command = (
+        f"cd {shlex.quote(str(workspace))} && date +%s%N > {shlex.quote(str(t0_file))} && "
+        f"exec env -i {assigns} {shlex.quote(str(REASONIX_BIN))} {args}"
+    )
+    tmux_env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]),
+         "sh", "-c", command],
+        check=True,
+        env=tmux_env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        first = drawn = None
+        screen = ""
+        while time.monotonic() < deadline and drawn is None:
+            screen = _tmux("capture-pane", "-t", session, "-p")
+            if first is None and PLACEHOLDER in screen:
+                first = time.time_ns()
+            if first is not None and last_line in screen:
+                drawn = time.time_ns()
+        if first is None or drawn is None:
+            sys.exit(f"{last_line!r} never appeared; last screen:\n{screen}")
+        started = int(t0_file.read_text().strip())
+        time.sleep(1.0)
+        rss = _pane_rss_mb(session)
+        _tmux("send-keys", "-t", session, "C-d")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and session in _tmux("list-sessions", "-F", "#S"):
+            time.sleep(0.02)
+        return (first - started) / 1e9, (drawn - started) / 1e9, rss
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def bench_resume(runs: int, messages: int) -> dict[str, Any]:
+    from reasonix_testkit import ChatDialect, FixtureServer
+    from reasonix_testkit.serve import demo_responder
+
+    if shutil.which("tmux") is None:
+        sys.exit("resume needs tmux")
+    with tempfile.TemporaryDirectory(prefix="reasonix-bench-tui-") as tmp:
+        tmp_path = Path(tmp)
+        home, workspace = tmp_path / "home", tmp_path / "ws"
+        workspace.mkdir()
+        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
+            server.responder = demo_responder
+            write_config(home, server.base_url)
+            env = bench_env(home, tmp_path / "pycache")
+            first_paint_once(workspace, env, tmp_path)  # warm-up (bytecode cache)
+            # A fresh session first (the saved one would be the newest for -c anyway).
+            fresh = [resume_once(workspace, env, tmp_path, "", PLACEHOLDER) for _ in range(runs)]
+            last = write_saved_session(home, workspace, messages)
+            resumed = [resume_once(workspace, env, tmp_path, "-c", last) for _ in range(runs)]
+    first = [r[0] for r in resumed]
+    drawn = [r[1] for r in resumed]
+    rss_fresh = statistics.median(r[2] for r in fresh)
+    rss_resumed = statistics.median(r[2] for r in resumed)
+    print(
+        f"resume: `reasonix -c` on a {messages}-message session in a {SIZE[0]}x{SIZE[1]} tmux "
+        f"pane, {runs} runs"
+    )
+    print(f"  first frame ('{PLACEHOLDER}'): " + summary_ms(first))
+    print(f"  last answer drawn at the bottom ({last!r} visible): " + summary_ms(drawn))
+    after = [d - f for f, d in zip(first, drawn, strict=True)]
+    print("  of which after the first frame: " + summary_ms(after))
+    print(
+        f"  RSS 1 s after: fresh session {rss_fresh:.0f} MB, resumed {rss_resumed:.0f} MB "
+        f"({rss_resumed / rss_fresh:.2f}x)"
+    )
+    return {
+        "drawn_s": statistics.median(drawn),
+        "rss_ratio": rss_resumed / rss_fresh,
+    }
 
 
 # --------------------------------------------------------------------------- helpers (in-process)
@@ -601,7 +740,7 @@ def run_all_apart() -> int:
     """``all``: each part in a process of its own; the other arguments pass through."""
     rest = [a for a in sys.argv[1:] if a != "all"]
     summaries = []
-    for part in ("first-paint", "stream", "memory"):
+    for part in ("first-paint", "stream", "memory", "resume"):
         done = subprocess.run(
             [sys.executable, __file__, part, *rest], capture_output=True, text=True
         )
@@ -620,8 +759,12 @@ def run_all_apart() -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "which", nargs="?", default="all", choices=("all", "first-paint", "stream", "memory")
+        "which",
+        nargs="?",
+        default="all",
+        choices=("all", "first-paint", "stream", "memory", "resume"),
     )
+    parser.add_argument("--messages", type=int, default=500, help="resume: saved session size")
     parser.add_argument("--runs", type=int, default=7, help="first-paint runs")
     parser.add_argument("--stream-runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=20_000)
@@ -647,6 +790,15 @@ def main() -> int:
         return run_all_apart()
     global FENCE_LINES
     FENCE_LINES = args.fence
+    if args.which == "resume":
+        rs = bench_resume(args.runs, args.messages)
+        print(
+            f"SUMMARY tui: resume drawn in {rs['drawn_s'] * 1000:.0f} ms (target <= "
+            f"{RESUME_TARGET_S * 1000:.0f} ms: {verdict(rs['drawn_s'], RESUME_TARGET_S)}), RSS "
+            f"{rs['rss_ratio']:.2f}x a fresh session (target <= {RESUME_RSS_RATIO}x: "
+            f"{verdict(rs['rss_ratio'], RESUME_RSS_RATIO)})"
+        )
+        return 0
     if args.which != "first-paint":
         from reasonix_tui.widgets.markdown_render import warm_up
 

@@ -111,3 +111,7 @@ class FleetPlanError(ToolArgumentError):
 
 class SkillError(ReasonixError):
     """A skill named by the user or the model is unknown or its file cannot be used."""
+
+
+class BenchError(ReasonixError):
+    """An e2ebench task, cassette or run directory is malformed or missing (exit 2)."""

@@ -107,6 +107,8 @@ class ToolProgress(Event):
     progress: float
     total: float | None = None
     message: str = ""
+    # The last lines of a running command's output (bash), for display only.
+    output: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -182,6 +184,7 @@ class CompactionFinished(Event):
 
     reason: str
     ok: bool = True
+    tokens_after: int | None = None  # the context's estimated size after it (when ok)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ from reasonix_testkit.script import (
     ScriptItem,
     Stall,
     ToolCallSpec,
+    Verbatim,
 )
 from reasonix_testkit.server import Dialect, FixtureServer
 
@@ -43,5 +44,6 @@ __all__ = [
     "ScriptedApprover",
     "Stall",
     "ToolCallSpec",
+    "Verbatim",
     "count_tokens",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +98,22 @@ class RecordedRequest:
     status: int
 
 
-ScriptItem = Reply | HttpError | Stall
+@dataclass(frozen=True, slots=True)
+class Verbatim:
+    """An answer sent exactly as given: status, Content-Type and body bytes.
+
+    For answers that were not scripted but captured (the e2ebench recording
+    proxy relays the real provider's bytes, its replay server serves cassettes).
+    """
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    # A 200 relayed as it arrives: these chunks over chunked transfer, ``body`` unused.
+    chunks: Iterable[bytes] | None = None
+
+
+ScriptItem = Reply | HttpError | Stall | Verbatim
 Responder = Callable[[RecordedRequest], ScriptItem]
 
 

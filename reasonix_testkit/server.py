@@ -11,7 +11,8 @@ Usage::
         server.requests[0].json
 
 The server owns what every wire format shares: the lifecycle, the script
-(FIFO of :class:`Reply` / :class:`HttpError` / :class:`Stall`, then
+(FIFO of :class:`Reply` / :class:`HttpError` / :class:`Stall` /
+:class:`Verbatim`, then
 ``responder``, else a 500), request recording, the optional context limit and
 the byte paths of :mod:`reasonix_testkit.transport` (faults included). A
 :class:`Dialect` owns only what differs: its paths, its validation and the
@@ -31,12 +32,22 @@ from urllib.parse import urlsplit
 
 from reasonix_testkit.dialects.chat import ChatDialect
 from reasonix_testkit.prompt_cache import PromptCache
-from reasonix_testkit.script import HttpError, RecordedRequest, Reply, Responder, ScriptItem, Stall
+from reasonix_testkit.script import (
+    HttpError,
+    RecordedRequest,
+    Reply,
+    Responder,
+    ScriptItem,
+    Stall,
+    Verbatim,
+)
 from reasonix_testkit.transport import (
     IncomingRequest,
     LoopbackHTTPServer,
     RequestHandler,
     read_request,
+    send_chunks,
+    send_error_response,
     send_stall,
 )
 from reasonix_testkit.wire import IdSource, RequestContext, Wire
@@ -176,7 +187,7 @@ class FixtureServer:
 
     def enqueue(self, *items: ScriptItem) -> None:
         for item in items:
-            if not isinstance(item, Reply | HttpError | Stall):
+            if not isinstance(item, Reply | HttpError | Stall | Verbatim):
                 raise TypeError(f"cannot script {item!r}")
         with self._lock:
             self._queue.extend(items)
@@ -231,12 +242,21 @@ class FixtureServer:
                 ctx = dialect.context(parsed)
                 outcome = self._next_item(record)
 
-        status = outcome.status if isinstance(outcome, HttpError) else 200
+        status = outcome.status if isinstance(outcome, HttpError | Verbatim) else 200
         with self._lock:
             self.requests[index] = replace(record, status=status)
 
         if isinstance(outcome, HttpError):
             dialect.send_error(h, outcome, self._wire)
+        elif isinstance(outcome, Verbatim) and outcome.chunks is not None:
+            send_chunks(
+                h, self._wire.stop, content_type=outcome.content_type, chunks=outcome.chunks
+            )
+        elif isinstance(outcome, Verbatim):
+            # Bytes captured from elsewhere: no dialect framing, no fault injection.
+            send_error_response(
+                h, outcome.status, outcome.body, headers={"Content-Type": outcome.content_type}
+            )
         elif isinstance(outcome, Stall):
             assert ctx is not None
             send_stall(
@@ -262,6 +282,6 @@ class FixtureServer:
             item = responder(record)
         except Exception as exc:
             return self.dialect.fixture_error(500, f"fixture: responder raised {exc!r}")
-        if not isinstance(item, Reply | HttpError | Stall):
+        if not isinstance(item, Reply | HttpError | Stall | Verbatim):
             return self.dialect.fixture_error(500, f"fixture: responder returned {item!r}")
         return item

@@ -368,3 +368,15 @@ def send_stall(
             if every > 0 and time.monotonic() < deadline:
                 writer.write(keepalive)
         writer.end()
+
+
+def send_chunks(
+    h: RequestHandler, stop: threading.Event, *, content_type: str, chunks: Iterable[bytes]
+) -> None:
+    """200 + chunked headers, then each chunk as it comes (a relayed stream)."""
+    writer = _Writer(h, stop)
+    with _closed_on_failure(h):
+        writer.start(content_type)
+        for chunk in chunks:
+            writer.write(chunk)
+        writer.end()

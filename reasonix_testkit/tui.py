@@ -31,6 +31,7 @@ from reasonix_core.events import (
     TurnFinished,
     TurnStarted,
 )
+from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
 from reasonix_tui.services import (
     BaseServices,
@@ -235,6 +236,13 @@ class ScriptedServices(BaseServices):
     runners: list[ScriptedRunner] = field(default_factory=list)
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
+    compaction_focus: list[str] = field(default_factory=list)
+    # Saved transcripts by session id (drawn on resume), and the session the first
+    # runner reopens, as ``reasonix -c`` does.
+    saved: dict[str, list[Message]] = field(default_factory=dict)
+    prompt_history_path: Path | None = None
+    notify_after: float | None = None
+    continue_session: str | None = None
     # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
     skills: Any = None
     # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
@@ -256,8 +264,12 @@ class ScriptedServices(BaseServices):
         return text_steps(f"(no scripted reply for: {prompt})")
 
     def new_runner(self, approver: Approver) -> ScriptedRunner:
+        session_id, self.continue_session = self.continue_session, None
         runner = ScriptedRunner(
-            self, approver, f"s{len(self.runners) + 1:04d}", event_delay=self.event_delay
+            self,
+            approver,
+            session_id or f"s{len(self.runners) + 1:04d}",
+            event_delay=self.event_delay,
         )
         self.runners.append(runner)
         return runner
@@ -271,6 +283,9 @@ class ScriptedServices(BaseServices):
 
     def list_sessions(self) -> list[SessionSummary]:
         return list(self.sessions)
+
+    def saved_messages(self, runner: Any) -> Sequence[Message]:
+        return list(self.saved.get(runner.session_id, ()))
 
     def models(self) -> list[str]:
         return list(self.model_names)
@@ -311,8 +326,9 @@ class ScriptedServices(BaseServices):
     def idle_preview(self, runner: Any) -> Any:
         return self.idle
 
-    async def compact(self, runner: Any) -> AsyncIterator[Event]:
+    async def compact(self, runner: Any, focus: str = "") -> AsyncIterator[Event]:
         self.compactions += 1
+        self.compaction_focus.append(focus)
         yield Notice(text="Nothing to compact yet.")
 
     def rewind_turns(self) -> list[RewindTurn]:

@@ -14,6 +14,7 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from reasonix_tui import terminal_keys
 from reasonix_tui.gc_policy import HeapPolicy
 from reasonix_tui.logs import setup_file_logging
 from reasonix_tui.screens.session import SessionScreen
@@ -52,6 +53,7 @@ class ReasonixApp(App[int]):
         cursor_blink: bool = True,
     ) -> None:
         super().__init__()
+        terminal_keys.register()  # Alt+Enter adds a line in terminals without the kitty protocol
         self.services = services
         self.cursor_blink = cursor_blink
         self._initial_theme = theme

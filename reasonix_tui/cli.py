@@ -354,6 +354,7 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument(
         "--check", action="store_true", help="exit 1 when any cache break is unexplained"
     )
+    _bench_parser(sub)
     return parser
 
 
@@ -385,6 +386,34 @@ def _goal(args: argparse.Namespace) -> int:
         return EXIT_OK
     finally:
         loaded.store.close()
+
+
+def _bench_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    bench = sub.add_parser("bench", help="e2ebench: run tasks end to end, compare runs")
+    bench_sub = bench.add_subparsers(dest="bench_command", metavar="ACTION")
+    run = bench_sub.add_parser("run", help="run tasks, verify them, write trajectories")
+    run.add_argument("tasks", nargs="*", metavar="TASK", help="task names or folders (all)")
+    run.add_argument(
+        "--tasks-dir", type=Path, default=Path("bench/e2e/tasks"), metavar="DIR",
+        help="the corpus (default: bench/e2e/tasks)",
+    )  # fmt: skip
+    run.add_argument(
+        "--model", "-m", dest="bench_model", metavar="M", help="the model (default: configured)"
+    )
+    run.add_argument(
+        "--arm", action="append", default=[], metavar="NAME=key=value,...",
+        help="a named set of settings, compared side by side (repeatable)",
+    )  # fmt: skip
+    run.add_argument("--repeat", type=int, default=1, metavar="N", help="runs per task and arm")
+    run.add_argument("--jobs", type=int, default=1, metavar="N", help="runs at a time")
+    run.add_argument("--json", dest="bench_json", action="store_true", help="summary as JSON")
+    run.add_argument("--out", type=Path, metavar="DIR", help="output folder (bench-out/<time>)")
+    run.add_argument("--max-cost", type=float, metavar="USD", help="start no run once spent")
+    run.add_argument("--record", action="store_true", help="store each answer as a cassette")
+    run.add_argument("--replay", type=Path, metavar="DIR", help="serve cassettes from DIR")
+    report = bench_sub.add_parser("report", help="summarise a bench run, or diff two")
+    report.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="one or two folders")
+    report.add_argument("--json", dest="bench_json", action="store_true", help="one JSON object")
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
@@ -929,6 +958,16 @@ def _cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bench(args: argparse.Namespace) -> int:
+    """``reasonix bench run|report``: exit 0 when every run solved its task, else 1."""
+    from reasonix_core.bench import command
+
+    if args.bench_command == "report":
+        command.report(args.dirs, as_json=args.bench_json)
+        return EXIT_OK
+    return EXIT_OK if command.run(args) else EXIT_FAILED
+
+
 def _trust(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
     from reasonix_core.trust import record_trust, review_project, revoke_trust
@@ -1069,6 +1108,10 @@ def main(argv: list[str] | None = None) -> int:
             return _rewind(args)
         if args.command == "goal":
             return _goal(args)
+        if args.command == "bench":
+            if args.bench_command not in ("run", "report"):
+                parser.parse_args(["bench", "--help"])
+            return _bench(args)
         return _tui(args)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")

@@ -37,7 +37,8 @@ BUILTINS: tuple[SlashCommand, ...] = (
     SlashCommand(name="help", description="Show commands and keys"),
     SlashCommand(name="new", description="Start a fresh session"),
     SlashCommand(name="clear", description="Discard the conversation (asks first)"),
-    SlashCommand(name="compact", description="Fold the conversation history now"),
+    # No argument hint: Enter in the menu runs it; words after it steer the summary.
+    SlashCommand(name="compact", description="Fold the history now (words after it: what to keep)"),
     SlashCommand(
         name="effort", description="Show or set reasoning effort", argument_hint="[level]"
     ),
@@ -48,6 +49,10 @@ BUILTINS: tuple[SlashCommand, ...] = (
     SlashCommand(name="status", description="Model, effort, mode, usage and cost"),
     SlashCommand(name="cache", description="Prompt cache: hits, breaks and what they cost"),
     SlashCommand(name="quit", description="Leave Reasonix", aliases=("exit",)),
+    SlashCommand(
+        name="login", description="Set or replace the provider's API key", aliases=("key",)
+    ),
+    SlashCommand(name="copy", description="Copy the last answer to the clipboard"),
 )
 
 

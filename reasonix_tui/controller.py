@@ -51,9 +51,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# The core says why an answer was cut (output limit, content filter) in a Notice of
+# its own; only the stops it does not explain get one here.
 STOP_NOTICES = {
-    "length": ("The answer hit the output token limit.", "warning"),
-    "content_filter": ("The provider filtered the answer.", "warning"),
     "max_steps": ("Stopped: the turn reached its step limit.", "warning"),
     "cancelled": ("Turn cancelled.", "warning"),
     "plan_saved": ("Plan saved; nothing was executed (plan only).", "info"),
@@ -82,6 +82,10 @@ class TurnController:
         # Blocks streamed by the current request attempt: a retry replays the
         # request, so what the failed attempt showed is taken back.
         self.attempt_blocks: list[AssistantBlock | ReasoningBlock] = []
+        # A compaction's own notice already said why it did nothing (no second "failed").
+        self.compaction_explained = False
+        # What to add under a failed turn with this HTTP status ("" for nothing).
+        self.failure_hint: Callable[[int | None], str] = lambda status: ""
         # Children's events and fleet plans go to their cards, never to the transcript.
         self.subagents = SubagentRouter(self.tools.get, transcript.add, status)
 
@@ -166,7 +170,7 @@ class TurnController:
             case ToolProgress(call_id=call_id, progress=progress, total=total, message=message):
                 block = self.tools.get(call_id)
                 if block is not None:
-                    block.set_progress(progress, total, message)
+                    block.set_progress(progress, total, message, event.output)
             case Retrying(attempt=attempt, delay=delay, reason=reason):
                 await self._close_blocks()
                 for block in self.attempt_blocks:
@@ -184,13 +188,17 @@ class TurnController:
                     "warning",
                 )
             case Notice(level=level, text=text):
+                self.compaction_explained = level != "info" or text.startswith("nothing to")
                 await self.notice(text, level)
             case CompactionStarted(reason=reason):
+                self.compaction_explained = False
                 await self.notice(f"Compacting the conversation ({reason})…")
-            case CompactionFinished(ok=ok, reason=reason):
+            case CompactionFinished(ok=ok, reason=reason, tokens_after=after):
+                if after is not None:  # the gauge shows the new size before the next request
+                    self.status.update_state(context_tokens=after)
                 if ok:
                     await self.notice("Conversation compacted.")
-                else:
+                elif not self.compaction_explained:
                     await self.notice(f"Compaction failed ({reason}).", "warning")
             case RouteDecided(route=route) if route != "executor":
                 await self.notice(f"Planner first ({route.replace('_', ' ')}).")
@@ -211,8 +219,12 @@ class TurnController:
                     text, level = STOP_NOTICES[reason]
                     await self.notice(text, level)  # type: ignore[arg-type]
             case TurnFailed(error=error, status=status):
-                code = f" (HTTP {status})" if status else ""
+                # A provider error already reads "HTTP 400: …"; do not say it twice.
+                code = f" (HTTP {status})" if status and f"HTTP {status}" not in error else ""
                 await self.notice(f"Turn failed{code}: {error}", "error")
+                hint = self.failure_hint(status)
+                if hint:
+                    await self.notice(hint, "warning")
             case _:
                 log.debug("unhandled event %r", event)
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from reasonix_core.events import Event
     from reasonix_core.permission.approver import Approver
     from reasonix_core.trust import ProjectReview
+    from reasonix_tui.saved_session import SavedSession
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +171,12 @@ class DeferredServices(BaseServices):
         permission_mode: str | None = None,
         clock: Callable[[], datetime] = datetime.now,
         trust_review: ProjectReview | None = None,
+        saved: SavedSession | None = None,
     ) -> None:
         self.workspace = workspace
+        # The session the launch reopens: drawn before the services are built.
+        self._saved = saved
+        self._first_runner: DeferredRunner | None = None
         # The folder's untrusted risky settings, until the user decides (None: nothing to ask).
         self.trust_review = trust_review if trust_review and trust_review.needs_trust else None
         self._trust_settled = threading.Event()
@@ -282,8 +287,16 @@ class DeferredServices(BaseServices):
 
     # -- cheap members: placeholders until ready ------------------------------
 
+    @property
+    def prompt_history_path(self) -> Path | None:
+        """Known without the engine (read after the first frame: it imports the core)."""
+        from reasonix_tui.prompt_history import history_path
+
+        return history_path(self.config_home, self.workspace)
+
     context_window = _UntilReady(0)
     compact_ratio = _UntilReady(None)
+    notify_after = _UntilReady(None)
     mcp_prompts = _UntilReady(_no_prompts)
     skills = _UntilReady(None)
 
@@ -302,7 +315,19 @@ class DeferredServices(BaseServices):
             return self.wait().new_runner(approver)
         runner = DeferredRunner(self, approver)
         self._pending.append(runner)
+        if self._first_runner is None:
+            self._first_runner = runner
         return runner
+
+    def saved_messages(self, runner: Any) -> Any:
+        if runner is self._first_runner:
+            # The launch's session: read without waiting for the engine (and never
+            # building it while the trust dialog is still open).
+            return self._saved.messages if self._saved is not None else ()
+        services = self.wait()  # binds the stand-in runners
+        if isinstance(runner, DeferredRunner):
+            runner = runner.runner
+        return services.saved_messages(runner)
 
     # -- everything else waits for the services -------------------------------
 
@@ -315,6 +340,7 @@ class DeferredServices(BaseServices):
     set_effort = _Blocking()
     needs_api_key = _Blocking()
     save_api_key = _Blocking()
+    api_key_info = _Blocking()
     mcp_status = _Blocking()
     reconnect_mcp = _Blocking()
     mention_refused = _Blocking()
@@ -337,7 +363,7 @@ class DeferredServices(BaseServices):
     def idle_preview(self, runner: object) -> Any:
         return self.wait().idle_preview(_bound(runner))
 
-    async def compact(self, runner: object) -> AsyncIterator[Event]:
+    async def compact(self, runner: object, focus: str = "") -> AsyncIterator[Event]:
         try:
             services = await self._built_services()
         except Exception as exc:
@@ -347,7 +373,7 @@ class DeferredServices(BaseServices):
             return
         if isinstance(runner, DeferredRunner):
             runner = runner.runner
-        events = services.compact(runner)  # type: ignore[arg-type]
+        events = services.compact(runner, focus)  # type: ignore[arg-type]
         try:
             async for event in events:
                 yield event

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from reasonix_core.agent.builder import (
 from reasonix_core.agent.cache_ledger import Baseline, CacheLedger, rebill_cost
 from reasonix_core.agent.cache_preview import RebillPreview, idle_preview, rebill_preview
 from reasonix_core.agent.cache_report import CacheReport, build_report
-from reasonix_core.agent.session import list_sessions, read_request_records
+from reasonix_core.agent.session import list_sessions, open_session, read_request_records
 from reasonix_core.config import (
     load_config,
     read_api_key,
@@ -38,12 +39,15 @@ from reasonix_core.config import (
     resolve_model,
     save_api_key,
 )
-from reasonix_core.errors import ConfigError, ReasonixError
+from reasonix_core.errors import ConfigError, ReasonixError, SessionError
+from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
 from reasonix_core.skills import load_catalog
 from reasonix_tui import rewind_service
 from reasonix_tui.services import (
+    DEEPSEEK_KEYS_URL,
+    ApiKeyInfo,
     BaseServices,
     McpServerView,
     RewindDone,
@@ -62,6 +66,7 @@ class EngineRunner:
     services: EngineServices
     approver: Approver
     resume_id: str | None = None
+    continue_last: bool = False  # reopen the newest session (resume_id once known)
     runtime: Runtime | None = None
     error: BaseException | None = None
     starting: bool = False
@@ -112,6 +117,9 @@ class EngineServices(BaseServices):
         self.workspace = workspace.resolve()
         self.add_dirs = list(add_dirs)  # --add-dir: extra readable folders
         self.config_home = home or reasonix_home()
+        from reasonix_tui.prompt_history import history_path
+
+        self.prompt_history_path: Path | None = history_path(self.config_home, self.workspace)
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
         # What ``@path`` references never attach: what tools may not read
@@ -157,6 +165,11 @@ class EngineServices(BaseServices):
         return self._resolved.provider.context_window_for(self._resolved.model)
 
     @property
+    def notify_after(self) -> float | None:
+        tui = self.config.tui
+        return tui.notify_after_seconds if tui.notify else None
+
+    @property
     def compact_ratio(self) -> float:
         """The effective ``agent.compact_ratio`` (project config beats user config)."""
         return self.config.agent.compact_ratio
@@ -190,7 +203,7 @@ class EngineServices(BaseServices):
         return runner.runtime
 
     async def _hold(self, runner: EngineRunner) -> None:
-        continue_last = self._first_continue and runner.resume_id is None
+        continue_last = runner.continue_last and runner.resume_id is None
         continued = continue_last or runner.resume_id is not None
         effort = None if self.effort == "auto" else self.effort
         settings = RunSettings(
@@ -203,7 +216,6 @@ class EngineServices(BaseServices):
             home=self.config_home,
             add_dirs=self.add_dirs,
         )
-        self._first_continue = False
         try:
             async with open_runtime(
                 settings,
@@ -239,9 +251,9 @@ class EngineServices(BaseServices):
     # -- AppServices --------------------------------------------------------
 
     def new_runner(self, approver: Approver) -> EngineRunner:
-        resume = self._first_resume
-        self._first_resume = None
-        return self._switch(EngineRunner(self, approver, resume_id=resume))
+        resume, self._first_resume = self._first_resume, None
+        again, self._first_continue = self._first_continue, False
+        return self._switch(EngineRunner(self, approver, resume_id=resume, continue_last=again))
 
     def resume_runner(self, session_id: str, approver: Approver) -> EngineRunner:
         if not any(
@@ -249,6 +261,21 @@ class EngineServices(BaseServices):
         ):
             raise KeyError(session_id)
         return self._switch(EngineRunner(self, approver, resume_id=session_id))
+
+    def saved_messages(self, runner: object) -> Sequence[Message]:
+        if not isinstance(runner, EngineRunner):
+            return ()
+        if runner.resume_id is None and not runner.continue_last:
+            return ()
+        try:
+            # None: the newest session, the one ``continue_last`` reopens.
+            loaded = open_session(self.config_home / "sessions", self.workspace, runner.resume_id)
+        except SessionError as exc:  # the session's own start reports it on the first turn
+            log.warning("cannot draw the saved session: %s", exc)
+            return ()
+        if runner.resume_id is None and runner.runtime is None:
+            runner.resume_id = loaded.header.id  # /status names it before the first turn
+        return loaded.messages
 
     def list_sessions(self) -> list[SessionSummary]:
         return [
@@ -305,6 +332,22 @@ class EngineServices(BaseServices):
     def save_api_key(self, key: str) -> None:
         name = self._resolved.provider.api_key_env or "DEEPSEEK_API_KEY"
         save_api_key(name, key.strip(), self.config_home)
+        if os.environ.get(name):
+            # The environment wins over the file: the key just typed must win in this
+            # process (sessions opened from now on read it).
+            os.environ[name] = key.strip()
+
+    def api_key_info(self) -> ApiKeyInfo:
+        provider = self._resolved.provider
+        name = provider.api_key_env or "DEEPSEEK_API_KEY"
+        deepseek = "deepseek" in f"{provider.name} {provider.base_url}".lower()
+        return ApiKeyInfo(
+            provider=provider.name,
+            variable=name,
+            stored_in=self.config_home / ".env",
+            from_environment=bool(os.environ.get(name)),
+            signup_url=DEEPSEEK_KEYS_URL if deepseek else "",
+        )
 
     def mcp_status(self) -> list[McpServerView]:
         states = {"pending": "connecting", "starting": "connecting"}
@@ -373,7 +416,7 @@ class EngineServices(BaseServices):
             return agent.session.path, agent.ledger.baseline
         sessions = list_sessions(self.config_home / "sessions", self.workspace)
         wanted = runner.resume_id
-        if wanted is None and not (runner is self._active and self._first_continue):
+        if wanted is None and not runner.continue_last:
             return None  # a new session: nothing recorded yet
         path = next((s.path for s in sessions if wanted is None or s.id == wanted), None)
         if path is None:
@@ -420,7 +463,7 @@ class EngineServices(BaseServices):
             rebill=functools.partial(rebill_cost, make_price_fn(self.config)),
         )
 
-    async def compact(self, runner: object) -> AsyncIterator[ev.Event]:
+    async def compact(self, runner: object, focus: str = "") -> AsyncIterator[ev.Event]:
         """Manual ``/compact``: prune and fold the history now (retries even
         after an automatic failure); the next request starts from the checkpoint."""
         if not isinstance(runner, EngineRunner):
@@ -431,6 +474,6 @@ class EngineServices(BaseServices):
         except ReasonixError as exc:
             yield ev.Notice(level="error", text=str(exc))
             return
-        async with aclosing(runtime.agent.compact()) as events:
+        async with aclosing(runtime.agent.compact(focus)) as events:
             async for event in events:
                 yield event

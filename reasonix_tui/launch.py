@@ -29,17 +29,25 @@ def launch(args: argparse.Namespace) -> int:
     from reasonix_core.trust import review_project
 
     review = review_project(workspace, home)
+    # The session to reopen is drawn without waiting for the engine, which then
+    # reopens exactly that one (``-c`` picks the newest once, for both).
+    saved = None
+    if args.continue_last or args.resume_id:
+        from reasonix_tui.saved_session import SavedSession
+
+        saved = SavedSession(home / "sessions", workspace, args.resume_id)
 
     def build_engine() -> EngineServices:  # in a worker thread, after the first frame
         from reasonix_tui.engine import EngineServices
 
+        resume_id = saved.session_id if saved is not None else None
         engine = EngineServices(
             workspace,
             model=args.model,
             effort=args.effort,
             permission_mode=args.permission_mode,
-            continue_last=args.continue_last,
-            resume_id=args.resume_id,
+            continue_last=args.continue_last and resume_id is None,
+            resume_id=resume_id or args.resume_id,
             home=home,
             add_dirs=getattr(args, "add_dir", None) or [],
         )
@@ -57,6 +65,7 @@ def launch(args: argparse.Namespace) -> int:
         config_home=home,
         permission_mode=args.permission_mode,
         trust_review=review,
+        saved=saved,
     )
     from reasonix_tui.app import run_app
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # types only: the first frame needs none of the core
     from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.agent.runner import Runner
     from reasonix_core.events import Event
+    from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
     from reasonix_core.skills import SkillCatalog
     from reasonix_core.trust import ProjectReview
@@ -37,6 +38,20 @@ class SessionSummary:
     updated: datetime
     turns: int = 0
     model: str = ""
+
+
+DEEPSEEK_KEYS_URL = "https://platform.deepseek.com/api_keys"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiKeyInfo:
+    """Where the current provider's API key comes from (setup screen, /login, 401 hints)."""
+
+    provider: str
+    variable: str  # the environment variable, e.g. DEEPSEEK_API_KEY
+    stored_in: Path  # <config_home>/.env, where the app saves it
+    from_environment: bool = False  # the variable is set in the environment (it wins)
+    signup_url: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +127,13 @@ class AppServices(Protocol):
     session screen at once, awaits :meth:`ready` once that frame is out, and the
     status bar says "starting…" until then."""
 
+    notify_after: float | None
+    """Optional. Notify (OSC 9/777, bell) when a turn ends after this many seconds, and
+    when an approval waits; None: never (``[tui] notify``)."""
+
+    prompt_history_path: Path | None
+    """Optional. Where the prompts sent in this workspace are kept across restarts
+    (``prompt_history.py``); None: not kept."""
     skills: SkillCatalog | None
     """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
     commands, their expansion and the notices about skipped files. None until the
@@ -148,6 +170,12 @@ class AppServices(Protocol):
         """Saved sessions, newest first."""
         ...
 
+    def saved_messages(self, runner: Runner) -> Sequence[Message]:
+        """Optional. The saved transcript of the session ``runner`` reopens (``reasonix
+        -c``, ``--resume``, ``/resume``), to draw it; empty for a new session. Blocking
+        (reads the session file; called in a worker thread)."""
+        ...
+
     def models(self) -> list[str]:
         """Model names offered by the ``/model`` picker."""
         ...
@@ -170,6 +198,10 @@ class AppServices(Protocol):
 
     def save_api_key(self, key: str) -> None:
         """Persist the key (``<config_home>/.env``, mode 0600); raise ``OSError`` on failure."""
+        ...
+
+    def api_key_info(self) -> ApiKeyInfo:
+        """Optional. The current provider's key: its name, variable and file."""
         ...
 
     def mcp_status(self) -> list[McpServerView]:
@@ -200,8 +232,9 @@ class AppServices(Protocol):
         Blocking (called in a worker thread)."""
         ...
 
-    def compact(self, runner: Runner) -> AsyncIterator[Event]:
-        """Fold the runner's history now; events go through the turn dispatcher."""
+    def compact(self, runner: Runner, focus: str = "") -> AsyncIterator[Event]:
+        """Fold the runner's history now (``focus``: what the summary should keep);
+        events go through the turn dispatcher."""
         ...
 
     def rewind_turns(self) -> list[RewindTurn]:
@@ -238,6 +271,8 @@ class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
 
     compact_ratio: float | None = None
+    prompt_history_path: Path | None = None
+    notify_after: float | None = None
     is_ready: bool = True
     trust_review: ProjectReview | None = None
     skills: SkillCatalog | None = None
@@ -250,6 +285,17 @@ class BaseServices(AppServices):
 
     async def serve(self) -> None:
         return None
+
+    def saved_messages(self, runner: Runner) -> Sequence[Message]:
+        return ()
+
+    def api_key_info(self) -> ApiKeyInfo:
+        return ApiKeyInfo(
+            provider="DeepSeek",
+            variable="DEEPSEEK_API_KEY",
+            stored_in=self.config_home / ".env",
+            signup_url=DEEPSEEK_KEYS_URL,
+        )
 
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         return []

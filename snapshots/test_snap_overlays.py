@@ -186,3 +186,17 @@ class TestCache:
             await send(pilot, "/model deepseek-v4-pro")
 
         assert snap(scripted(preview=preview), run)
+
+
+class TestQuestion:
+    def test_question_with_a_typed_answer(self, snap) -> None:
+        from reasonix_core.permission.approver import Question
+
+        async def run(pilot) -> None:
+            screen = pilot.app.session
+            questions = [Question(question="Which database?", options=("sqlite", "postgres"))]
+            pilot.app.run_worker(screen.approver.ask(questions))
+            await pilot.pause(0.3)
+            await type_text(pilot, "duckdb")
+
+        assert snap(scripted(), run)

@@ -56,6 +56,11 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         )
     if reason is CompactionReason.MANUAL and outcome.changed is None and not failed:
         yield new_event(ev.Notice, level="info", text="nothing to compact yet")
-    yield new_event(ev.CompactionFinished, reason=reason.value, ok=outcome.ok)
+    yield new_event(
+        ev.CompactionFinished,
+        reason=reason.value,
+        ok=outcome.ok,
+        tokens_after=after if outcome.changed is not None else None,
+    )
     if outcome.changed is not None:
         yield new_event(ev.PrefixChanged, reason=outcome.changed)

@@ -103,6 +103,14 @@ Do not call tools. Reply with the summary only, as plain text.
 </compaction-request>"""
 
 
+def compaction_instruction(focus: str = "") -> str:
+    """The summary request; ``focus`` is what the user asked it to keep
+    (``/compact keep the table``)."""
+    if not focus.strip():
+        return COMPACTION_INSTRUCTION
+    return f"{COMPACTION_INSTRUCTION}\n\nThe user asks this summary to: {focus.strip()}"
+
+
 class CompactionRequired(ReasonixError):
     """The view cannot be brought under the compaction threshold, not even lossily."""
 
@@ -308,6 +316,7 @@ class Conversation:
     messages: Sequence[Message]
     tools: str
     summarize: Summarize
+    focus: str = ""  # what a manual compaction's summary should keep (``/compact <focus>``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -997,7 +1006,9 @@ class ContextManager:
             out.status, out.detail = "blocked", why
             return
         instruction = Message(
-            role="user", content=COMPACTION_INSTRUCTION, meta={"compaction": "request"}
+            role="user",
+            content=compaction_instruction(conversation.focus),
+            meta={"compaction": "request"},
         )
         replans = 0
         bounded = False
@@ -1005,7 +1016,10 @@ class ContextManager:
         while True:
             if bounded:
                 # A plain-text transcript without the tools: no cache, but it fits.
-                messages = [src[0].message, self._bounded_transcript(src[1:cut])]
+                messages = [
+                    src[0].message,
+                    self._bounded_transcript(src[1:cut], conversation.focus),
+                ]
                 raw = self.estimator.messages(messages)
             else:
                 messages = summary_request([e.message for e in src[:cut]], instruction)
@@ -1074,7 +1088,7 @@ class ContextManager:
         out.entries = candidate
         out.status = "ok"
 
-    def _bounded_transcript(self, entries: Sequence[Entry]) -> Message:
+    def _bounded_transcript(self, entries: Sequence[Entry], focus: str = "") -> Message:
         """The prefix as one plain-text user message: tool results cut to 2000 chars."""
         parts: list[str] = []
         for e in entries:
@@ -1105,7 +1119,8 @@ class ContextManager:
         transcript = "\n\n".join(reversed(kept))
         return Message(
             role="user",
-            content=f"<transcript>\n{transcript}\n</transcript>\n\n{COMPACTION_INSTRUCTION}",
+            content=f"<transcript>\n{transcript}\n</transcript>\n\n"
+            + compaction_instruction(focus),
             meta={"compaction": "request"},
         )
 

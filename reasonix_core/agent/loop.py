@@ -47,6 +47,7 @@ from reasonix_core.agent.prefix_change import PREFIX_KEY_PARTS, PrefixChangeReas
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionStore
 from reasonix_core.agent.transcript import (
+    FAILED_MARK,
     INTERRUPTED_MARK,
     NOT_STARTED,
     UNKNOWN_OUTCOME,
@@ -60,7 +61,7 @@ from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
-from reasonix_core.tool.preview import preview_diff
+from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
 
@@ -277,12 +278,13 @@ class Agent:
         """The running turn: its user message's rank in the conversation."""
         return sum(1 for m in self.messages if m.role == "user")
 
-    async def compact(self) -> AsyncIterator[ev.Event]:
-        """Manual compaction (``/compact``, ``reasonix compact``): prune and fold
-        the history now, retrying even after an automatic failure."""
+    async def compact(self, focus: str = "") -> AsyncIterator[ev.Event]:
+        """Manual compaction (``/compact [focus]``, ``reasonix compact``): prune and
+        fold the history now, retrying even after an automatic failure; ``focus``
+        tells the summary what to keep."""
         self._repair()
         try:
-            maintenance = self._maintain(CompactionReason.MANUAL)
+            maintenance = self._maintain(CompactionReason.MANUAL, focus=focus)
             async with aclosing(maintenance) as events:
                 async for event in events:
                     yield event
@@ -297,6 +299,7 @@ class Agent:
 
     def _begin_turn(self, prompt: str) -> ev.TurnStarted:
         self._repair()
+        self._observe_attachments(prompt)
         first_turn = not any(m.role == "user" for m in self.messages)
         text = prompt
         if self.context_suffix is not None:
@@ -309,6 +312,17 @@ class Agent:
         self.turns += 1
         self.context.begin_turn()
         return self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
+
+    def _observe_attachments(self, prompt: str) -> None:
+        """Files the user attached whole with ``@`` are in the transcript: the model has
+        seen them at this version, as after a read_file (issue 14: no FS_NOT_OBSERVED)."""
+        if '<file path="' not in prompt:
+            return
+        from reasonix_core.command.mentions import observe_attached
+        from reasonix_core.tool.builtin._fs import services
+
+        _, ledger = services(self.tool_context)
+        observe_attached(prompt, self.tool_context.workspace, ledger)
 
     async def _prepare(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The step limit, context maintenance (only at the compaction threshold,
@@ -456,20 +470,21 @@ class Agent:
 
     # -- the model --------------------------------------------------------
 
-    def _conversation(self) -> Conversation:
+    def _conversation(self, focus: str = "") -> Conversation:
         """What the context manager works on; it never sees the Agent itself."""
         return Conversation(
             messages=self.messages,
             tools=self.tools.fingerprint,
             summarize=self._summarize,
+            focus=focus,
         )
 
     async def _maintain(
-        self, reason: CompactionReason, *, force: bool = False
+        self, reason: CompactionReason, *, force: bool = False, focus: str = ""
     ) -> AsyncIterator[ev.Event]:
         """Ask the context manager whether to compact; if so, run it and turn
         its outcome into this agent's events (raises CompactionRequired)."""
-        conversation = self._conversation()
+        conversation = self._conversation(focus)
         decision = await self.context.decide(conversation, reason, force=force)
         if decision is None:
             if reason is CompactionReason.MANUAL and self.context.busy:
@@ -547,6 +562,10 @@ class Agent:
                 yield event
 
     def _failed(self, exc: ProviderError, step: _Step) -> ev.TurnFailed:
+        if self.messages and self.messages[-1].role == "user":
+            # Close the turn now, honestly: left open, the next turn's repair would
+            # close it as an interruption by the user.
+            self._append(Message(role="assistant", content=FAILED_MARK))
         attempts = step.reply.attempts
         message = str(exc)
         if exc.retryable:
@@ -746,8 +765,13 @@ class Agent:
                 summary=summarize_call(call.name, args),
                 # Built only when the gate will show it to someone.
                 preview=lambda: preview_diff(call.name, args, self.tool_context),
+                # A write sure to fail (a file never read) fails before anyone is asked
+                # to approve its diff.
+                precheck=lambda: precondition_failure(call.name, args, self.tool_context),
             )
             if not auth.allowed:
+                if auth.precondition_failed:
+                    return ToolResult.error(auth.message)
                 return ToolResult(text=auth.message, is_error=True, outcome="denied")
         if self.checkpoints is not None and tool.family != ToolFamily.READ:
             # Anything but a file read may change files (an MCP tool too, whatever

@@ -12,6 +12,9 @@ RESULT_HEAD = 24 * 1024
 RESULT_TAIL = 6 * 1024
 REMINDER_AT = frozenset({3, 5, 8})
 INTERRUPTED_MARK = "[interrupted by the user]"
+# Closes a turn whose model request failed (after retries): the next request must not
+# tell the model the user interrupted it.
+FAILED_MARK = "[no answer: the request to the model failed; the user saw the error]"
 
 NOT_STARTED = "[not run: the turn was cancelled before this call started]"
 UNKNOWN_OUTCOME = (

@@ -16,15 +16,20 @@ workspace-relative name whose symlinks lead out of the workspace.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix_core.fsutil import within
 from reasonix_core.home import reasonix_home
+
+if TYPE_CHECKING:  # the TUI imports this module before its first frame: no anyio there
+    from reasonix_core.tool.ledger import FileLedger
 
 SKIP_DIRS = frozenset(
     {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
@@ -49,6 +54,49 @@ class MentionExpansion:
         return text + "\n\n" + "\n\n".join(self.blocks)
 
 
+# Where :meth:`MentionExpansion.apply` starts appending (the first block it adds).
+_APPENDED = re.compile(r'\n\n<(?:file|directory) path="')
+
+
+def without_attachments(turn: str) -> str:
+    """A user turn as typed: without the blocks :meth:`MentionExpansion.apply` appended
+    (for redrawing a saved session)."""
+    found = _APPENDED.search(turn)
+    return turn[: found.start()] if found else turn
+
+
+# One whole-file block as :func:`_file_block` writes it, up to the next appended block.
+_FILE_BLOCK = re.compile(
+    r'<file path="([^"]*)">\n(.*?)\n</file>(?=\n\n<(?:file|directory) path="|\Z)', re.DOTALL
+)
+
+
+def observe_attached(turn: str, workspace: Path, ledger: FileLedger) -> list[str]:
+    """Count each file attached to ``turn`` with ``@`` as observed by the model (the file
+    tools then edit it without a read first), if the attached text is exactly the file's
+    content now: a truncated, binary or since-changed file is not. Returns the labels."""
+    from reasonix_core.tool.ledger import read_version
+
+    found = _APPENDED.search(turn)
+    if found is None:
+        return []
+    observed: list[str] = []
+    for block in _FILE_BLOCK.finditer(turn, found.start()):
+        label, text = block.group(1), block.group(2)
+        path = _label_path(label, workspace)
+        version = read_version(path)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        if version is None or version.size != len(data):
+            continue
+        if hashlib.sha256(data).hexdigest() == version.sha256:
+            ledger.observe(path, version)
+            observed.append(label)
+    return observed
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PathCandidate:
     name: str  # entry name, "src" or "app.py"
@@ -67,15 +115,18 @@ def _resolve(token: str, workspace: Path) -> tuple[str, Path] | None:
     if stripped and stripped != token:
         candidates.append(stripped)
     for candidate in candidates:
-        path = Path(os.path.expanduser(candidate))
-        if not path.is_absolute():
-            path = workspace / path
+        path = _label_path(candidate, workspace)
         try:
             if path.exists():
                 return candidate, path
         except OSError:
             continue
     return None
+
+
+def _label_path(label: str, workspace: Path) -> Path:
+    path = Path(os.path.expanduser(label))
+    return path if path.is_absolute() else workspace / path
 
 
 def _refusal(label: str, path: Path, workspace: Path, protected: Sequence[str]) -> str | None:

@@ -413,6 +413,15 @@ def builtin_provider() -> ProviderConfig:
     )
 
 
+class TuiConfig(_Table):
+    """``[tui]``: the full-screen app."""
+
+    # A terminal notification (OSC 9/777 and the bell) when a turn ends after at least
+    # this many seconds, and whenever an approval waits; false: never.
+    notify: bool = True
+    notify_after_seconds: float = Field(default=10, ge=0)
+
+
 class Config(_Table):
     """The whole effective configuration."""
 
@@ -439,6 +448,7 @@ class Config(_Table):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    tui: TuiConfig = Field(default_factory=TuiConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     # Passed through untouched; their own schemas arrive with their features.
     mcp: dict[str, Any] | None = None

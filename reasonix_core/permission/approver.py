@@ -59,7 +59,8 @@ class Approver(Protocol):
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
 
     async def ask(self, questions: Sequence[Question]) -> list[QuestionAnswer] | None:
-        """Ask the user multiple-choice questions; None when nobody can answer."""
+        """Ask the user multiple-choice questions (an answer may be free text); None when
+        nobody can answer, an empty list when the user declined."""
         ...
 
 

@@ -37,6 +37,8 @@ class Authorization:
     message: str = ""
     # True when a human (or scripted approver) was asked for this call.
     asked: bool = False
+    # Refused because the call was sure to fail (``precheck``): an error, not a denial.
+    precondition_failed: bool = False
 
 
 class Gate(Protocol):
@@ -51,6 +53,7 @@ class Gate(Protocol):
         call_id: str,
         summary: str = "",
         preview: Preview = "",
+        precheck: Callable[[], str] | None = None,
     ) -> Authorization: ...
 
 
@@ -71,7 +74,10 @@ class PermissionGate:
         call_id: str,
         summary: str = "",
         preview: Preview = "",
+        precheck: Callable[[], str] | None = None,
     ) -> Authorization:
+        """``precheck``: why the call is sure to fail, or "" — asked only when a person
+        would be asked, so that nobody approves a call the tool would then refuse."""
         args = dict(args) if isinstance(args, Mapping) else {}
         decision = self.policy.decide(tool, read_only, args)
         if decision.verdict is not Verdict.ASK:
@@ -86,6 +92,14 @@ class PermissionGate:
             decision = self.policy.decide(tool, read_only, args)
             if decision.verdict is not Verdict.ASK:
                 return self._settled(tool, decision)
+            failure = precheck() if precheck is not None else ""
+            if failure:
+                return Authorization(
+                    allowed=False,
+                    decision=Decision(Verdict.DENY, None, "the call would fail"),
+                    message=failure,
+                    precondition_failed=True,
+                )
             scopes = self.policy.scope_rules(tool, args)
             scope = " ".join(scopes)
             request = ApprovalRequest(

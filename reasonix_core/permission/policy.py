@@ -69,6 +69,7 @@ __all__ = [
     "MULTIPLEXERS",
     "PLAN_MODE_REFUSAL",
     "PRESETS",
+    "PRESET_SUMMARY",
     "Decision",
     "Policy",
     "Verdict",
@@ -81,6 +82,12 @@ MODES: tuple[str, ...] = ("ask", "allow", "deny")
 #: sandbox mask: sandboxed bash gets its own /proc of its own PID namespace.
 PROCESS_VIEWS: tuple[str, ...] = ("/proc",)
 PRESETS: tuple[str, ...] = ("ask", "auto", "yolo")
+#: What each preset does, in one line (the TUI says it when Shift+Tab switches).
+PRESET_SUMMARY: dict[str, str] = {
+    "ask": "asks before edits and commands",
+    "auto": "edits and commands run without asking; ask rules still ask",
+    "yolo": "everything runs without asking, except deny rules",
+}
 
 #: Commands whose second word names the real action, so a session grant for
 #: ``git status`` does not also grant ``git push``.

@@ -124,7 +124,7 @@ class Slots:
 
     def can_start(self, claim: WriteClaim | None) -> bool:
         """Would :meth:`hold` with ``claim`` start at once (nobody to wait for)?"""
-        return _holding.get() or self._admits(_Waiter(claim))
+        return _holding.get() is not None or self._admits(_Waiter(claim))
 
     @asynccontextmanager
     async def hold(self, claim: WriteClaim | None) -> AsyncIterator[None]:

@@ -54,3 +54,32 @@ def preview_diff(tool: str, args: dict[str, Any], ctx: ToolContext) -> str:
         return unified_diff(old, new, display) or ""
     except Exception:  # a preview is best effort; the call itself reports errors
         return ""
+
+
+def precondition_failure(tool: str, args: dict[str, Any], ctx: ToolContext) -> str:
+    """Why a file write is sure to fail (not observed, stale, missing), or "".
+
+    Checked before the approval dialog, so the user is never asked to approve a
+    diff that the tool would then refuse. Only certain failures count; anything
+    unclear is left to the tool, which checks everything again when it runs.
+    """
+    if tool not in PREVIEW_TOOLS or not isinstance(args.get("path"), str):
+        return ""
+    from reasonix_core.tool.builtin._fs import fs_failure, services
+    from reasonix_core.tool.ledger import FS_NOT_FOUND, read_version
+
+    try:
+        sandbox, ledger = services(ctx)
+        path = sandbox.resolve(args["path"])
+        display = sandbox.display(path)
+        current = read_version(path)
+    except Exception:
+        return ""
+    if current is None:
+        if tool == "write_file" or path.exists():  # creating a file; or not a regular one
+            return ""
+        return fs_failure(FS_NOT_FOUND, display).text
+    code = ledger.check(path, current)
+    if code is None:
+        return ""
+    return fs_failure(code, display, "overwriting" if tool == "write_file" else "editing").text

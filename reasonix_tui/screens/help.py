@@ -16,14 +16,18 @@ from reasonix_tui.screens.overlay import Overlay
 SHOWN_PER_SECTION = 8
 KEYS = (
     ("Enter", "send (queues a follow-up while a turn runs)"),
-    ("Shift+Enter / Ctrl+J", "new line"),
-    ("Up / Down", "prompt history when idle"),
-    ("Esc", "close menu / cancel the running turn"),
+    ("Alt+Enter / Ctrl+J", "new line; Shift+Enter too in kitty-protocol terminals"),
+    ("Up / Down", "prompt history when idle (Ctrl+R searches it)"),
+    ("PgUp / PgDn", "scroll the transcript a page (Ctrl+Up/Down: a line)"),
+    ("Ctrl+Home / Ctrl+End", "transcript top / bottom, following new output again"),
+    ("Home / End", "the same, while the prompt is empty"),
+    ("Esc", "close menu / cancel the turn (queued prompts return to the prompt box)"),
     ("Esc Esc", "rewind (on an empty composer)"),
     ("Ctrl+C", "cancel turn, then clear input, then quit (press twice)"),
-    ("Ctrl+D", "quit"),
+    ("Ctrl+D", "quit (press twice when the prompt has text)"),
     ("Shift+Tab", "cycle permission mode"),
-    ("Ctrl+O", "expand / collapse the latest reasoning or tool output"),
+    ("Ctrl+O", "expand / collapse the selected (else latest) reasoning or tool output"),
+    ("Alt+Up / Alt+Down", "select an earlier / later block for Ctrl+O"),
     ("/  @", "command menu / file reference menu"),
 )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, ClassVar
 
@@ -19,19 +20,22 @@ from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
 from reasonix_core.command.expander import PromptExpander, split_command
+from reasonix_tui import format as fmt
 from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
+from reasonix_tui.prompt_history import PromptHistory
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.rewind import open_rewind
 from reasonix_tui.screens.session_commands import SessionCommands
+from reasonix_tui.screens.transcript_keys import TranscriptKeys
 from reasonix_tui.services import AppServices
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel, UserBlock
 from reasonix_tui.widgets.completion_menu import CompletionMenu
 from reasonix_tui.widgets.composer import Composer
 from reasonix_tui.widgets.status_bar import StatusBar
-from reasonix_tui.widgets.transcript import Transcript
+from reasonix_tui.widgets.transcript import NewOutputMarker, Transcript
 
 # Not needed for the first frame, so imported on first use: the turn controller (the
 # core's event classes), the approval dialog and the permission package.
@@ -42,7 +46,7 @@ if TYPE_CHECKING:
 TICK_SECONDS = 0.25
 
 
-class SessionScreen(SessionCommands, Screen[None]):
+class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     CSS_PATH = "session.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -51,6 +55,25 @@ class SessionScreen(SessionCommands, Screen[None]):
         Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
         Binding("ctrl+o", "toggle_details", "Details", show=False, priority=True),
+        Binding("ctrl+r", "search_history", show=False, priority=True),
+        Binding("alt+up", "select_block(-1)", show=False, priority=True),
+        Binding("alt+down", "select_block(1)", show=False, priority=True),
+        # The transcript scrolls while the composer keeps the focus (screens/transcript_keys.py).
+        *(
+            Binding(key, action, show=False, priority=True)
+            for key, action in (
+                ("pageup", "scroll_page(-1)"),
+                ("pagedown", "scroll_page(1)"),
+                ("ctrl+up", "scroll_line_up"),
+                ("ctrl+down", "scroll_line_down"),
+                ("shift+up", "scroll_line_up('if_empty')"),
+                ("shift+down", "scroll_line_down('if_empty')"),
+                ("ctrl+home", "scroll_home"),
+                ("ctrl+end", "scroll_end"),
+                ("home", "scroll_home('if_empty')"),
+                ("end", "scroll_end('if_empty')"),
+            )
+        ),
     ]
 
     def __init__(self, services: AppServices) -> None:
@@ -62,14 +85,20 @@ class SessionScreen(SessionCommands, Screen[None]):
         self.busy = False
         self.queue: list[str] = []
         self.ctrl_c_armed = False
+        self.ctrl_d_armed = False
+        # The user cancelled the turn: what was queued behind it waits, back in the composer.
+        self._hold_queue = False
         self.escape_armed = False
         self._menu_dismissed_text: str | None = None
         self._approval_lock = asyncio.Lock()
+        self.prompt_history: PromptHistory | None = None  # loaded after the first frame
         self._controller: TurnController | None = None
+        self._busy_started = time.monotonic()
         self._skills_announced = False
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
+        yield NewOutputMarker(id="new-output")
         yield CompletionMenu(id="menu")
         yield Composer(id="composer")
         yield StatusBar(id="status")
@@ -96,6 +125,7 @@ class SessionScreen(SessionCommands, Screen[None]):
             from reasonix_tui.controller import TurnController
 
             self._controller = TurnController(self.transcript, self.status, self.services.clock)
+            self._controller.failure_hint = self.key_hint
         return self._controller
 
     async def on_mount(self) -> None:
@@ -109,6 +139,53 @@ class SessionScreen(SessionCommands, Screen[None]):
         if self.services.is_ready:  # else the app calls it once they are
             await self.warn_if_idle()
         self.composer.focus()
+        self.show_saved_session()
+        self.load_prompt_history()
+
+    @work(group="history", exit_on_error=False)
+    async def load_prompt_history(self) -> None:
+        path = await asyncio.to_thread(lambda: self.services.prompt_history_path)
+        if path is None:
+            return
+        self.prompt_history = PromptHistory(path)
+        loaded = await asyncio.to_thread(self.prompt_history.load)
+        recalled = self.composer.prompt_history
+        recalled[:0] = loaded  # before anything sent meanwhile
+
+    def action_search_history(self) -> None:
+        """Ctrl+R: pick an earlier prompt (type to search), newest first."""
+        prompts = list(dict.fromkeys(reversed(self.composer.prompt_history)))
+        items = [
+            PickerItem(value=p, label=p.strip().splitlines()[0][:90] if p.strip() else p)
+            for p in prompts
+        ]
+
+        def picked(prompt: str | None) -> None:
+            if prompt:
+                self.composer.set_text(prompt)
+
+        self.app.push_screen(
+            PickerScreen("Search prompt history", items, empty="No prompts yet."), picked
+        )
+
+    @work(group="history", exit_on_error=False)
+    async def show_saved_session(self, note: str = "") -> None:
+        """Draw the conversation the runner reopens (``reasonix -c``, ``/resume``)."""
+        runner = self.runner
+        try:
+            messages = await asyncio.to_thread(self.services.saved_messages, runner)
+        except Exception as exc:
+            await self.notice(f"Could not draw the saved session: {exc}", "warning")
+            return
+        if runner is not self.runner:  # /new or /resume meanwhile
+            return
+        if messages:
+            from reasonix_tui.replay import replay_entries
+
+            await self.transcript.show_saved(replay_entries(messages), self.services.clock())
+        if note:
+            await self.notice(note)
+        self.refresh_status()
 
     # ---- modal overlays hide the composer --------------------------------
     def on_screen_suspend(self) -> None:
@@ -142,6 +219,11 @@ class SessionScreen(SessionCommands, Screen[None]):
         self.status.update_state(now=self.services.clock(), frame=frame)
 
     def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            if busy:
+                self._busy_started = time.monotonic()
+            else:
+                self._notify_turn_end(time.monotonic() - self._busy_started)
         self.busy = busy
         self.composer.busy = busy
         now = self.services.clock()
@@ -151,6 +233,13 @@ class SessionScreen(SessionCommands, Screen[None]):
         else:
             self._ticker.pause()
 
+    def _notify_turn_end(self, seconds: float) -> None:
+        after = self.services.notify_after
+        if after is not None and seconds >= after:
+            from reasonix_tui.notify import notify
+
+            notify(self.app, "Reasonix", f"the turn finished after {fmt.duration(seconds)}")
+
     async def notice(self, text: str, level: NoticeLevel = "info") -> None:
         await self.transcript.add(NoticeBlock(text, level))
 
@@ -159,6 +248,8 @@ class SessionScreen(SessionCommands, Screen[None]):
         self.ctrl_c_armed = False
         self.status.update_state(hint="")
         text = message.text
+        if self.prompt_history is not None:
+            self.prompt_history.append(text)
         if self.busy and not self.runs_while_busy(text):
             self.queue.append(text)
             self.refresh_status()
@@ -211,6 +302,8 @@ class SessionScreen(SessionCommands, Screen[None]):
 
     async def start_turn(self, display: str, prompt: str) -> None:
         await self.transcript.add(UserBlock(display))
+        self.transcript.select(None)
+        self.transcript.follow()  # a new prompt shows its turn, wherever the view was
         self._set_busy(True)
         self.run_turn(prompt)
 
@@ -238,6 +331,9 @@ class SessionScreen(SessionCommands, Screen[None]):
         if any(w.group == "turn" and not w.is_finished for w in self.workers):
             return
         self._set_busy(False)
+        if self.queue and self._hold_queue:
+            await self._return_queue()
+        self._hold_queue = False
         if self.queue:
             text = self.queue.pop(0)
             self.refresh_status()
@@ -246,13 +342,27 @@ class SessionScreen(SessionCommands, Screen[None]):
     def cancel_turn(self) -> None:
         self.workers.cancel_group(self, "turn")
 
+    def cancel_by_user(self) -> None:
+        """Esc / Ctrl+C: cancel the turn; the prompts queued behind it do not run."""
+        self._hold_queue = bool(self.queue)
+        self.cancel_turn()
+
+    async def _return_queue(self) -> None:
+        """Put the queued prompts back in the composer, to edit or send."""
+        held, self.queue = self.queue, []
+        self.refresh_status()
+        draft = self.composer.text
+        self.composer.set_text("\n\n".join([*held, *([draft] if draft.strip() else [])]))
+        count = f"{len(held)} queued prompt{'s' if len(held) > 1 else ''}"
+        await self.notice(f"{count} put back in the prompt box: edit, then Enter sends.")
+
     # ---- keys ------------------------------------------------------------
     def action_escape(self) -> None:
         if self.menu.is_open:
             self._menu_dismissed_text = self.composer.text
             self.close_menu()
         elif self.busy:
-            self.cancel_turn()
+            self.cancel_by_user()
         elif not self.composer.text:
             # Esc Esc on an empty composer: /rewind (any keystroke between disarms).
             if self.escape_armed:
@@ -267,7 +377,7 @@ class SessionScreen(SessionCommands, Screen[None]):
         if self._copy_selection():
             return
         if self.busy:
-            self.cancel_turn()
+            self.cancel_by_user()
         elif self.composer.text:
             self.composer.clear()
         elif self.ctrl_c_armed:
@@ -289,11 +399,22 @@ class SessionScreen(SessionCommands, Screen[None]):
         return True
 
     def action_quit(self) -> None:
+        """Ctrl+D quits at once with an empty composer; with a draft, on a second press."""
+        if self.composer.text.strip() and not self.ctrl_d_armed:
+            self.ctrl_d_armed = True
+            self.status.update_state(hint="Press Ctrl+D again to quit and lose the draft")
+            return
         self.app.exit(0)
 
+    def action_select_block(self, step: int) -> None:
+        """Alt+Up/Alt+Down: move among the blocks Ctrl+O can expand."""
+        if self.transcript.select_expandable(step) is None:
+            self.status.update_state(hint="Nothing to expand")
+
     async def action_toggle_details(self) -> None:
-        """Expand or collapse the latest reasoning block or tool card with more to show."""
-        block = self.transcript.latest_expandable()
+        """Expand or collapse the selected block (Alt+Up/Down), else the latest reasoning
+        block or tool card with more to show."""
+        block = self.transcript.selected or self.transcript.latest_expandable()
         if block is None:
             self.status.update_state(hint="Nothing to expand")
             return
@@ -311,12 +432,16 @@ class SessionScreen(SessionCommands, Screen[None]):
         modes = list(self.services.permission_modes)
         current = self.services.permission_mode
         index = modes.index(current) if current in modes else -1
-        self.services.permission_mode = modes[(index + 1) % len(modes)]
+        mode = modes[(index + 1) % len(modes)]
+        self.services.permission_mode = mode
         self.refresh_status()
+        from reasonix_core.permission.policy import PRESET_SUMMARY
+
+        self.status.update_state(hint=f"{mode}: {PRESET_SUMMARY.get(mode, mode)}")
 
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        self.ctrl_c_armed = False
+        self.ctrl_c_armed = self.ctrl_d_armed = False
         if self.escape_armed:
             self.escape_armed = False
             self.status.update_state(hint="")
@@ -386,6 +511,10 @@ class SessionScreen(SessionCommands, Screen[None]):
             if future.done():
                 return
             screen = ApprovalScreen(message.request)
+            if self.services.notify_after is not None:
+                from reasonix_tui.notify import notify
+
+                notify(self.app, "Reasonix", f"approval needed: {message.request.summary}")
 
             def closed_elsewhere(done: asyncio.Future[ApprovalDecision]) -> None:
                 if done.cancelled() and screen.is_current:
@@ -427,14 +556,17 @@ class SessionScreen(SessionCommands, Screen[None]):
 
         future = message.future
         async with self._approval_lock:
+            from reasonix_tui.screens.question import QuestionScreen
+
             answers: list[QuestionAnswer] = []
             for question in message.questions:
                 if future.done():
                     return
-                items = [PickerItem(value=o, label=o) for o in question.options]
-                choice = await self.app.push_screen_wait(PickerScreen(question.question, items))
-                if choice is None:
+                screen = QuestionScreen(question.question, list(question.options))
+                choice = await self.app.push_screen_wait(screen)
+                if choice is None:  # Esc: the user declines (an empty list says so)
+                    answers = []
                     break
                 answers.append(QuestionAnswer(question=question.question, answers=(choice,)))
             if not future.done():
-                future.set_result(answers if len(answers) == len(message.questions) else None)
+                future.set_result(answers)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from reasonix_tui.widgets.status_bar import StatusBar
 
 # Commands that are safe while a turn runs; everything else is queued.
-RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "cache", "quit", "exit"})
+RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "cache", "quit", "exit", "copy"})
 
 
 class SessionCommands:
@@ -104,14 +104,15 @@ class SessionCommands:
         self.app.push_screen(
             ConfirmScreen(
                 "Clear the conversation?",
-                "The current context is discarded and not saved. Memory is untouched.",
+                "A new, empty session starts. This one stays saved (/resume reopens it); "
+                "memory is untouched.",
             ),
             confirmed,
         )
 
     async def cmd_compact(self: SessionScreen, args: str) -> None:
         async def compact() -> None:
-            self.run_events(self.services.compact(self.runner))
+            self.run_events(self.services.compact(self.runner, args))
 
         await self._unless_cache_loss("compact", "", "Compact the conversation now?", compact)
 
@@ -173,8 +174,12 @@ class SessionCommands:
         await self._unless_cache_loss("effort", args, f"Set reasoning effort to {args}?", switch)
 
     async def cmd_model(self: SessionScreen, args: str) -> None:
+        current = _current_model(self.services.models(), self.runner.model)
+
         async def picked(model: str | None) -> None:
-            if not model or model == self.runner.model:
+            if not model or model in (self.runner.model, current):
+                if model:
+                    await self.notice(f"Already using {self.runner.model}.")
                 return
 
             async def switch() -> None:
@@ -192,7 +197,7 @@ class SessionCommands:
             await picked(args)
             return
         items = [PickerItem(value=m, label=m) for m in self.services.models()]
-        self.app.push_screen(PickerScreen("Model", items, current=self.runner.model), picked)
+        self.app.push_screen(PickerScreen("Model", items, current=current), picked)
 
     async def cmd_mcp(self: SessionScreen, args: str) -> None:
         self.app.push_screen(McpStatusScreen(self.services))
@@ -218,7 +223,7 @@ class SessionCommands:
     async def cmd_resume(self: SessionScreen, args: str) -> None:
         async def picked(session_id: str | None) -> None:
             if session_id and await self.continue_session(session_id):
-                await self.notice(f"Resumed session {session_id}.")
+                self.show_saved_session(f"Resumed session {session_id}.")
                 await self.warn_if_idle()
 
         sessions = self.services.list_sessions()
@@ -248,8 +253,59 @@ class SessionCommands:
         ]
         await self.notice("\n  ".join(lines))
 
+    async def cmd_login(self: SessionScreen, args: str) -> None:
+        from reasonix_tui.screens.setup import SetupScreen
+
+        async def saved(ok: bool | None) -> None:
+            if not ok:
+                return
+            info = self.services.api_key_info()
+            try:  # an open session holds the old key: reopen it with the new one
+                runner = self.services.resume_runner(self.runner.session_id, self.approver)
+            except (KeyError, OSError, ValueError):
+                pass  # not opened yet: it reads the new key when it opens
+            else:
+                self.runner = runner
+            await self.notice(f"API key for {info.provider} saved to {info.stored_in}.")
+
+        self.app.push_screen(SetupScreen(self.services, replacing=True), saved)
+
+    def key_hint(self: SessionScreen, status: int | None) -> str:
+        """Where the key comes from, after a 401/402 (shown under the failure)."""
+        if status not in (401, 402, 403):
+            return ""
+        info = self.services.api_key_info()
+        where = (
+            f"${info.variable} in your environment"
+            if info.from_environment
+            else f"{info.variable} in {info.stored_in}"
+        )
+        if status == 402:
+            return (
+                f"The {info.provider} account behind the key ({where}) has no balance left: "
+                "top it up, or /login to use another key."
+            )
+        return f"The {info.provider} API key comes from {where}; /login replaces it."
+
+    async def cmd_copy(self: SessionScreen, args: str) -> None:
+        """The last answer as the model wrote it (Markdown), through OSC 52."""
+        from reasonix_tui.widgets.assistant_block import AssistantBlock
+
+        answers = [b for b in self.transcript.blocks if isinstance(b, AssistantBlock)]
+        text = answers[-1].text.strip() if answers else ""
+        if not text:
+            await self.notice("There is no answer to copy yet.")
+            return
+        self.app.copy_to_clipboard(text)
+        self.status.update_state(hint=f"Copied the last answer ({len(text):,} characters)")
+
     async def cmd_quit(self: SessionScreen, args: str) -> None:
         self.app.exit(0)
+
+
+def _current_model(names: list[str], model: str) -> str:
+    """The picker's name for ``model`` ("provider/model" names end with it)."""
+    return next((n for n in names if n == model or n.endswith(f"/{model}")), model)
 
 
 def _compaction_note(services: AppServices, window: int) -> str:

@@ -11,15 +11,28 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from reasonix_tui.services import AppServices
+from reasonix_tui.services import ApiKeyInfo, AppServices
 
 log = logging.getLogger(__name__)
 
-INTRO = (
-    "Reasonix needs a DeepSeek API key to talk to the model.\n"
-    "Create one at https://platform.deepseek.com/api_keys and paste it below.\n"
-    "It is stored in {path} (readable only by you)."
-)
+
+def intro(info: ApiKeyInfo, replacing: bool) -> str:
+    """What the key is for and where it goes, naming the provider and the variable."""
+    first = (
+        f"Paste a new API key for {info.provider} ({info.variable}) to replace the current one."
+        if replacing
+        else f"Reasonix needs an API key for {info.provider} ({info.variable}) to talk to "
+        "the model."
+    )
+    lines = [first]
+    if info.signup_url:
+        lines.append(f"Create one at {info.signup_url} and paste it below.")
+    lines.append(f"It is stored in {info.stored_in} (readable only by you).")
+    if info.from_environment:
+        lines.append(
+            f"{info.variable} is also set in your environment, which wins at the next start."
+        )
+    return "\n".join(lines)
 
 
 class SetupScreen(Screen[bool]):
@@ -45,18 +58,21 @@ class SetupScreen(Screen[bool]):
         Binding("ctrl+c,escape", "quit_setup", "Quit", show=False, priority=True)
     ]
 
-    def __init__(self, services: AppServices) -> None:
+    def __init__(self, services: AppServices, *, replacing: bool = False) -> None:
         super().__init__()
         self.services = services
+        # /login: replacing the key of a running session (Esc goes back, not out).
+        self.replacing = replacing
 
     def compose(self) -> ComposeResult:
-        path = self.services.config_home / ".env"
+        info = self.services.api_key_info()
         with Vertical(id="dialog"):
-            yield Static("Welcome to Reasonix", id="title")
-            yield Static(INTRO.format(path=path), id="intro", markup=False)
+            yield Static("API key" if self.replacing else "Welcome to Reasonix", id="title")
+            yield Static(intro(info, self.replacing), id="intro", markup=False)
             yield Input(placeholder="sk-…", password=True, id="key")
             yield Static("", id="error", markup=False)
-            yield Static("Enter save and continue · Esc quit", classes="hint")
+            leave = "Esc cancel" if self.replacing else "Esc quit"
+            yield Static(f"Enter save and continue · {leave}", classes="hint")
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
@@ -78,4 +94,7 @@ class SetupScreen(Screen[bool]):
         self.dismiss(True)
 
     def action_quit_setup(self) -> None:
-        self.app.exit(return_code=1)
+        if self.replacing:
+            self.dismiss(False)
+        else:
+            self.app.exit(return_code=1)

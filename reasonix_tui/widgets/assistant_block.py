@@ -201,6 +201,13 @@ class AssistantBlock(Widget):
         self._wake.set()
         await asyncio.sleep(0)
 
+    async def show_saved(self, text: str) -> None:
+        """A saved session's answer (resume): shown whole at once, without the
+        updater's one piece per frame."""
+        self.text = text
+        self._queued = [text] if text else []
+        await self.finish()
+
     async def finish(self) -> None:
         """Wait until everything written is shown, then stop the updater."""
         self._finished.set()

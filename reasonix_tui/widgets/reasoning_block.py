@@ -39,6 +39,7 @@ class ReasoningBlock(Widget):
         super().__init__()
         self.started = started
         self.seconds: float | None = None
+        self.timed = True  # False for a saved session's reasoning: its duration is not kept
         self._parts: list[str] = []
         self._flush_scheduled = False
 
@@ -73,9 +74,16 @@ class ReasoningBlock(Widget):
         self.query_one(".body", Static).update(Content(self.text.strip()))
         self._set_header()
 
+    def show_saved(self, text: str) -> None:
+        """A saved session's reasoning (resume): folded at once, without a duration."""
+        self._parts = [text]
+        self.timed = False
+        self.finish(self.started)
+
     def _set_header(self) -> None:
         arrow = "▾" if self.has_class("-expanded") else "▸"
-        label = f"{arrow} thought for {fmt.duration(self.seconds or 0)}"
+        took = f" for {fmt.duration(self.seconds or 0)}" if self.timed else ""
+        label = f"{arrow} thought{took}"
         self.query_one(".header", Static).update(Content(label))
 
     @property

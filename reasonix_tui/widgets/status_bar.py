@@ -103,7 +103,9 @@ class StatusBar(Widget):
             state = Content.styled(f"{spin} working {elapsed} · Esc cancels", "$text-accent")
         else:
             state = Content.styled("starting…" if s.starting else "ready", "$text-muted")
-        model = Content.assemble((s.model, "bold"), (f" · {s.effort}" if s.effort else "", ""))
+        # "auto" is also a permission mode: the effort of that name says what it is.
+        effort = f"effort {s.effort}" if s.effort == "auto" else s.effort
+        model = Content.assemble((s.model, "bold"), (f" · {effort}" if effort else "", ""))
         line1 = self._line(Content.assemble(mode, "  ", state), model)
 
         window = s.context_window

@@ -34,6 +34,7 @@ class ToolBlock(Widget):
         border-left: thick $secondary;
         & > .header { height: 1; }
         & > .result { color: $text-muted; padding-left: 2; height: auto; }
+        & > .live { color: $text-muted; padding-left: 2; height: auto; text-style: italic; }
         & > DiffView { margin-left: 2; }
         &.-ok { border-left: thick $success; }
         &.-error { border-left: thick $error; & > .result { color: $text-error; } }
@@ -70,11 +71,26 @@ class ToolBlock(Widget):
             parts += ["  ", (self.progress, "$text-muted")]
         return Content.assemble(*parts)
 
-    def set_progress(self, progress: float, total: float | None, message: str) -> None:
-        """Live progress reported by the tool (e.g. MCP notifications/progress)."""
+    def set_progress(
+        self, progress: float, total: float | None, message: str, output: str = ""
+    ) -> None:
+        """Live progress reported by the tool (e.g. MCP notifications/progress), or the
+        last lines of a running command's output (bounded by the tool), shown below."""
+        if output:
+            if self.status == "running":
+                self._show_live(output)
+            return
         amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
         self.progress = f"{amount} {message}".strip()
         self.query_one(".header", Static).update(self._header())
+
+    def _show_live(self, output: str) -> None:
+        live = self.query(".live")
+        body = Content(output)
+        if live:
+            live.first(Static).update(body)
+        else:
+            self.mount(Static(body, classes="live", markup=False))
 
     async def finish(
         self, result: str, outcome: str, is_error: bool = False, diff: str = ""
@@ -89,7 +105,7 @@ class ToolBlock(Widget):
         await self._render_body()
 
     async def _render_body(self) -> None:
-        await self.query(".result, DiffView").remove()
+        await self.query(".result, .live, DiffView").remove()
         if self.diff is not None:
             limit = EXPANDED_LINES if self.expanded else DIFF_PREVIEW_LINES
             await self.mount(DiffView(self.diff, max_lines=limit))

@@ -11,11 +11,23 @@ widgets themselves (long assistant answers, see
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.geometry import Region, Size
+from textual.reactive import var
 from textual.widget import Widget
+from textual.widgets import Static
 
 from reasonix_tui.widgets.blocks import NoticeBlock
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from reasonix_tui.replay import Entry
+    from reasonix_tui.widgets.history import SavedHistory
 
 MAX_BLOCKS = 400
 CHUNK_BLOCKS = 20
@@ -41,6 +53,11 @@ class TranscriptChunk(Widget):
         super().__init__()
         self.parked = False
 
+    @staticmethod
+    def split(blocks: int) -> list[int]:
+        """Chunk sizes for ``blocks`` blocks drawn at once (a saved session)."""
+        return [min(CHUNK_BLOCKS, blocks - start) for start in range(0, blocks, CHUNK_BLOCKS)]
+
     def park(self, parked: bool) -> None:
         if parked == self.parked:
             return
@@ -58,6 +75,34 @@ class TranscriptChunk(Widget):
                 park(window)
 
 
+class NewOutputMarker(Static):
+    """Shown while the transcript has output below the view the user scrolled away from."""
+
+    DEFAULT_CSS = """
+    NewOutputMarker {
+        display: none;
+        height: 1;
+        padding: 0 2;
+        color: $text-accent;
+        text-style: bold;
+        &.-shown { display: block; }
+    }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(
+            Content("↓ new output below · Ctrl+End follows it"),
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    def on_mount(self) -> None:
+        transcript = self.screen.query_one(Transcript)
+        self.watch(transcript, "unseen", lambda unseen: self.set_class(unseen, "-shown"))
+
+    def on_click(self) -> None:
+        self.screen.query_one(Transcript).follow()
+
+
 class Transcript(VerticalScroll):
     DEFAULT_CSS = """
     Transcript {
@@ -65,17 +110,23 @@ class Transcript(VerticalScroll):
         padding: 0 1 1 1;
         scrollbar-size-vertical: 1;
         & > .-trimmed { color: $text-muted; text-style: italic; }
+        & TranscriptChunk > .-selected { background: $boost; outline-left: thick $accent; }
     }
     """
 
     can_focus = False
     BLANK = True  # see TranscriptChunk
+    # Output arrived below while the user had scrolled away from the bottom.
+    unseen = var(False)
 
     def __init__(self, *, max_blocks: int = MAX_BLOCKS, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.max_blocks = max_blocks
         self.trimmed = 0
         self._parking_scheduled = False
+        self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
+        self._reading_above = False  # the user scrolled away from the bottom
+        self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
 
     @property
     def chunks(self) -> list[TranscriptChunk]:
@@ -102,12 +153,59 @@ class Transcript(VerticalScroll):
         super()._scroll_update(virtual_size)
         if not self.is_anchored and virtual_size.height > self.container_size.height:
             self.call_after_refresh(self._anchor_when_full)
+        if self.is_anchored and self.scroll_y < self.max_scroll_y:
+            # Growth while the user reads above: say so (not for older history drawn on top).
+            drawing = self.history is not None and self.history.drawing
+            if self._reading_above and not drawing:
+                self.unseen = True
         # Anchored growth moves the view without calling watch_scroll_y.
         self.schedule_parking()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self.schedule_parking()
+        if new_value >= self.max_scroll_y:
+            self._reading_above = self.unseen = False
+        if new_value <= 0 and self.history is not None and self.history.pending:
+            self.call_after_refresh(self._draw_earlier)
+
+    def release_anchor(self) -> None:
+        # Textual calls this when the user scrolls (wheel, keys, scrollbar).
+        super().release_anchor()
+        self._reading_above = True
+
+    async def show_saved(self, entries: Sequence[Entry], now: datetime) -> None:
+        """Draw a saved session (resume): the newest blocks now, older ones on scroll-up;
+        the view starts at the bottom."""
+        from reasonix_tui.widgets.history import SavedHistory
+
+        self.history = SavedHistory(self, entries, now)
+        await self.history.start()
+        self.call_after_refresh(self._show_end)
+
+    @property
+    def reading_above(self) -> bool:
+        """The user scrolled away from the bottom (and has not come back)."""
+        return self._reading_above
+
+    def _show_end(self) -> None:
+        self.scroll_end(animate=False, immediate=True)
+        self._anchor_when_full()
+        # What parked while the blocks were laid out near the bottom renders again, even
+        # if the view was already there (no scroll event to trigger it).
+        self.schedule_parking()
+        if self.history is not None:
+            self.history.shown = True
+        if self.max_scroll_y <= 0:  # not a screenful yet: draw more of it
+            self.call_after_refresh(self._draw_earlier)
+
+    async def _draw_earlier(self) -> None:
+        history = self.history
+        if history is None or not history.shown or not history.pending or self.scroll_y > 0:
+            return
+        await history.draw_earlier()
+        if self.max_scroll_y <= 0:
+            self.call_after_refresh(self._draw_earlier)
 
     def schedule_parking(self) -> None:
         """Re-check what may park, once the next frame has been laid out."""
@@ -130,6 +228,14 @@ class Transcript(VerticalScroll):
             if near:
                 chunk.park_offscreen(window)
 
+    def follow(self) -> None:
+        """Go to the bottom and follow new output again (a prompt sent, Ctrl+End)."""
+        self._reading_above = self.unseen = False
+        if self.max_scroll_y > 0:
+            self.anchor()  # its scroll_end also re-engages an anchor the user released
+        else:
+            self.scroll_end(animate=False, immediate=True)
+
     def _anchor_when_full(self) -> None:
         # Anchoring a short transcript would push it to the bottom; wait until it overflows.
         if not self.is_anchored and self.max_scroll_y > 0:
@@ -140,6 +246,31 @@ class Transcript(VerticalScroll):
         chunk = block.parent
         if isinstance(chunk, TranscriptChunk):
             chunk.park(False)
+
+    def select_expandable(self, step: int) -> Widget | None:
+        """Move the block selection (Alt+Up/Alt+Down) to the previous or next block
+        that can show more; from no selection, Alt+Up picks the newest."""
+        blocks = [b for b in self.blocks if getattr(b, "expandable", False)]
+        current = self.selected
+        if not blocks:
+            return self.select(None)
+        if current in blocks:
+            index = blocks.index(current) + step
+            if not 0 <= index < len(blocks):
+                return current
+        else:
+            index = len(blocks) - 1 if step < 0 else 0
+        return self.select(blocks[index])
+
+    def select(self, block: Widget | None) -> Widget | None:
+        if self.selected is not None:
+            self.selected.remove_class("-selected")
+        self.selected = block
+        if block is not None:
+            block.add_class("-selected")
+            self.reveal(block)
+            self.call_after_refresh(self.scroll_to_widget, block, animate=False)
+        return block
 
     def latest_expandable(self) -> Widget | None:
         """The newest block that can show more (a finished reasoning block or tool card)."""
@@ -171,5 +302,7 @@ class Transcript(VerticalScroll):
 
     async def clear(self) -> None:
         self.trimmed = 0
+        self.selected = None
+        self.history = None
         self.anchor(False)
         await self.remove_children()

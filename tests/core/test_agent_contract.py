@@ -129,8 +129,11 @@ async def test_retry_exhaustion_leaves_no_fallback_state(workspace, server):
         assert isinstance(events[-1], ev.TurnFailed)
         assert events[-1].kind == "empty_response"
         assert len(server.requests) == 4
-        # Nothing empty was committed.
-        assert [m["role"] for m in session_messages(rt)] == ["user"]
+        # Nothing empty was committed: only the honest closing marker (issue 14, item 5).
+        from reasonix_core.agent.transcript import FAILED_MARK
+
+        assert [m["role"] for m in session_messages(rt)] == ["user", "assistant"]
+        assert session_messages(rt)[-1]["content"] == FAILED_MARK
         server.enqueue(Reply(content="recovered"))
         events = await run_turn(rt, "again")
     assert len(server.requests) == 5
@@ -286,3 +289,20 @@ async def test_headless_ask_fails_closed_and_tells_the_model(workspace, server):
     assert finished.outcome == "denied"
     assert not (workspace / "x.txt").exists()
     assert len(server.requests) == 2
+
+
+async def test_a_failed_request_is_not_recorded_as_the_user_interrupting(workspace, server):
+    """Issue 14, item 5: after retries give up, the next request says the request failed."""
+    from reasonix_core.agent.transcript import FAILED_MARK, INTERRUPTED_MARK
+
+    server.enqueue(HttpError(402, "Insufficient Balance"), Reply(content="back again"))
+    async with runtime(workspace) as rt:
+        failed = await run_turn(rt, "first")
+        assert isinstance(failed[-1], ev.TurnFailed)
+        events = await run_turn(rt, "second")
+    assert events[-1].text == "back again"
+    history = bodies(server)[1]["messages"]
+    closing = [m["content"] for m in history if m["role"] == "assistant"]
+    assert closing == [FAILED_MARK]
+    assert not any(INTERRUPTED_MARK in (m.get("content") or "") for m in history)
+    assert [m["role"] for m in history if m["role"] != "system"] == ["user", "assistant", "user"]

@@ -607,3 +607,24 @@ def test_summary_request_never_sends_two_user_messages_in_a_row():
     request = summary_request([system, asked], instruction)
     assert [m.role for m in request] == ["system", "user", "assistant", "user"]
     assert request[:2] == [system, asked]  # the cached bytes come first, unchanged
+
+
+async def test_a_manual_compaction_focus_steers_the_summary(workspace, server, setup):
+    """Issue 14, item 9: ``/compact keep the table`` puts its words in the summary request."""
+    names = make_files(workspace, [1600] * 9)
+    state = {"manual": False}
+    model = ScriptedModel(
+        [read(n) for n in names],
+        summary=lambda r: Reply(content="manual digest" if state["manual"] else ""),
+    )
+    server.responder = model
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "read")
+        state["manual"] = True
+        before = len(server.requests)
+        events = [e async for e in rt.agent.compact("keep the table of results")]
+    assert [e.ok for e in of(events, ev.CompactionFinished)] == [True]
+    asked = [r for r in server.requests[before:] if is_summary_request(r)]
+    assert asked and all("keep the table of results" in r.body.decode() for r in asked)
+    after = of(events, ev.CompactionFinished)[0]
+    assert after.tokens_after is not None and after.tokens_after > 0

@@ -815,3 +815,22 @@ def test_cache_persists_a_prefix_shared_by_several_requests(server: FixtureServe
     shared = render_prompt(body(messages=[system, {"role": "user", "content": ""}]))
     assert third["prompt_cache_hit_tokens"] == count_tokens(shared)
     assert third["prompt_cache_miss_tokens"] > 0
+
+
+def test_verbatim_answers_are_sent_byte_for_byte():
+    from reasonix_testkit import Verbatim
+
+    body = b'data: {"x": 1}\n\ndata: [DONE]\n\n'
+    with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
+        server.enqueue(
+            Verbatim(418, b'{"error": "teapot"}'),
+            Verbatim(200, b"", "text/event-stream", chunks=iter([body[:7], body[7:]])),
+        )
+        url = server.base_url + "/chat/completions"
+        payload = {"model": "deepseek-flash", "messages": [{"role": "user", "content": "hi"}]}
+        first = httpx.post(url, json=payload)
+        second = httpx.post(url, json=payload)
+    assert first.status_code == 418 and first.content == b'{"error": "teapot"}'
+    assert second.status_code == 200 and second.content == body
+    assert second.headers["content-type"] == "text/event-stream"
+    assert [r.status for r in server.requests] == [418, 200]

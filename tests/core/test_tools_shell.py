@@ -311,3 +311,27 @@ async def test_job_limit(tmp_path: Path) -> None:
         with pytest.raises(JobError, match="too many background jobs"):
             await jobs.start(["sleep", "5"], cwd=tmp_path)
         await jobs.aclose()
+
+
+async def test_bash_reports_its_live_output_while_it_runs(tmp_path):
+    """Issue 14, item 10: the last lines of a running command reach the UI as progress,
+    bounded; the model still gets the whole (bounded) result at the end."""
+    from reasonix_core.events import ToolProgress
+    from reasonix_core.tool.builtin.bash import LIVE_LINES, LIVE_WIDTH
+    from tests.core.tool_helpers import run_bash, sandbox_ctx
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = sandbox_ctx(ws, tmp_path / "tmp", bash="off")
+    seen: list[ToolProgress] = []
+    ctx.tool_progress = seen.append
+    wide = "x" * 1000
+    result = await run_bash(
+        ctx, f"echo {wide}; for i in 1 2 3 4 5 6 7 8; do echo line $i; done; sleep 0.3; echo end"
+    )
+    assert "line 8" in result.text and "end" in result.text
+    assert seen and all(p.name == "bash" for p in seen)
+    assert any("line" in p.output for p in seen)
+    for report in seen:
+        lines = report.output.splitlines()
+        assert len(lines) <= LIVE_LINES and all(len(line) <= LIVE_WIDTH for line in lines)

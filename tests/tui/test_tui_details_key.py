@@ -98,3 +98,36 @@ async def test_ctrl_o_reveals_a_card_in_a_parked_chunk(make_app) -> None:
                 and card.region.overlaps(screen.transcript.region)
             ),
         )
+
+
+async def test_alt_up_selects_an_earlier_block_for_ctrl_o(make_app) -> None:
+    """Issue 14, item 8: the tool output is reachable from the keyboard even when a
+    reasoning block came after it."""
+    app, _ = make_app(
+        [
+            [
+                *tool_steps("c1", "bash", {"command": "ls"}, LONG),
+                *reasoning_steps("Twenty files."),
+                *text_steps("Done."),
+            ]
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "list it")
+        await settle(pilot)
+        screen = session(pilot)
+        card = screen.query_one(ToolBlock)
+        reasoning = screen.query_one(ReasoningBlock)
+        await pilot.press("alt+up")  # the newest expandable block: the reasoning
+        assert screen.transcript.selected is reasoning
+        await pilot.press("alt+up")  # then the tool output before it
+        assert screen.transcript.selected is card and card.has_class("-selected")
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: card.expanded)
+        assert not reasoning.expanded
+        assert "line 20" in str(card.query_one(".result").render())
+        assert screen.composer.has_focus
+        await pilot.press("alt+down")
+        assert screen.transcript.selected is reasoning
+        await send(pilot, "next")  # a new prompt clears the selection
+        assert screen.transcript.selected is None

@@ -6,7 +6,7 @@ import asyncio
 
 from textual.geometry import Offset
 from textual.selection import Selection
-from tui_helpers import send, session, settle, type_text
+from tui_helpers import send, session, settle, type_text, until
 
 from reasonix_core.events import Notice, TurnFailed, UsageReported
 from reasonix_core.usage import Usage
@@ -307,3 +307,67 @@ async def test_tool_progress_updates_the_running_card(make_app) -> None:
         assert "1/2 half way" in str(card.query_one(".header").render())
         gate.set()
         await settle(pilot)
+
+
+async def test_escape_cancels_and_puts_the_queue_back_in_the_composer(make_app) -> None:
+    """Issue 14, item 10: the queued prompts do not run at once after Esc."""
+    app, services = make_app([[Hold()], text_steps("two")])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "first")
+        await send(pilot, "second")
+        await send(pilot, "third")
+        screen = session(pilot)
+        assert screen.queue == ["second", "third"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert services.runners[0].prompts == ["first"]  # nothing else ran
+        assert screen.queue == [] and not screen.busy
+        assert screen.composer.text == "second\n\nthird"
+        assert "put back in the prompt box" in screen.query(NoticeBlock).last().text
+        await pilot.press("enter")  # sending them is one key away
+        await settle(pilot)
+        assert services.runners[0].prompts == ["first", "second\n\nthird"]
+
+
+async def test_ctrl_d_with_a_draft_asks_first(make_app) -> None:
+    app, _ = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await type_text(pilot, "half a thought")
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        screen = session(pilot)
+        assert app.is_running
+        assert "Ctrl+D again" in screen.status.state.hint
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_a_running_command_shows_its_live_output(make_app) -> None:
+    from textual.widgets import Static
+
+    from reasonix_core.events import ToolCallFinished, ToolCallStarted, ToolProgress
+
+    gate = asyncio.Event()
+    app, _ = make_app(
+        [
+            [
+                ToolCallStarted(call_id="c1", name="bash", arguments='{"command": "make"}'),
+                ToolProgress(
+                    call_id="c1", name="bash", progress=20, output="compiling a.c\nlinking"
+                ),
+                WaitFor(gate),
+                ToolCallFinished(call_id="c1", name="bash", result="done\n[exit code 0]"),
+            ]
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "build")
+        screen = session(pilot)
+        await until(pilot, lambda: bool(screen.query(".live")))
+        card = screen.query_one(ToolBlock)
+        assert "linking" in str(card.query_one(".live", Static).render())
+        gate.set()
+        await settle(pilot)
+        assert not card.query(".live")  # the result replaces it
+        assert "done" in str(card.query_one(".result").render())

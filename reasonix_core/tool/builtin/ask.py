@@ -15,6 +15,11 @@ from reasonix_core.tool.builtin.specs import SpecifiedTool
 HEADLESS = (
     "No user is available to answer (headless run). State your assumption explicitly and continue."
 )
+# The approver returned no answers: the user was there and closed the question.
+DECLINED = (
+    "The user declined to answer. Do not ask again; state your assumption explicitly and "
+    "continue, or stop and say what you need."
+)
 
 
 class QuestionArg(BaseModel):
@@ -54,6 +59,8 @@ class AskTool(SpecifiedTool, spec=SPEC):
         answers = await approver.ask(questions)
         if answers is None:
             return ToolResult(text=HEADLESS, meta={"answered": False})
+        if not answers:
+            return ToolResult(text=DECLINED, meta={"answered": False, "declined": True})
         return ToolResult(
             text=render_answers(list(answers)) or "The user gave no answers.",
             meta={"answered": True},

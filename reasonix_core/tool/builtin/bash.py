@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel, Field
 
+from reasonix_core.events import ToolProgress
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.builtin.specs import BASH as SPEC
 from reasonix_core.tool.builtin.specs import MAX_TIMEOUT_SECONDS, SpecifiedTool
 from reasonix_core.tool.jobs import (
@@ -32,6 +35,11 @@ if TYPE_CHECKING:
 
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 16 * 1024
+# Live output in the tool card: the last lines of the last bytes, a few times a second.
+LIVE_BYTES = 4096
+LIVE_LINES = 6
+LIVE_WIDTH = 240
+LIVE_SECONDS = 0.2
 
 
 class HeadTail:
@@ -69,6 +77,45 @@ class HeadTail:
         return f"{head}\n[... {omitted} bytes omitted ...]\n{tail}"
 
 
+class LiveTail:
+    """The last lines of a running command's output, reported as ``ToolProgress`` (the
+    TUI shows them in the tool card while it runs), at most every ``LIVE_SECONDS``.
+    Display only: what the model gets is the bounded result at the end."""
+
+    def __init__(self, sink: Callable[[ToolProgress], None], name: str, call_id: str) -> None:
+        self.sink = sink
+        self.name = name
+        self.call_id = call_id
+        self.tail = bytearray()
+        self.total = 0
+        self.last = 0.0
+
+    @classmethod
+    def reporter(cls, ctx: ToolContext, name: str) -> Callable[[bytes], None] | None:
+        if ctx.tool_progress is None:
+            return None
+        return cls(ctx.tool_progress, name, current_call_id.get()).feed
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.tail += chunk
+        del self.tail[:-LIVE_BYTES]
+        now = time.monotonic()
+        if now - self.last < LIVE_SECONDS:
+            return
+        self.last = now
+        text = bytes(self.tail).decode("utf-8", "replace")
+        lines = [line[:LIVE_WIDTH] for line in text.splitlines() if line.strip()]
+        self.sink(
+            ToolProgress(
+                call_id=self.call_id,
+                name=self.name,
+                progress=self.total,
+                output="\n".join(lines[-LIVE_LINES:]),
+            )
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ShellRun:
     output: str
@@ -87,6 +134,7 @@ async def run_shell(
     head: int = HEAD_BYTES,
     tail: int = TAIL_BYTES,
     pass_fds: tuple[int, ...] = (),
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ShellRun:
     """Run ``argv`` to completion (or ``time_limit`` seconds), collecting bounded output.
 
@@ -105,6 +153,8 @@ async def run_shell(
                 if process.stdout is not None:
                     async for chunk in process.stdout:
                         buffer.feed(chunk)
+                        if on_output is not None:
+                            on_output(chunk)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
             finally:
@@ -217,6 +267,7 @@ class BashTool(SpecifiedTool, spec=SPEC):
                     cwd=workspace,
                     time_limit=timeout,
                     pass_fds=prepared.pass_fds,
+                    on_output=LiveTail.reporter(ctx, self.name),
                 )
             except BaseException:
                 # Cancelled mid-command: still set aside what it planted so far.

@@ -1,0 +1,7 @@
+"""Plugin 03."""
+
+NAME = "plugin-03"
+
+
+def run(value):
+    return value + 3

@@ -1,0 +1,7 @@
+"""Plugin 06."""
+
+NAME = "plugin-06"
+
+
+def run(value):
+    return value + 6

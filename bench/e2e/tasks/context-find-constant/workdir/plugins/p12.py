@@ -1,0 +1,7 @@
+"""Plugin 12."""
+
+NAME = "plugin-12"
+
+
+def run(value):
+    return value + 12

@@ -1,0 +1,7 @@
+"""Plugin 20."""
+
+NAME = "plugin-20"
+
+
+def run(value):
+    return value + 20

@@ -1,0 +1,7 @@
+"""Plugin 21."""
+
+NAME = "plugin-21"
+
+
+def run(value):
+    return value + 21

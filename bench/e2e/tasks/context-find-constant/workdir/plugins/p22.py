@@ -1,0 +1,7 @@
+"""Plugin 22."""
+
+NAME = "plugin-22"
+
+
+def run(value):
+    return value + 22

@@ -1,0 +1,7 @@
+"""Plugin 24."""
+
+NAME = "plugin-24"
+
+
+def run(value):
+    return value + 24

@@ -1,0 +1,7 @@
+"""Plugin 25."""
+
+NAME = "plugin-25"
+
+
+def run(value):
+    return value + 25

@@ -1,0 +1,7 @@
+"""Plugin 27."""
+
+NAME = "plugin-27"
+
+
+def run(value):
+    return value + 27

@@ -1,0 +1,8 @@
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from verifylib import expect_word, solved
+
+expect_word("500")
+solved()

@@ -1,0 +1,108 @@
+"""A saved session's messages as the blocks the transcript draws (resume, ``/resume``).
+
+The same blocks a live turn shows: the user's text (as typed: without the
+context and ``@`` blocks the agent appended), reasoning (folded), the answer,
+one card per tool call with its saved result, outcome and diff, and notices for
+what the transcript says about itself (an interrupted answer, a compaction).
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reasonix_core.agent.transcript import FAILED_MARK, INTERRUPTED_MARK
+from reasonix_core.command.mentions import without_attachments
+from reasonix_core.memory.history import clean_user_text
+from reasonix_core.messages import Message
+
+# Messages compaction adds to the working context; the summary is the one a user sees.
+COMPACTION_SUMMARY = "summary"
+
+
+@dataclass(frozen=True, slots=True)
+class UserEntry:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningEntry:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerEntry:
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolEntry:
+    call_id: str
+    name: str
+    arguments: str
+    result: str = ""
+    outcome: str = "unknown"
+    is_error: bool = False
+    diff: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeEntry:
+    text: str
+    level: str = "info"
+
+
+Entry = UserEntry | ReasoningEntry | AnswerEntry | ToolEntry | NoticeEntry
+
+
+def replay_entries(messages: Sequence[Message]) -> list[Entry]:
+    """The blocks of a saved conversation, oldest first."""
+    results = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
+    entries: list[Entry] = []
+    for message in messages:
+        compaction = message.meta.get("compaction")
+        if compaction is not None:
+            if compaction == COMPACTION_SUMMARY:
+                entries.append(NoticeEntry("Conversation compacted."))
+            continue
+        if message.role == "user":
+            text = without_attachments(clean_user_text(message.content or ""))
+            entries.append(UserEntry(text))
+        elif message.role == "assistant":
+            entries.extend(_assistant(message, results))
+    return entries
+
+
+def _assistant(message: Message, results: dict[str | None, Message]) -> list[Entry]:
+    out: list[Entry] = []
+    if (message.reasoning_content or "").strip():
+        out.append(ReasoningEntry(message.reasoning_content or ""))
+    text = message.content or ""
+    if text == FAILED_MARK:
+        return [*out, NoticeEntry("The request failed; there was no answer.", "error")]
+    interrupted = text.endswith(INTERRUPTED_MARK)
+    if interrupted:
+        text = text[: -len(INTERRUPTED_MARK)].rstrip()
+    if text.strip():
+        out.append(AnswerEntry(text))
+    if interrupted:
+        out.append(NoticeEntry("Turn cancelled.", "warning"))
+    for call in message.tool_calls:
+        result = results.get(call.id)
+        if result is None:
+            out.append(ToolEntry(call_id=call.id, name=call.name, arguments=call.arguments))
+            continue
+        meta = result.meta
+        out.append(
+            ToolEntry(
+                call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                result=str(meta.get("full_content") or result.content or ""),
+                outcome=str(meta.get("outcome", "ok")),
+                is_error=bool(meta.get("is_error")),
+                diff=str(meta.get("diff") or ""),
+            )
+        )
+    return out

@@ -1,0 +1,170 @@
+"""A saved session drawn into the transcript: the newest blocks at once, the rest on scroll-up.
+
+A resumed session may hold hundreds of messages; drawing them all (Markdown,
+tool cards, diffs) before the first usable frame would take seconds. The
+newest ``LIVE_ENTRIES`` blocks are drawn at once and the view starts at the
+bottom; older ones wait in :class:`SavedHistory` behind an
+:class:`EarlierMarker` ("↑ N earlier blocks") and are drawn ``BATCH_ENTRIES``
+at a time when the view reaches the top (or the marker is clicked), above
+what is shown, without moving it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from reasonix_tui.replay import (
+    AnswerEntry,
+    Entry,
+    NoticeEntry,
+    ReasoningEntry,
+    ToolEntry,
+    UserEntry,
+)
+from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
+from reasonix_tui.widgets.reasoning_block import ReasoningBlock
+from reasonix_tui.widgets.tool_block import ToolBlock
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from reasonix_tui.widgets.transcript import Transcript
+
+LIVE_ENTRIES = 16
+BATCH_ENTRIES = 40
+LAYOUT_TRIES = 20  # frames to wait for the drawn batch to be laid out
+
+
+class EarlierMarker(Static):
+    """The top of a partly drawn saved session: how many blocks are not drawn yet."""
+
+    DEFAULT_CSS = """
+    EarlierMarker {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def show_count(self, count: int) -> None:
+        self.display = count > 0
+        noun = "block" if count == 1 else "blocks"
+        self.update(Content(f"↑ {count} earlier {noun} of this session · scroll up to show"))
+
+    async def on_click(self) -> None:
+        transcript = self.parent
+        history = getattr(transcript, "history", None)
+        if isinstance(history, SavedHistory):
+            await history.draw_earlier()
+
+
+def _block(entry: Entry, now: datetime) -> Widget:
+    match entry:
+        case UserEntry(text=text):
+            return UserBlock(text)
+        case ReasoningEntry():
+            return ReasoningBlock(now)
+        case AnswerEntry():
+            from reasonix_tui.widgets.assistant_block import AssistantBlock
+
+            return AssistantBlock()
+        case ToolEntry(call_id=call_id, name=name, arguments=arguments):
+            return ToolBlock(call_id, name, arguments)
+        case NoticeEntry(text=text, level=level):
+            return NoticeBlock(text, level if level in ("warning", "error") else "info")  # type: ignore[arg-type]
+    raise TypeError(f"not a transcript entry: {entry!r}")
+
+
+async def _fill(block: Widget, entry: Entry) -> None:
+    """Give a mounted block its saved content (the widgets render once mounted)."""
+    match entry:
+        case ReasoningEntry(text=text):
+            assert isinstance(block, ReasoningBlock)
+            block.show_saved(text)
+        case AnswerEntry(text=text):
+            await block.show_saved(text)  # type: ignore[attr-defined]
+        case ToolEntry():
+            assert isinstance(block, ToolBlock)
+            await block.finish(entry.result, entry.outcome, entry.is_error, entry.diff)
+
+
+class SavedHistory:
+    """The not yet drawn part of a saved session shown in ``transcript``."""
+
+    def __init__(self, transcript: Transcript, entries: Sequence[Entry], now: datetime) -> None:
+        self.transcript = transcript
+        self.now = now
+        self.earlier = list(entries)
+        self.marker = EarlierMarker()
+        self.drawing = False
+        self.shown = False  # the newest blocks are laid out and the view is at the bottom
+
+    @property
+    def pending(self) -> int:
+        return len(self.earlier)
+
+    async def start(self) -> None:
+        """Mount the marker and the newest blocks at the end of the transcript."""
+        from reasonix_tui.widgets.transcript import TranscriptChunk
+
+        await self.transcript.mount(self.marker)
+        newest = self.earlier[-LIVE_ENTRIES:]
+        del self.earlier[-LIVE_ENTRIES:]
+        await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
+        self.marker.show_count(self.pending)
+
+    async def draw_earlier(self) -> None:
+        """Draw the next older batch above what is shown, keeping the view where it is."""
+        if self.drawing or not self.earlier:
+            return
+        from reasonix_tui.widgets.transcript import TranscriptChunk
+
+        self.drawing = True
+        transcript = self.transcript
+        try:
+            batch = self.earlier[-BATCH_ENTRIES:]
+            del self.earlier[-BATCH_ENTRIES:]
+            height, y = transcript.virtual_size.height, transcript.scroll_y
+            await self._draw(batch, TranscriptChunk.split(len(batch)), after=self.marker)
+            self.marker.show_count(self.pending)
+        except BaseException:
+            self.drawing = False
+            raise
+
+        def keep_view(tries: int = LAYOUT_TRIES) -> None:
+            grown = transcript.virtual_size.height - height
+            if not grown and tries:  # not laid out yet: the scroll would be clamped
+                transcript.call_after_refresh(keep_view, tries - 1)
+                return
+            if transcript.reading_above:
+                transcript.scroll_to(y=y + grown, animate=False, immediate=True)
+            else:  # filling a short view, or the user went to the bottom meanwhile
+                transcript.scroll_end(animate=False, immediate=True)
+            self.drawing = False
+
+        transcript.call_after_refresh(keep_view)
+
+    async def _draw(self, entries: list[Entry], sizes: list[int], *, after: Widget) -> None:
+        from reasonix_tui.widgets.transcript import TranscriptChunk
+
+        start = 0
+        chunks: list[tuple[TranscriptChunk, list[tuple[Widget, Entry]]]] = []
+        for size in sizes:
+            part = entries[start : start + size]
+            start += size
+            chunks.append((TranscriptChunk(), [(_block(e, self.now), e) for e in part]))
+        # Mounted in order right after ``after``: the last chunk mounts first, each
+        # next one before it.
+        for chunk, _ in reversed(chunks):
+            await self.transcript.mount(chunk, after=after)
+        for chunk, pairs in chunks:
+            await chunk.mount_all([block for block, _ in pairs])
+            for block, entry in pairs:
+                await _fill(block, entry)

@@ -1,0 +1,243 @@
+"""Resume redraws the saved conversation (issue 14, item 1)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from tui_helpers import send, session, settle, until
+
+from reasonix_core.agent.session import SessionHeader, SessionStore
+from reasonix_core.agent.transcript import FAILED_MARK
+from reasonix_core.messages import Message, ToolCall
+from reasonix_testkit.tui import ScriptedServices
+from reasonix_tui.app import ReasonixApp
+from reasonix_tui.replay import (
+    AnswerEntry,
+    NoticeEntry,
+    ReasoningEntry,
+    ToolEntry,
+    UserEntry,
+    replay_entries,
+)
+from reasonix_tui.services import SessionSummary
+from reasonix_tui.widgets.assistant_block import AssistantBlock
+from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
+from reasonix_tui.widgets.diff_view import DiffView
+from reasonix_tui.widgets.history import BATCH_ENTRIES, LIVE_ENTRIES, EarlierMarker
+from reasonix_tui.widgets.reasoning_block import ReasoningBlock
+from reasonix_tui.widgets.tool_block import ToolBlock
+
+DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-print('hi')\n+print('hello')\n"
+
+
+def exchange(n: int) -> list[Message]:
+    """One turn: a prompt (with the context the agent appends), reasoning, an edit, an answer."""
+    call = ToolCall(id=f"c{n}", name="edit_file", arguments=json.dumps({"path": f"app{n}.py"}))
+    return [
+        Message(
+            role="user",
+            content=f"question {n}\n\n<workspace-context>\ncwd: /x\n</workspace-context>",
+        ),
+        Message(role="assistant", reasoning_content=f"thinking {n}", tool_calls=(call,)),
+        Message(
+            role="tool",
+            tool_call_id=f"c{n}",
+            content="edited",
+            meta={"outcome": "ok", "diff": DIFF},
+        ),
+        Message(role="assistant", content=f"Answer **{n}**."),
+    ]
+
+
+def conversation(turns: int) -> list[Message]:
+    return [m for n in range(turns) for m in exchange(n)]
+
+
+def test_entries_follow_the_saved_turns() -> None:
+    messages = [
+        Message(role="user", content='fix @app.py\n\n<file path="app.py">\nx = 1\n</file>'),
+        *exchange(1)[1:],
+        Message(role="user", content="again"),
+        Message(role="assistant", content="Half an answer\n\n[interrupted by the user]"),
+        Message(role="user", content="third"),
+        Message(role="assistant", content=FAILED_MARK),
+    ]
+    assert replay_entries(messages) == [
+        UserEntry("fix @app.py"),
+        ReasoningEntry("thinking 1"),
+        ToolEntry(
+            call_id="c1",
+            name="edit_file",
+            arguments='{"path": "app1.py"}',
+            result="edited",
+            outcome="ok",
+            diff=DIFF,
+        ),
+        AnswerEntry("Answer **1**."),
+        UserEntry("again"),
+        AnswerEntry("Half an answer"),
+        NoticeEntry("Turn cancelled.", "warning"),
+        UserEntry("third"),
+        NoticeEntry("The request failed; there was no answer.", "error"),
+    ]
+
+
+def resumed_app(tmp_path: Path, messages: list[Message]) -> tuple[ReasonixApp, ScriptedServices]:
+    services = ScriptedServices(
+        workspace=tmp_path / "ws",
+        config_home=tmp_path / "home",
+        saved={"old-1": messages},
+        continue_session="old-1",
+    )
+    return ReasonixApp(services, cursor_blink=False), services
+
+
+async def test_continue_draws_the_conversation_scrolled_to_the_bottom(tmp_path: Path) -> None:
+    app, _ = resumed_app(tmp_path, conversation(3))
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        await until(pilot, lambda: len(screen.query(AssistantBlock)) == 3)
+        await settle(pilot)
+        assert [b.text for b in screen.query(UserBlock)] == [f"question {n}" for n in range(3)]
+        answers = [b.text for b in screen.query(AssistantBlock)]
+        assert answers == [f"Answer **{n}**." for n in range(3)]
+        assert all("Answer" in b.source for b in screen.query(AssistantBlock))
+        reasoning = screen.query(ReasoningBlock)
+        assert [r.text for r in reasoning] == [f"thinking {n}" for n in range(3)]
+        assert all(r.has_class("-done") and not r.expanded for r in reasoning)
+        tools = screen.query(ToolBlock)
+        assert [t.status for t in tools] == ["ok"] * 3
+        assert len(screen.query(DiffView)) == 3
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.max_scroll_y > 0)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        assert not screen.query_one(EarlierMarker).display  # everything is drawn
+
+        await send(pilot, "/status")
+        await settle(pilot)
+        status = screen.query(NoticeBlock).last()
+        assert "session old-1" in status.text
+
+
+async def test_a_long_session_draws_its_newest_blocks_then_more_on_scroll_up(
+    tmp_path: Path,
+) -> None:
+    messages = conversation(125)  # 500 messages, 500 blocks
+    app, _ = resumed_app(tmp_path, messages)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: "earlier" in str(screen.query_one(EarlierMarker).render()))
+        marker = screen.query_one(EarlierMarker)
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        await until(pilot, lambda: transcript.max_scroll_y > 0)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        drawn = len(transcript.blocks)
+        assert drawn <= LIVE_ENTRIES + 2  # welcome + the newest blocks, not 500 widgets
+        assert transcript.history is not None
+        assert transcript.history.pending == 500 - LIVE_ENTRIES
+        assert f"{500 - LIVE_ENTRIES} earlier blocks" in str(marker.render())
+        assert [b.text for b in screen.query(UserBlock)][-1] == "question 124"
+
+        # The top of the view draws the previous batch above it, keeping what was shown.
+        last_user = screen.query(UserBlock).first()
+        transcript.scroll_home(animate=False, immediate=True)
+        await until(pilot, lambda: transcript.history.pending == 500 - LIVE_ENTRIES - BATCH_ENTRIES)
+        await settle(pilot)
+        assert len(transcript.blocks) > drawn
+        await until(pilot, lambda: transcript.scroll_y > 0)
+        assert last_user.region.y >= transcript.region.y  # still on screen, not pushed away
+
+
+async def test_resume_picker_draws_the_picked_session(tmp_path: Path) -> None:
+    services = ScriptedServices(
+        workspace=tmp_path / "ws",
+        config_home=tmp_path / "home",
+        saved={"old-1": conversation(2)},
+        sessions=[SessionSummary(session_id="old-1", title="question 0", updated=datetime.now())],
+    )
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "/resume")
+        await settle(pilot)
+        await pilot.press("enter")
+        screen = session(pilot)
+        await until(pilot, lambda: len(screen.query(AssistantBlock)) == 2)
+        await until(
+            pilot, lambda: "Resumed session old-1." in screen.query(NoticeBlock).last().text
+        )
+        assert [b.text for b in screen.query(UserBlock)] == ["question 0", "question 1"]
+
+
+@pytest.mark.usefixtures("configured")
+def test_engine_services_read_the_session_that_continue_reopens(
+    workspace: Path, home: Path
+) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    header = SessionHeader(
+        id="20250101-000000-abcdef",
+        workspace=str(workspace),
+        created="2025-01-01T00:00:00",
+        model="deepseek-flash",
+        effort="auto",
+        system_prompt="",
+        tools_fingerprint="",
+    )
+    store = SessionStore.create(home / "sessions", workspace, header)
+    for message in conversation(2):
+        store.append(message)
+    store.close()
+
+    fresh = EngineServices(workspace, home=home)
+    assert list(fresh.saved_messages(fresh.new_runner(approver=None))) == []  # type: ignore[arg-type]
+
+    services = EngineServices(workspace, home=home, continue_last=True)
+    runner = services.new_runner(approver=None)  # type: ignore[arg-type]
+    assert runner.session_id == "(new session)"
+    saved = services.saved_messages(runner)
+    assert [m.content for m in saved if m.role == "assistant" and m.content] == [
+        "Answer **0**.",
+        "Answer **1**.",
+    ]
+    assert runner.session_id == header.id  # /status names it before the first turn
+
+
+def test_the_launch_session_is_read_without_building_the_engine(
+    workspace: Path, home: Path
+) -> None:
+    from reasonix_tui.deferred import DeferredServices
+    from reasonix_tui.saved_session import SavedSession
+
+    header = SessionHeader(
+        id="20250101-000000-abcdef",
+        workspace=str(workspace),
+        created="2025-01-01T00:00:00",
+        model="m",
+        effort="auto",
+        system_prompt="",
+        tools_fingerprint="",
+    )
+    store = SessionStore.create(home / "sessions", workspace, header)
+    for message in conversation(1):
+        store.append(message)
+    store.close()
+
+    def never() -> ScriptedServices:
+        raise AssertionError("the engine must not be built to draw the saved session")
+
+    saved = SavedSession(home / "sessions", workspace, None)  # -c: the newest
+    services = DeferredServices(never, workspace=workspace, config_home=home, saved=saved)
+    runner = services.new_runner(approver=None)  # type: ignore[arg-type]
+    assert [m.role for m in services.saved_messages(runner)] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert saved.session_id == header.id  # what the engine is then told to reopen
+    fresh = DeferredServices(never, workspace=workspace, config_home=home)
+    assert fresh.saved_messages(fresh.new_runner(approver=None)) == ()  # type: ignore[arg-type]
