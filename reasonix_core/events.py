@@ -243,6 +243,19 @@ class FleetItemChanged(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GoalRound(Event):
+    """Goal mode: one admitted round ended (docs/MODES.md#goal-mode). ``status`` is the
+    goal's after the round; the totals are the goal's, over every round so far."""
+
+    goal_id: str
+    round: int
+    status: str
+    rounds: int
+    tokens: int
+    cost: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RouteDecided(Event):
     """The coordinator chose who takes the turn (docs/MODES.md). ``reason`` names
     the directive or metadata, never the user's text."""
@@ -307,4 +320,5 @@ _KIND_BY_CLASS: dict[type[Event], str] = {
     TurnFailed: "turn_failed",
     RouteDecided: "route_decided",
     PlanReady: "plan_ready",
+    GoalRound: "goal_round",
 }

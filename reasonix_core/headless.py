@@ -29,6 +29,7 @@ from reasonix_core.startup_heap import resume_collection
 
 if TYPE_CHECKING:
     from reasonix_core.command.expander import Expanded, PromptExpander
+    from reasonix_core.goal.driver import GoalDriver
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,11 @@ class HeadlessOptions:
     overrides: dict[str, Any] = field(default_factory=dict)
     # --approve-plan: execute the continued session's pending plan (docs/MODES.md).
     approve_plan: bool = False
+    # --goal: drive this objective unattended (docs/MODES.md#goal-mode); the prompt
+    # is the objective. None bounds: [agent] max_goal_rounds / goal_token_budget.
+    goal: bool = False
+    max_goal_rounds: int | None = None
+    goal_token_budget: int | None = None
 
 
 @dataclass(kw_only=True)
@@ -227,6 +233,7 @@ async def run_headless(
             out.flush()
 
     refused: ReasonixError | None = None
+    goal_driver: GoalDriver | None = None
     # MCP servers start once the first request has left (or at their first use).
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
     async with open_runtime(
@@ -244,6 +251,9 @@ async def run_headless(
         try:
             if options.approve_plan:
                 turn = _approved_plan_turn(runtime)
+            elif options.goal:
+                goal_driver = _goal_driver(runtime, options)
+                turn = goal_driver.drive(runtime.runner, options.prompt)
             else:
                 # `/command args` (a custom command, a skill, an MCP prompt), @path and
                 # @server:uri exactly as the TUI expands them.
@@ -254,7 +264,7 @@ async def run_headless(
             # closed (its task groups would wrap it in an exception group).
             refused = exc
         else:
-            for text in () if options.approve_plan else expanded.notices:
+            for text in () if options.approve_plan or options.goal else expanded.notices:
                 emit(ev.Notice(level="warning", text=text))
             try:
                 async with aclosing(turn) as agent_events:
@@ -277,10 +287,23 @@ async def run_headless(
             except BaseException:
                 sink.finish("cancelled")
                 raise
+        plan_mode = runtime.plan_mode
+        saved_plan = plan_mode.saved if plan_mode is not None else None
+    if saved_plan is not None and finished is not None:
+        # Plan mode, headless: the plan waiting for --approve-plan is the result.
+        finished = dataclasses.replace(finished, stop_reason="plan_pending")
+        final_text = saved_plan.plan
     if refused is not None:
         raise refused
     # A run stopped by --max-steps did not finish its task: scripts must see that.
     ok = error is None and finished is not None and finished.stop_reason != "max_steps"
+    if goal_driver is not None and finished is not None:
+        # Only a completed goal is a success (blocked, a bound or a stop is not).
+        stop = goal_driver.stop.value if goal_driver.stop is not None else "stopped"
+        ok = ok and stop == "complete"
+        finished = dataclasses.replace(finished, stop_reason=f"goal_{stop}")
+        if not ok and error is None:
+            error = ev.TurnFailed(error=f"the goal ended {stop}, not complete", kind="goal")
     if ok:
         outcome = "success"
     elif finished is not None and finished.stop_reason == "max_steps":
@@ -329,6 +352,23 @@ async def run_headless(
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
 
 
+def _goal_driver(runtime: Runtime, options: HeadlessOptions) -> GoalDriver:
+    """Create and arm the goal; UsageError (before anything is sent) when it cannot."""
+    from reasonix_core.goal.driver import GoalBounds, GoalDriver
+    from reasonix_core.goal.state import GoalError
+
+    agent = runtime.config.agent
+    bounds = GoalBounds(
+        max_rounds=options.max_goal_rounds or agent.max_goal_rounds,
+        token_budget=options.goal_token_budget or agent.goal_token_budget,
+    )
+    try:
+        runtime.goals.create(options.prompt)
+    except GoalError as exc:
+        raise UsageError(f"--goal: {exc}") from None
+    return GoalDriver(runtime.goals, bounds)
+
+
 def _approved_plan_turn(runtime: Runtime) -> AsyncIterator[ev.Event]:
     """The executor's turn over the session's pending plan; UsageError (before
     anything is sent) when no plan waits."""
@@ -346,6 +386,8 @@ def _init_line(shape: ClaudeShape, runtime: Runtime, options: HeadlessOptions) -
     mcp = runtime.mcp
     servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
     preset = options.settings.permission_mode or runtime.config.permissions.preset
+    if options.settings.plan_mode:
+        preset = "plan"
     return shape.init_line(
         cwd=str(runtime.workspace),
         tools=runtime.agent.tools.names,

@@ -111,6 +111,8 @@ class RunMetrics:
     wall_ms: int = 0
     # Coordinator routes taken (RouteDecided), by route name (docs/MODES.md).
     routes: dict[str, int] = field(default_factory=dict)
+    # Goal mode: rounds the goal driver admitted (GoalRound).
+    goal_rounds: int = 0
 
     @property
     def cache_hit_ratio(self) -> float:
@@ -199,6 +201,8 @@ class MetricsSink:
             )
         elif isinstance(event, ev.RouteDecided):
             m.routes[event.route] = m.routes.get(event.route, 0) + 1
+        elif isinstance(event, ev.GoalRound):
+            m.goal_rounds += 1
         elif isinstance(event, ev.CompactionStarted):
             m.compactions += 1
         elif isinstance(event, ev.PrefixChanged):

@@ -130,8 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--permission-mode",
         dest="run_permission_mode",
-        choices=("ask", "auto", "yolo"),
-        help="permission preset (default from config)",
+        choices=("ask", "auto", "yolo", "plan"),
+        help="permission preset (default from config); plan: plan mode, writes blocked, "
+        "the plan saved for --approve-plan",
     )
     run.add_argument("-y", "--auto", action="store_true", help="same as --permission-mode auto")
     run.add_argument(
@@ -208,6 +209,28 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with -c or -r: execute the plan the session saved for approval (no prompt)",
     )
+    run.add_argument(
+        "--goal",
+        metavar="OBJECTIVE",
+        help="Goal mode: drive OBJECTIVE round by round until complete, blocked or a bound "
+        "(exit 0 only when complete; no prompt)",
+    )
+    run.add_argument(
+        "--max-goal-rounds", type=int, metavar="N", help="with --goal: at most N rounds"
+    )
+    run.add_argument(
+        "--goal-token-budget", type=int, metavar="N", help="with --goal: stop after N tokens"
+    )
+
+    goal = sub.add_parser("goal", help="show or change a session's goal (Goal mode)")
+    goal.add_argument(
+        "goal_command",
+        choices=("status", "pause", "resume", "clear"),
+        help="show it, or pause, resume or clear it (nothing is driven)",
+    )
+    goal.add_argument("-c", "--continue", dest="goal_continue", action="store_true",
+                      help="the newest session (the default)")  # fmt: skip
+    goal.add_argument("-r", "--resume", dest="goal_resume", metavar="ID", help="that session")
 
     trust = sub.add_parser(
         "trust", help="trust a folder's project settings (providers, presets, MCP servers)"
@@ -353,6 +376,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _goal(args: argparse.Namespace) -> int:
+    """``reasonix goal status|pause|resume|clear``: the session's goal records only;
+    nothing is driven (a goal is armed only by ``run --goal`` or the TUI)."""
+    from reasonix_core.agent.session import open_session
+    from reasonix_core.goal.state import GoalAction, GoalBook, GoalError
+    from reasonix_core.home import reasonix_home
+
+    loaded = open_session(reasonix_home() / "sessions", Path.cwd(), args.goal_resume)
+    try:
+        book = GoalBook(loaded.store)
+        goal = book.current()
+        if args.goal_command == "status":
+            print(goal.describe() if goal is not None else "no goal in this session")
+            return EXIT_OK
+        if goal is None:
+            return _fail("no goal in this session")
+        if args.goal_command == "clear":
+            book.clear()
+            print(f"cleared {goal.id}")
+            return EXIT_OK
+        action = GoalAction.PAUSE if args.goal_command == "pause" else GoalAction.RESUME
+        try:
+            print(book.update(goal.id, goal.revision, action).describe())
+        except GoalError as exc:
+            return _fail(f"goal {args.goal_command}: {exc}")
+        return EXIT_OK
+    finally:
+        loaded.store.close()
+
+
 def _bench_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     bench = sub.add_parser("bench", help="e2ebench: run tasks end to end, compare runs")
     bench_sub = bench.add_subparsers(dest="bench_command", metavar="ACTION")
@@ -419,7 +472,23 @@ def _start_run(args: argparse.Namespace) -> int:
             return _fail("--approve-plan needs -c or -r ID (the session holding the plan)")
         if args.prompt is not None:
             return _fail("--approve-plan takes no prompt: it executes the saved plan")
+        if "plan" in (args.run_permission_mode, args.permission_mode):
+            return _fail("--approve-plan executes the plan: it cannot run in plan mode")
         args.prompt = ""
+    if args.goal is not None:
+        if args.prompt is not None:
+            return _fail("--goal takes no prompt: the objective is the goal")
+        if not args.goal.strip():
+            return _fail("--goal needs an objective")
+        args.prompt = args.goal
+    elif args.max_goal_rounds is not None or args.goal_token_budget is not None:
+        return _fail("--max-goal-rounds and --goal-token-budget need --goal")
+    for flag, value in (
+        ("--max-goal-rounds", args.max_goal_rounds),
+        ("--goal-token-budget", args.goal_token_budget),
+    ):
+        if value is not None and value < 1:
+            return _fail(f"{flag} must be at least 1")
     prompt = args.prompt
     if prompt is not None and not _utf8(prompt):
         return _fail("the prompt is not valid UTF-8")
@@ -448,6 +517,10 @@ def _start_run(args: argparse.Namespace) -> int:
     if problem:
         return _fail(problem)
     mode = args.run_permission_mode or args.permission_mode
+    # Plan mode is not a preset: it blocks writers whatever the preset (-y too).
+    plan_mode = mode == "plan"
+    if plan_mode:
+        mode = None
     if args.auto:
         mode = "auto"
     workspace = Path.cwd()
@@ -482,6 +555,7 @@ def _start_run(args: argparse.Namespace) -> int:
         append_system_prompt=args.append_system_prompt,
         mcp_config=[p.expanduser().absolute() for p in args.mcp_config],
         **budgets,
+        plan_mode=plan_mode,
     )
     options = HeadlessOptions(
         prompt=prompt,
@@ -489,6 +563,9 @@ def _start_run(args: argparse.Namespace) -> int:
         output_format=args.output_format,
         metrics_path=args.metrics,
         approve_plan=args.approve_plan,
+        goal=args.goal is not None,
+        max_goal_rounds=args.max_goal_rounds,
+        goal_token_budget=args.goal_token_budget,
     )
     outcome = anyio.run(run_headless, options)
     return EXIT_OK if outcome.ok else EXIT_FAILED
@@ -1086,6 +1163,8 @@ def main(argv: list[str] | None = None) -> int:
 
             sys.stdout.write(run_setup(args, reasonix_home()))
             return EXIT_OK
+        if args.command == "goal":
+            return _goal(args)
         if args.command == "bench":
             if args.bench_command not in ("run", "report"):
                 parser.parse_args(["bench", "--help"])

@@ -105,6 +105,9 @@ class RunSettings:
     max_cost: float | None = None
     max_tokens: int | None = None
     max_time: float | None = None
+    # Start in plan mode (--permission-mode plan): writers blocked until the user
+    # approves a plan; independent of the preset (docs/MODES.md#plan-mode).
+    plan_mode: bool = False
 
 
 @dataclass(kw_only=True)
@@ -124,6 +127,10 @@ class Runtime:
     skills: SkillCatalog = field(default_factory=SkillCatalog)
     # The planner + executor Coordinator when [agent] planner_model is set.
     coordinator: Any = None
+    # The session's plan mode (reasonix_core.coordinator.plan_mode.PlanMode).
+    plan_mode: Any = None
+    # The session's goal (reasonix_core.goal.state.GoalBook).
+    goals: Any = None
 
     @property
     def runner(self) -> Any:
@@ -388,6 +395,16 @@ async def open_runtime(
             history = []
         stack.callback(store.close)
         context.session_id = store.id
+        from reasonix_core.coordinator.plan_mode import PlanMode
+
+        # Not persisted: a continued session starts outside plan mode unless asked.
+        context.plan_mode = plan_mode = PlanMode(policy, store, plan_approver)
+        if settings.plan_mode:
+            plan_mode.enter()
+        from reasonix_core.goal.state import GoalBook
+
+        # The goal is in the session's records; armed only when this process is told.
+        context.goals = goals = GoalBook(store)
 
         agent = assemble_agent(
             config=config,
@@ -451,6 +468,8 @@ async def open_runtime(
             mcp=mcp,
             skills=skills,
             coordinator=coordinator,
+            plan_mode=plan_mode,
+            goals=goals,
         )
 
 
@@ -529,6 +548,10 @@ def _context_suffix(
         recalled = recall_block(context, prompt) if prompt else ""
         if recalled:
             parts.append(recalled)
+        # The active goal rides in the user turn, never the cached system prompt.
+        goal = context.goals.context_block() if context.goals is not None else ""
+        if goal:
+            parts.append(goal)
         return "\n\n".join(parts)
 
     return suffix

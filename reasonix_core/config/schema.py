@@ -234,8 +234,6 @@ class AgentConfig(_Table):
             "subagent_effort",
             "subagent_models",
             "subagent_efforts",
-            "goal_token_budget",
-            "max_goal_rounds",
             "output_style",
             "plan_mode_read_only_commands",
             "vision_model",
@@ -265,6 +263,9 @@ class AgentConfig(_Table):
     retry_max_delay: float = Field(default=8.0, ge=0)
     stream_idle_timeout: float = Field(default=300, gt=0)
     planner_model: str = ""
+    # Goal mode bounds per driven stretch (docs/MODES.md#goal-mode); None: observed only.
+    max_goal_rounds: int | None = Field(default=None, ge=1)
+    goal_token_budget: int | None = Field(default=None, ge=1)
     system_prompt_extra: str = ""
     # Legacy, tolerated: read and kept, not sent (the loop uses the provider default).
     temperature: float | None = None

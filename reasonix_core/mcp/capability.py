@@ -134,7 +134,10 @@ class UseCapabilityTool:
         if not isinstance(arguments, dict):
             return ToolResult.error("use_capability: arguments must be a JSON object")
 
-        denied = await self._authorize(ctx, tool.name, tool.read_only, arguments)
+        # A tool its server calls destructive is judged as a writer (plan mode blocks
+        # it) even when it also claims to be read-only.
+        changes_nothing = tool.read_only and not tool.info.destructive
+        denied = await self._authorize(ctx, tool.name, changes_nothing, arguments)
         if denied is not None:
             return denied
         gate = self.host.gate

@@ -57,9 +57,17 @@ from reasonix_core.tool.base import ToolFamily
 if TYPE_CHECKING:
     from reasonix_core.permission.shell_lexer import Segment
 
+#: Why a writer is refused in plan mode (the model reads it in the tool result).
+PLAN_MODE_REFUSAL = (
+    "plan mode is on: file writes, bash and tools that may change anything are blocked "
+    "until the user approves a plan. Research with read-only tools, then call "
+    "exit_plan_mode with your plan"
+)
+
 __all__ = [
     "MODES",
     "MULTIPLEXERS",
+    "PLAN_MODE_REFUSAL",
     "PRESETS",
     "PRESET_SUMMARY",
     "Decision",
@@ -159,6 +167,10 @@ class Policy:
         self.forbid_read: tuple[str, ...] = tuple(_real(p) for p in forbid_read)
         self._session: list[Rule] = []
         self._auto_allow: dict[str, Callable[[Mapping[str, Any]], str | None]] = {}
+        # Plan mode (docs/MODES.md#plan-mode): every writer is denied, whatever the
+        # preset, rules or grants say, until the user approves a plan. Only the
+        # user turns it on; only an approved ``exit_plan_mode`` turns it off.
+        self.plan_mode = False
 
     # -- posture ------------------------------------------------------------
     @property
@@ -302,6 +314,10 @@ class Policy:
         for rule in self.deny:
             if rule_hits(rule, call, ws, loose=True):
                 return Decision(Verdict.DENY, rule.text, f"denied by rule {rule.text}")
+
+        if self.plan_mode and not read_only:
+            # Before grants, allow rules and presets: none of them answers plan mode.
+            return Decision(Verdict.DENY, None, PLAN_MODE_REFUSAL)
 
         # A bash redirection into a protected path is a file write like any other.
         for path in (*call.paths, *(w.path for w in call.writes if w.path)):

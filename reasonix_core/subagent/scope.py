@@ -35,6 +35,10 @@ NOT_FOR_CHILDREN: dict[str, str] = {
     "bash_output": "a subagent runs no background jobs",
     "kill_shell": "a subagent runs no background jobs",
     "run_skill": "a subagent's prompt carries no skills index (a profile is its whole prompt)",
+    "exit_plan_mode": "plan mode and its approval belong to the user's session",
+    "create_goal": "the goal belongs to the user's session",
+    "get_goal": "the goal belongs to the user's session",
+    "update_goal": "the goal belongs to the user's session",
 }
 
 #: The delegation tools (a child keeps them only while it may still nest).

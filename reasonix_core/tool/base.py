@@ -76,6 +76,13 @@ class CallGate(Protocol):
     ) -> GateAuthorization: ...
 
 
+class PlanModeHost(Protocol):
+    """What ``exit_plan_mode`` needs of the session's plan mode (declared here for
+    the same reason as :class:`CallGate`)."""
+
+    async def present(self, plan: str) -> ToolResult: ...
+
+
 class ToolFamily(enum.StrEnum):
     """What kind of effect a tool has; permission rules read it (the ``Read``
     and ``Edit`` aliases cover a family, network tools fall back to asking)."""
@@ -131,6 +138,13 @@ class ToolContext:
     # The session's permission gate, for tools that call other tools
     # (``use_capability``). None: their targets are not checked again.
     gate: CallGate | None = None
+    # The top-level session's plan mode, for ``exit_plan_mode``
+    # (reasonix_core.coordinator.plan_mode.PlanMode). None: a subagent, or no host,
+    # so the tool refuses.
+    plan_mode: PlanModeHost | None = None
+    # The top-level session's goal (reasonix_core.goal.state.GoalBook), for the goal
+    # tools. None: a subagent, so they refuse.
+    goals: Any = None
     # Memory: facts, the session-history index, automatic recall. None: built on
     # first use (reasonix_core.memory) and kept here.
     facts: FactStore | None = None

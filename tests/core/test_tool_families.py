@@ -32,6 +32,10 @@ ORDER = [
     "delete_range",
     "delete_symbol",
     "notebook_edit",
+    "exit_plan_mode",
+    "create_goal",
+    "get_goal",
+    "update_goal",
 ]
 FAMILIES = {
     "read": {"read_file", "ls", "glob", "grep"},
@@ -57,6 +61,10 @@ FAMILIES = {
         "task",
         "read_only_task",
         "fleet",
+        "exit_plan_mode",
+        "create_goal",
+        "get_goal",
+        "update_goal",
     },
 }
 

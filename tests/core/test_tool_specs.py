@@ -12,6 +12,10 @@ from reasonix_core.tool.registry import LazyTool
 # The delegation tools run the subagent runner, which builds agents: they live
 # above the tool layer (docs/SUBAGENTS.md), not in tool/builtin/.
 DELEGATION_MODULE = "reasonix_core.subagent.tools"
+# exit_plan_mode reaches the host's plan approval and saved plans (coordinator/).
+PLAN_MODE_MODULE = "reasonix_core.coordinator.plan_mode"
+# The goal tools read and change the session's goal projection (goal/).
+GOAL_MODULE = "reasonix_core.goal.tools"
 
 
 def test_each_spec_names_the_class_that_implements_it() -> None:
@@ -19,7 +23,12 @@ def test_each_spec_names_the_class_that_implements_it() -> None:
         assert isinstance(tool, LazyTool)
         real = tool.load()
         module = type(real).__module__
-        assert module in (f"reasonix_core.tool.builtin.{tool.name}", DELEGATION_MODULE)
+        assert module in (
+            f"reasonix_core.tool.builtin.{tool.name}",
+            DELEGATION_MODULE,
+            PLAN_MODE_MODULE,
+            GOAL_MODULE,
+        )
         for field in ("name", "description", "read_only", "family", "parameters"):
             assert getattr(real, field) == getattr(tool, field), (tool.name, field)
     assert [t.name for t in builtin_tools()] == [spec.name for spec in BUILTIN_TOOLS]
@@ -30,7 +39,7 @@ def test_building_the_tool_list_imports_no_tool_module() -> None:
         "import sys\n"
         "from reasonix_core.tool import ToolRegistry, builtin_tools\n"
         "registry = ToolRegistry(builtin_tools())\n"
-        "assert len(registry) == 25, len(registry)\n"
+        "assert len(registry) == 29, len(registry)\n"
         "loaded = [m for m in sys.modules if m.startswith('reasonix_core.tool.builtin.')]\n"
         "assert loaded == ['reasonix_core.tool.builtin.specs'], loaded\n"
     )

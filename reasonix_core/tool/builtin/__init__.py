@@ -13,11 +13,14 @@ from reasonix_core.tool.builtin.specs import (
     ASK,
     BASH,
     BASH_OUTPUT,
+    CREATE_GOAL,
     DELETE_RANGE,
     DELETE_SYMBOL,
     EDIT_FILE,
+    EXIT_PLAN_MODE,
     FLEET,
     FORGET,
+    GET_GOAL,
     GLOB,
     GREP,
     HISTORY,
@@ -33,6 +36,7 @@ from reasonix_core.tool.builtin.specs import (
     RUN_SKILL,
     TASK,
     TODO_WRITE,
+    UPDATE_GOAL,
     WEB_FETCH,
     WRITE_FILE,
     ToolSpec,
@@ -73,4 +77,10 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     DELETE_RANGE,
     DELETE_SYMBOL,
     NOTEBOOK_EDIT,
+    # Plan mode (docs/MODES.md#plan-mode): present a plan for the user's approval.
+    EXIT_PLAN_MODE,
+    # Goal mode (docs/MODES.md#goal-mode).
+    CREATE_GOAL,
+    GET_GOAL,
+    UPDATE_GOAL,
 )
