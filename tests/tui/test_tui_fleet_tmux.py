@@ -6,22 +6,13 @@ loopback fixture, scripted by content (the children's requests interleave)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-import uuid
 from pathlib import Path
 
-import pytest
-from test_tui_e2e_tmux import _tmux, _wait_for
+from tmux_session import fixture_provider, reasonix_in_tmux, tmux_test_marks
 
-from reasonix_testkit import ChatDialect, ContentScript, FixtureServer, Reply, Stall, ToolCallSpec
+from reasonix_testkit import ContentScript, Reply, Stall, ToolCallSpec
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
-]
+pytestmark = tmux_test_marks
 
 
 def test_fleet_cards_and_escape_in_the_real_binary(tmp_path: Path) -> None:
@@ -37,47 +28,20 @@ def test_fleet_cards_and_escape_in_the_real_binary(tmp_path: Path) -> None:
     )
     script.when("ITEM-QUICK", Reply(content="quick answer"))
     script.when("ITEM-SLOW", Stall(60))
-    server = FixtureServer(ChatDialect("deepseek"), api_key="sk-e2e", port=0)
-    server.responder = script
-    server.start()
-    home, workspace = tmp_path / "rx-home", tmp_path / "ws"
-    home.mkdir()
-    workspace.mkdir()
-    (home / "config.toml").write_text(
-        "[[providers]]\n"
-        'name = "fixture"\n'
-        'kind = "openai"\n'
-        f'base_url = "{server.base_url}"\n'
-        'models = ["deepseek-flash"]\n'
-        'default = "deepseek-flash"\n'
-        'api_key_env = "FIXTURE_API_KEY"\n'
-        "context_window = 131072\n"
-        'reasoning_protocol = "deepseek"\n'
-    )
-    (home / ".env").write_text("FIXTURE_API_KEY=sk-e2e\n")
-    session = f"reasonix-fleet-{uuid.uuid4().hex[:8]}"
-    command = (
-        f"cd {workspace} && env REASONIX_HOME={home} TERM=xterm-256color "
-        f"{sys.executable} -m reasonix_tui --permission-mode yolo; sleep 5"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "32", command],
-        check=True,
-        env=env,
-    )
-    try:
-        _wait_for(session, "Ask Reasonix")
-        _tmux("send-keys", "-t", session, "PARENT-FLEET split it", "Enter")
-        screen = _wait_for(session, "✓ quick")
+    with (
+        fixture_provider(tmp_path, responder=script) as provider,
+        reasonix_in_tmux(
+            provider, name="reasonix-fleet", args="--permission-mode yolo", width=110
+        ) as pane,
+    ):
+        pane.wait_for("Ask Reasonix")
+        pane.send_keys("PARENT-FLEET split it", "Enter")
+        screen = pane.wait_for("✓ quick")
         assert "fleet  2 items  running" in screen
         assert "◐ slow · read_only_task" in screen  # live, under the fleet's card
         assert "quick answer" not in screen  # a child's answer is not the parent's
-        _tmux("send-keys", "-t", session, "Escape")
-        screen = _wait_for(session, "Turn cancelled")
+        pane.send_keys("Escape")
+        screen = pane.wait_for("Turn cancelled")
         assert "⊘ slow" in screen and "✓ quick" in screen
-        _tmux("send-keys", "-t", session, "and now?", "Enter")
-        _wait_for(session, "The parent goes on.")
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
-        server.stop()
+        pane.send_keys("and now?", "Enter")
+        pane.wait_for("The parent goes on.")
