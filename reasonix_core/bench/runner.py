@@ -366,7 +366,11 @@ def _verify(
     shutil.copyfile(answer, scratch / answer.name)
     answer_copy = scratch / answer.name
     if verifier.suffix == ".py":
-        argv = [sys.executable, "-c", _VERIFY_PY, str(verifier), str(ws), str(answer_copy)]
+        # The base interpreter, not the virtualenv's: verifiers use the standard library
+        # only, and a virtualenv under /tmp (a CI checkout there) is hidden from the
+        # sandbox, which mounts an empty tmpfs over /tmp.
+        python = getattr(sys, "_base_executable", None) or sys.executable
+        argv = [python, "-c", _VERIFY_PY, str(verifier), str(ws), str(answer_copy)]
     else:
         argv = ["bash", str(verifier), str(ws), str(answer_copy)]
     out, err = folder / "verify.stdout", folder / "verify.stderr"
