@@ -12,8 +12,10 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +210,39 @@ def tool_loop_responder(steps: int, delay: float = 0.0) -> Any:
         return Reply(reasoning=f"Step {step}: look again.", tool_calls=[call], delay=delay)
 
     return responder
+
+
+@contextmanager
+def tool_loop_server(mode: str, steps: int, delay: float = 0.0) -> Iterator[str]:
+    """A fresh fixture server (fresh prompt cache) serving the tool loop of
+    ``tool_loop_responder``, in a thread or in its own process (``_serve.py``, so the
+    server's work does not share the interpreter with what is measured); yields its
+    base URL."""
+    from reasonix_testkit import ChatDialect, FixtureServer
+
+    if mode == "thread":
+        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
+            server.responder = tool_loop_responder(steps, delay)
+            yield server.base_url
+        return
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parent / "_serve.py"),
+            str(steps),
+            str(delay),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http"):
+            raise SystemExit("the fixture server process did not start")
+        yield url
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=10)

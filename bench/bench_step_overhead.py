@@ -41,56 +41,26 @@ import inspect
 import io
 import pstats
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import aclosing, contextmanager
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
-from _common import tool_loop_responder, use_env, verdict, write_config
+from _common import tool_loop_server, use_env, verdict, write_config
 
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.provider.base import PreparedRequest
-from reasonix_testkit import ChatDialect, FixtureServer
 
-BENCH = Path(__file__).resolve().parent
 TARGET_MS = 5.0
 PROMPT = "Look at tiny.txt and the folder listing a few times, then tell me what the file says."
-
-
-@contextmanager
-def fixture(mode: str, steps: int) -> Iterator[str]:
-    """A fresh fixture server (fresh prompt cache) serving the tool loop; yields its base URL."""
-    if mode == "thread":
-        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
-            server.responder = tool_loop_responder(steps)
-            yield server.base_url
-        return
-    proc = subprocess.Popen(
-        [sys.executable, str(BENCH / "_serve.py"), str(steps)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        if not url.startswith("http"):
-            raise SystemExit("the fixture server process did not start")
-        yield url
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=10)
 
 
 @dataclass
@@ -191,9 +161,9 @@ def measure(mode: str, steps: int, reps: int, root: Path) -> dict[str, float]:
     use_env(home)
     turns: list[dict[str, float]] = []
     for rep in range(reps + 1):  # the first repetition warms up and is not counted
-        with fixture(mode, steps) as url:
+        with tool_loop_server(mode, steps) as url:
             turn = anyio.run(agent_turn, home, workspace, url, steps)
-        with fixture(mode, steps) as url:
+        with tool_loop_server(mode, steps) as url:
             base = anyio.run(replay, url, turn.sent)
         if rep == 0:
             continue
@@ -248,9 +218,9 @@ def profile(steps: int, root: Path) -> None:
     workspace.mkdir()
     (workspace / "tiny.txt").write_text("hello\n", encoding="utf-8")
     use_env(home)
-    with fixture("process", steps) as url:
+    with tool_loop_server("process", steps) as url:
         anyio.run(agent_turn, home, workspace, url, steps)  # warm-up
-    with fixture("process", steps) as url:
+    with tool_loop_server("process", steps) as url:
         prof = cProfile.Profile()
         prof.enable()
         anyio.run(agent_turn, home, workspace, url, steps)

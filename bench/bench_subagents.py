@@ -37,16 +37,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
-from _common import tool_loop_responder, use_env, verdict, write_config
+from _common import tool_loop_server, use_env, verdict, write_config
 
 from reasonix_core import events as ev
 from reasonix_core.agent.builder import RunSettings, open_runtime
@@ -55,36 +52,8 @@ from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.tools import FleetTool
 from reasonix_core.tool.base import current_call_id
-from reasonix_testkit import ChatDialect, FixtureServer
 
-BENCH = Path(__file__).resolve().parent
 TARGET = 1.5
-
-
-@contextmanager
-def fixture(mode: str, steps: int, delay: float) -> Iterator[str]:
-    """The tool-loop "model" (same script for every child); yields its base URL."""
-    if mode == "thread":
-        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
-            server.responder = tool_loop_responder(steps, delay)
-            yield server.base_url
-        return
-    proc = subprocess.Popen(
-        [sys.executable, str(BENCH / "_serve.py"), str(steps), str(delay)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        if not url.startswith("http"):
-            raise SystemExit("the fixture server process did not start")
-        yield url
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=10)
 
 
 def prompt(k: int) -> str:
@@ -133,7 +102,7 @@ def measure(mode: str, children: int, steps: int, reps: int, delay: float, root:
         workspace.mkdir(parents=True)
         (workspace / "tiny.txt").write_text("hello\n", encoding="utf-8")
         use_env(home)
-        with fixture(mode, steps, delay) as url:
+        with tool_loop_server(mode, steps, delay) as url:
             write_config(home, url)
             alone, fleet = anyio.run(one_rep, home, workspace, children)
         if rep:
