@@ -222,7 +222,7 @@ class ScriptedServices(BaseServices):
     config_home: Path = Path("/nonexistent/.reasonix")
     context_window: int = 128_000
     permission_mode: str = "ask"
-    permission_modes: Sequence[str] = ("ask", "auto", "yolo")
+    permission_modes: Sequence[str] = ("ask", "auto", "plan")
     model: str = "deepseek-flash"
     effort: str = "high"
     model_names: list[str] = field(default_factory=lambda: ["deepseek-flash", "deepseek-v4-pro"])

@@ -39,6 +39,7 @@ from reasonix_core.config import (
     resolve_model,
     save_api_key,
 )
+from reasonix_core.coordinator.plan_mode import PLAN_MODE
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
@@ -70,6 +71,9 @@ class EngineRunner:
     runtime: Runtime | None = None
     error: BaseException | None = None
     starting: bool = False
+    # Plan mode as last put into the runtime (at a turn's start): a runtime out of
+    # plan mode after that means the user approved the model's plan.
+    plan_applied: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
 
@@ -144,12 +148,14 @@ class EngineServices(BaseServices):
         self.effort = check_effort(
             effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
         )
-        self.permission_mode = permission_mode or self.config.permissions.preset
-        # Shift+Tab cycles ask -> auto (-> plan, once plan mode exists). yolo is never
-        # one keystroke away; it joins the cycle only when the session started in it.
-        self.permission_modes: tuple[str, ...] = ("ask", "auto")
-        if self.permission_mode not in self.permission_modes:
-            self.permission_modes = (*self.permission_modes, self.permission_mode)
+        # The preset in force; plan mode sits on top of it (docs/MODES.md#plan-mode).
+        self._preset = permission_mode or self.config.permissions.preset
+        self._plan = False
+        # Shift+Tab cycles ask -> auto -> plan. yolo is never one keystroke away from
+        # ask; it joins the cycle only when the session started in it.
+        self.permission_modes: tuple[str, ...] = ("ask", "auto", PLAN_MODE)
+        if self._preset not in self.permission_modes:
+            self.permission_modes = (*self.permission_modes, self._preset)
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
@@ -165,6 +171,31 @@ class EngineServices(BaseServices):
         # Discovered once for the app: the / menu lists them and every session
         # starts from this snapshot (its index is frozen for the session).
         self.skills = load_catalog(mcp_workspace, self.config_home)
+
+    @property
+    def permission_mode(self) -> str:
+        """What the status bar shows: ``plan`` while plan mode is on, else the preset."""
+        self._sync_plan()
+        return PLAN_MODE if self._plan else self._preset
+
+    @permission_mode.setter
+    def permission_mode(self, mode: str) -> None:
+        # Takes effect at the next turn's start (acquire), as a preset change does.
+        self._sync_plan()
+        if mode == PLAN_MODE:
+            self._plan = True
+        else:
+            self._preset, self._plan = mode, False
+
+    def _sync_plan(self) -> None:
+        """An approved ``exit_plan_mode`` (or ``/plan``) turned plan mode off in the
+        runtime: the user's choice follows it."""
+        runner = self._active
+        runtime = runner.runtime if runner is not None else None
+        if runtime is None or runner is None or not (runner.plan_applied and self._plan):
+            return
+        if not runtime.policy.plan_mode:
+            self._plan = runner.plan_applied = False
 
     @property
     def context_window(self) -> int:
@@ -205,7 +236,7 @@ class EngineServices(BaseServices):
                 raise runner.error
             raise ConfigError(f"could not start the session: {runner.error}")
         assert runner.runtime is not None
-        self._apply_mode(runner.runtime)
+        self._apply_mode(runner)
         return runner.runtime
 
     async def _hold(self, runner: EngineRunner) -> None:
@@ -216,7 +247,7 @@ class EngineServices(BaseServices):
             workspace=self.workspace,
             model=self._resolved.ref if self._model_chosen or not continued else None,
             effort=effort if self._effort_chosen or not continued else None,
-            permission_mode=self.permission_mode,
+            permission_mode=self._preset,
             resume_id=runner.resume_id,
             continue_last=continue_last,
             home=self.config_home,
@@ -245,14 +276,24 @@ class EngineServices(BaseServices):
             runner.ready.set()
 
     def _switch(self, runner: EngineRunner) -> EngineRunner:
+        self._sync_plan()  # a new session starts in the mode the user sees
         if self._active is not None:
             self._active.closed.set()
         self._active = runner
         return runner
 
-    def _apply_mode(self, runtime: Runtime) -> None:
-        if runtime.policy.preset != self.permission_mode:
-            runtime.policy.preset = self.permission_mode
+    def _apply_mode(self, runner: EngineRunner) -> None:
+        runtime = runner.runtime
+        assert runtime is not None
+        self._sync_plan()
+        if runtime.policy.preset != self._preset:
+            runtime.policy.preset = self._preset
+        plan_mode = runtime.plan_mode
+        if plan_mode is not None and self._plan and not plan_mode.active:
+            plan_mode.enter()
+        elif plan_mode is not None and not self._plan and plan_mode.active:
+            plan_mode.leave()
+        runner.plan_applied = self._plan
 
     # -- AppServices --------------------------------------------------------
 

@@ -333,6 +333,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         if any(w.group == "turn" and not w.is_finished for w in self.workers):
             return
         self._set_busy(False)
+        self.refresh_status()  # the turn may have changed the mode (an approved plan)
         if self.queue and self._hold_queue:
             await self._return_queue()
         self._hold_queue = False
@@ -437,9 +438,14 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         mode = modes[(index + 1) % len(modes)]
         self.services.permission_mode = mode
         self.refresh_status()
+        from reasonix_core.coordinator.plan_mode import PLAN_MODE, PLAN_MODE_SUMMARY
         from reasonix_core.permission.policy import PRESET_SUMMARY
 
-        self.status.update_state(hint=f"{mode}: {PRESET_SUMMARY.get(mode, mode)}")
+        summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
+        explanation = f"{mode}: {summary}"
+        self.status.update_state(hint=explanation)
+        # The hint goes at the next keystroke; the toast says it a little longer.
+        self.notify(explanation, title="Mode", timeout=4)
 
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:

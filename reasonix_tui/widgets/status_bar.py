@@ -13,7 +13,12 @@ from textual.widget import Widget
 from reasonix_tui import format as fmt
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-MODE_STYLE = {"ask": "$text-primary", "auto": "$text-warning", "yolo": "bold $text-error"}
+MODE_STYLE = {
+    "ask": "$text-primary",
+    "auto": "$text-warning",
+    "plan": "bold $text-success",
+    "yolo": "bold $text-error",
+}
 
 
 @dataclass(frozen=True, slots=True)

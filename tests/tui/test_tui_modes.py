@@ -1,0 +1,120 @@
+"""Plan mode, ``/plan`` and ``/goal`` in the app, over the real engine at the
+loopback fixture: Shift+Tab puts the session in plan mode, a write is refused
+until the user approves the plan in the dialog, a kept plan can be approved later
+with ``/plan``, and ``/goal`` arms the core's goal driver."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reasonix_testkit import Reply, ToolCallSpec
+from reasonix_tui.app import ReasonixApp
+from reasonix_tui.engine import EngineServices
+from reasonix_tui.screens.plan_approval import PlanApprovalScreen
+from tests.tui.tui_helpers import send, session, until
+
+SIZE = (100, 32)
+PLAN = "1. Write notes.txt with the word hello"
+
+pytestmark = pytest.mark.usefixtures("configured")
+
+
+def _call(name: str, **arguments: object) -> Reply:
+    return Reply(tool_calls=[ToolCallSpec(name, json.dumps(arguments))])
+
+
+def _tool_results(server: object) -> list[str]:
+    body = server.requests[-1].json  # type: ignore[attr-defined]
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+async def _idle(pilot, server, requests: int) -> None:  # type: ignore[no-untyped-def]
+    screen = session(pilot)
+    await until(pilot, lambda: len(server.requests) >= requests and not screen.busy, 30)
+    await pilot.pause()
+
+
+async def _dialog(pilot) -> PlanApprovalScreen:  # type: ignore[no-untyped-def]
+    await until(pilot, lambda: isinstance(pilot.app.screen, PlanApprovalScreen), 30)
+    dialog = pilot.app.screen
+    assert isinstance(dialog, PlanApprovalScreen)
+    return dialog
+
+
+async def _enter_plan_mode(pilot) -> None:  # type: ignore[no-untyped-def]
+    screen = session(pilot)
+    for _ in range(3):
+        if screen.status.state.mode == "plan":
+            break
+        await pilot.press("shift+tab")
+    assert screen.status.state.mode == "plan"
+    assert "approval" in screen.status.state.hint
+
+
+async def test_shift_tab_cycles_ask_auto_plan_and_never_reaches_yolo(
+    workspace: Path, home: Path
+) -> None:
+    services = EngineServices(workspace, home=home)
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = session(pilot)
+        seen = []
+        for _ in range(6):
+            await pilot.press("shift+tab")
+            seen.append(screen.status.state.mode)
+        assert seen == ["auto", "plan", "ask", "auto", "plan", "ask"]
+        await pilot.press("shift+tab", "shift+tab")
+        assert screen.status.state.hint.startswith("plan: read-only tools")
+        assert "● plan" in str(screen.status.render())
+
+
+async def test_plan_mode_blocks_a_write_until_the_user_approves(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    target = workspace / "notes.txt"
+    configured.enqueue(_call("write_file", path="notes.txt", content="hello\n"))
+    configured.enqueue(_call("exit_plan_mode", plan=PLAN))
+    configured.enqueue(_call("write_file", path="notes.txt", content="hello\n"))
+    configured.enqueue(Reply(content="done"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _enter_plan_mode(pilot)
+        assert services.permission_mode == "plan"
+        await send(pilot, "write hello to notes.txt")
+        dialog = await _dialog(pilot)
+        assert dialog.plan == PLAN
+        # The write before the approval was refused, and nothing is on disk.
+        assert not target.exists()
+        assert "plan mode is on" in _tool_results(configured)[0]
+        await pilot.press("a")
+        await _idle(pilot, configured, 4)
+        assert target.read_text() == "hello\n"
+        # The approval ended plan mode: the session is back on its preset.
+        assert services.permission_mode == "auto"
+        assert session(pilot).status.state.mode == "auto"
+
+
+async def test_leaving_plan_mode_with_shift_tab_lets_writes_through(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    configured.enqueue(_call("write_file", path="a.txt", content="one\n"))
+    configured.enqueue(Reply(content="refused"))
+    configured.enqueue(_call("write_file", path="a.txt", content="two\n"))
+    configured.enqueue(Reply(content="written"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _enter_plan_mode(pilot)
+        await send(pilot, "write a.txt")
+        await _idle(pilot, configured, 2)
+        assert not (workspace / "a.txt").exists()
+        await pilot.press("shift+tab")  # plan -> ask
+        await pilot.press("shift+tab")  # ask -> auto
+        assert services.permission_mode == "auto"
+        await send(pilot, "write a.txt now")
+        await _idle(pilot, configured, 4)
+        assert (workspace / "a.txt").read_text() == "two\n"
