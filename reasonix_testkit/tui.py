@@ -133,6 +133,7 @@ class ScriptedRunner:
         self._session_id = session_id
         self.event_delay = event_delay
         self.prompts: list[str] = []
+        self.metas: list[Any] = []  # the TurnMeta of each turn (None: an ordinary one)
         self.decisions: list[ApprovalDecision] = []
         self.plan_verdicts: list[Any] = []
         self.allowed_scopes: set[str] = set()
@@ -151,8 +152,9 @@ class ScriptedRunner:
     def effort(self) -> str:
         return self._services.effort
 
-    async def run(self, prompt: str) -> AsyncIterator[Event]:
+    async def run(self, prompt: str, meta: Any = None) -> AsyncIterator[Event]:
         self.prompts.append(prompt)
+        self.metas.append(meta)
         turn = self._services.next_turn(prompt)
         try:
             if not turn or not isinstance(turn[0], TurnStarted):
@@ -245,6 +247,7 @@ class ScriptedServices(BaseServices):
     continue_session: str | None = None
     # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
     skills: Any = None
+    budget: str = ""  # what budget_left reports (the task budget's remainder)
     # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
     report: Any = None
     preview: Any = None
@@ -315,6 +318,9 @@ class ScriptedServices(BaseServices):
 
     def reconnect_mcp(self, name: str) -> None:
         self.reconnected.append(name)
+
+    def budget_left(self, runner: Any) -> str:
+        return self.budget
 
     def cache_report(self, runner: Any) -> Any:
         return self.report

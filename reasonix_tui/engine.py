@@ -40,16 +40,19 @@ from reasonix_core.config import (
     save_api_key,
 )
 from reasonix_core.coordinator.plan_mode import PLAN_MODE
+from reasonix_core.coordinator.plans import SavedPlan
+from reasonix_core.coordinator.routes import TurnMeta
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
 from reasonix_core.skills import load_catalog
-from reasonix_tui import rewind_service
+from reasonix_tui import mode_service, rewind_service
 from reasonix_tui.services import (
     DEEPSEEK_KEYS_URL,
     ApiKeyInfo,
     BaseServices,
+    GoalView,
     McpServerView,
     RewindDone,
     RewindPreview,
@@ -91,19 +94,13 @@ class EngineRunner:
     def effort(self) -> str:
         return self.runtime.agent.effort if self.runtime else self.services.effort
 
-    @property
-    def budget_left(self) -> str:
-        """The task budget's remainder (``$0.42 · 3m left``); empty without one."""
-        budget = self.runtime.agent.options.budget if self.runtime else None
-        return budget.left() if budget is not None else ""
-
-    async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
         try:
             runtime = await self.services.acquire(self)
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
-        async with aclosing(runtime.runner.run(prompt)) as events:
+        async with aclosing(runtime.runner.run(prompt, meta)) as events:
             async for event in events:
                 yield event
 
@@ -509,6 +506,56 @@ class EngineServices(BaseServices):
             when=self._utc_now(),
             rebill=functools.partial(rebill_cost, make_price_fn(self.config)),
         )
+
+    def budget_left(self, runner: object) -> str:
+        runtime = runner.runtime if isinstance(runner, EngineRunner) else None
+        budget = runtime.agent.options.budget if runtime is not None else None
+        return budget.left() if budget is not None else ""
+
+    # -- /plan and /goal (reasonix_tui/mode_service.py) ------------------------
+
+    async def pending_plan(self, runner: object) -> SavedPlan | None:
+        if not isinstance(runner, EngineRunner):
+            return None
+        runtime = await self.acquire(runner)
+        return await anyio.to_thread.run_sync(mode_service.waiting_plan, runtime)
+
+    async def execute_plan(self, runner: object) -> AsyncIterator[ev.Event]:
+        if not isinstance(runner, EngineRunner):
+            return
+        # The user approved a plan: plan mode ends, as an approved exit_plan_mode ends it.
+        self._plan = False
+        try:
+            runtime = await self.acquire(runner)
+        except ReasonixError as exc:
+            yield ev.TurnFailed(error=str(exc), kind="config")
+            return
+        async with aclosing(mode_service.execute_plan(runtime)) as events:
+            async for event in events:
+                yield event
+
+    async def reject_plan(self, runner: object) -> None:
+        if isinstance(runner, EngineRunner):
+            runtime = await self.acquire(runner)
+            await anyio.to_thread.run_sync(mode_service.discard_plan, runtime)
+
+    async def goal(self, runner: object, action: str, objective: str = "") -> GoalView | None:
+        if not isinstance(runner, EngineRunner):
+            raise ValueError("there is no session")
+        runtime = await self.acquire(runner)
+        return mode_service.change_goal(runtime, action, objective)
+
+    async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[ev.Event]:
+        if not isinstance(runner, EngineRunner):
+            return
+        try:
+            runtime = await self.acquire(runner)
+        except ReasonixError as exc:
+            yield ev.TurnFailed(error=str(exc), kind="config")
+            return
+        async with aclosing(mode_service.drive_goal(runtime, objective)) as events:
+            async for event in events:
+                yield event
 
     async def compact(self, runner: object, focus: str = "") -> AsyncIterator[ev.Event]:
         """Manual ``/compact``: prune and fold the history now (retries even

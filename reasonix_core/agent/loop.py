@@ -69,6 +69,7 @@ from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
     from reasonix_core.checkpoint.recorder import Checkpointer
+    from reasonix_core.coordinator.routes import TurnMeta
 
 log = logging.getLogger(__name__)
 
@@ -261,10 +262,11 @@ class Agent:
 
     # -- the turn ---------------------------------------------------------
 
-    async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
         """prepare -> request with retry -> commit the answer, or run the tools
         and take the next step. Every phase says in ``step.over`` whether the
-        turn ended (it then yielded TurnFinished or TurnFailed)."""
+        turn ended (it then yielded TurnFinished or TurnFailed). ``meta`` routes a
+        Coordinator's turn; a single model has one route, so it is not read here."""
         yield self._begin_turn(prompt)
         try:
             async with aclosing(self._steps()) as events:

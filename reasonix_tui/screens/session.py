@@ -26,6 +26,7 @@ from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
 from reasonix_tui.prompt_history import PromptHistory
+from reasonix_tui.screens.mode_commands import ModeCommands
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.rewind import open_rewind
 from reasonix_tui.screens.session_commands import SessionCommands
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 TICK_SECONDS = 0.25
 
 
-class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
+class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None]):
     CSS_PATH = "session.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -216,8 +217,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     def _tick(self) -> None:
         animate = self.app.animation_level != "none"
         frame = self.status.state.frame + 1 if animate else 0
-        # Only the engine's runner has a task budget (reasonix_core/agent/budget.py).
-        left = getattr(self.runner, "budget_left", "")
+        left = self.services.budget_left(self.runner)
         self.status.update_state(now=self.services.clock(), frame=frame, budget_left=left)
 
     def _set_busy(self, busy: bool) -> None:

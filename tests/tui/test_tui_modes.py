@@ -118,3 +118,66 @@ async def test_leaving_plan_mode_with_shift_tab_lets_writes_through(
         await send(pilot, "write a.txt now")
         await _idle(pilot, configured, 4)
         assert (workspace / "a.txt").read_text() == "two\n"
+
+
+async def test_slash_plan_reopens_a_kept_plan_and_approving_executes_it(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    configured.enqueue(_call("exit_plan_mode", plan=PLAN))
+    configured.enqueue(Reply(content="I will keep planning."))
+    async with app.run_test(size=SIZE) as pilot:
+        await _enter_plan_mode(pilot)
+        await send(pilot, "write hello to notes.txt")
+        await _dialog(pilot)
+        await pilot.press("k")  # keep planning: nothing executes, the plan waits
+        await _idle(pilot, configured, 2)
+        assert not (workspace / "notes.txt").exists()
+        assert services.permission_mode == "plan"
+
+        configured.enqueue(_call("write_file", path="notes.txt", content="hello\n"))
+        configured.enqueue(Reply(content="written"))
+        await send(pilot, "/plan")
+        dialog = await _dialog(pilot)
+        assert dialog.plan == PLAN and dialog.title_text == "Plan waiting for approval"
+        await pilot.press("a")
+        await _idle(pilot, configured, 4)
+        assert (workspace / "notes.txt").read_text() == "hello\n"
+        # The executor's turn carries the plan in its user turn (the prefix only grows).
+        users = [m for m in configured.requests[2].json["messages"] if m["role"] == "user"]
+        assert f"<plan>\n{PLAN}\n</plan>" in users[-1]["content"]
+        assert services.permission_mode == "auto"  # approving ended plan mode
+        # Executed at most once: nothing waits any more.
+        await send(pilot, "/plan")
+        await until(pilot, lambda: "No plan is waiting" in _notices(pilot)[-1])
+
+
+async def test_slash_plan_reject_discards_the_plan(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    configured.enqueue(_call("exit_plan_mode", plan=PLAN))
+    configured.enqueue(Reply(content="kept"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/plan")
+        await until(pilot, lambda: "No plan is waiting" in _notices(pilot)[-1], 30)
+        await _enter_plan_mode(pilot)
+        await send(pilot, "plan it")
+        await _dialog(pilot)
+        await pilot.press("escape")  # Esc keeps planning
+        await _idle(pilot, configured, 2)
+        await send(pilot, "/plan")
+        await _dialog(pilot)
+        await pilot.press("r")
+        await until(pilot, lambda: "Plan rejected" in _notices(pilot)[-1])
+        await send(pilot, "/plan")
+        await until(pilot, lambda: "No plan is waiting" in _notices(pilot)[-1])
+        assert len(configured.requests) == 2  # nothing was executed
+
+
+def _notices(pilot) -> list[str]:  # type: ignore[no-untyped-def]
+    from reasonix_tui.widgets.blocks import NoticeBlock
+
+    return [n.text for n in session(pilot).query(NoticeBlock)]

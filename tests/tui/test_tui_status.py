@@ -44,7 +44,7 @@ async def test_status_bar_shows_the_task_budget_left(tmp_path: Path) -> None:
         screen = session(pilot)
         status = screen.status
         assert "budget" not in str(status.render())  # no budget: nothing shown
-        screen.runner.budget_left = meter.left()  # what the engine's runner reports
+        services.budget = meter.left()  # what the engine's services report
         screen._tick()
         await pilot.pause()
         assert "budget $0.30 · 10k tok left" in str(status.render())
