@@ -153,9 +153,7 @@ async def test_slash_plan_reopens_a_kept_plan_and_approving_executes_it(
         await until(pilot, lambda: "No plan is waiting" in _notices(pilot)[-1])
 
 
-async def test_slash_plan_reject_discards_the_plan(
-    workspace: Path, home: Path, configured
-) -> None:  # type: ignore[no-untyped-def]
+async def test_slash_plan_reject_discards_the_plan(workspace: Path, home: Path, configured) -> None:  # type: ignore[no-untyped-def]
     services = EngineServices(workspace, home=home, permission_mode="auto")
     app = ReasonixApp(services, cursor_blink=False)
     configured.enqueue(_call("exit_plan_mode", plan=PLAN))
@@ -181,3 +179,77 @@ def _notices(pilot) -> list[str]:  # type: ignore[no-untyped-def]
     from reasonix_tui.widgets.blocks import NoticeBlock
 
     return [n.text for n in session(pilot).query(NoticeBlock)]
+
+
+async def test_goal_rounds_run_until_the_model_completes_the_goal(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.core.test_goal_mode import GoalScript, _update
+
+    configured.responder = GoalScript(
+        Reply(content="I did the first half."),  # a final answer: the goal goes on
+        _update("complete", note="verified"),
+        Reply(content="Done."),
+    )
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await send(pilot, "/goal make the tests pass")
+        await until(pilot, lambda: "The goal is complete." in _notices(pilot), 30)
+        await _idle(pilot, configured, 3)
+        texts = _notices(pilot)
+        assert "Goal round 1 done (active)." in texts
+        assert "Goal round 2 done (complete)." in texts
+        users = [m for m in configured.requests[1].json["messages"] if m["role"] == "user"]
+        assert users[0]["content"].startswith("make the tests pass")
+        assert users[-1]["content"].startswith("Continue working toward the active goal.")
+        # The host's rounds are not shown as typed by the user.
+        from reasonix_tui.widgets.blocks import UserBlock
+
+        shown = [str(b.text) for b in session(pilot).query(UserBlock)]
+        assert not any("Continue working" in t for t in shown)
+        bar = str(session(pilot).status.render())
+        assert "goal: make the tests pass · round 2 · " in bar and "complete" in bar
+
+
+async def test_goal_pause_stops_admission_then_resume_and_clear(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from tests.core.test_goal_mode import GoalScript, _update
+
+    gate = threading.Event()
+
+    def held(goal_id: str, revision: int) -> Reply:
+        gate.wait(30)
+        return Reply(content="first round's answer")
+
+    configured.responder = GoalScript(
+        held, _update("complete", note="verified"), Reply(content="Done.")
+    )
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(120, 32)) as pilot:
+        screen = session(pilot)
+        await send(pilot, "/goal refactor the loader")
+        await until(pilot, lambda: len(configured.requests) >= 1 or screen.busy, 30)
+        assert screen.busy
+        await send(pilot, "/goal pause")  # runs while the round does
+        await until(pilot, lambda: "Goal paused" in _notices(pilot)[-1])
+        assert "paused" in str(screen.status.render())
+        gate.set()
+        await _idle(pilot, configured, 1)
+        assert len(configured.requests) == 1  # no second round was admitted
+        await send(pilot, "/goal status")
+        await until(pilot, lambda: _notices(pilot)[-1].startswith("Goal: refactor the loader"))
+        assert "paused · 1 round · " in _notices(pilot)[-1]
+
+        await send(pilot, "/goal resume")
+        await until(pilot, lambda: "The goal is complete." in _notices(pilot), 30)
+        await _idle(pilot, configured, 3)
+        assert "round 2" in str(screen.status.render())
+
+        await send(pilot, "/goal clear")
+        await until(pilot, lambda: _notices(pilot)[-1] == "Goal cleared.")
+        assert "goal" not in str(screen.status.render())
