@@ -35,6 +35,7 @@ from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
 from reasonix_tui.services import (
     BaseServices,
+    GoalView,
     McpServerView,
     RewindDone,
     RewindPreview,
@@ -248,6 +249,7 @@ class ScriptedServices(BaseServices):
     # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
     skills: Any = None
     budget: str = ""  # what budget_left reports (the task budget's remainder)
+    goal_view: GoalView | None = None  # what /goal status reports
     # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
     report: Any = None
     preview: Any = None
@@ -321,6 +323,9 @@ class ScriptedServices(BaseServices):
 
     def budget_left(self, runner: Any) -> str:
         return self.budget
+
+    async def goal(self, runner: Any, action: str, objective: str = "") -> GoalView | None:
+        return self.goal_view
 
     def cache_report(self, runner: Any) -> Any:
         return self.report
