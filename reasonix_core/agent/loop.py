@@ -57,7 +57,7 @@ from reasonix_core.agent.transcript import (
     repair_messages,
 )
 from reasonix_core.errors import ProviderError, ReasoningReplayRequired, ToolArgumentError
-from reasonix_core.messages import Message, ToolCall
+from reasonix_core.messages import HOST_TURN, Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
@@ -267,7 +267,7 @@ class Agent:
         and take the next step. Every phase says in ``step.over`` whether the
         turn ended (it then yielded TurnFinished or TurnFailed). ``meta`` routes a
         Coordinator's turn; a single model has one route, so it is not read here."""
-        yield self._begin_turn(prompt)
+        yield self._begin_turn(prompt, host_turn=meta is not None and meta.synthetic)
         try:
             async with aclosing(self._steps()) as events:
                 async for event in events:
@@ -313,7 +313,7 @@ class Agent:
         for repair in repair_messages(self.messages):
             self._append(repair)
 
-    def _begin_turn(self, prompt: str) -> ev.TurnStarted:
+    def _begin_turn(self, prompt: str, host_turn: bool = False) -> ev.TurnStarted:
         self._repair()
         self._observe_attachments(prompt)
         first_turn = not any(m.role == "user" for m in self.messages)
@@ -322,7 +322,9 @@ class Agent:
             suffix = self.context_suffix(first_turn, prompt)
             if suffix:
                 text = f"{prompt}\n\n{suffix}"
-        self._append(Message(role="user", content=text))
+        self._append(
+            Message(role="user", content=text, meta={HOST_TURN: True} if host_turn else {})
+        )
         if self.checkpoints is not None:
             self.checkpoints.turn_started(self._turn_number())
         self.turns += 1

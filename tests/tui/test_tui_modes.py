@@ -210,6 +210,16 @@ async def test_goal_rounds_run_until_the_model_completes_the_goal(
         assert not any("Continue working" in t for t in shown)
         bar = str(session(pilot).status.render())
         assert "goal: make the tests pass · round 2 · " in bar and "complete" in bar
+        # Round 2 is the host's turn: marked in the session (never sent), listed as such.
+        from reasonix_core.agent.session import open_session
+
+        saved = open_session(home / "sessions", workspace, None).messages
+        marks = [m.meta.get("host_turn") for m in saved if m.role == "user"]
+        assert marks == [None, True]
+        assert all("meta" not in m for m in configured.requests[-1].json["messages"])
+        heads = [t.head for t in services.rewind_turns()]
+        assert heads[0].startswith("make the tests pass")
+        assert heads[1].startswith("(goal round) Continue working")
 
 
 async def test_goal_pause_stops_admission_then_resume_and_clear(
@@ -253,3 +263,24 @@ async def test_goal_pause_stops_admission_then_resume_and_clear(
         await send(pilot, "/goal clear")
         await until(pilot, lambda: _notices(pilot)[-1] == "Goal cleared.")
         assert "goal" not in str(screen.status.render())
+
+
+def test_a_saved_goal_round_is_drawn_as_the_hosts_not_the_users() -> None:
+    from reasonix_core.messages import HOST_TURN, Message
+    from reasonix_tui.replay import NoticeEntry, UserEntry, replay_entries
+
+    entries = replay_entries(
+        [
+            Message(role="user", content="make the tests pass"),
+            Message(role="assistant", content="half"),
+            Message(
+                role="user",
+                content="Continue working toward the active goal.",
+                meta={HOST_TURN: True},
+            ),
+            Message(role="assistant", content="done"),
+        ]
+    )
+    assert isinstance(entries[0], UserEntry)
+    assert isinstance(entries[2], NoticeEntry) and "goal round" in entries[2].text.lower()
+    assert not any(isinstance(e, UserEntry) and "Continue" in e.text for e in entries)
