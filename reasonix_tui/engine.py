@@ -542,7 +542,10 @@ class EngineServices(BaseServices):
     async def goal(self, runner: object, action: str, objective: str = "") -> GoalView | None:
         if not isinstance(runner, EngineRunner):
             raise ValueError("there is no session")
-        runtime = await self.acquire(runner)
+        try:
+            runtime = await self.acquire(runner)
+        except ReasonixError as exc:  # the session could not start: /goal says why
+            raise ValueError(str(exc)) from None
         return mode_service.change_goal(runtime, action, objective)
 
     async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[ev.Event]:
