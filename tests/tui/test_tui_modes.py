@@ -284,3 +284,33 @@ def test_a_saved_goal_round_is_drawn_as_the_hosts_not_the_users() -> None:
     assert isinstance(entries[0], UserEntry)
     assert isinstance(entries[2], NoticeEntry) and "goal round" in entries[2].text.lower()
     assert not any(isinstance(e, UserEntry) and "Continue" in e.text for e in entries)
+
+
+async def test_esc_during_a_goal_round_disarms_the_goal(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from tests.core.test_goal_mode import GoalScript
+
+    gate = threading.Event()
+
+    def held(goal_id: str, revision: int) -> Reply:
+        gate.wait(30)
+        return Reply(content="late answer")
+
+    configured.responder = GoalScript(held, Reply(content="never asked"))
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(120, 32)) as pilot:
+        screen = session(pilot)
+        await send(pilot, "/goal tidy the imports")
+        await until(pilot, lambda: len(configured.requests) >= 1, 30)
+        await pilot.press("escape")
+        await until(pilot, lambda: not screen.busy, 30)
+        gate.set()
+        await send(pilot, "/goal status")
+        await until(pilot, lambda: _notices(pilot)[-1].startswith("Goal: tidy the imports"))
+        assert "active · not driven (/goal resume)" in _notices(pilot)[-1]
+        await pilot.pause(0.3)
+        assert len(configured.requests) == 1  # no round after the cancelled one
