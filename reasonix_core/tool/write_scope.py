@@ -14,6 +14,7 @@ becomes writable.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -100,6 +101,11 @@ def _resolve_one(entry: str, workspace: Path) -> Path:
     except PathUnusable as exc:
         raise WriteScopeRefused(f"additional_write_dirs: {exc}") from None
     except OSError as exc:
+        if exc.errno == errno.EISDIR:  # the walk ended at "/" itself
+            raise WriteScopeRefused(
+                f"additional_write_dirs: {entry!r} resolves to /, the root of the "
+                "filesystem; it cannot be granted"
+            ) from None
         raise WriteScopeRefused(
             f"additional_write_dirs: {entry!r} cannot be resolved ({exc.strerror or exc})"
         ) from None
