@@ -20,7 +20,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from reasonix_core.tool.fs_walk import _DIR_FLAGS, PathUnusable, locate
+from reasonix_core.tool.fs_walk import DIR_FLAGS, PathUnusable, locate
 from reasonix_core.tool.sandbox import is_within
 
 __all__ = [
@@ -166,4 +166,4 @@ def open_granted(path: Path) -> int:
             raise OSError(
                 f"{path} changed since it was granted (it now resolves to {located.path})"
             )
-        return os.open(located.name, _DIR_FLAGS, dir_fd=located.dir_fd)
+        return os.open(located.name, DIR_FLAGS, dir_fd=located.dir_fd)

@@ -341,3 +341,42 @@ def test_reasonix_run_add_dir_covers_the_write_scope(configured, place: dict[str
     proc = reasonix(ws, "run", "write elsewhere", "-y", "--add-dir", str(shared))
     assert proc.returncode == 0, proc.stderr
     assert (shared / "out.txt").read_text() == "hi\n"
+
+
+@needs_bwrap
+async def test_a_subagent_child_is_refused_even_where_the_parent_is_covered(
+    configured, home: Path, place: dict[str, Path]
+) -> None:
+    from tests.conftest import write_config
+    from tests.core.subagent_helpers import call, install, requests_of
+
+    write_config(home, configured.base_url, extra="")
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('bash = "off"', 'bash = "enforce"'))
+    ws, shared = place["ws"], place["shared"]
+    (ws / "src").mkdir()
+    script = install(configured)
+    script.when(
+        "PARENT-WIDEN",
+        call("task", "call_c", prompt="CHILD-WIDEN: write the sibling", write_paths=["src"]),
+        Reply(content="parent done"),
+    )
+    child_call = ToolCallSpec(
+        "bash",
+        json.dumps(
+            {
+                "command": f"echo pwned > {shared}/child.txt",
+                "additional_write_dirs": [str(shared)],
+                "justification": WHY,
+            }
+        ),
+    )
+    script.when("CHILD-WIDEN", Reply(tool_calls=[child_call]), Reply(content="child done"))
+    # --add-dir covers the folder for the parent session; the child still may not widen.
+    async with runtime(ws, permission_mode="yolo", add_dirs=[shared]) as rt:
+        await run_turn(rt, "PARENT-WIDEN")
+    last = requests_of(configured, "CHILD-WIDEN")[-1].json
+    assert last is not None
+    (result,) = [m["content"] for m in last["messages"] if m["role"] == "tool"]
+    assert "not available to a subagent" in result
+    assert not (shared / "child.txt").exists()
