@@ -2,14 +2,16 @@
 
 With ``[sandbox] bash = "enforce"`` every shell command runs under bubblewrap:
 the whole filesystem is mounted read-only, only the write roots (workspace,
-session temp dir, ``allow_write``) are writable, ``forbid_read`` paths are
-masked, the network is unshared unless ``[sandbox] network = true`` and the
-command gets its own PID namespace, so killing bubblewrap kills everything the
-command started. With the network off, host unix sockets are out of reach too:
-the socket directories (``/run``, ``/var/run``, ``$XDG_RUNTIME_DIR``) are
-masked and a seccomp filter (:mod:`reasonix_core.tool.seccomp`) refuses
-``socket(AF_UNIX)`` anywhere, the workspace included. Git metadata is
-protected as :mod:`reasonix_core.tool.git_guard` describes.
+session temp dir, ``allow_write``, and for one call the folders granted to it,
+bound by descriptor: :mod:`reasonix_core.tool.write_scope`) are writable,
+``forbid_read`` paths are masked, the network is unshared unless ``[sandbox]
+network = true`` and the command gets its own PID namespace, so killing
+bubblewrap kills everything the command started. With the network off, host
+unix sockets are out of reach too: the socket directories (``/run``,
+``/var/run``, ``$XDG_RUNTIME_DIR``) are masked and a seccomp filter
+(:mod:`reasonix_core.tool.seccomp`) refuses ``socket(AF_UNIX)`` anywhere, the
+workspace included. Git metadata is protected as
+:mod:`reasonix_core.tool.git_guard` describes.
 
 bubblewrap itself is looked up in fixed system directories only
 (:data:`SYSTEM_BWRAP_DIRS`), never on ``PATH``: a sandboxed command can write
@@ -159,9 +161,10 @@ def build_command(
     child must inherit (``pass_fds``); :func:`prepare_command` supplies it
     whenever the network is off. ``granted_fds`` pairs each of
     ``policy.granted`` with a descriptor of it (:func:`open_granted`), bound
-    with ``--bind-fd`` so the folder judged is the folder bound. Raises :class:`SandboxUnavailable` when the
-    policy enforces a sandbox and bubblewrap is missing or unusable, or the
-    workspace's git metadata cannot be protected.
+    with ``--bind-fd`` so the folder judged is the folder bound. Raises
+    :class:`SandboxUnavailable` when the policy enforces a sandbox and
+    bubblewrap is missing or unusable, or the workspace's git metadata cannot
+    be protected.
     """
     shell = [BASH, "--noprofile", "--norc", "-c", command]
     if policy.bash == "off":
