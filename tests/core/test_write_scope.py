@@ -380,3 +380,44 @@ async def test_a_subagent_child_is_refused_even_where_the_parent_is_covered(
     (result,) = [m["content"] for m in last["messages"] if m["role"] == "tool"]
     assert "not available to a subagent" in result
     assert not (shared / "child.txt").exists()
+
+
+class _BrokenApprover:
+    interactive = True
+
+    async def decide(self, request: object) -> ApprovalDecision:
+        raise RuntimeError("the dialog crashed")
+
+    async def ask(self, questions: object) -> None:
+        return None
+
+
+async def test_a_broken_approver_never_widens_the_sandbox(place: dict[str, Path]) -> None:
+    ctx = _ctx(place, _BrokenApprover())
+    shared = place["shared"]
+    result = await _write(ctx, shared, str(shared))
+    assert result.outcome == "denied" and "the dialog crashed" in result.text
+    assert not (shared / "out.txt").exists()
+
+
+def test_granted_folders_are_bound_by_descriptor_before_the_masks(
+    place: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reasonix_core.tool import shell_sandbox
+
+    monkeypatch.setattr(shell_sandbox, "bwrap_available", lambda: "/usr/bin/bwrap")
+    shared = place["shared"]
+    hidden = shared / ".env"
+    hidden.write_text("KEY=1")
+    policy = SandboxPolicy(
+        workspace=place["ws"], temp_dir=place["tmp"], forbid_read=(hidden,), granted=(shared,)
+    )
+    argv = shell_sandbox.build_command(policy, "true", granted_fds=[(shared, 97)])
+    at = argv.index("--bind-fd")
+    assert argv[at : at + 3] == ["--bind-fd", "97", str(shared)]
+    assert str(shared) not in [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
+    # A protected file inside the granted folder is still masked, after the bind.
+    mask = argv.index(str(hidden))
+    assert argv[mask - 2 : mask] == ["--ro-bind", "/dev/null"] and mask > at
+    # Without its descriptor a granted folder is not bound at all (fails closed).
+    assert "--bind-fd" not in shell_sandbox.build_command(policy, "true")
