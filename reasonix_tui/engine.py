@@ -17,6 +17,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -39,15 +40,13 @@ from reasonix_core.config import (
     resolve_model,
     save_api_key,
 )
-from reasonix_core.coordinator.plan_mode import PLAN_MODE
-from reasonix_core.coordinator.plans import SavedPlan
-from reasonix_core.coordinator.routes import TurnMeta
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
+from reasonix_core.permission.policy import PLAN_MODE
 from reasonix_core.provider.efforts import accepted_efforts, check_effort
 from reasonix_core.skills import load_catalog
-from reasonix_tui import mode_service, rewind_service
+from reasonix_tui import rewind_service
 from reasonix_tui.services import (
     DEEPSEEK_KEYS_URL,
     ApiKeyInfo,
@@ -59,6 +58,10 @@ from reasonix_tui.services import (
     RewindTurn,
     SessionSummary,
 )
+
+if TYPE_CHECKING:  # /plan and /goal import the coordinator and goal modules on first use
+    from reasonix_core.coordinator.plans import SavedPlan
+    from reasonix_core.coordinator.routes import TurnMeta
 
 log = logging.getLogger(__name__)
 
@@ -517,6 +520,8 @@ class EngineServices(BaseServices):
     async def pending_plan(self, runner: object) -> SavedPlan | None:
         if not isinstance(runner, EngineRunner):
             return None
+        from reasonix_tui import mode_service
+
         runtime = await self.acquire(runner)
         return await anyio.to_thread.run_sync(mode_service.waiting_plan, runtime)
 
@@ -530,12 +535,16 @@ class EngineServices(BaseServices):
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
+        from reasonix_tui import mode_service
+
         async with aclosing(mode_service.execute_plan(runtime)) as events:
             async for event in events:
                 yield event
 
     async def reject_plan(self, runner: object) -> None:
         if isinstance(runner, EngineRunner):
+            from reasonix_tui import mode_service
+
             runtime = await self.acquire(runner)
             await anyio.to_thread.run_sync(mode_service.discard_plan, runtime)
 
@@ -546,6 +555,8 @@ class EngineServices(BaseServices):
             runtime = await self.acquire(runner)
         except ReasonixError as exc:  # the session could not start: /goal says why
             raise ValueError(str(exc)) from None
+        from reasonix_tui import mode_service
+
         return mode_service.change_goal(runtime, action, objective)
 
     async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[ev.Event]:
@@ -556,6 +567,8 @@ class EngineServices(BaseServices):
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
+        from reasonix_tui import mode_service
+
         async with aclosing(mode_service.drive_goal(runtime, objective)) as events:
             async for event in events:
                 yield event

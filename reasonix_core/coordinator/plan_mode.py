@@ -26,10 +26,6 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import EXIT_PLAN_MODE, SpecifiedTool
 
-#: The TUI's name for plan mode in its Shift+Tab cycle (beside the presets).
-PLAN_MODE = "plan"
-#: What plan mode does, in one line (the TUI says it when the user enters it).
-PLAN_MODE_SUMMARY = "read-only tools; the plan waits for your approval before any write"
 #: The route a plan-mode plan is saved under (plan records name their origin).
 PLAN_MODE_ROUTE = "plan_mode"
 #: The executor's request when a saved plan-mode plan is approved later: the
