@@ -653,8 +653,8 @@ class ContextManager:
 
         The tail is sized on ``entries`` (the current view); the summary
         request's size on ``source`` (what it will actually send). ``fit=False``:
-        the cut before it is moved back to fit one request (what a chunked fold
-        would summarise)."""
+        the cut where the tail starts, not moved back to fit one summary request
+        (what a chunked fold summarises)."""
         starts = self._unit_starts(entries)
         if len(starts) < 2:
             return None, "there is only one message to keep, nothing older to summarise"

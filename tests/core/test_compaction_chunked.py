@@ -22,7 +22,7 @@ from reasonix_core import events as ev
 from reasonix_core.agent.chunked_fold import MERGE_INSTRUCTION, PART_LEAD
 from reasonix_core.agent.session import checkpoint_path
 from reasonix_core.metrics import MetricsSink
-from reasonix_testkit import RecordedRequest, Reply, Stall, count_tokens
+from reasonix_testkit import HttpError, RecordedRequest, Reply, Stall, count_tokens
 from reasonix_testkit.dialects.chat import render_prompt
 from reasonix_tui.cli import main
 from tests.core.agent_helpers import run_turn, runtime, session_messages
@@ -368,3 +368,69 @@ async def test_a_cancelled_fold_leaves_the_transcript_valid_and_unchanged(
         events = await run_turn(rt, "go on")
         assert isinstance(events[-1], ev.TurnFinished)
     assert stalled.is_set()
+
+
+# --------------------------------------------------------------------------- refused
+
+
+async def record_fitting_session(workspace: Path, home: Path, server) -> ScriptedModel:
+    """A session whose history (~12K tokens) fits one summary request of its
+    configured 20K window: only the provider's refusal shows it does not."""
+    small_window_config(home, server.base_url, window=20_000, ratio=0.85)
+    names = make_files(workspace, [1600] * 25)
+    model = ScriptedModel([read(n) for n in names], summary=short_summaries)
+    server.responder = model
+    async with runtime(workspace) as rt:
+        events = await run_turn(rt, "read every file")
+        assert not of(events, ev.CompactionStarted)
+    return model
+
+
+async def test_a_summary_request_refused_as_too_long_is_folded(
+    workspace, home, server, monkeypatch
+):
+    """The provider's window is 6000, not the configured 20K: the manual single
+    summary request is refused, the window learnt, and the history folded."""
+    use_key(monkeypatch)
+    await record_fitting_session(workspace, home, server)
+    server.max_context_tokens = WINDOW
+    before = len(server.requests)
+    async with runtime(workspace, continue_last=True) as rt:
+        events = [e async for e in rt.agent.compact()]
+        assert rt.agent.context.window == WINDOW
+        assert rt.agent.context.checkpoint is not None
+    asked = server.requests[before:]
+    assert asked[0].status == 400 and part_of(asked[0]) is None and not is_merge(asked[0])
+    fold = asked[1:]
+    assert all(r.status == 200 for r in fold)
+    assert sum(1 for r in fold if part_of(r) is not None) >= 2
+    assert is_merge(fold[-1])
+    assert [e.ok for e in of(events, ev.CompactionFinished)] == [True]
+
+
+async def test_a_refusal_without_sizes_folds_at_half_the_refused_request(
+    workspace, home, server, monkeypatch
+):
+    """A provider that refuses a long prompt without saying how long: the
+    chunks are sized at half the refused request."""
+    use_key(monkeypatch)
+    model = await record_fitting_session(workspace, home, server)
+    limit = 7000
+
+    def summaries(record: RecordedRequest):
+        if prompt_tokens(record) > limit:
+            return HttpError(400, "Request too large: the prompt is too long for this model")
+        return short_summaries(record)
+
+    model.summary = summaries
+    before = len(server.requests)
+    async with runtime(workspace, continue_last=True) as rt:
+        events = [e async for e in rt.agent.compact()]
+        assert rt.agent.context.window == 20_000  # nothing was learnt
+    asked = server.requests[before:]
+    assert asked[0].status == 400 and prompt_tokens(asked[0]) > limit
+    fold = asked[1:]
+    assert all(r.status == 200 for r in fold)
+    assert all(prompt_tokens(r) <= prompt_tokens(asked[0]) // 2 + 100 for r in fold)
+    assert sum(1 for r in fold if part_of(r) is not None) >= 2
+    assert [e.ok for e in of(events, ev.CompactionFinished)] == [True]
