@@ -91,7 +91,7 @@ class _Request:
 
     what: str  # "part 2 of 4", "merge 1 of 2 (level 1)": named in a failure
     messages: list[Message]
-    raw: int
+    raw: int  # its messages and tools, unscaled
 
 
 class ChunkedFold:
@@ -120,7 +120,12 @@ class ChunkedFold:
     # -- sizes --------------------------------------------------------------
 
     def _fits(self, raw: int) -> bool:
+        """Whether messages of ``raw`` tokens (unscaled) fit one request with the tools."""
         return self.estimator.scale(raw + self.tools_raw) <= self.budget
+
+    def _raw(self, messages: Sequence[Message]) -> int:
+        """A request's raw count, tools included (what its real count calibrates)."""
+        return self.estimator.messages(messages) + self.tools_raw
 
     def _instruction(self, text: str) -> Message:
         return Message(
@@ -189,9 +194,7 @@ class ChunkedFold:
                 messages = summary_request([system, *chunk], instruction)
             else:
                 messages = self._part_messages(system, chunk, instruction)
-            request = _Request(
-                f"part {part} of {total}", messages, self.estimator.messages(messages)
-            )
+            request = _Request(f"part {part} of {total}", messages, self._raw(messages))
             async with aclosing(self._ask(request, summaries)) as events:
                 async for event in events:
                     yield event
@@ -213,7 +216,7 @@ class ChunkedFold:
                 request = _Request(
                     f"merge {index} of {len(groups)} (level {level})",
                     messages,
-                    self.estimator.messages(messages),
+                    self._raw(messages),
                 )
                 async with aclosing(self._ask(request, merged)) as events:
                     async for event in events:

@@ -19,8 +19,15 @@ import anyio
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.agent.chunked_fold import MERGE_INSTRUCTION, PART_LEAD
+from reasonix_core.agent.chunked_fold import (
+    MERGE_INSTRUCTION,
+    PART_LEAD,
+    ChunkedFold,
+    ChunkedFoldFailed,
+)
 from reasonix_core.agent.session import checkpoint_path
+from reasonix_core.agent.tokens import TokenEstimator
+from reasonix_core.messages import Message, ToolCall
 from reasonix_core.metrics import MetricsSink
 from reasonix_testkit import HttpError, RecordedRequest, Reply, Stall, count_tokens
 from reasonix_testkit.dialects.chat import render_prompt
@@ -434,3 +441,55 @@ async def test_a_refusal_without_sizes_folds_at_half_the_refused_request(
     assert all(prompt_tokens(r) <= prompt_tokens(asked[0]) // 2 + 100 for r in fold)
     assert sum(1 for r in fold if part_of(r) is not None) >= 2
     assert [e.ok for e in of(events, ev.CompactionFinished)] == [True]
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _never_called(*args, **kwargs):  # the plan sends nothing
+    raise AssertionError("the plan must not send a request")
+
+
+def _units(sizes: list[int]) -> list[list[Message]]:
+    """User / assistant-with-a-tool-call / tool result units of the given result sizes."""
+    units: list[list[Message]] = [[Message(role="user", content="read them all")]]
+    for i, size in enumerate(sizes):
+        call = ToolCall(id=f"c{i}", name="read_file", arguments=f'{{"path": "f{i}"}}')
+        units.append(
+            [
+                Message(role="assistant", content="", tool_calls=(call,)),
+                Message(role="tool", content="x" * size, tool_call_id=f"c{i}"),
+            ]
+        )
+    return units
+
+
+def test_the_plan_packs_whole_units_under_the_budget():
+    estimator = TokenEstimator("heuristic")
+    fold = ChunkedFold(
+        estimator=estimator, tools_raw=300, budget=2000, output_cap=200, summarize=_never_called
+    )
+    system = Message(role="system", content="be brief")
+    units = _units([1500] * 20)
+    chunks = fold.plan(system, units)
+    assert len(chunks) >= 4
+    assert [m for chunk in chunks for m in chunk] == [m for unit in units for m in unit]
+    for chunk in chunks:
+        assert chunk[0].role != "tool"  # a chunk never starts inside a unit
+        calls = {c.id for m in chunk for c in m.tool_calls}
+        assert calls == {m.tool_call_id for m in chunk if m.role == "tool"}
+        request = [system, Message(role="user", content=PART_LEAD), *chunk]
+        assert estimator.scale(estimator.messages(request) + 300) <= 2000
+
+
+def test_a_unit_larger_than_one_request_fails_the_plan_clearly():
+    fold = ChunkedFold(
+        estimator=TokenEstimator("heuristic"),
+        tools_raw=300,
+        budget=2000,
+        output_cap=200,
+        summarize=_never_called,
+    )
+    system = Message(role="system", content="be brief")
+    with pytest.raises(ChunkedFoldFailed, match=r"replay unit 3 of the history .*\(2,000 tokens\)"):
+        fold.plan(system, _units([1500, 9000, 1500]))
