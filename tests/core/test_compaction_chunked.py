@@ -357,6 +357,7 @@ async def test_a_cancelled_fold_leaves_the_transcript_valid_and_unchanged(
             async def compact() -> None:
                 async for event in rt.agent.compact():
                     seen.append(event)
+                tg.cancel_scope.cancel()  # it ended without a part 2: fail below, not hang
 
             async def cancel_when_part_two_is_sent() -> None:
                 await anyio.to_thread.run_sync(stalled.wait, abandon_on_cancel=True)
@@ -493,3 +494,31 @@ def test_a_unit_larger_than_one_request_fails_the_plan_clearly():
     system = Message(role="system", content="be brief")
     with pytest.raises(ChunkedFoldFailed, match=r"replay unit 3 of the history .*\(2,000 tokens\)"):
         fold.plan(system, _units([1500, 9000, 1500]))
+
+
+async def test_tui_compact_with_focus_folds_and_every_request_keeps_the_focus(
+    workspace, home, server, monkeypatch
+):
+    """``/compact keep the note names`` in the TUI (EngineServices.compact)."""
+    from reasonix_core.agent.session import list_sessions
+    from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_tui.engine import EngineServices
+
+    use_key(monkeypatch)
+    model = await record_long_session(workspace, home, server, files=40)
+    model.summary = short_summaries
+    session = list_sessions(home / "sessions", workspace)[0]
+    services = EngineServices(workspace, home=home)
+    before = len(server.requests)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(services.serve)
+        runner = services.resume_runner(session.id, FailClosedApprover())
+        events = [e async for e in services.compact(runner, "keep the note names")]
+        tg.cancel_scope.cancel()
+    fold = server.requests[before:]
+    assert sum(1 for r in fold if part_of(r) is not None) >= 3 and is_merge(fold[-1])
+    assert all(
+        "The user asks this summary to: keep the note names" in instruction_of(r) for r in fold
+    )
+    assert [e.ok for e in of(events, ev.CompactionFinished)] == [True]
+    assert [e.reason for e in of(events, ev.PrefixChanged)] == ["compact_manual"]
