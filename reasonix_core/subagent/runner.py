@@ -37,7 +37,12 @@ from reasonix_core.agent.assemble import assemble_agent
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import workspace_context
-from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id
+from reasonix_core.agent.session import (
+    MemorySessionStore,
+    SessionHeader,
+    SessionStore,
+    new_session_id,
+)
 from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.provider.base import Provider, create_provider
@@ -82,19 +87,6 @@ _PRIVATE = (
     ev.ReasoningDelta,
     ev.ToolCallDelta,
 )
-
-
-class _MemoryStore(SessionStore):
-    """An ephemeral child's transcript: kept in memory only (``spec.ephemeral``)."""
-
-    def _write(self, record: dict[str, Any]) -> None:
-        pass
-
-    def write_checkpoint(self, data: dict[str, Any]) -> None:
-        pass
-
-    def read_checkpoint(self) -> dict[str, Any] | None:
-        return None
 
 
 class SubagentRunner:
@@ -377,7 +369,7 @@ class SubagentRunner:
             # Named in the session's temp dir (removed with the session), so
             # nothing that derives a file from the transcript's name (the cache
             # ledger's request records) writes anywhere lasting.
-            return _MemoryStore(s.temp_dir / f"{header.id}.jsonl", header)
+            return MemorySessionStore(s.temp_dir / f"{header.id}.jsonl", header)
         # Beside the session's folder, not in it: listing and --continue see only
         # top-level sessions.
         store = SessionStore.create(s.home / "sessions" / "subagents", s.workspace, header)
@@ -408,7 +400,7 @@ class SubagentRunner:
             gate=s.gate,
             price=s.price,
             clock=s.clock,
-            checkpoints=not isinstance(store, _MemoryStore),
+            checkpoints=not isinstance(store, MemorySessionStore),
             source="subagent",
             agent_path=plan.path,
             budget=s.budget,
