@@ -146,8 +146,9 @@ class SubagentRunner:
         s = self.services
         plan = self._plan(spec)
         async with AsyncExitStack() as stack:
-            # Scheduling: the claim decides who may run beside whom; inside a
-            # slot already held (a fleet item, a nested child) no second one.
+            # Scheduling: the claim decides who may run beside whom; a fleet
+            # item adopts the slot its fleet took for it, a nested child borrows
+            # its parent's slot or waits for one of its own (slots.py).
             await stack.enter_async_context(self.slots.hold(plan.scheduling))
             if plan.narrows:
                 # Unclaimed, and only path-aware writers: once it writes, its
@@ -229,7 +230,7 @@ class SubagentRunner:
         profile = spec.profile
         read_only = spec.is_read_only
         label = spec.label or spec.parent_call_id or f"subagent-{next(self._labels)}"
-        claim = () if read_only else self._claim(spec.write_paths)
+        claim = () if read_only else self.claim(spec.write_paths)
         sandbox = dataclasses.replace(s.sandbox, allow_write=(), claim=claim)
         can_nest = spec.depth < s.max_depth
         scope = child_scope(
@@ -272,9 +273,11 @@ class SubagentRunner:
             ),
         )
 
-    def _claim(self, write_paths: tuple[str, ...] | None) -> tuple[Path, ...]:
+    def claim(self, write_paths: tuple[str, ...] | None) -> tuple[Path, ...]:
         """A writer's claim, resolved, and within what its spawner holds: an
-        omitted claim inherits the spawner's; a path outside it is refused."""
+        omitted claim inherits the spawner's; a path outside it is refused
+        (:class:`SubagentError`). A fleet's preflight resolves its items' claims
+        with it too."""
         claim = resolve_claim(write_paths, self.services.sandbox)
         bound = self.bound
         if bound is None:
