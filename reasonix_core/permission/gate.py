@@ -17,7 +17,12 @@ from typing import Any, Protocol
 
 import anyio
 
-from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
+from reasonix_core.permission.approver import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    current_requester,
+)
 from reasonix_core.permission.policy import Decision, Policy, Verdict
 from reasonix_core.permission.rules import RuleError
 
@@ -110,6 +115,8 @@ class PermissionGate:
                 scope=scope,
                 summary=summary,
                 preview=preview() if callable(preview) else preview,
+                # A subagent's call says so (the runner marks the child's task).
+                requester=current_requester.get(),
             )
             try:
                 answer = await approver.decide(request)

@@ -45,6 +45,7 @@ from reasonix_core.agent.session import (
 )
 from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
+from reasonix_core.permission.approver import Requester, current_requester
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.subagent.capsule import ContextCapsule, sha256_text
@@ -208,7 +209,14 @@ class SubagentRunner:
                 )
             watch = "bash" in plan.scope.names
             before = await anyio.to_thread.run_sync(snapshot, plan.claim) if watch else None
-            answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+            # Every approval the child asks for names it (the session's gate is shared).
+            asking = current_requester.set(
+                Requester(agent_path=plan.path, name=plan.name, task=_short(spec.prompt))
+            )
+            try:
+                answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+            finally:
+                current_requester.reset(asking)
             if before is not None:
                 after = await anyio.to_thread.run_sync(snapshot, plan.claim)
                 plan.receipts.note_bash_changes(changed(before, after) if after else None)
@@ -532,6 +540,12 @@ def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.Subag
         mutations=result.writes,
         violations=result.violations,
     )
+
+
+def _short(prompt: str, width: int = 80) -> str:
+    """The task's first non-empty line, at most ``width`` characters."""
+    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _scheduling(read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:

@@ -1,4 +1,8 @@
-"""Approval dialog: tool, arguments, diff preview; allow once / session / deny."""
+"""Approval dialog: tool, arguments, diff preview; allow once / session / deny.
+
+A subagent's request says so above everything else (which child: its profile or
+kind, its agent path, its task), so a child's ``bash`` is never approved as
+the main agent's."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
+from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Requester
 from reasonix_core.permission.summary import visible
 from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.widgets.diff_view import DiffView
@@ -36,6 +40,15 @@ def _argument_lines(arguments: dict[str, object]) -> list[str]:
     return lines
 
 
+def requester_lines(requester: Requester) -> list[str]:
+    """Who asks: the subagent's profile or kind, its agent path, its task."""
+    path = " › ".join(requester.agent_path)
+    lines = [f"Asked by a subagent, not the main agent: {requester.name} ({path})"]
+    if requester.task:
+        lines.append(f"its task: {requester.task}")
+    return lines
+
+
 class ApprovalScreen(Overlay[ApprovalDecision | None]):
     """Dismisses with a decision, or None when the user cancels the whole turn."""
 
@@ -43,6 +56,7 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
     ApprovalScreen {
         & > #dialog { border: round $warning; }
         & #title { color: $text-warning; }
+        & #requester { color: $text-error; text-style: bold; margin-bottom: 1; }
         & #summary { margin-bottom: 1; }
         & #arguments { color: $text-muted; }
         & #preview { height: auto; max-height: 14; margin-top: 1; }
@@ -64,7 +78,12 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="dialog"):
-            yield Static(Content(f"Allow {request.tool}?"), id="title")
+            requester = request.requester
+            if requester is not None:
+                yield Static(Content(f"Allow {request.tool} for a subagent?"), id="title")
+                yield Static(Content("\n".join(requester_lines(requester))), id="requester")
+            else:
+                yield Static(Content(f"Allow {request.tool}?"), id="title")
             if request.summary:
                 yield Static(Content(request.summary), id="summary")
             lines = _argument_lines(request.arguments)
