@@ -112,26 +112,18 @@ class _Held:
     # Taken by a fleet for an item whose runner has not adopted it yet.
     for_child: bool = False
 
-    def ancestors(self) -> Iterator[_Held]:
-        held = self.parent
-        while held is not None:
-            yield held
-            held = held.parent
-
 
 @dataclass(eq=False)
 class _Waiter:
     claim: WriteClaim | None  # None: a reader
     parent: _Held | None = None
 
-    def ancestor_claims(self) -> list[WriteClaim]:
-        held = self.parent
-        found = []
-        while held is not None:
-            if held.claim is not None:
-                found.append(held.claim)
-            held = held.parent
-        return found
+
+def _lineage(held: _Held | None) -> Iterator[_Held]:
+    """``held`` and the slots of the agents above it."""
+    while held is not None:
+        yield held
+        held = held.parent
 
 
 @dataclass(eq=False)
@@ -253,20 +245,21 @@ class Slots:
         writer_parent = borrow and parent is not None and parent.claim is not None
         if not writer_parent and self.writers >= self.max_writers:
             return False
-        ancestors = {id(h) for h in parent.ancestors()} | {id(parent)} if parent else set()
+        lineage = list(_lineage(parent))
         for held in self._held:
             # A writer's own children claim inside its claim: no conflict with it.
-            if held.claim is not None and id(held) not in ancestors and claim.overlaps(held.claim):
+            if held.claim is not None and held not in lineage and claim.overlaps(held.claim):
                 return False
-        mine = me.ancestor_claims()
+        mine = [held.claim for held in lineage if held.claim is not None]
         for earlier in self._waiting:  # (a waiter not queued yet comes after them all)
             if earlier is me:
                 return True
             if earlier.claim is None or not earlier.claim.overlaps(claim):
                 continue
-            # An earlier writer that overlaps one of my ancestors waits for that
-            # ancestor, which waits for me: deferring to it would deadlock.
-            if any(earlier.claim.overlaps(c) for c in mine):
+            # An earlier writer from elsewhere that overlaps one of my ancestors
+            # waits for that ancestor, which waits for me: deferring to it would
+            # deadlock. (An earlier sibling is still served first.)
+            if earlier.parent is not parent and any(earlier.claim.overlaps(c) for c in mine):
                 continue
             return False
         return True

@@ -646,6 +646,39 @@ async def test_a_child_never_defers_to_a_writer_waiting_for_its_own_parent(
             held.release["W"].set()
 
 
+async def test_siblings_under_a_writer_are_served_in_order(tmp_path: Path) -> None:
+    # A later sibling does not overtake an earlier one whose claim it overlaps
+    # (the whole-parent-claim sibling is not starved by small ones).
+    (tmp_path / "src").mkdir()
+    slots = Slots(max_concurrency=6, max_writers=6)
+    held = Held(slots)
+    go = anyio.Event()
+
+    async def parent() -> None:
+        async with slots.hold(WriteClaim.of(["src"], box(tmp_path))):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(held.take, "a", WriteClaim.of(["src/a.py"], box(tmp_path)))
+                await go.wait()
+                tg.start_soon(held.take, "all", WriteClaim.of(["src"], box(tmp_path)))
+                await anyio.wait_all_tasks_blocked()
+                tg.start_soon(held.take, "b", WriteClaim.of(["src/b.py"], box(tmp_path)))
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(parent)
+            await anyio.wait_all_tasks_blocked()
+            go.set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["a"] and slots.waiting == 2  # b queues behind "all"
+            held.release["a"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["all"]
+            held.release["all"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["b"]
+            held.release["b"].set()
+
+
 async def test_a_fleet_item_adopts_its_slot_and_refuses_a_claim_that_moved(
     tmp_path: Path,
 ) -> None:
