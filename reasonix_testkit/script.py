@@ -44,6 +44,9 @@ class Reply:
     usage: dict[str, Any] | None = None  # replaces the computed usage object
     model: str | None = None  # `model` field of the chunks (default: the requested one)
     omit_delta_on_finish: bool = False
+    # DeepSeek's dialect with thinking on reasons before tool calls, a stand-in when
+    # ``reasoning`` is empty; True scripts a strict provider's fault: none at all.
+    omit_reasoning: bool = False
 
 
 @dataclass(frozen=True, slots=True)
