@@ -83,6 +83,10 @@ class HttpProvider:
         """The reasoning-effort levels this provider accepts, ``auto`` first."""
         raise NotImplementedError
 
+    def calls_need_reasoning(self, request: Request) -> bool:
+        """Whether the answer's tool calls must come with their reasoning."""
+        return False
+
     def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         raise NotImplementedError
 
@@ -104,6 +108,7 @@ class HttpProvider:
             body=encode_body(self.build_body(request)),
             headers=tuple(headers),
             model=request.model,
+            calls_need_reasoning=self.calls_need_reasoning(request),
         )
 
     def _http(self) -> httpx.AsyncClient:

@@ -120,6 +120,11 @@ class OpenAIProvider(HttpProvider):
             return False
         return effort.lower() not in DISABLED_EFFORTS
 
+    def calls_need_reasoning(self, request: Request) -> bool:
+        # The same decision as the request's thinking field (build_body); a gateway's
+        # DeepSeek model (replays_reasoning) is not known to think, so not checked.
+        return self.thinking_enabled((request.effort or "auto").lower())
+
     def max_output_tokens(self, model: str) -> int | None:
         return DEEPSEEK_MAX_OUTPUT if self._protocol == "deepseek" else None
 
