@@ -5,8 +5,7 @@ Wire details follow ``wire-formats.md`` §1–§3 and §5:
 * ``"deepseek"``: strict DeepSeek validation (serde-style 422s, its protocol
   400s), thinking on unless disabled, ``reasoning_content`` deltas, usage on the
   finish chunk with the prompt-cache hit/miss fields; with thinking on, tool calls
-  always come after reasoning, as DeepSeek's do (:data:`STAND_IN_REASONING` when the
-  script gave none; ``omit_reasoning`` scripts a provider that leaves it out);
+  come after reasoning (``Reply.deepseek_reasoning``);
 * ``"openai"``: OpenAI's wording, no thinking, a separate usage chunk when
   ``stream_options.include_usage`` asks for it;
 * streams end with ``data: [DONE]``; ``error_event`` sends an in-band
@@ -45,9 +44,6 @@ from reasonix_testkit.wire import FlavouredDialect, RequestContext, Wire
 __all__ = ["ChatDialect", "render_prompt", "thinking_enabled"]
 
 Flavour = Literal["deepseek", "openai"]
-
-# What a thinking DeepSeek "model" reasons before tool calls its script gave no reasoning.
-STAND_IN_REASONING = "Calling a tool."
 
 DEEPSEEK_MODELS = frozenset({"deepseek-flash", "deepseek-v4-pro"})
 OPENAI_MODELS = frozenset({"gpt-test", "deepseek-flash", "deepseek-v4-pro"})
@@ -458,9 +454,8 @@ class ChatDialect(FlavouredDialect):
 
     def send_reply(self, h: RequestHandler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
-        reasoning = reply.reasoning if ctx.thinking else ""
-        if ctx.thinking and reply.tool_calls and not reasoning:
-            reasoning = "" if reply.omit_reasoning else STAND_IN_REASONING
+        # Thinking is DeepSeek's only (ChatDialect.context).
+        reasoning = reply.deepseek_reasoning() if ctx.thinking else ""
         call_ids = tool_call_ids(self.flavour, reply.tool_calls, wire)
         finish_reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
 

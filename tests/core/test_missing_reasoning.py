@@ -21,10 +21,19 @@ from reasonix_core.errors import MISSING_REASONING_KIND
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.provider.anthropic import AnthropicProvider
 from reasonix_core.provider.base import Request
-from reasonix_testkit import ChatDialect, FixtureServer, Reply, ToolCallSpec
+from reasonix_testkit import (
+    AnthropicDialect,
+    ChatDialect,
+    FixtureServer,
+    Reply,
+    ResponsesDialect,
+    ToolCallSpec,
+)
 from tests.conftest import TEST_KEY, TEST_KEY_ENV, reasonix, write_config
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_messages
 from tests.core.provider_helpers import fixture_provider
+from tests.core.test_provider_anthropic import anthropic_config
+from tests.core.test_provider_responses import responses_config
 
 READ = ToolCallSpec("read_file", '{"path":"a.txt"}')
 # The fixture's DeepSeek reasons before tool calls unless a reply says it left it out.
@@ -81,6 +90,26 @@ async def test_missing_reasoning_gets_one_retry_of_the_frozen_request(a_txt, ser
     assert m.missing_reasoning_retries == 1 and m.retries == 1
     assert m.stream_retries == 0 and m.empty_final_retries == 0
     assert m.executor_requests == 3 and m.cache_breaks == []
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "responses"])
+async def test_every_kind_speaking_deepseeks_protocol_retries(kind, a_txt, home, monkeypatch):
+    # DeepSeek's /anthropic endpoint and the Responses API replay reasoning the same way.
+    dialect = AnthropicDialect("deepseek") if kind == "anthropic" else ResponsesDialect("deepseek")
+    with FixtureServer(dialect, api_key=TEST_KEY) as srv:
+        if kind == "anthropic":
+            anthropic_config(home, srv.base_url, model="deepseek-flash", protocol="deepseek")
+        else:
+            responses_config(home, srv.base_url)
+        monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+        srv.enqueue(BARE, Reply(reasoning="read it", tool_calls=[READ]), Reply(content="alpha"))
+        async with runtime(a_txt) as rt:
+            events = await run_turn(rt, "read a.txt")
+        assert [r.status for r in srv.requests] == [200, 200, 200]
+        assert srv.requests[1].body == srv.requests[0].body
+    (retry,) = of(events, ev.Retrying)
+    assert retry.error_kind == MISSING_REASONING_KIND
+    assert isinstance(events[-1], ev.TurnFinished) and events[-1].text == "alpha"
 
 
 @pytest.mark.usefixtures("configured")
@@ -176,18 +205,22 @@ def test_which_requests_need_reasoning_with_their_calls(protocol, effort, needed
     assert prepared.calls_need_reasoning is needed
 
 
-def test_the_anthropic_kind_does_not_check():
+@pytest.mark.parametrize(
+    ("base_url", "effort", "needed"),
+    [
+        ("https://api.deepseek.com/anthropic", "high", True),
+        ("https://api.deepseek.com/anthropic", "disabled", False),
+        ("https://api.anthropic.com", "high", False),  # Anthropic signs its own thinking
+    ],
+)
+def test_the_anthropic_kind_checks_only_deepseek(base_url, effort, needed):
     config = ProviderConfig(
-        name="ds-anthropic",
-        kind="anthropic",
-        base_url="https://api.deepseek.com/anthropic",
-        models=["deepseek-flash"],
-        api_key_env="X",
+        name="ant", kind="anthropic", base_url=base_url, models=["m"], api_key_env="X"
     )
     prepared = AnthropicProvider(config, "k").prepare(
-        Request(model="deepseek-flash", messages=(), effort="high")
+        Request(model="m", messages=(), effort=effort)
     )
-    assert prepared.calls_need_reasoning is False
+    assert prepared.calls_need_reasoning is needed
 
 
 # --------------------------------------------------------------------------- the CLI
