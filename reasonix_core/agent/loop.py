@@ -386,7 +386,8 @@ class Agent:
 
     async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The frozen request through ModelCall's retry path; a provider overflow
-        gets one rescue (a summary or a truncation) and one rebuilt request."""
+        gets one rescue (a summary or a truncation) and one rebuilt request, and tool
+        calls without the reasoning their protocol needs one resend of the same bytes."""
         rescued = replayed = ceiling_learned = reasoning_retried = False
         while True:
             assert step.prepared is not None
