@@ -11,7 +11,7 @@ import functools
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +24,7 @@ from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
+    MemorySessionStore,
     SessionHeader,
     SessionStore,
     new_session_id,
@@ -46,6 +47,7 @@ from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
+from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
@@ -108,6 +110,10 @@ class RunSettings:
     # Start in plan mode (--permission-mode plan): writers blocked until the user
     # approves a plan; independent of the preset (docs/MODES.md#plan-mode).
     plan_mode: bool = False
+    # False: the session is kept in memory, no file in the sessions store
+    # (`reasonix subagent run|try`: the session only lends its services to the
+    # one child, whose own transcript is the record).
+    record_session: bool = True
 
 
 @dataclass(kw_only=True)
@@ -215,21 +221,30 @@ def _carve(secret: Path, workspace: Path) -> list[Path]:
     return out
 
 
-def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
-    """Folders read-family tools reach without asking, besides the workspace
-    (and the session temp dir, added once it exists): ``--add-dir``,
-    ``[permissions] additional_directories`` and the ``[sandbox] allow_write``
-    roots (a folder tools may write is one they may read)."""
+def _absolute(entries: Iterable[Path | str], workspace: Path) -> list[Path]:
     roots: list[Path] = []
-    entries = [
-        *settings.add_dirs,
-        *config.permissions.additional_directories,
-        *config.sandbox.allow_write,
-    ]
     for entry in entries:
         p = Path(os.path.expanduser(os.fspath(entry)))
         roots.append(p if p.is_absolute() else workspace / p)
     return roots
+
+
+def added_dirs(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
+    """The folders the user added before the session: ``--add-dir`` and
+    ``[permissions] additional_directories``. Read tools reach them without
+    asking, and ``bash`` may be granted writes there without asking
+    (``additional_write_dirs``, docs/PERMISSIONS.md#expanding-the-write-scope)."""
+    return _absolute([*settings.add_dirs, *config.permissions.additional_directories], workspace)
+
+
+def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
+    """Folders read-family tools reach without asking, besides the workspace
+    (and the session temp dir, added once it exists): :func:`added_dirs` and the
+    ``[sandbox] allow_write`` roots (a folder tools may write is one they may read)."""
+    return [
+        *added_dirs(config, settings, workspace),
+        *_absolute(config.sandbox.allow_write, workspace),
+    ]
 
 
 def build_policy(
@@ -360,7 +375,9 @@ async def open_runtime(
             clock=clock,
         )
         _install_memory(policy)
-        gate = PermissionGate(policy, approver)
+        gate = PermissionGate(
+            policy, approver, WriteGrants(added_dirs(config, settings, workspace))
+        )
         # use_capability checks each MCP target against the session's gate itself.
         context.gate = gate
 
@@ -391,7 +408,10 @@ async def open_runtime(
                 system_prompt=system_prompt,
                 tools_fingerprint=_digest(registry.fingerprint),
             )
-            store = SessionStore.create(home / "sessions", workspace, header)
+            if settings.record_session:
+                store = SessionStore.create(home / "sessions", workspace, header)
+            else:
+                store = MemorySessionStore(temp_dir / f"{header.id}.jsonl", header)
             history = []
         stack.callback(store.close)
         context.session_id = store.id

@@ -1,4 +1,13 @@
-"""Approval dialog: tool, arguments, diff preview; allow once / session / deny."""
+"""Approval dialog: tool, arguments, diff preview; allow once / session / deny.
+
+A write-scope request (``bash`` asking for ``additional_write_dirs``) shows as
+the grant dialog: the folders, the model's justification and the command; the
+same three answers grant the folders for this call, for this session (kept in
+memory only, never saved) or refuse them.
+
+A subagent's request says so under the title (which child: its profile or kind,
+its agent path, its task), so a child's ``bash`` is never approved as the main
+agent's."""
 
 from __future__ import annotations
 
@@ -11,7 +20,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
+from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Requester
 from reasonix_core.permission.summary import visible
 from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.widgets.diff_view import DiffView
@@ -36,6 +45,15 @@ def _argument_lines(arguments: dict[str, object]) -> list[str]:
     return lines
 
 
+def requester_lines(requester: Requester) -> list[str]:
+    """Who asks: the subagent's profile or kind, its agent path, its task."""
+    path = " › ".join(requester.agent_path)
+    lines = [f"Asked by a subagent, not the main agent: {requester.name} ({path})"]
+    if requester.task:
+        lines.append(f"its task: {requester.task}")
+    return lines
+
+
 class ApprovalScreen(Overlay[ApprovalDecision | None]):
     """Dismisses with a decision, or None when the user cancels the whole turn."""
 
@@ -43,6 +61,7 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
     ApprovalScreen {
         & > #dialog { border: round $warning; }
         & #title { color: $text-warning; }
+        & #requester { color: $text-error; text-style: bold; margin-bottom: 1; }
         & #summary { margin-bottom: 1; }
         & #arguments { color: $text-muted; }
         & #preview { height: auto; max-height: 14; margin-top: 1; }
@@ -62,9 +81,16 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
         self.request = request
 
     def compose(self) -> ComposeResult:
+        if self.request.write_dirs:
+            yield from self._compose_grant()
+            return
         request = self.request
         with Vertical(id="dialog"):
-            yield Static(Content(f"Allow {request.tool}?"), id="title")
+            if request.requester is not None:
+                yield Static(Content(f"Allow {request.tool} for a subagent?"), id="title")
+            else:
+                yield Static(Content(f"Allow {request.tool}?"), id="title")
+            yield from self._compose_requester()
             if request.summary:
                 yield Static(Content(request.summary), id="summary")
             lines = _argument_lines(request.arguments)
@@ -86,6 +112,44 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
                 "1/y allow once · 2/a this session · 3/n/Esc deny · Ctrl+C cancel turn",
                 classes="hint",
             )
+
+    def _compose_grant(self) -> ComposeResult:
+        request = self.request
+        count = len(request.write_dirs)
+        folders = "this folder" if count == 1 else f"these {count} folders"
+        with Vertical(id="dialog"):
+            yield Static(
+                Content(f"Let {request.tool} write to {folders} outside the workspace?"),
+                id="title",
+            )
+            yield from self._compose_requester()
+            yield Static(Content("\n".join(f"  {visible(d)}" for d in request.write_dirs)))
+            why = visible(request.justification) or "(no reason given)"
+            yield Static(Content(f"Why: {why}"), id="summary")
+            command = request.arguments.get("command")
+            if isinstance(command, str):
+                yield Static(
+                    Content("\n".join(_argument_lines({"command": command}))), id="arguments"
+                )
+            yield OptionList(
+                Option(Content.assemble(("1  ", "bold"), "Allow for this command only")),
+                Option(
+                    Content.assemble(
+                        ("2  ", "bold"), "Allow for this session (not saved to any file)"
+                    )
+                ),
+                Option(Content.assemble(("3  ", "bold"), "Deny")),
+                id="choices",
+            )
+            yield Static(
+                "1/y this command · 2/a this session · 3/n/Esc deny · Ctrl+C cancel turn",
+                classes="hint",
+            )
+
+    def _compose_requester(self) -> ComposeResult:
+        requester = self.request.requester
+        if requester is not None:
+            yield Static(Content("\n".join(requester_lines(requester))), id="requester")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
