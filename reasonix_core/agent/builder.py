@@ -108,6 +108,9 @@ class RunSettings:
     # Start in plan mode (--permission-mode plan): writers blocked until the user
     # approves a plan; independent of the preset (docs/MODES.md#plan-mode).
     plan_mode: bool = False
+    # Model ids each provider's /models listed this session (the TUI's /model probe):
+    # ``model`` may name one (resolve.py, ``discovered``).
+    discovered_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -286,7 +289,7 @@ async def open_runtime(
     # A continued session keeps its model unless asked otherwise: same prefix, same cache.
     model_ref = settings.model or (last_used[0] if last_used else None)
     try:
-        resolved = resolve_model(config, model_ref)
+        resolved = resolve_model(config, model_ref, settings.discovered_models)
     except ConfigError:
         if settings.model or loaded_session is None or model_ref == loaded_session.header.model:
             raise

@@ -126,11 +126,16 @@ def preset_provider(entry: ProviderPreset, models: tuple[str, ...] = ()) -> Prov
 
 
 def install_preset(
-    home: Path, entry: ProviderPreset, *, make_default: bool = False, config: Config | None = None
+    home: Path,
+    entry: ProviderPreset,
+    models: tuple[str, ...] = (),
+    *,
+    make_default: bool = False,
+    config: Config | None = None,
 ) -> Path:
     """Write ``entry`` into the user's config file (``<home>/config.toml``), keeping its
-    comments and layout; ``make_default``: and make it ``default_model``. Returns the
-    file's path.
+    comments and layout (``models`` overrides its list, e.g. a local server's, from
+    discovery); ``make_default``: and make it ``default_model``. Returns the file's path.
 
     ``config``: the loaded configuration. When it already has a provider of that name
     (the built-in DeepSeek one included) nothing new is added, only ``default_model``
@@ -143,5 +148,5 @@ def install_preset(
         if make_default:
             set_config_value(path, "default_model", entry.key)
         return path
-    add_provider(path, preset_fields(entry), make_default=make_default)
+    add_provider(path, preset_fields(entry, models), make_default=make_default)
     return path

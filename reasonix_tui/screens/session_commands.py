@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from textual.content import Content
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from reasonix_tui.screens.session import SessionScreen
     from reasonix_tui.services import AppServices
     from reasonix_tui.widgets.status_bar import StatusBar
+
+log = logging.getLogger(__name__)
 
 # Commands that are safe while a turn runs; everything else is queued.
 RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "cache", "quit", "exit", "copy"})
@@ -197,7 +200,33 @@ class SessionCommands:
             await picked(args)
             return
         items = [PickerItem(value=m, label=m) for m in self.services.models()]
-        self.app.push_screen(PickerScreen("Model", items, current=current), picked)
+        picker = PickerScreen(
+            "Model",
+            items,
+            current=current,
+            more=self._discovered_models,
+            note="Asking the provider for its models…",
+        )
+        self.app.push_screen(picker, picked)
+
+    async def _discovered_models(self: SessionScreen) -> tuple[list[PickerItem], str]:
+        """The provider's ``/models`` for the open picker: ids the config does not
+        list, marked, or a muted line saying why there are none."""
+        try:
+            probe = await self.services.probe_models()
+        except Exception as exc:  # the services promise never to raise: still no crash
+            log.warning("the model probe failed: %s", type(exc).__name__)
+            return [], f"couldn't list models: {type(exc).__name__}"
+        if probe is None:
+            return [], ""
+        if probe.error:
+            return [], f"couldn't list models: {probe.error}"
+        configured = set(self.services.models())
+        found = [m for m in probe.models if m not in configured]
+        note = f"{len(probe.models)} listed by the provider"
+        if found:
+            note += f"; {len(found)} not in your config, marked discovered"
+        return [PickerItem(value=m, label=m, detail="discovered") for m in found], note
 
     async def cmd_mcp(self: SessionScreen, args: str) -> None:
         self.app.push_screen(McpStatusScreen(self.services))
