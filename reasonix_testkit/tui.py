@@ -47,6 +47,16 @@ from reasonix_tui.services import (
 FROZEN_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
 
+def preset_choices(home: Path) -> list[ProviderChoice]:
+    """What the first-run setup screen lists over the built-in DeepSeek provider: the
+    real preset table (key state from the environment: tests clear it)."""
+    from reasonix_core.config.schema import Config
+    from reasonix_tui.provider_choices import provider_choices
+
+    config = Config()
+    return provider_choices(config, config.providers[0], home)
+
+
 @dataclass(frozen=True)
 class Pause:
     seconds: float
@@ -265,6 +275,8 @@ class ScriptedServices(BaseServices):
     # and a gate it waits for first (a test opens it once the picker is up).
     probe: ModelProbe | None = None
     probe_gate: asyncio.Event | None = None
+    # Models with no known price (their cost shows as unknown).
+    unpriced_models: set[str] = field(default_factory=set)
 
     def clock(self) -> datetime:
         return self.now
@@ -300,6 +312,9 @@ class ScriptedServices(BaseServices):
 
     def models(self) -> list[str]:
         return list(self.model_names)
+
+    def priced(self, model: str) -> bool:
+        return model not in self.unpriced_models
 
     async def probe_models(self) -> ModelProbe | None:
         if self.probe_gate is not None:

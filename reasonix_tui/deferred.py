@@ -342,6 +342,7 @@ class DeferredServices(BaseServices):
     save_api_key = _Blocking()
     api_key_info = _Blocking()
     provider_choices = _Blocking()
+    priced = _Blocking()
     mcp_status = _Blocking()
     reconnect_mcp = _Blocking()
     mention_refused = _Blocking()

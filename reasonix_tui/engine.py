@@ -25,6 +25,7 @@ from reasonix_core.agent.builder import (
     RunSettings,
     Runtime,
     build_policy,
+    has_price,
     make_price_fn,
     open_runtime,
 )
@@ -317,6 +318,9 @@ class EngineServices(BaseServices):
             return ModelProbe(error=listing.why)
         self._discovered[provider.name] = listing.models
         return ModelProbe(models=tuple(f"{provider.name}/{m}" for m in listing.models))
+
+    def priced(self, model: str) -> bool:
+        return has_price(self.config, model)
 
     def set_model(self, model: str) -> None:
         try:

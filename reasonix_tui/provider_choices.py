@@ -38,7 +38,9 @@ def _choice(
 ) -> ProviderChoice:
     endpoint = provider.base_url or provider.request_url
     if not provider.api_key_env.strip():
-        return ProviderChoice(key=key, label=label, endpoint=endpoint, note="no key")
+        # The presets' labels of local servers already say "no key".
+        note = "" if "no key" in label else "no key"
+        return ProviderChoice(key=key, label=label, endpoint=endpoint, note=note)
     try:
         read_api_key(provider, home)
     except ConfigError:

@@ -64,7 +64,7 @@ class ProviderChoice:
     endpoint: str
     # The key to ask for; None: none needed (a local server) or already set.
     key_info: ApiKeyInfo | None = None
-    note: str = ""  # what the list says about the key: "no key", "key set", "$VAR"
+    note: str = ""  # what the list says of the key: "$VAR" (to give), "key set", "no key"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,6 +211,11 @@ class AppServices(Protocol):
         raises): ``/model`` adds what it lists to the picker. None: nothing to ask."""
         ...
 
+    def priced(self, model: str) -> bool:
+        """Optional. Whether a price is known for ``model``; False: its requests count 0
+        and the status bar shows the session's cost as unknown (``$?``)."""
+        ...
+
     def efforts(self) -> list[str]:
         """Reasoning-effort levels the current model accepts (may be empty)."""
         ...
@@ -348,6 +353,9 @@ class BaseServices(AppServices):
 
     async def probe_models(self) -> ModelProbe | None:
         return None
+
+    def priced(self, model: str) -> bool:
+        return True
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         raise LookupError(f"no MCP prompt named {name}")

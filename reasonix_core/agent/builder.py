@@ -155,13 +155,25 @@ def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:
     return f"{provider}/{model}", effort
 
 
-def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
-    """Cost of one call: a user-configured price wins; known DeepSeek models
-    otherwise follow the peak/off-peak table at request-completion time."""
+def _configured_prices(config: Config) -> dict[str, Any]:
     configured: dict[str, Any] = {}
     for provider in config.providers:
         for model, price in (provider.prices or {}).items():
             configured.setdefault(model, price)
+    return configured
+
+
+def has_price(config: Config, model: str) -> bool:
+    """Whether :func:`make_price_fn` knows a price for ``model`` (a model it does not,
+    e.g. one discovered at the provider's ``/models``, costs 0 in the metrics and
+    shows as an unknown cost in the TUI)."""
+    return model in _configured_prices(config) or model.strip().lower() in DEEPSEEK_PRICES_USD
+
+
+def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
+    """Cost of one call: a user-configured price wins; known DeepSeek models
+    otherwise follow the peak/off-peak table at request-completion time."""
+    configured = _configured_prices(config)
 
     def price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
         chosen = configured.get(model)

@@ -67,14 +67,15 @@ class PickerScreen(Overlay[str | None]):
             yield Input(placeholder="Type to filter…", id="filter")
             yield OptionList(id="options")
             yield Static(self.empty, id="empty", markup=False)
-            yield Static(self.note, id="note", markup=False, classes="note")
+            note = Static(self.note, id="note", markup=False, classes="note")
+            note.display = bool(self.note)
+            yield note
             yield Static("↑↓ move · Enter pick · Esc close", classes="hint")
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = self.blink()
         field.focus()
-        self.query_one("#note").display = bool(self.note)
         self._fill("")
         if self.more is not None:
             self.run_worker(self._load_more(self.more), group="more", exit_on_error=False)

@@ -192,7 +192,14 @@ class SessionCommands:
                     await self.notice(str(exc), "warning")
                     return
                 self.refresh_status()
-                await self.notice(f"Model switched to {model} (the prompt cache restarts).")
+                unpriced = (
+                    ""
+                    if self.services.priced(self.runner.model)
+                    else "; no price is known for it, so the cost shows as unknown ($?)"
+                )
+                await self.notice(
+                    f"Model switched to {model} (the prompt cache restarts){unpriced}."
+                )
 
             await self._unless_cache_loss("model", model, f"Switch the model to {model}?", switch)
 
@@ -278,7 +285,7 @@ class SessionCommands:
             f" ({fmt.percent(s.context_tokens, s.context_window)})"
             + _compaction_note(self.services, s.context_window),
             f"cache last {last} · avg {fmt.percent(s.cache_hit_tokens, s.prompt_tokens)}"
-            f" · cost {fmt.cost(s.cost, s.currency)}",
+            f" · cost {fmt.cost(s.cost, s.currency, s.unpriced)}",
         ]
         await self.notice("\n  ".join(lines))
 

@@ -52,7 +52,7 @@ class SetupScreen(Screen[bool]):
         align: center middle;
         & > #dialog {
             width: 90%;
-            max-width: 96;
+            max-width: 80;
             height: auto;
             padding: 1 2;
             border: round $primary;
@@ -67,6 +67,7 @@ class SetupScreen(Screen[bool]):
             background: $surface;
             &:focus { border: none; }
         }
+        & #endpoint { color: $text-muted; }
         & #error { color: $text-error; height: auto; }
         & .hint { color: $text-muted; margin-top: 1; }
     }
@@ -98,6 +99,9 @@ class SetupScreen(Screen[bool]):
             options = OptionList(id="providers")
             options.display = bool(self.choices)
             yield options
+            endpoint = Static("", id="endpoint", markup=False)
+            endpoint.display = bool(self.choices)
+            yield endpoint
             field = Input(placeholder="sk-…", password=True, id="key")
             field.display = not self.choices
             yield field
@@ -109,16 +113,9 @@ class SetupScreen(Screen[bool]):
         field.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         options = self.query_one(OptionList)
         width = max((len(c.label) for c in self.choices), default=0) + 2
-        reach = max((len(c.endpoint) for c in self.choices), default=0) + 2
         for choice in self.choices:
             options.add_option(
-                Option(
-                    Content.assemble(
-                        choice.label.ljust(width),
-                        (choice.endpoint.ljust(reach), "$text-muted"),
-                        (choice.note, "$text-muted"),
-                    )
-                )
+                Option(Content.assemble(choice.label.ljust(width), (choice.note, "$text-muted")))
             )
         if self.choices:
             self._show_choices()
@@ -133,6 +130,8 @@ class SetupScreen(Screen[bool]):
         options = self.query_one(OptionList)
         options.display = True
         options.highlighted = options.highlighted or 0
+        self._show_endpoint(options.highlighted)
+        self.query_one("#endpoint").display = True
         options.focus()
         self.query_one("#hint", Static).update("↑↓ move · Enter choose · Esc quit")
 
@@ -147,12 +146,21 @@ class SetupScreen(Screen[bool]):
         self.query_one("#intro", Static).update(text)
         self.query_one("#error", Static).update("")
         self.query_one(OptionList).display = False
+        self.query_one("#endpoint").display = False
         field = self.query_one(Input)
         field.value = ""
         field.display = True
         field.focus()
         leave = "Esc back" if self.choices else ("Esc cancel" if self.replacing else "Esc quit")
         self.query_one("#hint", Static).update(f"Enter save and continue · {leave}")
+
+    def _show_endpoint(self, index: int | None) -> None:
+        if index is not None and 0 <= index < len(self.choices):
+            self.query_one("#endpoint", Static).update(f"Endpoint: {self.choices[index].endpoint}")
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._show_endpoint(event.option_index)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
