@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING
 
@@ -178,9 +179,12 @@ class SessionCommands:
 
     async def cmd_model(self: SessionScreen, args: str) -> None:
         current = _current_model(self.services.models(), self.runner.model)
+        discovered: list[str] = []  # what the probe added to the picker
 
         async def picked(model: str | None) -> None:
-            if not model or model in (self.runner.model, current):
+            # A model picked earlier from the probe's list is named by it, not the config.
+            now = _current_model([*self.services.models(), *discovered], self.runner.model)
+            if not model or model in (self.runner.model, now):
                 if model:
                     await self.notice(f"Already using {self.runner.model}.")
                 return
@@ -211,14 +215,17 @@ class SessionCommands:
             "Model",
             items,
             current=current,
-            more=self._discovered_models,
+            more=functools.partial(self._discovered_models, discovered),
             note="Asking the provider for its models…",
         )
         self.app.push_screen(picker, picked)
 
-    async def _discovered_models(self: SessionScreen) -> tuple[list[PickerItem], str]:
+    async def _discovered_models(
+        self: SessionScreen, discovered: list[str]
+    ) -> tuple[list[PickerItem], str]:
         """The provider's ``/models`` for the open picker: ids the config does not
-        list, marked, or a muted line saying why there are none."""
+        list, marked (and added to ``discovered``), or a muted line saying why there
+        are none."""
         try:
             probe = await self.services.probe_models()
         except Exception as exc:  # the services promise never to raise: still no crash
@@ -230,6 +237,7 @@ class SessionCommands:
             return [], f"couldn't list models: {probe.error}"
         configured = set(self.services.models())
         found = [m for m in probe.models if m not in configured]
+        discovered.extend(found)
         note = f"{len(probe.models)} listed by the provider"
         if found:
             note += f"; {len(found)} not in your config, marked discovered"

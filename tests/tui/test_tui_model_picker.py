@@ -112,3 +112,32 @@ async def test_a_model_without_a_price_shows_its_cost_as_unknown(make_app) -> No
         await send(pilot, "again")
         await settle(pilot)
         assert "· $0.2500+?" in str(screen.status.render())
+
+
+async def test_picking_the_discovered_model_in_use_again_changes_nothing(make_app) -> None:
+    # As the engine names them: "provider/model" in the picker, the bare id in use.
+    app, services = make_app(
+        model_names=["fx/deepseek-flash", "fx/deepseek-v4-pro"],
+        probe=ModelProbe(models=tuple(f"fx/{m}" for m in LISTED)),
+    )
+    switched: list[str] = []
+
+    def set_model(name: str) -> None:
+        switched.append(name)
+        services.model = name.partition("/")[2]
+
+    services.set_model = set_model  # type: ignore[method-assign]
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "/model fx/deepseek-v4-flash-exp")
+        await until(pilot, lambda: services.model == "deepseek-v4-flash-exp")
+        screen = session(pilot)
+        await until(pilot, lambda: "Model switched" in screen.query(NoticeBlock).last().text)
+        await send(pilot, "/model")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        picker = app.screen
+        await until(pilot, lambda: "listed by the provider" in _note(picker))
+        await type_text(pilot, "exp")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Already using" in screen.query(NoticeBlock).last().text)
+        assert screen.query(NoticeBlock).last().text == "Already using deepseek-v4-flash-exp."
+        assert switched == ["fx/deepseek-v4-flash-exp"]
