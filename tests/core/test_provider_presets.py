@@ -116,3 +116,33 @@ def test_installing_a_configured_preset_only_sets_the_default(tmp_path: Path) ->
     loaded = load_config(tmp_path, home=tmp_path).config  # the built-in DeepSeek provider
     install_preset(tmp_path, preset("deepseek"), make_default=True, config=loaded)
     assert tomllib.loads((tmp_path / "config.toml").read_text()) == {"default_model": "deepseek"}
+
+
+def test_reasonix_setup_asks_a_local_server_for_its_models(tmp_path: Path, monkeypatch) -> None:
+    import argparse
+    import dataclasses
+
+    from reasonix_core.provider import presets
+    from reasonix_tui.setup_cli import run_setup
+
+    def at(url: str) -> None:
+        table = tuple(
+            dataclasses.replace(p, base_url=url) if p.key == "lmstudio" else p
+            for p in presets.PRESETS
+        )
+        monkeypatch.setattr(presets, "PRESETS", table)
+
+    args = argparse.Namespace(preset="lmstudio", default=True)
+    with FixtureServer(ChatDialect(), models={"qwen3-8b", "gemma-3"}, api_key=None) as local:
+        url = local.base_url
+        at(url)
+        said = run_setup(args, tmp_path)
+    assert "the server lists 2 models" in said and "default_model" in said
+    written = tomllib.loads((tmp_path / "config.toml").read_text())
+    assert written["providers"][0]["models"] == ["gemma-3", "qwen3-8b"]
+    # A server that is down: the entry all the same, and how to name a model.
+    (tmp_path / "config.toml").unlink()
+    at(url)  # stopped now
+    said = run_setup(args, tmp_path)
+    assert "couldn't list its models" in said and "lmstudio/<model>" in said
+    assert tomllib.loads((tmp_path / "config.toml").read_text())["providers"][0]["models"] == []
