@@ -24,6 +24,7 @@ from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
+    MemorySessionStore,
     SessionHeader,
     SessionStore,
     new_session_id,
@@ -112,6 +113,10 @@ class RunSettings:
     # Model ids each provider's /models listed this session (the TUI's /model probe):
     # ``model`` may name one (resolve.py, ``discovered``).
     discovered_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # False: the session is kept in memory, no file in the sessions store
+    # (`reasonix subagent run|try`: the session only lends its services to the
+    # one child, whose own transcript is the record).
+    record_session: bool = True
 
 
 @dataclass(kw_only=True)
@@ -418,7 +423,10 @@ async def open_runtime(
                 system_prompt=system_prompt,
                 tools_fingerprint=_digest(registry.fingerprint),
             )
-            store = SessionStore.create(home / "sessions", workspace, header)
+            if settings.record_session:
+                store = SessionStore.create(home / "sessions", workspace, header)
+            else:
+                store = MemorySessionStore(temp_dir / f"{header.id}.jsonl", header)
             history = []
         stack.callback(store.close)
         context.session_id = store.id
