@@ -154,7 +154,7 @@ class SessionCapabilities:
         return name.startswith(self.PREFIX)
 
     async def listing(self) -> list[str]:
-        lines = [f"session (built in, {len(self._capabilities)} capabilities):"]
+        lines = ["session (this session's own, always available):"]
         for capability in self._capabilities.values():
             lines.append(summary_line(capability.name, True, capability.description))
         return lines

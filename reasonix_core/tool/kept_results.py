@@ -123,6 +123,11 @@ class ToolResultPages:
     read_only = True
 
     async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        unknown = sorted(set(arguments) - set(PARAMETERS["properties"]))
+        if unknown:
+            return ToolResult.error(
+                f"{NAME}: unknown argument {unknown[0]!r}; it takes call_id, offset and limit"
+            )
         call_id = arguments.get("call_id")
         if not isinstance(call_id, str) or not call_id.strip():
             return ToolResult.error(f"{NAME}: call_id must be the id of a tool call (a string)")

@@ -156,6 +156,7 @@ async def test_bad_pages_are_error_results_and_the_run_goes_on(workspace, server
         capability(action="call", name="session:tool_result", arguments={"offset": 0}),
         capability(action="call", name="session:nope", arguments={}),
         capability(action="call", name="mcp__gh__issue", arguments={}),
+        page(BIG_CALL, 0, lines=10),  # not one of its arguments
         page(BIG_CALL, "100", limit=PAGE_LIMIT * 4),  # digits as text; the limit is capped
         capability(action="list"),
         capability(action="inspect", name="session:tool_result"),
@@ -165,7 +166,7 @@ async def test_bad_pages_are_error_results_and_the_run_goes_on(workspace, server
         events = await run_turn(rt, "page badly")
         full = kept(session_messages(rt), BIG_CALL)
     results = finished(events)[2:]
-    errors, capped, listing, inspected = results[:9], results[9], results[10], results[11]
+    errors, capped, listing, inspected = results[:10], results[10], results[11], results[12]
     assert all(e.is_error for e in errors), [e.result for e in errors]
     texts = [e.result for e in errors]
     assert 'no tool result with call id "call_nope"' in texts[0]
@@ -177,6 +178,7 @@ async def test_bad_pages_are_error_results_and_the_run_goes_on(workspace, server
     assert "call_id must be" in texts[6]
     assert "no session capability 'session:nope'" in texts[7]
     assert "no MCP server is configured" in texts[8]
+    assert "unknown argument 'lines'" in texts[9]
     assert not capped.is_error
     assert capped.result.startswith(f"[characters 100 to {100 + PAGE_LIMIT} of {len(full)};")
     assert page_body(capped.result) == full[100 : 100 + PAGE_LIMIT]
