@@ -126,7 +126,7 @@ class ToolResultPages:
         unknown = sorted(set(arguments) - set(PARAMETERS["properties"]))
         if unknown:
             return ToolResult.error(
-                f"{NAME}: unknown argument {unknown[0]!r}; it takes call_id, offset and limit"
+                f"{NAME}: unknown argument {unknown[0][:100]!r}; it takes call_id, offset and limit"
             )
         call_id = arguments.get("call_id")
         if not isinstance(call_id, str) or not call_id.strip():
