@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reasonix_core.agent.assemble import assemble_agent
+from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.loop import Agent
@@ -347,7 +347,7 @@ async def open_runtime(
         )
     if skills is None:
         skills = load_catalog(workspace, home)
-    registry = ToolRegistry([*_builtins(config, skills), *_mcp_tools(mcp)])
+    registry = ToolRegistry([*_builtins(config, skills), capability_tool(mcp)])
 
     async with AsyncExitStack() as stack:
         provider = (provider_factory or create_provider)(resolved.provider, api_key)
@@ -647,16 +647,6 @@ def _builtins(config: Config, skills: SkillCatalog) -> list[Any]:
 
         tools = [tool for tool in tools if tool.name not in DELEGATION]
     return tools
-
-
-def _mcp_tools(host: Any) -> list[Any]:
-    """The stable proxy, present exactly when MCP servers are declared, so late
-    or changing servers never change the tool list (see docs/MCP.md)."""
-    if host is None or not host.configured:
-        return []
-    from reasonix_core.mcp.capability import UseCapabilityTool
-
-    return [UseCapabilityTool(host)]
 
 
 def _digest(text: str) -> str:
