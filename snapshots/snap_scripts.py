@@ -243,6 +243,27 @@ PLAN_MARKDOWN = """\
 """
 
 
+def write_scope_turn() -> list:
+    """bash asks for a folder outside the workspace: the grant dialog."""
+    command = "make -C ../shared-lib generate"
+    request = ApprovalRequest(
+        tool="bash",
+        arguments={"command": command},
+        call_id="c10",
+        read_only=False,
+        scope="/home/dev/src/shared-lib",
+        summary="Write outside the workspace: /home/dev/src/shared-lib",
+        write_dirs=("/home/dev/src/shared-lib",),
+        justification="the generator writes its output into the sibling checkout",
+    )
+    return [
+        *text_steps("I'll regenerate the shared bindings."),
+        ToolCallStarted(call_id="c10", name="bash", arguments=json.dumps({"command": command})),
+        Approval(request=request),
+        Hold(),
+    ]
+
+
 def plan_approval_turn() -> list:
     """The Coordinator's plan-for-approval route: the dialog over a plan."""
     from reasonix_core.events import RouteDecided

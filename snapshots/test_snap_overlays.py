@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from snap_scripts import approval_turn, plan_approval_turn
+from snap_scripts import approval_turn, plan_approval_turn, write_scope_turn
 from snap_support import WORKSPACE, scripted, send, type_text
 
 from reasonix_tui.services import McpServerView
@@ -13,6 +13,15 @@ class TestApproval:
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[approval_turn()]), run)
+
+
+class TestWriteScopeGrant:
+    def test_grant_dialog(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Regenerate the shared bindings")
+            await pilot.pause(0.3)
+
+        assert snap(scripted(turns=[write_scope_turn()]), run)
 
 
 class TestPlanApproval:

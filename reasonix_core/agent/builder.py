@@ -11,7 +11,7 @@ import functools
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,6 +46,7 @@ from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
+from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
@@ -215,21 +216,30 @@ def _carve(secret: Path, workspace: Path) -> list[Path]:
     return out
 
 
-def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
-    """Folders read-family tools reach without asking, besides the workspace
-    (and the session temp dir, added once it exists): ``--add-dir``,
-    ``[permissions] additional_directories`` and the ``[sandbox] allow_write``
-    roots (a folder tools may write is one they may read)."""
+def _absolute(entries: Iterable[Path | str], workspace: Path) -> list[Path]:
     roots: list[Path] = []
-    entries = [
-        *settings.add_dirs,
-        *config.permissions.additional_directories,
-        *config.sandbox.allow_write,
-    ]
     for entry in entries:
         p = Path(os.path.expanduser(os.fspath(entry)))
         roots.append(p if p.is_absolute() else workspace / p)
     return roots
+
+
+def added_dirs(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
+    """The folders the user added before the session: ``--add-dir`` and
+    ``[permissions] additional_directories``. Read tools reach them without
+    asking, and ``bash`` may be granted writes there without asking
+    (``additional_write_dirs``, docs/PERMISSIONS.md#expanding-the-write-scope)."""
+    return _absolute([*settings.add_dirs, *config.permissions.additional_directories], workspace)
+
+
+def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[Path]:
+    """Folders read-family tools reach without asking, besides the workspace
+    (and the session temp dir, added once it exists): :func:`added_dirs` and the
+    ``[sandbox] allow_write`` roots (a folder tools may write is one they may read)."""
+    return [
+        *added_dirs(config, settings, workspace),
+        *_absolute(config.sandbox.allow_write, workspace),
+    ]
 
 
 def build_policy(
@@ -360,7 +370,9 @@ async def open_runtime(
             clock=clock,
         )
         _install_memory(policy)
-        gate = PermissionGate(policy, approver)
+        gate = PermissionGate(
+            policy, approver, WriteGrants(added_dirs(config, settings, workspace))
+        )
         # use_capability checks each MCP target against the session's gate itself.
         context.gate = gate
 

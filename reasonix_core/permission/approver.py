@@ -33,6 +33,11 @@ class ApprovalRequest:
     summary: str = ""
     # Optional preview (a unified diff for edits).
     preview: str = ""
+    # A write-scope request (``bash`` with ``additional_write_dirs``): the physical
+    # folders to make writable for the call, and the model's reason. Empty for an
+    # ordinary call. "Allow for this session" then grants these folders.
+    write_dirs: tuple[str, ...] = ()
+    justification: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,12 +7,20 @@ fails closed with a message saying how to allow it on the next run.
 The policy is decided here only (again under the prompt lock, since a session
 grant may have arrived meanwhile); a caller passes the diff preview as a thunk,
 built only when an approver will actually be shown it.
+
+``authorize_write_scope`` answers the second question a ``bash`` call with
+``additional_write_dirs`` raises, after the command itself was authorised: may
+these folders outside the write roots become writable for it? Folders the user
+named before the session (:class:`WriteGrants`) or granted for this session
+pass; any other folder is asked about in every preset (``auto`` and ``yolo``
+widen what runs, never where it may write), and refused when nobody can answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -20,6 +28,7 @@ import anyio
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
 from reasonix_core.permission.policy import Decision, Policy, Verdict
 from reasonix_core.permission.rules import RuleError
+from reasonix_core.permission.write_grants import WriteGrants
 
 __all__ = ["Authorization", "Gate", "PermissionGate", "Preview"]
 
@@ -60,9 +69,12 @@ class Gate(Protocol):
 class PermissionGate:
     """Authorise tool calls against a :class:`Policy`, asking ``approver`` on ASK."""
 
-    def __init__(self, policy: Policy, approver: Approver | None) -> None:
+    def __init__(
+        self, policy: Policy, approver: Approver | None, write_grants: WriteGrants | None = None
+    ) -> None:
         self.policy = policy
         self.approver = approver
+        self.write_grants = write_grants if write_grants is not None else WriteGrants()
         self._lock = anyio.Lock()
 
     async def authorize(
@@ -148,6 +160,96 @@ class PermissionGate:
                 message=(
                     f"The user denied this {tool} call; it was not executed. "
                     "Do not retry it unchanged; choose another approach or ask the user."
+                ),
+                asked=True,
+            )
+
+    async def authorize_write_scope(
+        self, *, dirs: Sequence[Path], justification: str, command: str, call_id: str
+    ) -> Authorization:
+        """May ``bash`` write the physical folders ``dirs`` (outside its write roots,
+        already judged grantable by the tool) for this one call?"""
+        shown = ", ".join(str(d) for d in dirs)
+        for path in dirs:
+            # A deny rule on writes there (Edit(/srv/**)) holds for bash's writes too.
+            verdict = self.policy.decide("write_file", False, {"path": str(path)})
+            if verdict.verdict is Verdict.DENY and verdict.rule is not None:
+                return Authorization(
+                    allowed=False,
+                    decision=verdict,
+                    message=(
+                        f"Write access to {path} is denied by rule {verdict.rule}; the "
+                        "command was not executed. Do not ask for this folder again."
+                    ),
+                )
+        grants = self.write_grants
+        if not grants.uncovered(dirs):
+            return Authorization(
+                allowed=True,
+                decision=Decision(Verdict.ALLOW, None, f"write access granted: {shown}"),
+            )
+        approver = self.approver
+        if approver is None or not approver.interactive:
+            missing = grants.uncovered(dirs)
+            flags = " ".join(f"--add-dir {d}" for d in missing)
+            return Authorization(
+                allowed=False,
+                decision=Decision(Verdict.DENY, None, "write scope not granted (headless)"),
+                message=(
+                    "No user is available to grant bash write access to "
+                    f"{', '.join(str(d) for d in missing)} (headless run); the command was "
+                    f"not executed. The user must rerun with {flags} or list the folder in "
+                    "[permissions] additional_directories of their config; do the work "
+                    "inside the workspace or report that the folder is needed."
+                ),
+            )
+        async with self._lock:
+            missing = grants.uncovered(dirs)  # a session grant may have arrived meanwhile
+            if not missing:
+                return Authorization(
+                    allowed=True,
+                    decision=Decision(Verdict.ALLOW, None, f"write access granted: {shown}"),
+                )
+            listed = ", ".join(str(d) for d in missing)
+            request = ApprovalRequest(
+                tool="bash",
+                arguments={"command": command},
+                call_id=call_id,
+                read_only=False,
+                scope=listed,
+                summary=f"Write outside the workspace: {listed}",
+                write_dirs=tuple(str(d) for d in missing),
+                justification=justification,
+            )
+            try:
+                answer = await approver.decide(request)
+            except Exception as exc:  # a broken approver must not widen the sandbox
+                answer, failure = ApprovalDecision.DENY, str(exc)
+            else:
+                failure = ""
+            if answer is ApprovalDecision.ALLOW_SESSION:
+                grants.grant_session(missing)
+                return Authorization(
+                    allowed=True,
+                    decision=Decision(
+                        Verdict.ALLOW, listed, f"write access granted for this session: {listed}"
+                    ),
+                    asked=True,
+                )
+            if answer is ApprovalDecision.ALLOW_ONCE:
+                return Authorization(
+                    allowed=True,
+                    decision=Decision(Verdict.ALLOW, None, f"write access granted once: {listed}"),
+                    asked=True,
+                )
+            why = f" (approval failed: {failure})" if failure else ""
+            return Authorization(
+                allowed=False,
+                decision=Decision(Verdict.DENY, None, "write access denied by the user"),
+                message=(
+                    f"The user denied bash write access to {listed}{why}; the command was not "
+                    "executed. Do not ask for these folders again; work inside the workspace "
+                    "or ask the user."
                 ),
                 asked=True,
             )

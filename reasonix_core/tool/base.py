@@ -8,7 +8,7 @@ registry catches anything that escapes anyway and turns it into a result.
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +75,13 @@ class CallGate(Protocol):
         summary: str = "",
     ) -> GateAuthorization: ...
 
+    async def authorize_write_scope(
+        self, *, dirs: Sequence[Path], justification: str, command: str, call_id: str
+    ) -> GateAuthorization:
+        """May ``bash`` write these resolved folders outside its write roots for one
+        call (``additional_write_dirs``)?"""
+        ...
+
 
 class PlanModeHost(Protocol):
     """What ``exit_plan_mode`` needs of the session's plan mode (declared here for
@@ -136,7 +143,8 @@ class ToolContext:
     # tools filter nothing beyond the sandbox.
     read_denied: Callable[[str, Path], bool] | None = None
     # The session's permission gate, for tools that call other tools
-    # (``use_capability``). None: their targets are not checked again.
+    # (``use_capability``; None: their targets are not checked again) and for
+    # ``bash``'s ``additional_write_dirs`` (None: refused, nobody can grant them).
     gate: CallGate | None = None
     # The top-level session's plan mode, for ``exit_plan_mode``
     # (reasonix_core.coordinator.plan_mode.PlanMode). None: a subagent, or no host,

@@ -33,7 +33,7 @@ PATH_MAX = 4096
 
 # O_PATH (Linux) needs only search permission on a directory, as a path walk
 # does, so a workspace below an execute-only directory still resolves.
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_PATH", 0) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_PATH", 0) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class PathUnusable(ValueError):
@@ -109,7 +109,7 @@ class Located:
                     os.mkdir(name, 0o777, dir_fd=fd)
                 except FileExistsError:
                     pass
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
                 if fd != self.dir_fd:
                     os.close(fd)
                 fd = child
@@ -140,7 +140,7 @@ def locate(text: str, base: Path, *, follow_final: bool = True) -> Located:
     # walked: the physical names so far. fds[0] is "/" and fds[i + 1] the
     # descriptor of walked[i], None from the first missing name on.
     walked: list[str] = []
-    fds: list[int | None] = [os.open("/", _DIR_FLAGS)]
+    fds: list[int | None] = [os.open("/", DIR_FLAGS)]
     hops = 0
     try:
         while pending:
@@ -168,7 +168,7 @@ def locate(text: str, base: Path, *, follow_final: bool = True) -> Located:
                     continue
             else:
                 try:
-                    fds.append(os.open(comp, _DIR_FLAGS, dir_fd=cur))
+                    fds.append(os.open(comp, DIR_FLAGS, dir_fd=cur))
                     walked.append(comp)
                     continue
                 except FileNotFoundError:

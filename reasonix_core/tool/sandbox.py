@@ -65,6 +65,10 @@ class SandboxPolicy:
     # workspace and ``allow_write`` as write roots (the session temp dir stays).
     # None: no claim, the session's roots.
     claim: tuple[Path, ...] | None = None
+    # Folders outside the write roots granted to one ``bash`` call
+    # (``additional_write_dirs``; physical paths, judged by tool/write_scope.py).
+    # Bound writable by descriptor for that call only; file tools never see them.
+    granted: tuple[Path, ...] = ()
 
     @property
     def write_roots(self) -> tuple[Path, ...]:

@@ -2,14 +2,16 @@
 
 With ``[sandbox] bash = "enforce"`` every shell command runs under bubblewrap:
 the whole filesystem is mounted read-only, only the write roots (workspace,
-session temp dir, ``allow_write``) are writable, ``forbid_read`` paths are
-masked, the network is unshared unless ``[sandbox] network = true`` and the
-command gets its own PID namespace, so killing bubblewrap kills everything the
-command started. With the network off, host unix sockets are out of reach too:
-the socket directories (``/run``, ``/var/run``, ``$XDG_RUNTIME_DIR``) are
-masked and a seccomp filter (:mod:`reasonix_core.tool.seccomp`) refuses
-``socket(AF_UNIX)`` anywhere, the workspace included. Git metadata is
-protected as :mod:`reasonix_core.tool.git_guard` describes.
+session temp dir, ``allow_write``, and for one call the folders granted to it,
+bound by descriptor: :mod:`reasonix_core.tool.write_scope`) are writable,
+``forbid_read`` paths are masked, the network is unshared unless ``[sandbox]
+network = true`` and the command gets its own PID namespace, so killing
+bubblewrap kills everything the command started. With the network off, host
+unix sockets are out of reach too: the socket directories (``/run``,
+``/var/run``, ``$XDG_RUNTIME_DIR``) are masked and a seccomp filter
+(:mod:`reasonix_core.tool.seccomp`) refuses ``socket(AF_UNIX)`` anywhere, the
+workspace included. Git metadata is protected as
+:mod:`reasonix_core.tool.git_guard` describes.
 
 bubblewrap itself is looked up in fixed system directories only
 (:data:`SYSTEM_BWRAP_DIRS`), never on ``PATH``: a sandboxed command can write
@@ -27,7 +29,7 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +38,7 @@ from reasonix_core.tool.git_guard import UnsafeGitLayout, git_binds
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 from reasonix_core.tool.seccomp import SeccompUnsupported, filter_fd, unix_socket_filter
 from reasonix_core.tool.system_programs import SYSTEM_BIN_DIRS, find_system_program
+from reasonix_core.tool.write_scope import open_granted
 
 BASH = "/bin/bash"
 #: Where bubblewrap is looked for, in order. Root-owned system directories
@@ -146,15 +149,22 @@ def _socket_masks() -> list[str]:
 
 
 def build_command(
-    policy: SandboxPolicy, command: str, *, seccomp_fd: int | None = None
+    policy: SandboxPolicy,
+    command: str,
+    *,
+    seccomp_fd: int | None = None,
+    granted_fds: Sequence[tuple[Path, int]] = (),
 ) -> list[str]:
     """The argv that runs ``command`` under ``policy``.
 
     ``seccomp_fd`` is a descriptor holding the unix-socket filter, which the
     child must inherit (``pass_fds``); :func:`prepare_command` supplies it
-    whenever the network is off. Raises :class:`SandboxUnavailable` when the
-    policy enforces a sandbox and bubblewrap is missing or unusable, or the
-    workspace's git metadata cannot be protected.
+    whenever the network is off. ``granted_fds`` pairs each of
+    ``policy.granted`` with a descriptor of it (:func:`open_granted`), bound
+    with ``--bind-fd`` so the folder judged is the folder bound. Raises
+    :class:`SandboxUnavailable` when the policy enforces a sandbox and
+    bubblewrap is missing or unusable, or the workspace's git metadata cannot
+    be protected.
     """
     shell = [BASH, "--noprofile", "--norc", "-c", command]
     if policy.bash == "off":
@@ -169,7 +179,7 @@ def build_command(
     roots = [_real(p, workspace) for p in policy.write_roots]
     hidden_paths = [_real(p, workspace) for p in policy.forbid_read]
     real_bwrap = Path(os.path.realpath(bwrap))
-    if any(is_within(real_bwrap, root) for root in roots):
+    if any(is_within(real_bwrap, root) for root in (*roots, *policy.granted)):
         raise SandboxUnavailable(
             f"{bwrap} resolves to {real_bwrap}, inside a folder sandboxed commands can "
             "write; refusing to trust it"
@@ -183,9 +193,13 @@ def build_command(
     ]  # fmt: skip
     if not policy.network:
         argv += _socket_masks()
-    writable = _depth_sorted(r for r in roots if r.is_dir())
+    by_fd = dict(granted_fds)
+    writable = _depth_sorted([*(r for r in roots if r.is_dir()), *by_fd])
     for root in writable:
-        argv += ["--bind", str(root), str(root)]
+        if root in by_fd:
+            argv += ["--bind-fd", str(by_fd[root]), str(root)]
+        else:
+            argv += ["--bind", str(root), str(root)]
     # Git metadata that decides what host git runs later stays out of reach, in
     # every writable root (an `allow_write` folder may hold another repository).
     try:
@@ -237,21 +251,38 @@ def prepare_command(policy: SandboxPolicy, command: str) -> ShellCommand:
     the network is off but the unix-socket filter cannot be built here: the
     command is refused rather than run with host sockets in reach.
     """
-    if policy.bash != "enforce" or policy.network:
+    if policy.bash != "enforce":
         return ShellCommand(build_command(policy, command))
+    program = None
+    if not policy.network:
+        try:
+            program = unix_socket_filter()
+        except SeccompUnsupported as exc:
+            raise SandboxUnavailable(
+                f"{exc}; with `[sandbox] network = false` sandboxed commands must not reach "
+                "host unix sockets, so the command was not run. Set `[sandbox] network = true` "
+                'to run without the filter, or `[sandbox] bash = "off"`'
+            ) from None
+    fds: list[int] = []
     try:
-        program = unix_socket_filter()
-    except SeccompUnsupported as exc:
-        raise SandboxUnavailable(
-            f"{exc}; with `[sandbox] network = false` sandboxed commands must not reach "
-            "host unix sockets, so the command was not run. Set `[sandbox] network = true` "
-            'to run without the filter, or `[sandbox] bash = "off"`'
-        ) from None
-    fd = filter_fd(program)
-    try:
-        return ShellCommand(build_command(policy, command, seccomp_fd=fd), (fd,))
+        granted: list[tuple[Path, int]] = []
+        for path in policy.granted:
+            try:
+                granted.append((path, open_granted(path)))
+            except OSError as exc:
+                raise SandboxUnavailable(
+                    f"the granted folder {path} cannot be bound ({exc}); nothing was run"
+                ) from None
+            fds.append(granted[-1][1])
+        seccomp = None
+        if program is not None:
+            seccomp = filter_fd(program)
+            fds.append(seccomp)
+        argv = build_command(policy, command, seccomp_fd=seccomp, granted_fds=granted)
+        return ShellCommand(argv, tuple(fds))
     except BaseException:
-        os.close(fd)
+        for fd in fds:
+            os.close(fd)
         raise
 
 

@@ -1,4 +1,9 @@
-"""Approval dialog: tool, arguments, diff preview; allow once / session / deny."""
+"""Approval dialog: tool, arguments, diff preview; allow once / session / deny.
+
+A write-scope request (``bash`` asking for ``additional_write_dirs``) shows as
+the grant dialog: the folders, the model's justification and the command; the
+same three answers grant the folders for this call, for this session (kept in
+memory only, never saved) or refuse them."""
 
 from __future__ import annotations
 
@@ -62,6 +67,9 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
         self.request = request
 
     def compose(self) -> ComposeResult:
+        if self.request.write_dirs:
+            yield from self._compose_grant()
+            return
         request = self.request
         with Vertical(id="dialog"):
             yield Static(Content(f"Allow {request.tool}?"), id="title")
@@ -84,6 +92,38 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
             )
             yield Static(
                 "1/y allow once · 2/a this session · 3/n/Esc deny · Ctrl+C cancel turn",
+                classes="hint",
+            )
+
+    def _compose_grant(self) -> ComposeResult:
+        request = self.request
+        count = len(request.write_dirs)
+        folders = "this folder" if count == 1 else f"these {count} folders"
+        with Vertical(id="dialog"):
+            yield Static(
+                Content(f"Let {request.tool} write to {folders} outside the workspace?"),
+                id="title",
+            )
+            yield Static(Content("\n".join(f"  {visible(d)}" for d in request.write_dirs)))
+            why = visible(request.justification) or "(no reason given)"
+            yield Static(Content(f"Why: {why}"), id="summary")
+            command = request.arguments.get("command")
+            if isinstance(command, str):
+                yield Static(
+                    Content("\n".join(_argument_lines({"command": command}))), id="arguments"
+                )
+            yield OptionList(
+                Option(Content.assemble(("1  ", "bold"), "Allow for this command only")),
+                Option(
+                    Content.assemble(
+                        ("2  ", "bold"), "Allow for this session (not saved to any file)"
+                    )
+                ),
+                Option(Content.assemble(("3  ", "bold"), "Deny")),
+                id="choices",
+            )
+            yield Static(
+                "1/y this command · 2/a this session · 3/n/Esc deny · Ctrl+C cancel turn",
                 classes="hint",
             )
 

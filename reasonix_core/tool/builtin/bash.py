@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from reasonix_core.tool.jobs import (
     reap,
     spawn,
 )
-from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 if TYPE_CHECKING:
     from reasonix_core.tool.git_guard import GitGuard
@@ -225,6 +226,61 @@ class BashArgs(BaseModel):
     command: str = Field(min_length=1)
     timeout_seconds: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
     run_in_background: bool = False
+    additional_write_dirs: list[str] = Field(default_factory=list)
+    justification: str = ""
+
+
+async def _widen(
+    parsed: BashArgs, policy: SandboxPolicy, ctx: ToolContext
+) -> SandboxPolicy | ToolResult:
+    """``policy`` with the ``additional_write_dirs`` the gate granted for this call,
+    or the result that refuses the call (nothing has run)."""
+    from reasonix_core.tool.write_scope import WriteScopeRefused, resolve_write_dirs
+
+    if policy.claim is not None:
+        claimed = ", ".join(policy.display(p) for p in policy.claim) or "nothing"
+        return ToolResult.error(
+            "additional_write_dirs is not available to a subagent: it writes only its "
+            f"write claim ({claimed}); the command was not run. Finish what the claim "
+            "allows and report what else is needed."
+        )
+    if not parsed.justification.strip():
+        return ToolResult.error(
+            "additional_write_dirs needs a justification: say why the command must write "
+            "there (the user reads it before granting); the command was not run"
+        )
+    home = Path.home()
+    try:
+        dirs = await anyio.to_thread.run_sync(
+            functools.partial(
+                resolve_write_dirs,
+                parsed.additional_write_dirs,
+                workspace=policy.root,
+                protected=policy.resolved_forbid_read(),
+                user_home=home,
+            )
+        )
+    except WriteScopeRefused as exc:
+        return ToolResult.error(f"{exc}; the command was not run")
+    roots = policy.resolved_write_roots()
+    # A folder inside the write roots is writable already: nothing to grant or bind.
+    outside = tuple(d for d in dirs if not any(is_within(d, r) for r in roots))
+    if not outside:
+        return policy
+    if ctx.gate is None:
+        return ToolResult.error(
+            "additional_write_dirs cannot be granted here (no permission gate); "
+            "the command was not run"
+        )
+    auth = await ctx.gate.authorize_write_scope(
+        dirs=outside,
+        justification=parsed.justification.strip(),
+        command=parsed.command,
+        call_id=current_call_id.get(),
+    )
+    if not auth.allowed:
+        return ToolResult(text=auth.message, is_error=True, outcome="denied")
+    return dataclasses.replace(policy, granted=outside)
 
 
 class BashTool(SpecifiedTool, spec=SPEC):
@@ -234,6 +290,11 @@ class BashTool(SpecifiedTool, spec=SPEC):
 
         parsed: BashArgs = validate_args(BashArgs, args)
         policy = sandbox_policy(ctx)
+        if parsed.additional_write_dirs:
+            widened = await _widen(parsed, policy, ctx)
+            if isinstance(widened, ToolResult):
+                return widened
+            policy = widened
         workspace = Path(ctx.workspace)
         if not await anyio.Path(workspace).is_dir():
             return ToolResult.error(f"the workspace {workspace} is not a directory")

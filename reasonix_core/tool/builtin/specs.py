@@ -383,6 +383,7 @@ Run a shell command with bash in the workspace root and return its combined stdo
 - Each call is a fresh non-interactive shell: `cd`, variables and functions do not carry over between calls, and stdin is empty, so never run commands that wait for input (use flags like `-y`, `--no-edit`, `CI=1`).
 - Prefer the dedicated tools: read_file instead of cat/head/tail, grep and glob instead of grep/find/ls, edit_file and write_file instead of sed/awk/echo redirection. Use bash for builds, tests, git, package managers and other programs.
 - The command usually runs in a sandbox: the filesystem is read-only except the workspace and the session temp dir ($TMPDIR), some paths may be hidden, and network access may be disabled. A "Read-only file system" or network error means the sandbox blocked it; do not try to work around it.
+- Only when a command must write to an existing folder outside the workspace (a sibling checkout, a shared build cache), list it in additional_write_dirs with a justification: the user grants or refuses it (unattended runs refuse unless the user configured the folder). It applies to this call only.
 - Foreground commands are killed after timeout_seconds (default from configuration, at most 600). Processes a command leaves running are stopped when it finishes.
 - For servers, watchers and other long-running commands, set run_in_background=true: you get a job id; read its output with bash_output and stop it with kill_shell.
 - Long output is truncated to its beginning and end; pipe through `tail`, `head` or `grep` to see what matters.
@@ -402,6 +403,15 @@ Run a shell command with bash in the workspace root and return its combined stdo
             "run_in_background": {
                 "type": "boolean",
                 "description": "Start the command as a background job and return its job id at once.",
+            },
+            "additional_write_dirs": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Existing folders outside the workspace this command must write; asks the user. Needs justification.",
+            },
+            "justification": {
+                "type": "string",
+                "description": "Why the command must write to additional_write_dirs (shown to the user).",
             },
         },
         "required": ["command"],
