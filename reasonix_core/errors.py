@@ -84,6 +84,25 @@ class EmptyResponse(ProviderError):
         )
 
 
+#: ``ProviderError.kind`` of tool calls that came without the reasoning the protocol
+#: replays with them (their retries are ``missing_reasoning_retries``).
+MISSING_REASONING_KIND = "missing_reasoning"
+
+
+class MissingToolCallReasoning(ProviderError):
+    """Under DeepSeek's protocol with thinking on, an answer's tool calls came without
+    their reasoning, again after the one retry of the frozen request. Replaying ``""``
+    in its place would hide a provider fault, so the turn fails instead."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(
+            f"{model} answered with tool calls but no reasoning, twice for the same "
+            "request (DeepSeek's protocol with thinking on sends it back with the "
+            "calls); neither answer was kept",
+            kind=MISSING_REASONING_KIND,
+        )
+
+
 class ToolArgumentError(ReasonixError):
     """Tool arguments failed to parse or validate; becomes a result for the model."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from reasonix_core import events as ev
 from reasonix_core.agent.prefix_change import PrefixChangeReason
-from reasonix_core.errors import EMPTY_RESPONSE_KIND
+from reasonix_core.errors import EMPTY_RESPONSE_KIND, MISSING_REASONING_KIND
 from reasonix_core.fsutil import atomic_write_text
 
 SUBAGENT_COUNTERS = (
@@ -105,6 +105,8 @@ class RunMetrics:
     stream_retries: int = 0
     reasoning_replays: int = 0
     empty_final_retries: int = 0
+    # Retries of a request whose tool calls came without their reasoning (DeepSeek).
+    missing_reasoning_retries: int = 0
     executor_requests: int = 0
     planner_requests: int = 0
     compaction_requests: int = 0
@@ -182,6 +184,8 @@ class MetricsSink:
             m.retries += 1
             if event.error_kind == EMPTY_RESPONSE_KIND:
                 m.empty_final_retries += 1
+            elif event.error_kind == MISSING_REASONING_KIND:
+                m.missing_reasoning_retries += 1
             else:
                 m.stream_retries += 1
         elif (

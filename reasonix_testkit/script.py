@@ -14,6 +14,9 @@ from typing import Any
 
 from reasonix_testkit.text import content_text, dumps_compact
 
+# What a thinking DeepSeek "model" reasons before tool calls its script gave no reasoning.
+STAND_IN_REASONING = "Calling a tool."
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCallSpec:
@@ -44,6 +47,17 @@ class Reply:
     usage: dict[str, Any] | None = None  # replaces the computed usage object
     model: str | None = None  # `model` field of the chunks (default: the requested one)
     omit_delta_on_finish: bool = False
+    # DeepSeek's flavours with thinking on reason before tool calls, a stand-in when
+    # ``reasoning`` is empty; True scripts a strict provider's fault: none at all.
+    omit_reasoning: bool = False
+
+    def deepseek_reasoning(self) -> str:
+        """What a thinking DeepSeek "model" reasons in this answer (every dialect's
+        ``deepseek`` flavour): the script's text, or :data:`STAND_IN_REASONING` before
+        tool calls that have none, as DeepSeek always reasons first."""
+        if self.reasoning or not self.tool_calls or self.omit_reasoning:
+            return self.reasoning
+        return STAND_IN_REASONING
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,7 +56,13 @@ from reasonix_core.agent.transcript import (
     reminder,
     repair_messages,
 )
-from reasonix_core.errors import ProviderError, ReasoningReplayRequired, ToolArgumentError
+from reasonix_core.errors import (
+    MISSING_REASONING_KIND,
+    MissingToolCallReasoning,
+    ProviderError,
+    ReasoningReplayRequired,
+    ToolArgumentError,
+)
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
@@ -380,8 +386,9 @@ class Agent:
 
     async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
         """The frozen request through ModelCall's retry path; a provider overflow
-        gets one rescue (a summary or a truncation) and one rebuilt request."""
-        rescued = replayed = ceiling_learned = False
+        gets one rescue (a summary or a truncation) and one rebuilt request, and tool
+        calls without the reasoning their protocol needs one resend of the same bytes."""
+        rescued = replayed = ceiling_learned = reasoning_retried = False
         while True:
             assert step.prepared is not None
             purpose = Purpose(source=self.options.source)
@@ -403,6 +410,22 @@ class Agent:
                     self._commit_interrupted(step.reply)
                 raise
             error = step.reply.error
+            if error is None and self._reasoning_missing(step):
+                if reasoning_retried:
+                    yield self._failed(MissingToolCallReasoning(self._model), step)
+                    step.over = True
+                    return
+                # Never replay "" in its place (it would hide the fault): the same
+                # frozen bytes once more; nothing of this answer is appended.
+                reasoning_retried = True
+                yield self._events(
+                    ev.Retrying,
+                    attempt=step.reply.attempts,
+                    delay=0.0,
+                    reason=f"{self._model}'s tool calls came without their reasoning",
+                    error_kind=MISSING_REASONING_KIND,
+                )
+                continue
             if error is None:
                 return
             if isinstance(error, ReasoningReplayRequired) and not replayed:
@@ -455,6 +478,15 @@ class Agent:
             if step.over:
                 return
             step.prepared, step.prefix = self._freeze_request()
+
+    def _reasoning_missing(self, step: _Step) -> bool:
+        """Tool calls the answer keeps, without the reasoning its request's protocol
+        replays with them (``PreparedRequest.calls_need_reasoning``)."""
+        end = step.reply.end
+        assert step.prepared is not None and end is not None
+        if not end.tool_calls or end.finish_reason == "length" or step.reply.reasoning:
+            return False
+        return step.prepared.calls_need_reasoning
 
     async def _rescue_overflow(
         self, step: _Step, overflow: ProviderError

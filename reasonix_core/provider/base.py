@@ -67,6 +67,9 @@ class PreparedRequest:
     body: bytes
     headers: tuple[tuple[str, str], ...]
     model: str
+    # The protocol replays an answer's reasoning with its tool calls (DeepSeek's with
+    # thinking on): tool calls that come without it are a fault, never kept as "".
+    calls_need_reasoning: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,6 +26,7 @@ import httpx
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.provider.base import Chunk, PreparedRequest, Request
+from reasonix_core.provider.efforts import DISABLED_EFFORTS
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -91,6 +92,16 @@ class HttpProvider:
         """The reasoning-effort levels this provider accepts, ``auto`` first."""
         raise NotImplementedError
 
+    def deepseek_thinking(self, effort: str) -> bool:
+        """DeepSeek's protocol with thinking on at ``effort`` (on unless switched off)."""
+        return self.deepseek and effort.lower() not in DISABLED_EFFORTS
+
+    def calls_need_reasoning(self, request: Request) -> bool:
+        """Whether the answer's tool calls must come with their reasoning: DeepSeek's
+        protocol with thinking on, which every kind replays with the calls (a gateway
+        model only detected as DeepSeek is not known to think, so not checked)."""
+        return self.deepseek_thinking(request.effort or "auto")
+
     def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         raise NotImplementedError
 
@@ -112,6 +123,7 @@ class HttpProvider:
             body=encode_body(self.build_body(request)),
             headers=tuple(headers),
             model=request.model,
+            calls_need_reasoning=self.calls_need_reasoning(request),
         )
 
     def _http(self) -> httpx.AsyncClient:

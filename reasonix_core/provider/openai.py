@@ -115,11 +115,6 @@ class OpenAIProvider(HttpProvider):
 
     # -- request building -------------------------------------------------
 
-    def thinking_enabled(self, effort: str) -> bool:
-        if self._protocol != "deepseek":
-            return False
-        return effort.lower() not in DISABLED_EFFORTS
-
     def max_output_tokens(self, model: str) -> int | None:
         return DEEPSEEK_MAX_OUTPUT if self._protocol == "deepseek" else None
 
@@ -151,7 +146,7 @@ class OpenAIProvider(HttpProvider):
 
     def build_body(self, request: Request) -> dict[str, Any]:
         effort = (request.effort or "auto").lower()
-        thinking = self.thinking_enabled(effort)
+        thinking = self.deepseek_thinking(effort)
         # DeepSeek rejects tool requests whose earlier assistant turns lack the
         # reasoning_content key (HTTP 400), so replay it on every one of them.
         replay = bool(request.tools) and (thinking or self.replays_reasoning(request))

@@ -125,11 +125,6 @@ class ResponsesProvider(HttpProvider):
 
     # -- request building -------------------------------------------------
 
-    def thinking_enabled(self, effort: str) -> bool:
-        if not self.deepseek:
-            return False
-        return effort.lower() not in DISABLED_EFFORTS
-
     def max_output_tokens(self, model: str) -> int | None:
         return DEEPSEEK_MAX_OUTPUT if self.deepseek else None
 
@@ -189,7 +184,7 @@ class ResponsesProvider(HttpProvider):
             messages = messages[1:]
         # DeepSeek needs the reasoning of earlier tool turns back (as for
         # reasoning_content on Chat); it only reads it with tools + thinking.
-        replay = self.thinking_enabled(effort) and bool(request.tools)
+        replay = self.deepseek_thinking(effort) and bool(request.tools)
         body: dict[str, Any] = {"model": request.model}
         if instructions is not None:
             body["instructions"] = instructions

@@ -22,7 +22,8 @@ Flavours:
   wins over ``x-api-key``; thinking is on unless disabled; the signature is a
   placeholder (the message id); every assistant turn with a ``tool_use`` must
   carry its thinking block back (400 "The `content[].thinking` in the thinking
-  mode must be passed back to the API.").
+  mode must be passed back to the API."); tool uses come after thinking
+  (``Reply.deepseek_reasoning``).
 
 Both: 400 when ``max_tokens`` is missing, for ``role: "system"`` inside
 ``messages``, for a ``tool_result`` without a matching ``tool_use`` in the
@@ -567,7 +568,10 @@ class AnthropicDialect(FlavouredDialect):
     def send_reply(self, h: RequestHandler, reply: Reply, ctx: RequestContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
         message_id = _new_id(wire, "msg_")
-        reasoning = reply.reasoning if ctx.thinking else ""
+        if not ctx.thinking:
+            reasoning = ""
+        else:
+            reasoning = reply.deepseek_reasoning() if deepseek else reply.reasoning
         signature = message_id if deepseek else sign_thinking(reasoning)
         call_ids = [spec.id or _new_id(wire, "toolu_") for spec in reply.tool_calls]
         stop_reason = reply.finish_reason or ("tool_use" if reply.tool_calls else "end_turn")

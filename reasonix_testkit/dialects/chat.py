@@ -4,7 +4,8 @@ Wire details follow ``wire-formats.md`` §1–§3 and §5:
 
 * ``"deepseek"``: strict DeepSeek validation (serde-style 422s, its protocol
   400s), thinking on unless disabled, ``reasoning_content`` deltas, usage on the
-  finish chunk with the prompt-cache hit/miss fields;
+  finish chunk with the prompt-cache hit/miss fields; with thinking on, tool calls
+  come after reasoning (``Reply.deepseek_reasoning``);
 * ``"openai"``: OpenAI's wording, no thinking, a separate usage chunk when
   ``stream_options.include_usage`` asks for it;
 * streams end with ``data: [DONE]``; ``error_event`` sends an in-band
@@ -453,7 +454,8 @@ class ChatDialect(FlavouredDialect):
 
     def send_reply(self, h: RequestHandler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
-        reasoning = reply.reasoning if ctx.thinking else ""
+        # Thinking is DeepSeek's only (ChatDialect.context).
+        reasoning = reply.deepseek_reasoning() if ctx.thinking else ""
         call_ids = tool_call_ids(self.flavour, reply.tool_calls, wire)
         finish_reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
 

@@ -16,7 +16,8 @@ event. **No** ``data: [DONE]`` unless ``done_marker`` is set (proxies add one).
 
 * ``deepseek`` flavour: reasoning streams as ``reasoning_text`` content parts
   (``response.reasoning_text.delta``) and thinking is on unless
-  ``reasoning.effort`` is ``"none"``. Strict like DeepSeek: with ``tools`` and
+  ``reasoning.effort`` is ``"none"``; tool calls come after reasoning
+  (``Reply.deepseek_reasoning``). Strict like DeepSeek: with ``tools`` and
   thinking on, every assistant turn that makes function calls must carry a
   ``reasoning`` item (400 otherwise).
 * ``openai`` flavour: reasoning streams as a summary
@@ -471,7 +472,10 @@ class ResponsesDialect(FlavouredDialect):
 
     def send_reply(self, h: RequestHandler, reply: Reply, ctx: ChatContext, wire: Wire) -> None:
         deepseek = self.flavour == "deepseek"
-        reasoning = reply.reasoning if ctx.thinking else ""
+        if not ctx.thinking:
+            reasoning = ""
+        else:
+            reasoning = reply.deepseek_reasoning() if deepseek else reply.reasoning
         call_ids = tool_call_ids(self.flavour, reply.tool_calls, wire)
         outcome, reason = _terminal(reply)
 

@@ -61,8 +61,9 @@ def test_a_reasoning_delta_makes_later_requests_replay_it(workspace, home, gatew
 
 def test_deepseeks_400_switches_and_retries_once_with_a_notice(workspace, home, gateway):
     gateway_config(home, gateway.base_url, "coder")
-    # No reasoning in the stream to learn from: the second request meets the 400.
-    gateway.enqueue(Reply(tool_calls=[READ]), Reply(content="alpha"))
+    # No reasoning in the stream to learn from (the fixture's DeepSeek reasons before
+    # tool calls unless told not to): the second request meets the 400.
+    gateway.enqueue(Reply(tool_calls=[READ], omit_reasoning=True), Reply(content="alpha"))
     proc = reasonix(workspace, "run", "read a.txt", "--output-format", "stream-json")
     assert proc.returncode == 0, proc.stderr
     assert len(gateway.requests) == 3
@@ -81,7 +82,10 @@ def test_deepseeks_400_switches_and_retries_once_with_a_notice(workspace, home, 
 
 def test_the_model_name_says_deepseek(workspace, home, gateway):
     gateway_config(home, gateway.base_url, "deepseek-v4-pro")
-    gateway.enqueue(Reply(tool_calls=[READ]), Reply(content="alpha"))
+    # A gateway's answer without reasoning: its DeepSeek model is only guessed from the
+    # name, not known to think (it may be a non-thinking one), so no missing-reasoning
+    # retry (that is for DeepSeek's protocol with thinking on): the key replays empty.
+    gateway.enqueue(Reply(tool_calls=[READ], omit_reasoning=True), Reply(content="alpha"))
     proc = reasonix(workspace, "run", "read a.txt")
     assert proc.returncode == 0, proc.stderr
     assert len(gateway.requests) == 2
