@@ -243,6 +243,31 @@ PLAN_MARKDOWN = """\
 """
 
 
+def subagent_approval_turn() -> list:
+    """A fleet item's child asks to run bash: the dialog names the child."""
+    from reasonix_core.permission.approver import Requester
+
+    request = ApprovalRequest(
+        tool="bash",
+        arguments={"command": "rm -rf build && pytest -q tests/backend"},
+        call_id="c12",
+        read_only=False,
+        scope="Bash(rm:*)",
+        summary="Run: rm -rf build && pytest -q tests/backend",
+        requester=Requester(
+            agent_path=("c11#backend",),
+            name="task",
+            task="Clean the build and rerun the backend tests",
+        ),
+    )
+    return [
+        *text_steps("I'll delegate the backend to a subagent."),
+        ToolCallStarted(call_id="c11", name="fleet", arguments='{"items": [{"id": "backend"}]}'),
+        Approval(request=request),
+        Hold(),
+    ]
+
+
 def write_scope_turn() -> list:
     """bash asks for a folder outside the workspace: the grant dialog."""
     command = "make -C ../shared-lib generate"

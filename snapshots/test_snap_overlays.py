@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from snap_scripts import approval_turn, plan_approval_turn, write_scope_turn
+from snap_scripts import approval_turn, plan_approval_turn, subagent_approval_turn, write_scope_turn
 from snap_support import WORKSPACE, scripted, send, type_text
 
 from reasonix_tui.services import McpServerView
@@ -13,6 +13,13 @@ class TestApproval:
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[approval_turn()]), run)
+
+    def test_dialog_for_a_subagent(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "Fix the backend with a subagent")
+            await pilot.pause(0.3)
+
+        assert snap(scripted(turns=[subagent_approval_turn()]), run)
 
 
 class TestWriteScopeGrant:

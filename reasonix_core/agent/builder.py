@@ -24,6 +24,7 @@ from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
+    MemorySessionStore,
     SessionHeader,
     SessionStore,
     new_session_id,
@@ -109,6 +110,10 @@ class RunSettings:
     # Start in plan mode (--permission-mode plan): writers blocked until the user
     # approves a plan; independent of the preset (docs/MODES.md#plan-mode).
     plan_mode: bool = False
+    # False: the session is kept in memory, no file in the sessions store
+    # (`reasonix subagent run|try`: the session only lends its services to the
+    # one child, whose own transcript is the record).
+    record_session: bool = True
 
 
 @dataclass(kw_only=True)
@@ -403,7 +408,10 @@ async def open_runtime(
                 system_prompt=system_prompt,
                 tools_fingerprint=_digest(registry.fingerprint),
             )
-            store = SessionStore.create(home / "sessions", workspace, header)
+            if settings.record_session:
+                store = SessionStore.create(home / "sessions", workspace, header)
+            else:
+                store = MemorySessionStore(temp_dir / f"{header.id}.jsonl", header)
             history = []
         stack.callback(store.close)
         context.session_id = store.id

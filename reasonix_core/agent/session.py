@@ -144,6 +144,25 @@ class SessionStore:
             self._fh = None
 
 
+class MemorySessionStore(SessionStore):
+    """A session kept in memory only: nothing is written, no checkpoint is read.
+
+    For a session that is no one's record: an ephemeral subagent (its spec says
+    so) and the headless parent ``reasonix subagent run|try`` builds only to lend
+    its child the session's services (the child's transcript is the record).
+    ``path`` names a file in the session's temp dir, so anything derived from it
+    (the cache ledger's request records) goes away with the session."""
+
+    def _write(self, record: dict[str, Any]) -> None:
+        pass
+
+    def write_checkpoint(self, data: dict[str, Any]) -> None:
+        pass
+
+    def read_checkpoint(self) -> dict[str, Any] | None:
+        return None
+
+
 def checkpoint_path(session_path: Path) -> Path:
     """``<id>.context.json`` beside ``<id>.jsonl``: the latest context checkpoint.
 

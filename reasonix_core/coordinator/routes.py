@@ -7,7 +7,10 @@ fences, block quotes, inline code and text in quotation marks - is removed
 before matching, so an example of a directive does not change the route. A
 directive may stand anywhere in the unquoted text ("fix the parser; plan
 first"). When several match, the strongest boundary wins: plan only, then wait
-for approval, then plan first.
+for approval, then plan first. A directive right after a negation ("don't
+plan first", "no need to plan first", "不要先规划") is not one: the user is
+declining the planner, so that match does not count (another, un-negated
+directive in the same text still does).
 
 The recorded reason names the directive's kind, never the user's text.
 """
@@ -84,6 +87,22 @@ _QUOTED = re.compile(
 )
 
 
+# A negation that declines the directive right after it (docs/MODES.md lists it).
+# English: a negator, then at most a "need to" / "bother to" style filler, then
+# the directive; Chinese: a negator directly before it. Anchored at the end of
+# the text before the match, so "don't touch the tests; plan first" still plans.
+_NEGATED = re.compile(
+    r"(?:\b(?:don['’]?t|do\s+not|does\s+not|doesn['’]?t|no\s+need\s+to|not|never|"
+    r"needn['’]?t|need\s+not|shouldn['’]?t|should\s+not|can['’]?t|cannot|without)"
+    r"(?:\s+(?:you\s+)?(?:need|have|want|bother|try|ever)(?:\s+to)?)?(?:\s+(?:a|any))?\s+"
+    # 要不 is "how about", not a negation.
+    r"|(?:不要|不用|不必|无需|无须|毋须|不需要|不需|没必要|用不着|别|(?<!要)不)\s*)\Z",
+    re.IGNORECASE,
+)
+# How far back a negation can stand (it must end right before the directive).
+_NEGATION_REACH = 40
+
+
 def _pattern(english: tuple[str, ...], chinese: tuple[str, ...]) -> re.Pattern[str]:
     words = [r"\b" + re.escape(p).replace(r"\ ", r"\s+") + r"\b" for p in english]
     return re.compile("|".join([*words, *map(re.escape, chinese)]), re.IGNORECASE)
@@ -97,6 +116,11 @@ def unquoted(text: str) -> str:
     return _QUOTED.sub(" ", text)
 
 
+def _negated(text: str, start: int) -> bool:
+    """Does a negation end right where the directive at ``start`` begins?"""
+    return _NEGATED.search(text[max(0, start - _NEGATION_REACH) : start]) is not None
+
+
 def decide_route(text: str, meta: TurnMeta | None = None) -> RouteDecision:
     """The route of one user turn (executor unless explicitly asked otherwise)."""
     meta = meta or TurnMeta()
@@ -104,7 +128,7 @@ def decide_route(text: str, meta: TurnMeta | None = None) -> RouteDecision:
         return RouteDecision(Route.EXECUTOR, "metadata:synthetic_turn")
     plain = unquoted(text)
     for route, matcher in _MATCHERS:
-        if matcher.search(plain):
+        if any(not _negated(plain, m.start()) for m in matcher.finditer(plain)):
             return RouteDecision(route, f"directive:{route.value}")
     if meta.goal_start:
         return RouteDecision(Route.GOAL, "metadata:goal_start")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,6 +18,27 @@ class ApprovalDecision(enum.Enum):
     ALLOW_ONCE = "allow_once"
     ALLOW_SESSION = "allow_session"
     DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Requester:
+    """Which subagent a request comes from, so the user never approves a child's
+    call believing it is the main agent's."""
+
+    # The child's agent path (its spawner's labels, then its own).
+    agent_path: tuple[str, ...]
+    # Its profile, or the kind of task ("task", "read_only_task").
+    name: str
+    # The first line of its task, shortened.
+    task: str
+
+
+#: The subagent whose calls are being decided in this task (None: the session's
+#: own agent). The subagent runner sets it around a child's run; tasks the
+#: child starts inherit it, so every gate check inside the child sees it.
+current_requester: ContextVar[Requester | None] = ContextVar(
+    "reasonix_approval_requester", default=None
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +60,8 @@ class ApprovalRequest:
     # ordinary call. "Allow for this session" then grants these folders.
     write_dirs: tuple[str, ...] = ()
     justification: str = ""
+    # The subagent asking (None: the session's own agent).
+    requester: Requester | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

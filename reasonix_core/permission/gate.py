@@ -25,7 +25,12 @@ from typing import Any, Protocol
 
 import anyio
 
-from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
+from reasonix_core.permission.approver import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    current_requester,
+)
 from reasonix_core.permission.policy import Decision, Policy, Verdict
 from reasonix_core.permission.rules import RuleError
 from reasonix_core.permission.write_grants import WriteGrants
@@ -122,6 +127,8 @@ class PermissionGate:
                 scope=scope,
                 summary=summary,
                 preview=preview() if callable(preview) else preview,
+                # A subagent's call says so (the runner marks the child's task).
+                requester=current_requester.get(),
             )
             try:
                 answer = await approver.decide(request)
@@ -220,6 +227,7 @@ class PermissionGate:
                 summary=f"Write outside the workspace: {listed}",
                 write_dirs=tuple(str(d) for d in missing),
                 justification=justification,
+                requester=current_requester.get(),
             )
             try:
                 answer = await approver.decide(request)

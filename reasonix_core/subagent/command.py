@@ -10,7 +10,7 @@ subagent``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -64,6 +64,9 @@ async def run_subagent(
         sink.record(event)
         _show(event, err)
 
+    # The session only lends the child its services: it keeps no file of its own
+    # (an empty parent in the session list), the child's transcript is the record.
+    settings = replace(settings, record_session=False)
     async with open_runtime(settings, approver=FailClosedApprover()) as runtime:
         handle = runtime.agent.tool_context.subagents
         if not isinstance(handle, Delegation):
@@ -77,6 +80,7 @@ async def run_subagent(
             model=model,
             effort=effort,
             label="cli",
+            parent_session_id="",  # started by the command line, no parent session
         )
         result = await runner.run(spec, emit=emit)
     return CommandOutcome(result=result, metrics=sink.finish("success" if result.ok else "error"))

@@ -34,6 +34,8 @@ from reasonix_core.subagent.slots import Slots, WriteClaim
 from reasonix_core.subagent.spec import SubagentError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from reasonix_core.tool.sandbox import SandboxPolicy
 
 __all__ = [
@@ -125,10 +127,17 @@ class FleetResult:
         return "\n\n".join(parts)
 
 
-def preflight(items: Sequence[FleetItem], sandbox: SandboxPolicy) -> FleetPlan:
+def preflight(
+    items: Sequence[FleetItem],
+    sandbox: SandboxPolicy,
+    *,
+    resolve: Callable[[tuple[str, ...] | None], Sequence[Path]] | None = None,
+) -> FleetPlan:
     """Resolve ids, check the graph, resolve the write claims (as the runner
-    will enforce them) and check those of items that may run together; raise
-    :class:`FleetPlanError` naming the ids at fault."""
+    will enforce them: ``resolve``, the runner's own resolution, bounded by the
+    claim of the agent that calls the fleet; default the workspace's) and check
+    those of items that may run together; raise :class:`FleetPlanError` naming
+    the ids at fault."""
     if not items:
         raise FleetPlanError("a fleet needs at least one item")
     resolved: list[FleetItem] = []
@@ -160,7 +169,12 @@ def preflight(items: Sequence[FleetItem], sandbox: SandboxPolicy) -> FleetPlan:
     for i in resolved:
         assert i.id is not None
         try:
-            claims[i.id] = None if i.read_only else WriteClaim.of(i.write_paths, sandbox)
+            if i.read_only:
+                claims[i.id] = None
+            elif resolve is None:
+                claims[i.id] = WriteClaim.of(i.write_paths, sandbox)
+            else:
+                claims[i.id] = WriteClaim.resolved(resolve(i.write_paths))
         except SubagentError as exc:
             raise FleetPlanError(f"item {i.id!r}: {exc}") from None
     _check_concurrent_claims(resolved, claims)
@@ -337,7 +351,17 @@ class _FleetRun:
         claim = self.plan.claims[item_id]
         if not self.slots.can_start(claim):
             self._emit(item_id, "waiting", SLOT_WAIT)
-        async with self.slots.hold(claim):
+        try:
+            await self._hold_and_run(item, claim)
+        except SubagentError as exc:  # its claim no longer fits the slot it runs in
+            self.first_failure = self.first_failure or item_id
+            self._finish(item_id, "failed", text=str(exc))
+        self._launch_ready(tg)
+
+    async def _hold_and_run(self, item: FleetItem, claim: WriteClaim | None) -> None:
+        item_id = _id(item)
+        # Taken for the item's child: the runner adopts it rather than nesting.
+        async with self.slots.hold(claim, for_child=True):
             if self.first_failure and self.fail_fast:
                 # Waited for a slot while another item failed: never started.
                 self._finish(item_id, "skipped", reason=self._fail_fast_reason())
@@ -356,7 +380,6 @@ class _FleetRun:
                 else:
                     self.first_failure = self.first_failure or item_id
                     self._finish(item_id, "failed", text=result.text, status=result.status)
-        self._launch_ready(tg)
 
     def _fail_fast_reason(self) -> str:
         return f"skipped: fail_fast is set and {self.first_failure!r} failed"

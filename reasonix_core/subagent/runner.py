@@ -37,9 +37,15 @@ from reasonix_core.agent.assemble import assemble_agent
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import workspace_context
-from reasonix_core.agent.session import SessionHeader, SessionStore, new_session_id
+from reasonix_core.agent.session import (
+    MemorySessionStore,
+    SessionHeader,
+    SessionStore,
+    new_session_id,
+)
 from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
+from reasonix_core.permission.approver import Requester, current_requester
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.subagent.capsule import ContextCapsule, sha256_text
@@ -82,19 +88,6 @@ _PRIVATE = (
     ev.ReasoningDelta,
     ev.ToolCallDelta,
 )
-
-
-class _MemoryStore(SessionStore):
-    """An ephemeral child's transcript: kept in memory only (``spec.ephemeral``)."""
-
-    def _write(self, record: dict[str, Any]) -> None:
-        pass
-
-    def write_checkpoint(self, data: dict[str, Any]) -> None:
-        pass
-
-    def read_checkpoint(self) -> dict[str, Any] | None:
-        return None
 
 
 class SubagentRunner:
@@ -154,8 +147,9 @@ class SubagentRunner:
         s = self.services
         plan = self._plan(spec)
         async with AsyncExitStack() as stack:
-            # Scheduling: the claim decides who may run beside whom; inside a
-            # slot already held (a fleet item, a nested child) no second one.
+            # Scheduling: the claim decides who may run beside whom; a fleet
+            # item adopts the slot its fleet took for it, a nested child borrows
+            # its parent's slot or waits for one of its own (slots.py).
             await stack.enter_async_context(self.slots.hold(plan.scheduling))
             if plan.narrows:
                 # Unclaimed, and only path-aware writers: once it writes, its
@@ -215,7 +209,14 @@ class SubagentRunner:
                 )
             watch = "bash" in plan.scope.names
             before = await anyio.to_thread.run_sync(snapshot, plan.claim) if watch else None
-            answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+            # Every approval the child asks for names it (the session's gate is shared).
+            asking = current_requester.set(
+                Requester(agent_path=plan.path, name=plan.name, task=_short(spec.prompt))
+            )
+            try:
+                answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+            finally:
+                current_requester.reset(asking)
             if before is not None:
                 after = await anyio.to_thread.run_sync(snapshot, plan.claim)
                 plan.receipts.note_bash_changes(changed(before, after) if after else None)
@@ -237,7 +238,7 @@ class SubagentRunner:
         profile = spec.profile
         read_only = spec.is_read_only
         label = spec.label or spec.parent_call_id or f"subagent-{next(self._labels)}"
-        claim = () if read_only else self._claim(spec.write_paths)
+        claim = () if read_only else self.claim(spec.write_paths)
         sandbox = dataclasses.replace(s.sandbox, allow_write=(), claim=claim)
         can_nest = spec.depth < s.max_depth
         scope = child_scope(
@@ -280,9 +281,11 @@ class SubagentRunner:
             ),
         )
 
-    def _claim(self, write_paths: tuple[str, ...] | None) -> tuple[Path, ...]:
+    def claim(self, write_paths: tuple[str, ...] | None) -> tuple[Path, ...]:
         """A writer's claim, resolved, and within what its spawner holds: an
-        omitted claim inherits the spawner's; a path outside it is refused."""
+        omitted claim inherits the spawner's; a path outside it is refused
+        (:class:`SubagentError`). A fleet's preflight resolves its items' claims
+        with it too."""
         claim = resolve_claim(write_paths, self.services.sandbox)
         bound = self.bound
         if bound is None:
@@ -377,7 +380,7 @@ class SubagentRunner:
             # Named in the session's temp dir (removed with the session), so
             # nothing that derives a file from the transcript's name (the cache
             # ledger's request records) writes anywhere lasting.
-            return _MemoryStore(s.temp_dir / f"{header.id}.jsonl", header)
+            return MemorySessionStore(s.temp_dir / f"{header.id}.jsonl", header)
         # Beside the session's folder, not in it: listing and --continue see only
         # top-level sessions.
         store = SessionStore.create(s.home / "sessions" / "subagents", s.workspace, header)
@@ -408,7 +411,7 @@ class SubagentRunner:
             gate=s.gate,
             price=s.price,
             clock=s.clock,
-            checkpoints=not isinstance(store, _MemoryStore),
+            checkpoints=not isinstance(store, MemorySessionStore),
             source="subagent",
             agent_path=plan.path,
             budget=s.budget,
@@ -539,6 +542,12 @@ def _finished(seq: EventSequence, result: SubagentResult, name: str) -> ev.Subag
         mutations=result.writes,
         violations=result.violations,
     )
+
+
+def _short(prompt: str, width: int = 80) -> str:
+    """The task's first non-empty line, at most ``width`` characters."""
+    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _scheduling(read_only: bool, claim: tuple[Path, ...]) -> WriteClaim | None:

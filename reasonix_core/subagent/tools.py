@@ -160,7 +160,7 @@ class FleetTool(SpecifiedTool, spec=FLEET):
             for i in a.items
         ]
         try:
-            plan = preflight(items, runner.services.sandbox)
+            plan = preflight(items, runner.services.sandbox, resolve=runner.claim)
             # Profiles too are checked before anything starts.
             profiles: dict[str, Profile | None] = {
                 item.id: runner.profile(item.profile) for item in plan.items if item.id

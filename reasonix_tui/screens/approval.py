@@ -3,7 +3,11 @@
 A write-scope request (``bash`` asking for ``additional_write_dirs``) shows as
 the grant dialog: the folders, the model's justification and the command; the
 same three answers grant the folders for this call, for this session (kept in
-memory only, never saved) or refuse them."""
+memory only, never saved) or refuse them.
+
+A subagent's request says so under the title (which child: its profile or kind,
+its agent path, its task), so a child's ``bash`` is never approved as the main
+agent's."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
+from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Requester
 from reasonix_core.permission.summary import visible
 from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.widgets.diff_view import DiffView
@@ -41,6 +45,15 @@ def _argument_lines(arguments: dict[str, object]) -> list[str]:
     return lines
 
 
+def requester_lines(requester: Requester) -> list[str]:
+    """Who asks: the subagent's profile or kind, its agent path, its task."""
+    path = " › ".join(requester.agent_path)
+    lines = [f"Asked by a subagent, not the main agent: {requester.name} ({path})"]
+    if requester.task:
+        lines.append(f"its task: {requester.task}")
+    return lines
+
+
 class ApprovalScreen(Overlay[ApprovalDecision | None]):
     """Dismisses with a decision, or None when the user cancels the whole turn."""
 
@@ -48,6 +61,7 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
     ApprovalScreen {
         & > #dialog { border: round $warning; }
         & #title { color: $text-warning; }
+        & #requester { color: $text-error; text-style: bold; margin-bottom: 1; }
         & #summary { margin-bottom: 1; }
         & #arguments { color: $text-muted; }
         & #preview { height: auto; max-height: 14; margin-top: 1; }
@@ -72,7 +86,11 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
             return
         request = self.request
         with Vertical(id="dialog"):
-            yield Static(Content(f"Allow {request.tool}?"), id="title")
+            if request.requester is not None:
+                yield Static(Content(f"Allow {request.tool} for a subagent?"), id="title")
+            else:
+                yield Static(Content(f"Allow {request.tool}?"), id="title")
+            yield from self._compose_requester()
             if request.summary:
                 yield Static(Content(request.summary), id="summary")
             lines = _argument_lines(request.arguments)
@@ -104,6 +122,7 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
                 Content(f"Let {request.tool} write to {folders} outside the workspace?"),
                 id="title",
             )
+            yield from self._compose_requester()
             yield Static(Content("\n".join(f"  {visible(d)}" for d in request.write_dirs)))
             why = visible(request.justification) or "(no reason given)"
             yield Static(Content(f"Why: {why}"), id="summary")
@@ -126,6 +145,11 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
                 "1/y this command · 2/a this session · 3/n/Esc deny · Ctrl+C cancel turn",
                 classes="hint",
             )
+
+    def _compose_requester(self) -> ComposeResult:
+        requester = self.request.requester
+        if requester is not None:
+            yield Static(Content("\n".join(requester_lines(requester))), id="requester")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()

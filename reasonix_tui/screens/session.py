@@ -516,7 +516,9 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
             if self.services.notify_after is not None:
                 from reasonix_tui.notify import notify
 
-                notify(self.app, "Reasonix", f"approval needed: {message.request.summary}")
+                who = message.request.requester
+                asker = f" (subagent {who.name})" if who is not None else ""
+                notify(self.app, "Reasonix", f"approval needed{asker}: {message.request.summary}")
 
             def closed_elsewhere(done: asyncio.Future[ApprovalDecision]) -> None:
                 if done.cancelled() and screen.is_current:

@@ -87,3 +87,31 @@ def test_reasonix_run_reports_delegation_in_its_json_metrics(workspace, configur
     assert text.stdout == "parent answer\n"
     assert "◆ read-only subagent call_h started" in text.stderr
     assert "◆ subagent call_h: done" in text.stderr
+
+
+def test_run_and_try_leave_no_parent_session_only_the_childs_transcript(
+    workspace, configured, home
+):
+    import json
+
+    (workspace / "src").mkdir()
+    script = install(configured)
+    script.when("CLI-NOPARENT-TRY", Reply(content="looked"))
+    script.when(
+        "CLI-NOPARENT-RUN",
+        call("write_file", path="src/y.py", content="y\n"),
+        Reply(content="done"),
+    )
+    assert reasonix(workspace, "subagent", "try", "CLI-NOPARENT-TRY: look").returncode == 0
+    proc = reasonix(workspace, "subagent", "run", "-y", "--write-path", "src", "CLI-NOPARENT-RUN")
+    assert proc.returncode == 0, proc.stderr
+    sessions = home / "sessions"
+    files = sorted(p.relative_to(sessions) for p in sessions.rglob("*") if p.is_file())
+    # Nothing beside the children's store: no (empty) parent session to list or --continue.
+    assert files and all(p.parts[0] == "subagents" for p in files), files
+    transcripts = [p for p in files if p.suffix == ".jsonl"]
+    assert len(transcripts) == 2
+    for transcript in transcripts:
+        header = json.loads((sessions / transcript).read_text().splitlines()[0])
+        assert header["extra"]["subagent"]["parent_session_id"] == ""  # no parent session exists
+    assert {c["parent_session_id"] for c in capsules(home)} == {""}

@@ -95,6 +95,44 @@ def test_planner_route_explicit_only(text: str, route: Route) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "route"),
+    [
+        # A negated directive declines the planner.
+        ("don't plan first", Route.EXECUTOR),
+        ("Don’t plan first, just fix it", Route.EXECUTOR),
+        ("do not plan, just do it", Route.EXECUTOR),
+        ("do not plan first, just do it", Route.EXECUTOR),
+        ("no need to plan first", Route.EXECUTOR),
+        ("there is no need to plan first; fix the parser", Route.EXECUTOR),
+        ("you don't need to plan first", Route.EXECUTOR),
+        ("fix the parser without planning", Route.EXECUTOR),
+        ("fix it without a plan first", Route.EXECUTOR),
+        ("don't just plan, implement it", Route.EXECUTOR),
+        ("do not wait for my approval", Route.EXECUTOR),
+        ("never wait for approval on this one", Route.EXECUTOR),
+        ("不要先规划，直接改", Route.EXECUTOR),
+        ("不用先规划", Route.EXECUTOR),
+        ("无需先做计划，直接修复", Route.EXECUTOR),
+        ("别只规划，动手改", Route.EXECUTOR),
+        ("不需要等待批准", Route.EXECUTOR),
+        ("我们不先规划了", Route.EXECUTOR),
+        # The negation must stand right before the directive: a negation in
+        # another clause, or after the directive, declines nothing.
+        ("don't touch the tests; plan first", Route.PLAN_THEN_EXECUTE),
+        ("don't wait for my approval, plan first", Route.PLAN_THEN_EXECUTE),
+        ("plan first, don't skip the tests", Route.PLAN_THEN_EXECUTE),
+        ("只规划，不要执行", Route.PLAN_ONLY),
+        ("不要动测试，先规划", Route.PLAN_THEN_EXECUTE),
+        ("要不先规划一下？", Route.PLAN_THEN_EXECUTE),  # 要不: "how about"
+        # A negated directive does not hide an un-negated one elsewhere.
+        ("don't plan first - plan only", Route.PLAN_ONLY),
+    ],
+)
+def test_a_negated_directive_does_not_route_to_the_planner(text: str, route: Route) -> None:
+    assert decide_route(text).route is route
+
+
 def test_planner_route_reads_trusted_metadata_not_wording() -> None:
     assert decide_route("reach 90% coverage", TurnMeta(goal_start=True)).route is Route.GOAL
     # A host-made turn always goes to the executor, whatever it says.

@@ -180,6 +180,80 @@ def test_a_claim_outside_the_workspace_fails_the_plan_before_anything_runs(
         assert "outside the workspace" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        (("src",), ("src/a.py",)),  # a directory conflicts with a claim inside it
+        (("src/a.py",), ("src",)),  # and the other way round
+        (("src/",), ("src/a.py",)),  # a trailing slash is the same directory
+        (("src",), ("src/../src/a.py",)),  # .. is folded before comparing
+        (("./src/sub/",), ("src//sub/deep/b.py",)),
+        (("src",), ("inner/x.py",)),  # inner -> src/sub: a link into the claimed directory
+        (("inner",), ("src/sub/y.py",)),  # the claimed directory is itself a link
+        (("src/new/dir",), ("src/new",)),  # neither exists yet: still nested
+        (None, ("docs/a.md",)),  # an omitted claim is the whole workspace
+    ],
+)
+def test_directory_claims_conflict_with_every_claim_inside_them(
+    tmp_path: Path, left: tuple[str, ...] | None, right: tuple[str, ...]
+) -> None:
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    (tmp_path / "inner").symlink_to(tmp_path / "src" / "sub")
+    a, b = WriteClaim.of(left, box(tmp_path)), WriteClaim.of(right, box(tmp_path))
+    assert a.overlaps(b) and b.overlaps(a)
+    if left is not None:
+        with pytest.raises(FleetPlanError, match="may run at the same time and both claim"):
+            preflight([item("a", write_paths=left), item("b", write_paths=right)], box(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        (("src",), ("src2/x.py",)),  # a prefix of the string, not a parent
+        (("src/a",), ("src/ab.py",)),
+        (("src/a.py",), ("src/a.pyc",)),
+        (("src/sub",), ("src/other",)),
+        (("inner/",), ("src/subway/x",)),  # inner -> src/sub, not src/subway
+    ],
+)
+def test_claims_that_only_share_a_string_prefix_do_not_conflict(
+    tmp_path: Path, left: tuple[str, ...], right: tuple[str, ...]
+) -> None:
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    (tmp_path / "inner").symlink_to(tmp_path / "src" / "sub")
+    a, b = WriteClaim.of(left, box(tmp_path)), WriteClaim.of(right, box(tmp_path))
+    assert not a.overlaps(b) and not b.overlaps(a)
+    preflight([item("a", write_paths=left), item("b", write_paths=right)], box(tmp_path))
+
+
+async def test_writer_slots_exclude_a_directory_and_the_claims_inside_it(tmp_path: Path) -> None:
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    (tmp_path / "inner").symlink_to(tmp_path / "src" / "sub")
+    slots = Slots(max_concurrency=6, max_writers=6)
+    held = Held(slots)
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(held.take, "dir", WriteClaim.of(["src/"], box(tmp_path)))
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(held.take, "dotdot", WriteClaim.of(["src/../src/a.py"], box(tmp_path)))
+            tg.start_soon(held.take, "via-link", WriteClaim.of(["inner/b.py"], box(tmp_path)))
+            tg.start_soon(held.take, "prefix", WriteClaim.of(["src2/x.py"], box(tmp_path)))
+            await anyio.wait_all_tasks_blocked()
+            assert sorted(held.inside) == ["dir", "prefix"] and slots.waiting == 2
+            held.release["dir"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert sorted(held.inside) == ["dotdot", "prefix", "via-link"]
+            # A whole-workspace writer waits for all of them.
+            tg.start_soon(held.take, "whole", WriteClaim.of(None, box(tmp_path)))
+            await anyio.wait_all_tasks_blocked()
+            assert "whole" not in held.inside
+            for name in ("dotdot", "prefix", "via-link"):
+                held.release[name].set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["whole"]
+            held.release["whole"].set()
+
+
 def test_write_claims_resolve_and_overlap(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").symlink_to(tmp_path / "a")
@@ -468,6 +542,172 @@ async def test_a_nested_hold_runs_inside_its_parents_slot(tmp_path: Path) -> Non
             async with slots.hold(WriteClaim.of(None, box(tmp_path))):  # would deadlock otherwise
                 assert slots.running == 1
     assert slots.running == 0
+
+
+async def test_nested_children_take_turns_in_a_full_session_and_never_deadlock(
+    tmp_path: Path,
+) -> None:
+    # Every slot is held by a parent waiting on its children: each lends its slot
+    # to one child; a second child of the same parent waits for a slot of its own.
+    slots = Slots(max_concurrency=2, max_writers=2)
+    inside: list[str] = []
+    peak = 0
+    gates = {name: anyio.Event() for name in ("p1c1", "p1c2", "p2c1", "p2c2")}
+
+    async def child(name: str) -> None:
+        nonlocal peak
+        async with slots.hold(None):
+            inside.append(name)
+            peak = max(peak, len(inside))
+            await gates[name].wait()
+            inside.remove(name)
+
+    async def parent(name: str) -> None:
+        async with slots.hold(WriteClaim.of([name], box(tmp_path))):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(child, f"{name}c1")
+                await anyio.wait_all_tasks_blocked()
+                tg.start_soon(child, f"{name}c2")
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(parent, "p1")
+            tg.start_soon(parent, "p2")
+            await anyio.wait_all_tasks_blocked()
+            assert sorted(inside) == ["p1c1", "p2c1"]
+            assert (slots.running, slots.writers, slots.waiting) == (2, 2, 2)
+            gates["p1c1"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert sorted(inside) == ["p1c2", "p2c1"]  # p1's slot, lent again
+            for name in ("p1c2", "p2c1", "p2c2"):
+                gates[name].set()
+    assert peak == 2
+    assert (slots.running, slots.writers, slots.waiting) == (0, 0, 0)
+
+
+async def test_nested_writers_count_against_the_writer_limit(tmp_path: Path) -> None:
+    slots = Slots(max_concurrency=6, max_writers=2)
+    held = Held(slots)
+
+    async def parent(name: str) -> None:
+        async with slots.hold(WriteClaim.of([name], box(tmp_path))):
+            async with anyio.create_task_group() as tg:
+                for n in (1, 2):
+                    tg.start_soon(
+                        held.take, f"{name}/{n}", WriteClaim.of([f"{name}/{n}"], box(tmp_path))
+                    )
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(parent, "a")
+            tg.start_soon(parent, "b")
+            await anyio.wait_all_tasks_blocked()
+            # Each parent lends its writer slot to one child; no third writer slot.
+            assert sorted(held.inside) == ["a/1", "b/1"] and slots.writers == 2
+            held.release["a/1"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert sorted(held.inside) == ["a/2", "b/1"]
+            for name in ("a/2", "b/1", "b/2"):
+                held.release[name].set()
+                await anyio.wait_all_tasks_blocked()
+    assert (slots.running, slots.writers, slots.waiting) == (0, 0, 0)
+
+
+async def test_a_child_never_defers_to_a_writer_waiting_for_its_own_parent(
+    tmp_path: Path,
+) -> None:
+    # W waits for src (the parent's claim). The parent's child claims src/a.py,
+    # which overlaps W too: deferring to the earlier W would deadlock (W waits
+    # for the parent, the parent for its child).
+    (tmp_path / "src").mkdir()
+    slots = Slots(max_concurrency=6, max_writers=3)
+    held = Held(slots)
+
+    spawn = anyio.Event()
+
+    async def parent() -> None:
+        async with slots.hold(WriteClaim.of(["src"], box(tmp_path))):
+            await spawn.wait()
+            await held.take("child", WriteClaim.of(["src/a.py"], box(tmp_path)))
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(parent)
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(held.take, "W", WriteClaim.of(["src/a.py"], box(tmp_path)))
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == [] and slots.waiting == 1  # W queued first
+            spawn.set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["child"] and slots.waiting == 1
+            held.release["child"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["W"]
+            held.release["W"].set()
+
+
+async def test_siblings_under_a_writer_are_served_in_order(tmp_path: Path) -> None:
+    # A later sibling does not overtake an earlier one whose claim it overlaps
+    # (the whole-parent-claim sibling is not starved by small ones).
+    (tmp_path / "src").mkdir()
+    slots = Slots(max_concurrency=6, max_writers=6)
+    held = Held(slots)
+    go = anyio.Event()
+
+    async def parent() -> None:
+        async with slots.hold(WriteClaim.of(["src"], box(tmp_path))):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(held.take, "a", WriteClaim.of(["src/a.py"], box(tmp_path)))
+                await go.wait()
+                tg.start_soon(held.take, "all", WriteClaim.of(["src"], box(tmp_path)))
+                await anyio.wait_all_tasks_blocked()
+                tg.start_soon(held.take, "b", WriteClaim.of(["src/b.py"], box(tmp_path)))
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(parent)
+            await anyio.wait_all_tasks_blocked()
+            go.set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["a"] and slots.waiting == 2  # b queues behind "all"
+            held.release["a"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["all"]
+            held.release["all"].set()
+            await anyio.wait_all_tasks_blocked()
+            assert held.inside == ["b"]
+            held.release["b"].set()
+
+
+async def test_a_fleet_item_adopts_its_slot_and_refuses_a_claim_that_moved(
+    tmp_path: Path,
+) -> None:
+    # The runner resolves the claim again when the item starts; a symlink
+    # swapped since the preflight must not let it write outside what the
+    # scheduler reserved (another writer may hold it).
+    (tmp_path / "src").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "src")
+    plan = preflight([item("w", write_paths=("link/x.py",)), reader("r")], box(tmp_path))
+    assert plan.claims["w"] == WriteClaim((str(tmp_path / "src" / "x.py"),))
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(tmp_path / "docs")
+    slots = Slots()
+    adopted: list[int] = []
+
+    async def as_the_runner(it: FleetItem, upstream: Mapping[str, ItemResult]) -> ItemResult:
+        claim = None if it.read_only else WriteClaim.of(it.write_paths, box(tmp_path))
+        async with slots.hold(claim):
+            adopted.append(slots.running)
+        return ItemResult(ok=True, text="ran")
+
+    with anyio.fail_after(GUARD):
+        result = await run_fleet(plan, as_the_runner, slots=slots)
+    assert states(result) == {"w": "failed", "r": "done"}
+    (w,) = [o for o in result.outcomes if o.item_id == "w"]
+    assert "outside the slot it runs in" in w.text and str(tmp_path / "docs") in w.text
+    assert adopted == [1]  # the reader's hold adopted the fleet's slot: no second one
+    assert (slots.running, slots.writers, slots.waiting) == (0, 0, 0)
 
 
 async def test_fleet_writers_without_claims_take_turns(tmp_path: Path) -> None:

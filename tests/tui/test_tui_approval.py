@@ -152,3 +152,45 @@ async def test_one_dialog_at_a_time(make_app) -> None:
         await pilot.pause()
         assert await first == ApprovalDecision.ALLOW_ONCE
         assert await second == ApprovalDecision.DENY
+
+
+async def test_a_subagents_request_says_which_child_asks(make_app, tmp_path: Path) -> None:
+    from textual.widgets import Static
+
+    from reasonix_core.permission.approver import Requester
+
+    child = ApprovalRequest(
+        tool="bash",
+        arguments={"command": "rm -rf build"},
+        call_id="c7",
+        read_only=False,
+        scope="Bash(rm:*)",
+        summary="Run: rm -rf build",
+        requester=Requester(
+            agent_path=("call_f#backend", "call_9#tests"),
+            name="reviewer",
+            task="Clean the build and rerun the backend tests",
+        ),
+    )
+    app, services = make_app(
+        [[Approval(request=child), *text_steps("done")], write_turn(tmp_path / "out.txt")]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "delegate")
+        dialog = await wait_for_dialog(pilot)
+        title = str(dialog.query_one("#title", Static).render())
+        asker = str(dialog.query_one("#requester", Static).render())
+        assert title == "Allow bash for a subagent?"
+        assert "Asked by a subagent, not the main agent: reviewer" in asker
+        assert "call_f#backend › call_9#tests" in asker
+        assert "its task: Clean the build and rerun the backend tests" in asker
+        await pilot.press("n")
+        await settle(pilot)
+        # The main agent's own request carries no requester line.
+        await send(pilot, "write it")
+        dialog = await wait_for_dialog(pilot)
+        assert str(dialog.query_one("#title", Static).render()) == "Allow write_file?"
+        assert not dialog.query("#requester")
+        await pilot.press("n")
+        await settle(pilot)
+    assert services.runners[0].decisions == [ApprovalDecision.DENY, ApprovalDecision.DENY]
