@@ -185,6 +185,7 @@ class CompactionFinished(Event):
     reason: str
     ok: bool = True
     tokens_after: int | None = None  # the context's estimated size after it (when ok)
+    failure: str = ""  # why a paid summary gave no digest (the history stays as it was)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

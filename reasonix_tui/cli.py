@@ -843,19 +843,26 @@ def _compact(args: argparse.Namespace) -> int:
 
     async def go() -> bool:
         ok = False
+        failure = ""
         async with open_runtime(settings, approver=FailClosedApprover()) as runtime:
             agent = runtime.agent
             before = agent.estimated_prompt_tokens()
+            notices: list[ev.Notice] = []
             async for event in agent.compact():
                 if isinstance(event, ev.Notice):
-                    sys.stderr.write(f"{event.level}: {event.text}\n")
+                    notices.append(event)
                 elif isinstance(event, ev.CompactionFinished):
-                    ok = event.ok
+                    ok, failure = event.ok, event.failure
+            for notice in notices:
+                if not (failure and notice.text.endswith(failure)):  # said once, below
+                    sys.stderr.write(f"{notice.level}: {notice.text}\n")
             after = agent.estimated_prompt_tokens()
             state = "compacted" if ok else "not compacted"
             sys.stdout.write(
                 f"session {agent.session_id}: {state} (about {before:,} -> {after:,} tokens)\n"
             )
+        if failure:
+            sys.stderr.write(f"reasonix: error: compaction failed: {failure}\n")
         return ok
 
     return EXIT_OK if anyio.run(go) else EXIT_FAILED

@@ -46,6 +46,11 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         yield new_event(ev.Notice, level="warning", text=text)
     if outcome.summaries or (outcome.changed and outcome.truncated is None):
         what = "summary" if outcome.summaries else "pruned tool results"
+        if outcome.folded is not None:
+            chunks, merges = outcome.folded
+            what = f"summary folded from {chunks} parts and {merges} merge" + (
+                "s" if merges != 1 else ""
+            )
         yield new_event(
             ev.Notice,
             level="info",
@@ -61,6 +66,7 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         reason=reason.value,
         ok=outcome.ok,
         tokens_after=after if outcome.changed is not None else None,
+        failure=failed if outcome.failure_status == "failed" else "",
     )
     if outcome.changed is not None:
         yield new_event(ev.PrefixChanged, reason=outcome.changed)

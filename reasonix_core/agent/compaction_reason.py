@@ -35,3 +35,10 @@ class CompactionReason(StrEnum):
     def one_summary(self) -> bool:
         """At most one summary; only pressure before a step may fold twice."""
         return self is not CompactionReason.AUTO
+
+    @property
+    def folds_in_chunks(self) -> bool:
+        """A history too large for one summary request may be folded in chunks
+        (``agent/chunked_fold.py``): only when someone asked for it, or to
+        recover from an overflow; pressure compaction never does (seed 003)."""
+        return self is not CompactionReason.AUTO

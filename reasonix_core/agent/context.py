@@ -40,14 +40,23 @@ import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.chunked_fold import ChunkedFold, ChunkedFoldFailed
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.model_call import Reply
 from reasonix_core.agent.prefix_change import PrefixChangeReason
+from reasonix_core.agent.summary_call import (
+    COMPACTION_INSTRUCTION,
+    Summarize,
+    compaction_instruction,
+    read_summary,
+    summary_request,
+)
 from reasonix_core.agent.tokens import TokenEstimator
 from reasonix_core.errors import ProviderError, ReasonixError
 from reasonix_core.messages import Message
@@ -81,34 +90,7 @@ BLANK_MARKER = (
     "local session transcript]"
 )
 SUMMARY_ACK = "Understood. I will continue from this summary."
-HISTORY_ACK = "(no answer to this message)"
 TRUNCATE_ACK = "Understood."
-
-COMPACTION_INSTRUCTION = """\
-<compaction-request>
-The context window is nearly full. The messages above will be replaced by a summary \
-that you write now; the most recent messages are kept verbatim after it. If the \
-conversation starts with an earlier context summary, merge it with the newer history \
-into one summary.
-
-Write the summary so that you can continue the work from it alone:
-- the user's requests, constraints and preferences (quote short ones verbatim);
-- decisions made and why;
-- files read, created or changed, with the details that still matter (paths, \
-function names, key lines);
-- commands run and what they showed; errors met and how they were resolved;
-- the current state of the task, what remains to do, and the immediate next step.
-
-Do not call tools. Reply with the summary only, as plain text.
-</compaction-request>"""
-
-
-def compaction_instruction(focus: str = "") -> str:
-    """The summary request; ``focus`` is what the user asked it to keep
-    (``/compact keep the table``)."""
-    if not focus.strip():
-        return COMPACTION_INSTRUCTION
-    return f"{COMPACTION_INSTRUCTION}\n\nThe user asks this summary to: {focus.strip()}"
 
 
 class CompactionRequired(ReasonixError):
@@ -127,17 +109,6 @@ def prune_text(text: str) -> str:
 
 def headroom_for(window: int) -> int:
     return max(HEADROOM_MIN, math.floor(window * HEADROOM_RATIO))
-
-
-def summary_request(history: list[Message], instruction: Message) -> list[Message]:
-    """The summary request: the history as last sent (its cached prefix), then the
-    instruction. Should the history end with a user message, an assistant line goes
-    between them, so two user messages never follow each other (some providers refuse
-    that); it comes after the cached bytes, so the prefix still hits."""
-    if history and history[-1].role == "user":
-        ack = Message(role="assistant", content=HISTORY_ACK, meta={"compaction": "ack"})
-        return [*history, ack, instruction]
-    return [*history, instruction]
 
 
 def trigger_tokens(window: int, ratio: float) -> int:
@@ -290,23 +261,6 @@ class _Anchor:
     tokens: int
 
 
-class Summarize(Protocol):
-    """Send one summary request and fill ``reply`` (built on the agent's ModelCall).
-
-    ``messages`` are sent as given, with the agent's current model and effort;
-    ``with_tools``: with the tool schemas of a normal request (so the cached
-    prefix matches), or without any for the bounded plain-text fallback."""
-
-    def __call__(
-        self,
-        messages: Sequence[Message],
-        *,
-        with_tools: bool,
-        max_output_tokens: int,
-        reply: Reply,
-    ) -> AsyncIterator[ev.Event]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Conversation:
     """What a maintenance transaction reads and may call, passed in by its
@@ -350,6 +304,7 @@ class CompactionOutcome:
     window: int
     changed: PrefixChangeReason | None = None
     summaries: int = 0
+    folded: tuple[int, int] | None = None  # (chunks, merges) when the summary was folded
     truncated: tuple[int, int] | None = None
     failure_status: str = ""
     failure_detail: str = ""
@@ -374,6 +329,7 @@ class _SummaryResult:
     status: str = "failed"
     detail: str = ""
     paid: bool = False
+    folded: tuple[int, int] | None = None  # (chunks, merges) of a chunked fold
 
 
 @dataclass
@@ -393,6 +349,7 @@ class _Txn:
 
     changed: PrefixChangeReason | None = None
     summaries: int = 0
+    folded: tuple[int, int] | None = None
 
 
 # --------------------------------------------------------------------------- the manager
@@ -689,12 +646,15 @@ class ContextManager:
         *,
         overflow: bool,
         below: int | None = None,
+        fit: bool = True,
     ) -> tuple[int | None, str]:
         """Where the summarised prefix ends (an index into ``entries``), or None
         and why not.
 
         The tail is sized on ``entries`` (the current view); the summary
-        request's size on ``source`` (what it will actually send)."""
+        request's size on ``source`` (what it will actually send). ``fit=False``:
+        the cut where the tail starts, not moved back to fit one summary request
+        (what a chunked fold summarises)."""
         starts = self._unit_starts(entries)
         if len(starts) < 2:
             return None, "there is only one message to keep, nothing older to summarise"
@@ -730,8 +690,9 @@ class ContextManager:
             return source.total - scale(suffix[cut]) + instruction
 
         cut = starts[k]
-        while k >= 1 and (
-            (below is not None and cut >= below) or prefix_tokens(cut) > self.prompt_budget
+        while fit and (
+            k >= 1
+            and ((below is not None and cut >= below) or prefix_tokens(cut) > self.prompt_budget)
         ):
             k -= 1
             cut = starts[k] if k >= 1 else 0
@@ -938,6 +899,7 @@ class ContextManager:
             source = _Source(entries, est, [])
             txn.changed = prefix_reason
             txn.summaries += 1
+            txn.folded = result.folded or txn.folded
             allowed -= 1
             if reason.unattended:
                 self.turn_summaries += 1
@@ -953,6 +915,7 @@ class ContextManager:
                 window=self.window,
                 changed=txn.changed,
                 summaries=txn.summaries,
+                folded=txn.folded,
                 failure_status=failed_status,
                 failure_detail=failed_detail,
                 **fields,
@@ -1002,6 +965,15 @@ class ContextManager:
         overflow = reason is CompactionReason.OVERFLOW
         src = source.entries
         cut, why = self._plan_cut(entries, source, overflow=overflow)
+        if reason.folds_in_chunks:
+            whole, _ = self._plan_cut(entries, source, overflow=overflow, fit=False)
+            if whole is not None and (cut is None or cut < whole):
+                # One request cannot carry all it should summarise: fold it in chunks.
+                fold = self._fold(conversation, entries, src, whole, self.prompt_budget, out)
+                async with aclosing(fold) as events:
+                    async for event in events:
+                        yield event
+                return
         if cut is None:
             out.status, out.detail = "blocked", why
             return
@@ -1042,6 +1014,17 @@ class ContextManager:
                     self.estimator.calibrate(raw, prompt)
                 if limit and limit < self.window:
                     self._learn_window(limit)
+                if reason.folds_in_chunks:
+                    # Refused although it was planned to fit: fold it in chunks sized
+                    # on the corrected count, at most half the refused request when
+                    # the provider did not say how large it was.
+                    refused = self.estimator.scale(raw)
+                    budget = self.prompt_budget if refused > self.prompt_budget else refused // 2
+                    fold = self._fold(conversation, entries, src, cut, budget, out)
+                    async with aclosing(fold) as events:
+                        async for event in events:
+                            yield event
+                    return
                 if replans < REPLAN_LIMIT:
                     replans += 1
                     total = self.estimator.scale(self._raw(src) + self._tools_raw(tools))
@@ -1053,20 +1036,46 @@ class ContextManager:
                 bounded = True
                 continue
             break
-        if call.error is not None:
-            out.detail = f"the summary request failed ({call.error})"
+        text, out.detail = read_summary(call, self.summary_cap)
+        if text:
+            self._digest(entries, cut, text, out)
+
+    async def _fold(
+        self,
+        conversation: Conversation,
+        entries: list[Entry],
+        src: list[Entry],
+        cut: int,
+        budget: int,
+        out: _SummaryResult,
+    ) -> AsyncIterator[ev.Event]:
+        """Summarise ``src[1:cut]`` in chunks (``agent/chunked_fold.py``)."""
+        bounds = [*self._unit_starts(src[:cut]), cut]
+        units = [[e.message for e in src[a:b]] for a, b in pairwise(bounds)]
+        fold = ChunkedFold(
+            estimator=self.estimator,
+            tools_raw=self._tools_raw(self._tools),
+            budget=budget,
+            output_cap=self.summary_cap,
+            summarize=conversation.summarize,
+            focus=conversation.focus,
+        )
+        try:
+            async with aclosing(fold.run(src[0].message, units)) as events:
+                async for event in events:
+                    yield event
+        except ChunkedFoldFailed as exc:
+            out.detail = str(exc)
             return
-        finish = call.end.finish_reason if call.end is not None else ""
-        if finish == "length":
-            out.detail = f"the summary hit the output cap ({self.summary_cap} tokens)"
-            return
-        text = call.text.strip()
-        if not text:
-            out.detail = "the summary request returned no text"
-            return
-        if finish not in ("stop", ""):
-            out.detail = f"the summary request ended with finish_reason={finish}"
-            return
+        finally:
+            out.paid = out.paid or fold.paid
+        report = fold.report
+        assert report is not None
+        out.folded = (report.chunks, report.merges)
+        self._digest(entries, cut, report.text, out)
+
+    def _digest(self, entries: list[Entry], cut: int, text: str, out: _SummaryResult) -> None:
+        """The view with ``text`` in place of ``entries[1:cut]``, if it is smaller."""
         summary = Message(
             role="user",
             content=(

@@ -336,14 +336,19 @@ async def test_overflow_one_summary_then_one_retry(workspace, server, setup):
     assert len(rejected) == 1
     assert [e.reason for e in of(events, ev.CompactionStarted)][0] == "overflow"
     assert len(model.summary_requests) >= 1
-    first_summary = position(server, model.summary_requests[0])
+    # The rescue's summary requests (a chunked fold: the history is larger than
+    # the learnt window) follow the refused request one after another...
+    summaries = [position(server, r) for r in model.summary_requests]
+    first_summary, last_summary = summaries[0], summaries[-1]
+    assert summaries == list(range(first_summary, last_summary + 1))
     assert server.requests[first_summary - 1].status == 400
-    # The retry of the original request (rebuilt from the new view) succeeded.
-    assert server.requests[first_summary + 1].status == 200
-    assert not is_summary_request(server.requests[first_summary + 1])
-    summary_body = model.summary_requests[0].json
-    assert summary_body is not None
-    assert count_tokens(render_prompt(summary_body)) + summary_body["max_tokens"] <= 5000
+    # ... then the retry of the original request (rebuilt from the new view) succeeded.
+    assert server.requests[last_summary + 1].status == 200
+    assert not is_summary_request(server.requests[last_summary + 1])
+    for record in model.summary_requests:
+        body = record.json
+        assert body is not None
+        assert count_tokens(render_prompt(body)) + body["max_tokens"] <= 5000
     assert isinstance(events[-1], ev.TurnFinished)
     notices = [e.text for e in of(events, ev.Notice)]
     assert any("5,000 tokens" in t for t in notices)
