@@ -418,14 +418,16 @@ class SubagentRunner:
         return agent
 
     def _first_turn(self, spec: SubagentSpec, plan: _Plan) -> str:
-        """The workspace context first (shared by every child of the session), then the
-        task, then (writers) the completion contract: the task never precedes the shared part."""
+        """Everything siblings share first - the workspace context, the depth note of a
+        nested child, a writer's completion contract - and the task text last, so the
+        task never precedes the shared part and siblings' requests are byte-identical
+        up to it (the provider caches that prefix for the later ones)."""
         parts = [workspace_context(self.services.sandbox.root, self.services.clock())]
         if spec.depth > 1:
             parts.append(subagent_context(spec.depth, self.services.max_depth))
-        parts.append(spec.prompt)
         if not plan.read_only:
             parts.append(COMPLETION_CONTRACT)
+        parts.append(spec.prompt)
         return "\n\n".join(parts)
 
 
