@@ -213,15 +213,20 @@ def tool_loop_responder(steps: int, delay: float = 0.0) -> Any:
 
 
 @contextmanager
-def tool_loop_server(mode: str, steps: int, delay: float = 0.0) -> Iterator[str]:
+def tool_loop_server(
+    mode: str, steps: int, delay: float = 0.0, *, keep_alive: bool = False
+) -> Iterator[str]:
     """A fresh fixture server (fresh prompt cache) serving the tool loop of
     ``tool_loop_responder``, in a thread or in its own process (``_serve.py``, so the
     server's work does not share the interpreter with what is measured); yields its
-    base URL."""
+    base URL. ``keep_alive``: streamed answers keep their connection open for the
+    next request, as a real API's do (the fixture closes it by default)."""
     from reasonix_testkit import ChatDialect, FixtureServer
 
     if mode == "thread":
-        with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
+        with FixtureServer(
+            ChatDialect("deepseek"), api_key=None, keep_alive_streams=keep_alive
+        ) as server:
             server.responder = tool_loop_responder(steps, delay)
             yield server.base_url
         return
@@ -231,6 +236,7 @@ def tool_loop_server(mode: str, steps: int, delay: float = 0.0) -> Iterator[str]
             str(Path(__file__).resolve().parent / "_serve.py"),
             str(steps),
             str(delay),
+            "keep-alive" if keep_alive else "close",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -1,7 +1,8 @@
 """Run the fixture server in its own process (for bench_step_overhead.py).
 
-``python bench/_serve.py STEPS [DELAY]`` prints the base URL on stdout, then serves
-the ``tool_loop_responder(STEPS, DELAY)`` script until stdin is closed.
+``python bench/_serve.py STEPS [DELAY [keep-alive|close]]`` prints the base URL on
+stdout, then serves the ``tool_loop_responder(STEPS, DELAY)`` script until stdin is
+closed (``keep-alive``: streamed answers keep their connection open).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from reasonix_testkit import ChatDialect, FixtureServer
 def main() -> int:
     steps = int(sys.argv[1])
     delay = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
-    with FixtureServer(ChatDialect("deepseek"), api_key=None) as server:
+    keep_alive = len(sys.argv) > 3 and sys.argv[3] == "keep-alive"
+    with FixtureServer(
+        ChatDialect("deepseek"), api_key=None, keep_alive_streams=keep_alive
+    ) as server:
         server.responder = tool_loop_responder(steps, delay)
         sys.stdout.write(server.base_url + "\n")
         sys.stdout.flush()

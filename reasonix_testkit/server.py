@@ -108,7 +108,10 @@ class FixtureServer:
     model ids; assign ``server.models = None`` to accept any model. ``seed``
     makes generated ids reproducible. With ``max_context_tokens`` set, a request
     whose rendered prompt plus its output budget exceeds it is refused with the
-    provider's "context length" error (a validation rejection).
+    provider's "context length" error (a validation rejection). With
+    ``keep_alive_streams`` a streamed answer that ends cleanly keeps its
+    connection open for the next request, as a real API does (the benchmarks
+    use it; by default every stream closes its connection).
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class FixtureServer:
         port: int = 0,
         seed: int | None = None,
         max_context_tokens: int | None = None,
+        keep_alive_streams: bool = False,
     ) -> None:
         if dialect is None:
             dialect = ChatDialect("deepseek")
@@ -129,6 +133,7 @@ class FixtureServer:
         self.models: set[str] | None = set(models if models is not None else dialect.default_models)
         self.responder: Responder | None = None
         self.max_context_tokens = max_context_tokens
+        self.keep_alive_streams = keep_alive_streams
         self.requests: list[RecordedRequest] = []
         self._queue: deque[ScriptItem] = deque()
         self._lock = threading.Lock()
@@ -136,6 +141,11 @@ class FixtureServer:
         self._port = port
         self._httpd: LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def connections(self) -> int:
+        """How many TCP connections the server has accepted since it started."""
+        return self._httpd.accepted if self._httpd is not None else 0
 
     @property
     def flavour(self) -> str:
@@ -148,6 +158,7 @@ class FixtureServer:
             return self
         self._wire.stop.clear()
         httpd = LoopbackHTTPServer(("127.0.0.1", self._port), self)
+        httpd.keep_alive_streams = self.keep_alive_streams
         thread = threading.Thread(
             target=httpd.serve_forever,
             kwargs={"poll_interval": 0.02},

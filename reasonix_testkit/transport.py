@@ -39,11 +39,15 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
     fixture: RequestSink
+    # Whether a streamed answer that ends cleanly leaves its connection open for
+    # the next request (as a real API's does); by default each stream closes it.
+    keep_alive_streams = False
 
     def __init__(self, address: tuple[str, int], fixture: RequestSink) -> None:
         self.fixture = fixture
         self._conn_lock = threading.Lock()
         self._conns: set[socket.socket] = set()
+        self.accepted = 0  # connections accepted so far
         super().__init__(address, RequestHandler)
 
     def server_bind(self) -> None:
@@ -56,6 +60,7 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._conn_lock:
             self._conns.add(request)
+            self.accepted += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -118,6 +123,12 @@ class _Writer:
         h.send_header("Content-Type", content_type)
         h.send_header("Cache-Control", "no-cache")
         h.send_header("Transfer-Encoding", "chunked")
+        server = h.server
+        if isinstance(server, LoopbackHTTPServer) and server.keep_alive_streams:
+            # Kept open only if the body ends cleanly (``end``); every early
+            # exit marks the connection closed.
+            h.end_headers()
+            return
         h.send_header("Connection", "close")
         h.end_headers()
         h.close_connection = True

@@ -37,6 +37,8 @@ from reasonix_tui.services import (
     BaseServices,
     GoalView,
     McpServerView,
+    ModelProbe,
+    ProviderChoice,
     RewindDone,
     RewindPreview,
     RewindTurn,
@@ -44,6 +46,16 @@ from reasonix_tui.services import (
 )
 
 FROZEN_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def preset_choices(home: Path) -> list[ProviderChoice]:
+    """What the first-run setup screen lists over the built-in DeepSeek provider: the
+    real preset table (key state from the environment: tests clear it)."""
+    from reasonix_core.config.schema import Config
+    from reasonix_tui.provider_choices import provider_choices
+
+    config = Config()
+    return provider_choices(config, config.providers[0], home)
 
 
 @dataclass(frozen=True)
@@ -259,6 +271,17 @@ class ScriptedServices(BaseServices):
     rewind_history: list[RewindTurn] = field(default_factory=list)
     rewind_previews: dict[int, RewindPreview] = field(default_factory=dict)
     rewinds: list[tuple[int, str]] = field(default_factory=list)
+    # The first-run setup screen: the providers offered, the choices made
+    # (key, api_key), and the reason a choice is refused (by key).
+    choices: list[ProviderChoice] = field(default_factory=list)
+    providers_used: list[tuple[str, str | None]] = field(default_factory=list)
+    provider_errors: dict[str, str] = field(default_factory=dict)
+    # /model's probe of the provider's /models: its answer (None: nothing to ask),
+    # and a gate it waits for first (a test opens it once the picker is up).
+    probe: ModelProbe | None = None
+    probe_gate: asyncio.Event | None = None
+    # Models with no known price (their cost shows as unknown).
+    unpriced_models: set[str] = field(default_factory=set)
 
     def clock(self) -> datetime:
         return self.now
@@ -295,8 +318,17 @@ class ScriptedServices(BaseServices):
     def models(self) -> list[str]:
         return list(self.model_names)
 
+    def priced(self, model: str) -> bool:
+        return model not in self.unpriced_models
+
+    async def probe_models(self) -> ModelProbe | None:
+        if self.probe_gate is not None:
+            await self.probe_gate.wait()
+        return self.probe
+
     def set_model(self, model: str) -> None:
-        if model not in self.model_names:
+        discovered = self.probe.models if self.probe is not None else ()
+        if model not in self.model_names and model not in discovered:
             raise ValueError(f"unknown model {model!r}")
         self.model = model
 
@@ -313,6 +345,15 @@ class ScriptedServices(BaseServices):
 
     def save_api_key(self, key: str) -> None:
         self.saved_keys.append(key)
+        self.api_key_missing = False
+
+    def provider_choices(self) -> list[ProviderChoice]:
+        return list(self.choices)
+
+    async def use_provider(self, key: str, api_key: str | None) -> None:
+        if key in self.provider_errors:
+            raise ValueError(self.provider_errors[key])
+        self.providers_used.append((key, api_key))
         self.api_key_missing = False
 
     def mcp_status(self) -> list[McpServerView]:

@@ -139,8 +139,12 @@ class ReasonixApp(App[int]):
             self.exit(return_code=1)
 
     def _after_late_setup(self, saved: bool | None) -> None:
-        if not saved:  # saved: back to the session screen underneath
+        if not saved:
             self.exit(return_code=1)
+            return
+        session = self.session  # back to it: the provider chosen may name another model
+        if session is not None:
+            session.refresh_status()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, INPUT_EVENTS):

@@ -72,11 +72,17 @@ PLAN_NOTICES = {
 
 class TurnController:
     def __init__(
-        self, transcript: Transcript, status: StatusBar, clock: Callable[[], datetime]
+        self,
+        transcript: Transcript,
+        status: StatusBar,
+        clock: Callable[[], datetime],
+        priced: Callable[[str], bool] = lambda model: True,
     ) -> None:
         self.transcript = transcript
         self.status = status
         self.clock = clock
+        # Whether a model's requests have a price (AppServices.priced).
+        self.priced = priced
         self.assistant: AssistantBlock | None = None
         self.reasoning: ReasoningBlock | None = None
         self.tools: dict[str, ToolBlock] = {}
@@ -161,13 +167,14 @@ class TurnController:
                     block = ToolBlock(call_id, name, "")
                     await self.transcript.add(block)
                 await block.finish(result, event.outcome, event.is_error, event.diff)
-            case UsageReported(usage=usage, cost=cost, currency=currency):
+            case UsageReported(usage=usage, cost=cost, currency=currency, model=model):
                 self.status.add_usage(
                     usage.prompt_tokens,
                     usage.completion_tokens,
                     usage.cache_hit_tokens,
                     cost,
                     currency,
+                    priced=self.priced(model),
                 )
             case ToolProgress(call_id=call_id, progress=progress, total=total, message=message):
                 block = self.tools.get(call_id)

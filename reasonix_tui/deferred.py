@@ -353,6 +353,8 @@ class DeferredServices(BaseServices):
     needs_api_key = _Blocking()
     save_api_key = _Blocking()
     api_key_info = _Blocking()
+    provider_choices = _Blocking()
+    priced = _Blocking()
     mcp_status = _Blocking()
     reconnect_mcp = _Blocking()
     mention_refused = _Blocking()
@@ -363,6 +365,8 @@ class DeferredServices(BaseServices):
     serve = _AfterReady()
     render_mcp_prompt = _AfterReady()
     expand_mcp_resources = _AfterReady()
+    use_provider = _AfterReady()
+    probe_models = _AfterReady()
 
     # The runner may be a stand-in: the real services want the runner it is bound to.
 

@@ -26,6 +26,7 @@ from reasonix_core.agent.builder import (
     RunSettings,
     Runtime,
     build_policy,
+    has_price,
     make_price_fn,
     open_runtime,
 )
@@ -40,19 +41,22 @@ from reasonix_core.config import (
     resolve_model,
     save_api_key,
 )
+from reasonix_core.config.schema import ProviderConfig
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.policy import PLAN_MODE
-from reasonix_core.provider.efforts import accepted_efforts, check_effort
+from reasonix_core.provider.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.skills import load_catalog
 from reasonix_tui import rewind_service
+from reasonix_tui.provider_choices import FALLBACK_KEY_VARIABLE, key_info, provider_choices
 from reasonix_tui.services import (
-    DEEPSEEK_KEYS_URL,
     ApiKeyInfo,
     BaseServices,
     GoalView,
     McpServerView,
+    ModelProbe,
+    ProviderChoice,
     RewindDone,
     RewindPreview,
     RewindTurn,
@@ -139,6 +143,8 @@ class EngineServices(BaseServices):
         )
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
+        # What each provider's /models listed (the /model probe): pickable this session.
+        self._discovered: dict[str, tuple[str, ...]] = {}
         # Asked for (--model / --effort, /model / /effort): a continued session
         # otherwise keeps the model and effort it last used (its prompt cache).
         self._model_chosen = model is not None
@@ -252,6 +258,7 @@ class EngineServices(BaseServices):
             continue_last=continue_last,
             home=self.config_home,
             add_dirs=self.add_dirs,
+            discovered_models=dict(self._discovered),
         )
         try:
             async with open_runtime(
@@ -338,9 +345,27 @@ class EngineServices(BaseServices):
     def models(self) -> list[str]:
         return [f"{p.name}/{m}" for p in self.config.providers for m in p.all_models()]
 
+    async def probe_models(self) -> ModelProbe:
+        """The current provider's ``/models`` (reasonix_core/provider/discovery.py)."""
+        from reasonix_core.provider.discovery import discover_models
+
+        provider = self._resolved.provider
+        try:
+            api_key = read_api_key(provider, self.config_home)
+        except ConfigError:
+            return ModelProbe(error=f"no API key for {provider.name}")
+        listing = await discover_models(provider, api_key or None)
+        if listing.source != "endpoint":
+            return ModelProbe(error=listing.why)
+        self._discovered[provider.name] = listing.models
+        return ModelProbe(models=tuple(f"{provider.name}/{m}" for m in listing.models))
+
+    def priced(self, model: str) -> bool:
+        return has_price(self.config, model)
+
     def set_model(self, model: str) -> None:
         try:
-            resolved = resolve_model(self.config, model)
+            resolved = resolve_model(self.config, model, self._discovered)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         active = self._active.runtime if self._active else None
@@ -377,7 +402,10 @@ class EngineServices(BaseServices):
         return False
 
     def save_api_key(self, key: str) -> None:
-        name = self._resolved.provider.api_key_env or "DEEPSEEK_API_KEY"
+        self._store_key(self._resolved.provider, key)
+
+    def _store_key(self, provider: ProviderConfig, key: str) -> None:
+        name = provider.api_key_env or FALLBACK_KEY_VARIABLE
         save_api_key(name, key.strip(), self.config_home)
         if os.environ.get(name):
             # The environment wins over the file: the key just typed must win in this
@@ -385,16 +413,50 @@ class EngineServices(BaseServices):
             os.environ[name] = key.strip()
 
     def api_key_info(self) -> ApiKeyInfo:
-        provider = self._resolved.provider
-        name = provider.api_key_env or "DEEPSEEK_API_KEY"
-        deepseek = "deepseek" in f"{provider.name} {provider.base_url}".lower()
-        return ApiKeyInfo(
-            provider=provider.name,
-            variable=name,
-            stored_in=self.config_home / ".env",
-            from_environment=bool(os.environ.get(name)),
-            signup_url=DEEPSEEK_KEYS_URL if deepseek else "",
-        )
+        return key_info(self._resolved.provider, self.config_home)
+
+    def provider_choices(self) -> list[ProviderChoice]:
+        return provider_choices(self.config, self._resolved.provider, self.config_home)
+
+    async def use_provider(self, key: str, api_key: str | None) -> None:
+        from reasonix_core.provider.discovery import discover_models
+        from reasonix_core.provider.presets import install_preset, preset, preset_provider
+
+        current = self._resolved.provider
+        if key == current.name:
+            if api_key:
+                self._store_key(current, api_key)
+            return
+        try:
+            entry = preset(key)
+        except KeyError as exc:
+            raise ValueError(str(exc.args[0])) from None
+        provider = self.config.provider(key) or preset_provider(entry)
+        models: tuple[str, ...] = ()
+        if not provider.all_models():
+            # A local server's preset lists no models: the server says which it has.
+            listing = await discover_models(provider, api_key)
+            if listing.source != "endpoint":
+                raise ValueError(
+                    f"couldn't list the models at {provider.base_url} ({listing.why}): "
+                    "is the server running?"
+                )
+            models = listing.models
+        try:
+            if api_key:
+                self._store_key(provider, api_key)
+            install_preset(self.config_home, entry, models, make_default=True, config=self.config)
+            # Read back as every later session will: the file is the one truth.
+            self.config = load_config(self.workspace, home=self.config_home).config
+            self._resolved = resolve_model(self.config, key)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        self.model = self._resolved.model
+        self._model_chosen = True
+        try:
+            self.effort = check_effort(self.effort, self.efforts(), key)
+        except UnknownEffort:
+            self.effort = AUTO
 
     def mcp_status(self) -> list[McpServerView]:
         states = {"pending": "connecting", "starting": "connecting"}

@@ -27,9 +27,14 @@ def duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
-def cost(amount: float, currency: str = "USD") -> str:
+def cost(amount: float, currency: str = "USD", unpriced: bool = False) -> str:
+    """``$0.0123``; ``unpriced``: some requests had no known price, so the figure is
+    a lower bound (``$0.0123+?``), or unknown when nothing was priced (``$?``)."""
     symbol = {"USD": "$", "CNY": "¥"}.get(currency, "")
-    return f"{symbol}{amount:.4f}" if amount < 1 else f"{symbol}{amount:.2f}"
+    if unpriced and amount == 0:
+        return f"{symbol}?"
+    figure = f"{symbol}{amount:.4f}" if amount < 1 else f"{symbol}{amount:.2f}"
+    return f"{figure}+?" if unpriced else figure
 
 
 def percent(part: float, whole: float) -> str:

@@ -68,6 +68,28 @@ class ApiKeyInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderChoice:
+    """One provider the setup screen offers: the configured one, or a preset
+    (reasonix_core/provider/presets.py)."""
+
+    key: str  # the preset's key, or the configured provider's name
+    label: str
+    endpoint: str
+    # The key to ask for; None: none needed (a local server) or already set.
+    key_info: ApiKeyInfo | None = None
+    note: str = ""  # what the list says of the key: "$VAR" (to give), "key set", "no key"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelProbe:
+    """What ``/model`` learnt from the provider's ``/models``: the ids it lists as
+    picker names (``provider/model``), or why it could not say."""
+
+    models: tuple[str, ...] = ()
+    error: str = ""  # "" when the listing arrived
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class McpServerView:
     """One MCP server as shown by the ``/mcp`` status screen (already redacted)."""
 
@@ -197,6 +219,16 @@ class AppServices(Protocol):
         """Switch model for the current and future runners (``ValueError`` if unknown)."""
         ...
 
+    async def probe_models(self) -> ModelProbe | None:
+        """Optional. Ask the current provider's ``/models`` (bounded in time; never
+        raises): ``/model`` adds what it lists to the picker. None: nothing to ask."""
+        ...
+
+    def priced(self, model: str) -> bool:
+        """Optional. Whether a price is known for ``model``; False: its requests count 0
+        and the status bar shows the session's cost as unknown (``$?``)."""
+        ...
+
     def efforts(self) -> list[str]:
         """Reasoning-effort levels the current model accepts (may be empty)."""
         ...
@@ -215,6 +247,18 @@ class AppServices(Protocol):
 
     def api_key_info(self) -> ApiKeyInfo:
         """Optional. The current provider's key: its name, variable and file."""
+        ...
+
+    def provider_choices(self) -> list[ProviderChoice]:
+        """Optional. What the first-run setup screen offers, the configured provider
+        first; empty: the screen asks for the current provider's key only."""
+        ...
+
+    async def use_provider(self, key: str, api_key: str | None) -> None:
+        """Optional. Make choice ``key`` the provider sessions start with: store
+        ``api_key`` (if given) where :meth:`save_api_key` does, add the preset to the
+        user's config (a local server's models asked of its ``/models``) and make it
+        ``default_model``. ``ValueError``/``OSError`` with the reason when it cannot."""
         ...
 
     def mcp_status(self) -> list[McpServerView]:
@@ -343,6 +387,19 @@ class BaseServices(AppServices):
 
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         return []
+
+    def provider_choices(self) -> list[ProviderChoice]:
+        return []
+
+    async def use_provider(self, key: str, api_key: str | None) -> None:
+        if api_key:
+            self.save_api_key(api_key)
+
+    async def probe_models(self) -> ModelProbe | None:
+        return None
+
+    def priced(self, model: str) -> bool:
+        return True
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         raise LookupError(f"no MCP prompt named {name}")

@@ -1,9 +1,24 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from snap_scripts import approval_turn, plan_approval_turn, subagent_approval_turn, write_scope_turn
 from snap_support import WORKSPACE, scripted, send, type_text
 
-from reasonix_tui.services import McpServerView
+from reasonix_tui.services import McpServerView, ModelProbe
+
+
+async def until(pilot, predicate, tries: int = 100) -> None:
+    for _ in range(tries):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the screen never reached the state to snapshot")
+
+
+def _note(pilot) -> str:
+    line = pilot.app.screen.query_one("#note")
+    return str(line.render()) if line.display else ""
 
 
 class TestApproval:
@@ -103,10 +118,21 @@ class TestScreens:
         assert snap(scripted(servers=servers), run)
 
     def test_model_picker(self, snap) -> None:
+        # The provider's /models answered: one id the config does not list, marked.
+        probe = ModelProbe(models=("deepseek-flash", "deepseek-v4-pro", "deepseek-v4-flash-exp"))
+
         async def run(pilot) -> None:
             await send(pilot, "/model")
+            await until(pilot, lambda: "listed by the provider" in _note(pilot))
 
-        assert snap(scripted(), run)
+        assert snap(scripted(probe=probe), run)
+
+    def test_model_picker_probe_failed(self, snap) -> None:
+        async def run(pilot) -> None:
+            await send(pilot, "/model")
+            await until(pilot, lambda: "couldn't list models" in _note(pilot))
+
+        assert snap(scripted(probe=ModelProbe(error="HTTP 401")), run)
 
     def test_clear_confirm(self, snap) -> None:
         async def run(pilot) -> None:
@@ -119,6 +145,35 @@ class TestScreens:
             await type_text(pilot, "sk-secret")
 
         assert snap(scripted(api_key_missing=True), run)
+
+    def test_setup_presets(self, snap, monkeypatch) -> None:
+        from reasonix_core.provider.presets import PRESETS
+        from reasonix_testkit.tui import preset_choices
+
+        for entry in PRESETS:
+            if entry.api_key_env:
+                monkeypatch.delenv(entry.api_key_env, raising=False)
+        choices = preset_choices(Path("/nonexistent/.reasonix"))
+
+        async def run(pilot) -> None:
+            await pilot.press("down", "down")
+
+        assert snap(scripted(api_key_missing=True, choices=choices), run)
+
+    def test_setup_preset_key(self, snap, monkeypatch) -> None:
+        from reasonix_core.provider.presets import PRESETS
+        from reasonix_testkit.tui import preset_choices
+
+        for entry in PRESETS:
+            if entry.api_key_env:
+                monkeypatch.delenv(entry.api_key_env, raising=False)
+        choices = preset_choices(Path("/nonexistent/.reasonix"))
+
+        async def run(pilot) -> None:
+            await pilot.press("down", "down", "enter")  # OpenRouter
+            await type_text(pilot, "sk-or-secret")
+
+        assert snap(scripted(api_key_missing=True, choices=choices), run)
 
     def test_trust_dialog(self, snap) -> None:
         from reasonix_core.trust import ProjectReview, RiskySetting

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from reasonix_core.agent.budget import BudgetMeter
 from reasonix_core.agent.context import ContextManager
@@ -24,6 +25,7 @@ from reasonix_core.messages import Message
 from reasonix_core.permission.gate import Gate
 from reasonix_core.provider.base import Provider
 from reasonix_core.tool.base import ToolContext
+from reasonix_core.tool.capability import UseCapabilityTool
 from reasonix_core.tool.registry import ToolRegistry
 
 
@@ -83,3 +85,17 @@ def assemble_agent(
             store=session if checkpoints else None,
         ),
     )
+
+
+def capability_tool(mcp: Any, *, read_only_targets: bool = False) -> UseCapabilityTool:
+    """``use_capability`` for one agent: the session's own capabilities, and the MCP
+    host's when servers are declared. Every agent has it, always last, so neither a
+    late MCP server nor the lack of one ever changes the tool list
+    (docs/MCP.md); ``read_only_targets``: a subagent's or the planner's front end,
+    which calls read-only targets only."""
+    if mcp is None or not getattr(mcp, "configured", False):
+        return UseCapabilityTool(read_only_targets=read_only_targets)
+    # Imported only when a server is declared: keeps the MCP package off `reasonix run`.
+    from reasonix_core.mcp.capability import McpCapabilities
+
+    return UseCapabilityTool(McpCapabilities(mcp), read_only_targets=read_only_targets)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reasonix_core.agent.assemble import assemble_agent
+from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.loop import Agent
@@ -110,6 +110,9 @@ class RunSettings:
     # Start in plan mode (--permission-mode plan): writers blocked until the user
     # approves a plan; independent of the preset (docs/MODES.md#plan-mode).
     plan_mode: bool = False
+    # Model ids each provider's /models listed this session (the TUI's /model probe):
+    # ``model`` may name one (resolve.py, ``discovered``).
+    discovered_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # False: the session is kept in memory, no file in the sessions store
     # (`reasonix subagent run|try`: the session only lends its services to the
     # one child, whose own transcript is the record).
@@ -158,13 +161,25 @@ def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:
     return f"{provider}/{model}", effort
 
 
-def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
-    """Cost of one call: a user-configured price wins; known DeepSeek models
-    otherwise follow the peak/off-peak table at request-completion time."""
+def _configured_prices(config: Config) -> dict[str, Any]:
     configured: dict[str, Any] = {}
     for provider in config.providers:
         for model, price in (provider.prices or {}).items():
             configured.setdefault(model, price)
+    return configured
+
+
+def has_price(config: Config, model: str) -> bool:
+    """Whether :func:`make_price_fn` knows a price for ``model`` (a model it does not,
+    e.g. one discovered at the provider's ``/models``, costs 0 in the metrics and
+    shows as an unknown cost in the TUI)."""
+    return model in _configured_prices(config) or model.strip().lower() in DEEPSEEK_PRICES_USD
+
+
+def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[float, str]]:
+    """Cost of one call: a user-configured price wins; known DeepSeek models
+    otherwise follow the peak/off-peak table at request-completion time."""
+    configured = _configured_prices(config)
 
     def price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
         chosen = configured.get(model)
@@ -301,7 +316,7 @@ async def open_runtime(
     # A continued session keeps its model unless asked otherwise: same prefix, same cache.
     model_ref = settings.model or (last_used[0] if last_used else None)
     try:
-        resolved = resolve_model(config, model_ref)
+        resolved = resolve_model(config, model_ref, settings.discovered_models)
     except ConfigError:
         if settings.model or loaded_session is None or model_ref == loaded_session.header.model:
             raise
@@ -332,7 +347,7 @@ async def open_runtime(
         )
     if skills is None:
         skills = load_catalog(workspace, home)
-    registry = ToolRegistry([*_builtins(config, skills), *_mcp_tools(mcp)])
+    registry = ToolRegistry([*_builtins(config, skills), capability_tool(mcp)])
 
     async with AsyncExitStack() as stack:
         provider = (provider_factory or create_provider)(resolved.provider, api_key)
@@ -632,16 +647,6 @@ def _builtins(config: Config, skills: SkillCatalog) -> list[Any]:
 
         tools = [tool for tool in tools if tool.name not in DELEGATION]
     return tools
-
-
-def _mcp_tools(host: Any) -> list[Any]:
-    """The stable proxy, present exactly when MCP servers are declared, so late
-    or changing servers never change the tool list (see docs/MCP.md)."""
-    if host is None or not host.configured:
-        return []
-    from reasonix_core.mcp.capability import UseCapabilityTool
-
-    return [UseCapabilityTool(host)]
 
 
 def _digest(text: str) -> str:

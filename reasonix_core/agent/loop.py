@@ -52,7 +52,6 @@ from reasonix_core.agent.transcript import (
     INTERRUPTED_MARK,
     NOT_STARTED,
     UNKNOWN_OUTCOME,
-    bound_result,
     reminder,
     repair_messages,
 )
@@ -68,7 +67,14 @@ from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
 from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
-from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
+from reasonix_core.tool.base import (
+    ToolContext,
+    ToolFamily,
+    ToolResult,
+    current_call_id,
+    current_transcript,
+)
+from reasonix_core.tool.kept_results import bound_result
 from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
@@ -814,6 +820,8 @@ class Agent:
     async def _execute(self, state: _CallState) -> None:
         call = state.call
         current_call_id.set(call.id)  # this task's context only
+        # This agent's own results for session:tool_result (a child's calls set theirs).
+        current_transcript.set(self.messages)
         count = self._repeat(call)
         try:
             result = await self._authorize_and_call(state)
@@ -821,13 +829,12 @@ class Agent:
             # Whatever a hostile call trips over (the policy on a NUL byte, a bug
             # in a tool), the model reads it as this call's error and the run goes on.
             result = internal_error(call.name, exc)
-        text, bounded = bound_result(result.text)
+        text, kept = bound_result(result.text, call.id)
         text += reminder(count, call.name)
         meta: dict[str, Any] = {"outcome": result.outcome}
         if result.is_error:
             meta["is_error"] = True
-        if bounded:
-            meta["full_content"] = result.text
+        meta.update(kept)
         if "diff" in result.meta:
             meta["diff"] = result.meta["diff"]
         state.message = Message(role="tool", tool_call_id=call.id, content=text, meta=meta)

@@ -1,4 +1,5 @@
-"""Transcript rules shared by the loop: orphan repair, result bounding, reminders."""
+"""Transcript rules shared by the loop: orphan repair, reminders (bounding an
+oversize result is reasonix_core.tool.kept_results, which also pages it back)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,6 @@ from collections.abc import Sequence
 
 from reasonix_core.messages import Message, ToolCall
 
-# Tool results larger than this are bounded once before entering the transcript.
-RESULT_LIMIT = 32 * 1024
-RESULT_HEAD = 24 * 1024
-RESULT_TAIL = 6 * 1024
 REMINDER_AT = frozenset({3, 5, 8})
 INTERRUPTED_MARK = "[interrupted by the user]"
 # Closes a turn whose model request failed (after retries): the next request must not
@@ -54,18 +51,6 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
         # turns keep alternating with assistant turns.
         repairs.append(Message(role="assistant", content=INTERRUPTED_MARK))
     return repairs
-
-
-def bound_result(text: str) -> tuple[str, bool]:
-    """Head + marker + tail for oversize results; returns (text, was_bounded)."""
-    if len(text) <= RESULT_LIMIT:
-        return text, False
-    omitted = len(text) - RESULT_HEAD - RESULT_TAIL
-    marker = (
-        f"\n\n[... {omitted} characters omitted; the full output is kept locally. "
-        "Narrow the command or read a smaller window to see the middle ...]\n\n"
-    )
-    return text[:RESULT_HEAD] + marker + text[-RESULT_TAIL:], True
 
 
 def reminder(count: int, tool: str) -> str:

@@ -9,6 +9,11 @@ Accepted forms, tried in this order:
 3. a bare model id -> the first provider that lists it;
 4. ``provider/model`` where the provider has no ``models`` list (any id goes).
 
+``discovered`` adds, per provider name, the ids its ``/models`` listed this session
+(``/model``'s probe, reasonix_core/provider/discovery.py): form (2) accepts them as if
+configured. The entry is the provider's own, so such a model gets the provider's
+limits (its ``context_window``) and no configured price (its cost counts as unknown).
+
 (2) is tried before (3) so that :attr:`ResolvedModel.ref` always resolves back
 to the same provider, even when another provider lists a model whose id looks
 like ``name/model``.
@@ -16,6 +21,7 @@ like ``name/model``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from reasonix_core.config.schema import Config, ProviderConfig
@@ -37,11 +43,15 @@ class ResolvedModel:
         return f"{self.provider.name}/{self.model}"
 
 
-def resolve_model(config: Config, ref: str | None = None) -> ResolvedModel:
+def resolve_model(
+    config: Config,
+    ref: str | None = None,
+    discovered: Mapping[str, Collection[str]] | None = None,
+) -> ResolvedModel:
     """Resolve ``ref``; ``None``/"" means ``config.default_model``, then the
     first provider's default model. A provider with no URL to send to is a
-    config error here, before any request."""
-    resolved = _resolve(config, ref)
+    config error here, before any request. ``discovered``: see the module."""
+    resolved = _resolve(config, ref, discovered or {})
     provider = resolved.provider
     if not (provider.base_url.strip() or provider.request_url.strip()):
         where = f"{provider.declared_in}: " if provider.declared_in else ""
@@ -52,7 +62,9 @@ def resolve_model(config: Config, ref: str | None = None) -> ResolvedModel:
     return resolved
 
 
-def _resolve(config: Config, ref: str | None) -> ResolvedModel:
+def _resolve(
+    config: Config, ref: str | None, discovered: Mapping[str, Collection[str]]
+) -> ResolvedModel:
     wanted = (ref or "").strip()
     origin = ""
     if not wanted:
@@ -69,7 +81,7 @@ def _resolve(config: Config, ref: str | None) -> ResolvedModel:
 
     head, sep, tail = wanted.partition("/")
     named = config.provider(head) if sep and tail else None
-    if named is not None and tail in named.all_models():
+    if named is not None and (tail in named.all_models() or tail in discovered.get(named.name, ())):
         return ResolvedModel(named, tail)
 
     for p in config.providers:

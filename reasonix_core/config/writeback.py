@@ -1,4 +1,5 @@
-"""Comment-preserving edits of a config file (``reasonix config compact-ratio``…).
+"""Comment-preserving edits of a config file (``reasonix config compact-ratio``,
+``reasonix setup PRESET`` and the TUI setup screen's presets…).
 
 This is the only module that imports ``tomlkit``; the load path never does.
 """
@@ -7,18 +8,19 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 from tomlkit.exceptions import ParseError
-from tomlkit.items import Table
+from tomlkit.items import AoT, Table
 
 from reasonix_core.config.layer import check_layer
 from reasonix_core.errors import ConfigError
 from reasonix_core.fsutil import atomic_write_text
 
-__all__ = ["set_config_value"]
+__all__ = ["add_provider", "set_config_value"]
 
 _KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -35,18 +37,7 @@ def set_config_value(path: Path, key: str, value: Any | None) -> None:
     parts = key.split(".")
     if not key or not all(_KEY.fullmatch(p) for p in parts):
         raise ConfigError(f"invalid config key {key!r}")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    try:
-        doc = tomlkit.parse(text)
-    except ParseError as exc:
-        msg = re.sub(r"\s*at line \d+ col \d+\s*$", "", str(exc))
-        raise ConfigError(f"{path}:{exc.line}:{exc.col}: invalid TOML: {msg}") from None
-
+    doc = _parse(path)
     table: Any = doc
     for i, part in enumerate(parts[:-1]):
         if part not in table:
@@ -64,7 +55,59 @@ def set_config_value(path: Path, key: str, value: Any | None) -> None:
     else:
         table[leaf] = value
 
+    _save(path, doc)
+
+
+def add_provider(path: Path, fields: Mapping[str, Any], *, make_default: bool = False) -> None:
+    """Append a ``[[providers]]`` table with ``fields`` to the TOML file at ``path``
+    (created if missing); ``make_default``: also set ``default_model`` to its name.
+
+    The one writer of a new provider entry (``reasonix setup PRESET`` and the TUI
+    setup screen). Comments and layout are kept; a provider of the same name
+    already there, or ``providers`` written as something other than an array of
+    tables, is a :class:`ConfigError` and the file is left untouched."""
+    doc = _parse(path)
+    was_empty = not doc.as_string().strip()
+    name = str(fields["name"])
+    providers = doc.get("providers")
+    if providers is None:
+        providers = tomlkit.aot()
+        doc.append("providers", providers)
+    elif not isinstance(providers, AoT):
+        raise ConfigError(
+            f"{path}: `providers` is not written as [[providers]] tables; add {name!r} by hand"
+        )
+    if any(isinstance(p, Table | dict) and p.get("name") == name for p in providers):
+        raise ConfigError(f"{path} already has a provider named {name!r}")
+    table = tomlkit.table()
+    for key, value in fields.items():
+        table[key] = value
+    providers.append(table)
+    if make_default:
+        doc["default_model"] = name
+    _save(path, doc, trim=was_empty)
+
+
+def _parse(path: Path) -> tomlkit.TOMLDocument:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        msg = re.sub(r"\s*at line \d+ col \d+\s*$", "", str(exc))
+        raise ConfigError(f"{path}:{exc.line}:{exc.col}: invalid TOML: {msg}") from None
+
+
+def _save(path: Path, doc: tomlkit.TOMLDocument, *, trim: bool = False) -> None:
+    """Validate the edited file on its own, then replace the old one (``trim``: a
+    new file does not start with the blank line tomlkit puts before a table)."""
     new_text = tomlkit.dumps(doc)
+    if trim:
+        new_text = new_text.lstrip()
     check_layer(tomllib.loads(new_text), str(path))
     _replace(path, new_text)
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reasonix_core.agent.assemble import assemble_agent
+from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.model_call import PriceFn
 from reasonix_core.agent.prompt import workspace_context
@@ -132,10 +132,6 @@ def build_coordinator(
 
 def _research_tools(config: Config, mcp: Any) -> tuple[Tool, ...]:
     """The session's tools a read-only child would keep (fresh instances)."""
-    tools: list[Tool] = list(builtin_tools(config.tools.enabled))
-    if mcp is not None and getattr(mcp, "configured", False):
-        from reasonix_core.mcp.capability import UseCapabilityTool
-
-        tools.append(UseCapabilityTool(mcp, read_only_targets=True))
+    tools = [*builtin_tools(config.tools.enabled), capability_tool(mcp, read_only_targets=True)]
     scope = child_scope(tools, read_only=True, can_nest=False, bash_problem=None, allowed=None)
     return scope.tools

@@ -336,6 +336,7 @@ class AnthropicProvider(HttpProvider):
             for chunk in state.feed(kind, payload):
                 yield chunk
             if state.stopped:
+                await self.drain(events)
                 break
         yield state.end(deepseek=self.deepseek)
 

@@ -7,9 +7,11 @@ huge or odd answer cannot flood the picker or smuggle control characters into it
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
+import anyio
 import httpx
 
 from reasonix_core.config.schema import ProviderConfig
@@ -17,6 +19,8 @@ from reasonix_core.config.schema import ProviderConfig
 MAX_MODELS = 500
 MAX_ID_LENGTH = 200
 MAX_BODY_BYTES = 2 * 1024 * 1024
+# The whole exchange, however slowly an endpoint trickles its answer.
+TOTAL_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,22 +70,47 @@ async def discover_models(
     api_key: str | None,
     *,
     request_timeout: float = 5.0,
+    total_timeout: float = TOTAL_TIMEOUT,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> ModelListing:
-    """The endpoint's models, or the configured list with the reason it was used."""
+    """The endpoint's models, or the configured list with the reason it was used.
+    ``request_timeout`` bounds each network wait, ``total_timeout`` the whole."""
     configured = tuple(provider.all_models())
     try:
-        async with httpx.AsyncClient(
-            timeout=request_timeout, trust_env=False, transport=transport, follow_redirects=False
-        ) as client:
-            response = await client.get(models_url(provider), headers=_headers(provider, api_key))
-        if response.status_code != 200:
-            return ModelListing(configured, "configured", f"HTTP {response.status_code}")
-        if len(response.content) > MAX_BODY_BYTES:
+        with anyio.fail_after(total_timeout):
+            status, body = await _get(provider, api_key, request_timeout, transport)
+        if status != 200:
+            return ModelListing(configured, "configured", f"HTTP {status}")
+        if body is None:
             return ModelListing(configured, "configured", "listing too large")
-        models = _ids(response.json())
-    except (httpx.HTTPError, ValueError) as exc:
+        models = _ids(json.loads(body))
+    except (TimeoutError, httpx.TimeoutException):  # the deadline, or one network wait
+        return ModelListing(configured, "configured", "timed out")
+    except (httpx.HTTPError, ValueError, RecursionError) as exc:
         return ModelListing(configured, "configured", type(exc).__name__)
     if not models:
         return ModelListing(configured, "configured", "empty listing")
     return ModelListing(models, "endpoint")
+
+
+async def _get(
+    provider: ProviderConfig,
+    api_key: str | None,
+    request_timeout: float,
+    transport: httpx.AsyncBaseTransport | None,
+) -> tuple[int, bytes | None]:
+    """The status and body (None past :data:`MAX_BODY_BYTES`: not read further)."""
+    async with (
+        httpx.AsyncClient(
+            timeout=request_timeout, trust_env=False, transport=transport, follow_redirects=False
+        ) as client,
+        client.stream("GET", models_url(provider), headers=_headers(provider, api_key)) as response,
+    ):
+        if response.status_code != 200:
+            return response.status_code, b""
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                return 200, None
+        return 200, bytes(body)

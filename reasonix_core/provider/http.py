@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 # Finish reasons that mean the server cut generation short: transient, retried.
 TRANSIENT_FINISH = frozenset({"insufficient_system_resource", "aborted"})
+# How long, and for how many events, a finished stream's remainder is read (see
+# HttpProvider.drain).
+DRAIN_SECONDS = 0.5
+DRAIN_EVENTS = 16
 
 
 def encode_body(value: Any) -> bytes:
@@ -60,6 +65,9 @@ class HttpProvider:
         self.stream_idle_timeout = stream_idle_timeout
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
+        # Cleared once a stream is still open after its last event: from then on
+        # its remainder is not waited for (see drain).
+        self._drain_streams = True
         self.url = config.request_url or self.endpoint(config.base_url.rstrip("/"))
 
     @property
@@ -143,6 +151,26 @@ class HttpProvider:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+    async def drain(self, events: AsyncIterator[Any]) -> None:
+        """Read the rest of a stream whose last event has arrived, so its connection
+        goes back to the pool.
+
+        httpx reuses a connection only once its response body has been read to the
+        end; a parser that stops at the terminal event leaves the chunked body's end
+        unread, the connection is closed, and the next request pays a new TCP and TLS
+        handshake (a fleet's children: one per step each). The rest is ignored. A
+        server that holds the stream open past its end costs this wait once: the
+        provider then stops waiting and lets such connections close."""
+        if not self._drain_streams:
+            return
+        with anyio.move_on_after(DRAIN_SECONDS):
+            try:
+                for _ in range(DRAIN_EVENTS):
+                    await events.__anext__()
+            except (StopAsyncIteration, httpx.HTTPError, httpx.StreamError):
+                return
+        self._drain_streams = False
 
     async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
         client = self._http()
@@ -249,6 +277,7 @@ def http_error(status: int, raw: bytes, headers: httpx.Headers) -> ProviderError
 
 
 __all__ = [
+    "DRAIN_SECONDS",
     "RETRYABLE_STATUS",
     "TRANSIENT_FINISH",
     "HttpProvider",

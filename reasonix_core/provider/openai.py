@@ -221,6 +221,8 @@ class OpenAIProvider(HttpProvider):
                     yield self._accumulate(calls, frag)
                 if choice.get("finish_reason"):
                     finish = str(choice["finish_reason"])
+        if done:
+            await self.drain(events)
         if not done and finish is None:
             raise StreamInterrupted()
         finish = finish or "stop"

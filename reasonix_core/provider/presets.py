@@ -2,18 +2,19 @@
 written once as data (docs/CONFIG.md#provider-presets).
 
 A preset is a starting ``[[providers]]`` entry, not a second configuration path:
-:func:`preset_provider` turns it into the same :class:`ProviderConfig` a hand-written
-entry gives, and :func:`preset_toml` into the text a user would have written. Model
-lists are starting points; ``/model`` asks the endpoint's ``/models`` for the live
-list (reasonix_core/provider/discovery.py)."""
+:func:`preset_fields` is the table a user would have written, :func:`preset_provider`
+the same :class:`ProviderConfig` a hand-written entry gives, and :func:`install_preset`
+the one way both setup surfaces write it. Model lists are starting points; ``/model``
+asks the endpoint's ``/models`` for the live list (reasonix_core/provider/discovery.py)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
-from reasonix_core.config.schema import ProviderConfig
+from reasonix_core.config.layer import USER_FILE
+from reasonix_core.config.schema import Config, ProviderConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,32 +104,49 @@ def preset(key: str) -> ProviderPreset:
     raise KeyError(f"unknown provider preset {key!r}; one of {', '.join(p.key for p in PRESETS)}")
 
 
-def preset_provider(entry: ProviderPreset, models: tuple[str, ...] = ()) -> ProviderConfig:
-    """The ``[[providers]]`` entry for ``entry`` (``models`` overrides its list, e.g.
-    from discovery)."""
-    return ProviderConfig(
-        name=entry.key,
-        kind=entry.kind,
-        base_url=entry.base_url,
-        models=list(models or entry.models),
-        api_key_env=entry.api_key_env,
-        reasoning_protocol=entry.reasoning_protocol,
-        context_window=entry.context_window,
-    )
-
-
-def preset_toml(entry: ProviderPreset, models: tuple[str, ...] = ()) -> str:
-    """The same entry as TOML text (JSON strings are valid TOML basic strings)."""
-    config = preset_provider(entry, models)
-    lines = [
-        "[[providers]]",
-        f"name = {json.dumps(config.name)}",
-        f"kind = {json.dumps(config.kind)}",
-        f"base_url = {json.dumps(config.base_url)}",
-        f"models = {json.dumps(config.models, ensure_ascii=False)}",
-        f"api_key_env = {json.dumps(config.api_key_env)}",
-        f"context_window = {config.context_window}",
-    ]
+def preset_fields(entry: ProviderPreset, models: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The ``[[providers]]`` table for ``entry``, as a user would write it (``models``
+    overrides its list, e.g. from discovery)."""
+    fields: dict[str, Any] = {
+        "name": entry.key,
+        "kind": entry.kind,
+        "base_url": entry.base_url,
+        "models": list(models or entry.models),
+        "api_key_env": entry.api_key_env,
+        "context_window": entry.context_window,
+    }
     if entry.reasoning_protocol is not None:
-        lines.append(f"reasoning_protocol = {json.dumps(entry.reasoning_protocol)}")
-    return "\n".join(lines) + "\n"
+        fields["reasoning_protocol"] = entry.reasoning_protocol
+    return fields
+
+
+def preset_provider(entry: ProviderPreset, models: tuple[str, ...] = ()) -> ProviderConfig:
+    """The :class:`ProviderConfig` the written entry loads as."""
+    return ProviderConfig(**preset_fields(entry, models))
+
+
+def install_preset(
+    home: Path,
+    entry: ProviderPreset,
+    models: tuple[str, ...] = (),
+    *,
+    make_default: bool = False,
+    config: Config | None = None,
+) -> Path:
+    """Write ``entry`` into the user's config file (``<home>/config.toml``), keeping its
+    comments and layout (``models`` overrides its list, e.g. a local server's, from
+    discovery); ``make_default``: and make it ``default_model``. Returns the file's path.
+
+    ``config``: the loaded configuration. When it already has a provider of that name
+    (the built-in DeepSeek one included) nothing new is added, only ``default_model``
+    when asked. Without it, an existing entry of that name in the file is a
+    :class:`~reasonix_core.errors.ConfigError` (``reasonix setup``)."""
+    from reasonix_core.config.writeback import add_provider, set_config_value
+
+    path = home / USER_FILE
+    if config is not None and config.provider(entry.key) is not None:
+        if make_default:
+            set_config_value(path, "default_model", entry.key)
+        return path
+    add_provider(path, preset_fields(entry, models), make_default=make_default)
+    return path

@@ -34,7 +34,7 @@ Wire details follow shared/reference/wire-formats.md §5 and §7:
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -214,14 +214,17 @@ class ResponsesProvider(HttpProvider):
     # -- streaming --------------------------------------------------------
 
     def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
-        return _StreamParser(self.stream_idle_timeout).parse(response)
+        return _StreamParser(self.stream_idle_timeout, self.drain).parse(response)
 
 
 class _StreamParser:
     """State for one Responses stream: text parts, calls, the terminal event."""
 
-    def __init__(self, idle_timeout: float) -> None:
+    def __init__(
+        self, idle_timeout: float, drain: Callable[[AsyncIterator[Any]], Awaitable[None]]
+    ) -> None:
         self.idle_timeout = idle_timeout
+        self.drain = drain
         self.calls: list[_Call] = []
         self.model = ""
         # (item_id, content_index) of text / reasoning parts that got deltas, so
@@ -255,7 +258,9 @@ class _StreamParser:
                 raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
             kind = str(payload.get("type") or event.event)
             if kind in TERMINAL_EVENTS:
-                yield self.finish(kind, payload)
+                end = self.finish(kind, payload)
+                await self.drain(events)
+                yield end
                 return
             if kind == "error" or ("type" not in payload and payload.get("error")):
                 raise event_error(payload)

@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 
 from reasonix_core import events as ev
-from reasonix_core.agent.assemble import assemble_agent
+from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import workspace_context
@@ -322,13 +322,10 @@ class SubagentRunner:
     def _session_tools(self) -> list[Tool]:
         """Fresh instances of the session's tools for one child; the MCP proxy as
         the child's own front end, which calls read-only targets only."""
-        tools: list[Tool] = list(builtin_tools(self.services.config.tools.enabled))
-        mcp = self.services.mcp
-        if mcp is not None and getattr(mcp, "configured", False):
-            from reasonix_core.mcp.capability import UseCapabilityTool
-
-            tools.append(UseCapabilityTool(mcp, read_only_targets=True))
-        return tools
+        return [
+            *builtin_tools(self.services.config.tools.enabled),
+            capability_tool(self.services.mcp, read_only_targets=True),
+        ]
 
     async def _provider(
         self, spec: SubagentSpec, profile: Profile | None, stack: AsyncExitStack
@@ -421,14 +418,16 @@ class SubagentRunner:
         return agent
 
     def _first_turn(self, spec: SubagentSpec, plan: _Plan) -> str:
-        """The workspace context first (shared by every child of the session), then the
-        task, then (writers) the completion contract: the task never precedes the shared part."""
+        """Everything siblings share first - the workspace context, the depth note of a
+        nested child, a writer's completion contract - and the task text last, so the
+        task never precedes the shared part and siblings' requests are byte-identical
+        up to it (the provider caches that prefix for the later ones)."""
         parts = [workspace_context(self.services.sandbox.root, self.services.clock())]
         if spec.depth > 1:
             parts.append(subagent_context(spec.depth, self.services.max_depth))
-        parts.append(spec.prompt)
         if not plan.read_only:
             parts.append(COMPLETION_CONTRACT)
+        parts.append(spec.prompt)
         return "\n\n".join(parts)
 
 

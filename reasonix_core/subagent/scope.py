@@ -1,6 +1,6 @@
 """A child's tool scope: which of the session's tools it gets, and why not the rest.
 
-Seed 000 §3.12-§3.13. Built from the session's built-ins and its MCP proxy:
+Seed 000 §3.12-§3.13. Built from the session's built-ins and its use_capability proxy:
 
 - read-only tools stay (they touch nothing);
 - path-aware writers (a spec declaring ``writes``) stay for writer children,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # types only: building a context imports none of these
     from reasonix_core.memory.facts import FactStore
     from reasonix_core.memory.history import HistoryIndex
     from reasonix_core.memory.recall import Recaller
+    from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
     from reasonix_core.skills import Skill, SkillCatalog
     from reasonix_core.tool.jobs import JobManager
@@ -32,6 +33,13 @@ if TYPE_CHECKING:  # types only: building a context imports none of these
 #: The model's id of the tool call being executed, for tools that report
 #: progress or ask for approval on behalf of another call (the MCP proxy).
 current_call_id: ContextVar[str] = ContextVar("reasonix_current_call_id", default="")
+
+#: The transcript of the agent running the current call (set by the loop for each
+#: call, so a subagent's calls see the subagent's own), for ``session:tool_result``
+#: (reasonix_core.tool.kept_results). Empty outside a call.
+current_transcript: ContextVar[Sequence[Message]] = ContextVar(
+    "reasonix_current_transcript", default=()
+)
 
 
 class GateDecision(Protocol):

@@ -1,7 +1,13 @@
-"""Type-to-filter picker (models, sessions): dismisses with a value or None."""
+"""Type-to-filter picker (models, sessions): dismisses with a value or None.
+
+A picker may also be given ``more``: a coroutine run once it is open (``/model``'s
+probe of the provider's ``/models``). What it returns is merged into the list and its
+note replaces the muted line under it; the picker never waits for it, and closing
+the picker cancels it."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -22,7 +28,14 @@ class PickerItem:
     detail: str = ""
 
 
+# More items and the note to show (what ``more`` found, or why it found nothing).
+MoreItems = Callable[[], Awaitable[tuple[list["PickerItem"], str]]]
+
+
 class PickerScreen(Overlay[str | None]):
+    DEFAULT_CSS = """
+    PickerScreen .note { color: $text-muted; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss_none", "Close", show=False),
         Binding("up", "move(-1)", show=False, priority=True),
@@ -30,7 +43,14 @@ class PickerScreen(Overlay[str | None]):
     ]
 
     def __init__(
-        self, title: str, items: list[PickerItem], *, current: str | None = None, empty: str = ""
+        self,
+        title: str,
+        items: list[PickerItem],
+        *,
+        current: str | None = None,
+        empty: str = "",
+        more: MoreItems | None = None,
+        note: str = "",
     ) -> None:
         super().__init__()
         self.title_text = title
@@ -38,6 +58,8 @@ class PickerScreen(Overlay[str | None]):
         self.current = current
         self.empty = empty or "Nothing to pick."
         self.shown: list[PickerItem] = []
+        self.more = more
+        self.note = note
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -45,6 +67,9 @@ class PickerScreen(Overlay[str | None]):
             yield Input(placeholder="Type to filter…", id="filter")
             yield OptionList(id="options")
             yield Static(self.empty, id="empty", markup=False)
+            note = Static(self.note, id="note", markup=False, classes="note")
+            note.display = bool(self.note)
+            yield note
             yield Static("↑↓ move · Enter pick · Esc close", classes="hint")
 
     def on_mount(self) -> None:
@@ -52,6 +77,25 @@ class PickerScreen(Overlay[str | None]):
         field.cursor_blink = self.blink()
         field.focus()
         self._fill("")
+        if self.more is not None:
+            self.run_worker(self._load_more(self.more), group="more", exit_on_error=False)
+
+    async def _load_more(self, more: MoreItems) -> None:
+        items, note = await more()
+        known = {i.value for i in self.items}
+        self.items = [*self.items, *(i for i in items if i.value not in known)]
+        self.note = note
+        line = self.query_one("#note", Static)
+        line.update(note)
+        line.display = bool(note)
+        # The highlight stays on what it was on.
+        options = self.query_one(OptionList)
+        index = options.highlighted
+        keep = self.shown[index].value if self.shown and index is not None else None
+        self._fill(self.query_one(Input).value)
+        values = [i.value for i in self.shown]
+        if keep in values:
+            options.highlighted = values.index(keep)
 
     def _fill(self, query: str) -> None:
         query = query.lower()

@@ -125,7 +125,13 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
         if self._controller is None:
             from reasonix_tui.controller import TurnController
 
-            self._controller = TurnController(self.transcript, self.status, self.services.clock)
+            # Looked up per usage event: the services may still be being built now.
+            self._controller = TurnController(
+                self.transcript,
+                self.status,
+                self.services.clock,
+                lambda model: self.services.priced(model),
+            )
             self._controller.failure_hint = self.key_hint
         return self._controller
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 from typing import TYPE_CHECKING
 
 from textual.content import Content
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from reasonix_tui.screens.session import SessionScreen
     from reasonix_tui.services import AppServices
     from reasonix_tui.widgets.status_bar import StatusBar
+
+log = logging.getLogger(__name__)
 
 # Commands that are safe while a turn runs; everything else is queued.
 RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "cache", "quit", "exit", "copy"})
@@ -179,9 +183,12 @@ class SessionCommands:
 
     async def cmd_model(self: SessionScreen, args: str) -> None:
         current = _current_model(self.services.models(), self.runner.model)
+        discovered: list[str] = []  # what the probe added to the picker
 
         async def picked(model: str | None) -> None:
-            if not model or model in (self.runner.model, current):
+            # A model picked earlier from the probe's list is named by it, not the config.
+            now = _current_model([*self.services.models(), *discovered], self.runner.model)
+            if not model or model in (self.runner.model, now):
                 if model:
                     await self.notice(f"Already using {self.runner.model}.")
                 return
@@ -193,7 +200,14 @@ class SessionCommands:
                     await self.notice(str(exc), "warning")
                     return
                 self.refresh_status()
-                await self.notice(f"Model switched to {model} (the prompt cache restarts).")
+                unpriced = (
+                    ""
+                    if self.services.priced(self.runner.model)
+                    else "; no price is known for it, so the cost shows as unknown ($?)"
+                )
+                await self.notice(
+                    f"Model switched to {model} (the prompt cache restarts){unpriced}."
+                )
 
             await self._unless_cache_loss("model", model, f"Switch the model to {model}?", switch)
 
@@ -201,7 +215,37 @@ class SessionCommands:
             await picked(args)
             return
         items = [PickerItem(value=m, label=m) for m in self.services.models()]
-        self.app.push_screen(PickerScreen("Model", items, current=current), picked)
+        picker = PickerScreen(
+            "Model",
+            items,
+            current=current,
+            more=functools.partial(self._discovered_models, discovered),
+            note="Asking the provider for its models…",
+        )
+        self.app.push_screen(picker, picked)
+
+    async def _discovered_models(
+        self: SessionScreen, discovered: list[str]
+    ) -> tuple[list[PickerItem], str]:
+        """The provider's ``/models`` for the open picker: ids the config does not
+        list, marked (and added to ``discovered``), or a muted line saying why there
+        are none."""
+        try:
+            probe = await self.services.probe_models()
+        except Exception as exc:  # the services promise never to raise: still no crash
+            log.warning("the model probe failed: %s", type(exc).__name__)
+            return [], f"couldn't list models: {type(exc).__name__}"
+        if probe is None:
+            return [], ""
+        if probe.error:
+            return [], f"couldn't list models: {probe.error}"
+        configured = set(self.services.models())
+        found = [m for m in probe.models if m not in configured]
+        discovered.extend(found)
+        note = f"{len(probe.models)} listed by the provider"
+        if found:
+            note += f"; {len(found)} not in your config, marked discovered"
+        return [PickerItem(value=m, label=m, detail="discovered") for m in found], note
 
     async def cmd_mcp(self: SessionScreen, args: str) -> None:
         self.app.push_screen(McpStatusScreen(self.services))
@@ -253,7 +297,7 @@ class SessionCommands:
             f" ({fmt.percent(s.context_tokens, s.context_window)})"
             + _compaction_note(self.services, s.context_window),
             f"cache last {last} · avg {fmt.percent(s.cache_hit_tokens, s.prompt_tokens)}"
-            f" · cost {fmt.cost(s.cost, s.currency)}",
+            f" · cost {fmt.cost(s.cost, s.currency, s.unpriced)}",
         ]
         await self.notice("\n  ".join(lines))
 

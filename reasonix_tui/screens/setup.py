@@ -1,4 +1,6 @@
-"""First run without an API key: ask for it (masked), save it, continue."""
+"""First run without an API key: choose the provider (the configured one or a
+preset), give its key (masked) when it needs one, save, continue. ``/login`` is the
+key step alone, for the current provider."""
 
 from __future__ import annotations
 
@@ -8,15 +10,22 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
 
-from reasonix_tui.services import ApiKeyInfo, AppServices
+from reasonix_tui.services import ApiKeyInfo, AppServices, ProviderChoice
 
 log = logging.getLogger(__name__)
 
 
-def intro(info: ApiKeyInfo, replacing: bool) -> str:
+CHOOSE = (
+    "Choose the provider to talk to; local servers need no key. `reasonix setup` adds more later."
+)
+
+
+def intro(info: ApiKeyInfo, replacing: bool, endpoint: str = "") -> str:
     """What the key is for and where it goes, naming the provider and the variable."""
     first = (
         f"Paste a new API key for {info.provider} ({info.variable}) to replace the current one."
@@ -27,6 +36,8 @@ def intro(info: ApiKeyInfo, replacing: bool) -> str:
     lines = [first]
     if info.signup_url:
         lines.append(f"Create one at {info.signup_url} and paste it below.")
+    if endpoint:
+        lines.append(f"Endpoint: {endpoint}")
     lines.append(f"It is stored in {info.stored_in} (readable only by you).")
     if info.from_environment:
         lines.append(
@@ -49,13 +60,22 @@ class SetupScreen(Screen[bool]):
         }
         & #title { text-style: bold; color: $text-primary; margin-bottom: 1; }
         & #intro { margin-bottom: 1; }
+        & #providers {
+            height: auto;
+            max-height: 12;
+            border: none;
+            background: $surface;
+            &:focus { border: none; }
+        }
+        & #endpoint { color: $text-muted; }
         & #error { color: $text-error; height: auto; }
         & .hint { color: $text-muted; margin-top: 1; }
     }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c,escape", "quit_setup", "Quit", show=False, priority=True)
+        Binding("escape", "back", "Back", show=False, priority=True),
+        Binding("ctrl+c", "quit_setup", "Quit", show=False, priority=True),
     ]
 
     def __init__(self, services: AppServices, *, replacing: bool = False) -> None:
@@ -63,27 +83,102 @@ class SetupScreen(Screen[bool]):
         self.services = services
         # /login: replacing the key of a running session (Esc goes back, not out).
         self.replacing = replacing
+        # First run: the providers to choose from (none: straight to the key).
+        self.choices: list[ProviderChoice] = [] if replacing else services.provider_choices()
+        # The choice whose key is being typed; None on the list (or with no choices).
+        self.chosen: ProviderChoice | None = None
+        self.applying = False
+        # Textual focuses this once composed: the first key typed must land in the
+        # step shown (a hidden widget still counts as focusable to the default "*").
+        self.AUTO_FOCUS = "#providers" if self.choices else "#key"
 
     def compose(self) -> ComposeResult:
-        info = self.services.api_key_info()
         with Vertical(id="dialog"):
             yield Static("API key" if self.replacing else "Welcome to Reasonix", id="title")
-            yield Static(intro(info, self.replacing), id="intro", markup=False)
-            yield Input(placeholder="sk-…", password=True, id="key")
+            yield Static("", id="intro", markup=False)
+            options = OptionList(id="providers")
+            options.display = bool(self.choices)
+            yield options
+            endpoint = Static("", id="endpoint", markup=False)
+            endpoint.display = bool(self.choices)
+            yield endpoint
+            field = Input(placeholder="sk-…", password=True, id="key")
+            field.display = not self.choices
+            yield field
             yield Static("", id="error", markup=False)
-            leave = "Esc cancel" if self.replacing else "Esc quit"
-            yield Static(f"Enter save and continue · {leave}", classes="hint")
+            yield Static("", id="hint", classes="hint")
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
+        options = self.query_one(OptionList)
+        width = max((len(c.label) for c in self.choices), default=0) + 2
+        for choice in self.choices:
+            options.add_option(
+                Option(Content.assemble(choice.label.ljust(width), (choice.note, "$text-muted")))
+            )
+        if self.choices:
+            self._show_choices()
+        else:
+            self._ask_key(None)
+
+    def _show_choices(self) -> None:
+        self.chosen = None
+        self.query_one("#intro", Static).update(CHOOSE)
+        self.query_one("#error", Static).update("")
+        self.query_one(Input).display = False
+        options = self.query_one(OptionList)
+        options.display = True
+        options.highlighted = options.highlighted or 0
+        self._show_endpoint(options.highlighted)
+        self.query_one("#endpoint").display = True
+        options.focus()
+        self.query_one("#hint", Static).update("↑↓ move · Enter choose · Esc quit")
+
+    def _ask_key(self, choice: ProviderChoice | None) -> None:
+        self.chosen = choice
+        info = choice.key_info if choice is not None else None
+        text = (
+            intro(info, self.replacing, choice.endpoint)
+            if choice is not None and info is not None
+            else intro(self.services.api_key_info(), self.replacing)
+        )
+        self.query_one("#intro", Static).update(text)
+        self.query_one("#error", Static).update("")
+        self.query_one(OptionList).display = False
+        self.query_one("#endpoint").display = False
+        field = self.query_one(Input)
+        field.value = ""
+        field.display = True
         field.focus()
+        leave = "Esc back" if self.choices else ("Esc cancel" if self.replacing else "Esc quit")
+        self.query_one("#hint", Static).update(f"Enter save and continue · {leave}")
+
+    def _show_endpoint(self, index: int | None) -> None:
+        if index is not None and 0 <= index < len(self.choices):
+            self.query_one("#endpoint", Static).update(f"Endpoint: {self.choices[index].endpoint}")
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._show_endpoint(event.option_index)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        choice = self.choices[event.option_index]
+        if choice.key_info is None:  # a local server, or its key is already set
+            self._apply(choice, None)
+        else:
+            self._ask_key(choice)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         key = event.value.strip()
         error = self.query_one("#error", Static)
         if not key:
-            error.update("Please paste a key (or press Esc to quit).")
+            leave = "Esc to go back" if self.choices else "Esc to quit"
+            error.update(f"Please paste a key (or press {leave}).")
+            return
+        if self.chosen is not None:
+            self._apply(self.chosen, key)
             return
         try:
             self.services.save_api_key(key)
@@ -92,6 +187,36 @@ class SetupScreen(Screen[bool]):
             error.update(f"Could not save the key: {exc}")
             return
         self.dismiss(True)
+
+    def _apply(self, choice: ProviderChoice, key: str | None) -> None:
+        if self.applying:
+            return
+        self.applying = True
+        self.query_one("#error", Static).update("")
+        self.query_one("#hint", Static).update(f"Setting up {choice.label}…")
+        self.run_worker(self._use(choice, key), group="setup", exit_on_error=False)
+
+    async def _use(self, choice: ProviderChoice, key: str | None) -> None:
+        try:
+            await self.services.use_provider(choice.key, key)
+        except (OSError, ValueError) as exc:
+            log.warning("setting up %s failed: %s", choice.key, type(exc).__name__)
+            self.applying = False
+            if self.chosen is None:
+                self._show_choices()
+            else:
+                self._ask_key(self.chosen)
+            self.query_one("#error", Static).update(f"Could not use {choice.label}: {exc}")
+            return
+        self.dismiss(True)
+
+    def action_back(self) -> None:
+        if self.applying:
+            return
+        if self.chosen is not None and self.choices:
+            self._show_choices()
+        else:
+            self.action_quit_setup()
 
     def action_quit_setup(self) -> None:
         if self.replacing:

@@ -36,6 +36,7 @@ class StatusState:
     prompt_tokens: int = 0
     cost: float = 0.0
     currency: str = "USD"
+    unpriced: bool = False  # a request of a model with no known price is in ``cost``
     queued: int = 0
     hint: str = ""
     frame: int = 0
@@ -101,7 +102,14 @@ class StatusBar(Widget):
         self.refresh()
 
     def add_usage(
-        self, prompt: int, completion: int, cache_hit: int, cost: float, currency: str
+        self,
+        prompt: int,
+        completion: int,
+        cache_hit: int,
+        cost: float,
+        currency: str,
+        *,
+        priced: bool = True,
     ) -> None:
         s = self.state
         self.update_state(
@@ -111,6 +119,7 @@ class StatusBar(Widget):
             prompt_tokens=s.prompt_tokens + prompt,
             cost=s.cost + cost,
             currency=currency,
+            unpriced=s.unpriced or not priced,
         )
 
     def add_cost(self, cost: float, currency: str) -> None:
@@ -120,7 +129,12 @@ class StatusBar(Widget):
 
     def reset_usage(self) -> None:
         self.update_state(
-            context_tokens=0, last_cache_pct=None, cache_hit_tokens=0, prompt_tokens=0, cost=0.0
+            context_tokens=0,
+            last_cache_pct=None,
+            cache_hit_tokens=0,
+            prompt_tokens=0,
+            cost=0.0,
+            unpriced=False,
         )
 
     def _line(self, left: Content, right: Content) -> Content:
@@ -153,7 +167,9 @@ class StatusBar(Widget):
         avg = fmt.percent(s.cache_hit_tokens, s.prompt_tokens)
         cache = f"cache {last} (avg {avg})"
         self._cache_span = (len(ctx) + 3, len(ctx) + 3 + len(cache))
-        usage = Content.styled(f"{ctx} · {cache} · {fmt.cost(s.cost, s.currency)}", "$text-muted")
+        usage = Content.styled(
+            f"{ctx} · {cache} · {fmt.cost(s.cost, s.currency, s.unpriced)}", "$text-muted"
+        )
         extra = []
         if s.budget_left:
             extra.append((f"budget {s.budget_left}", "$text-muted"))

@@ -449,7 +449,7 @@ async def test_compaction_required_when_nothing_can_fit(workspace, server, setup
 
 
 async def test_failure_is_recorded_per_generation_and_not_retried(workspace, server, setup):
-    names = make_files(workspace, [400] * 31)  # stays under the hard limit (5700)
+    names = make_files(workspace, [400] * 29)  # stays under the hard limit (5700)
     model = ScriptedModel([read(n) for n in names], summary=lambda r: Reply(content=""))
     server.responder = model
     async with runtime(workspace) as rt:

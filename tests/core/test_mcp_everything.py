@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from reasonix_core.events import ToolProgress
-from reasonix_core.mcp.capability import UseCapabilityTool
+from reasonix_core.mcp.capability import McpCapabilities
 from reasonix_core.mcp.host import McpHost
+from reasonix_core.tool.capability import UseCapabilityTool
 from tests.core.mcp_helpers import (
     EVERYTHING_JS,
     context,
@@ -32,7 +33,7 @@ def proxy_call(
     h: McpHost, tmp_path: Path, name: str, events: list | None = None, **arguments: object
 ):
     services = {"tool_progress": events.append} if events is not None else {}
-    return UseCapabilityTool(h).execute(
+    return UseCapabilityTool(McpCapabilities(h)).execute(
         {"action": "call", "name": f"mcp__everything__{name}", "arguments": arguments},
         context(tmp_path, **services),
     )

@@ -20,11 +20,12 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from reasonix_core.config.schema import PermissionsConfig
 from reasonix_core.events import ToolProgress
-from reasonix_core.mcp.capability import UseCapabilityTool
+from reasonix_core.mcp.capability import McpCapabilities
 from reasonix_core.mcp.host import McpHost
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
+from reasonix_core.tool.capability import UseCapabilityTool
 from tests.core.mcp_helpers import context, host, server, wait_until
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True)
@@ -167,7 +168,7 @@ async def test_pagination_consumes_every_cursor_page(tmp_path: Path) -> None:
             "t2_0",
             "t2_1",
         ]
-        result = await UseCapabilityTool(h).execute(
+        result = await UseCapabilityTool(McpCapabilities(h)).execute(
             {"action": "call", "name": "mcp__paged__t2_1"}, context(tmp_path)
         )
         assert result.text == "t2_1" and not result.is_error
@@ -176,7 +177,7 @@ async def test_pagination_consumes_every_cursor_page(tmp_path: Path) -> None:
 async def test_progress_notifications_become_tool_progress_events(tmp_path: Path) -> None:
     events: list[ToolProgress] = []
     async with opened(tmp_path, demo_server()) as h:
-        proxy = UseCapabilityTool(h)
+        proxy = UseCapabilityTool(McpCapabilities(h))
         result = await proxy.execute(
             {"action": "call", "name": "mcp__demo__slow", "arguments": {"seconds": 0.01}},
             context(tmp_path, tool_progress=events.append),
@@ -192,7 +193,7 @@ async def test_progress_notifications_become_tool_progress_events(tmp_path: Path
 
 async def test_errors_come_back_to_the_model_as_results(tmp_path: Path) -> None:
     async with opened(tmp_path, demo_server()) as h:
-        proxy, ctx = UseCapabilityTool(h), context(tmp_path)
+        proxy, ctx = UseCapabilityTool(McpCapabilities(h)), context(tmp_path)
         failing = await proxy.execute({"action": "call", "name": "mcp__demo__failing"}, ctx)
         assert (failing.text, failing.is_error, failing.outcome) == ("disk full", True, "error")
         bad_args = await proxy.execute(
@@ -219,7 +220,7 @@ async def test_errors_come_back_to_the_model_as_results(tmp_path: Path) -> None:
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 async def test_roots_list_answers_with_the_workspace(tmp_path: Path) -> None:
     async with opened(tmp_path, demo_server()) as h:
-        result = await UseCapabilityTool(h).execute(
+        result = await UseCapabilityTool(McpCapabilities(h)).execute(
             {"action": "call", "name": "mcp__demo__roots"}, context(tmp_path)
         )
     assert json.loads(result.text) == [tmp_path.as_uri()]
@@ -227,7 +228,7 @@ async def test_roots_list_answers_with_the_workspace(tmp_path: Path) -> None:
 
 async def test_list_and_inspect(tmp_path: Path) -> None:
     async with opened(tmp_path, demo_server()) as h:
-        proxy, ctx = UseCapabilityTool(h), context(tmp_path)
+        proxy, ctx = UseCapabilityTool(McpCapabilities(h)), context(tmp_path)
         listing = (await proxy.execute({"action": "list"}, ctx)).text
         assert "server demo (ready, 6 tools)" in listing
         assert "- mcp__demo__echo [read-only]: Return the text." in listing
@@ -291,7 +292,7 @@ async def test_queued_serial_call_honours_cancellation(tmp_path: Path) -> None:
 async def test_writers_behind_the_proxy_run_alone(tmp_path: Path) -> None:
     srv = demo_server()
     async with opened(tmp_path, srv) as h:
-        proxy, ctx = UseCapabilityTool(h), context(tmp_path)
+        proxy, ctx = UseCapabilityTool(McpCapabilities(h)), context(tmp_path)
         call = {"action": "call", "name": "mcp__demo__slow", "arguments": {"seconds": 0.05}}
         async with anyio.create_task_group() as tg:
             for _ in range(3):
@@ -307,7 +308,7 @@ def gate_for(tmp_path: Path, **rules: Any) -> PermissionGate:
 async def test_proxy_checks_the_real_target_against_the_session_gate(tmp_path: Path) -> None:
     wiped: list[str] = []
     async with opened(tmp_path, demo_server(wiped)) as h:
-        proxy = UseCapabilityTool(h)
+        proxy = UseCapabilityTool(McpCapabilities(h))
         wipe = {"action": "call", "name": "mcp__demo__wipe"}
 
         denied = await proxy.execute(
@@ -384,7 +385,7 @@ async def test_a_listing_waits_for_a_late_server(tmp_path: Path) -> None:
     release = anyio.Event()
     h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release, demo_server())})
     async with h:
-        proxy = UseCapabilityTool(h)
+        proxy = UseCapabilityTool(McpCapabilities(h))
         listings: list[str] = []
 
         async def listing() -> None:
@@ -403,7 +404,7 @@ async def test_a_call_to_a_late_server_waits_for_it(tmp_path: Path) -> None:
     release = anyio.Event()
     h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release, demo_server())})
     async with h:
-        proxy = UseCapabilityTool(h)
+        proxy = UseCapabilityTool(McpCapabilities(h))
         result: list[Any] = []
 
         async def call() -> None:
@@ -443,7 +444,7 @@ async def test_hung_start_up_fails_within_its_timeout_and_the_rest_goes_on(tmp_p
         assert (stuck.phase, stuck.error_class) == ("failed", "TimeoutError")
         assert "timed out after 0.3s" in stuck.reason and stuck.tools == 0
         assert statuses["demo"].phase == "ready"
-        proxy = UseCapabilityTool(h)
+        proxy = UseCapabilityTool(McpCapabilities(h))
         listing = (await proxy.execute({"action": "list"}, context(tmp_path))).text
         assert "server stuck (failed: start-up timed out" in listing
         result = await proxy.execute({"action": "call", "name": "mcp__stuck__x"}, context(tmp_path))

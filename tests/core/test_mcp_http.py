@@ -9,8 +9,9 @@ from pathlib import Path
 
 import anyio
 
-from reasonix_core.mcp.capability import UseCapabilityTool
+from reasonix_core.mcp.capability import McpCapabilities
 from reasonix_core.mcp.host import McpHost
+from reasonix_core.tool.capability import UseCapabilityTool
 from tests.core.mcp_helpers import (
     HTTP_SERVER,
     context,
@@ -23,7 +24,7 @@ from tests.core.mcp_helpers import (
 
 
 async def call(h: McpHost, tool: str, tmp_path: Path, **arguments: object):
-    return await UseCapabilityTool(h).execute(
+    return await UseCapabilityTool(McpCapabilities(h)).execute(
         {"action": "call", "name": f"mcp__web__{tool}", "arguments": arguments}, context(tmp_path)
     )
 

@@ -93,21 +93,25 @@ async def test_prefix_is_stable_while_a_server_becomes_ready_mid_turn(
     assert not [e for e in events if e.kind == "prefix_changed"]
 
 
-async def test_proxy_only_when_servers_are_declared(workspace: Path, configured: Any) -> None:
+async def test_the_proxy_is_always_last_and_the_same_with_or_without_servers(
+    workspace: Path, configured: Any
+) -> None:
+    # use_capability carries the session's own capabilities too, so every session has
+    # it, and declaring (or disabling) a server changes no byte of the tool list.
     async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
-        assert "use_capability" not in rt.agent.tools.names and rt.mcp is None
+        assert rt.agent.tools.names[-1] == "use_capability" and rt.mcp is None
         builtin_fingerprint = rt.agent.tools.fingerprint
         assert rt.agent.tool_context.gate is rt.agent.gate
     declare_example(workspace, enabled="false")
     async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
-        assert "use_capability" not in rt.agent.tools.names  # declared but disabled
-        assert rt.agent.tools.fingerprint == builtin_fingerprint
+        assert rt.agent.tools.fingerprint == builtin_fingerprint  # declared but disabled
     declare_example(workspace)
     async with open_runtime(
         RunSettings(workspace=workspace, mcp_wait=False), approver=FailClosedApprover()
     ) as rt:
         assert rt.agent.tools.names[-1] == "use_capability"
         assert rt.agent.tools.get("use_capability").read_only is True
+        assert rt.agent.tools.fingerprint == builtin_fingerprint
 
 
 async def test_no_surface_waits_for_servers_before_the_first_request(

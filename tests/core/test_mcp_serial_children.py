@@ -15,7 +15,8 @@ import mcp_types as types
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from reasonix_core.mcp.capability import UseCapabilityTool
+from reasonix_core.mcp.capability import McpCapabilities
+from reasonix_core.tool.capability import UseCapabilityTool
 from tests.core.mcp_helpers import context, host, stdio_server
 from tests.core.test_mcp_host import opened
 
@@ -50,7 +51,10 @@ async def test_one_call_at_a_time_across_parent_and_children(
     browser = Browser()
     async with opened(tmp_path, browser.server, "browser", concurrency=concurrency) as h:
         direct = next(t for t in h.tools() if t.name == "mcp__browser__look")
-        child_a, child_b = UseCapabilityTool(h), UseCapabilityTool(h)
+        child_a, child_b = (
+            UseCapabilityTool(McpCapabilities(h)),
+            UseCapabilityTool(McpCapabilities(h)),
+        )
         results: list[str] = []
 
         async def parent() -> None:
@@ -75,7 +79,7 @@ async def test_one_call_at_a_time_across_parent_and_children(
 async def test_a_child_cancelled_while_queued_does_not_block_the_others(tmp_path: Path) -> None:
     browser = Browser()
     async with opened(tmp_path, browser.server, "browser", concurrency="serial") as h:
-        front = UseCapabilityTool(h)
+        front = UseCapabilityTool(McpCapabilities(h))
         call = {"action": "call", "name": "mcp__browser__look", "arguments": {"tab": "x"}}
         queued = anyio.CancelScope()
         done: list[str] = []
@@ -85,7 +89,9 @@ async def test_a_child_cancelled_while_queued_does_not_block_the_others(tmp_path
                 await front.execute(call, context(tmp_path))
 
         async def other_child() -> None:
-            done.append((await UseCapabilityTool(h).execute(call, context(tmp_path))).text)
+            done.append(
+                (await UseCapabilityTool(McpCapabilities(h)).execute(call, context(tmp_path))).text
+            )
 
         with anyio.fail_after(GUARD):
             async with anyio.create_task_group() as tg:
@@ -121,7 +127,9 @@ async def test_a_real_stdio_server_is_gated_across_parent_and_children(
 
         async def child() -> None:
             call = {"action": "call", "name": "mcp__fx__meet", "arguments": args}
-            results.append((await UseCapabilityTool(h).execute(call, context(tmp_path))).text)
+            results.append(
+                (await UseCapabilityTool(McpCapabilities(h)).execute(call, context(tmp_path))).text
+            )
 
         with anyio.fail_after(GUARD * 3):
             async with anyio.create_task_group() as tg:
@@ -130,4 +138,6 @@ async def test_a_real_stdio_server_is_gated_across_parent_and_children(
                 tg.start_soon(child)
         assert results == [answer] * 3
         probe = {"action": "call", "name": "mcp__fx__peak", "arguments": {}}
-        assert (await UseCapabilityTool(h).execute(probe, context(tmp_path))).text == peak
+        assert (
+            await UseCapabilityTool(McpCapabilities(h)).execute(probe, context(tmp_path))
+        ).text == peak

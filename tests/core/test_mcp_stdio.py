@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.mcp.capability import UseCapabilityTool
+from reasonix_core.mcp.capability import McpCapabilities
 from reasonix_core.mcp.host import McpHost
+from reasonix_core.tool.capability import UseCapabilityTool
 from tests.core.mcp_helpers import context, host, pid_alive, stdio_server, wait_until
 
 
 async def call(h: McpHost, tool: str, tmp_path: Path, **arguments: object):
-    return await UseCapabilityTool(h).execute(
+    return await UseCapabilityTool(McpCapabilities(h)).execute(
         {"action": "call", "name": f"mcp__fx__{tool}", "arguments": arguments}, context(tmp_path)
     )
 

@@ -238,7 +238,7 @@ async def test_tools_enabled_without_run_skill_leaves_the_index_out(workspace, s
         await run_turn(rt, "hi")
         assert "x" in rt.skills  # still a /x command
     body = bodies(server)[0]
-    assert tool_names(body) == ["read_file"]
+    assert tool_names(body) == ["read_file", "use_capability"]  # the proxy is every session's
     assert "# Skills" not in body["messages"][0]["content"]
 
 

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.agent.transcript import RESULT_LIMIT
+from reasonix_core.tool.kept_results import RESULT_LIMIT
 from reasonix_testkit import Reply, ToolCallSpec
 from tests.core.agent_helpers import bodies, run_turn, runtime, session_records
 

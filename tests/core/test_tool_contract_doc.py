@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from reasonix_core.tool import ToolRegistry, builtin_names, builtin_tools
+from reasonix_core.tool.capability import UseCapabilityTool
 from tests.core.tool_helpers import FILE_TOOLS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "TOOL_CONTRACT.md"
@@ -20,7 +21,8 @@ def sections() -> dict[str, str]:
 def test_every_builtin_is_documented_with_flag_and_arguments():
     docs = sections()
     problems = []
-    for tool in builtin_tools():
+    # use_capability is every agent's too, built per agent (not in BUILTIN_TOOLS).
+    for tool in [*builtin_tools(), UseCapabilityTool()]:
         body = docs.get(tool.name)
         if body is None:
             problems.append(f"{tool.name}: no '## {tool.name}' section")
@@ -35,7 +37,7 @@ def test_every_builtin_is_documented_with_flag_and_arguments():
 
 
 def test_no_documented_tool_is_missing_from_the_registry():
-    names = set(builtin_names())
+    names = {*builtin_names(), UseCapabilityTool.name}
     documented = {name for name in sections() if re.fullmatch(r"[a-z][a-z0-9_]*", name)}
     assert documented - names == set()
 

@@ -1,0 +1,199 @@
+"""The first-run setup screen offers the provider presets (issue 19, item 10): the
+list first, a key only when the preset needs one, the choice written by the same
+writer as ``reasonix setup`` (Pilot over ScriptedServices, then the real engine)."""
+
+from __future__ import annotations
+
+import dataclasses
+import stat
+import tomllib
+from pathlib import Path
+
+import anyio
+import pytest
+from textual.widgets import Input, OptionList, Static
+from tui_helpers import send, type_text, until
+
+from reasonix_core import events as ev
+from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.provider import presets
+from reasonix_testkit import ChatDialect, FixtureServer, Reply
+from reasonix_testkit.tui import preset_choices
+from reasonix_tui.screens.session import SessionScreen
+from reasonix_tui.screens.setup import SetupScreen
+
+SIZE = (110, 34)
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for entry in presets.PRESETS:
+        if entry.api_key_env:
+            monkeypatch.delenv(entry.api_key_env, raising=False)
+
+
+def _labels(screen: SetupScreen) -> list[str]:
+    options = screen.query_one(OptionList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+async def _choose(pilot, key: str) -> None:
+    screen = pilot.app.screen
+    index = [c.key for c in screen.choices].index(key)
+    await pilot.press(*["down"] * index, "enter")
+
+
+async def test_the_presets_come_first_and_a_local_server_needs_no_key(make_app, tmp_path) -> None:
+    app, services = make_app(api_key_missing=True, choices=preset_choices(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        screen = app.screen
+        assert screen.query_one(OptionList).display and not screen.query_one(Input).display
+        labels = _labels(screen)
+        # One line per preset, from the one table, the configured DeepSeek first.
+        assert len(labels) == len(presets.PRESETS)
+        assert labels[0].startswith("DeepSeek (OpenAI-compatible endpoint)")
+        for entry in presets.PRESETS:
+            line = next(x for x in labels if x.startswith(entry.label))
+            assert ("no key" in line) == (not entry.needs_key)
+        # The highlighted choice's endpoint under the list.
+        endpoint = screen.query_one("#endpoint", Static)
+        assert str(endpoint.render()) == "Endpoint: https://api.deepseek.com"
+        await pilot.press("down")
+        await until(pilot, lambda: "/anthropic" in str(endpoint.render()))
+        await pilot.press("up")
+        await _choose(pilot, "ollama")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        assert services.providers_used == [("ollama", None)]
+        assert services.saved_keys == []
+
+
+async def test_a_keyed_preset_asks_for_its_key_and_esc_goes_back(make_app, tmp_path) -> None:
+    app, services = make_app(api_key_missing=True, choices=preset_choices(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        await _choose(pilot, "openrouter")
+        screen = app.screen
+        await until(pilot, lambda: screen.query_one(Input).display)
+        intro = str(screen.query_one("#intro", Static).render())
+        assert "OpenRouter (OPENROUTER_API_KEY)" in intro
+        assert "Endpoint: https://openrouter.ai/api/v1" in intro and ".env" in intro
+        assert not screen.query_one(OptionList).display
+        await pilot.press("escape")  # back to the list, not out
+        await until(pilot, lambda: screen.query_one(OptionList).display)
+        assert app.is_running and services.providers_used == []
+        await pilot.press("enter")  # the highlight stayed on OpenRouter
+        await until(pilot, lambda: screen.query_one(Input).display)
+        await type_text(pilot, "sk-or-123")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        assert services.providers_used == [("openrouter", "sk-or-123")]
+
+
+async def test_a_refused_choice_is_shown_and_the_screen_stays(make_app, tmp_path) -> None:
+    why = "couldn't list the models at http://127.0.0.1:11434/v1 (ConnectError)"
+    app, services = make_app(
+        api_key_missing=True, choices=preset_choices(tmp_path), provider_errors={"ollama": why}
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        screen = app.screen
+        await _choose(pilot, "ollama")
+        error = screen.query_one("#error", Static)
+        await until(pilot, lambda: "Could not use Ollama" in str(error.render()))
+        assert why in str(error.render()) and app.screen is screen
+        assert screen.query_one(OptionList).display and services.providers_used == []
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_code == 1
+
+
+async def test_login_asks_only_for_the_current_key(make_app, tmp_path) -> None:
+    app, services = make_app(choices=preset_choices(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/login")
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        assert app.screen.query_one(Input).display
+        assert not app.screen.query_one(OptionList).display
+        await type_text(pilot, "sk-new")
+        await pilot.press("enter")
+        await until(pilot, lambda: services.saved_keys == ["sk-new"])
+        assert services.providers_used == []
+
+
+# -- the real engine: what a choice writes and what the session then uses ------------
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_keyed_preset_is_written_with_its_key(workspace: Path, home: Path) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    config = home / "config.toml"
+    config.write_text("# my own notes\n" + config.read_text())
+    services = EngineServices(workspace, home=home)
+    choices = {c.key: c for c in services.provider_choices()}
+    assert next(iter(choices)) == "fixture"  # the configured provider first
+    assert choices["openrouter"].key_info is not None and choices["ollama"].key_info is None
+    await services.use_provider("openrouter", "sk-or-1")
+    text = config.read_text()
+    assert text.startswith("# my own notes\n")
+    parsed = tomllib.loads(text)
+    assert parsed["default_model"] == "openrouter"
+    assert [p["name"] for p in parsed["providers"]] == ["fixture", "openrouter"]
+    env_file = home / ".env"
+    assert "OPENROUTER_API_KEY=sk-or-1" in env_file.read_text()
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    assert services.model == "deepseek/deepseek-chat" and not services.needs_api_key()
+    assert services.api_key_info().variable == "OPENROUTER_API_KEY"
+    # The next start reads the same choice from the file.
+    assert EngineServices(workspace, home=home).model == "deepseek/deepseek-chat"
+
+
+def _local_preset_at(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    table = tuple(
+        dataclasses.replace(p, base_url=url) if p.key == "ollama" else p for p in presets.PRESETS
+    )
+    monkeypatch.setattr(presets, "PRESETS", table)
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_local_preset_takes_its_servers_models_and_the_next_request_goes_there(
+    workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    with FixtureServer(ChatDialect(), models={"qwen3:8b", "llama3.2"}, api_key=None) as local:
+        _local_preset_at(monkeypatch, local.base_url)
+        services = EngineServices(workspace, home=home)
+        await services.use_provider("ollama", None)
+        written = tomllib.loads((home / "config.toml").read_text())
+        ollama = next(p for p in written["providers"] if p["name"] == "ollama")
+        assert ollama["models"] == ["llama3.2", "qwen3:8b"] and ollama["api_key_env"] == ""
+        assert services.model == "llama3.2" and not services.needs_api_key()
+        local.enqueue(Reply(content="hello from the local server"))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(services.serve)
+            runner = services.new_runner(FailClosedApprover())
+            turn = [e async for e in runner.run("hi")]
+            tg.cancel_scope.cancel()
+    assert isinstance(turn[-1], ev.TurnFinished)
+    posts = [r for r in local.requests if r.json is not None]
+    assert [r.json["model"] for r in posts] == ["llama3.2"]
+    assert "authorization" not in posts[0].headers
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_local_server_that_is_down_is_refused_and_nothing_written(
+    workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    with FixtureServer(ChatDialect()) as gone:
+        url = gone.base_url
+    _local_preset_at(monkeypatch, url)
+    before = (home / "config.toml").read_text()
+    services = EngineServices(workspace, home=home)
+    with pytest.raises(ValueError, match="is the server running"):
+        await services.use_provider("ollama", None)
+    assert (home / "config.toml").read_text() == before
+    assert services.model == "deepseek-flash"
