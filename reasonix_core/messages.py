@@ -77,6 +77,11 @@ class Message:
         )
 
 
+#: ``Message.meta`` key of a user turn the host made (a goal round), not typed by
+#: the user: drawn and listed as the host's (replay, /rewind). Never sent.
+HOST_TURN = "host_turn"
+
+
 def system(text: str) -> Message:
     return Message(role="system", content=text)
 

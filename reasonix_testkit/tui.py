@@ -35,6 +35,7 @@ from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
 from reasonix_tui.services import (
     BaseServices,
+    GoalView,
     McpServerView,
     ModelProbe,
     ProviderChoice,
@@ -145,6 +146,7 @@ class ScriptedRunner:
         self._session_id = session_id
         self.event_delay = event_delay
         self.prompts: list[str] = []
+        self.metas: list[Any] = []  # the TurnMeta of each turn (None: an ordinary one)
         self.decisions: list[ApprovalDecision] = []
         self.plan_verdicts: list[Any] = []
         self.allowed_scopes: set[str] = set()
@@ -163,8 +165,9 @@ class ScriptedRunner:
     def effort(self) -> str:
         return self._services.effort
 
-    async def run(self, prompt: str) -> AsyncIterator[Event]:
+    async def run(self, prompt: str, meta: Any = None) -> AsyncIterator[Event]:
         self.prompts.append(prompt)
+        self.metas.append(meta)
         turn = self._services.next_turn(prompt)
         try:
             if not turn or not isinstance(turn[0], TurnStarted):
@@ -234,7 +237,7 @@ class ScriptedServices(BaseServices):
     config_home: Path = Path("/nonexistent/.reasonix")
     context_window: int = 128_000
     permission_mode: str = "ask"
-    permission_modes: Sequence[str] = ("ask", "auto", "yolo")
+    permission_modes: Sequence[str] = ("ask", "auto", "plan")
     model: str = "deepseek-flash"
     effort: str = "high"
     model_names: list[str] = field(default_factory=lambda: ["deepseek-flash", "deepseek-v4-pro"])
@@ -257,6 +260,8 @@ class ScriptedServices(BaseServices):
     continue_session: str | None = None
     # A reasonix_core.skills.SkillCatalog for /<skill> tests; None: no skills.
     skills: Any = None
+    budget: str = ""  # what budget_left reports (the task budget's remainder)
+    goal_view: GoalView | None = None  # what /goal status reports
     # The prompt cache: /cache's account, what a change would re-bill, an idle miss.
     report: Any = None
     preview: Any = None
@@ -356,6 +361,12 @@ class ScriptedServices(BaseServices):
 
     def reconnect_mcp(self, name: str) -> None:
         self.reconnected.append(name)
+
+    def budget_left(self, runner: Any) -> str:
+        return self.budget
+
+    async def goal(self, runner: Any, action: str, objective: str = "") -> GoalView | None:
+        return self.goal_view
 
     def cache_report(self, runner: Any) -> Any:
         return self.report

@@ -53,6 +53,12 @@ BUILTINS: tuple[SlashCommand, ...] = (
         name="login", description="Set or replace the provider's API key", aliases=("key",)
     ),
     SlashCommand(name="copy", description="Copy the last answer to the clipboard"),
+    SlashCommand(name="plan", description="Show the plan waiting for approval (approve it)"),
+    SlashCommand(
+        name="goal",
+        description="Start a goal the app drives in rounds; status, pause, resume, clear",
+        argument_hint="<objective> | status | pause | resume | clear",
+    ),
 )
 
 

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from reasonix_core.events import (
     CompactionFinished,
     CompactionStarted,
     Event,
+    GoalRound,
     Notice,
     PlanReady,
     PrefixChanged,
@@ -57,7 +59,7 @@ STOP_NOTICES = {
     "max_steps": ("Stopped: the turn reached its step limit.", "warning"),
     "cancelled": ("Turn cancelled.", "warning"),
     "plan_saved": ("Plan saved; nothing was executed (plan only).", "info"),
-    "plan_pending": ("The plan is waiting; nothing was executed.", "info"),
+    "plan_pending": ("The plan is waiting; nothing was executed. /plan shows it again.", "info"),
     "plan_rejected": ("Plan rejected; nothing was executed.", "info"),
 }
 
@@ -220,6 +222,12 @@ class TurnController:
                     await block.finish()
                 elif disposition in PLAN_NOTICES:
                     await self.notice(PLAN_NOTICES[disposition])
+            case GoalRound(round=number, status=state, rounds=rounds, tokens=spent, cost=cost):
+                goal = self.status.state.goal
+                if goal is not None:
+                    goal = replace(goal, status=state, rounds=rounds, tokens=spent, cost=cost)
+                    self.status.update_state(goal=goal)
+                await self.notice(f"Goal round {number} done ({state}).")
             case TurnFinished(stop_reason=reason):
                 await self._close_blocks()
                 if reason in STOP_NOTICES:

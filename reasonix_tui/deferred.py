@@ -44,6 +44,7 @@ from reasonix_core.errors import ReasonixError
 from reasonix_tui.services import AppServices, BaseServices
 
 if TYPE_CHECKING:
+    from reasonix_core.coordinator.routes import TurnMeta
     from reasonix_core.events import Event
     from reasonix_core.permission.approver import Approver
     from reasonix_core.trust import ProjectReview
@@ -74,7 +75,7 @@ class DeferredRunner:
     def effort(self) -> str:
         return self.runner.effort if self.runner is not None else ""
 
-    async def run(self, prompt: str) -> AsyncIterator[Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[Event]:
         try:
             await self.services.ready()
         except Exception as exc:
@@ -82,7 +83,7 @@ class DeferredRunner:
 
             yield TurnFailed(error=f"Reasonix could not start: {exc}", kind="config")
             return
-        events = self.runner.run(prompt)
+        events = self.runner.run(prompt, meta)
         try:
             async for event in events:
                 yield event
@@ -90,6 +91,17 @@ class DeferredRunner:
             close = getattr(events, "aclose", None)
             if close is not None:
                 await close()
+
+
+async def _forward(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """Re-yield a stream, closing it when the consumer stops early."""
+    try:
+        async for event in events:
+            yield event
+    finally:
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def _bound(runner: object) -> Any:
@@ -366,6 +378,31 @@ class DeferredServices(BaseServices):
 
     def idle_preview(self, runner: object) -> Any:
         return self.wait().idle_preview(_bound(runner))
+
+    def budget_left(self, runner: object) -> str:
+        services = self._services
+        if not self.is_ready or services is None:  # read by the ticker: never waits
+            return ""
+        return services.budget_left(_bound(runner))
+
+    async def pending_plan(self, runner: object) -> Any:
+        return await (await self._built_services()).pending_plan(_bound(runner))
+
+    async def reject_plan(self, runner: object) -> None:
+        await (await self._built_services()).reject_plan(_bound(runner))
+
+    async def goal(self, runner: object, action: str, objective: str = "") -> Any:
+        return await (await self._built_services()).goal(_bound(runner), action, objective)
+
+    async def execute_plan(self, runner: object) -> AsyncIterator[Event]:
+        services = await self._built_services()
+        async for event in _forward(services.execute_plan(_bound(runner))):
+            yield event
+
+    async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[Event]:
+        services = await self._built_services()
+        async for event in _forward(services.drive_goal(_bound(runner), objective)):
+            yield event
 
     async def compact(self, runner: object, focus: str = "") -> AsyncIterator[Event]:
         try:

@@ -17,6 +17,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -44,6 +45,7 @@ from reasonix_core.config.schema import ProviderConfig
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
+from reasonix_core.permission.policy import PLAN_MODE
 from reasonix_core.provider.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.skills import load_catalog
 from reasonix_tui import rewind_service
@@ -51,6 +53,7 @@ from reasonix_tui.provider_choices import FALLBACK_KEY_VARIABLE, key_info, provi
 from reasonix_tui.services import (
     ApiKeyInfo,
     BaseServices,
+    GoalView,
     McpServerView,
     ModelProbe,
     ProviderChoice,
@@ -59,6 +62,10 @@ from reasonix_tui.services import (
     RewindTurn,
     SessionSummary,
 )
+
+if TYPE_CHECKING:  # /plan and /goal import the coordinator and goal modules on first use
+    from reasonix_core.coordinator.plans import SavedPlan
+    from reasonix_core.coordinator.routes import TurnMeta
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +81,9 @@ class EngineRunner:
     runtime: Runtime | None = None
     error: BaseException | None = None
     starting: bool = False
+    # Plan mode as last put into the runtime (at a turn's start): a runtime out of
+    # plan mode after that means the user approved the model's plan.
+    plan_applied: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
 
@@ -91,19 +101,13 @@ class EngineRunner:
     def effort(self) -> str:
         return self.runtime.agent.effort if self.runtime else self.services.effort
 
-    @property
-    def budget_left(self) -> str:
-        """The task budget's remainder (``$0.42 · 3m left``); empty without one."""
-        budget = self.runtime.agent.options.budget if self.runtime else None
-        return budget.left() if budget is not None else ""
-
-    async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
         try:
             runtime = await self.services.acquire(self)
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
-        async with aclosing(runtime.runner.run(prompt)) as events:
+        async with aclosing(runtime.runner.run(prompt, meta)) as events:
             async for event in events:
                 yield event
 
@@ -150,12 +154,14 @@ class EngineServices(BaseServices):
         self.effort = check_effort(
             effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
         )
-        self.permission_mode = permission_mode or self.config.permissions.preset
-        # Shift+Tab cycles ask -> auto (-> plan, once plan mode exists). yolo is never
-        # one keystroke away; it joins the cycle only when the session started in it.
-        self.permission_modes: tuple[str, ...] = ("ask", "auto")
-        if self.permission_mode not in self.permission_modes:
-            self.permission_modes = (*self.permission_modes, self.permission_mode)
+        # The preset in force; plan mode sits on top of it (docs/MODES.md#plan-mode).
+        self._preset = permission_mode or self.config.permissions.preset
+        self._plan = False
+        # Shift+Tab cycles ask -> auto -> plan. yolo is never one keystroke away from
+        # ask; it joins the cycle only when the session started in it.
+        self.permission_modes: tuple[str, ...] = ("ask", "auto", PLAN_MODE)
+        if self._preset not in self.permission_modes:
+            self.permission_modes = (*self.permission_modes, self._preset)
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
@@ -171,6 +177,31 @@ class EngineServices(BaseServices):
         # Discovered once for the app: the / menu lists them and every session
         # starts from this snapshot (its index is frozen for the session).
         self.skills = load_catalog(mcp_workspace, self.config_home)
+
+    @property
+    def permission_mode(self) -> str:
+        """What the status bar shows: ``plan`` while plan mode is on, else the preset."""
+        self._sync_plan()
+        return PLAN_MODE if self._plan else self._preset
+
+    @permission_mode.setter
+    def permission_mode(self, mode: str) -> None:
+        # Takes effect at the next turn's start (acquire), as a preset change does.
+        self._sync_plan()
+        if mode == PLAN_MODE:
+            self._plan = True
+        else:
+            self._preset, self._plan = mode, False
+
+    def _sync_plan(self) -> None:
+        """An approved ``exit_plan_mode`` (or ``/plan``) turned plan mode off in the
+        runtime: the user's choice follows it."""
+        runner = self._active
+        runtime = runner.runtime if runner is not None else None
+        if runtime is None or runner is None or not (runner.plan_applied and self._plan):
+            return
+        if not runtime.policy.plan_mode:
+            self._plan = runner.plan_applied = False
 
     @property
     def context_window(self) -> int:
@@ -211,7 +242,7 @@ class EngineServices(BaseServices):
                 raise runner.error
             raise ConfigError(f"could not start the session: {runner.error}")
         assert runner.runtime is not None
-        self._apply_mode(runner.runtime)
+        self._apply_mode(runner)
         return runner.runtime
 
     async def _hold(self, runner: EngineRunner) -> None:
@@ -222,7 +253,7 @@ class EngineServices(BaseServices):
             workspace=self.workspace,
             model=self._resolved.ref if self._model_chosen or not continued else None,
             effort=effort if self._effort_chosen or not continued else None,
-            permission_mode=self.permission_mode,
+            permission_mode=self._preset,
             resume_id=runner.resume_id,
             continue_last=continue_last,
             home=self.config_home,
@@ -252,14 +283,24 @@ class EngineServices(BaseServices):
             runner.ready.set()
 
     def _switch(self, runner: EngineRunner) -> EngineRunner:
+        self._sync_plan()  # a new session starts in the mode the user sees
         if self._active is not None:
             self._active.closed.set()
         self._active = runner
         return runner
 
-    def _apply_mode(self, runtime: Runtime) -> None:
-        if runtime.policy.preset != self.permission_mode:
-            runtime.policy.preset = self.permission_mode
+    def _apply_mode(self, runner: EngineRunner) -> None:
+        runtime = runner.runtime
+        assert runtime is not None
+        self._sync_plan()
+        if runtime.policy.preset != self._preset:
+            runtime.policy.preset = self._preset
+        plan_mode = runtime.plan_mode
+        if plan_mode is not None and self._plan and not plan_mode.active:
+            plan_mode.enter()
+        elif plan_mode is not None and not self._plan and plan_mode.active:
+            plan_mode.leave()
+        runner.plan_applied = self._plan
 
     # -- AppServices --------------------------------------------------------
 
@@ -530,6 +571,69 @@ class EngineServices(BaseServices):
             when=self._utc_now(),
             rebill=functools.partial(rebill_cost, make_price_fn(self.config)),
         )
+
+    def budget_left(self, runner: object) -> str:
+        runtime = runner.runtime if isinstance(runner, EngineRunner) else None
+        budget = runtime.agent.options.budget if runtime is not None else None
+        return budget.left() if budget is not None else ""
+
+    # -- /plan and /goal (reasonix_tui/mode_service.py) ------------------------
+
+    async def pending_plan(self, runner: object) -> SavedPlan | None:
+        if not isinstance(runner, EngineRunner):
+            return None
+        from reasonix_tui import mode_service
+
+        runtime = await self.acquire(runner)
+        return await anyio.to_thread.run_sync(mode_service.waiting_plan, runtime)
+
+    async def execute_plan(self, runner: object) -> AsyncIterator[ev.Event]:
+        if not isinstance(runner, EngineRunner):
+            return
+        # The user approved a plan: plan mode ends, as an approved exit_plan_mode ends it.
+        self._plan = False
+        try:
+            runtime = await self.acquire(runner)
+        except ReasonixError as exc:
+            yield ev.TurnFailed(error=str(exc), kind="config")
+            return
+        from reasonix_tui import mode_service
+
+        async with aclosing(mode_service.execute_plan(runtime)) as events:
+            async for event in events:
+                yield event
+
+    async def reject_plan(self, runner: object) -> None:
+        if isinstance(runner, EngineRunner):
+            from reasonix_tui import mode_service
+
+            runtime = await self.acquire(runner)
+            await anyio.to_thread.run_sync(mode_service.discard_plan, runtime)
+
+    async def goal(self, runner: object, action: str, objective: str = "") -> GoalView | None:
+        if not isinstance(runner, EngineRunner):
+            raise ValueError("there is no session")
+        try:
+            runtime = await self.acquire(runner)
+        except ReasonixError as exc:  # the session could not start: /goal says why
+            raise ValueError(str(exc)) from None
+        from reasonix_tui import mode_service
+
+        return mode_service.change_goal(runtime, action, objective)
+
+    async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[ev.Event]:
+        if not isinstance(runner, EngineRunner):
+            return
+        try:
+            runtime = await self.acquire(runner)
+        except ReasonixError as exc:
+            yield ev.TurnFailed(error=str(exc), kind="config")
+            return
+        from reasonix_tui import mode_service
+
+        async with aclosing(mode_service.drive_goal(runtime, objective)) as events:
+            async for event in events:
+                yield event
 
     async def compact(self, runner: object, focus: str = "") -> AsyncIterator[ev.Event]:
         """Manual ``/compact``: prune and fold the history now (retries even

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from reasonix_core.agent.transcript import FAILED_MARK, INTERRUPTED_MARK
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
-from reasonix_core.messages import Message
+from reasonix_core.messages import HOST_TURN, Message
 
 # Messages compaction adds to the working context; the summary is the one a user sees.
 COMPACTION_SUMMARY = "summary"
@@ -66,7 +66,9 @@ def replay_entries(messages: Sequence[Message]) -> list[Entry]:
             if compaction == COMPACTION_SUMMARY:
                 entries.append(NoticeEntry("Conversation compacted."))
             continue
-        if message.role == "user":
+        if message.role == "user" and message.meta.get(HOST_TURN):
+            entries.append(NoticeEntry("Goal round: Reasonix continued the goal."))
+        elif message.role == "user":
             text = without_attachments(clean_user_text(message.content or ""))
             entries.append(UserEntry(text))
         elif message.role == "assistant":

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # types only: the first frame needs none of the core
     from reasonix_core.agent.cache_preview import RebillPreview
     from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.agent.runner import Runner
+    from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.events import Event
     from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
@@ -41,6 +42,18 @@ class SessionSummary:
 
 
 DEEPSEEK_KEYS_URL = "https://platform.deepseek.com/api_keys"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoalView:
+    """The session's goal as ``/goal status`` and the status bar show it."""
+
+    objective: str
+    status: str  # active, paused, complete, blocked
+    rounds: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    armed: bool = False  # this process drives it (never saved: a restart disarms)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -310,6 +323,37 @@ class AppServices(Protocol):
         provider keeps its cache; None otherwise."""
         ...
 
+    def budget_left(self, runner: Runner) -> str:
+        """Optional. The runner's task budget remainder (``$0.42 · 3m left``); empty
+        without one."""
+        ...
+
+    async def pending_plan(self, runner: Runner) -> SavedPlan | None:
+        """Optional. The plan waiting for approval in the runner's session (``/plan``):
+        one kept in the plan-approval dialog, or saved by a headless run."""
+        ...
+
+    def execute_plan(self, runner: Runner) -> AsyncIterator[Event]:
+        """Optional. Execute the pending plan (the user approved it in ``/plan``'s
+        dialog); ends plan mode. Events go through the turn dispatcher."""
+        ...
+
+    async def reject_plan(self, runner: Runner) -> None:
+        """Optional. Discard the pending plan."""
+        ...
+
+    async def goal(self, runner: Runner, action: str, objective: str = "") -> GoalView | None:
+        """Optional. ``/goal``: ``start`` (create and arm), ``status``, ``pause``,
+        ``resume`` (and arm), ``clear``. ``ValueError`` with the reason when the goal
+        cannot change; None when the session has no goal."""
+        ...
+
+    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncIterator[Event]:
+        """Optional. Admit goal rounds (the core's goal driver) while the goal is active
+        and armed: ``objective`` starts it, else its rounds continue. Events go through
+        the turn dispatcher."""
+        ...
+
 
 class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
@@ -383,3 +427,21 @@ class BaseServices(AppServices):
 
     def idle_preview(self, runner: Runner) -> RebillPreview | None:
         return None
+
+    def budget_left(self, runner: Runner) -> str:
+        return ""
+
+    async def pending_plan(self, runner: Runner) -> SavedPlan | None:
+        return None
+
+    def execute_plan(self, runner: Runner) -> AsyncIterator[Event]:
+        raise ValueError("no plan is waiting for approval in this session")
+
+    async def reject_plan(self, runner: Runner) -> None:
+        return None
+
+    async def goal(self, runner: Runner, action: str, objective: str = "") -> GoalView | None:
+        raise ValueError("goals are not available in this session")
+
+    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncIterator[Event]:
+        raise ValueError("goals are not available in this session")

@@ -52,3 +52,23 @@ class TestSession:
             await send(pilot, "Rename greet across the app")
 
         assert snap(scripted(turns=[fleet_turn()]), run, size=(110, 36))
+
+    def test_plan_mode_with_a_goal(self, snap) -> None:
+        """The status bar in plan mode with an armed goal: objective (cut to fit),
+        rounds, tokens, cost and state; /goal status says the same in full."""
+        from reasonix_tui.services import GoalView
+
+        goal = GoalView(
+            objective="Make the parser tests pass without changing the public API",
+            status="active",
+            rounds=3,
+            tokens=48_200,
+            cost=0.0312,
+            armed=True,
+        )
+
+        async def run(pilot) -> None:
+            await send(pilot, "/goal status")
+            await pilot.pause()
+
+        assert snap(scripted(permission_mode="plan", goal_view=goal), run)

@@ -62,7 +62,7 @@ from reasonix_core.errors import (
     ReasoningReplayRequired,
     ToolArgumentError,
 )
-from reasonix_core.messages import Message, ToolCall
+from reasonix_core.messages import HOST_TURN, Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
@@ -81,6 +81,7 @@ from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
     from reasonix_core.checkpoint.recorder import Checkpointer
+    from reasonix_core.coordinator.routes import TurnMeta
 
 log = logging.getLogger(__name__)
 
@@ -273,11 +274,12 @@ class Agent:
 
     # -- the turn ---------------------------------------------------------
 
-    async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
         """prepare -> request with retry -> commit the answer, or run the tools
         and take the next step. Every phase says in ``step.over`` whether the
-        turn ended (it then yielded TurnFinished or TurnFailed)."""
-        yield self._begin_turn(prompt)
+        turn ended (it then yielded TurnFinished or TurnFailed). ``meta`` routes a
+        Coordinator's turn; a single model has one route, so it is not read here."""
+        yield self._begin_turn(prompt, host_turn=meta is not None and meta.synthetic)
         try:
             async with aclosing(self._steps()) as events:
                 async for event in events:
@@ -323,7 +325,7 @@ class Agent:
         for repair in repair_messages(self.messages):
             self._append(repair)
 
-    def _begin_turn(self, prompt: str) -> ev.TurnStarted:
+    def _begin_turn(self, prompt: str, host_turn: bool = False) -> ev.TurnStarted:
         self._repair()
         self._observe_attachments(prompt)
         first_turn = not any(m.role == "user" for m in self.messages)
@@ -332,7 +334,9 @@ class Agent:
             suffix = self.context_suffix(first_turn, prompt)
             if suffix:
                 text = f"{prompt}\n\n{suffix}"
-        self._append(Message(role="user", content=text))
+        self._append(
+            Message(role="user", content=text, meta={HOST_TURN: True} if host_turn else {})
+        )
         if self.checkpoints is not None:
             self.checkpoints.turn_started(self._turn_number())
         self.turns += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+from reasonix_core.coordinator.routes import TurnMeta
 from reasonix_core.events import Event
 
 
@@ -22,8 +23,9 @@ class Runner(Protocol):
     @property
     def effort(self) -> str: ...
 
-    def run(self, prompt: str) -> AsyncIterator[Event]:
+    def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[Event]:
         """Run one user turn. Cancelling the consuming task cancels the turn and
         leaves the transcript valid; the stream always ends with TurnFinished or
-        TurnFailed unless cancelled."""
+        TurnFailed unless cancelled. ``meta`` is what the host knows about the turn
+        (a goal start, a host-made round): the Coordinator routes on it."""
         ...

@@ -19,6 +19,7 @@ from typing import Any
 
 from reasonix_core.agent.session import BRANCH, iter_records
 from reasonix_core.checkpoint.store import Entry
+from reasonix_core.messages import HOST_TURN
 
 CHECKPOINT = "checkpoint"
 #: When a turn began: ``{"type": "turn", "turn": N, "time": ...}``.
@@ -95,12 +96,14 @@ class Turn:
     keep: int
     checkpoints: list[Checkpoint] = field(default_factory=list)
     started: str = ""
+    host_turn: bool = False  # made by the host (a goal round), not typed by the user
 
     @property
     def head(self) -> str:
         text = self.prompt.split("<workspace-context>")[0].strip()
         first = text.splitlines()[0] if text else ""
-        return first[:_PROMPT_HEAD] + ("…" if len(first) > _PROMPT_HEAD else "")
+        first = first[:_PROMPT_HEAD] + ("…" if len(first) > _PROMPT_HEAD else "")
+        return f"(goal round) {first}" if self.host_turn else first
 
     @property
     def time(self) -> str:
@@ -159,7 +162,10 @@ def read_timeline(session_path: Path) -> Timeline:
             roles.append(str(role))
             if role == "user":
                 content = message.get("content") if isinstance(message, dict) else ""
-                turns.append(Turn(len(turns) + 1, str(content or ""), len(roles) - 1))
+                meta = message.get("meta") if isinstance(message, dict) else None
+                host = isinstance(meta, dict) and meta.get(HOST_TURN) is True
+                turn = Turn(len(turns) + 1, str(content or ""), len(roles) - 1, host_turn=host)
+                turns.append(turn)
         elif kind == CHECKPOINT:
             checkpoint = Checkpoint.from_record(record)
             if checkpoint is None:

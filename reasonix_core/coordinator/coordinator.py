@@ -112,7 +112,7 @@ class Coordinator:
         decision = decide_route(prompt, meta)
         yield self._events(ev.RouteDecided, route=decision.route.value, reason=decision.reason)
         if not decision.route.plans:
-            async with aclosing(self.executor.run(prompt)) as events:
+            async with aclosing(self.executor.run(prompt, meta)) as events:
                 async for event in events:
                     yield self._events.adopt(event)
             return

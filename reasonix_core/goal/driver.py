@@ -18,6 +18,7 @@ from typing import Any
 
 from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.coordinator.routes import TurnMeta
 from reasonix_core.goal.state import GoalBook, GoalStatus
 
 #: The user turn of every round after the first (the goal itself is appended
@@ -49,6 +50,9 @@ class GoalDriver:
         """Run rounds until the goal settles or a bound is reached; ``stop`` says why."""
         sequence = EventSequence()
         prompt = first_prompt or CONTINUE_PROMPT
+        # The objective's round is a Goal start (the Coordinator plans it first when
+        # a planner is configured); every later round is host-made.
+        meta = TurnMeta(goal_start=True) if first_prompt else TurnMeta(synthetic=True)
         admitted, spent = 0, 0
         while True:
             goal = self.book.active()
@@ -66,7 +70,7 @@ class GoalDriver:
                 self.stop = GoalStop.BOUND
                 return
             tokens, cost, failed = 0, 0.0, False
-            async with aclosing(runner.run(prompt)) as events:
+            async with aclosing(runner.run(prompt, meta)) as events:
                 async for event in events:
                     if isinstance(event, ev.UsageReported):
                         tokens += event.usage.prompt_tokens + event.usage.completion_tokens
@@ -74,7 +78,7 @@ class GoalDriver:
                     elif isinstance(event, ev.TurnFailed):
                         failed = True
                     yield sequence.adopt(event)
-            prompt = CONTINUE_PROMPT
+            prompt, meta = CONTINUE_PROMPT, TurnMeta(synthetic=True)
             admitted, spent = admitted + 1, spent + tokens
             self.book.record_round(goal, tokens, cost)
             after = self.book.current()

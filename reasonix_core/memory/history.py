@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix_core.memory.bm25 import BM25, tokenize
+from reasonix_core.messages import HOST_TURN
 
 __all__ = [
     "DEFAULT_KINDS",
@@ -89,6 +90,9 @@ def _message_text(message: dict) -> str:
     content = message.get("content")
     text = content if isinstance(content, str) else ""
     if role == "user":
+        meta = message.get("meta")
+        if isinstance(meta, dict) and meta.get(HOST_TURN):
+            return ""  # a goal round the host sent: nothing the user asked
         return clean_user_text(text)
     if role == "assistant":
         parts = [text.strip()] if text.strip() else []

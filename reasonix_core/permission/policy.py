@@ -67,7 +67,9 @@ PLAN_MODE_REFUSAL = (
 __all__ = [
     "MODES",
     "MULTIPLEXERS",
+    "PLAN_MODE",
     "PLAN_MODE_REFUSAL",
+    "PLAN_MODE_SUMMARY",
     "PRESETS",
     "PRESET_SUMMARY",
     "Decision",
@@ -88,6 +90,10 @@ PRESET_SUMMARY: dict[str, str] = {
     "auto": "edits and commands run without asking; ask rules still ask",
     "yolo": "everything runs without asking, except deny rules",
 }
+#: Plan mode's name beside the presets (``--permission-mode plan``, the TUI's
+#: Shift+Tab cycle): not a preset, it sits on top of one (``Policy.plan_mode``).
+PLAN_MODE = "plan"
+PLAN_MODE_SUMMARY = "read-only tools; the plan waits for your approval before any write"
 
 #: Commands whose second word names the real action, so a session grant for
 #: ``git status`` does not also grant ``git push``.

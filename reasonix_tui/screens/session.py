@@ -26,6 +26,7 @@ from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
 from reasonix_tui.prompt_history import PromptHistory
+from reasonix_tui.screens.mode_commands import ModeCommands
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.rewind import open_rewind
 from reasonix_tui.screens.session_commands import SessionCommands
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 TICK_SECONDS = 0.25
 
 
-class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
+class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None]):
     CSS_PATH = "session.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -222,8 +223,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
     def _tick(self) -> None:
         animate = self.app.animation_level != "none"
         frame = self.status.state.frame + 1 if animate else 0
-        # Only the engine's runner has a task budget (reasonix_core/agent/budget.py).
-        left = getattr(self.runner, "budget_left", "")
+        left = self.services.budget_left(self.runner)
         self.status.update_state(now=self.services.clock(), frame=frame, budget_left=left)
 
     def _set_busy(self, busy: bool) -> None:
@@ -339,6 +339,7 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         if any(w.group == "turn" and not w.is_finished for w in self.workers):
             return
         self._set_busy(False)
+        self.refresh_status()  # the turn may have changed the mode (an approved plan)
         if self.queue and self._hold_queue:
             await self._return_queue()
         self._hold_queue = False
@@ -443,9 +444,13 @@ class SessionScreen(SessionCommands, TranscriptKeys, Screen[None]):
         mode = modes[(index + 1) % len(modes)]
         self.services.permission_mode = mode
         self.refresh_status()
-        from reasonix_core.permission.policy import PRESET_SUMMARY
+        from reasonix_core.permission.policy import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
 
-        self.status.update_state(hint=f"{mode}: {PRESET_SUMMARY.get(mode, mode)}")
+        summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
+        explanation = f"{mode}: {summary}"
+        self.status.update_state(hint=explanation)
+        # The hint goes at the next keystroke; the toast says it a little longer.
+        self.notify(explanation, title="Mode", timeout=4)
 
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:

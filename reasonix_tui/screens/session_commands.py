@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 # Commands that are safe while a turn runs; everything else is queued.
 RUNS_WHILE_BUSY = frozenset({"help", "status", "mcp", "cache", "quit", "exit", "copy"})
+# /goal pause stops the driver's next admission while a round runs.
+GOAL_WHILE_BUSY = frozenset({"status", "pause", "clear"})
 
 
 class SessionCommands:
@@ -41,6 +43,8 @@ class SessionCommands:
         command, _, args = self.registry.parse(stripped)
         if command is None:
             return False
+        if command.name == "goal":  # the goal's records: safe between two rounds
+            return args.strip() in GOAL_WHILE_BUSY
         return command.name in RUNS_WHILE_BUSY or (command.name == "effort" and not args)
 
     async def run_slash(self: SessionScreen, text: str) -> None:

@@ -11,9 +11,15 @@ from textual.message import Message
 from textual.widget import Widget
 
 from reasonix_tui import format as fmt
+from reasonix_tui.services import GoalView
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-MODE_STYLE = {"ask": "$text-primary", "auto": "$text-warning", "yolo": "bold $text-error"}
+MODE_STYLE = {
+    "ask": "$text-primary",
+    "auto": "$text-warning",
+    "plan": "bold $text-success",
+    "yolo": "bold $text-error",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +42,33 @@ class StatusState:
     frame: int = 0
     starting: bool = False  # the services are still being built
     budget_left: str = ""  # the task budget's remainder when one is set
+    goal: GoalView | None = None  # the session's goal (/goal), once known
+
+
+GOAL_STATE_STYLE = {"armed": "$text-success", "paused": "$text-warning"}
+
+
+def goal_segment(goal: GoalView, room: int, currency: str = "USD") -> Content:
+    """``goal: <objective> · round N · 12k tok · $0.01 · armed``, the objective cut to fit
+    ``room`` cells (left out when fewer than 8 are left for it)."""
+    if goal.status == "active":
+        state = "armed" if goal.armed else "not driven"
+    else:
+        state = goal.status
+    tail = (
+        f" · round {goal.rounds} · {fmt.tokens(goal.tokens)} tok · "
+        f"{fmt.cost(goal.cost, currency)} · "
+    )
+    space = room - len("goal: ") - len(tail) - len(state)
+    objective = " ".join(goal.objective.split())
+    if space < 8:
+        objective = ""
+    elif len(objective) > space:
+        objective = objective[: space - 1].rstrip() + "…"
+    head = f"goal: {objective}" if objective else "goal"
+    return Content.assemble(
+        (head + tail, "$text-accent"), (state, GOAL_STATE_STYLE.get(state, "$text-muted"))
+    )
 
 
 class StatusBar(Widget):
@@ -121,7 +154,11 @@ class StatusBar(Widget):
         # "auto" is also a permission mode: the effort of that name says what it is.
         effort = f"effort {s.effort}" if s.effort == "auto" else s.effort
         model = Content.assemble((s.model, "bold"), (f" · {effort}" if effort else "", ""))
-        line1 = self._line(Content.assemble(mode, "  ", state), model)
+        left = Content.assemble(mode, "  ", state)
+        if s.goal is not None:
+            room = self.content_size.width - left.cell_length - model.cell_length - 4
+            left = Content.assemble(left, "  ", goal_segment(s.goal, room, s.currency))
+        line1 = self._line(left, model)
 
         window = s.context_window
         ctx = f"ctx {fmt.tokens(s.context_tokens)}/{fmt.tokens(window)}"

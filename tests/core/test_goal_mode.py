@@ -182,3 +182,33 @@ def test_goal_cli_status_pause_resume_clear(workspace, home, server, monkeypatch
     proc = reasonix(workspace, "goal", "pause", "-r", "../x")
     assert proc.returncode != 0 and proc.stderr.startswith("reasonix: error:")
     assert len(server.requests) == 1  # the goal commands send nothing
+
+
+def test_a_goal_start_goes_to_the_planner_and_its_rounds_to_the_executor(
+    workspace, home, server, monkeypatch
+) -> None:
+    # The driver passes the host's TurnMeta: the objective's round is a Goal start
+    # (planned first when a planner is configured), later rounds are host-made.
+    from tests.core.coordinator_helpers import (
+        EXECUTOR_MODEL,
+        PLANNER_MODEL,
+        configure,
+        requests_for,
+        submit,
+    )
+
+    script = configure(home, server, monkeypatch)
+    script.planner(submit("# Plan\nfix the parser"), Reply(content="ok"))
+    script.executor(Reply(content="half done"), Reply(content="still going"))
+    proc = reasonix(
+        workspace, "run", "--goal", "fix the parser", "--max-goal-rounds", "2",
+        "--output-format", "json",
+    )  # fmt: skip
+    result = _result(proc)
+    assert result["stop_reason"] == "goal_bound", proc.stderr
+    assert result["metrics"]["routes"].get("goal") == 1
+    assert len(requests_for(server, PLANNER_MODEL)) == 2  # one planning turn only
+    _, second = requests_for(server, EXECUTOR_MODEL)
+    users = [m["content"] for m in second["messages"] if m["role"] == "user"]
+    assert users[0].startswith("fix the parser\n\n<plan>\n# Plan\nfix the parser\n</plan>")
+    assert users[-1].startswith("Continue working toward the active goal.")

@@ -268,3 +268,26 @@ async def test_history_tool_errors(tool_env):
         "history", '{"operation": "search", "query": "nothinglikethis"}', ctx
     )
     assert not empty.is_error and empty.text.startswith("history: no matches")
+
+
+def test_a_goal_round_the_host_sent_is_not_indexed_as_the_users(home: Path, workspace: Path):
+    from reasonix_core.messages import HOST_TURN
+
+    write_session(
+        home,
+        workspace,
+        "20250401-100000-ddddd4",
+        [
+            Message(role="user", content="migrate the quokka schema"),
+            Message(role="assistant", content="first half done"),
+            Message(
+                role="user",
+                content="Continue working toward the active goal.",
+                meta={HOST_TURN: True},
+            ),
+            Message(role="assistant", content="second half done"),
+        ],
+    )
+    index = HistoryIndex(home / "sessions", workspace)
+    assert index.search("continue working toward the active goal", kind="user") == []
+    assert index.search("quokka schema", kind="user")[0].entry.index == 0

@@ -11,15 +11,15 @@ from reasonix_tui.engine import EngineServices
 pytestmark = pytest.mark.usefixtures("configured")
 
 
-def test_shift_tab_cycle_is_ask_and_auto(workspace: Path, home: Path) -> None:
+def test_shift_tab_cycle_is_ask_auto_plan(workspace: Path, home: Path) -> None:
     services = EngineServices(workspace, home=home)
     assert services.permission_mode == "ask"
-    assert services.permission_modes == ("ask", "auto")
+    assert services.permission_modes == ("ask", "auto", "plan")
 
 
 def test_a_session_started_in_yolo_can_cycle_back_to_it(workspace: Path, home: Path) -> None:
     services = EngineServices(workspace, home=home, permission_mode="yolo")
-    assert services.permission_modes == ("ask", "auto", "yolo")
+    assert services.permission_modes == ("ask", "auto", "plan", "yolo")
 
 
 def test_models_efforts_and_key_state(workspace: Path, home: Path) -> None:

@@ -222,7 +222,7 @@ async def test_shift_tab_cycles_permission_mode(make_app) -> None:
         for _ in range(3):
             await pilot.press("shift+tab")
             seen.append(screen.status.state.mode)
-        assert seen == ["auto", "yolo", "ask"]
+        assert seen == ["auto", "plan", "ask"]
         assert services.permission_mode == "ask"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tui_helpers import send, session, settle
@@ -44,7 +44,37 @@ async def test_status_bar_shows_the_task_budget_left(tmp_path: Path) -> None:
         screen = session(pilot)
         status = screen.status
         assert "budget" not in str(status.render())  # no budget: nothing shown
-        screen.runner.budget_left = meter.left()  # what the engine's runner reports
+        services.budget = meter.left()  # what the engine's services report
         screen._tick()
         await pilot.pause()
         assert "budget $0.30 · 10k tok left" in str(status.render())
+
+
+async def test_status_bar_shows_the_goal_and_its_state(tmp_path: Path) -> None:
+    from reasonix_tui.services import GoalView
+
+    services = ScriptedServices(workspace=tmp_path, config_home=tmp_path / "home")
+    app = ReasonixApp(services, cursor_blink=False)
+    goal = GoalView(
+        objective="Make the parser tests pass without changing the public API at all",
+        status="active",
+        rounds=2,
+        tokens=12_400,
+        cost=0.0123,
+        armed=True,
+    )
+    async with app.run_test(size=(120, 32)) as pilot:
+        status = session(pilot).status
+        status.update_state(mode="plan", goal=goal)
+        await pilot.pause()
+        line = str(status.render()).splitlines()[0]
+        assert line.startswith("● plan")
+        assert "goal: Make the parser" in line and "…" in line  # cut to fit the line
+        assert "· round 2 · 12.4k tok · $0.0123 · armed" in line
+        assert line.rstrip().endswith("deepseek-flash · high")
+        status.update_state(goal=replace(goal, status="paused"))
+        await pilot.pause()
+        assert "$0.0123 · paused" in str(status.render())
+        status.update_state(goal=replace(goal, armed=False))
+        await pilot.pause()
+        assert "· not driven" in str(status.render())
