@@ -74,7 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", "-m", help="provider name, model id or provider/model")
     parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
-        "--permission-mode", choices=("ask", "auto", "yolo"), help="permission preset"
+        "--permission-mode",
+        choices=("ask", "auto", "yolo", "plan"),
+        help="permission preset; plan: start in plan mode (writes wait for the plan's approval)",
     )
     parser.add_argument(
         "--add-dir",
@@ -950,6 +952,9 @@ def _subagent(args: argparse.Namespace) -> int:
 
     if not args.prompt.strip():
         return _fail("the prompt is empty")
+    if args.permission_mode == "plan":
+        # A child has no plan-approval dialog of its own (docs/MODES.md#plan-mode).
+        return _fail("a subagent cannot run in plan mode; use ask, auto or yolo")
     refusal = _untrusted_project()
     if refusal is not None:
         return _fail(refusal.replace(", or pass --trust-project for this run", ""))

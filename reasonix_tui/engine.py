@@ -155,8 +155,9 @@ class EngineServices(BaseServices):
             effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
         )
         # The preset in force; plan mode sits on top of it (docs/MODES.md#plan-mode).
-        self._preset = permission_mode or self.config.permissions.preset
-        self._plan = False
+        # `reasonix --permission-mode plan` starts in plan mode over the config's preset.
+        self._plan = permission_mode == PLAN_MODE
+        self._preset = (None if self._plan else permission_mode) or self.config.permissions.preset
         # Shift+Tab cycles ask -> auto -> plan. yolo is never one keystroke away from
         # ask; it joins the cycle only when the session started in it.
         self.permission_modes: tuple[str, ...] = ("ask", "auto", PLAN_MODE)

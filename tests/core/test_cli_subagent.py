@@ -115,3 +115,14 @@ def test_run_and_try_leave_no_parent_session_only_the_childs_transcript(
         header = json.loads((sessions / transcript).read_text().splitlines()[0])
         assert header["extra"]["subagent"]["parent_session_id"] == ""  # no parent session exists
     assert {c["parent_session_id"] for c in capsules(home)} == {""}
+
+
+def test_plan_mode_is_refused_for_a_subagent(workspace, configured):
+    # plan is a launch mode of the app and of `run`, not a preset a child can take.
+    proc = reasonix(workspace, "--permission-mode", "plan", "subagent", "try", "CLI: look")
+    assert proc.returncode == 2
+    assert (
+        proc.stderr
+        == "reasonix: error: a subagent cannot run in plan mode; use ask, auto or yolo\n"
+    )
+    assert not configured.requests

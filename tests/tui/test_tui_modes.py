@@ -314,3 +314,28 @@ async def test_esc_during_a_goal_round_disarms_the_goal(
         assert "active · not driven (/goal resume)" in _notices(pilot)[-1]
         await pilot.pause(0.3)
         assert len(configured.requests) == 1  # no round after the cancelled one
+
+
+async def test_launched_in_plan_mode_blocks_writes_over_the_configured_preset(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    # `reasonix --permission-mode plan`: plan mode from the first turn, on top of the
+    # config's preset (ask here), which an approved plan returns to.
+    services = EngineServices(workspace, home=home, permission_mode="plan")
+    app = ReasonixApp(services, cursor_blink=False)
+    target = workspace / "notes.txt"
+    configured.enqueue(_call("write_file", path="notes.txt", content="hello\n"))
+    configured.enqueue(_call("exit_plan_mode", plan=PLAN))
+    configured.enqueue(Reply(content="planned"))
+    async with app.run_test(size=SIZE) as pilot:
+        assert services.permission_mode == "plan"
+        assert session(pilot).status.state.mode == "plan"
+        await send(pilot, "write hello to notes.txt")
+        dialog = await _dialog(pilot)
+        assert dialog.plan == PLAN
+        assert not target.exists()
+        assert "plan mode is on" in _tool_results(configured)[0]
+        await pilot.press("a")
+        await _idle(pilot, configured, 3)
+        assert services.permission_mode == "ask"
+        assert session(pilot).status.state.mode == "ask"
