@@ -126,3 +126,19 @@ async def test_a_hostile_justification_cannot_push_the_command_off_the_dialog(
         await pilot.press("3")
         await until(pilot, lambda: not session(pilot).busy, 30)
     assert not (shared / "x.txt").exists()
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_session_grant_ends_with_the_session(
+    workspace: Path, home: Path, configured, shared: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A grant "for this session" ends with the conversation: after /new the folder is asked
+    about again (the grant lives in the session's permission gate, never in a file)."""
+    services = EngineServices(workspace, home=home, permission_mode="yolo")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _turn(pilot, configured, shared, "first.txt", "2")
+        await send(pilot, "/new")
+        await pilot.pause()
+        await _turn(pilot, configured, shared, "after-new.txt", "3")
+        assert not (shared / "after-new.txt").exists()
