@@ -74,7 +74,7 @@ from reasonix_core.tool.base import (
     current_call_id,
     current_transcript,
 )
-from reasonix_core.tool.kept_results import bound_result
+from reasonix_core.tool.kept_results import KeptBudget
 from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 from reasonix_core.usage import Usage
@@ -162,6 +162,8 @@ class Agent:
         self.messages: list[Message] = list(history)
         if not self.messages or self.messages[0].role != "system":
             self.messages.insert(0, Message(role="system", content=system_prompt))
+        # What the full copies of bounded results may still add to the session.
+        self._kept = KeptBudget(self.messages)
         # Every billed request is recorded beside the transcript; the executor's
         # are checked for cache breaks (cache_ledger.py).
         self.ledger = CacheLedger.for_session(session.path, self.options.agent_path)
@@ -829,7 +831,7 @@ class Agent:
             # Whatever a hostile call trips over (the policy on a NUL byte, a bug
             # in a tool), the model reads it as this call's error and the run goes on.
             result = internal_error(call.name, exc)
-        text, kept = bound_result(result.text, call.id)
+        text, kept = self._kept.bound(result.text, call.id)
         text += reminder(count, call.name)
         meta: dict[str, Any] = {"outcome": result.outcome}
         if result.is_error:

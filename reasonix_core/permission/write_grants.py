@@ -3,8 +3,8 @@
 Covered are the folders the user named before the session (``--add-dir`` and
 ``[permissions] additional_directories``, a project's only once its folder is
 trusted) and the ones granted "for this session" in the grant dialog. Session
-grants live in this object only: never written to any file, gone when Reasonix
-exits. A folder is covered when it is one of these or lies below one, compared
+grants live in this object only (one per session's permission gate): never
+written to any file, gone when the session ends (exit, ``/new``, ``/resume``). A folder is covered when it is one of these or lies below one, compared
 on physical paths (``/a`` does not cover ``/a-b``).
 """
 

@@ -64,7 +64,8 @@ class UnsafeGitLayout(ReasonixError):
     """The workspace's git metadata has a shape the sandbox cannot protect."""
 
 
-def _is_gitdir(path: Path) -> bool:
+def is_gitdir(path: Path) -> bool:
+    """True when ``path`` looks like a git directory (``.git`` or a bare repository)."""
     return (path / "HEAD").is_file() and (
         (path / "objects").is_dir() or (path / "commondir").is_file()
     )
@@ -79,7 +80,7 @@ def _nested_gitdirs(container: Path, depth: int = 0) -> Iterator[Path]:
     except OSError:
         return
     for child in children:
-        if _is_gitdir(child):
+        if is_gitdir(child):
             yield child
             yield from _nested_gitdirs(child / "modules", depth + 1)
             yield from _nested_gitdirs(child / "worktrees", depth + 1)
@@ -374,6 +375,27 @@ def _without(state: _State, dot_git: Path, moved: list[str]) -> _State:
         entries={p: (None if gone(p) else f) for p, f in state.entries.items()},
         linked={p: (None if gone(p) else f) for p, f in state.linked.items()},
     )
+
+
+def workspace_gitdirs_outside(workspace: Path) -> tuple[Path, ...]:
+    """The git directories host git uses for ``workspace`` that lie outside it: a
+    linked worktree's or submodule's git directory (named by a ``.git`` gitfile) and
+    the common directory its ``commondir`` names. ``git_binds`` cannot protect these
+    (they are not under a writable root), so nothing may make them writable."""
+    dot_git = workspace / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file():
+        return ()
+    gitdir = _gitfile_target(dot_git)
+    if gitdir is None:
+        return ()
+    found = [gitdir]
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError):
+        common = ""
+    if common:
+        found.append(Path(os.path.realpath(gitdir / common)))
+    return tuple(d for d in dict.fromkeys(found) if not is_within(d, workspace))
 
 
 def _gitfile_target(gitfile: Path) -> Path | None:

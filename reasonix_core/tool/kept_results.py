@@ -34,6 +34,10 @@ RESULT_TAIL = 6 * 1024
 # The longest full copy kept with the session (characters): a bounded result adds
 # at most this much to the session file. Beyond it the copy is cut, and says so.
 KEPT_LIMIT = 1024 * 1024
+# The most characters of full copies one session keeps, all results together: past
+# it a bounded result is not kept (its marker says so), so the session file stays
+# bounded however many large results a long session reads.
+SESSION_KEPT_LIMIT = 16 * KEPT_LIMIT
 # The most characters one page carries: the page's one-line header fits in the
 # rest of RESULT_LIMIT, so a page is never bounded itself.
 PAGE_LIMIT = RESULT_LIMIT - 512
@@ -42,7 +46,7 @@ PAGE_LIMIT = RESULT_LIMIT - 512
 NAME = "session:tool_result"
 #: Where the full text of a bounded result is kept in its message's meta.
 FULL_CONTENT = "full_content"
-#: The full result's length when the kept copy was cut at KEPT_LIMIT.
+#: The full result's length when the kept copy was cut (or not kept at all).
 FULL_CHARS = "full_chars"
 
 DESCRIPTION = (
@@ -83,24 +87,57 @@ def page_call(call_id: str, offset: int) -> str:
     return f'use_capability(action="call", name="{NAME}", arguments={arguments})'
 
 
-def bound_result(text: str, call_id: str) -> tuple[str, dict[str, Any]]:
+def bound_result(text: str, call_id: str, *, room: int = KEPT_LIMIT) -> tuple[str, dict[str, Any]]:
     """``(text for the transcript, meta keeping the full copy)``: the text itself and
-    no meta when it fits; head + marker + tail and the kept copy when it does not."""
+    no meta when it fits; head + marker + tail and the kept copy when it does not.
+
+    ``room``: how many characters of a full copy may still be kept (the session's
+    budget, :class:`KeptBudget`); at most :data:`KEPT_LIMIT` are. With no room left
+    nothing is kept and the marker says so."""
     if len(text) <= RESULT_LIMIT:
         return text, {}
     total = len(text)
     omitted = total - RESULT_HEAD - RESULT_TAIL
-    kept: dict[str, Any] = {FULL_CONTENT: text[:KEPT_LIMIT]}
-    cut = ""
-    if total > KEPT_LIMIT:
+    room = max(0, min(room, KEPT_LIMIT))
+    kept: dict[str, Any] = {}
+    if total > room:
         kept[FULL_CHARS] = total
-        cut = f" (only its first {KEPT_LIMIT} characters are kept)"
+    if room == 0:
+        how = (
+            f"; its full output was not kept (this session already keeps {SESSION_KEPT_LIMIT} "
+            "characters of earlier results), so it cannot be paged: narrow the command ...]"
+        )
+    else:
+        kept[FULL_CONTENT] = text[:room]
+        cut = f" (only its first {room} characters are kept)" if total > room else ""
+        how = (
+            f"; the full output is kept locally{cut}. Read it page by page with "
+            f"{page_call(call_id, RESULT_HEAD)}, or narrow the command ...]"
+        )
     marker = (
         f"\n\n[... {omitted} of {total} characters omitted (characters {RESULT_HEAD} to "
-        f"{total - RESULT_TAIL}); the full output is kept locally{cut}. Read it page by "
-        f"page with {page_call(call_id, RESULT_HEAD)}, or narrow the command ...]\n\n"
+        f"{total - RESULT_TAIL}){how}\n\n"
     )
     return text[:RESULT_HEAD] + marker + text[-RESULT_TAIL:], kept
+
+
+class KeptBudget:
+    """The session's :data:`SESSION_KEPT_LIMIT`: how much of it the transcript's
+    kept copies (a continued session's included) already use. :meth:`bound` is
+    synchronous, so calls of one batch finishing together cannot overshoot it."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.used = sum(
+            len(m.meta[FULL_CONTENT])
+            for m in messages
+            if m.role == "tool" and isinstance(m.meta.get(FULL_CONTENT), str)
+        )
+
+    def bound(self, text: str, call_id: str) -> tuple[str, dict[str, Any]]:
+        """:func:`bound_result` within what is left of the budget, which it uses up."""
+        bounded, kept = bound_result(text, call_id, room=SESSION_KEPT_LIMIT - self.used)
+        self.used += len(kept.get(FULL_CONTENT, ""))
+        return bounded, kept
 
 
 def kept_copy(messages: Sequence[Message], call_id: str) -> Message | None:
@@ -145,6 +182,12 @@ class ToolResultPages:
                 f"{NAME}: no tool result with call id {shown} in this session. Nothing was read."
             )
         full = message.meta.get(FULL_CONTENT)
+        if not isinstance(full, str) and FULL_CHARS in message.meta:
+            return ToolResult.error(
+                f"{NAME}: the full text of call {shown} was not kept (the session keeps at "
+                f"most {SESSION_KEPT_LIMIT} characters of bounded results); it cannot be "
+                "paged. Rerun a narrower command instead."
+            )
         if not isinstance(full, str):
             return ToolResult.error(
                 f"{NAME}: the result of call {shown} was not bounded: all of it is already "

@@ -6,7 +6,9 @@ component by component, never followed by the kernel), and judged on its
 physical path: it must exist and be a directory, and it must not be ``/``, the
 user's home or a folder above it, a system folder, or anything that covers or
 lies inside a protected path (the Reasonix home, credential folders,
-``forbid_read``). Whether the user granted it is the permission gate's
+``forbid_read``). Nor is a git directory or anything inside one (its hooks and
+config run programs on the host), nor a folder that holds a git directory the
+workspace uses from outside it (a linked worktree's common directory). Whether the user granted it is the permission gate's
 question (:mod:`reasonix_core.permission.write_grants`); the sandbox then binds
 the folder by descriptor (:func:`open_granted`), so what was judged is what
 becomes writable.
@@ -21,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from reasonix_core.tool.fs_walk import DIR_FLAGS, PathUnusable, locate
+from reasonix_core.tool.git_guard import is_gitdir, workspace_gitdirs_outside
 from reasonix_core.tool.sandbox import is_within
 
 __all__ = [
@@ -83,10 +86,11 @@ def resolve_write_dirs(
     home = Path(os.path.realpath(user_home))
     system = _physical(SYSTEM_DIRS)
     shared = _physical(SHARED_DIRS)
+    workspace_git = workspace_gitdirs_outside(Path(os.path.realpath(workspace)))
     out: list[Path] = []
     for entry in entries:
         path = _resolve_one(entry, workspace)
-        why = _refusal(path, home, system, shared, protected)
+        why = _refusal(path, home, system, shared, protected) or _git_refusal(path, workspace_git)
         if why:
             raise WriteScopeRefused(
                 f"additional_write_dirs: {entry!r} resolves to {path}, {why}; it cannot be granted"
@@ -153,6 +157,24 @@ def _refusal(
             return f"inside the protected path {secret} (keys and credentials)"
         if is_within(secret, path):
             return f"a folder that holds the protected path {secret} (keys and credentials)"
+    return ""
+
+
+def _git_refusal(path: Path, workspace_git: Sequence[Path]) -> str:
+    # The sandbox protects the git metadata of its writable roots (git_guard), not a
+    # git directory granted on its own nor one nested deeper in a granted folder.
+    for folder in (path, *path.parents):
+        if folder.name == ".git" or is_gitdir(folder):
+            return (
+                f"inside the git directory {folder} (its hooks and config run programs "
+                "when git runs there)"
+            )
+    for gitdir in workspace_git:
+        if is_within(gitdir, path):
+            return (
+                f"a folder that holds the workspace's git directory {gitdir} (its hooks "
+                "and config run programs when git runs in the workspace)"
+            )
     return ""
 
 

@@ -45,6 +45,18 @@ def _argument_lines(arguments: dict[str, object]) -> list[str]:
     return lines
 
 
+#: The most characters of the model's justification the grant dialog shows.
+WHY_CHARS = 300
+
+
+def _one_line(text: str, limit: int) -> str:
+    """``text`` on one line (newlines and runs of spaces made one space), invisible
+    characters escaped, cut at ``limit``: model text in a dialog cannot fake lines or
+    push the real command out of sight."""
+    flat = visible(" ".join(text.split()))
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def requester_lines(requester: Requester) -> list[str]:
     """Who asks: the subagent's profile or kind, its agent path, its task."""
     path = " › ".join(requester.agent_path)
@@ -123,8 +135,13 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
                 id="title",
             )
             yield from self._compose_requester()
-            yield Static(Content("\n".join(f"  {visible(d)}" for d in request.write_dirs)))
-            why = visible(request.justification) or "(no reason given)"
+            # A folder's name may hold a newline or tab too: one line per folder, in
+            # full (its spaces are real: it is escaped, never flattened nor cut).
+            folders = (
+                visible(d).replace("\n", "\\n").replace("\t", "\\t") for d in request.write_dirs
+            )
+            yield Static(Content("\n".join(f"  {d}" for d in folders)), id="folders")
+            why = _one_line(request.justification, WHY_CHARS) or "(no reason given)"
             yield Static(Content(f"Why: {why}"), id="summary")
             command = request.arguments.get("command")
             if isinstance(command, str):

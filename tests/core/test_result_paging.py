@@ -251,3 +251,39 @@ async def test_a_copy_beyond_the_kept_limit_is_cut_and_says_so(tmp_path):
         current_transcript.reset(token)
     assert result.text.startswith(f"[characters {KEPT_LIMIT - 10} to {KEPT_LIMIT} of {len(huge)};")
     assert f"of {len(huge)} only the first {KEPT_LIMIT} were kept" in result.text
+
+
+async def test_the_session_keeps_at_most_its_budget_of_full_copies(workspace, server):
+    """Each kept copy is capped at KEPT_LIMIT, but a long session of large results
+    must not grow the session file (and memory) without end: past the session's
+    budget a bounded result is not kept, says so, and paging it says so too."""
+    from reasonix_core.tool.kept_results import SESSION_KEPT_LIMIT
+
+    # Long lines: read_file's result is then as large as it gets (about 256 KB).
+    (workspace / "huge.txt").write_text(("z" * 499 + "\n") * 2000)
+    batch, batches = 8, 10
+    ids = [[f"call_huge_{b}_{i}" for i in range(batch)] for b in range(batches)]
+    replies = [
+        Reply(
+            tool_calls=[
+                ToolCallSpec("read_file", json.dumps({"path": "huge.txt", "offset": i + 1}), id=c)
+                for i, c in enumerate(calls)
+            ]
+        )
+        for calls in ids
+    ]
+    server.enqueue(*replies, page(ids[-1][-1], 0), Reply(content="ok"))
+    async with runtime(workspace) as rt:
+        events = await run_turn(rt, "read it again and again")
+        messages = session_messages(rt)
+        size = rt.agent.session.path.stat().st_size
+    kept_sizes = [len(m["meta"].get(FULL_CONTENT, "")) for m in messages if "meta" in m]
+    assert sum(kept_sizes) > SESSION_KEPT_LIMIT * 3 // 4  # the budget was really reached
+    assert sum(kept_sizes) <= SESSION_KEPT_LIMIT
+    assert size < SESSION_KEPT_LIMIT + 8 * 1024 * 1024, size  # not a full copy per read
+    last = next(m for m in messages if m.get("tool_call_id") == ids[-1][-1])
+    assert FULL_CONTENT not in last["meta"]
+    assert "not kept" in last["content"]
+    paged = finished(events)[-1]
+    assert paged.is_error and "not kept" in paged.result
+    assert "already in the conversation" not in paged.result

@@ -421,3 +421,61 @@ def test_granted_folders_are_bound_by_descriptor_before_the_masks(
     assert argv[mask - 2 : mask] == ["--ro-bind", "/dev/null"] and mask > at
     # Without its descriptor a granted folder is not bound at all (fails closed).
     assert "--bind-fd" not in shell_sandbox.build_command(policy, "true")
+
+
+# -- git metadata outside the workspace (review) -------------------------------------
+
+
+def _git(*args: str, cwd: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+async def test_a_git_directory_or_a_folder_inside_one_is_never_granted(
+    place: dict[str, Path],
+) -> None:
+    """Hooks and config in a git directory run programs on the host the next time
+    the user runs git there: writing them is an escape however the grant is worded."""
+    approver = ScriptedApprover(decisions=[ONCE] * 5)
+    ctx = _ctx(place, approver)
+    sibling = place["other"] / "sibling"
+    sibling.mkdir()
+    _git("init", "-q", cwd=sibling)
+    bare = place["other"] / "bare.git"
+    _git("init", "-q", "--bare", str(bare), cwd=place["other"])
+    for entry in (sibling / ".git", sibling / ".git" / "hooks", bare, bare / "hooks"):
+        assert "git directory" in await _refused(ctx, str(entry)), entry
+    assert approver.seen == []
+
+
+async def test_a_folder_holding_the_workspaces_own_git_directory_is_never_granted(
+    var_tmp: Path,
+) -> None:
+    """A linked worktree's git directory lives in the main checkout, outside the
+    workspace: a grant of a folder above it would let a command plant a hook or
+    ``core.fsmonitor`` that the user's next ``git status`` in the workspace runs."""
+    main, ws = var_tmp / "repos" / "main", var_tmp / "ws"
+    main.mkdir(parents=True)
+    _git("init", "-q", cwd=main)
+    _git(
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "0",
+        cwd=main,
+    )
+    _git("worktree", "add", "-q", str(ws), cwd=main)
+    place = {"ws": ws, "tmp": var_tmp / "tmp", "rx-home": var_tmp / "vault"}
+    place["tmp"].mkdir()
+    place["rx-home"].mkdir()
+    approver = ScriptedApprover(decisions=[ONCE])
+    ctx = _ctx(place, approver)
+    refused = await _refused(ctx, str(var_tmp / "repos"))
+    assert "git directory" in refused and str(main / ".git") in refused
+    assert approver.seen == []

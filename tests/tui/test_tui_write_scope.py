@@ -90,3 +90,55 @@ async def test_deny_refuses_the_folder_and_runs_nothing(
         messages = configured.requests[-1].json["messages"]
         (result,) = [m for m in messages if m["role"] == "tool"]
         assert "The user denied bash write access" in result["content"]
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_hostile_justification_cannot_push_the_command_off_the_dialog(
+    workspace: Path, home: Path, configured, shared: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The justification is the model's text: blank lines must not push the real
+    command and the choices out of sight under a fake one, and markup or escapes
+    show literally."""
+    fake = "[bold]cache[/bold] \x1b[31m" + "\n" * 60 + "command: echo harmless"
+    odd = shared / "odd\n  /home/someone/cache"  # a folder name that fakes a second line
+    odd.mkdir(parents=True)
+    args = {
+        "command": f"echo pwned > {shared}/x.txt",
+        "additional_write_dirs": [str(shared), str(odd)],
+        "justification": fake,
+    }
+    configured.enqueue(Reply(tool_calls=[ToolCallSpec("bash", json.dumps(args))]))
+    configured.enqueue(Reply(content="done"))
+    services = EngineServices(workspace, home=home, permission_mode="yolo")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "go")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen), 30)
+        await pilot.pause()
+        dialog = pilot.app.screen
+        why = str(dialog.query_one("#summary").render())
+        assert "\n" not in why.strip() and "[bold]cache[/bold]" in why and "\\x1b" in why
+        folders = str(dialog.query_one("#folders").render()).strip("\n").splitlines()
+        assert len(folders) == 2 and folders[1].endswith("odd\\n  /home/someone/cache")
+        command = dialog.query_one("#arguments")
+        assert f"echo pwned > {shared}/x.txt" in str(command.render())
+        assert 0 < command.region.height and command.region.bottom <= SIZE[1], command.region
+        await pilot.press("3")
+        await until(pilot, lambda: not session(pilot).busy, 30)
+    assert not (shared / "x.txt").exists()
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_session_grant_ends_with_the_session(
+    workspace: Path, home: Path, configured, shared: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A grant "for this session" ends with the conversation: after /new the folder is asked
+    about again (the grant lives in the session's permission gate, never in a file)."""
+    services = EngineServices(workspace, home=home, permission_mode="yolo")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _turn(pilot, configured, shared, "first.txt", "2")
+        await send(pilot, "/new")
+        await pilot.pause()
+        await _turn(pilot, configured, shared, "after-new.txt", "3")
+        assert not (shared / "after-new.txt").exists()
