@@ -29,9 +29,14 @@ embedded repositories: host ``git status`` recurses into each populated one
 and runs its settings) count as git directories of the workspace: protected
 when they exist, judged when they appear.
 
-Not covered: a nested repository that is not in the index (``sub/.git`` the
-outer repository does not track) is not inspected; host git only runs its
-settings when the user runs git inside it. See docs/PERMISSIONS.md.
+A folder granted to one ``bash`` call (``additional_write_dirs``) is often a
+folder of checkouts: :func:`nested_git_binds` protects every repository below its
+top level the same way, found by a bounded scan (:func:`nested_git_entries`);
+a folder past the bounds is not granted.
+
+Not covered: a nested repository in the workspace that is not in the index
+(``sub/.git`` the outer repository does not track) is not inspected; host git
+only runs its settings when the user runs git inside it. See docs/PERMISSIONS.md.
 """
 
 from __future__ import annotations
@@ -171,6 +176,109 @@ def gitdirs(workspace: Path) -> list[Path]:
     return found[:_MAX_GITDIRS]
 
 
+#: Bounds on the scan of a granted folder for the repositories below its top
+#: level. A grant is for one call, so the scan runs before every such call: it
+#: must stay quick, and a tree bigger than this (a home-sized folder) is refused
+#: rather than bound unchecked. Deep enough for ``~/src/org/team/repo``.
+NESTED_SCAN_MAX_DEPTH = 6
+NESTED_SCAN_MAX_ENTRIES = 20_000
+
+
+class NestedScanTooLarge(UnsafeGitLayout):
+    """A granted folder is too big (or partly unreadable) to check for git
+    repositories below it."""
+
+
+def nested_git_entries(root: Path) -> list[Path]:
+    """Every ``.git`` (directory, gitfile or symlink) and bare repository below
+    ``root``'s top level, found with a bounded scan that follows no symlink.
+
+    ``root`` must be resolved. ``root/.git`` itself is not listed (the caller
+    protects it as a writable root's). A found git directory is not entered: its
+    ``modules`` and ``worktrees`` are :func:`git_binds`' business. Raises
+    :class:`NestedScanTooLarge` when the scan would pass its bounds or cannot
+    list a folder: what is not checked is not granted.
+    """
+    found: list[Path] = []
+    seen = 0
+    pending: list[tuple[Path, int]] = [(root, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                children = list(entries)
+        except OSError as exc:
+            raise NestedScanTooLarge(
+                f"{folder} cannot be listed ({exc.strerror or exc}) to check it for git "
+                "repositories; grant the checkout itself"
+            ) from None
+        seen += len(children)
+        if seen > NESTED_SCAN_MAX_ENTRIES:
+            raise NestedScanTooLarge(
+                f"{root} holds too many entries (over {NESTED_SCAN_MAX_ENTRIES:,}) to "
+                "check for git repositories; grant the checkout itself"
+            )
+        for child in children:
+            path = Path(child.path)
+            if child.name == ".git":
+                if folder != root:
+                    found.append(path)
+                continue
+            if not child.is_dir(follow_symlinks=False):
+                continue
+            if is_gitdir(path):
+                found.append(path)  # a bare repository: pushes to it run its hooks
+                continue
+            if depth + 1 > NESTED_SCAN_MAX_DEPTH:
+                raise NestedScanTooLarge(
+                    f"{root} is nested too deep (over {NESTED_SCAN_MAX_DEPTH} levels) to "
+                    "check for git repositories; grant the checkout itself"
+                )
+            pending.append((path, depth + 1))
+    return sorted(found)
+
+
+def nested_git_binds(root: Path) -> list[str]:
+    """bubblewrap arguments protecting every repository below a granted folder's
+    top level (:func:`nested_git_entries`) as :func:`git_binds` protects a writable
+    root's own: a checkout's ``.git`` through :func:`git_binds`, a bare repository
+    through :func:`gitdir_binds`. Raises :class:`UnsafeGitLayout` (a symlinked
+    ``.git``) or :class:`NestedScanTooLarge`."""
+    argv: list[str] = []
+    for entry in nested_git_entries(root):
+        argv += git_binds(entry.parent) if entry.name == ".git" else gitdir_binds(entry)
+    return argv
+
+
+def gitdir_binds(gitdir: Path) -> list[str]:
+    """bubblewrap arguments binding the git directory ``gitdir`` and those under
+    its ``modules`` and ``worktrees`` onto themselves, their risky entries read-only."""
+    argv: list[str] = []
+    for inner in _gitdir_tree(gitdir):
+        argv += _one_gitdir_binds(inner)
+    return argv
+
+
+def _one_gitdir_binds(gitdir: Path) -> list[str]:
+    # Bound onto itself so it cannot be renamed or replaced (a mount point is busy).
+    argv = ["--bind", str(gitdir), str(gitdir)]
+    hooks = gitdir / "hooks"
+    if not os.path.lexists(hooks):
+        try:
+            hooks.mkdir()
+        except OSError:
+            pass  # the guard flags a hooks directory that appears later
+    for name in RISKY_ENTRIES:
+        entry = gitdir / name
+        if entry.is_symlink():
+            target = Path(os.path.realpath(entry))
+            if target.exists():
+                argv += ["--ro-bind", str(target), str(target)]
+        elif entry.exists():
+            argv += ["--ro-bind", str(entry), str(entry)]
+    return argv
+
+
 def git_binds(workspace: Path) -> list[str]:
     """bubblewrap arguments protecting the workspace's git metadata (see module doc).
 
@@ -193,21 +301,7 @@ def git_binds(workspace: Path) -> list[str]:
         return ["--ro-bind", str(dot_git), str(dot_git)]
     argv: list[str] = []
     for gitdir in gitdirs(workspace):
-        argv += ["--bind", str(gitdir), str(gitdir)]
-        hooks = gitdir / "hooks"
-        if not os.path.lexists(hooks):
-            try:
-                hooks.mkdir()
-            except OSError:
-                pass  # the guard flags a hooks directory that appears later
-        for name in RISKY_ENTRIES:
-            entry = gitdir / name
-            if entry.is_symlink():
-                target = Path(os.path.realpath(entry))
-                if target.exists():
-                    argv += ["--ro-bind", str(target), str(target)]
-            elif entry.exists():
-                argv += ["--ro-bind", str(entry), str(entry)]
+        argv += _one_gitdir_binds(gitdir)
     for nested in _gitlinked_dot_gits(workspace):
         if nested.is_file() and _plain(nested, workspace):
             argv += ["--ro-bind", str(nested), str(nested)]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix_core.errors import ReasonixError
-from reasonix_core.tool.git_guard import UnsafeGitLayout, git_binds
+from reasonix_core.tool.git_guard import UnsafeGitLayout, git_binds, nested_git_binds
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 from reasonix_core.tool.seccomp import SeccompUnsupported, filter_fd, unix_socket_filter
 from reasonix_core.tool.system_programs import SYSTEM_BIN_DIRS, find_system_program
@@ -205,6 +205,10 @@ def build_command(
     try:
         for root in writable:
             argv += git_binds(root)
+        # A granted folder may be a folder of checkouts (`~/src`): protect every
+        # repository below its top level too, or refuse (the scan is bounded).
+        for root in by_fd:
+            argv += nested_git_binds(root)
     except UnsafeGitLayout as exc:
         raise SandboxUnavailable(str(exc)) from None
     # Masks come last so they cover paths inside writable roots too.

@@ -8,8 +8,10 @@ user's home or a folder above it, a system folder, or anything that covers or
 lies inside a protected path (the Reasonix home, credential folders,
 ``forbid_read``). Nor is a git directory or anything inside one (its hooks and
 config run programs on the host), nor a folder that holds a git directory the
-workspace uses from outside it (a linked worktree's common directory). Whether the user granted it is the permission gate's
-question (:mod:`reasonix_core.permission.write_grants`); the sandbox then binds
+workspace uses from outside it (a linked worktree's common directory), nor a
+folder too big to scan for the repositories below it (the sandbox binds their
+git metadata read-only; one it did not find would stay writable). Whether the
+user granted it is the permission gate's question (:mod:`reasonix_core.permission.write_grants`); the sandbox then binds
 the folder by descriptor (:func:`open_granted`), so what was judged is what
 becomes writable.
 """
@@ -23,7 +25,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from reasonix_core.tool.fs_walk import DIR_FLAGS, PathUnusable, locate
-from reasonix_core.tool.git_guard import is_gitdir, workspace_gitdirs_outside
+from reasonix_core.tool.git_guard import (
+    NestedScanTooLarge,
+    is_gitdir,
+    nested_git_entries,
+    workspace_gitdirs_outside,
+)
 from reasonix_core.tool.sandbox import is_within
 
 __all__ = [
@@ -161,8 +168,9 @@ def _refusal(
 
 
 def _git_refusal(path: Path, workspace_git: Sequence[Path]) -> str:
-    # The sandbox protects the git metadata of its writable roots (git_guard), not a
-    # git directory granted on its own nor one nested deeper in a granted folder.
+    # The sandbox protects the git metadata of its writable roots and of the
+    # repositories below a granted folder (git_guard), not a git directory granted
+    # on its own.
     for folder in (path, *path.parents):
         if folder.name == ".git" or is_gitdir(folder):
             return (
@@ -174,6 +182,18 @@ def _git_refusal(path: Path, workspace_git: Sequence[Path]) -> str:
             return (
                 f"a folder that holds the workspace's git directory {gitdir} (its hooks "
                 "and config run programs when git runs in the workspace)"
+            )
+    # The sandbox binds the repositories below it read-only; one it cannot find
+    # within the scan's bounds would stay writable, so the grant is refused.
+    try:
+        nested = nested_git_entries(path)
+    except NestedScanTooLarge as exc:
+        return str(exc)
+    for entry in nested:
+        if entry.is_symlink():  # a mount follows the link: the link itself stays swappable
+            return (
+                f"a folder that holds {entry}, a symlinked git directory the sandbox "
+                "cannot keep from being replaced"
             )
     return ""
 

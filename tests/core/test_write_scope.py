@@ -479,3 +479,74 @@ async def test_a_folder_holding_the_workspaces_own_git_directory_is_never_grante
     refused = await _refused(ctx, str(var_tmp / "repos"))
     assert "git directory" in refused and str(main / ".git") in refused
     assert approver.seen == []
+
+
+@needs_bwrap
+async def test_repositories_below_a_granted_folders_top_level_stay_read_only(
+    place: dict[str, Path],
+) -> None:
+    """Granting a folder of checkouts (``~/src``) must not make their ``.git``
+    writable: a planted hook or ``core.fsmonitor`` would run on the host at the
+    user's next git command there. A bare repository below it is kept too (a push
+    to it runs its hooks)."""
+    shared = place["shared"]
+    x, y, bare = shared / "x", shared / "a" / "b" / "y", shared / "c" / "bare.git"
+    for repo in (x, y):
+        repo.mkdir(parents=True)
+        _git("init", "-q", cwd=repo)
+    bare.parent.mkdir()
+    _git("init", "-q", "--bare", str(bare), cwd=shared)
+    config_before = (y / ".git" / "config").read_text()
+    approver = ScriptedApprover(decisions=[ONCE])
+    ctx = _ctx(place, approver, bash="enforce")
+    command = (
+        f"echo work > {x}/file.txt; "
+        f"printf '#!/bin/sh\\ntouch /var/tmp/pwned\\n' > {x}/.git/hooks/pre-commit; "
+        f"printf '[core]\\n\\tfsmonitor = touch /var/tmp/pwned\\n' >> {y}/.git/config; "
+        f"echo x > {bare}/hooks/post-receive; "
+        f"mv {x}/.git {x}/moved-git; "
+        "true"
+    )
+    result = await run_bash(ctx, command, additional_write_dirs=[str(shared)], justification=WHY)
+    assert result.outcome == "ok", result.text
+    assert approver.seen  # the user was asked, and granted
+    assert (x / "file.txt").read_text() == "work\n"
+    assert not (x / ".git" / "hooks" / "pre-commit").exists()
+    assert (y / ".git" / "config").read_text() == config_before
+    assert not (bare / "hooks" / "post-receive").exists()
+    assert (x / ".git").is_dir() and not (x / "moved-git").exists()
+    assert result.text.count("Read-only file system") == 3, result.text
+    assert "Device or resource busy" in result.text
+
+
+async def test_a_folder_too_big_to_scan_for_repositories_is_refused(
+    place: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fail closed: a repository the bounded scan did not reach would stay writable,
+    so a folder past the scan's bounds is not granted at all."""
+    from reasonix_core.tool import git_guard
+
+    approver = ScriptedApprover(decisions=[ONCE] * 2)
+    ctx = _ctx(place, approver)
+    wide, deep = place["other"] / "wide", place["other"] / "deep"
+    for n in range(6):
+        (wide / f"d{n}").mkdir(parents=True)
+    (deep / "1" / "2" / "3").mkdir(parents=True)
+    monkeypatch.setattr(git_guard, "NESTED_SCAN_MAX_ENTRIES", 5)
+    monkeypatch.setattr(git_guard, "NESTED_SCAN_MAX_DEPTH", 2)
+    refused = await _refused(ctx, str(wide))
+    assert "holds too many entries" in refused and "grant the checkout itself" in refused
+    refused = await _refused(ctx, str(deep))
+    assert "nested too deep" in refused and "grant the checkout itself" in refused
+    assert approver.seen == []
+    # A nested .git that is a symlink cannot be protected (a mount follows it).
+    linked = place["other"] / "linked" / "x"
+    linked.mkdir(parents=True)
+    (linked / ".git").symlink_to(place["other"] / "wide")
+    refused = await _refused(ctx, str(linked.parent))
+    assert "symlinked git directory" in refused
+    assert approver.seen == []
+    # Within the bounds the same kind of folder is granted.
+    monkeypatch.setattr(git_guard, "NESTED_SCAN_MAX_DEPTH", 6)
+    result = await _write(ctx, deep, str(deep))
+    assert result.outcome == "ok", result.text
