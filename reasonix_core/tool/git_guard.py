@@ -179,9 +179,13 @@ def gitdirs(workspace: Path) -> list[Path]:
 #: Bounds on the scan of a granted folder for the repositories below its top
 #: level. A grant is for one call, so the scan runs before every such call: it
 #: must stay quick, and a tree bigger than this (a home-sized folder) is refused
-#: rather than bound unchecked. Deep enough for ``~/src/org/team/repo``.
-NESTED_SCAN_MAX_DEPTH = 6
-NESTED_SCAN_MAX_ENTRIES = 20_000
+#: rather than bound unchecked. Sized for a real checkout with its dependencies
+#: (a ``.venv`` or ``node_modules`` is often over 10 levels deep and tens of
+#: thousands of entries; repositories can hide inside them, e.g. ``.venv/src/x/.git``
+#: from an editable install). Measured warm: 72,000 entries (``/usr/lib``) in
+#: 0.4-0.5 s, 15,000 (this repository with its venv) in 0.07 s.
+NESTED_SCAN_MAX_DEPTH = 40
+NESTED_SCAN_MAX_ENTRIES = 100_000
 
 
 class NestedScanTooLarge(UnsafeGitLayout):

@@ -550,3 +550,19 @@ async def test_a_folder_too_big_to_scan_for_repositories_is_refused(
     monkeypatch.setattr(git_guard, "NESTED_SCAN_MAX_DEPTH", 6)
     result = await _write(ctx, deep, str(deep))
     assert result.outcome == "ok", result.text
+
+
+def test_the_default_scan_bounds_fit_a_checkout_with_its_dependencies(tmp_path: Path) -> None:
+    """A sibling checkout with a venv or node_modules (often over 10 levels and
+    thousands of entries) must stay grantable: the bounds refuse home-sized trees,
+    not real projects."""
+    from reasonix_core.tool import git_guard
+
+    checkout = tmp_path / "sibling"
+    deep = checkout / "node_modules" / "a" / "node_modules" / "b" / "lib" / "x" / "y" / "z"
+    (deep / "k" / "l" / "m" / "n").mkdir(parents=True)
+    for n in range(3_000):
+        (checkout / "node_modules" / "a" / f"f{n}.js").write_text("")
+    (checkout / ".venv" / "src" / "pkg" / ".git").mkdir(parents=True)
+    found = git_guard.nested_git_entries(checkout)
+    assert found == [checkout / ".venv" / "src" / "pkg" / ".git"]
