@@ -36,6 +36,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,21 +84,17 @@ class DeferredRunner:
 
             yield TurnFailed(error=f"Reasonix could not start: {exc}", kind="config")
             return
-        events = self.runner.run(prompt, meta)
-        try:
+        async with _closing(self.runner.run(prompt, meta)) as events:
             async for event in events:
                 yield event
-        finally:
-            close = getattr(events, "aclose", None)
-            if close is not None:
-                await close()
 
 
-async def _forward(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
-    """Re-yield a stream, closing it when the consumer stops early."""
+@asynccontextmanager
+async def _closing(events: AsyncIterator[Event]) -> AsyncIterator[AsyncIterator[Event]]:
+    """Hold a stream and close it on the way out, also when the consumer stops early
+    (a generator re-yielding another does not close it by itself when it is closed)."""
     try:
-        async for event in events:
-            yield event
+        yield events
     finally:
         close = getattr(events, "aclose", None)
         if close is not None:
@@ -396,13 +393,15 @@ class DeferredServices(BaseServices):
 
     async def execute_plan(self, runner: object) -> AsyncIterator[Event]:
         services = await self._built_services()
-        async for event in _forward(services.execute_plan(_bound(runner))):
-            yield event
+        async with _closing(services.execute_plan(_bound(runner))) as events:
+            async for event in events:
+                yield event
 
     async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[Event]:
         services = await self._built_services()
-        async for event in _forward(services.drive_goal(_bound(runner), objective)):
-            yield event
+        async with _closing(services.drive_goal(_bound(runner), objective)) as events:
+            async for event in events:
+                yield event
 
     async def compact(self, runner: object, focus: str = "") -> AsyncIterator[Event]:
         try:
