@@ -63,8 +63,7 @@ def change_goal(runtime: Runtime, action: str, objective: str = "") -> GoalView 
     if action == "status" or goal is None:
         return goal_view(book, goal)
     if action == "clear":
-        book.clear()
-        book.armed = False
+        book.clear()  # disarms it too
         return None
     if action == "pause":
         return goal_view(book, book.update(goal.id, goal.revision, GoalAction.PAUSE))

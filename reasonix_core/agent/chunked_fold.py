@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from reasonix_core import events as ev
 from reasonix_core.agent.model_call import Reply
 from reasonix_core.agent.summary_call import (
-    HISTORY_ACK,
     SUMMARY_CONTENTS,
     Summarize,
+    history_ack,
     read_summary,
     summary_request,
     with_focus,
@@ -151,7 +151,7 @@ class ChunkedFold:
         widest = self._instruction(part_instruction(_WIDEST_PART, _WIDEST_PART))
         # The fixed part of a chunk request: the system prompt, the lead (chunks
         # after the first), an acknowledgement either side, the instruction.
-        first_base = message(system) + message(widest) + message(_history_ack())
+        first_base = message(system) + message(widest) + message(history_ack())
         later_base = first_base + message(_lead()) + message(_part_ack())
         chunks: list[list[Message]] = []
         current: list[Message] = []
@@ -276,8 +276,3 @@ def _lead() -> Message:
 
 def _part_ack() -> Message:
     return Message(role="assistant", content=PART_ACK, meta={"compaction": "ack"})
-
-
-def _history_ack() -> Message:
-    """The acknowledgement :func:`summary_request` adds after a closing user message."""
-    return Message(role="assistant", content=HISTORY_ACK, meta={"compaction": "ack"})

@@ -79,9 +79,13 @@ def summary_request(history: list[Message], instruction: Message) -> list[Messag
     between them, so two user messages never follow each other (some providers refuse
     that); it comes after the cached bytes, so the prefix still hits."""
     if history and history[-1].role == "user":
-        ack = Message(role="assistant", content=HISTORY_ACK, meta={"compaction": "ack"})
-        return [*history, ack, instruction]
+        return [*history, history_ack(), instruction]
     return [*history, instruction]
+
+
+def history_ack() -> Message:
+    """The assistant line between a history ending with a user turn and the instruction."""
+    return Message(role="assistant", content=HISTORY_ACK, meta={"compaction": "ack"})
 
 
 def read_summary(call: Reply, output_cap: int) -> tuple[str, str]:

@@ -118,7 +118,9 @@ def unquoted(text: str) -> str:
 
 def _negated(text: str, start: int) -> bool:
     """Does a negation end right where the directive at ``start`` begins?"""
-    return _NEGATED.search(text[max(0, start - _NEGATION_REACH) : start]) is not None
+    # Searched in place (not on a slice), so \b and look-behinds see the real text
+    # before the window rather than a start of string.
+    return _NEGATED.search(text, max(0, start - _NEGATION_REACH), start) is not None
 
 
 def decide_route(text: str, meta: TurnMeta | None = None) -> RouteDecision:

@@ -190,14 +190,14 @@ class PermissionGate:
                     ),
                 )
         grants = self.write_grants
-        if not grants.uncovered(dirs):
-            return Authorization(
-                allowed=True,
-                decision=Decision(Verdict.ALLOW, None, f"write access granted: {shown}"),
-            )
+        covered = Authorization(
+            allowed=True, decision=Decision(Verdict.ALLOW, None, f"write access granted: {shown}")
+        )
+        missing = grants.uncovered(dirs)
+        if not missing:
+            return covered
         approver = self.approver
         if approver is None or not approver.interactive:
-            missing = grants.uncovered(dirs)
             flags = " ".join(f"--add-dir {d}" for d in missing)
             return Authorization(
                 allowed=False,
@@ -213,10 +213,7 @@ class PermissionGate:
         async with self._lock:
             missing = grants.uncovered(dirs)  # a session grant may have arrived meanwhile
             if not missing:
-                return Authorization(
-                    allowed=True,
-                    decision=Decision(Verdict.ALLOW, None, f"write access granted: {shown}"),
-                )
+                return covered
             listed = ", ".join(str(d) for d in missing)
             request = ApprovalRequest(
                 tool="bash",

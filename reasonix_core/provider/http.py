@@ -277,7 +277,6 @@ def http_error(status: int, raw: bytes, headers: httpx.Headers) -> ProviderError
 
 
 __all__ = [
-    "DRAIN_SECONDS",
     "RETRYABLE_STATUS",
     "TRANSIENT_FINISH",
     "HttpProvider",

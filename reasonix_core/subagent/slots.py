@@ -184,13 +184,12 @@ class Slots:
         writer's claim is not inside the claim of the slot it runs in (adopted
         or borrowed): resolved again, it is not what was reserved."""
         parent = _holding.get()
-        if parent is not None and parent.for_child:
+        if parent is not None:
             _check_inside(claim, parent.claim)
+        if parent is not None and parent.for_child:
             parent.for_child = False  # adopted: the child runs in the fleet's slot
             yield
             return
-        if parent is not None and claim is not None:
-            _check_inside(claim, parent.claim)
         me = _Waiter(claim, parent)
         self._waiting.append(me)
         admitted = False

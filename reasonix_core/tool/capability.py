@@ -25,13 +25,13 @@ reads what the session already holds.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Protocol
 
+from reasonix_core.errors import ToolArgumentError
 from reasonix_core.provider.base import canonical_json
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.kept_results import ToolResultPages
-from reasonix_core.tool.registry import canonical_schema
+from reasonix_core.tool.registry import ToolRegistry, canonical_schema
 
 NAME = "use_capability"
 
@@ -217,8 +217,8 @@ class UseCapabilityTool:
         arguments = args.get("arguments", {})
         if isinstance(arguments, str):  # some models send the object as a JSON string
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError:
+                arguments = ToolRegistry.parse_arguments(arguments)
+            except ToolArgumentError:
                 return ToolResult.error("use_capability: arguments must be a JSON object")
         if arguments is None:
             arguments = {}

@@ -247,10 +247,19 @@ def nested_git_binds(root: Path) -> list[str]:
     top level (:func:`nested_git_entries`) as :func:`git_binds` protects a writable
     root's own: a checkout's ``.git`` through :func:`git_binds`, a bare repository
     through :func:`gitdir_binds`. Raises :class:`UnsafeGitLayout` (a symlinked
-    ``.git``) or :class:`NestedScanTooLarge`."""
+    ``.git``) or :class:`NestedScanTooLarge`.
+
+    A ``.git`` directory is bound as a git directory: the scan has already walked
+    its work tree, so the submodules and embedded repositories that
+    :func:`git_binds` would look up (a host ``git ls-files`` per repository) are
+    entries of their own. A gitfile or symlinked ``.git`` goes through
+    :func:`git_binds`, which follows or refuses it."""
     argv: list[str] = []
     for entry in nested_git_entries(root):
-        argv += git_binds(entry.parent) if entry.name == ".git" else gitdir_binds(entry)
+        if entry.name == ".git" and (entry.is_symlink() or not entry.is_dir()):
+            argv += git_binds(entry.parent)
+        else:
+            argv += gitdir_binds(entry)
     return argv
 
 

@@ -272,12 +272,13 @@ def prepare_command(policy: SandboxPolicy, command: str) -> ShellCommand:
         granted: list[tuple[Path, int]] = []
         for path in policy.granted:
             try:
-                granted.append((path, open_granted(path)))
+                fd = open_granted(path)
             except OSError as exc:
                 raise SandboxUnavailable(
                     f"the granted folder {path} cannot be bound ({exc}); nothing was run"
                 ) from None
-            fds.append(granted[-1][1])
+            fds.append(fd)
+            granted.append((path, fd))
         seccomp = None
         if program is not None:
             seccomp = filter_fd(program)

@@ -8,6 +8,7 @@ cancels it and disarms the goal (``/goal resume`` drives it again).
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from reasonix_tui import format as fmt
@@ -100,12 +101,9 @@ class ModeCommands:
     async def _goal_rounds(self: SessionScreen, objective: str = "") -> AsyncIterator[Event]:
         """The driver's rounds, then the goal as it ended (armed or not) in the bar."""
         runner = self.runner
-        events = self.services.drive_goal(runner, objective)
-        try:
+        async with aclosing(self.services.drive_goal(runner, objective)) as events:
             async for event in events:
                 yield event
-        finally:
-            await events.aclose()  # type: ignore[attr-defined]
         if runner is self.runner:
             try:
                 self.show_goal(await self.services.goal(runner, "status"))

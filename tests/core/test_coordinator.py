@@ -431,3 +431,10 @@ def test_pending_plan_reads_only_well_formed_records(tmp_path) -> None:
     settle_plan(store, "p4", PlanVerdict.REJECT)
     assert pending_plan(store.path) is None
     store.close()
+
+
+def test_a_negation_window_keeps_its_word_boundary() -> None:
+    # "knot" ends 40 characters before the directive: cut out on its own, its "not"
+    # would look like a negation at the window's start.
+    text = "knot" + " " * 37 + "plan first, then do it"
+    assert decide_route(text).route is not Route.EXECUTOR
