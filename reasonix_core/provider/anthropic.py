@@ -335,66 +335,9 @@ class _StreamState(EventParser):
                 self.model = str(message.get("model") or self.model)
                 self._merge_usage(message.get("usage"))
         elif kind == "content_block_start":
-            index = payload.get("index")
-            block = payload.get("content_block")
-            if not isinstance(index, int) or not isinstance(block, dict):
-                raise StreamInterrupted(f"malformed content_block_start: {payload!r}"[:200])
-            btype = str(block.get("type"))
-            if btype == "tool_use":
-                ordinal = len(self.calls)
-                start_input = block.get("input")
-                self.calls.append(
-                    {
-                        "id": str(block.get("id") or ""),
-                        "name": str(block.get("name") or ""),
-                        "parts": [],
-                        "input": start_input if isinstance(start_input, dict) else {},
-                        "arguments": None,
-                    }
-                )
-                self.blocks[index] = (btype, ordinal)
-                out.append(
-                    ToolCallFragment(
-                        index=ordinal, id=block.get("id"), name=block.get("name"), arguments=""
-                    )
-                )
-            else:
-                self.blocks[index] = (btype, 0)
-                if btype == "text" and isinstance(block.get("text"), str) and block["text"]:
-                    out.append(TextChunk(text=block["text"]))
-                elif btype == "thinking":
-                    if isinstance(block.get("thinking"), str) and block["thinking"]:
-                        out.append(ReasoningChunk(text=block["thinking"]))
-                    # DeepSeek may put its (placeholder) signature here.
-                    if isinstance(block.get("signature"), str) and block["signature"]:
-                        self.signature = block["signature"]
-                # redacted_thinking, server_tool_use, ... are not kept.
+            self._block_start(payload, out)
         elif kind == "content_block_delta":
-            index = payload.get("index")
-            delta = payload.get("delta")
-            if not isinstance(delta, dict):
-                raise StreamInterrupted(f"malformed content_block_delta: {payload!r}"[:200])
-            dtype = delta.get("type")
-            btype, ordinal = self.blocks.get(index, ("", 0)) if isinstance(index, int) else ("", 0)
-            if dtype == "text_delta" and isinstance(delta.get("text"), str):
-                if delta["text"]:
-                    out.append(TextChunk(text=delta["text"]))
-            elif dtype == "thinking_delta" and isinstance(delta.get("thinking"), str):
-                if delta["thinking"]:
-                    out.append(ReasoningChunk(text=delta["thinking"]))
-            elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
-                if delta["signature"]:
-                    self.signature = delta["signature"]
-            elif dtype == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-                if btype != "tool_use":
-                    raise StreamInterrupted(
-                        f"input_json_delta for block {index!r} that is no tool_use"
-                    )
-                part = delta["partial_json"]
-                self.calls[ordinal]["parts"].append(part)
-                if part:
-                    out.append(ToolCallFragment(index=ordinal, id=None, name=None, arguments=part))
-            # citations_delta and unknown delta types are ignored.
+            self._block_delta(payload, out)
         elif kind == "content_block_stop":
             index = payload.get("index")
             if isinstance(index, int) and self.blocks.get(index, ("", 0))[0] == "tool_use":
@@ -408,6 +351,67 @@ class _StreamState(EventParser):
             self.finished = True
         # ping and unknown event types: nothing to do.
         return out
+
+    def _block_start(self, payload: dict[str, Any], out: list[Chunk]) -> None:
+        index = payload.get("index")
+        block = payload.get("content_block")
+        if not isinstance(index, int) or not isinstance(block, dict):
+            raise StreamInterrupted(f"malformed content_block_start: {payload!r}"[:200])
+        btype = str(block.get("type"))
+        if btype == "tool_use":
+            ordinal = len(self.calls)
+            start_input = block.get("input")
+            self.calls.append(
+                {
+                    "id": str(block.get("id") or ""),
+                    "name": str(block.get("name") or ""),
+                    "parts": [],
+                    "input": start_input if isinstance(start_input, dict) else {},
+                    "arguments": None,
+                }
+            )
+            self.blocks[index] = (btype, ordinal)
+            out.append(
+                ToolCallFragment(
+                    index=ordinal, id=block.get("id"), name=block.get("name"), arguments=""
+                )
+            )
+        else:
+            self.blocks[index] = (btype, 0)
+            if btype == "text" and isinstance(block.get("text"), str) and block["text"]:
+                out.append(TextChunk(text=block["text"]))
+            elif btype == "thinking":
+                if isinstance(block.get("thinking"), str) and block["thinking"]:
+                    out.append(ReasoningChunk(text=block["thinking"]))
+                # DeepSeek may put its (placeholder) signature here.
+                if isinstance(block.get("signature"), str) and block["signature"]:
+                    self.signature = block["signature"]
+            # redacted_thinking, server_tool_use, ... are not kept.
+
+    def _block_delta(self, payload: dict[str, Any], out: list[Chunk]) -> None:
+        index = payload.get("index")
+        delta = payload.get("delta")
+        if not isinstance(delta, dict):
+            raise StreamInterrupted(f"malformed content_block_delta: {payload!r}"[:200])
+        dtype = delta.get("type")
+        btype, ordinal = self.blocks.get(index, ("", 0)) if isinstance(index, int) else ("", 0)
+        if dtype == "text_delta" and isinstance(delta.get("text"), str):
+            if delta["text"]:
+                out.append(TextChunk(text=delta["text"]))
+        elif dtype == "thinking_delta" and isinstance(delta.get("thinking"), str):
+            if delta["thinking"]:
+                out.append(ReasoningChunk(text=delta["thinking"]))
+        elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
+            if delta["signature"]:
+                self.signature = delta["signature"]
+        elif dtype == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+            if btype != "tool_use":
+                raise StreamInterrupted(f"input_json_delta for block {index!r} that is no tool_use")
+            part = delta["partial_json"]
+            self.calls[ordinal]["parts"].append(part)
+            if part:
+                out.append(ToolCallFragment(index=ordinal, id=None, name=None, arguments=part))
+        # citations_delta and unknown delta types are ignored.
 
     def _finish_call(self, ordinal: int) -> None:
         call = self.calls[ordinal]

@@ -11,6 +11,7 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
+    Loaded,
     TextFormat,
     ToolFailure,
     count_lines,
@@ -76,30 +77,41 @@ def _write_located(
         # (its parent directory lies outside every root).
         raise ToolFailure(f"cannot write {display}: it is a workspace or sandbox root")
     if loaded is None:
-        data = encode(content, TextFormat(), display)
-        if located.missing:
-            try:
-                located = located.make_parents()
-            except (FileExistsError, NotADirectoryError):
-                raise _parent_not_directory(display) from None
-            with located:
-                publish_new(located, data, display)
-                record_write(ledger, located, data)
-        else:
+        return _create(located, display, content, ledger)
+    return _overwrite(located, loaded, display, content, ledger)
+
+
+def _create(located: Located, display: str, content: str, ledger: FileLedger) -> ToolResult:
+    """Write a new file (and its missing parent folders)."""
+    data = encode(content, TextFormat(), display)
+    if located.missing:
+        try:
+            located = located.make_parents()
+        except (FileExistsError, NotADirectoryError):
+            raise _parent_not_directory(display) from None
+        with located:
             publish_new(located, data, display)
             record_write(ledger, located, data)
-        return file_result(
-            display,
-            "created",
-            "",
-            content,
-            lambda _plus, _minus: (
-                f"created {display} ({_plural(len(data), 'byte')}, "
-                f"{_plural(count_lines(content), 'line')})"
-            ),
-        )
+    else:
+        publish_new(located, data, display)
+        record_write(ledger, located, data)
+    return file_result(
+        display,
+        "created",
+        "",
+        content,
+        lambda _plus, _minus: (
+            f"created {display} ({_plural(len(data), 'byte')}, "
+            f"{_plural(count_lines(content), 'line')})"
+        ),
+    )
 
-    code = ledger.check(path, loaded.version)
+
+def _overwrite(
+    located: Located, loaded: Loaded, display: str, content: str, ledger: FileLedger
+) -> ToolResult:
+    """Replace an observed file whole, keeping its line endings and encoding."""
+    code = ledger.check(located.path, loaded.version)
     if code is not None:
         raise fs_failure(code, display, "overwriting")
     try:
