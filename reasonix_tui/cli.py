@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reasonix_core import __version__
+from reasonix_core.permission_modes import MODE_CHOICES, PRESETS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 VERSION = f"reasonix {__version__}"
@@ -75,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
         "--permission-mode",
-        choices=("ask", "auto", "yolo", "plan"),
+        choices=MODE_CHOICES,
         help="permission preset; plan: start in plan mode (writes wait for the plan's approval)",
     )
     parser.add_argument(
@@ -132,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--permission-mode",
         dest="run_permission_mode",
-        choices=("ask", "auto", "yolo", "plan"),
+        choices=MODE_CHOICES,
         help="permission preset (default from config); plan: plan mode, writes blocked, "
         "the plan saved for --approve-plan",
     )
@@ -250,7 +251,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--permission-mode",
         dest="check_permission_mode",
-        choices=("ask", "auto", "yolo"),
+        choices=PRESETS,
         help="the preset to check under (default from config)",
     )
 

@@ -48,6 +48,7 @@ from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.permission.write_grants import WriteGrants
+from reasonix_core.permission_modes import PRESETS
 from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, create_provider
 from reasonix_core.provider.efforts import check_effort
@@ -57,8 +58,6 @@ from reasonix_core.tool.registry import ToolRegistry, builtin_tools
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.trust import MCP_JSON
 from reasonix_core.usage import Usage
-
-PERMISSION_PRESETS = ("ask", "auto", "yolo")
 
 #: Credential folders and files under the user's home that no tool reads and
 #: the bash sandbox masks, in addition to the Reasonix home and the user's
@@ -266,10 +265,8 @@ def build_policy(
     config: Config, settings: RunSettings, workspace: Path, home: Path | None = None
 ) -> Policy:
     preset = settings.permission_mode or config.permissions.preset
-    if preset not in PERMISSION_PRESETS:
-        raise ConfigError(
-            f"unknown permission mode {preset!r}; choose one of {', '.join(PERMISSION_PRESETS)}"
-        )
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown permission mode {preset!r}; choose one of {', '.join(PRESETS)}")
     perms = config.permissions.model_copy(update={"preset": preset})
     return Policy.from_config(
         perms,

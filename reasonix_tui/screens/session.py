@@ -444,7 +444,7 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
         mode = modes[(index + 1) % len(modes)]
         self.services.permission_mode = mode
         self.refresh_status()
-        from reasonix_core.permission.policy import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
+        from reasonix_core.permission_modes import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
 
         summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
         explanation = f"{mode}: {summary}"
