@@ -53,7 +53,7 @@ def launch(args: argparse.Namespace) -> int:
         )
         # The first answer's rendering (Rich Markdown, Pygments and the common lexers):
         # loaded here, off the event loop, rather than when its first token arrives.
-        from reasonix_tui.widgets.markdown_render import warm_up
+        from reasonix_tui.widgets.assistant_block import warm_up
 
         warm_up()
 
