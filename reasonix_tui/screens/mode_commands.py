@@ -103,7 +103,7 @@ def show_goal(screen: SessionHost, goal: GoalView | None) -> None:
 async def goal_rounds(screen: SessionHost, objective: str = "") -> AsyncIterator[Event]:
     """The driver's rounds, then the goal as it ended (armed or not) in the bar."""
     runner = screen.runner
-    async with aclosing(screen.services.drive_goal(runner, objective)) as events:
+    async with aclosing(screen.services.drive_goal(runner, objective)) as events:  # type: ignore[type-var]
         async for event in events:
             yield event
     if runner is screen.runner:
