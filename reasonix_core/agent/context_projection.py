@@ -25,7 +25,7 @@ from reasonix_core.agent.compaction_meta import (
     ProjectionKind,
 )
 from reasonix_core.agent.compaction_reason import CompactionReason
-from reasonix_core.messages import Message
+from reasonix_core.messages import Message, Role
 
 PRUNE_LIMIT = 8192
 PRUNE_HEAD = 4096
@@ -98,7 +98,7 @@ class Entry:
         return cls(transform(canonical[ref], mode), ref, mode)
 
 
-def literal(role: str, content: str, kind: CompactionMark) -> Entry:
+def literal(role: Role, content: str, kind: CompactionMark) -> Entry:
     """A message compaction adds to the view (not in the canonical transcript)."""
     return Entry(Message(role=role, content=content, meta={COMPACTION_KEY: kind.value}))
 

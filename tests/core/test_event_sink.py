@@ -1,8 +1,10 @@
-"""The turn's event sink: lockstep with its consumer, errors unwrapped, an early
-close cancels the work and lets its cleanup run."""
+"""The turn's event sink: lockstep with its consumer, in its task, errors as
+raised; an early close stops the work at its emit and lets its cleanup run,
+awaits included."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 
 import anyio
@@ -51,22 +53,49 @@ async def test_an_error_of_the_work_reaches_the_consumer_as_raised() -> None:
     assert len(got) == 1
 
 
-async def test_closing_early_cancels_the_work_at_its_emit_and_runs_its_cleanup() -> None:
+async def test_closing_early_stops_the_work_at_its_emit_and_runs_its_cleanup() -> None:
     after_emit: list[str] = []
     cleanup: list[str] = []
 
+    async def source() -> AsyncIterator[int]:
+        try:
+            for n in range(3):
+                yield n
+        finally:
+            await anyio.lowlevel.checkpoint()  # a cleanup that awaits (an HTTP close)
+            async with anyio.Lock():
+                cleanup.append("source closed")
+
     async def work(emit: EventSink) -> None:
         try:
-            await emit(EventSequence()(ev.Notice, level="info", text="first"))
-            after_emit.append("ran past the closed event")
-            await emit(EventSequence()(ev.Notice, level="info", text="second"))
+            async with aclosing(source()) as numbers:
+                async for n in numbers:
+                    await emit(EventSequence()(ev.Notice, level="info", text=str(n)))
+                    after_emit.append("ran past the closed event")
+        except Exception:  # not an error: an early close is no Exception
+            cleanup.append("wrongly caught")
         finally:
-            cleanup.append("closed")
+            await anyio.lowlevel.checkpoint()
+            cleanup.append("work closed")
 
     async with aclosing(event_stream(work)) as stream:
         async for _ in stream:
             break
-    assert after_emit == [] and cleanup == ["closed"]
+    assert after_emit == [] and cleanup == ["source closed", "work closed"]
+
+
+async def test_the_work_runs_in_the_consumers_task() -> None:
+    consumer = anyio.get_current_task().id
+    seen: list[int] = []
+
+    async def work(emit: EventSink) -> None:
+        seen.append(anyio.get_current_task().id)
+        await emit(EventSequence()(ev.Notice, level="info", text="x"))
+
+    async with aclosing(event_stream(work)) as stream:
+        async for _ in stream:
+            pass
+    assert seen == [consumer]
 
 
 async def test_cancelling_the_consumer_cancels_the_work() -> None:

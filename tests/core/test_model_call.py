@@ -3,7 +3,7 @@ reported with its purpose - driven over HTTP against the loopback fixture server
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
@@ -53,7 +53,7 @@ def _request(text: str = "hello") -> Request:
 
 def _events(
     call: ModelCall, prepared: PreparedRequest, reply: Reply, purpose: Purpose, **kw: Any
-) -> AsyncIterator[ev.Event]:
+) -> AsyncGenerator[ev.Event, None]:
     """The events ``request`` sends to its sink, read as a stream."""
 
     async def send(emit: EventSink) -> None:
