@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 import anyio
@@ -26,12 +26,12 @@ from reasonix_core.agent.event_sink import EventSink, event_stream
 EVENT = ev.Notice(seq=1, agent_path=(), level="info", text="x")
 
 
-async def _leaf(n: int) -> AsyncIterator[ev.Event]:
+async def _leaf(n: int) -> AsyncGenerator[ev.Event, None]:
     for _ in range(n):
         yield EVENT
 
 
-async def _nested(n: int, depth: int) -> AsyncIterator[ev.Event]:
+async def _nested(n: int, depth: int) -> AsyncGenerator[ev.Event, None]:
     if depth == 0:
         async with aclosing(_leaf(n)) as events:
             async for event in events:

@@ -4,7 +4,7 @@ awaits included."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 import anyio
@@ -57,7 +57,7 @@ async def test_closing_early_stops_the_work_at_its_emit_and_runs_its_cleanup() -
     after_emit: list[str] = []
     cleanup: list[str] = []
 
-    async def source() -> AsyncIterator[int]:
+    async def source() -> AsyncGenerator[int, None]:
         try:
             for n in range(3):
                 yield n
