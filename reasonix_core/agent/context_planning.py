@@ -111,7 +111,7 @@ def prune(entries: Sequence[Entry]) -> list[Entry] | None:
     for e in entries:
         if (
             e.ref is not None
-            and not e.mode
+            and e.mode is EntryMode.VERBATIM
             and e.message.role == "tool"
             and len(e.message.content or "") > PRUNE_LIMIT
         ):
@@ -237,7 +237,7 @@ class _Cutter:
             if self.current < target:
                 return
             e = self.work[i]
-            if e.ref is None or e.message.role != "tool" or e.mode == EntryMode.BLANK:
+            if e.ref is None or e.message.role != "tool" or e.mode is EntryMode.BLANK:
                 continue
             new = Entry(transform(e.message, EntryMode.BLANK), e.ref, EntryMode.BLANK)
             self.current -= self._cost(e) - self._cost(new)

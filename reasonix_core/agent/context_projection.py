@@ -70,11 +70,11 @@ def _with_content(msg: Message, content: str, mode: EntryMode) -> Message:
     )
 
 
-def transform(msg: Message, mode: EntryMode | str) -> Message:
+def transform(msg: Message, mode: EntryMode) -> Message:
     """The projected form of a canonical message (deterministic)."""
-    if mode == EntryMode.PRUNE and msg.role == "tool":
+    if mode is EntryMode.PRUNE and msg.role == "tool":
         return _with_content(msg, prune_text(msg.content or ""), EntryMode.PRUNE)
-    if mode == EntryMode.BLANK and msg.role == "tool":
+    if mode is EntryMode.BLANK and msg.role == "tool":
         return _with_content(msg, BLANK_MARKER, EntryMode.BLANK)
     return msg
 
@@ -90,7 +90,10 @@ class Entry:
 
     def to_record(self) -> dict[str, Any]:
         if self.ref is not None:
-            return {"ref": self.ref, **({"mode": self.mode.value} if self.mode else {})}
+            return {
+                "ref": self.ref,
+                **({"mode": self.mode.value} if self.mode is not EntryMode.VERBATIM else {}),
+            }
         return {"message": self.message.to_record()}
 
     @classmethod
