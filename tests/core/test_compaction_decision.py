@@ -60,4 +60,5 @@ async def test_a_prune_decision_returns_an_outcome_and_no_events():
     assert cm.generation == 1 and PRUNE_MARKER in (cm.view(talk.messages)[3].content or "")
     events = list(outcome_events(outcome, EventSequence()))
     assert [type(e) for e in events] == [ev.Notice, ev.CompactionFinished, ev.PrefixChanged]
-    assert "context compacted (pruned tool results)" in events[0].text
+    notice = events[0]
+    assert isinstance(notice, ev.Notice) and "context compacted (pruned tool results)" in notice.text
