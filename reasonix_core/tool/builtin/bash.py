@@ -14,17 +14,12 @@ import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.events import ToolProgress
+from reasonix_core.tool import foreground
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.builtin.specs import BASH as SPEC
 from reasonix_core.tool.builtin.specs import MAX_TIMEOUT_SECONDS, SpecifiedTool
-from reasonix_core.tool.jobs import (
-    DRAIN_SECONDS,
-    JobError,
-    kill_process_group,
-    reap,
-    spawn,
-)
+from reasonix_core.tool.jobs import DRAIN_SECONDS, JobError
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 if TYPE_CHECKING:
@@ -144,19 +139,18 @@ async def run_shell(
     its group are stopped when it exits.
     """
     buffer = HeadTail(head, tail)
-    process = await spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
+    process = await foreground.start(argv, env=env, cwd=cwd, pass_fds=pass_fds)
     timed_out = False
     try:
         drained = anyio.Event()
 
         async def pump() -> None:
             try:
-                if process.stdout is not None:
-                    async for chunk in process.stdout:
-                        buffer.feed(chunk)
-                        if on_output is not None:
-                            on_output(chunk)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                while chunk := await process.read():
+                    buffer.feed(chunk)
+                    if on_output is not None:
+                        on_output(chunk)
+            except OSError:
                 pass
             finally:
                 drained.set()
@@ -166,12 +160,12 @@ async def run_shell(
             with anyio.move_on_after(time_limit) as deadline:
                 await process.wait()
             timed_out = deadline.cancelled_caught
-            kill_process_group(process)
+            process.kill_group()
             with anyio.move_on_after(DRAIN_SECONDS):
                 await drained.wait()
             tg.cancel_scope.cancel()
     finally:
-        await reap(process)
+        await process.reap()
     return ShellRun(
         output=buffer.render(),
         exit_code=process.returncode,
