@@ -268,6 +268,30 @@ def sh_true(n: int) -> list[float]:
     return walls
 
 
+def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float]:
+    """Median walls of the very argv ``bash true`` spawns, without the harness:
+    unsandboxed (``/bin/bash -c true``) and under bubblewrap (the argv
+    ``prepare_command`` builds for this workspace, seccomp descriptor included).
+    Their difference is what bubblewrap itself adds to a step, whatever the harness."""
+    from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.shell_sandbox import prepare_command
+
+    policy = SandboxPolicy(workspace=workspace, temp_dir=temp, bash="enforce")
+    plain: list[float] = []
+    boxed: list[float] = []
+    for _ in range(n):
+        for walls, sandboxed in ((plain, False), (boxed, True)):
+            prepared = prepare_command(policy, "true") if sandboxed else None
+            argv = prepared.argv if prepared else ["/bin/bash", "-c", "true"]
+            fds = prepared.pass_fds if prepared else ()
+            started = time.perf_counter()
+            subprocess.run(argv, pass_fds=fds, stdin=subprocess.DEVNULL, check=True)
+            walls.append(time.perf_counter() - started)
+            if prepared:
+                prepared.close()
+    return statistics.median(plain), statistics.median(boxed)
+
+
 def _git_init(workspace: Path) -> None:
     env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
            "GIT_COMMITTER_EMAIL": "b@b", "HOME": str(workspace.parent)}  # fmt: skip
@@ -320,11 +344,19 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         row["request"] = statistics.median(base[1:-1])
         row["sh"] = statistics.median(sh_true(max(steps // 2, 10)))
         row["floor"] = row["request"] + row["sh"]
+        temp = root / f"tmp-{tag}"
+        temp.mkdir(exist_ok=True)
+        row["bare-bash"], row["bare-bwrap"] = bare_spawns(spaces["enforce"], temp, 10)
         if rep:
             rows.append({k: v * 1000 for k, v in row.items()})
     for row in rows:
         row["ratio-floor"] = row["off"] / row["floor"]
         row["ratio-sandbox"] = row["enforce"] / row["off"]
+        # The best a fresh bubblewrap per command allows: the unsandboxed step plus
+        # what bubblewrap adds to a bare spawn, nothing else.
+        row["bwrap-extra"] = row["bare-bwrap"] - row["bare-bash"]
+        row["ratio-bwrap"] = (row["off"] + row["bwrap-extra"]) / row["off"]
+        row["harness-extra"] = row["enforce"] - row["off"] - row["bwrap-extra"]
     rows.sort(key=lambda r: r["ratio-floor"])
     out = rows[(len(rows) - 1) // 2]
     spread_floor = ", ".join(f"{r['ratio-floor']:.2f}" for r in rows)
@@ -347,6 +379,12 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         )
     print(f"  unsandboxed / floor      {out['ratio-floor']:5.2f} x   (all: {spread_floor})")
     print(f"  sandboxed / unsandboxed  {out['ratio-sandbox']:5.2f} x   (all: {spread_sandbox})")
+    print(
+        f"  bare spawns: /bin/bash -c true {out['bare-bash']:5.2f} ms, the same under bubblewrap "
+        f"{out['bare-bwrap']:5.2f} ms: bubblewrap adds {out['bwrap-extra']:5.2f} ms, so a fresh "
+        f"sandbox per command allows at best {out['ratio-bwrap']:4.2f} x; the harness adds "
+        f"{out['harness-extra']:5.2f} ms more (guard, argv, descriptors)"
+    )
     return out
 
 
