@@ -56,6 +56,7 @@ import cProfile
 import inspect
 import io
 import pstats
+import resource
 import statistics
 import subprocess
 import sys
@@ -88,6 +89,14 @@ class Turn:
     marks: list[float]  # perf_counter at each StepStarted, then at the end of the turn
     sent: list[PreparedRequest]
     parts: dict[str, float]  # seconds spent in instrumented parts of the harness
+    cpu: float = 0.0  # CPU seconds of this process and the processes it reaped meanwhile
+
+
+def cpu_now() -> float:
+    """CPU seconds used so far by this process (all threads) and its reaped children
+    (a sandboxed command's processes are reaped by bubblewrap, and counted with it)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _timed(parts: dict[str, float], key: str, fn: Any) -> Any:
@@ -139,6 +148,7 @@ async def agent_turn(
         sink = MetricsSink(home / "metrics.json")
         marks: list[float] = []
         finished: ev.TurnFinished | None = None
+        cpu = cpu_now()
         started = time.perf_counter()
         async with aclosing(agent.run(PROMPT)) as events:
             async for event in events:
@@ -152,11 +162,12 @@ async def agent_turn(
                 elif isinstance(event, ev.ToolCallFinished) and event.is_error:
                     raise SystemExit(f"{event.name} failed: {event.result}")
         wall = time.perf_counter() - started
+        cpu = cpu_now() - cpu
         marks.append(started + wall)
         sink.finish("success")
     if finished is None or finished.steps != steps or len(sent) != steps:
         raise SystemExit(f"expected {steps} steps, got {finished and finished.steps} / {len(sent)}")
-    return Turn(wall=wall, marks=marks, sent=sent, parts=parts)
+    return Turn(wall=wall, marks=marks, sent=sent, parts=parts, cpu=cpu)
 
 
 async def replay(base_url: str, sent: list[PreparedRequest]) -> list[float]:
@@ -258,14 +269,16 @@ def profile(steps: int, root: Path) -> None:
 # --------------------------------------------------------------------------- bash steps
 
 
-def sh_true(n: int) -> list[float]:
-    """Walls of ``sh -c true`` spawned with ``subprocess.run`` (the floor's process)."""
+def sh_true(n: int) -> tuple[list[float], float]:
+    """Walls of ``sh -c true`` spawned with ``subprocess.run`` (the floor's process),
+    and the CPU seconds of one (spawning included)."""
     walls = []
+    cpu = cpu_now()
     for _ in range(n):
         started = time.perf_counter()
         subprocess.run(["sh", "-c", "true"], check=True)
         walls.append(time.perf_counter() - started)
-    return walls
+    return walls, (cpu_now() - cpu) / n
 
 
 def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float]:
@@ -339,11 +352,16 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
             row[f"{sandbox}-prepare"] = turn.parts["prepare"] / steps
             if sandbox == "off":
                 sent = turn.sent
+            row[f"{sandbox}-cpu"] = turn.cpu / steps
         with tool_loop_server("process", steps, tool="bash") as url:
+            cpu = cpu_now()
             base = anyio.run(replay, url, sent)
+            request_cpu = (cpu_now() - cpu) / steps
         row["request"] = statistics.median(base[1:-1])
-        row["sh"] = statistics.median(sh_true(max(steps // 2, 10)))
+        sh_walls, sh_cpu = sh_true(max(steps // 2, 10))
+        row["sh"] = statistics.median(sh_walls)
         row["floor"] = row["request"] + row["sh"]
+        row["floor-cpu"] = request_cpu + sh_cpu
         temp = root / f"tmp-{tag}"
         temp.mkdir(exist_ok=True)
         row["bare-bash"], row["bare-bwrap"] = bare_spawns(spaces["enforce"], temp, 10)
@@ -357,6 +375,8 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         row["bwrap-extra"] = row["bare-bwrap"] - row["bare-bash"]
         row["ratio-bwrap"] = (row["off"] + row["bwrap-extra"]) / row["off"]
         row["harness-extra"] = row["enforce"] - row["off"] - row["bwrap-extra"]
+        row["cpu-floor"] = row["off-cpu"] / row["floor-cpu"]
+        row["cpu-sandbox"] = row["enforce-cpu"] / row["off-cpu"]
     rows.sort(key=lambda r: r["ratio-floor"])
     out = rows[(len(rows) - 1) // 2]
     spread_floor = ", ".join(f"{r['ratio-floor']:.2f}" for r in rows)
@@ -379,6 +399,16 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         )
     print(f"  unsandboxed / floor      {out['ratio-floor']:5.2f} x   (all: {spread_floor})")
     print(f"  sandboxed / unsandboxed  {out['ratio-sandbox']:5.2f} x   (all: {spread_sandbox})")
+    cpu_floor = statistics.median(r["cpu-floor"] for r in rows)
+    cpu_sandbox = statistics.median(r["cpu-sandbox"] for r in rows)
+    print(
+        f"  CPU per step (this process + its commands; medians over repetitions): floor "
+        f"{statistics.median(r['floor-cpu'] for r in rows):5.2f} ms, unsandboxed "
+        f"{statistics.median(r['off-cpu'] for r in rows):5.2f} ms ({cpu_floor:4.2f} x), sandboxed "
+        f"{statistics.median(r['enforce-cpu'] for r in rows):5.2f} ms ({cpu_sandbox:4.2f} x "
+        "unsandboxed)"
+    )
+    out["cpu-floor"], out["cpu-sandbox"] = cpu_floor, cpu_sandbox
     print(
         f"  bare spawns: /bin/bash -c true {out['bare-bash']:5.2f} ms, the same under bubblewrap "
         f"{out['bare-bwrap']:5.2f} ms: bubblewrap adds {out['bwrap-extra']:5.2f} ms, so a fresh "
@@ -423,7 +453,8 @@ def main_bash(args: argparse.Namespace) -> int:
             f"{out['ratio-floor']:.2f} x the floor {out['floor']:.2f} ms (target <= "
             f"{BASH_FLOOR_RATIO:g} x: {verdict(out['ratio-floor'], BASH_FLOOR_RATIO)}); "
             f"sandboxed {out['enforce']:.2f} ms = {out['ratio-sandbox']:.2f} x unsandboxed "
-            f"(target <= {SANDBOX_RATIO:g} x: {verdict(out['ratio-sandbox'], SANDBOX_RATIO)})"
+            f"(target <= {SANDBOX_RATIO:g} x: {verdict(out['ratio-sandbox'], SANDBOX_RATIO)}); "
+            f"CPU {out['cpu-floor']:.2f} x the floor's, sandboxed {out['cpu-sandbox']:.2f} x"
         )
     return 0
 
