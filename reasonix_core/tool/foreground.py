@@ -5,8 +5,9 @@
 through a transport: about 0.5 ms a command over a bare ``fork``/``exec``, a good
 part of a ``bash true`` step. On Linux 5.3+ a pidfd (``os.pidfd_open``) becomes
 readable when the process exits, so the loop waits on it and on the output pipe
-directly (:class:`PidfdProcess`). Elsewhere :func:`start` returns anyio's process
-behind the same interface (:class:`AnyioProcess`), so the caller has one body.
+directly (:class:`PidfdProcess`). Elsewhere (or with anyio before 4.7) :func:`start`
+returns anyio's process behind the same interface (:class:`AnyioProcess`), so the
+caller has one body.
 
 Both keep the guarantees of :mod:`reasonix_core.tool.jobs`: the command leads its
 own session, stdin is ``/dev/null``, stderr goes to stdout, and
@@ -60,8 +61,9 @@ class Foreground(Protocol):
 
 @functools.cache
 def pidfd_supported() -> bool:
-    """True when this kernel hands out pidfds (once per process)."""
-    if not hasattr(os, "pidfd_open"):
+    """True when this kernel hands out pidfds and anyio can wait on a descriptor
+    (``anyio.wait_readable``, anyio 4.7+); checked once per process."""
+    if not hasattr(os, "pidfd_open") or not hasattr(anyio, "wait_readable"):
         return False
     try:
         fd = os.pidfd_open(os.getpid())
