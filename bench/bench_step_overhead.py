@@ -392,7 +392,8 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
           f" = {out['floor']:6.2f} ms")  # fmt: skip
     for sandbox, label in (("off", "unsandboxed"), ("enforce", "sandboxed  ")):
         print(
-            f"  {label} step {out[sandbox]:6.2f} ms   (in it: bash tool call "
+            f"  {label} step {out[sandbox]:6.2f} ms, turn wall / steps "
+            f"{out[sandbox + '-wall']:6.2f} ms   (in it: bash tool call "
             f"{out[sandbox + '-tool']:5.2f} ms, gate {out[sandbox + '-gate']:4.2f} ms; "
             f"session appends {out[sandbox + '-session']:4.2f} ms, request build "
             f"{out[sandbox + '-prepare']:4.2f} ms per step)"
