@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     Walker,
+    WalkFilter,
     guarded,
     read_filter,
     run_reader,
@@ -24,7 +24,7 @@ from reasonix_core.tool.builtin._fs import (
 )
 from reasonix_core.tool.builtin.specs import GLOB as SPEC
 from reasonix_core.tool.builtin.specs import MAX_RESULTS, SpecifiedTool
-from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic
+from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic, names_matching
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
 
@@ -67,7 +67,7 @@ def glob_sync(
     sandbox: SandboxPolicy,
     stop: threading.Event,
     explicit_base: bool = False,
-    hide: Callable[[Path], bool] | None = None,
+    hide: WalkFilter | None = None,
 ) -> ToolResult:
     if explicit_base and not os.path.isdir(base):
         if not os.path.exists(base):
@@ -84,7 +84,7 @@ def glob_sync(
             root = sandbox.check_read(start)
         except PathDenied:
             continue
-        if hide is not None and (hide(start) or hide(root)):
+        if hide is not None and (hide.denied(str(start), None) or hide.denied(str(root), None)):
             continue  # a brace alternative naming a denied path directly
         if not rest:
             # No wildcard at all: the path itself, if it is a file.
@@ -106,6 +106,7 @@ def glob_sync(
             sandbox=sandbox,
             include_hidden=any(p.mentions_hidden for p in patterns),
             descend=lambda parts, ps=patterns: any(p.could_descend(parts) for p in ps),
+            want_name=names_matching(patterns),
             hide=hide,
             stop=stop,
             time_budget=TIME_BUDGET_SECONDS,
@@ -116,7 +117,7 @@ def glob_sync(
             if entry.is_symlink and not os.path.isfile(entry.path):
                 continue
             if any(p.match(entry.parts) for p in patterns):
-                found[str(entry.path)] = entry.path
+                found[entry.text] = entry.path
                 if len(found) >= MAX_SCAN_MATCHES:
                     scanned_capped = True
                     break
