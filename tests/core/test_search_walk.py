@@ -170,3 +170,48 @@ async def test_a_tree_deeper_than_the_walk_holds_open_is_reported_not_walked(
     r = await _call(_ctx(tmp_path, ws, _policy(ws)), "ls", path=".", recursive=True)
     assert "n/top.txt" in r.text and "bottom.txt" not in r.text
     assert "could not be read" in r.text
+
+
+# -- the literal every match holds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "case_insensitive", "literal"),
+    [
+        ("handle_request", False, "handle_request"),
+        (r"def \w+_request\(", False, "_request("),
+        ("foo|bar", False, ""),
+        ("ab*c", False, "a"),
+        ("(?:abc)?d", False, "d"),
+        ("abc", True, ""),
+        ("(?i)abc", False, ""),
+        ("(?i:abc)de", False, "de"),
+        ("(unclosed", False, ""),
+    ],
+)
+def test_required_literal(pattern: str, case_insensitive: bool, literal: str) -> None:
+    assert grep_mod.required_literal(pattern, case_insensitive) == literal
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["needle", r"ne+dle \d", "^needle", r"needle$", "dle 3|x", r"(?<=ee)dle", "needle\n", "e\r"],
+)
+async def test_grep_with_the_literal_check_finds_what_re_finds(
+    tmp_path: Path, ws: Path, pattern: str
+) -> None:
+    import re
+
+    (ws / "d0" / "crlf.txt").write_bytes(b"needle 7\r\nneedle\r\n")
+    (ws / "d0" / "cr.txt").write_bytes(b"one\rtwo e\r\n")
+    r = await _call(_ctx(tmp_path, ws, _policy(ws)), "grep", pattern=pattern)
+    want = []
+    for path in sorted(ws.rglob("*")):
+        if path.is_file():
+            text = path.read_bytes().decode().replace("\r\n", "\n")
+            rel = path.relative_to(ws).as_posix()
+            for n, line in enumerate(text.split("\n")[:-1], 1):
+                if re.search(pattern, line, re.M):
+                    want.append(f"{rel}:{n}:{line}")
+    got = [] if r.text.startswith("no matches") else r.text.split("\n")
+    assert sorted(got) == sorted(want)

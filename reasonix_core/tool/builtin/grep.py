@@ -114,10 +114,15 @@ def _read_all(fd: int, size: int) -> bytes:
 
 class _Search:
     def __init__(
-        self, pattern: regex.Pattern[str], prefilter: bool, sandbox: SandboxPolicy
+        self,
+        pattern: regex.Pattern[str],
+        prefilter: bool,
+        sandbox: SandboxPolicy,
+        literal: str = "",
     ) -> None:
         self.pattern = pattern
         self.prefilter = prefilter
+        self.literal = literal
         self.sandbox = sandbox
         self.out: list[str] = []
         self.bytes = 0
@@ -188,12 +193,15 @@ class _Search:
             timeout = max(deadline - time.monotonic(), 0.0)
             return self.pattern.search(subject, timeout=timeout, concurrent=True) is not None
 
+        literal = self.literal
+        if literal and literal not in text:
+            return  # a text without the pattern's literal part cannot match
         try:
             if self.prefilter and not found(text):
                 return
             display = self.display(path)
             for n, line in enumerate(split_lines(text), 1):
-                if not found(line):
+                if (literal and literal not in line) or not found(line):
                     continue
                 hit = True
                 if not self._add(display, n, line):
@@ -229,6 +237,7 @@ def grep_sync(
     sandbox: SandboxPolicy,
     stop: threading.Event,
     hide: WalkFilter | None = None,
+    literal: str = "",
 ) -> ToolResult:
     try:
         st = os.stat(target)
@@ -237,7 +246,7 @@ def grep_sync(
             f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox)}",
             FS_NOT_FOUND,
         ) from None
-    search = _Search(pattern, prefilter, sandbox)
+    search = _Search(pattern, prefilter, sandbox, literal)
     timed_out = False
     walker: Walker | None = None
     total = 0  # files the walk offered, searched or not
@@ -387,6 +396,31 @@ def _literal_runs(items: Any) -> _Run:
     return (cur if pure else lead), best, cur, pure
 
 
+def required_literal(pattern: str, case_insensitive: bool) -> str:
+    """The longest run of literal characters every match of ``pattern`` holds
+    ("" when none is known): a text without it is skipped without running the
+    pattern, whose every call costs a timeout's set-up (as grep tools do).
+
+    Only the top-level sequence counts (a branch, a repeat or an optional
+    group may do without its literals), and only for case-sensitive patterns
+    (case folding has surprises: ``K`` matches the Kelvin sign)."""
+    flags = re.MULTILINE | (re.IGNORECASE if case_insensitive else 0)
+    try:
+        parsed = re_parser.parse(pattern, flags)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    best = run = ""
+    for op, av in parsed:
+        if op is re_constants.LITERAL:
+            run += chr(av)
+            continue
+        best = max(best, run, key=len)
+        run = ""
+    return max(best, run, key=len)
+
+
 def _compile(pattern: str, case_insensitive: bool) -> regex.Pattern[str] | ToolResult:
     """The search pattern, or the error result for one that does not compile.
 
@@ -430,6 +464,7 @@ class Grep(SpecifiedTool, spec=SPEC):
         # The whole-text prefilter is sound unless the pattern anchors on \A / \Z.
         prefilter = not any(esc in a.pattern for esc in ("\\A", "\\Z", "\\z"))
         file_filter = _FileFilter(a.glob) if a.glob else None
+        literal = required_literal(a.pattern, a.case_insensitive)
         hide = read_filter(ctx, self.name)
 
         async def body() -> ToolResult:
@@ -445,6 +480,7 @@ class Grep(SpecifiedTool, spec=SPEC):
                     sandbox,
                     stop,
                     hide,
+                    literal,
                 )
             )
 
