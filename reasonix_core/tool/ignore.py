@@ -364,6 +364,12 @@ class GlobPattern:
 
     def match(self, parts: Sequence[str]) -> bool:
         segs = self.segments
+        if "**" not in segs:  # one part per segment: no search
+            return len(parts) == len(segs) and all(
+                self._seg(i, part) for i, part in enumerate(parts)
+            )
+        if len(segs) == 2 and segs[0] == "**":  # **/name: the name decides
+            return bool(parts) and self._seg(1, parts[-1])
         memo: dict[tuple[int, int], bool] = {}
 
         def go(si: int, pi: int) -> bool:

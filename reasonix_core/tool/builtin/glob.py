@@ -16,6 +16,7 @@ from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     Walker,
     WalkFilter,
+    displayer,
     guarded,
     read_filter,
     run_reader,
@@ -53,9 +54,11 @@ def _split(pattern: str, base: Path) -> tuple[Path, str]:
     return start.joinpath(*prefix), "/".join(segs)
 
 
-def _mtime(path: Path) -> int:
+def _mtime(path: Path | str, dir_fd: int | None = None) -> int:
+    """Modification time for the newest-first order (0 when it cannot be had);
+    a walked file is looked up through its directory's descriptor."""
     try:
-        return os.stat(path).st_mtime_ns
+        return os.stat(path, dir_fd=dir_fd).st_mtime_ns
     except OSError:
         return 0
 
@@ -77,7 +80,7 @@ def glob_sync(
             )
         raise ToolFailure(f"{base_display} is not a directory; pass a directory as path")
     groups: dict[Path, list[GlobPattern]] = {}
-    found: dict[str, Path] = {}
+    found: dict[str, int] = {}  # physical path -> modification time
     for expansion in expand_braces(pattern):
         start, rest = _split(expansion, base)
         try:
@@ -90,7 +93,7 @@ def glob_sync(
             # No wildcard at all: the path itself, if it is a file.
             try:
                 if stat_mod.S_ISREG(os.stat(root).st_mode):
-                    found[str(root)] = root
+                    found[str(root)] = _mtime(root)
             except OSError:
                 pass
             continue
@@ -117,7 +120,7 @@ def glob_sync(
             if entry.is_symlink and not os.path.isfile(entry.path):
                 continue
             if any(p.match(entry.parts) for p in patterns):
-                found[entry.text] = entry.path
+                found[entry.text] = _mtime(entry.name, entry.dir_fd)
                 if len(found) >= MAX_SCAN_MATCHES:
                     scanned_capped = True
                     break
@@ -137,8 +140,9 @@ def glob_sync(
             + (f"\n{walk_note}" if walk_note else ""),
             meta={"matches": 0},
         )
-    ordered = sorted(found.values(), key=lambda p: (-_mtime(p), str(p)))
-    shown = [sandbox.display(p) for p in ordered[:MAX_RESULTS]]
+    ordered = sorted(found, key=lambda text: (-found[text], text))
+    show = displayer(sandbox)
+    shown = [show(text) for text in ordered[:MAX_RESULTS]]
     notes: list[str] = []
     if len(ordered) > MAX_RESULTS or scanned_capped:
         more = f"{len(ordered) - MAX_RESULTS}" + ("+" if scanned_capped else "")
