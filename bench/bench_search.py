@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 IGNORED = ("build/", "dist/", "node_modules/", ".git/")
 LITERAL = "handle_request"
 REGEX = r"def \w+_request\("
+MAX_SHOWN = 500  # glob lists at most this many (specs.MAX_RESULTS)
 
 
 # --------------------------------------------------------------------------- the tree
@@ -167,17 +168,33 @@ def pair(
 
 
 def glob_pair(agent: Agent, ws: Path, name: str, rounds: int) -> dict[str, Any]:
+    """glob ``**/name`` vs ``find -name``; with a wildcard in ``name`` find also
+    prints each file's modification time, which the tool's newest-first order
+    needs too (a stat per match)."""
+    argv = ["find", ".", "-name", name]
+    if "*" in name:
+        argv += ["-printf", "%T@ %p\n"]
+
     def same(result: Any, out: str) -> str:
         ours = set(tool_lines(result.text))
-        theirs = {p.removeprefix("./") for p in out.splitlines() if kept(p)}
+        theirs = {ln.split(" ", 1)[-1].removeprefix("./") for ln in out.splitlines()}
+        theirs = {p for p in theirs if kept(p)}
+        if result.meta.get("capped"):  # only the newest are shown
+            found = result.meta["matches"]
+            ok = ours <= theirs and len(ours) == MAX_SHOWN
+            scan = "" if found == len(theirs) else f", glob's scan cap of {found:,} matches"
+            return (
+                f"{'yes' if ok else 'NO'} ({found:,} of {len(theirs):,} files{scan}; "
+                f"newest {len(ours)} shown)"
+            )
         ok = ours == theirs
         return f"{'yes' if ok else 'NO'} ({len(ours)} files of {len(theirs)})"
 
     return pair(
-        f"glob **/{name}",
+        f"glob **/{name} vs find -name" + (" -printf %T@" if "*" in name else ""),
         rounds,
         lambda: agent.call("glob", {"pattern": f"**/{name}"}),
-        lambda: command(["find", ".", "-name", name], ws),
+        lambda: command(argv, ws),
         same,
     )
 
@@ -232,6 +249,7 @@ def scale(files: int, rounds: int, scratch: Path) -> None:
             same,
         )
     glob_pair(agent, ws, "m5.py", rounds)
+    glob_pair(agent, ws, "*.py", rounds)
     t, _ = agent.call("ls", {"path": ".", "recursive": True})
     print(f"{'ls recursive (capped at 1000 entries)':<44} tool {t * 1000:8.1f} ms")
     mention_keystrokes(ws, "src/pkg2/mod3/sub4/m42.py")
