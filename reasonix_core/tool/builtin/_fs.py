@@ -672,6 +672,11 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 WALK_MAX_DEPTH = 256
 
 
+def _covered(text: str, roots: tuple[str, ...]) -> bool:
+    """Whether the physical path ``text`` is one of ``roots`` or below one."""
+    return any(text == r or text.startswith(r.rstrip("/") + "/") for r in roots)
+
+
 @dataclass
 class _Level:
     """A directory being walked: its descriptor, its sorted listing, and what
@@ -682,8 +687,8 @@ class _Level:
     parts: tuple[str, ...]
     listing: list[tuple[str, bool, bool]]
     matcher: IgnoreMatcher
-    # forbid_read paths strictly below this directory: only then is each
-    # entry checked against them (elsewhere none can be inside).
+    # The forbid_read paths that may cover entries here (below the walk's root,
+    # only those inside this directory): none, and no entry needs the check.
     forbidden: tuple[str, ...]
     # Whether the walk's filter must judge each entry here (symlinks always).
     check_hide: bool
@@ -727,7 +732,8 @@ class Walker:
     time_budget: float = WALK_TIME_BUDGET
     visited: int = 0
     truncated: bool = False
-    _forbidden: tuple[str, ...] = ()
+    # forbid_read as text, resolved when the walk starts.
+    _forbidden: tuple[str, ...] = field(default=(), init=False, repr=False)
 
     def __iter__(self) -> Iterator[Entry]:
         forbidden = tuple(str(f) for f in self.sandbox.resolved_forbid_read())
@@ -771,9 +777,7 @@ class Walker:
                 text = top.text + "/" + name if top.text != "/" else "/" + name
                 if is_dir and text in _PSEUDO_FS_TEXT:
                     continue
-                if top.forbidden and any(
-                    text == f or text.startswith(f + "/") for f in top.forbidden
-                ):
+                if top.forbidden and _covered(text, top.forbidden):
                     continue
                 if is_link and forbidden and self.sandbox.is_hidden(text):
                     continue
@@ -861,8 +865,7 @@ class Walker:
         real = opened_path(fd)
         if real is None:
             return False
-        text = str(real)
-        return any(text == f or text.startswith(f.rstrip("/") + "/") for f in self._forbidden)
+        return _covered(str(real), self._forbidden)
 
     def truncated_note(self) -> str:
         if not self.truncated:
