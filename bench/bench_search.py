@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -110,6 +111,7 @@ class Agent:
 
         self.registry = ToolRegistry(builtin_tools())
         self.ctx = agent_context(ws, scratch)
+        self.cpu = 0.0  # CPU seconds of the last call
 
     def call(self, name: str, args: dict[str, Any]) -> tuple[float, Any]:
         raw = json.dumps(args)
@@ -117,18 +119,26 @@ class Agent:
         async def go() -> Any:
             return await self.registry.call(name, raw, self.ctx)
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         result = anyio.run(go)
         elapsed = time.perf_counter() - start
+        self.cpu = time.process_time() - cpu  # this process, the worker thread included
         if result.is_error:
             raise SystemExit(f"{name} failed: {result.text}")
         return elapsed, result
 
 
+LAST_COMMAND_CPU = [0.0]  # CPU seconds (user + system) of the last command
+
+
 def command(argv: list[str], cwd: Path) -> tuple[float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    return time.perf_counter() - start, out.stdout
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_COMMAND_CPU[0] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return elapsed, out.stdout
 
 
 # --------------------------------------------------------------------------- pairs
@@ -146,25 +156,33 @@ def tool_lines(text: str) -> list[str]:
 def pair(
     label: str,
     rounds: int,
+    agent: Agent,
     tool: Any,
     cmd: Any,
     same: Any,
 ) -> dict[str, Any]:
+    """Alternate ``tool`` and ``cmd``; print the medians of wall time and of CPU
+    time (steadier than wall time on a shared machine) with their ratios."""
     tool(), cmd()  # warm-up: page cache, imports, the regex engine
-    tool_times, cmd_times = [], []
+    walls: tuple[list[float], list[float]] = ([], [])
+    cpus: tuple[list[float], list[float]] = ([], [])
     result = out = None
     for _ in range(rounds):
         t, result = tool()
-        tool_times.append(t)
+        walls[0].append(t)
+        cpus[0].append(agent.cpu)
         c, out = cmd()
-        cmd_times.append(c)
-    t_med, c_med = statistics.median(tool_times), statistics.median(cmd_times)
+        walls[1].append(c)
+        cpus[1].append(LAST_COMMAND_CPU[0])
+    wt, wc = statistics.median(walls[0]), statistics.median(walls[1])
+    ct, cc = statistics.median(cpus[0]), statistics.median(cpus[1])
     complete = same(result, out)
     print(
-        f"{label:<44} tool {t_med * 1000:8.1f} ms   command {c_med * 1000:7.1f} ms   "
-        f"ratio {t_med / c_med:5.2f}x   complete: {complete}"
+        f"{label:<44} wall: tool {wt * 1000:7.1f} ms, command {wc * 1000:7.1f} ms, "
+        f"{wt / wc:4.2f}x   cpu: {ct * 1000:7.1f} ms, {cc * 1000:7.1f} ms, "
+        f"{ct / max(cc, 1e-6):4.2f}x   complete: {complete}"
     )
-    return {"label": label, "tool_ms": t_med * 1000, "cmd_ms": c_med * 1000, "complete": complete}
+    return {"label": label, "wall_ratio": wt / wc, "cpu_ratio": ct / max(cc, 1e-6)}
 
 
 def glob_pair(agent: Agent, ws: Path, name: str, rounds: int) -> dict[str, Any]:
@@ -193,6 +211,7 @@ def glob_pair(agent: Agent, ws: Path, name: str, rounds: int) -> dict[str, Any]:
     return pair(
         f"glob **/{name} vs find -name" + (" -printf %T@" if "*" in name else ""),
         rounds,
+        agent,
         lambda: agent.call("glob", {"pattern": f"**/{name}"}),
         lambda: command(argv, ws),
         same,
@@ -244,6 +263,7 @@ def scale(files: int, rounds: int, scratch: Path) -> None:
         pair(
             f"grep /{pattern}/ vs {' '.join(cmd[:2])}",
             rounds,
+            agent,
             lambda p=pattern: agent.call("grep", {"pattern": p}),
             lambda c=cmd: command(c, ws),
             same,
@@ -252,7 +272,7 @@ def scale(files: int, rounds: int, scratch: Path) -> None:
     glob_pair(agent, ws, "*.py", rounds)
     t, _ = agent.call("ls", {"path": ".", "recursive": True})
     print(f"{'ls recursive (capped at 1000 entries)':<44} tool {t * 1000:8.1f} ms")
-    mention_keystrokes(ws, "src/pkg2/mod3/sub4/m42.py")
+    mention_keystrokes(ws, "src/pkg0/mod1/sub2/m42.py")
     shutil.rmtree(ws)
 
 
