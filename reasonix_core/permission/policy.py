@@ -146,9 +146,10 @@ def _join(rules: Iterable[Rule]) -> str:
 
 
 class ReadFilter:
-    """ "May this tool not see this path?" for one walk (see
-    :meth:`Policy.read_filter`). Call it with a path and, as ``is_link``,
-    whether that path is a symlink when the caller knows (None: looked up)."""
+    """Whether a tool must not see a path, judged for the many entries of one
+    walk (see :meth:`Policy.read_filter`). Call it with a path and, as
+    ``is_link``, whether that path is a symlink when the caller knows (None:
+    looked up)."""
 
     def __init__(
         self,

@@ -292,7 +292,7 @@ def grep_sync(
             f"… results capped at {MAX_MATCHES} matches / {MAX_OUTPUT_BYTES // 1024} KiB; "
             "narrow the pattern, path or glob to see the rest"
         )
-    elif timed_out:
+    if timed_out:
         of = f"{total:,}" if total_known else f"at least {total:,}"
         notes.append(
             f"… search stopped early (time or size budget, {TIME_BUDGET_SECONDS:.0f} s) after "
