@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -602,6 +602,29 @@ class Rule:
                 forms += [named, *normal_forms(named, unit.assignments)]
             return any(self._segment_match(f, unit.raw) for f in dict.fromkeys(forms))
         return False  # a WriteTarget or anything else: no rule matches it as a unit
+
+    def path_matcher(self, workspace: Path) -> tuple[Callable[[str], bool], str]:
+        """:meth:`unit_match` for resolved path units, with this rule's own path
+        resolved once, now, instead of at every call (a walk judges thousands
+        of entries against the same rules); and the text every path it matches
+        starts with ("" when that is not known), so a walk can tell which
+        folders hold nothing it could match."""
+        kind = self._kind
+        spec = self.specifier or ""
+        if kind == "path":
+            full = _resolve_pattern(spec, workspace)
+            if _GLOB_CHARS & set(full):
+                lead = full[: min(full.find(c) for c in _GLOB_CHARS if c in full)]
+                return (lambda unit: _path_glob_match(full, unit)), lead
+            base = full.rstrip("/") or "/"
+            under = base.rstrip("/") + "/"
+            return (lambda unit: unit == base or unit.startswith(under)), base
+        if kind == "literal" and _subject_kind(self.tool) == "path":
+            resolved = resolve_path(spec, workspace)
+            return (lambda unit: unit == resolved), resolved
+        if kind == "any":
+            return (lambda unit: True), ""
+        return (lambda unit: self._text_match(unit, workspace)), ""
 
     def _text_match(self, unit: str, workspace: Path) -> bool:
         """A path or URL unit."""
