@@ -65,9 +65,7 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _import_nodes(
-    tree: ast.AST, *, type_checking: bool
-) -> Iterator[ast.Import | ast.ImportFrom]:
+def _import_nodes(tree: ast.AST, *, type_checking: bool) -> Iterator[ast.Import | ast.ImportFrom]:
     """Every import statement, deferred ones included; ``if TYPE_CHECKING:`` bodies only
     when ``type_checking`` is set."""
     stack: list[ast.AST] = [tree]
@@ -288,8 +286,9 @@ def take_census(root: Path) -> Census:
     census = Census()
 
     census.core_packages = sorted(
-        package_of(m.name) for m in core.values() if m.is_package and m.name != CORE
-        and m.name.count(".") == 1
+        package_of(m.name)
+        for m in core.values()
+        if m.is_package and m.name != CORE and m.name.count(".") == 1
     )
     graph, witnesses = core_package_graph(core)
     census.core_knots = strongly_connected(graph)
