@@ -342,7 +342,8 @@ def _describe_mcp(file: str, key: str, value: Any) -> list[RiskySetting]:
     for name, body in items:
         setting = f"{label} {_name(name)}"
         if isinstance(body, Mapping) and body.get("command"):
-            args = body.get("args") if isinstance(body.get("args"), list) else []
+            listed = body.get("args")
+            args = listed if isinstance(listed, list) else []
             line = " ".join(str(a) for a in [body["command"], *args])
             out.append(RiskySetting(file, f"{setting} command", _show(line)))
         elif isinstance(body, Mapping) and body.get("url"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -276,7 +276,7 @@ class Agent:
 
     # -- the turn ---------------------------------------------------------
 
-    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncGenerator[ev.Event, None]:
         """prepare -> request with retry -> commit the answer, or run the tools
         and take the next step. Every phase says in ``step.over`` whether the
         turn ended (it then yielded TurnFinished or TurnFailed). ``meta`` routes a

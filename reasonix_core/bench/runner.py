@@ -185,7 +185,12 @@ def provider_request_url(entry: dict[str, Any]) -> str:
     from reasonix_core.provider.base import create_provider
 
     config = ProviderConfig.model_validate({**entry, "name": "bench"})
-    return str(create_provider(config, "").url)
+    from reasonix_core.provider.http import HttpProvider
+
+    provider = create_provider(config, "")
+    # Every built-in provider kind is an HttpProvider, which knows its URL.
+    assert isinstance(provider, HttpProvider)
+    return str(provider.url)
 
 
 def estimate_cost(
@@ -570,6 +575,7 @@ class _Runner:
         mismatch: Mismatch | None = None
         replay_info: dict[str, Any] | None = None
         if cassette is not None:
+            assert endpoint is not None  # the replay server started above
             mismatch = endpoint.unused_mismatch()
             replay_info = {
                 "cassette": str(cassette_path),
@@ -578,6 +584,7 @@ class _Runner:
                 "mismatch": mismatch.to_json() if mismatch else None,
             }
         elif options.record:
+            assert endpoint is not None  # the recording proxy started above
             recorded = Cassette(
                 source=options.record_source,  # type: ignore[arg-type]
                 note=options.record_note,

@@ -28,7 +28,7 @@ from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator, PlanIn
 from reasonix_core.coordinator.submit_plan import SubmitPlanTool
 from reasonix_core.errors import ConfigError
 from reasonix_core.permission.gate import Gate
-from reasonix_core.provider.base import Provider, create_provider
+from reasonix_core.provider.base import Provider, StreamIdleTimeout, create_provider
 from reasonix_core.subagent.scope import child_scope
 from reasonix_core.tool.base import Tool, ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
@@ -86,7 +86,7 @@ def build_coordinator(
     else:
         provider = create_provider(resolved.provider, read_api_key(resolved.provider, home))
         stack.push_async_callback(provider.aclose)
-        if hasattr(provider, "stream_idle_timeout"):
+        if isinstance(provider, StreamIdleTimeout):
             provider.stream_idle_timeout = config.agent.stream_idle_timeout
     inbox = PlanInbox()
     tools = ToolRegistry([*_research_tools(config, mcp), SubmitPlanTool(inbox.accept)])

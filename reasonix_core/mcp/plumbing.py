@@ -7,13 +7,16 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import anyio
 
 from reasonix_core.errors import ReasonixError
 from reasonix_core.mcp import _sdk
 from reasonix_core.mcp.status import McpServerStatus
+
+if TYPE_CHECKING:
+    from httpx2 import HTTPStatusError
 
 _SESSION_TERMINATED = "Session terminated"  # the SDK's error for a 404 on an established session
 
@@ -120,7 +123,7 @@ class WatchedStream:
         return getattr(self._inner, name)
 
 
-def startup_reason(sdk: Any, transport: str, cause: BaseException | None) -> str:
+def startup_reason(sdk: _sdk.Sdk, transport: str, cause: BaseException | None) -> str:
     """A short, redacted reason for a failed start-up (never the exception's text)."""
     found = leaf(cause)
     if found is None:
@@ -136,7 +139,7 @@ def startup_reason(sdk: Any, transport: str, cause: BaseException | None) -> str
             return "could not start the server process"
         return "could not connect"
     if isinstance(found, sdk.httpx.HTTPStatusError):
-        return f"HTTP {found.response.status_code}"
+        return f"HTTP {cast('HTTPStatusError', found).response.status_code}"
     if isinstance(found, sdk.httpx.TransportError):
         return "could not connect"
     if found.__class__.__name__ in ("ValidationError", "JSONDecodeError", "ValueError"):

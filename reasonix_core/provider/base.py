@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from reasonix_core.errors import ConfigError
 from reasonix_core.messages import Message, ToolCall
@@ -129,6 +129,14 @@ class Provider(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class StreamIdleTimeout(Protocol):
+    """A provider whose stream gives up after this many seconds without data (the HTTP
+    providers); the session sets it from ``[agent].stream_idle_timeout``."""
+
+    stream_idle_timeout: float
 
 
 ProviderFactory = Callable[["ProviderConfig", str], Provider]

@@ -233,6 +233,7 @@ class JobManager:
 
     @staticmethod
     async def _after_exit(job: _Job, on_exit: Callable[[], Awaitable[str | None]]) -> None:
+        note: str | None = None
         with anyio.CancelScope(shield=True):
             try:
                 note = await on_exit()

@@ -93,7 +93,9 @@ class LazyTool:
         """The tool itself, imported and created on first use."""
         if self._tool is None:
             module, _, cls = self.spec.implementation.partition(":")
-            self._tool = getattr(importlib.import_module(module), cls)()
+            tool: Tool = getattr(importlib.import_module(module), cls)()
+            self._tool = tool
+            return tool
         return self._tool
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

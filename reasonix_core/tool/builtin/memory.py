@@ -58,7 +58,7 @@ class MemoryTool(SpecifiedTool, spec=SPEC):
             if a.operation == "read":
                 if not (a.id or "").strip():
                     return ToolResult.error("memory: operation=read needs `id`")
-                return await anyio.to_thread.run_sync(self._read, store, a.id)
+                return await anyio.to_thread.run_sync(self._read, store, a.id or "")
             if a.operation == "search":
                 if not (a.query or "").strip():
                     return ToolResult.error("memory: operation=search needs a non-empty query")
