@@ -7,7 +7,6 @@ load and cut off before the next append. The transcript is never rewritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -21,20 +20,13 @@ from typing import Any
 
 from reasonix_core.errors import SessionError
 from reasonix_core.fsutil import atomic_write_text
+from reasonix_core.home import session_dir as session_dir
+from reasonix_core.home import workspace_key as workspace_key
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
-
-
-def workspace_key(workspace: Path) -> str:
-    """A readable, collision-safe folder name for a workspace path."""
-    text = str(workspace.resolve())
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-48:] or "root"
-    # A folder name that is not UTF-8 decodes to surrogates: hash its real bytes.
-    digest = hashlib.sha256(os.fsencode(text)).hexdigest()[:8]
-    return f"{slug}-{digest}"
 
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -319,10 +311,6 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     if header is None:
         raise SessionError(f"{path} is not a Reasonix session (no header record)")
     return header, messages
-
-
-def session_dir(sessions_root: Path, workspace: Path) -> Path:
-    return sessions_root / workspace_key(workspace)
 
 
 def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:
