@@ -298,7 +298,7 @@ class _Whole:
     value: Any
 
 
-def _provider_name(entry: Any) -> str | None:
+def _provider_name(entry: object) -> str | None:
     name = entry.get("name") if isinstance(entry, Mapping) else None
     return name.strip() if isinstance(name, str) else None
 
@@ -319,7 +319,7 @@ def _keyed(layer: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _union_key(item: Any) -> Any:
+def _union_key(item: object) -> str | int | float | bool:
     return item if isinstance(item, str | int | float | bool) else repr(item)
 
 
@@ -405,13 +405,13 @@ def _loosens(validated: Config, path: tuple[str, ...]) -> bool:
     return bool(risky)
 
 
-def _table_model(annotation: Any) -> type[BaseModel] | None:
+def _table_model(annotation: object) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     return None
 
 
-def _is_single_value(annotation: Any) -> bool:
+def _is_single_value(annotation: object) -> bool:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if typing.get_origin(annotation) is typing.Literal:
         return True
@@ -443,7 +443,7 @@ def _not_settable(suffix: str) -> str:
     return f"unknown setting {dotted!r}{did_you_mean}"
 
 
-def _annotation(name: str) -> Any:
+def _annotation(name: str) -> object:
     field = Config.model_fields.get(name)
     return field.annotation if field is not None else None
 
