@@ -272,7 +272,7 @@ class LayeredConfig(Config, BaseSettings):
 
     @model_validator(mode="before")
     @classmethod
-    def _lists_from_keyed(cls, data: Any) -> Any:
+    def _lists_from_keyed(cls, data: object) -> object:
         return _unkeyed(data) if isinstance(data, dict) else data
 
 
@@ -295,7 +295,7 @@ def build_config(sources: Sequence[LayerSource]) -> LayeredConfig:
 class _Whole:
     """A value the deep update must replace, never merge into (a provider entry)."""
 
-    value: Any
+    value: object
 
 
 def _provider_name(entry: object) -> str | None:
@@ -347,7 +347,7 @@ def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
         parts = [p for p in str(key).split(".") if p]
         if not parts:
             continue
-        nested: Any = value
+        nested: object = value
         for part in reversed(parts[1:]):
             nested = {part: nested}
         out = _merge_tables(out, {parts[0]: nested})
@@ -395,12 +395,14 @@ def _loosens(validated: Config, path: tuple[str, ...]) -> bool:
     configured ones (a project's only once its folder is trusted)."""
     if path == ("default_model",):
         return False
-    value: Any = validated
+    value: object = validated
     for part in path:
         value = getattr(value, part)
-    nested: Any = value
+    nested: dict[str, object] = {}  # `path` is never empty (environment_settings)
+    inner: object = value
     for part in reversed(path):
-        nested = {part: nested}
+        nested = {part: inner}
+        inner = nested
     risky = risky_settings(nested)
     return bool(risky)
 

@@ -29,7 +29,7 @@ import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -58,6 +58,13 @@ from reasonix_core.mcp.plumbing import (
     startup_reason,
 )
 from reasonix_core.mcp.status import WAITABLE, McpServerStatus
+
+if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
+    import httpx2
+    from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+    from mcp_types import InitializeResult, ListRootsResult, LoggingMessageNotificationParams
+
+T = TypeVar("T")
 
 __all__ = [
     "CallCancelled",
@@ -331,7 +338,7 @@ class ServerConnection:
 
     async def _connect(
         self,
-        sdk: Any,
+        sdk: _sdk.Sdk,
         stack: AsyncExitStack,
         gen: int,
         dropped: anyio.Event,
@@ -339,7 +346,7 @@ class ServerConnection:
         ready: list[bool],
         scope: anyio.CancelScope,
         state: GenState,
-    ) -> Any:
+    ) -> ClientSession:
         cfg = self.config
         if self._connector is not None:
             streams = await stack.enter_async_context(self._connector())
@@ -357,7 +364,7 @@ class ServerConnection:
             streams = await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
         elif cfg.transport == "http":
 
-            async def on_response(response: Any) -> None:
+            async def on_response(response: httpx2.Response) -> None:
                 if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
                     state.session_gone = True
 
@@ -378,14 +385,14 @@ class ServerConnection:
         read, write = streams[0], streams[1]
         workspace = self._workspace
 
-        async def list_roots(context: Any) -> Any:
+        async def list_roots(context: ClientRequestContext) -> ListRootsResult:
             return sdk.types.ListRootsResult(
                 roots=[
                     sdk.types.Root(uri=workspace.as_uri(), name=workspace.name or str(workspace))
                 ]
             )
 
-        async def on_message(message: Any) -> None:
+        async def on_message(message: IncomingMessage) -> None:
             if isinstance(message, Exception):
                 self._note(f"transport error: {message!r}", gen)
                 if not ready[0]:
@@ -403,7 +410,7 @@ class ServerConnection:
                 self._live.send.send_nowait(Request(op=self._refresh_op(sdk)))
             await anyio.lowlevel.checkpoint()
 
-        async def on_log(params: Any) -> None:
+        async def on_log(params: LoggingMessageNotificationParams) -> None:
             self._note(f"server log [{params.level}] {params.data}", gen)
 
         session = sdk.ClientSession(
@@ -416,7 +423,9 @@ class ServerConnection:
         )
         return await stack.enter_async_context(session)
 
-    async def _discover(self, sdk: Any, session: Any, init: Any) -> Catalog:
+    async def _discover(
+        self, sdk: _sdk.Sdk, session: ClientSession, init: InitializeResult
+    ) -> Catalog:
         caps = init.capabilities
         tools = await all_pages(session.list_tools, "tools", sdk.types) if caps.tools else []
         prompts: list[Any] = []
@@ -434,10 +443,10 @@ class ServerConnection:
                 self._note(f"resources/list failed: {exc!r}")
         return build_catalog(self.config.key, tools, prompts, resources)
 
-    def _refresh_op(self, sdk: Any) -> Callable[[Any], Awaitable[None]]:
+    def _refresh_op(self, sdk: _sdk.Sdk) -> Callable[[ClientSession], Awaitable[None]]:
         gen = self._generation
 
-        async def refresh(session: Any) -> None:
+        async def refresh(session: ClientSession) -> None:
             init = session.initialize_result
             if init is None:
                 return
@@ -453,7 +462,7 @@ class ServerConnection:
 
         return refresh
 
-    async def _serve(self, session: Any, request: Request) -> None:
+    async def _serve(self, session: ClientSession, request: Request) -> None:
         if request.cancelled:
             request.fail(CallCancelled())
             return
@@ -478,8 +487,8 @@ class ServerConnection:
     # -- the call path ------------------------------------------------------
 
     async def request(
-        self, op: Callable[[Any], Awaitable[Any]], *, limit: float | None = None
-    ) -> Any:
+        self, op: Callable[[ClientSession], Awaitable[T]], *, limit: float | None = None
+    ) -> T:
         """Run ``op(session)`` on the owner's current generation.
 
         Waits for the server to be ready (bounded by its start-up timeout), then
@@ -509,7 +518,7 @@ class ServerConnection:
                     request.cancel()
                     raise
                 if request.ok:
-                    return request.result
+                    return cast(T, request.result)  # what `op` returned
                 error = request.error
                 if isinstance(error, NotStarted):
                     min_gen = live.generation + 1
