@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.loop import Agent
@@ -32,6 +32,9 @@ from reasonix_core.provider.base import Provider, StreamIdleTimeout, create_prov
 from reasonix_core.subagent.scope import child_scope
 from reasonix_core.tool.base import Tool, ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
+
+if TYPE_CHECKING:
+    from reasonix_core.mcp.host import McpHost
 
 PLANNER_SYSTEM_PROMPT = """\
 You are the planner of a coding agent. Another model, the executor, carries out \
@@ -72,7 +75,7 @@ def build_coordinator(
     executor_resolved: ResolvedModel,
     tool_context: ToolContext,
     gate: Gate | None,
-    mcp: Any,
+    mcp: McpHost | None,
     home: Path,
     workspace: Path,
     effort: str,
@@ -130,7 +133,7 @@ def build_coordinator(
     return Coordinator(executor=executor, planner=planner, inbox=inbox, approve=approve)
 
 
-def _research_tools(config: Config, mcp: Any) -> tuple[Tool, ...]:
+def _research_tools(config: Config, mcp: McpHost | None) -> tuple[Tool, ...]:
     """The session's tools a read-only child would keep (fresh instances)."""
     tools = [*builtin_tools(config.tools.enabled), capability_tool(mcp, read_only_targets=True)]
     scope = child_scope(tools, read_only=True, can_nest=False, bash_problem=None, allowed=None)

@@ -136,7 +136,7 @@ class ServerConnection:
     def ready(self) -> bool:
         return self._live is not None
 
-    def _set(self, gen: int | None, /, **changes: Any) -> None:
+    def _set(self, gen: int | None, /, **changes: object) -> None:
         """Update the status; a callback of an older generation is ignored."""
         if gen is not None and gen != self._generation:
             return
