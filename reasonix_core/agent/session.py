@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from reasonix_core.errors import SessionError
 from reasonix_core.fsutil import atomic_write_text
@@ -81,7 +81,7 @@ class SessionStore:
     def __init__(self, path: Path, header: SessionHeader) -> None:
         self.path = path
         self.header = header
-        self._fh: Any = None
+        self._fh: TextIO | None = None
 
     @property
     def id(self) -> str:
@@ -101,7 +101,7 @@ class SessionStore:
             raise SessionError(f"cannot create the session file {path}: {exc.strerror}") from None
         return store
 
-    def _open(self) -> Any:
+    def _open(self) -> TextIO:
         if self._fh is None:
             _cut_torn_tail(self.path)
             self._fh = open(self.path, "a", encoding="utf-8")
@@ -116,7 +116,7 @@ class SessionStore:
     def append(self, message: Message) -> None:
         self._write({"type": "message", "message": message.to_record()})
 
-    def append_event(self, kind: str, **data: Any) -> None:
+    def append_event(self, kind: str, **data: object) -> None:
         self._write({"type": kind, **data})
 
     @property

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from reasonix_core.config.schema import ProviderConfig
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Byte-stable JSON: sorted keys, no whitespace, UTF-8 kept as is."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -41,7 +41,7 @@ DRAIN_SECONDS = 0.5
 DRAIN_EVENTS = 16
 
 
-def encode_body(value: Any) -> bytes:
+def encode_body(value: object) -> bytes:
     """The request body's bytes: compact JSON, UTF-8 kept as is."""
     # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
     return dumps_utf8(value, separators=(",", ":")).encode()
@@ -202,7 +202,7 @@ class HttpProvider:
 # -- usage -----------------------------------------------------------------------
 
 
-def count(value: Any) -> int:
+def count(value: object) -> int:
     """A token count from a usage report: absent, null, negative, boolean or
     non-integer values count as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

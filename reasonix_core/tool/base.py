@@ -121,7 +121,7 @@ class ToolResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def error(cls, text: str, **meta: Any) -> ToolResult:
+    def error(cls, text: str, **meta: object) -> ToolResult:
         return cls(text=text, is_error=True, outcome="error", meta=dict(meta))
 
 
