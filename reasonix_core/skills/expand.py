@@ -8,7 +8,10 @@ commands are looked up before it, so a skill never shadows them.
 
 from __future__ import annotations
 
-from reasonix_core.skills.catalog import SkillCatalog
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the catalog calls in here (SkillCatalog.render_command)
+    from reasonix_core.skills.catalog import SkillCatalog
 
 
 def expand_skill_command(text: str, skills: SkillCatalog) -> str | None:
