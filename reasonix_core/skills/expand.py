@@ -41,6 +41,4 @@ def render_skill_command(name: str, arguments: str, skills: SkillCatalog) -> str
     if skill.run_as == "subagent":
         request = f"Run the skill {skill.name!r} now with the run_skill tool"
         return f"{request}, with these arguments:\n\n{arguments}" if arguments else f"{request}."
-    from reasonix_core.command.custom import expand_template
-
-    return expand_template(skill.body, arguments)
+    return skill.render(arguments)
