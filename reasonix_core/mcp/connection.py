@@ -61,6 +61,7 @@ from reasonix_core.mcp.status import WAITABLE, McpServerStatus
 
 if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
     import httpx2
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
     from mcp_types import InitializeResult, ListRootsResult, LoggingMessageNotificationParams
 
@@ -274,19 +275,7 @@ class ServerConnection:
                     self.catalog = catalog
                     self._live = Live(gen, session, send, state)
                     ready[0] = True
-                    self._set(
-                        gen,
-                        phase="ready",
-                        tools=len(catalog.tools),
-                        prompts=len(catalog.prompts),
-                        resources=len(catalog.resources),
-                        error_class="",
-                        reason="",
-                    )
-                    self._note(
-                        f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
-                        f"{len(catalog.resources)} resources"
-                    )
+                    self._mark_ready(gen, catalog)
                     async with anyio.create_task_group() as tg:
                         self._serve_scope = tg.cancel_scope
                         tg.start_soon(cancel_when, dropped, tg.cancel_scope)
@@ -302,28 +291,55 @@ class ServerConnection:
                 self._live = None
                 self._serve_scope = None
                 self._gen_scope = None
-                send.close()
-                while True:
-                    try:
-                        receive.receive_nowait().fail(NotStarted())
-                    except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                        break
-                receive.close()
+                _refuse_queued(send, receive)
         if failure is not None:
             self._note(f"generation {gen} ended with {failure!r}")
+        return self._generation_end(
+            sdk, gen, ready=ready[0], failure=failure, stream_errors=stream_errors,
+            timed_out=scope.cancelled_caught, timeout=timeout,
+        )  # fmt: skip
+
+    def _mark_ready(self, gen: int, catalog: Catalog) -> None:
+        self._set(
+            gen,
+            phase="ready",
+            tools=len(catalog.tools),
+            prompts=len(catalog.prompts),
+            resources=len(catalog.resources),
+            error_class="",
+            reason="",
+        )
+        self._note(
+            f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
+            f"{len(catalog.resources)} resources"
+        )
+
+    def _generation_end(
+        self,
+        sdk: _sdk.Sdk,
+        gen: int,
+        *,
+        ready: bool,
+        failure: BaseException | None,
+        stream_errors: list[BaseException],
+        timed_out: bool,
+        timeout: float,
+    ) -> tuple[bool, str]:
+        """How generation ``gen`` ended: (it had been ready, why it ended); the status
+        says why when that is a failure."""
         if self._manual:
-            return ready[0], "manual"
-        if ready[0] and self._rebuild_gen == gen:
+            return ready, "manual"
+        if ready and self._rebuild_gen == gen:
             self._note("session not found by the server (404): rebuilding it")
             return True, "rebuild"
-        if ready[0]:
+        if ready:
             self._set(
                 gen,
                 error_class=error_class(failure) or "ConnectionLost",
                 reason="the connection dropped",
             )
             return True, "dropped"
-        if scope.cancelled_caught and not stream_errors:
+        if timed_out and not stream_errors:
             self._set(
                 gen, error_class="TimeoutError", reason=f"start-up timed out after {timeout:g}s"
             )
@@ -576,3 +592,17 @@ class ServerConnection:
             handle.write(f"{prefix} {text}\n")
         except (OSError, ValueError):
             pass
+
+
+def _refuse_queued(
+    send: MemoryObjectSendStream[Request], receive: MemoryObjectReceiveStream[Request]
+) -> None:
+    """Close a generation's request queue; what is still queued never reached the
+    server, so its callers may resend it (NotStarted)."""
+    send.close()
+    while True:
+        try:
+            receive.receive_nowait().fail(NotStarted())
+        except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+            break
+    receive.close()
