@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -392,8 +393,12 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(census.__dict__, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        for line in report(census):
-            print(line)
+        try:
+            for line in report(census):
+                print(line)
+        except BrokenPipeError:  # `census.py | head`: the reader has gone
+            # Python flushes stdout at exit; the recipe from the `signal` docs.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
