@@ -152,42 +152,10 @@ class MetricsSink:
     def record(self, event: ev.Event) -> None:
         m = self.metrics
         if isinstance(event, ev.UsageReported):
-            u = event.usage
-            m.steps += 1
-            m.prompt_tokens += u.prompt_tokens
-            m.completion_tokens += u.completion_tokens
-            m.cache_hit_tokens += u.cache_hit_tokens
-            m.cache_miss_tokens += u.cache_miss_tokens
-            m.reasoning_tokens += u.reasoning_tokens
-            bucket = m.usage_by_source.setdefault(event.source or "executor", SourceUsage())
-            bucket.calls += 1
-            bucket.prompt_tokens += u.prompt_tokens
-            bucket.completion_tokens += u.completion_tokens
-            bucket.cache_hit_tokens += u.cache_hit_tokens
-            bucket.cache_miss_tokens += u.cache_miss_tokens
-            bucket.cost += event.cost
-            role = ROLE_REQUEST_FIELDS.get(event.source or "executor")
-            if role is not None:
-                setattr(m, role, getattr(m, role) + 1)
-            m.ttft_ms.append(event.ttft_ms)
-            m.original_costs[event.currency] = (
-                m.original_costs.get(event.currency, 0.0) + event.cost
-            )
-            if len(m.original_costs) == 1:
-                m.currency = event.currency
-                m.cost = m.original_costs[event.currency]
-            else:
-                m.currency = "mixed"
-                m.cost = 0.0
+            self._usage(event)
             self._snapshot()
         elif isinstance(event, ev.Retrying):
-            m.retries += 1
-            if event.error_kind == EMPTY_RESPONSE_KIND:
-                m.empty_final_retries += 1
-            elif event.error_kind == MISSING_REASONING_KIND:
-                m.missing_reasoning_retries += 1
-            else:
-                m.stream_retries += 1
+            self._retry(event)
         elif (
             isinstance(event, ev.PrefixChanged)
             and event.reason == PrefixChangeReason.REASONING_REPLAY
@@ -229,6 +197,47 @@ class MetricsSink:
         elif isinstance(event, ev.SubagentFinished):
             self._subagent_finished(event)
             self._snapshot()
+
+    def _usage(self, event: ev.UsageReported) -> None:
+        """One model call's usage: the run's totals, its source's bucket, the cost."""
+        m = self.metrics
+        u = event.usage
+        m.steps += 1
+        m.prompt_tokens += u.prompt_tokens
+        m.completion_tokens += u.completion_tokens
+        m.cache_hit_tokens += u.cache_hit_tokens
+        m.cache_miss_tokens += u.cache_miss_tokens
+        m.reasoning_tokens += u.reasoning_tokens
+        bucket = m.usage_by_source.setdefault(event.source or "executor", SourceUsage())
+        bucket.calls += 1
+        bucket.prompt_tokens += u.prompt_tokens
+        bucket.completion_tokens += u.completion_tokens
+        bucket.cache_hit_tokens += u.cache_hit_tokens
+        bucket.cache_miss_tokens += u.cache_miss_tokens
+        bucket.cost += event.cost
+        role = ROLE_REQUEST_FIELDS.get(event.source or "executor")
+        if role is not None:
+            setattr(m, role, getattr(m, role) + 1)
+        m.ttft_ms.append(event.ttft_ms)
+        m.original_costs[event.currency] = (
+            m.original_costs.get(event.currency, 0.0) + event.cost
+        )
+        if len(m.original_costs) == 1:
+            m.currency = event.currency
+            m.cost = m.original_costs[event.currency]
+        else:
+            m.currency = "mixed"
+            m.cost = 0.0
+
+    def _retry(self, event: ev.Retrying) -> None:
+        m = self.metrics
+        m.retries += 1
+        if event.error_kind == EMPTY_RESPONSE_KIND:
+            m.empty_final_retries += 1
+        elif event.error_kind == MISSING_REASONING_KIND:
+            m.missing_reasoning_retries += 1
+        else:
+            m.stream_retries += 1
 
     def _subagent_finished(self, event: ev.SubagentFinished) -> None:
         m = self.metrics
