@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
@@ -363,41 +363,7 @@ class ServerConnection:
         scope: anyio.CancelScope,
         state: GenState,
     ) -> ClientSession:
-        cfg = self.config
-        if self._connector is not None:
-            streams = await stack.enter_async_context(self._connector())
-        elif cfg.transport == "stdio":
-            params = sdk.StdioServerParameters(
-                command=cfg.command,
-                args=list(cfg.args),
-                env=server_environment(cfg.env, self._workspace),
-                cwd=str(cfg.cwd) if cfg.cwd else None,
-            )
-            errlog = self._log_file
-            if errlog is None:
-                errlog = devnull()
-                stack.callback(errlog.close)
-            streams = await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
-        elif cfg.transport == "http":
-
-            async def on_response(response: httpx2.Response) -> None:
-                if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
-                    state.session_gone = True
-
-            client = await stack.enter_async_context(
-                sdk.httpx.AsyncClient(
-                    headers=dict(cfg.headers),
-                    timeout=sdk.httpx.Timeout(30.0, read=300.0),
-                    event_hooks={"response": [on_response]},
-                )
-            )
-            streams = await stack.enter_async_context(
-                sdk.streamable_http_client(cfg.url, http_client=client)
-            )
-        else:
-            streams = await stack.enter_async_context(
-                sdk.sse_client(cfg.url, headers=dict(cfg.headers) or None)
-            )
+        streams = await self._open_transport(sdk, stack, state)
         read, write = streams[0], streams[1]
         workspace = self._workspace
 
@@ -438,6 +404,47 @@ class ServerConnection:
             client_info=sdk.types.Implementation(name="reasonix", version=__version__),
         )
         return await stack.enter_async_context(session)
+
+    async def _open_transport(
+        self, sdk: _sdk.Sdk, stack: AsyncExitStack, state: GenState
+    ) -> Sequence[Any]:
+        """The transport's streams, read and write first (HTTP adds a third), entered on
+        ``stack``."""
+        cfg = self.config
+        if self._connector is not None:
+            return await stack.enter_async_context(self._connector())
+        elif cfg.transport == "stdio":
+            params = sdk.StdioServerParameters(
+                command=cfg.command,
+                args=list(cfg.args),
+                env=server_environment(cfg.env, self._workspace),
+                cwd=str(cfg.cwd) if cfg.cwd else None,
+            )
+            errlog = self._log_file
+            if errlog is None:
+                errlog = devnull()
+                stack.callback(errlog.close)
+            return await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
+        elif cfg.transport == "http":
+
+            async def on_response(response: httpx2.Response) -> None:
+                if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
+                    state.session_gone = True
+
+            client = await stack.enter_async_context(
+                sdk.httpx.AsyncClient(
+                    headers=dict(cfg.headers),
+                    timeout=sdk.httpx.Timeout(30.0, read=300.0),
+                    event_hooks={"response": [on_response]},
+                )
+            )
+            return await stack.enter_async_context(
+                sdk.streamable_http_client(cfg.url, http_client=client)
+            )
+        else:
+            return await stack.enter_async_context(
+                sdk.sse_client(cfg.url, headers=dict(cfg.headers) or None)
+            )
 
     async def _discover(
         self, sdk: _sdk.Sdk, session: ClientSession, init: InitializeResult
