@@ -6,10 +6,10 @@ satisfy it, so callers never care which one they hold.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Protocol
 
-from reasonix_core.coordinator.routes import TurnMeta
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.events import Event
 
 
@@ -23,7 +23,7 @@ class Runner(Protocol):
     @property
     def effort(self) -> str: ...
 
-    def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[Event]:
+    def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncGenerator[Event, None]:
         """Run one user turn. Cancelling the consuming task cancels the turn and
         leaves the transcript valid; the stream always ends with TurnFinished or
         TurnFailed unless cancelled. ``meta`` is what the host knows about the turn

@@ -21,6 +21,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from reasonix_core.agent.turn_meta import TurnMeta as TurnMeta
+
 
 class Route(enum.StrEnum):
     EXECUTOR = "executor"
@@ -36,16 +38,6 @@ class Route(enum.StrEnum):
     @property
     def plans(self) -> bool:
         return self is not Route.EXECUTOR
-
-
-@dataclass(frozen=True, slots=True)
-class TurnMeta:
-    """What the host (never the model or the user's wording) knows about a turn."""
-
-    # The turn starts a Goal (``/goal``, ``reasonix run --goal``).
-    goal_start: bool = False
-    # A host-made turn (a goal round, a continuation): always the executor's.
-    synthetic: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,7 @@ from reasonix_core.permission_modes import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_
 from reasonix_core.tool.base import ToolFamily
 
 if TYPE_CHECKING:
+    from reasonix_core.config.schema import PermissionsConfig
     from reasonix_core.permission.shell_lexer import Segment
 
 #: Why a writer is refused in plan mode (the model reads it in the tool result).
@@ -255,7 +256,7 @@ class Policy:
     @classmethod
     def from_config(
         cls,
-        permissions_config: Any,
+        permissions_config: PermissionsConfig,
         workspace: Path | str,
         extra_allow: Sequence[str] = (),
         *,

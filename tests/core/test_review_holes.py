@@ -641,7 +641,8 @@ def test_linear_path_glob_agrees_with_the_regex_it_replaces() -> None:
     patterns and paths over the characters that matter."""
     import random
 
-    from reasonix_core.permission.rules import _path_glob, _path_glob_match
+    from reasonix_core.permission.globs import path_glob as _path_glob
+    from reasonix_core.permission.globs import path_glob_match as _path_glob_match
 
     rng = random.Random(11)
     pieces = ["a", "b", "/", "*", "**", "**/", "?", "/**", ".", "\\"]

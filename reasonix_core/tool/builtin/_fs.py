@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.to_thread
@@ -96,6 +96,22 @@ class WalkFilter:
     may_deny_in: Callable[[str], bool] = lambda directory: True
 
 
+
+class _WalkChecks(Protocol):
+    """One walk's deny check (the permission policy's ``ReadFilter``)."""
+
+    def __call__(self, path: Path | str, *, is_link: bool | None = None) -> bool: ...
+
+    def may_deny_in(self, directory: str) -> bool: ...
+
+
+@runtime_checkable
+class _ReadFilterSource(Protocol):
+    """What offers a per-walk deny check beside ``read_denied`` (the policy)."""
+
+    def read_filter(self, tool: str) -> _WalkChecks: ...
+
+
 def read_filter(ctx: ToolContext, tool: str) -> WalkFilter | None:
     """The session's "may ``tool`` not see this path?" check for one walk, or None.
 
@@ -110,9 +126,9 @@ def read_filter(ctx: ToolContext, tool: str) -> WalkFilter | None:
     check = ctx.read_denied
     if check is None:
         return None
-    snapshot = getattr(getattr(check, "__self__", None), "read_filter", None)
-    if callable(snapshot):
-        walk = snapshot(tool)
+    owner = getattr(check, "__self__", None)
+    if isinstance(owner, _ReadFilterSource):
+        walk = owner.read_filter(tool)
         return WalkFilter(
             denied=lambda text, is_link: bool(walk(text, is_link=is_link)),
             may_deny_in=walk.may_deny_in,

@@ -21,8 +21,10 @@ import stat as stat_mod
 import threading
 import time
 from pathlib import Path
-from re import _constants as re_constants  # re's own parse tree: what is literal
-from re import _parser as re_parser
+from re import (  # re's own parse tree: what is literal
+    _constants as re_constants,  # pyright: ignore[reportAttributeAccessIssue]
+)
+from re import _parser as re_parser  # pyright: ignore[reportAttributeAccessIssue]
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
