@@ -179,6 +179,15 @@ class ModelCall:
                 if not exc.retryable or reply.attempts >= self.retry.attempts:
                     reply.error = exc
                     return reply
+                refusal = self.retry.refusal(exc.retry_after)
+                if refusal is not None:
+                    reply.error = ProviderError(
+                        f"{exc.message} ({refusal})",
+                        status=exc.status,
+                        retry_after=exc.retry_after,
+                        kind=exc.kind,
+                    )
+                    return reply
                 delay = self.retry.delay(reply.attempts, exc.retry_after)
                 await emit(
                     self.events(
