@@ -207,8 +207,10 @@ class MetricsSink:
             m.routes[event.route] = m.routes.get(event.route, 0) + 1
         elif isinstance(event, ev.GoalRound):
             m.goal_rounds += 1
-        elif isinstance(event, ev.CompactionStarted):
-            m.compactions += 1
+        elif isinstance(event, ev.CompactionFinished):
+            # Only a compaction that changed the view counts (a blocked one did nothing).
+            if event.tokens_after is not None:
+                m.compactions += 1
         elif isinstance(event, ev.PrefixChanged):
             m.prefix_change_reason_counts[event.reason] = (
                 m.prefix_change_reason_counts.get(event.reason, 0) + 1
