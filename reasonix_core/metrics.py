@@ -75,6 +75,8 @@ class RunMetrics:
     cache_miss_tokens: int = 0
     reasoning_tokens: int = 0
     steps: int = 0
+    # Requests whose usage the provider did not report: counted locally (an estimate).
+    estimated_usage_requests: int = 0
     retries: int = 0
     compactions: int = 0
     tool_calls: int = 0
@@ -154,6 +156,8 @@ class MetricsSink:
         if isinstance(event, ev.UsageReported):
             u = event.usage
             m.steps += 1
+            if u.estimated:
+                m.estimated_usage_requests += 1
             m.prompt_tokens += u.prompt_tokens
             m.completion_tokens += u.completion_tokens
             m.cache_hit_tokens += u.cache_hit_tokens
