@@ -20,6 +20,7 @@ from reasonix_core.permission_modes import MODE_CHOICES
 from reasonix_tui import cli_bench, cli_run, cli_sessions, cli_settings, cli_subagent
 from reasonix_tui.cli_common import (
     EFFORT_HELP,
+    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     Parser,
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         # its every subcommand first: that was most of the command's own time.
         print(VERSION)
         return EXIT_OK
-    from reasonix_core.errors import ReasonixError
+    from reasonix_core.errors import ReasonixError, SessionBusy
 
     parser = _parser()
     args = parser.parse_args(_print_as_run(sys.argv[1:] if argv is None else argv, parser))
@@ -241,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")
         return EXIT_INTERRUPTED
+    except SessionBusy as exc:  # the command was right; the session was not free
+        return fail(str(exc), EXIT_FAILED)
     except ReasonixError as exc:
         return fail(str(exc))
 
