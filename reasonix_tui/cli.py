@@ -222,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         print(VERSION)
         return EXIT_OK
     from reasonix_core.errors import ReasonixError, SessionBusy
+    from reasonix_core.home import secure_home
 
     parser = _parser()
     args = parser.parse_args(_print_as_run(sys.argv[1:] if argv is None else argv, parser))
@@ -237,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     refusal = _home_inside_project()
     if refusal is not None:
         return fail(refusal)
+    secure_home()  # sessions hold code and conversations: 0700 / 0600 (home.py)
     try:
         return _dispatch(args, parser)
     except KeyboardInterrupt:
