@@ -10,11 +10,13 @@ session locked; the file itself is left behind, harmlessly). The holder writes
 its pid into the file so a refused second process can name it.
 
 Only a recorded session is locked: a session kept in memory is no one's record.
-Where ``fcntl`` does not exist (Windows) nothing is locked.
+Where ``fcntl`` does not exist (Windows), or the file system refuses flock (some
+network mounts; a warning is logged), the session runs unlocked as before.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +27,8 @@ from reasonix_core.errors import SessionBusy, SessionError
 
 if TYPE_CHECKING:
     from reasonix_core.agent.session import SessionStore
+
+log = logging.getLogger(__name__)
 
 try:
     import fcntl
@@ -88,8 +92,9 @@ def _acquire(path: Path, session_id: str) -> int:
         os.close(fd)
         raise SessionBusy(session_id, holder) from None
     except OSError as exc:
-        os.close(fd)
-        raise SessionError(f"cannot lock the session {path}: {exc.strerror}") from None
+        # A file system without flock (some network mounts): run unlocked, as before.
+        log.warning("cannot lock the session %s (%s); continuing without the lock", path, exc)
+        return fd
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
