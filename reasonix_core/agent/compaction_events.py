@@ -44,8 +44,13 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
     failed = outcome.failure_detail
     if outcome.prefix_notice:
         yield new_event(ev.Notice, level="warning", text=outcome.prefix_notice)
-    # Blocked because of the frozen prefix: its one notice above says why.
-    blocked_by_prefix = outcome.prefix_over and outcome.failure_status is FailureStatus.BLOCKED
+    # Blocked because of the frozen prefix: its one notice says why (an automatic
+    # one is not reported again; a /compact by hand always gets an answer).
+    blocked_by_prefix = (
+        outcome.prefix_over
+        and outcome.failure_status is FailureStatus.BLOCKED
+        and (bool(outcome.prefix_notice) or reason.unattended)
+    )
     if failed and outcome.truncated is None and not blocked_by_prefix:
         if reason is CompactionReason.MANUAL and outcome.failure_status is FailureStatus.BLOCKED:
             text = f"nothing to compact: {failed}"
