@@ -31,6 +31,7 @@ from reasonix_core.agent.session import (
     open_session,
     read_request_records,
 )
+from reasonix_core.agent.session_lock import hold_session
 from reasonix_core.checkpoint.timeline import ends_with_branch
 from reasonix_core.config import (
     Config,
@@ -425,6 +426,7 @@ async def open_runtime(
             else:
                 store = MemorySessionStore(temp_dir / f"{header.id}.jsonl", header)
             history = []
+        stack.enter_context(hold_session(store))  # one writer per session (session_lock.py)
         stack.callback(store.close)
         context.session_id = store.id
         from reasonix_core.coordinator.plan_mode import PlanMode
