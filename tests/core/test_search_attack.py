@@ -348,21 +348,36 @@ async def test_a_workspace_inside_a_protected_folder_is_not_searched(
     ],
 )
 async def test_read_deny_rules_hide_what_they_name(
-    arena: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, rule: str, hidden: tuple[str, ...],
+    arena: SimpleNamespace,
+    monkeypatch: pytest.MonkeyPatch,
+    rule: str,
+    hidden: tuple[str, ...],
     shown: tuple[str, ...],
 ) -> None:
     ws = arena.ws
     monkeypatch.setenv("HOME", str(ws))
-    for rel in ("top/.env", "top/a/b/.env", "top/a/env", "secrets/k", "secrets/d/k",
-                "top/secrets.txt", "hk/x", "top/a/c.pem"):
+    for rel in (
+        "top/.env",
+        "top/a/b/.env",
+        "top/a/env",
+        "secrets/k",
+        "secrets/d/k",
+        "top/secrets.txt",
+        "hk/x",
+        "top/a/c.pem",
+    ):
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(f"{SECRET} {rel}\n")
     rule = rule.replace("{ws}", str(ws))
     if rule.startswith("Read(="):
         rule = "Read=" + rule[len("Read(=") : -1]
     ctx = _ctx(arena.tmp, ws, _policy(ws, deny=(rule,)))
-    for name, args in (("grep", {"pattern": SECRET}), ("grep", {"pattern": SECRET, "glob": "**/*"}),
-                       ("glob", {"pattern": "**/*"}), ("ls", {"path": ".", "recursive": True})):
+    for name, args in (
+        ("grep", {"pattern": SECRET}),
+        ("grep", {"pattern": SECRET, "glob": "**/*"}),
+        ("glob", {"pattern": "**/*"}),
+        ("ls", {"path": ".", "recursive": True}),
+    ):
         r = await _call(ctx, name, **args)
         for rel in hidden:
             assert f"{SECRET} {rel}" not in r.text and rel not in r.text, (rule, name, r.text)
@@ -376,10 +391,20 @@ async def test_read_deny_rules_hide_what_they_name(
 async def test_gitignore_negations_nesting_anchors_dirs_and_stars(arena: SimpleNamespace) -> None:
     ws = arena.ws
     files = {
-        "a.log": False, "keep.log": True, "sub/b.log": False, "build/x.py": False,
-        "sub/build/y.py": False, "build.py": True, "top.py": False, "sub/top.py": True,
-        "deep/x/gen/z.py": False, "deep/gen.py": True, "sub/n.tmp": False, "sub/ok.tmp": True,
-        "docs/a/b/c.md": False, "docs/c.md": True,
+        "a.log": False,
+        "keep.log": True,
+        "sub/b.log": False,
+        "build/x.py": False,
+        "sub/build/y.py": False,
+        "build.py": True,
+        "top.py": False,
+        "sub/top.py": True,
+        "deep/x/gen/z.py": False,
+        "deep/gen.py": True,
+        "sub/n.tmp": False,
+        "sub/ok.tmp": True,
+        "docs/a/b/c.md": False,
+        "docs/c.md": True,
     }
     for rel in files:
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -413,13 +438,50 @@ async def test_binary_files_are_skipped_and_output_is_bounded(arena: SimpleNames
 # -- the required literal: whatever the pattern, what the matcher finds is found ----------------
 
 _HOSTILE_PATTERNS = [
-    "needle", "(?i)NEEDLE", "NEEDLE", "needle|zzz", "zzz|needle", r"ne\x65dle", r"\u006eeedle",
-    r"\N{LATIN SMALL LETTER N}eedle", "n(?#comment)eedle", "(?x) n e e d l e", "nee?dle",
-    "ne{2}dle", "ne{0}edle", "needle{0}", "(?:needle)", "(needle)?x", "(?=needle)n",
-    "(?<=a )needle", "[n]eedle", "ne[e]dle", r"needle\b", r"\bneedle$", "^needle",
-    "(?m)^needle$", "(?s)needle.x", "needle\n", r"needle\Z", r"\Aneedle", "straße", "(?i)STRASSE",
-    "(?i)straße", "\u212aelvin", "(?i)kelvin", "(?i)\u212aELVIN", "ǅ", "(?i)ǆ", "(?a)needle",
-    r"\x00", "[[:alpha:]]eedle", "(?i:N)eedle", "n(?i:EEDLE)", r"(n)eed\1e", "n+eedle", "nn*eedle",
+    "needle",
+    "(?i)NEEDLE",
+    "NEEDLE",
+    "needle|zzz",
+    "zzz|needle",
+    r"ne\x65dle",
+    r"\u006eeedle",
+    r"\N{LATIN SMALL LETTER N}eedle",
+    "n(?#comment)eedle",
+    "(?x) n e e d l e",
+    "nee?dle",
+    "ne{2}dle",
+    "ne{0}edle",
+    "needle{0}",
+    "(?:needle)",
+    "(needle)?x",
+    "(?=needle)n",
+    "(?<=a )needle",
+    "[n]eedle",
+    "ne[e]dle",
+    r"needle\b",
+    r"\bneedle$",
+    "^needle",
+    "(?m)^needle$",
+    "(?s)needle.x",
+    "needle\n",
+    r"needle\Z",
+    r"\Aneedle",
+    "straße",
+    "(?i)STRASSE",
+    "(?i)straße",
+    "\u212aelvin",
+    "(?i)kelvin",
+    "(?i)\u212aELVIN",
+    "ǅ",
+    "(?i)ǆ",
+    "(?a)needle",
+    r"\x00",
+    "[[:alpha:]]eedle",
+    "(?i:N)eedle",
+    "n(?i:EEDLE)",
+    r"(n)eed\1e",
+    "n+eedle",
+    "nn*eedle",
 ]
 
 
@@ -431,8 +493,23 @@ async def test_the_literal_check_never_skips_a_line_the_pattern_matches(
     import regex
 
     ws = arena.ws
-    lines = ["needle x", "NEEDLE", "a needle", "nneedle", "straße", "STRASSE", "kelvin",
-             "\u212aelvin", "KELVIN", "ǅ", "ǆ", "Ǆ", "neeedle", "nedle", "needlex"]
+    lines = [
+        "needle x",
+        "NEEDLE",
+        "a needle",
+        "nneedle",
+        "straße",
+        "STRASSE",
+        "kelvin",
+        "\u212aelvin",
+        "KELVIN",
+        "ǅ",
+        "ǆ",
+        "Ǆ",
+        "neeedle",
+        "nedle",
+        "needlex",
+    ]
     (ws / "src" / "t.txt").write_text("\n".join(lines) + "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -440,8 +517,13 @@ async def test_the_literal_check_never_skips_a_line_the_pattern_matches(
             re.compile(pattern)
         except re.error:
             pytest.skip("not a pattern grep takes")
-        r = await _call(_ctx(arena.tmp, ws, _policy(ws)), "grep", pattern=pattern,
-                        path="src/t.txt", case_insensitive=case_insensitive)
+        r = await _call(
+            _ctx(arena.tmp, ws, _policy(ws)),
+            "grep",
+            pattern=pattern,
+            path="src/t.txt",
+            case_insensitive=case_insensitive,
+        )
         flags = regex.MULTILINE | (regex.IGNORECASE if case_insensitive else 0)
         oracle = regex.compile(pattern, flags)
     want = [f"src/t.txt:{n}:{ln}" for n, ln in enumerate(lines, 1) if oracle.search(ln)]

@@ -94,7 +94,15 @@ class WalkFilter:
     # False when nothing directly in this directory can be denied unless it is
     # a symlink: the walk then checks only the symlinks there.
     may_deny_in: Callable[[str], bool] = lambda directory: True
+    # (path followed, physical path of what was opened) -> skip it? For a file
+    # opened by a path that may lead elsewhere than the walk checked (a symlink,
+    # a folder on the way swapped for one): judged on what was opened.
+    reached: Callable[[str, str], bool] | None = None
 
+    def opened_denied(self, path: str, real: str) -> bool:
+        if self.reached is not None:
+            return self.reached(path, real)
+        return self.denied(real, False)
 
 
 class _WalkChecks(Protocol):
@@ -103,6 +111,8 @@ class _WalkChecks(Protocol):
     def __call__(self, path: Path | str, *, is_link: bool | None = None) -> bool: ...
 
     def may_deny_in(self, directory: str) -> bool: ...
+
+    def reached(self, path: str, real: str) -> bool: ...
 
 
 @runtime_checkable
@@ -132,6 +142,7 @@ def read_filter(ctx: ToolContext, tool: str) -> WalkFilter | None:
         return WalkFilter(
             denied=lambda text, is_link: bool(walk(text, is_link=is_link)),
             may_deny_in=walk.may_deny_in,
+            reached=walk.reached,
         )
     return WalkFilter(denied=lambda text, is_link: bool(check(tool, Path(text))))
 
@@ -744,6 +755,9 @@ class Walker:
     skipped_ignored: int = 0
     skipped_dirs: set[str] = field(default_factory=set)
     unreadable: int = 0
+    # Folders not entered because they lie deeper than WALK_MAX_DEPTH (also
+    # counted as unreadable): a search must say its results miss them.
+    too_deep: int = 0
     max_entries: int = WALK_MAX_ENTRIES
     time_budget: float = WALK_TIME_BUDGET
     visited: int = 0
@@ -815,6 +829,7 @@ class Walker:
                 ):
                     if len(stack) >= WALK_MAX_DEPTH:
                         self.unreadable += 1
+                        self.too_deep += 1
                         continue
                     try:
                         fd = os.open(name, _DIR_FLAGS, dir_fd=top.fd)
@@ -889,6 +904,15 @@ class Walker:
         return (
             f"… the walk stopped early (after {self.visited} entries or "
             f"{self.time_budget:.0f} s); results are incomplete - narrow the path or pattern"
+        )
+
+    def too_deep_note(self) -> str:
+        if not self.too_deep:
+            return ""
+        folders = "folder" if self.too_deep == 1 else "folders"
+        return (
+            f"… {self.too_deep} {folders} nested deeper than {WALK_MAX_DEPTH} levels not "
+            "searched; results are incomplete - search from a path nearer them"
         )
 
     def skipped_note(self) -> str:
