@@ -184,6 +184,73 @@ async def test_grep_and_glob_say_when_folders_were_too_deep_to_search(
     assert "not searched" in r.text and "deep" in r.text, r.text
 
 
+# -- 4. the walk holds a descriptor per level: deep trees walked at once starved the process ----
+#
+# The old walk held none between listings. Read-only calls run concurrently, so
+# a cloned repository nested 200 deep and a few parallel greps took every
+# descriptor under a common soft limit (1024 on Linux, 256 on macOS): the
+# provider's socket, checkpoints and the transcript then failed with EMFILE.
+
+_STARVE = """
+import os, resource, sys
+from pathlib import Path
+from reasonix_core.tool.builtin import _fs
+from reasonix_core.tool.sandbox import SandboxPolicy
+
+resource.setrlimit(resource.RLIMIT_NOFILE, (160, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+ws = Path(sys.argv[1]).resolve()
+sandbox = SandboxPolicy(workspace=ws, temp_dir=ws)
+starved = []
+
+def probe(parts):
+    # What the rest of the process may need at this moment: a few descriptors
+    # (a socket, a checkpoint, the transcript, a subprocess's pipes).
+    held = []
+    try:
+        for _ in range(12):
+            held.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError:
+        starved.append(len(parts))
+    finally:
+        for fd in held:
+            os.close(fd)
+    return True
+
+# Four walks suspended at their deepest point at once (as four concurrent
+# read-only calls would be), stepped one after the other: deterministic.
+walkers = [_fs.Walker(root=ws, sandbox=sandbox, descend=probe) for _ in range(4)]
+walks = [iter(w) for w in walkers]
+for walk in walks:
+    for entry in walk:
+        if entry.name == "leaf.txt":
+            break
+for walk in walks:
+    for entry in walk:
+        pass
+print(len(starved), sum(w.too_deep for w in walkers))
+"""
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="needs /dev/null")
+def test_concurrent_deep_walks_leave_descriptors_for_the_rest_of_the_process(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    deep = ws.joinpath(*["d"] * 60)
+    deep.mkdir(parents=True)
+    (deep / "leaf.txt").write_text("x\n")
+    out = subprocess.run(
+        [sys.executable, "-c", _STARVE, str(ws)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    starved, too_deep = map(int, out.stdout.split())
+    assert starved == 0, "a walk took the descriptors the process needs"
+    assert too_deep >= 1  # and it said so (grep and glob put it in their notes)
+
+
 # ============================================================ guarantees that held (pinned)
 
 # -- workspace confinement: symlinks to /, to the protected folder, to ruled files, loops -----
@@ -566,6 +633,17 @@ async def test_no_descriptor_outlives_a_call_or_an_abandoned_walk(arena: SimpleN
     with pytest.raises(RuntimeError):
         list(_fs.Walker(root=ws.resolve(), sandbox=sandbox, descend=boom))
     assert _open_fds() == before
+
+    def boom_in(directory: str) -> bool:
+        if directory.endswith("/e"):
+            raise RuntimeError("the policy's check failed mid-walk")
+        return True
+
+    failing = _fs.WalkFilter(denied=lambda text, is_link: False, may_deny_in=boom_in)
+    with pytest.raises(RuntimeError):
+        list(_fs.Walker(root=ws.resolve(), sandbox=sandbox, hide=failing))
+    assert _open_fds() == before
+    assert _fs._WALK_DESCRIPTORS._held == 0  # the walks' share is all given back
 
 
 # -- the TUI's @ references ---------------------------------------------------------------------

@@ -697,6 +697,57 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Each level of the walk holds its directory open; deeper folders are not entered
 # (counted as unreadable) rather than risk running out of descriptors.
 WALK_MAX_DEPTH = 256
+# The share of the process's descriptor limit all walks together may hold open
+# (read-only calls run concurrently; the old walk held none between listings):
+# a folder past it is not entered, like one past WALK_MAX_DEPTH, so a deep tree
+# walked by several calls at once cannot starve the rest of the process.
+WALK_DESCRIPTOR_SHARE = 0.25
+
+
+class _DescriptorPool:
+    """How many directory descriptors the process's walks hold, against their share."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held = 0
+        self._cap: int | None = None
+
+    def _limit(self) -> int:
+        if self._cap is None:
+            try:
+                import resource  # POSIX only
+
+                soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            except (ImportError, OSError, ValueError):
+                soft = -1
+            if soft < 0 or soft == getattr(resource, "RLIM_INFINITY", -1):
+                soft = 1 << 16
+            self._cap = max(16, int(soft * WALK_DESCRIPTOR_SHARE))
+        return self._cap
+
+    def take(self, *, force: bool = False) -> bool:
+        """Count one more held descriptor; False (nothing counted) past the share."""
+        with self._lock:
+            if not force and self._held >= self._limit():
+                return False
+            self._held += 1
+            return True
+
+    def give_back(self) -> None:
+        """Uncount a :meth:`take` whose open failed."""
+        with self._lock:
+            self._held -= 1
+
+    def close(self, fd: int) -> None:
+        """Close a descriptor :meth:`take` counted."""
+        try:
+            os.close(fd)
+        finally:
+            with self._lock:
+                self._held -= 1
+
+
+_WALK_DESCRIPTORS = _DescriptorPool()
 
 
 def _covered(text: str, roots: tuple[str, ...]) -> bool:
@@ -779,6 +830,8 @@ class Walker:
         except OSError:
             self.unreadable += 1
             return
+        pool = _WALK_DESCRIPTORS
+        pool.take(force=True)  # a walk always holds its root
         stack: list[_Level] = []
         try:
             level = self._enter(root_fd, root_text, (), matcher, forbidden)
@@ -791,7 +844,7 @@ class Walker:
                     return
                 top = stack[-1]
                 if top.next >= len(top.listing):
-                    os.close(stack.pop().fd)
+                    pool.close(stack.pop().fd)
                     continue
                 name, is_link, is_dir = top.listing[top.next]
                 top.next += 1
@@ -827,13 +880,14 @@ class Walker:
                     and (self.max_depth is None or len(rel) < self.max_depth)
                     and (self.descend is None or self.descend(rel))
                 ):
-                    if len(stack) >= WALK_MAX_DEPTH:
+                    if len(stack) >= WALK_MAX_DEPTH or not pool.take():
                         self.unreadable += 1
                         self.too_deep += 1
                         continue
                     try:
                         fd = os.open(name, _DIR_FLAGS, dir_fd=top.fd)
                     except OSError:  # gone, unreadable, or swapped for a symlink
+                        pool.give_back()
                         self.unreadable += 1
                         continue
                     below = tuple(f for f in top.forbidden if f.startswith(text + "/"))
@@ -842,7 +896,7 @@ class Walker:
                         stack.append(child)
         finally:
             for level in stack:
-                os.close(level.fd)
+                pool.close(level.fd)
 
     def _enter(
         self,
@@ -863,7 +917,7 @@ class Walker:
         has_ignore_file = False
         try:
             if self._opened_hidden(fd):
-                os.close(fd)
+                _WALK_DESCRIPTORS.close(fd)
                 return None
             with os.scandir(fd) as it:
                 for e in it:
@@ -878,14 +932,21 @@ class Walker:
                     if is_dir or want is None or want(name):
                         listed.append((name, is_link, is_dir))
         except OSError:
-            os.close(fd)
+            _WALK_DESCRIPTORS.close(fd)
             self.unreadable += 1
             return None
-        listed.sort()
-        matcher = parent
-        if self.gitignore and parts and has_ignore_file:
-            matcher = parent.child(Path(text))
-        check_hide = self.hide is not None and self.hide.may_deny_in(text)
+        except BaseException:  # a caller's callback failed: the walk ends, fd closed
+            _WALK_DESCRIPTORS.close(fd)
+            raise
+        try:
+            listed.sort()
+            matcher = parent
+            if self.gitignore and parts and has_ignore_file:
+                matcher = parent.child(Path(text))
+            check_hide = self.hide is not None and self.hide.may_deny_in(text)
+        except BaseException:
+            _WALK_DESCRIPTORS.close(fd)
+            raise
         return _Level(fd, text, parts, listed, matcher, forbidden, check_hide)
 
     def _opened_hidden(self, fd: int) -> bool:
@@ -911,8 +972,9 @@ class Walker:
             return ""
         folders = "folder" if self.too_deep == 1 else "folders"
         return (
-            f"… {self.too_deep} {folders} nested deeper than {WALK_MAX_DEPTH} levels not "
-            "searched; results are incomplete - search from a path nearer them"
+            f"… {self.too_deep} {folders} nested too deep to walk (past {WALK_MAX_DEPTH} "
+            "levels, or past the folders all searches may hold open at once) not searched; "
+            "results are incomplete - search from a path nearer them"
         )
 
     def skipped_note(self) -> str:
