@@ -251,6 +251,33 @@ def test_concurrent_deep_walks_leave_descriptors_for_the_rest_of_the_process(
     assert too_deep >= 1  # and it said so (grep and glob put it in their notes)
 
 
+# -- 5. "did you mean" named files the deny rules hide from every listing ----------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("grep", {"pattern": "x", "path": ".en"}),
+        ("glob", {"pattern": "*", "path": ".envv"}),
+        ("ls", {"path": ".en"}),
+        ("grep", {"pattern": "x", "path": "src/.en"}),
+    ],
+)
+async def test_a_missing_path_suggests_no_denied_name(
+    arena: SimpleNamespace, name: str, args: dict[str, Any]
+) -> None:
+    ws = arena.ws
+    (ws / ".env").write_text("x\n")
+    (ws / "src" / ".env").write_text("x\n")
+    (ws / ".envrc").write_text("x\n")
+    (ws / "src" / ".envrc").write_text("x\n")
+    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(**/.env)",)))
+    r = await _call(ctx, name, **args)
+    assert "does not exist" in r.text
+    assert ".env?" not in r.text and ".env," not in r.text, r.text
+    assert ".envrc" in r.text  # the hint still works for what may be seen
+
+
 # ============================================================ guarantees that held (pinned)
 
 # -- workspace confinement: symlinks to /, to the protected folder, to ruled files, loops -----

@@ -232,8 +232,9 @@ async def run_reader(fn: Callable[[threading.Event], T]) -> T:
         stop.set()
 
 
-def suggest_missing(path: Path, sandbox: SandboxPolicy) -> str:
-    """A hint for a missing path: similar names in its directory."""
+def suggest_missing(path: Path, sandbox: SandboxPolicy, hide: WalkFilter | None = None) -> str:
+    """A hint for a missing path: similar names in its directory, never one a
+    listing would leave out (forbid_read, or what ``hide`` denies)."""
     parent = path.parent
     try:
         fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -244,7 +245,12 @@ def suggest_missing(path: Path, sandbox: SandboxPolicy) -> str:
     try:
         if sandbox.opened_is_hidden(fd):  # swapped for a link to a hidden folder
             return ""
-        names = [n for n in os.listdir(fd) if not sandbox.is_hidden(parent / n)]
+        names = [
+            n
+            for n in os.listdir(fd)
+            if not sandbox.is_hidden(parent / n)
+            and (hide is None or not hide.denied(str(parent / n), None))
+        ]
     except OSError:
         return ""
     finally:

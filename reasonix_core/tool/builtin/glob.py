@@ -75,7 +75,7 @@ def glob_sync(
     if explicit_base and not os.path.isdir(base):
         if not os.path.exists(base):
             raise ToolFailure(
-                f"{FS_NOT_FOUND}: {base_display} does not exist{suggest_missing(base, sandbox)}",
+                f"{FS_NOT_FOUND}: {base_display} does not exist{suggest_missing(base, sandbox, hide)}",
                 FS_NOT_FOUND,
             )
         raise ToolFailure(f"{base_display} is not a directory; pass a directory as path")

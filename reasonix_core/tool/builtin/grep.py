@@ -256,7 +256,7 @@ def grep_sync(
         st = os.stat(target)
     except FileNotFoundError:
         raise ToolFailure(
-            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox)}",
+            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox, hide)}",
             FS_NOT_FOUND,
         ) from None
     search = _Search(pattern, prefilter, sandbox, literal, hide)
