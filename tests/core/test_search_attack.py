@@ -278,6 +278,31 @@ async def test_a_missing_path_suggests_no_denied_name(
     assert ".envrc" in r.text  # the hint still works for what may be seen
 
 
+# -- 6. a .gitignore that is a link was read through: a protected file's lines became -----------
+#       ignore rules (read, and an oracle: which planted names vanish). Git itself
+#       never follows a .gitignore link (2.32+); neither does the walk now.
+
+
+@pytest.mark.parametrize("where", ["root", "nested"])
+async def test_a_gitignore_link_to_a_protected_file_is_not_read(
+    arena: SimpleNamespace, where: str
+) -> None:
+    ws = arena.ws
+    (arena.ssh / "config").write_text("Host-github.com\n")
+    folder = ws if where == "root" else ws / "src"
+    (folder / ".gitignore").symlink_to(arena.ssh / "config")
+    (folder / "Host-github.com").write_text("probe\n")  # vanishes if the key line is a rule
+    ctx = _ctx(arena.tmp, ws, _policy(ws, forbid=(arena.ssh,)))
+    for name, args in (("glob", {"pattern": "**/Host-*"}), ("grep", {"pattern": "probe"})):
+        r = await _call(ctx, name, **args)
+        assert "Host-github.com" in r.text, (name, r.text)
+    # a regular .gitignore still works
+    (folder / ".gitignore").unlink()
+    (folder / ".gitignore").write_text("Host-*\n")
+    r = await _call(ctx, "glob", pattern="**/Host-*")
+    assert "Host-github.com" not in r.text, r.text
+
+
 # ============================================================ guarantees that held (pinned)
 
 # -- workspace confinement: symlinks to /, to the protected folder, to ruled files, loops -----

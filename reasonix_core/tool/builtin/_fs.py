@@ -948,7 +948,7 @@ class Walker:
             listed.sort()
             matcher = parent
             if self.gitignore and parts and has_ignore_file:
-                matcher = parent.child(Path(text))
+                matcher = parent.child(Path(text), dir_fd=fd)
             check_hide = self.hide is not None and self.hide.may_deny_in(text)
         except BaseException:
             _WALK_DESCRIPTORS.close(fd)
