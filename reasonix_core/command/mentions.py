@@ -177,7 +177,7 @@ def expand_mentions(
             if path.is_dir():
                 blocks.append(_directory_block(label, path, listing_cap, hidden))
             else:
-                blocks.append(_file_block(label, path, file_cap))
+                blocks.append(_file_block(label, path, file_cap, hidden))
             paths.append(label)
         except OSError as exc:
             notices.append(f"@{label}: {exc.strerror or exc}")
@@ -194,10 +194,19 @@ def _denied(path: Path, denied: Callable[[str], bool] | None) -> bool:
     return denied(named) or denied(os.path.realpath(named))
 
 
-def _file_block(label: str, path: Path, cap: int) -> str:
+def _file_block(
+    label: str, path: Path, cap: int, hidden: Callable[[str], bool] = lambda real: False
+) -> str:
+    """The file's text; ``hidden`` judges what was opened (a folder on the way
+    may have been swapped for a link since the checks by name)."""
+    from reasonix_core.tool.fs_walk import opened_path  # lazily: not on the TUI's start path
+
     # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the turn.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
+        real = opened_path(fd)
+        if real is not None and hidden(os.fspath(real)):
+            raise OSError(errno.EACCES, "changed since it was checked; not attached")
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")

@@ -754,3 +754,31 @@ def test_an_attached_folder_lists_nothing_protected_or_denied(arena: SimpleNames
     assert "app.py" in listing
     for name in ("vault", "vault-name.txt", "secrets", "alias", "key"):
         assert name not in listing, (name, listing)
+
+
+@pytest.mark.parametrize("into", ["protected", "denied"])
+def test_an_at_reference_swapped_after_its_check_attaches_nothing_hidden(
+    arena: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, into: str
+) -> None:
+    from reasonix_core.command import mentions
+
+    ws, policy = _mention_arena(arena)
+    (ws / "a").mkdir()
+    (ws / "a" / "id_rsa").write_text("harmless\n")
+    (ws / "secrets" / "id_rsa").write_text(f"{SECRET} {BODY}\n")
+    to = arena.ssh if into == "protected" else ws / "secrets"
+    attach = mentions._file_block
+
+    def swap_then_attach(*args: Any, **kwargs: Any) -> Any:
+        (ws / "a").rename(ws / "a.moved")  # after every check, before the open
+        (ws / "a").symlink_to(to, target_is_directory=True)
+        return attach(*args, **kwargs)
+
+    monkeypatch.setattr(mentions, "_file_block", swap_then_attach)
+    out = mentions.expand_mentions(
+        "@a/id_rsa",
+        ws,
+        protected=tuple(policy.forbid_read),
+        denied=lambda path: policy.read_denied("read_file", path),
+    )
+    assert BODY not in "".join(out.blocks), out

@@ -724,9 +724,10 @@ class _DescriptorPool:
                 import resource  # POSIX only
 
                 soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+                unlimited = soft == resource.RLIM_INFINITY
             except (ImportError, OSError, ValueError):
-                soft = -1
-            if soft < 0 or soft == getattr(resource, "RLIM_INFINITY", -1):
+                soft, unlimited = -1, True
+            if soft < 0 or unlimited:
                 soft = 1 << 16
             self._cap = max(16, int(soft * WALK_DESCRIPTOR_SHARE))
         return self._cap
