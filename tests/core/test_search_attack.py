@@ -412,6 +412,37 @@ async def test_a_hard_link_is_judged_by_its_own_name_as_read_file_judges_it(
     assert "secrets/k" not in grep.text
 
 
+async def test_a_workspace_named_through_a_link_keeps_its_rules(arena: SimpleNamespace) -> None:
+    ws = arena.ws
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "k").write_text(f"{SECRET} {BODY}\n")
+    via = arena.tmp / "ws-link"
+    via.symlink_to(ws, target_is_directory=True)
+    policy = _policy(via, deny=(f"Read({via}/secrets/**)",), forbid=(arena.ssh,))
+    ctx = _ctx(arena.tmp, via, policy)
+    for name, args in _all_three():
+        r = await _call(ctx, name, **args)
+        _assert_hidden(r.text, "secrets/k")
+    r = await _call(ctx, "grep", pattern="visible")
+    assert r.text.splitlines() == ["src/app.py:1:visible line"]
+
+
+async def test_the_real_depth_bound_walks_to_it_and_says_what_lies_past_it(
+    arena: SimpleNamespace,
+) -> None:
+    ws = arena.ws
+    near = ws.joinpath(*["d"] * (_fs.WALK_MAX_DEPTH - 2))
+    near.mkdir(parents=True)
+    (near / "near.py").write_text("needle near\n")
+    far = near.joinpath(*["d"] * 20)
+    far.mkdir(parents=True)
+    (far / "far.py").write_text("needle far\n")
+    ctx = _ctx(arena.tmp, ws, _policy(ws))
+    r = await _call(ctx, "grep", pattern="needle")
+    assert "needle near" in r.text and "needle far" not in r.text
+    assert "too deep" in r.text, r.text
+
+
 # -- protected paths: neither read nor named, nor counted --------------------------------------
 
 
