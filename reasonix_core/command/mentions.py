@@ -163,26 +163,50 @@ def expand_mentions(
             continue
         label, path = resolved
         refusal = _refusal(label, path, workspace, shielded)
-        if refusal is None and denied is not None and denied(os.fspath(path)):
+        if refusal is None and _denied(path, denied):
             refusal = f"@{label}: denied by your Read rules; not attached"
         if refusal is not None:
             notices.append(refusal)
             continue
+
+        def hidden(entry: str) -> bool:
+            real = os.path.realpath(entry)
+            return any(within(real, root) for root in shielded) or _denied(Path(entry), denied)
+
         try:
             if path.is_dir():
-                blocks.append(_directory_block(label, path, listing_cap))
+                blocks.append(_directory_block(label, path, listing_cap, hidden))
             else:
-                blocks.append(_file_block(label, path, file_cap))
+                blocks.append(_file_block(label, path, file_cap, hidden))
             paths.append(label)
         except OSError as exc:
             notices.append(f"@{label}: {exc.strerror or exc}")
     return MentionExpansion(blocks=blocks, notices=notices, paths=paths)
 
 
-def _file_block(label: str, path: Path, cap: int) -> str:
+def _denied(path: Path, denied: Callable[[str], bool] | None) -> bool:
+    """``denied`` on ``path`` as named and as resolved: the rule check resolves
+    only a last component that is a link, and a folder on the way may be one
+    (``@alias/k`` with ``alias -> secrets`` is ``secrets/k``)."""
+    if denied is None:
+        return False
+    named = os.fspath(path)
+    return denied(named) or denied(os.path.realpath(named))
+
+
+def _file_block(
+    label: str, path: Path, cap: int, hidden: Callable[[str], bool] = lambda real: False
+) -> str:
+    """The file's text; ``hidden`` judges what was opened (a folder on the way
+    may have been swapped for a link since the checks by name)."""
+    from reasonix_core.tool.fs_walk import opened_path  # lazily: not on the TUI's start path
+
     # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the turn.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
+        real = opened_path(fd)
+        if real is not None and hidden(os.fspath(real)):
+            raise OSError(errno.EACCES, "changed since it was checked; not attached")
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
@@ -199,7 +223,11 @@ def _file_block(label: str, path: Path, cap: int) -> str:
     return f'<file path="{label}">\n{body}{note}\n</file>'
 
 
-def _directory_block(label: str, path: Path, cap: int) -> str:
+def _directory_block(
+    label: str, path: Path, cap: int, hidden: Callable[[str], bool] = lambda entry: False
+) -> str:
+    """A listing of ``path``; entries ``hidden`` refuses are left out unnamed
+    (a protected folder inside, a file a deny rule covers)."""
     lines: list[str] = []
     more = False
 
@@ -215,6 +243,8 @@ def _directory_block(label: str, path: Path, cap: int) -> str:
                 return
             is_dir = entry.is_dir(follow_symlinks=False)
             if is_dir and entry.name in SKIP_DIRS:
+                continue
+            if hidden(entry.path):
                 continue
             lines.append("  " * depth + entry.name + ("/" if is_dir else ""))
             if is_dir:

@@ -176,13 +176,18 @@ class ReadFilter:
             is_link = os.path.islink(found)
         if not is_link:
             return False
-        target = _real(found)
+        return self.reached(found, _real(found))
+
+    def reached(self, path: str, real: str) -> bool:
+        """Whether a tool must not see ``real``, the physical path that ``path``
+        (absolute, normal; a symlink, or a name a folder swap may have moved)
+        led to: judged on the file actually opened when that is known."""
         policy = self._policy
-        if policy._readable(found) and not policy._readable(target):
+        if policy._readable(path) and not policy._readable(real):
             # A link planted in the workspace must not carry a search to a
             # file outside that reading it by name would have to ask for.
             return True
-        return self._hit(target)
+        return self._hit(real)
 
     def may_deny_in(self, directory: str) -> bool:
         """False when no entry directly in ``directory`` (absolute, normal) can

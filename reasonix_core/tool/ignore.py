@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -263,15 +264,35 @@ class IgnoreFile:
         return None
 
 
-def load_ignore_file(directory: Path, name: str = ".gitignore") -> IgnoreFile | None:
-    file = directory / name
+_IGNORE_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_IGNORE_FILE_MAX = 1 << 20
+
+
+def load_ignore_file(
+    directory: Path, name: str = ".gitignore", *, dir_fd: int | None = None
+) -> IgnoreFile | None:
+    """The rules of ``directory``'s ignore file (opened through ``dir_fd``, the
+    open ``directory``, when given), or None.
+
+    A symlink there is not followed, as git (2.32+) does not: it could lead to
+    a protected file, whose lines would then be read and act as rules."""
     try:
-        if not file.is_file() or file.stat().st_size > 1 << 20:
+        if dir_fd is None:
+            fd = os.open(directory / name, _IGNORE_FILE_FLAGS)
+        else:
+            fd = os.open(name, _IGNORE_FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:  # missing, or a symlink (ELOOP)
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _IGNORE_FILE_MAX:
             return None
-        text = file.read_text(encoding="utf-8", errors="replace")
+        data = os.read(fd, _IGNORE_FILE_MAX + 1)[:_IGNORE_FILE_MAX]
     except OSError:
         return None
-    rules = parse_gitignore(text)
+    finally:
+        os.close(fd)
+    rules = parse_gitignore(data.decode("utf-8", errors="replace"))
     return IgnoreFile(directory, tuple(rules)) if rules else None
 
 
@@ -315,9 +336,10 @@ class IgnoreMatcher:
                 files.append(f)
         return cls(files)
 
-    def child(self, directory: Path) -> IgnoreMatcher:
-        """Matcher for the contents of ``directory`` (adds its ``.gitignore``)."""
-        f = load_ignore_file(directory)
+    def child(self, directory: Path, *, dir_fd: int | None = None) -> IgnoreMatcher:
+        """Matcher for the contents of ``directory`` (adds its ``.gitignore``,
+        read through ``dir_fd``, the open ``directory``, when given)."""
+        f = load_ignore_file(directory, dir_fd=dir_fd)
         if f is None:
             return self
         return IgnoreMatcher((*self._files, f))

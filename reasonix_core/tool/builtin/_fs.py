@@ -94,7 +94,15 @@ class WalkFilter:
     # False when nothing directly in this directory can be denied unless it is
     # a symlink: the walk then checks only the symlinks there.
     may_deny_in: Callable[[str], bool] = lambda directory: True
+    # (path followed, physical path of what was opened) -> skip it? For a file
+    # opened by a path that may lead elsewhere than the walk checked (a symlink,
+    # a folder on the way swapped for one): judged on what was opened.
+    reached: Callable[[str, str], bool] | None = None
 
+    def opened_denied(self, path: str, real: str) -> bool:
+        if self.reached is not None:
+            return self.reached(path, real)
+        return self.denied(real, False)
 
 
 class _WalkChecks(Protocol):
@@ -103,6 +111,8 @@ class _WalkChecks(Protocol):
     def __call__(self, path: Path | str, *, is_link: bool | None = None) -> bool: ...
 
     def may_deny_in(self, directory: str) -> bool: ...
+
+    def reached(self, path: str, real: str) -> bool: ...
 
 
 @runtime_checkable
@@ -132,6 +142,7 @@ def read_filter(ctx: ToolContext, tool: str) -> WalkFilter | None:
         return WalkFilter(
             denied=lambda text, is_link: bool(walk(text, is_link=is_link)),
             may_deny_in=walk.may_deny_in,
+            reached=walk.reached,
         )
     return WalkFilter(denied=lambda text, is_link: bool(check(tool, Path(text))))
 
@@ -221,8 +232,9 @@ async def run_reader(fn: Callable[[threading.Event], T]) -> T:
         stop.set()
 
 
-def suggest_missing(path: Path, sandbox: SandboxPolicy) -> str:
-    """A hint for a missing path: similar names in its directory."""
+def suggest_missing(path: Path, sandbox: SandboxPolicy, hide: WalkFilter | None = None) -> str:
+    """A hint for a missing path: similar names in its directory, never one a
+    listing would leave out (forbid_read, or what ``hide`` denies)."""
     parent = path.parent
     try:
         fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -233,7 +245,12 @@ def suggest_missing(path: Path, sandbox: SandboxPolicy) -> str:
     try:
         if sandbox.opened_is_hidden(fd):  # swapped for a link to a hidden folder
             return ""
-        names = [n for n in os.listdir(fd) if not sandbox.is_hidden(parent / n)]
+        names = [
+            n
+            for n in os.listdir(fd)
+            if not sandbox.is_hidden(parent / n)
+            and (hide is None or not hide.denied(str(parent / n), None))
+        ]
     except OSError:
         return ""
     finally:
@@ -686,6 +703,58 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Each level of the walk holds its directory open; deeper folders are not entered
 # (counted as unreadable) rather than risk running out of descriptors.
 WALK_MAX_DEPTH = 256
+# The share of the process's descriptor limit all walks together may hold open
+# (read-only calls run concurrently; the old walk held none between listings):
+# a folder past it is not entered, like one past WALK_MAX_DEPTH, so a deep tree
+# walked by several calls at once cannot starve the rest of the process.
+WALK_DESCRIPTOR_SHARE = 0.25
+
+
+class _DescriptorPool:
+    """How many directory descriptors the process's walks hold, against their share."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held = 0
+        self._cap: int | None = None
+
+    def _limit(self) -> int:
+        if self._cap is None:
+            try:
+                import resource  # POSIX only
+
+                soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+                unlimited = soft == resource.RLIM_INFINITY
+            except (ImportError, OSError, ValueError):
+                soft, unlimited = -1, True
+            if soft < 0 or unlimited:
+                soft = 1 << 16
+            self._cap = max(16, int(soft * WALK_DESCRIPTOR_SHARE))
+        return self._cap
+
+    def take(self, *, force: bool = False) -> bool:
+        """Count one more held descriptor; False (nothing counted) past the share."""
+        with self._lock:
+            if not force and self._held >= self._limit():
+                return False
+            self._held += 1
+            return True
+
+    def give_back(self) -> None:
+        """Uncount a :meth:`take` whose open failed."""
+        with self._lock:
+            self._held -= 1
+
+    def close(self, fd: int) -> None:
+        """Close a descriptor :meth:`take` counted."""
+        try:
+            os.close(fd)
+        finally:
+            with self._lock:
+                self._held -= 1
+
+
+_WALK_DESCRIPTORS = _DescriptorPool()
 
 
 def _covered(text: str, roots: tuple[str, ...]) -> bool:
@@ -744,6 +813,9 @@ class Walker:
     skipped_ignored: int = 0
     skipped_dirs: set[str] = field(default_factory=set)
     unreadable: int = 0
+    # Folders not entered because they lie deeper than WALK_MAX_DEPTH (also
+    # counted as unreadable): a search must say its results miss them.
+    too_deep: int = 0
     max_entries: int = WALK_MAX_ENTRIES
     time_budget: float = WALK_TIME_BUDGET
     visited: int = 0
@@ -765,6 +837,8 @@ class Walker:
         except OSError:
             self.unreadable += 1
             return
+        pool = _WALK_DESCRIPTORS
+        pool.take(force=True)  # a walk always holds its root
         stack: list[_Level] = []
         try:
             level = self._enter(root_fd, root_text, (), matcher, forbidden)
@@ -777,7 +851,7 @@ class Walker:
                     return
                 top = stack[-1]
                 if top.next >= len(top.listing):
-                    os.close(stack.pop().fd)
+                    pool.close(stack.pop().fd)
                     continue
                 name, is_link, is_dir = top.listing[top.next]
                 top.next += 1
@@ -813,12 +887,14 @@ class Walker:
                     and (self.max_depth is None or len(rel) < self.max_depth)
                     and (self.descend is None or self.descend(rel))
                 ):
-                    if len(stack) >= WALK_MAX_DEPTH:
+                    if len(stack) >= WALK_MAX_DEPTH or not pool.take():
                         self.unreadable += 1
+                        self.too_deep += 1
                         continue
                     try:
                         fd = os.open(name, _DIR_FLAGS, dir_fd=top.fd)
                     except OSError:  # gone, unreadable, or swapped for a symlink
+                        pool.give_back()
                         self.unreadable += 1
                         continue
                     below = tuple(f for f in top.forbidden if f.startswith(text + "/"))
@@ -827,7 +903,7 @@ class Walker:
                         stack.append(child)
         finally:
             for level in stack:
-                os.close(level.fd)
+                pool.close(level.fd)
 
     def _enter(
         self,
@@ -848,7 +924,7 @@ class Walker:
         has_ignore_file = False
         try:
             if self._opened_hidden(fd):
-                os.close(fd)
+                _WALK_DESCRIPTORS.close(fd)
                 return None
             with os.scandir(fd) as it:
                 for e in it:
@@ -863,14 +939,21 @@ class Walker:
                     if is_dir or want is None or want(name):
                         listed.append((name, is_link, is_dir))
         except OSError:
-            os.close(fd)
+            _WALK_DESCRIPTORS.close(fd)
             self.unreadable += 1
             return None
-        listed.sort()
-        matcher = parent
-        if self.gitignore and parts and has_ignore_file:
-            matcher = parent.child(Path(text))
-        check_hide = self.hide is not None and self.hide.may_deny_in(text)
+        except BaseException:  # a caller's callback failed: the walk ends, fd closed
+            _WALK_DESCRIPTORS.close(fd)
+            raise
+        try:
+            listed.sort()
+            matcher = parent
+            if self.gitignore and parts and has_ignore_file:
+                matcher = parent.child(Path(text), dir_fd=fd)
+            check_hide = self.hide is not None and self.hide.may_deny_in(text)
+        except BaseException:
+            _WALK_DESCRIPTORS.close(fd)
+            raise
         return _Level(fd, text, parts, listed, matcher, forbidden, check_hide)
 
     def _opened_hidden(self, fd: int) -> bool:
@@ -889,6 +972,16 @@ class Walker:
         return (
             f"… the walk stopped early (after {self.visited} entries or "
             f"{self.time_budget:.0f} s); results are incomplete - narrow the path or pattern"
+        )
+
+    def too_deep_note(self) -> str:
+        if not self.too_deep:
+            return ""
+        folders = "folder" if self.too_deep == 1 else "folders"
+        return (
+            f"… {self.too_deep} {folders} nested too deep to walk (past {WALK_MAX_DEPTH} "
+            "levels, or past the folders all searches may hold open at once) not searched; "
+            "results are incomplete - search from a path nearer them"
         )
 
     def skipped_note(self) -> str:

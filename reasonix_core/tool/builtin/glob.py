@@ -75,7 +75,7 @@ def glob_sync(
     if explicit_base and not os.path.isdir(base):
         if not os.path.exists(base):
             raise ToolFailure(
-                f"{FS_NOT_FOUND}: {base_display} does not exist{suggest_missing(base, sandbox)}",
+                f"{FS_NOT_FOUND}: {base_display} does not exist{suggest_missing(base, sandbox, hide)}",
                 FS_NOT_FOUND,
             )
         raise ToolFailure(f"{base_display} is not a directory; pass a directory as path")
@@ -101,6 +101,7 @@ def glob_sync(
 
     scanned_capped = False
     walk_note = ""
+    deep_note = ""
     for root, patterns in groups.items():
         if not os.path.isdir(root):
             continue
@@ -125,6 +126,7 @@ def glob_sync(
                     scanned_capped = True
                     break
         walk_note = walk_note or walker.truncated_note()
+        deep_note = deep_note or walker.too_deep_note()
         if scanned_capped:
             break
 
@@ -137,7 +139,7 @@ def glob_sync(
             )
         return ToolResult(
             text=f"no files match {pattern!r} under {base_display}{hint}"
-            + (f"\n{walk_note}" if walk_note else ""),
+            + "".join(f"\n{note}" for note in (walk_note, deep_note) if note),
             meta={"matches": 0},
         )
     ordered = sorted(found, key=lambda text: (-found[text], text))
@@ -152,6 +154,8 @@ def glob_sync(
         )
     if walk_note:
         notes.append(walk_note)
+    if deep_note:
+        notes.append(deep_note)
     return ToolResult(
         text="\n".join(shown + notes),
         meta={"matches": len(ordered), "capped": len(ordered) > MAX_RESULTS or scanned_capped},

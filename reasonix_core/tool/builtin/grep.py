@@ -53,7 +53,7 @@ from reasonix_core.tool.builtin.specs import (
     MAX_OUTPUT_BYTES,
     SpecifiedTool,
 )
-from reasonix_core.tool.fs_walk import FILE_FLAGS
+from reasonix_core.tool.fs_walk import FILE_FLAGS, opened_path
 from reasonix_core.tool.ignore import GlobPattern, expand_braces, names_matching
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -121,8 +121,10 @@ class _Search:
         prefilter: bool,
         sandbox: SandboxPolicy,
         literal: str = "",
+        hide: WalkFilter | None = None,
     ) -> None:
         self.pattern = pattern
+        self.hide = hide
         self.prefilter = prefilter
         self.literal = literal
         self.sandbox = sandbox
@@ -140,11 +142,20 @@ class _Search:
 
     def search_file(self, path: Path) -> None:
         """Search the file at ``path``, following a symlink to what it names:
-        what was opened is then judged against ``forbid_read``."""
+        what was opened is then judged against ``forbid_read`` and the deny
+        rules (a folder on the way may have been swapped for a link since
+        ``path`` was checked)."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
             return
+        hide = self.hide
+        if hide is not None:
+            real = opened_path(fd)
+            # Where the kernel cannot tell, the checks made by name stand.
+            if real is not None and hide.opened_denied(os.fspath(path), str(real)):
+                os.close(fd)
+                return
         self._search_open(fd, path, check_opened=True)
 
     def search_entry(self, entry: Entry) -> None:
@@ -245,10 +256,10 @@ def grep_sync(
         st = os.stat(target)
     except FileNotFoundError:
         raise ToolFailure(
-            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox)}",
+            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox, hide)}",
             FS_NOT_FOUND,
         ) from None
-    search = _Search(pattern, prefilter, sandbox, literal)
+    search = _Search(pattern, prefilter, sandbox, literal, hide)
     timed_out = False
     walker: Walker | None = None
     total = 0  # files the walk offered, searched or not
@@ -301,6 +312,8 @@ def grep_sync(
             f"{search.files_done:,} of {of} files; results are incomplete - narrow the path "
             "or glob"
         )
+    if walker is not None and walker.too_deep:
+        notes.append(walker.too_deep_note())
     if search.too_slow:
         notes.append(_too_slow_note(search.too_slow))
     skipped = []
@@ -398,6 +411,11 @@ def _literal_runs(items: Any) -> _Run:
     return (cur if pure else lead), best, cur, pure
 
 
+# What opens a POSIX class inside a set (``[[:alpha:]]``; ``[=`` and ``[.``
+# for the collating forms, should a ``regex`` release take them).
+_POSIX_CLASS_MARKS = ("[:", "[=", "[.")
+
+
 def required_literal(pattern: str, case_insensitive: bool) -> str:
     """The longest run of literal characters every match of ``pattern`` holds
     ("" when none is known): a text without it is skipped without running the
@@ -405,7 +423,13 @@ def required_literal(pattern: str, case_insensitive: bool) -> str:
 
     Only the top-level sequence counts (a branch, a repeat or an optional
     group may do without its literals), and only for case-sensitive patterns
-    (case folding has surprises: ``K`` matches the Kelvin sign)."""
+    (case folding has surprises: ``K`` matches the Kelvin sign).
+
+    ``re`` parses the pattern but ``regex`` runs it, and they part on POSIX
+    classes: ``[[:digit:]]x`` is a set and a literal ``]x`` to ``re``, a digit
+    and ``x`` to ``regex``; a pattern that may hold one gets no literal."""
+    if any(mark in pattern for mark in _POSIX_CLASS_MARKS):
+        return ""
     flags = re.MULTILINE | (re.IGNORECASE if case_insensitive else 0)
     try:
         parsed = re_parser.parse(pattern, flags)

@@ -69,7 +69,7 @@ def list_sync(
         st = os.stat(path)
     except FileNotFoundError:
         raise ToolFailure(
-            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(path, sandbox)}",
+            f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(path, sandbox, hide)}",
             FS_NOT_FOUND,
         ) from None
     if not stat_mod.S_ISDIR(st.st_mode):
