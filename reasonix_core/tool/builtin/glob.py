@@ -79,8 +79,35 @@ def glob_sync(
                 FS_NOT_FOUND,
             )
         raise ToolFailure(f"{base_display} is not a directory; pass a directory as path")
-    groups: dict[Path, list[GlobPattern]] = {}
     found: dict[str, int] = {}  # physical path -> modification time
+    groups = _group_by_root(pattern, base, sandbox, hide, found)
+    scanned_capped, walk_note = _walk_groups(groups, sandbox, stop, hide, found)
+    if not found:
+        hint = ""
+        if "/" not in pattern and "**" not in pattern:
+            hint = (
+                f"; patterns match paths relative to the search directory, so {pattern!r} "
+                f"only looks at its top level - use '**/{pattern}' to search subdirectories"
+            )
+        return ToolResult(
+            text=f"no files match {pattern!r} under {base_display}{hint}"
+            + (f"\n{walk_note}" if walk_note else ""),
+            meta={"matches": 0},
+        )
+    return _glob_result(found, sandbox, scanned_capped, walk_note)
+
+
+def _group_by_root(
+    pattern: str,
+    base: Path,
+    sandbox: SandboxPolicy,
+    hide: WalkFilter | None,
+    found: dict[str, int],
+) -> dict[Path, list[GlobPattern]]:
+    """Each brace alternative's wildcard part, grouped by the directory it starts
+    from (one walk each); an alternative without a wildcard goes straight into
+    ``found`` if it is a file."""
+    groups: dict[Path, list[GlobPattern]] = {}
     for expansion in expand_braces(pattern):
         start, rest = _split(expansion, base)
         try:
@@ -98,7 +125,17 @@ def glob_sync(
                 pass
             continue
         groups.setdefault(root, []).append(GlobPattern(rest))
+    return groups
 
+
+def _walk_groups(
+    groups: dict[Path, list[GlobPattern]],
+    sandbox: SandboxPolicy,
+    stop: threading.Event,
+    hide: WalkFilter | None,
+    found: dict[str, int],
+) -> tuple[bool, str]:
+    """Walk each root for its patterns into ``found``; (capped, the walk's note)."""
     scanned_capped = False
     walk_note = ""
     for root, patterns in groups.items():
@@ -127,19 +164,13 @@ def glob_sync(
         walk_note = walk_note or walker.truncated_note()
         if scanned_capped:
             break
+    return scanned_capped, walk_note
 
-    if not found:
-        hint = ""
-        if "/" not in pattern and "**" not in pattern:
-            hint = (
-                f"; patterns match paths relative to the search directory, so {pattern!r} "
-                f"only looks at its top level - use '**/{pattern}' to search subdirectories"
-            )
-        return ToolResult(
-            text=f"no files match {pattern!r} under {base_display}{hint}"
-            + (f"\n{walk_note}" if walk_note else ""),
-            meta={"matches": 0},
-        )
+
+def _glob_result(
+    found: dict[str, int], sandbox: SandboxPolicy, scanned_capped: bool, walk_note: str
+) -> ToolResult:
+    """The matches, most recently modified first, with what was left out."""
     ordered = sorted(found, key=lambda text: (-found[text], text))
     show = displayer(sandbox)
     shown = [show(text) for text in ordered[:MAX_RESULTS]]
