@@ -14,15 +14,13 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
-    Walker,
-    WalkFilter,
     displayer,
     guarded,
-    read_filter,
     run_reader,
     services,
     suggest_missing,
 )
+from reasonix_core.tool.builtin._walk import Walker, WalkFilter, read_filter
 from reasonix_core.tool.builtin.specs import GLOB as SPEC
 from reasonix_core.tool.builtin.specs import MAX_RESULTS, SpecifiedTool
 from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic, names_matching

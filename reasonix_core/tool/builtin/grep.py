@@ -34,19 +34,16 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
-    Entry,
     ToolFailure,
-    Walker,
-    WalkFilter,
     decode_text,
     displayer,
     guarded,
-    read_filter,
     run_reader,
     services,
     split_lines,
     suggest_missing,
 )
+from reasonix_core.tool.builtin._walk import Entry, Walker, WalkFilter, read_filter
 from reasonix_core.tool.builtin.specs import GREP as SPEC
 from reasonix_core.tool.builtin.specs import (
     MAX_LINE_CHARS,

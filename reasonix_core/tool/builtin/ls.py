@@ -13,16 +13,13 @@ from pydantic import BaseModel, Field
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
-    Entry,
     ToolFailure,
-    Walker,
-    WalkFilter,
     guarded,
-    read_filter,
     run_reader,
     services,
     suggest_missing,
 )
+from reasonix_core.tool.builtin._walk import Entry, Walker, WalkFilter, read_filter
 from reasonix_core.tool.builtin.specs import LS as SPEC
 from reasonix_core.tool.builtin.specs import MAX_ENTRIES, SpecifiedTool
 from reasonix_core.tool.ledger import FS_NOT_FOUND
