@@ -91,6 +91,22 @@ def list_sync(
             capped = True
             break
         lines.append(_describe(entry))
+    notes = _listing_notes(walker, capped)
+    if not lines:
+        skipped = walker.skipped_note()
+        body = f"{display} is empty" + (" (apart from entries not shown)" if skipped else "")
+        return ToolResult(
+            text="\n".join([body, *notes]),
+            meta={"path": display, "entries": 0},
+        )
+    return ToolResult(
+        text="\n".join(lines + notes),
+        meta={"path": display, "entries": len(lines), "capped": capped},
+    )
+
+
+def _listing_notes(walker: Walker, capped: bool) -> list[str]:
+    """What the listing leaves out: capped, stopped early, skipped, unreadable."""
     notes: list[str] = []
     if capped:
         notes.append(
@@ -106,16 +122,7 @@ def list_sync(
         notes.append(
             f"({walker.unreadable} director{'y' if walker.unreadable == 1 else 'ies'} could not be read)"
         )
-    if not lines:
-        body = f"{display} is empty" + (" (apart from entries not shown)" if skipped else "")
-        return ToolResult(
-            text="\n".join([body, *notes]),
-            meta={"path": display, "entries": 0},
-        )
-    return ToolResult(
-        text="\n".join(lines + notes),
-        meta={"path": display, "entries": len(lines), "capped": capped},
-    )
+    return notes
 
 
 class Ls(SpecifiedTool, spec=SPEC):
