@@ -14,6 +14,12 @@ import json
 from typing import Any
 
 
+def canonical_json(value: object) -> str:
+    """Byte-stable JSON: sorted keys, no whitespace, UTF-8 kept as is (request
+    bodies, tool schemas, cache keys; ``provider.base`` re-exports it)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps_utf8(value: object, **kwargs: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, **kwargs)``, unless the result holds
     a lone surrogate: then the ASCII-escaped form."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reasonix_core.agent.budget import BudgetMeter
 from reasonix_core.agent.context import ContextManager
@@ -27,6 +27,9 @@ from reasonix_core.provider.base import Provider
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.capability import UseCapabilityTool
 from reasonix_core.tool.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from reasonix_core.mcp.host import McpHost
 
 
 def assemble_agent(
@@ -87,7 +90,7 @@ def assemble_agent(
     )
 
 
-def capability_tool(mcp: Any, *, read_only_targets: bool = False) -> UseCapabilityTool:
+def capability_tool(mcp: McpHost | None, *, read_only_targets: bool = False) -> UseCapabilityTool:
     """``use_capability`` for one agent: the session's own capabilities, and the MCP
     host's when servers are declared. Every agent has it, always last, so neither a
     late MCP server nor the lack of one ever changes the tool list

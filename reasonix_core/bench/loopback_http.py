@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol, Self
+from typing import Protocol, Self
 
 #: The request paths each provider kind's endpoint answers on (with and without
 #: a ``/v1`` prefix), as a cassette's ``kind`` names it.
@@ -53,6 +53,10 @@ class RequestSink(Protocol):
     def handle_request(self, h: RequestHandler) -> None: ...
 
 
+# What socketserver hands a server per connection (a TCP server: the socket).
+_Request = socket.socket | tuple[bytes, socket.socket]
+
+
 class LoopbackHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
@@ -75,15 +79,17 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         self.server_name = str(host)
         self.server_port = int(port)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
+    def process_request(self, request: _Request, client_address: object) -> None:
         with self._conn_lock:
-            self._conns.add(request)
+            if isinstance(request, socket.socket):  # always, for a TCP server
+                self._conns.add(request)
             self.accepted += 1
         super().process_request(request, client_address)
 
-    def shutdown_request(self, request: Any) -> None:
+    def shutdown_request(self, request: _Request) -> None:
         with self._conn_lock:
-            self._conns.discard(request)
+            if isinstance(request, socket.socket):
+                self._conns.discard(request)
         super().shutdown_request(request)
 
     def abort_connections(self) -> None:
@@ -95,7 +101,7 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
             except OSError:
                 pass
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
+    def handle_error(self, request: _Request, client_address: object) -> None:
         exc = sys.exc_info()[1]
         if isinstance(exc, OSError):
             return  # client went away; expected in cancellation tests
@@ -109,7 +115,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     server_version = "reasonix-fixture/1"
     sys_version = ""
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def _fixture(self) -> RequestSink:
@@ -202,7 +208,7 @@ class IncomingRequest:
 
     headers: dict[str, str]
     body: bytes
-    parsed: Any
+    parsed: object
     parse_error: str | None
 
 
@@ -217,7 +223,7 @@ def read_request(h: RequestHandler) -> IncomingRequest | None:
     except (OSError, ValueError):
         h.close_connection = True
         return None
-    parsed: Any = None
+    parsed: object = None
     parse_error: str | None = None
     try:
         parsed = json.loads(body.decode("utf-8"))

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from reasonix_core.bench.cassette import (
     CASSETTE_FILE,
@@ -44,6 +44,12 @@ from reasonix_core.bench.task import NAME, RUN_FLAG_KEYS, Task, check_setting_ke
 from reasonix_core.bench.trajectory import read_metrics, read_stream, seed_fields
 from reasonix_core.errors import BenchError
 from reasonix_core.jsontext import dumps_utf8
+
+if TYPE_CHECKING:
+    from reasonix_core.bench.loopback import RecordingProxy, ReplayServer
+
+    # The loopback endpoint between a run and its provider (imported on use).
+    _Endpoint = ReplayServer | RecordingProxy
 
 # The key variable of the generated provider entry when replaying (no real key is sent).
 REPLAY_KEY_ENV = "REASONIX_BENCH_REPLAY_KEY"
@@ -85,7 +91,7 @@ class Arm:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str) -> object:
     """A setting's value as TOML reads it (``0.5``, ``true``, ``[1]``), else the text."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
@@ -289,11 +295,24 @@ class _Processes:
         self._lock = threading.Lock()
         self.stopping = threading.Event()
 
-    def start(self, argv: list[str], **kw: Any) -> subprocess.Popen[Any]:
+    def start(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        stdin: int,
+        stdout: IO[bytes],
+        stderr: IO[bytes],
+        pass_fds: tuple[int, ...],
+    ) -> subprocess.Popen[Any]:
         with self._lock:
             if self.stopping.is_set():
                 raise BenchError("the bench was interrupted")
-            proc = subprocess.Popen(argv, start_new_session=True, **kw)
+            proc = subprocess.Popen(
+                argv, start_new_session=True, cwd=cwd, env=env, stdin=stdin,
+                stdout=stdout, stderr=stderr, pass_fds=pass_fds,
+            )  # fmt: skip
             self._live.add(proc)
         return proc
 
@@ -560,7 +579,7 @@ class _Runner:
         source.provider["default"] = source.model
         return source
 
-    def _endpoint(self, source: _Source, places: RunPlaces) -> Any:
+    def _endpoint(self, source: _Source, places: RunPlaces) -> _Endpoint | None:
         """The loopback endpoint between the run and its provider, if any."""
         if source.cassette is not None:
             from reasonix_core.bench.loopback import ReplayServer
@@ -583,7 +602,7 @@ class _Runner:
         spec: RunSpec,
         settings: dict[str, Any],
         source: _Source,
-        endpoint: Any,
+        endpoint: _Endpoint | None,
         places: RunPlaces,
         folder: Path,
         env: dict[str, str],
@@ -613,11 +632,13 @@ class _Runner:
             )  # fmt: skip
 
     def _replay_info(
-        self, spec: RunSpec, source: _Source, endpoint: Any, folder: Path
+        self, spec: RunSpec, source: _Source, endpoint: _Endpoint | None, folder: Path
     ) -> tuple[Mismatch | None, dict[str, Any] | None]:
         """What the run's cassette says: served and mismatched (replay), or saved (record)."""
+        from reasonix_core.bench.loopback import RecordingProxy, ReplayServer
+
         options = self.options
-        if source.cassette is not None:
+        if source.cassette is not None and isinstance(endpoint, ReplayServer):
             mismatch = endpoint.unused_mismatch()
             return mismatch, {
                 "cassette": str(source.cassette_path),
@@ -625,7 +646,7 @@ class _Runner:
                 "requests_served": endpoint.served,
                 "mismatch": mismatch.to_json() if mismatch else None,
             }
-        if not options.record:
+        if not options.record or not isinstance(endpoint, RecordingProxy):
             return None, None
         provider = source.provider
         recorded = Cassette(

@@ -120,7 +120,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _fmt(key: str, value: Any) -> str:
+def _fmt(key: str, value: object) -> str:
     if value is None:
         return "-"
     if key in ("solved_rate", "cache_hit_ratio"):

@@ -82,8 +82,11 @@ def _validate(data: Mapping[str, Any], label: str) -> Config:
 
 def _check_rules(config: Config, label: str) -> None:
     """A malformed permission rule is a config error naming the file and key, not a
-    crash at start. Checked here, not in the schema: parsing a rule reads the tools'
-    families, and config/ sits below permission/ and tool/."""
+    crash at start. Checked here, not in the schema, and imported on use: parsing a
+    rule reads the built-in tools' families (their specs in tool/builtin). config/
+    imports permission/ only here; neither permission/ nor tool/ imports config/ at
+    run time (tool -> provider -> config is broken by ``reasonix_core.tool_schema``),
+    so there is no cycle."""
     from reasonix_core.permission.rules import RuleError, parse_rule
 
     perms = config.permissions

@@ -32,8 +32,8 @@ from pydantic import (
 )
 
 from reasonix_core.config.prices import Price, deepseek_off_peak_prices
+from reasonix_core.efforts import accepted_efforts, check_effort, known_efforts
 from reasonix_core.permission_modes import PresetName
-from reasonix_core.provider.efforts import accepted_efforts, check_effort, known_efforts
 
 __all__ = [
     "AgentConfig",
@@ -289,7 +289,7 @@ class AgentConfig(_Table):
     @classmethod
     def _known_effort(cls, value: str) -> str:
         # Some provider must accept it; the selected one is asked when the
-        # session is built (provider/efforts.py owns the vocabulary).
+        # session is built (reasonix_core/efforts.py owns the vocabulary).
         norm = value.strip().lower()
         if norm not in known_efforts():
             raise ValueError(f"must be one of {', '.join(known_efforts())} (got {value!r})")

@@ -236,16 +236,8 @@ class ServerConnection:
     async def _generation_once(self, *, reconnecting: bool) -> tuple[bool, str]:
         self._manual = False
         self._wake = anyio.Event()
-        try:
-            sdk = await _sdk.aload()
-        except Exception as exc:
-            self._note(f"importing the mcp SDK failed: {exc!r}")
-            self._set(
-                None,
-                phase="failed",
-                error_class=type(exc).__name__,
-                reason="the mcp SDK could not be imported",
-            )
+        sdk = await self._load_sdk()
+        if sdk is None:
             return False, "failed"
         self._generation += 1
         gen = self._generation
@@ -265,23 +257,9 @@ class ServerConnection:
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
             self._gen_scope = scope
             try:
-                async with AsyncExitStack() as stack:
-                    self._note(f"--- generation {gen}: connecting ({self.config.transport})")
-                    session = await self._connect(
-                        sdk, stack, gen, dropped, stream_errors, ready, scope, state
-                    )
-                    init = await session.initialize()
-                    catalog = await self._discover(sdk, session, init)
-                    scope.deadline = math.inf
-                    self.catalog = catalog
-                    self._live = Live(gen, session, send, state)
-                    ready[0] = True
-                    self._mark_ready(gen, catalog)
-                    async with anyio.create_task_group() as tg:
-                        self._serve_scope = tg.cancel_scope
-                        tg.start_soon(cancel_when, dropped, tg.cancel_scope)
-                        async for request in receive:
-                            tg.start_soon(self._serve, session, request)
+                await self._serve_generation(
+                    sdk, gen, scope, send, receive, dropped, stream_errors, ready, state
+                )
             except Exception as exc:
                 failure = exc
             except BaseExceptionGroup as group:  # a cancellation mixed with errors
@@ -299,6 +277,52 @@ class ServerConnection:
             sdk, gen, ready=ready[0], failure=failure, stream_errors=stream_errors,
             timed_out=scope.cancelled_caught, timeout=timeout,
         )  # fmt: skip
+
+    async def _load_sdk(self) -> _sdk.Sdk | None:
+        """The mcp SDK, imported on first use; None (status failed) if it cannot be."""
+        try:
+            return await _sdk.aload()
+        except Exception as exc:
+            self._note(f"importing the mcp SDK failed: {exc!r}")
+            self._set(
+                None,
+                phase="failed",
+                error_class=type(exc).__name__,
+                reason="the mcp SDK could not be imported",
+            )
+            return None
+
+    async def _serve_generation(
+        self,
+        sdk: _sdk.Sdk,
+        gen: int,
+        scope: anyio.CancelScope,
+        send: MemoryObjectSendStream[Request],
+        receive: MemoryObjectReceiveStream[Request],
+        dropped: anyio.Event,
+        stream_errors: list[BaseException],
+        ready: list[bool],
+        state: GenState,
+    ) -> None:
+        """Connect, initialise and discover within ``scope``'s start-up deadline,
+        then serve the queued requests until the connection drops or is closed."""
+        async with AsyncExitStack() as stack:
+            self._note(f"--- generation {gen}: connecting ({self.config.transport})")
+            session = await self._connect(
+                sdk, stack, gen, dropped, stream_errors, ready, scope, state
+            )
+            init = await session.initialize()
+            catalog = await self._discover(sdk, session, init)
+            scope.deadline = math.inf
+            self.catalog = catalog
+            self._live = Live(gen, session, send, state)
+            ready[0] = True
+            self._mark_ready(gen, catalog)
+            async with anyio.create_task_group() as tg:
+                self._serve_scope = tg.cancel_scope
+                tg.start_soon(cancel_when, dropped, tg.cancel_scope)
+                async for request in receive:
+                    tg.start_soon(self._serve, session, request)
 
     def _mark_ready(self, gen: int, catalog: Catalog) -> None:
         self._set(

@@ -1,5 +1,6 @@
 """Model providers: the protocol, the kind registry and built-in kinds."""
 
+from reasonix_core.jsontext import canonical_json
 from reasonix_core.provider.base import (
     Chunk,
     PreparedRequest,
@@ -10,7 +11,6 @@ from reasonix_core.provider.base import (
     TextChunk,
     ToolCallFragment,
     ToolSchema,
-    canonical_json,
     create_provider,
     known_kinds,
     register_kind,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.messages import Message, ToolCall
@@ -106,7 +106,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
@@ -315,7 +315,7 @@ class _StreamState(EventParser):
         self.blocks: dict[int, tuple[str, int]] = {}
         self.calls: list[dict[str, Any]] = []
 
-    def _merge_usage(self, raw: Any) -> None:
+    def _merge_usage(self, raw: object) -> None:
         # Counts are cumulative: the latest value of each field wins.
         if isinstance(raw, dict):
             self.usage.update({k: v for k, v in raw.items() if v is not None})
@@ -452,7 +452,7 @@ class _StreamState(EventParser):
         )
 
 
-def stream_error(err: Any) -> ProviderError:
+def stream_error(err: object) -> ProviderError:
     """An in-band ``event: error`` (after status 200)."""
     if isinstance(err, dict):
         kind = str(err.get("type") or "api_error")

@@ -8,41 +8,17 @@ whole calls to the loop; :class:`ToolCallFragment` exists for live display.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reasonix_core.errors import ConfigError
 from reasonix_core.messages import Message, ToolCall
+from reasonix_core.tool_schema import ToolSchema
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
     from reasonix_core.config.schema import ProviderConfig
-
-
-def canonical_json(value: object) -> str:
-    """Byte-stable JSON: sorted keys, no whitespace, UTF-8 kept as is."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSchema:
-    """A tool as the model sees it: name, description, argument schema."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any] = field(hash=False)
-
-    def to_openai(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,7 +29,7 @@ class Request:
     messages: tuple[Message, ...]
     tools: tuple[ToolSchema, ...] = ()
     # One of the provider's efforts() ("auto": the server's default); the
-    # vocabulary and each kind's mapping live in provider/efforts.py.
+    # vocabulary and each kind's mapping live in reasonix_core/efforts.py.
     effort: str = "auto"
     # Already resolved for this request: None omits the field.
     max_output_tokens: int | None = None

@@ -230,7 +230,7 @@ class _ChatStream(EventParser):
             finish_reason=finish, tool_calls=tool_calls, usage=self.usage, model=self.model
         )
 
-    def _accumulate(self, frag: Any) -> ToolCallFragment:
+    def _accumulate(self, frag: object) -> ToolCallFragment:
         calls = self.calls
         if not isinstance(frag, dict):
             raise StreamInterrupted(f"malformed tool-call delta: {frag!r}"[:200])
@@ -254,7 +254,7 @@ class _ChatStream(EventParser):
         )
 
 
-def parse_usage(raw: Any) -> Usage | None:
+def parse_usage(raw: object) -> Usage | None:
     """Chat usage: DeepSeek's ``prompt_cache_hit/miss_tokens`` or OpenAI's
     ``prompt_tokens_details.cached_tokens``."""
     if not isinstance(raw, dict):
@@ -273,7 +273,7 @@ def parse_usage(raw: Any) -> Usage | None:
     )
 
 
-def stream_error(err: Any) -> ProviderError:
+def stream_error(err: object) -> ProviderError:
     if isinstance(err, dict):
         message = str(err.get("message") or err)
         kind = str(err.get("type") or "stream_error")

@@ -275,7 +275,7 @@ class _StreamParser(EventParser):
             return self._item_done(p)
         return []  # content_part.*, web search status, unknown future events
 
-    def _note_model(self, response: Any) -> None:
+    def _note_model(self, response: object) -> None:
         if isinstance(response, dict) and isinstance(response.get("model"), str):
             self.model = response["model"] or self.model
 
@@ -289,7 +289,7 @@ class _StreamParser(EventParser):
         return []
 
     def _done(
-        self, cls: type[TextChunk] | type[ReasoningChunk], tag: str, p: dict[str, Any], text: Any
+        self, cls: type[TextChunk] | type[ReasoningChunk], tag: str, p: dict[str, Any], text: object
     ) -> list[Chunk]:
         key = (tag, str(p.get("item_id")), p.get("content_index"))
         if key in self.streamed or not isinstance(text, str) or not text:
@@ -297,7 +297,7 @@ class _StreamParser(EventParser):
         self.streamed.add(key)
         return [cls(text=text)]
 
-    def _summary(self, p: dict[str, Any], text: Any, *, final: bool) -> list[Chunk]:
+    def _summary(self, p: dict[str, Any], text: object, *, final: bool) -> list[Chunk]:
         part = (str(p.get("item_id")), p.get("summary_index"))
         key = ("summary", *part)
         if final and key in self.streamed:
@@ -325,7 +325,7 @@ class _StreamParser(EventParser):
                     return call
         return None
 
-    def _new_call(self, item: dict[str, Any], output_index: Any) -> _Call:
+    def _new_call(self, item: dict[str, Any], output_index: object) -> _Call:
         call = _Call(
             index=len(self.calls),
             item_id=str(item.get("id") or ""),
@@ -430,7 +430,7 @@ class _StreamParser(EventParser):
         return StreamEnd(finish_reason=finish, tool_calls=calls, usage=usage, model=self.model)
 
 
-def parse_usage(raw: Any) -> Usage | None:
+def parse_usage(raw: object) -> Usage | None:
     """Responses usage: ``input_tokens`` includes ``cached_tokens`` (miss = input − cached)."""
     if not isinstance(raw, dict):
         return None
@@ -451,7 +451,7 @@ def _code_retryable(code: str, status: int | None) -> bool:
     return code in RETRYABLE_CODES or "rate_limit" in code or "overload" in code
 
 
-def _error_fields(err: Any) -> tuple[str, str, int | None]:
+def _error_fields(err: object) -> tuple[str, str, int | None]:
     if not isinstance(err, dict):
         return str(err or "the provider reported an error"), "", None
     nested = err.get("error")
@@ -475,7 +475,7 @@ def event_error(payload: dict[str, Any]) -> ProviderError:
     )
 
 
-def failed_error(err: Any) -> ProviderError:
+def failed_error(err: object) -> ProviderError:
     """A ``response.failed`` event's ``response.error {code, message}``."""
     message, code, status = _error_fields(err)
     text = f"{message} ({code})" if code and code not in message else message

@@ -11,20 +11,23 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reasonix_core.agent.budget import BudgetMeter
     from reasonix_core.agent.model_call import PriceFn
     from reasonix_core.config import Config, ResolvedModel
+    from reasonix_core.mcp.host import McpHost
+    from reasonix_core.permission.approver import Approver
     from reasonix_core.permission.gate import Gate
     from reasonix_core.provider.base import Provider
     from reasonix_core.subagent.profile import Profile
     from reasonix_core.subagent.slots import Slots
     from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.usage import Usage
 
 
-def _no_price(model: str, usage: Any, when: datetime) -> tuple[float, str]:
+def _no_price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
     return 0.0, "USD"
 
 
@@ -42,11 +45,11 @@ class SessionServices:
     temp_dir: Path
     session_id: str
     gate: Gate | None = None
-    approver: Any = None
+    approver: Approver | None = None
     read_denied: Callable[[str, Path], bool] | None = None
     secret_env: frozenset[str] = frozenset()
     bash_timeout_seconds: float = 120.0
-    mcp: Any = None
+    mcp: McpHost | None = None
     price: PriceFn = _no_price
     # The session's task budget (agent/budget.py): children charge the same meter.
     budget: BudgetMeter | None = None

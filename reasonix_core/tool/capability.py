@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from reasonix_core.errors import ToolArgumentError
-from reasonix_core.provider.base import canonical_json
+from reasonix_core.jsontext import canonical_json
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult
 from reasonix_core.tool.kept_results import ToolResultPages
 from reasonix_core.tool.registry import ToolRegistry, canonical_schema

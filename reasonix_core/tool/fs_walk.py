@@ -135,70 +135,113 @@ def locate(text: str, base: Path, *, follow_final: bool = True) -> Located:
     expanded = os.path.expanduser(text)
     if not os.path.isabs(expanded):
         expanded = os.path.join(os.fspath(base), expanded)
-    pending = [p for p in expanded.split("/") if p not in ("", ".")]
+    pending = _components(expanded)
     pending.reverse()  # a stack: the next component is pending[-1]
-    # walked: the physical names so far. fds[0] is "/" and fds[i + 1] the
-    # descriptor of walked[i], None from the first missing name on.
-    walked: list[str] = []
-    fds: list[int | None] = [os.open("/", DIR_FLAGS)]
-    hops = 0
+    walk = _Resolution(text, pending, follow_final=follow_final)
     try:
-        while pending:
-            comp = pending.pop()
-            if comp == "..":
-                if walked:
-                    walked.pop()
-                    fd = fds.pop()
-                    if fd is not None:
-                        os.close(fd)
-                continue
-            if len(walked) >= MAX_DEPTH:
-                raise _error(errno.ENAMETOOLONG, text)
-            cur = fds[-1]
-            final = not pending
-            if cur is None:  # below a missing directory: everything is missing
-                walked.append(comp)
-                fds.append(None)
-                continue
-            if final:
-                target = _link_text(comp, cur) if follow_final else None
-                if target is None:
-                    walked.append(comp)
-                    fds.append(None)  # the final component is never opened here
-                    continue
-            else:
-                try:
-                    fds.append(os.open(comp, DIR_FLAGS, dir_fd=cur))
-                    walked.append(comp)
-                    continue
-                except FileNotFoundError:
-                    walked.append(comp)
-                    fds.append(None)
-                    continue
-                except OSError as exc:
-                    if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
-                        raise
-                target = _link_text(comp, cur)
-                if target is None:
-                    if _is_directory(comp, cur):
-                        pending.append(comp)  # swapped back to a directory: try again
-                        hops += 1
-                        if hops > MAX_SYMLINK_HOPS:
-                            raise _error(errno.ELOOP, text)
-                        continue
-                    raise _error(errno.ENOTDIR, "/" + "/".join([*walked, comp]))
-            hops += 1
-            if hops > MAX_SYMLINK_HOPS:
-                raise _error(errno.ELOOP, text)
-            if not target:
-                raise _error(errno.ENOENT, "/" + "/".join([*walked, comp]))
-            if target.startswith("/"):
-                for fd in fds[1:]:
-                    if fd is not None:
-                        os.close(fd)
-                del fds[1:]
-                walked.clear()
-            pending.extend(reversed([p for p in target.split("/") if p not in ("", ".")]))
+        while walk.pending:
+            walk.step(walk.pending.pop())
+        return walk.located()
+    except BaseException:
+        walk.close()
+        raise
+
+
+def _components(path: str) -> list[str]:
+    return [p for p in path.split("/") if p not in ("", ".")]
+
+
+class _Resolution:
+    """One :func:`locate` under way: the components still to walk (a stack), the
+    physical names walked so far and their descriptors. ``fds[0]`` is "/" and
+    ``fds[i + 1]`` the descriptor of ``walked[i]``, None from the first missing
+    name on."""
+
+    def __init__(self, text: str, pending: list[str], *, follow_final: bool) -> None:
+        self.text = text
+        self.pending = pending
+        self.follow_final = follow_final
+        self.walked: list[str] = []
+        self.fds: list[int | None] = [os.open("/", DIR_FLAGS)]
+        self.hops = 0
+
+    def step(self, comp: str) -> None:
+        """Walk one component: ``..`` goes up, a directory is opened, a symlink's
+        text is spliced in, a missing name (and everything below it) is noted."""
+        if comp == "..":
+            self._up()
+            return
+        if len(self.walked) >= MAX_DEPTH:
+            raise _error(errno.ENAMETOOLONG, self.text)
+        cur = self.fds[-1]
+        if cur is None:  # below a missing directory: everything is missing
+            self._descend(comp, None)
+            return
+        if not self.pending:  # the final component
+            target = _link_text(comp, cur) if self.follow_final else None
+            if target is None:
+                self._descend(comp, None)  # the final component is never opened here
+                return
+        else:
+            target = self._open_directory(comp, cur)
+            if target is None:
+                return
+        self._splice(comp, target)
+
+    def _up(self) -> None:
+        if self.walked:
+            self.walked.pop()
+            fd = self.fds.pop()
+            if fd is not None:
+                os.close(fd)
+
+    def _descend(self, comp: str, fd: int | None) -> None:
+        self.walked.append(comp)
+        self.fds.append(fd)
+
+    def _hop(self) -> None:
+        self.hops += 1
+        if self.hops > MAX_SYMLINK_HOPS:
+            raise _error(errno.ELOOP, self.text)
+
+    def _open_directory(self, comp: str, cur: int) -> str | None:
+        """Open directory ``comp`` under ``cur``; None once handled (opened, missing,
+        or swapped back to a directory to try again), else the symlink text to
+        splice in."""
+        try:
+            self._descend(comp, os.open(comp, DIR_FLAGS, dir_fd=cur))
+            return None
+        except FileNotFoundError:
+            self._descend(comp, None)
+            return None
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                raise
+        target = _link_text(comp, cur)
+        if target is None:
+            if _is_directory(comp, cur):
+                self.pending.append(comp)  # swapped back to a directory: try again
+                self._hop()
+                return None
+            raise _error(errno.ENOTDIR, "/" + "/".join([*self.walked, comp]))
+        return target
+
+    def _splice(self, comp: str, target: str) -> None:
+        """Follow symlink ``comp`` by walking its text next (from "/" if absolute)."""
+        self._hop()
+        if not target:
+            raise _error(errno.ENOENT, "/" + "/".join([*self.walked, comp]))
+        if target.startswith("/"):
+            for fd in self.fds[1:]:
+                if fd is not None:
+                    os.close(fd)
+            del self.fds[1:]
+            self.walked.clear()
+        self.pending.extend(reversed(_components(target)))
+
+    def located(self) -> Located:
+        """The result once every component is walked; takes its descriptor along."""
+        walked, fds = self.walked, self.fds
         if not walked:
             raise _error(errno.EISDIR, "/")
         # fds[i] is the directory holding walked[i]; the final slot is dropped.
@@ -216,11 +259,11 @@ def locate(text: str, base: Path, *, follow_final: bool = True) -> Located:
         fds.clear()
         missing = tuple(walked[depth : len(walked) - 1])
         return Located(Path("/" + "/".join(walked)), walked[-1], keep, missing)
-    except BaseException:
-        for fd in fds:
+
+    def close(self) -> None:
+        for fd in self.fds:
             if fd is not None:
                 os.close(fd)
-        raise
 
 
 def _link_text(name: str, dir_fd: int) -> str | None:

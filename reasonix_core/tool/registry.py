@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from reasonix_core.errors import ToolArgumentError
-from reasonix_core.provider.base import ToolSchema, canonical_json
+from reasonix_core.jsontext import canonical_json
 from reasonix_core.tool.base import Tool, ToolContext, ToolFamily, ToolResult
+from reasonix_core.tool_schema import ToolSchema
 
 if TYPE_CHECKING:
     from reasonix_core.tool.builtin.specs import ToolSpec

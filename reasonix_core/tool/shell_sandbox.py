@@ -178,12 +178,7 @@ def build_command(
     workspace = _real(policy.workspace)
     roots = [_real(p, workspace) for p in policy.write_roots]
     hidden_paths = [_real(p, workspace) for p in policy.forbid_read]
-    real_bwrap = Path(os.path.realpath(bwrap))
-    if any(is_within(real_bwrap, root) for root in (*roots, *policy.granted)):
-        raise SandboxUnavailable(
-            f"{bwrap} resolves to {real_bwrap}, inside a folder sandboxed commands can "
-            "write; refusing to trust it"
-        )
+    _refuse_writable_bwrap(bwrap, [*roots, *policy.granted])
     argv = [
         bwrap,
         "--ro-bind", "/", "/",
@@ -195,28 +190,10 @@ def build_command(
         argv += _socket_masks()
     by_fd = dict(granted_fds)
     writable = _depth_sorted([*(r for r in roots if r.is_dir()), *by_fd])
-    for root in writable:
-        if root in by_fd:
-            argv += ["--bind-fd", str(by_fd[root]), str(root)]
-        else:
-            argv += ["--bind", str(root), str(root)]
-    # Git metadata that decides what host git runs later stays out of reach, in
-    # every writable root (an `allow_write` folder may hold another repository).
-    try:
-        for root in writable:
-            argv += git_binds(root)
-        # A granted folder may be a folder of checkouts (`~/src`): protect every
-        # repository below its top level too, or refuse (the scan is bounded).
-        for root in by_fd:
-            argv += nested_git_binds(root)
-    except UnsafeGitLayout as exc:
-        raise SandboxUnavailable(str(exc)) from None
+    argv += _writable_binds(writable, by_fd)
+    argv += _git_metadata_binds(writable, by_fd)
     # Masks come last so they cover paths inside writable roots too.
-    for hidden in _depth_sorted(hidden_paths):
-        if hidden.is_dir():
-            argv += ["--tmpfs", str(hidden)]
-        elif hidden.exists():
-            argv += ["--ro-bind", "/dev/null", str(hidden)]
+    argv += _read_masks(hidden_paths)
     if not policy.network:
         argv.append("--unshare-net")
         if seccomp_fd is not None:
@@ -228,6 +205,56 @@ def build_command(
         "--chdir", str(workspace),
     ]  # fmt: skip
     return argv + shell
+
+
+def _refuse_writable_bwrap(bwrap: str, writable: Sequence[Path]) -> None:
+    """A bubblewrap that a sandboxed command could replace is not trusted."""
+    real_bwrap = Path(os.path.realpath(bwrap))
+    if any(is_within(real_bwrap, root) for root in writable):
+        raise SandboxUnavailable(
+            f"{bwrap} resolves to {real_bwrap}, inside a folder sandboxed commands can "
+            "write; refusing to trust it"
+        )
+
+
+def _writable_binds(writable: Sequence[Path], by_fd: dict[Path, int]) -> list[str]:
+    """Each writable root bound read-write: a granted folder by its descriptor (the
+    folder judged is the folder bound), the others by path."""
+    argv: list[str] = []
+    for root in writable:
+        if root in by_fd:
+            argv += ["--bind-fd", str(by_fd[root]), str(root)]
+        else:
+            argv += ["--bind", str(root), str(root)]
+    return argv
+
+
+def _git_metadata_binds(writable: Sequence[Path], by_fd: dict[Path, int]) -> list[str]:
+    """Git metadata that decides what host git runs later stays out of reach, in
+    every writable root (an `allow_write` folder may hold another repository)."""
+    argv: list[str] = []
+    try:
+        for root in writable:
+            argv += git_binds(root)
+        # A granted folder may be a folder of checkouts (`~/src`): protect every
+        # repository below its top level too, or refuse (the scan is bounded).
+        for root in by_fd:
+            argv += nested_git_binds(root)
+    except UnsafeGitLayout as exc:
+        raise SandboxUnavailable(str(exc)) from None
+    return argv
+
+
+def _read_masks(hidden_paths: Sequence[Path]) -> list[str]:
+    """What sandboxed commands must not read: a folder under an empty tmpfs, a file
+    under /dev/null."""
+    argv: list[str] = []
+    for hidden in _depth_sorted(hidden_paths):
+        if hidden.is_dir():
+            argv += ["--tmpfs", str(hidden)]
+        elif hidden.exists():
+            argv += ["--ro-bind", "/dev/null", str(hidden)]
+    return argv
 
 
 @dataclass(frozen=True, slots=True)

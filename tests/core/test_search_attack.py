@@ -21,7 +21,7 @@ import pytest
 
 from reasonix_core.permission.policy import Policy
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
-from reasonix_core.tool.builtin import _fs
+from reasonix_core.tool.builtin import _walk
 from reasonix_core.tool.builtin import grep as grep_mod
 from reasonix_core.tool.sandbox import SandboxPolicy
 
@@ -173,7 +173,7 @@ async def test_a_folder_swapped_under_a_grepped_file_reveals_nothing(
 async def test_grep_and_glob_say_when_folders_were_too_deep_to_search(
     arena: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_fs, "WALK_MAX_DEPTH", 4)
+    monkeypatch.setattr(_walk, "WALK_MAX_DEPTH", 4)
     deep = arena.ws.joinpath(*["n"] * 8)
     deep.mkdir(parents=True)
     (deep / "bottom.py").write_text("needle\n")
@@ -194,7 +194,7 @@ async def test_grep_and_glob_say_when_folders_were_too_deep_to_search(
 _STARVE = """
 import os, resource, sys
 from pathlib import Path
-from reasonix_core.tool.builtin import _fs
+from reasonix_core.tool.builtin import _walk
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 resource.setrlimit(resource.RLIMIT_NOFILE, (160, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
@@ -218,7 +218,7 @@ def probe(parts):
 
 # Four walks suspended at their deepest point at once (as four concurrent
 # read-only calls would be), stepped one after the other: deterministic.
-walkers = [_fs.Walker(root=ws, sandbox=sandbox, descend=probe) for _ in range(4)]
+walkers = [_walk.Walker(root=ws, sandbox=sandbox, descend=probe) for _ in range(4)]
 walks = [iter(w) for w in walkers]
 for walk in walks:
     for entry in walk:
@@ -369,7 +369,7 @@ async def test_a_folder_swapped_for_a_link_mid_walk_is_not_entered(
             (ws / "sub").symlink_to(arena.ssh, target_is_directory=True)
         return True
 
-    walker = _fs.Walker(root=ws.resolve(), sandbox=sandbox, descend=descend)
+    walker = _walk.Walker(root=ws.resolve(), sandbox=sandbox, descend=descend)
     seen = [e.rel for e in walker]
     assert "sub" in seen
     assert not any(s.startswith("sub/") for s in seen), seen
@@ -431,7 +431,7 @@ async def test_the_real_depth_bound_walks_to_it_and_says_what_lies_past_it(
     arena: SimpleNamespace,
 ) -> None:
     ws = arena.ws
-    near = ws.joinpath(*["d"] * (_fs.WALK_MAX_DEPTH - 2))
+    near = ws.joinpath(*["d"] * (_walk.WALK_MAX_DEPTH - 2))
     near.mkdir(parents=True)
     (near / "near.py").write_text("needle near\n")
     far = near.joinpath(*["d"] * 20)
@@ -702,7 +702,7 @@ async def test_no_descriptor_outlives_a_call_or_an_abandoned_walk(arena: SimpleN
             await _call(ctx, name, **args)
     assert _open_fds() == before
     sandbox = SandboxPolicy(workspace=ws, temp_dir=arena.tmp)
-    walk = iter(_fs.Walker(root=ws.resolve(), sandbox=sandbox))
+    walk = iter(_walk.Walker(root=ws.resolve(), sandbox=sandbox))
     for _ in range(5):
         next(walk)  # deep inside: a descriptor per level is open
     walk.close()  # type: ignore[attr-defined]
@@ -714,7 +714,7 @@ async def test_no_descriptor_outlives_a_call_or_an_abandoned_walk(arena: SimpleN
         return True
 
     with pytest.raises(RuntimeError):
-        list(_fs.Walker(root=ws.resolve(), sandbox=sandbox, descend=boom))
+        list(_walk.Walker(root=ws.resolve(), sandbox=sandbox, descend=boom))
     assert _open_fds() == before
 
     def boom_in(directory: str) -> bool:
@@ -722,11 +722,11 @@ async def test_no_descriptor_outlives_a_call_or_an_abandoned_walk(arena: SimpleN
             raise RuntimeError("the policy's check failed mid-walk")
         return True
 
-    failing = _fs.WalkFilter(denied=lambda text, is_link: False, may_deny_in=boom_in)
+    failing = _walk.WalkFilter(denied=lambda text, is_link: False, may_deny_in=boom_in)
     with pytest.raises(RuntimeError):
-        list(_fs.Walker(root=ws.resolve(), sandbox=sandbox, hide=failing))
+        list(_walk.Walker(root=ws.resolve(), sandbox=sandbox, hide=failing))
     assert _open_fds() == before
-    assert _fs._WALK_DESCRIPTORS._held == 0  # the walks' share is all given back
+    assert _walk._WALK_DESCRIPTORS._held == 0  # the walks' share is all given back
 
 
 # -- the TUI's @ references ---------------------------------------------------------------------

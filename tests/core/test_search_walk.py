@@ -14,7 +14,7 @@ import pytest
 
 from reasonix_core.permission.policy import Policy
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
-from reasonix_core.tool.builtin import _fs
+from reasonix_core.tool.builtin import _walk
 from reasonix_core.tool.builtin import grep as grep_mod
 from reasonix_core.tool.sandbox import SandboxPolicy
 
@@ -161,7 +161,7 @@ async def test_a_walk_stopped_early_leaves_no_descriptor_open(
 async def test_a_tree_deeper_than_the_walk_holds_open_is_reported_not_walked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_fs, "WALK_MAX_DEPTH", 4)
+    monkeypatch.setattr(_walk, "WALK_MAX_DEPTH", 4)
     ws = tmp_path / "ws"
     deep = ws.joinpath(*["n"] * 8)
     deep.mkdir(parents=True)

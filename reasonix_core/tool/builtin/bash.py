@@ -321,6 +321,33 @@ def _get_ready(policy: SandboxPolicy, ctx: ToolContext, command: str) -> _Ready 
     return _Ready(prepared, env, guard, findings)
 
 
+def _run_result(
+    run: ShellRun, findings: list[str], timeout: float, *, sandboxed: bool
+) -> ToolResult:
+    """A finished command as the model sees it: its output, then how it ended."""
+    meta: dict[str, Any] = {
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "output_bytes": run.total_bytes,
+        "omitted_bytes": run.omitted_bytes,
+        "sandboxed": sandboxed,
+    }
+    body = run.output.rstrip("\n") or "(no output)"
+    if findings:
+        meta["git_quarantined"] = findings
+        body += "\n" + _findings_note(findings)
+    if run.timed_out:
+        text = (
+            f"{body}\n[timed out after {timeout:g} s: the command and its child "
+            "processes were killed; use run_in_background for long-running commands]"
+        )
+        return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
+    text = f"{body}\n[exit code {run.exit_code}]"
+    if run.exit_code != 0 or findings:
+        return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
+    return ToolResult(text=text, meta=meta)
+
+
 class BashTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: BashArgs = validate_args(BashArgs, args)
@@ -368,27 +395,7 @@ class BashTool(SpecifiedTool, spec=SPEC):
             prepared.close()
         if guard is not None:
             findings += await anyio.to_thread.run_sync(guard.check)
-        meta: dict[str, Any] = {
-            "exit_code": run.exit_code,
-            "timed_out": run.timed_out,
-            "output_bytes": run.total_bytes,
-            "omitted_bytes": run.omitted_bytes,
-            "sandboxed": policy.bash == "enforce",
-        }
-        body = run.output.rstrip("\n") or "(no output)"
-        if findings:
-            meta["git_quarantined"] = findings
-            body += "\n" + _findings_note(findings)
-        if run.timed_out:
-            text = (
-                f"{body}\n[timed out after {timeout:g} s: the command and its child "
-                "processes were killed; use run_in_background for long-running commands]"
-            )
-            return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
-        text = f"{body}\n[exit code {run.exit_code}]"
-        if run.exit_code != 0 or findings:
-            return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
-        return ToolResult(text=text, meta=meta)
+        return _run_result(run, findings, timeout, sandboxed=policy.bash == "enforce")
 
     @staticmethod
     async def _background(

@@ -14,15 +14,13 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
-    Walker,
-    WalkFilter,
     displayer,
     guarded,
-    read_filter,
     run_reader,
     services,
     suggest_missing,
 )
+from reasonix_core.tool.builtin._walk import Walker, WalkFilter, read_filter
 from reasonix_core.tool.builtin.specs import GLOB as SPEC
 from reasonix_core.tool.builtin.specs import MAX_RESULTS, SpecifiedTool
 from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic, names_matching
@@ -79,8 +77,35 @@ def glob_sync(
                 FS_NOT_FOUND,
             )
         raise ToolFailure(f"{base_display} is not a directory; pass a directory as path")
-    groups: dict[Path, list[GlobPattern]] = {}
     found: dict[str, int] = {}  # physical path -> modification time
+    groups = _group_by_root(pattern, base, sandbox, hide, found)
+    scanned_capped, walk_note = _walk_groups(groups, sandbox, stop, hide, found)
+    if not found:
+        hint = ""
+        if "/" not in pattern and "**" not in pattern:
+            hint = (
+                f"; patterns match paths relative to the search directory, so {pattern!r} "
+                f"only looks at its top level - use '**/{pattern}' to search subdirectories"
+            )
+        return ToolResult(
+            text=f"no files match {pattern!r} under {base_display}{hint}"
+            + (f"\n{walk_note}" if walk_note else ""),
+            meta={"matches": 0},
+        )
+    return _glob_result(found, sandbox, scanned_capped, walk_note)
+
+
+def _group_by_root(
+    pattern: str,
+    base: Path,
+    sandbox: SandboxPolicy,
+    hide: WalkFilter | None,
+    found: dict[str, int],
+) -> dict[Path, list[GlobPattern]]:
+    """Each brace alternative's wildcard part, grouped by the directory it starts
+    from (one walk each); an alternative without a wildcard goes straight into
+    ``found`` if it is a file."""
+    groups: dict[Path, list[GlobPattern]] = {}
     for expansion in expand_braces(pattern):
         start, rest = _split(expansion, base)
         try:
@@ -98,7 +123,17 @@ def glob_sync(
                 pass
             continue
         groups.setdefault(root, []).append(GlobPattern(rest))
+    return groups
 
+
+def _walk_groups(
+    groups: dict[Path, list[GlobPattern]],
+    sandbox: SandboxPolicy,
+    stop: threading.Event,
+    hide: WalkFilter | None,
+    found: dict[str, int],
+) -> tuple[bool, str]:
+    """Walk each root for its patterns into ``found``; (capped, the walk's note)."""
     scanned_capped = False
     walk_note = ""
     deep_note = ""
@@ -129,19 +164,14 @@ def glob_sync(
         deep_note = deep_note or walker.too_deep_note()
         if scanned_capped:
             break
+    # The walk's notes, one a line: cut short, then folders too deep to enter.
+    return scanned_capped, "\n".join(note for note in (walk_note, deep_note) if note)
 
-    if not found:
-        hint = ""
-        if "/" not in pattern and "**" not in pattern:
-            hint = (
-                f"; patterns match paths relative to the search directory, so {pattern!r} "
-                f"only looks at its top level - use '**/{pattern}' to search subdirectories"
-            )
-        return ToolResult(
-            text=f"no files match {pattern!r} under {base_display}{hint}"
-            + "".join(f"\n{note}" for note in (walk_note, deep_note) if note),
-            meta={"matches": 0},
-        )
+
+def _glob_result(
+    found: dict[str, int], sandbox: SandboxPolicy, scanned_capped: bool, walk_note: str
+) -> ToolResult:
+    """The matches, most recently modified first, with what was left out."""
     ordered = sorted(found, key=lambda text: (-found[text], text))
     show = displayer(sandbox)
     shown = [show(text) for text in ordered[:MAX_RESULTS]]
@@ -154,8 +184,6 @@ def glob_sync(
         )
     if walk_note:
         notes.append(walk_note)
-    if deep_note:
-        notes.append(deep_note)
     return ToolResult(
         text="\n".join(shown + notes),
         meta={"matches": len(ordered), "capped": len(ordered) > MAX_RESULTS or scanned_capped},

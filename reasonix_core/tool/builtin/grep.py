@@ -20,6 +20,7 @@ import re
 import stat as stat_mod
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from re import (  # re's own parse tree: what is literal
     _constants as re_constants,  # pyright: ignore[reportAttributeAccessIssue]
@@ -33,19 +34,16 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
-    Entry,
     ToolFailure,
-    Walker,
-    WalkFilter,
     decode_text,
     displayer,
     guarded,
-    read_filter,
     run_reader,
     services,
     split_lines,
     suggest_missing,
 )
+from reasonix_core.tool.builtin._walk import Entry, Walker, WalkFilter, read_filter
 from reasonix_core.tool.builtin.specs import GREP as SPEC
 from reasonix_core.tool.builtin.specs import (
     MAX_LINE_CHARS,
@@ -260,88 +258,123 @@ def grep_sync(
             FS_NOT_FOUND,
         ) from None
     search = _Search(pattern, prefilter, sandbox, literal, hide)
-    timed_out = False
-    walker: Walker | None = None
-    total = 0  # files the walk offered, searched or not
-    total_known = True
     if not stat_mod.S_ISDIR(st.st_mode):
         search.search_file(target)
         if search.skipped_binary:
             return ToolResult(text=f"{display} is a binary file; grep only searches text")
-    else:
-        deadline = time.monotonic() + TIME_BUDGET_SECONDS
-        walker = Walker(
-            root=target,
-            sandbox=sandbox,
-            include_hidden=file_filter.mentions_hidden if file_filter else False,
-            want_name=file_filter.wanted_names if file_filter else None,
-            hide=hide,
-            stop=stop,
-            # Past the search budget the walk goes on a little, listing only, so
-            # the note can say how much was left.
-            time_budget=TIME_BUDGET_SECONDS * (1 + COUNT_BUDGET_SHARE),
-        )
-        for entry in walker:
-            if entry.is_dir:
-                continue
-            if entry.is_symlink and not os.path.isfile(entry.path):
-                continue
-            if file_filter is not None and not file_filter.accepts(entry.parts):
-                continue
-            total += 1
-            if timed_out:
-                continue
-            search.search_entry(entry)
-            if search.full:
-                break
-            if time.monotonic() >= deadline:
-                timed_out = True
-        total_known = not walker.truncated
-        timed_out = timed_out or walker.truncated
+        return _grep_result(search, display, _TreeSearch())
+    walk = _search_tree(target, search, file_filter, sandbox, stop, hide)
+    return _grep_result(search, display, walk)
 
+
+@dataclass(slots=True)
+class _TreeSearch:
+    """How the walk of a directory went (a single file has no walk)."""
+
+    walker: Walker | None = None
+    total: int = 0  # files the walk offered, searched or not
+    total_known: bool = True
+    timed_out: bool = False
+
+
+def _search_tree(
+    target: Path,
+    search: _Search,
+    file_filter: _FileFilter | None,
+    sandbox: SandboxPolicy,
+    stop: threading.Event,
+    hide: WalkFilter | None,
+) -> _TreeSearch:
+    """Search every file of the walk under ``target`` until the results are full or
+    the time budget is spent; past it, the walk goes on counting only."""
+    deadline = time.monotonic() + TIME_BUDGET_SECONDS
+    walker = Walker(
+        root=target,
+        sandbox=sandbox,
+        include_hidden=file_filter.mentions_hidden if file_filter else False,
+        want_name=file_filter.wanted_names if file_filter else None,
+        hide=hide,
+        stop=stop,
+        # Past the search budget the walk goes on a little, listing only, so
+        # the note can say how much was left.
+        time_budget=TIME_BUDGET_SECONDS * (1 + COUNT_BUDGET_SHARE),
+    )
+    walk = _TreeSearch(walker)
+    for entry in walker:
+        if entry.is_dir:
+            continue
+        if entry.is_symlink and not os.path.isfile(entry.path):
+            continue
+        if file_filter is not None and not file_filter.accepts(entry.parts):
+            continue
+        walk.total += 1
+        if walk.timed_out:
+            continue
+        search.search_entry(entry)
+        if search.full:
+            break
+        if time.monotonic() >= deadline:
+            walk.timed_out = True
+    walk.total_known = not walker.truncated
+    walk.timed_out = walk.timed_out or walker.truncated
+    return walk
+
+
+def _grep_notes(search: _Search, walk: _TreeSearch) -> list[str]:
+    """The notes after the matches: capped, stopped early, patterns too slow."""
     notes: list[str] = []
     if search.full:
         notes.append(
             f"… results capped at {MAX_MATCHES} matches / {MAX_OUTPUT_BYTES // 1024} KiB; "
             "narrow the pattern, path or glob to see the rest"
         )
-    if timed_out:
-        of = f"{total:,}" if total_known else f"at least {total:,}"
+    if walk.timed_out:
+        of = f"{walk.total:,}" if walk.total_known else f"at least {walk.total:,}"
         notes.append(
             f"… search stopped early (time or size budget, {TIME_BUDGET_SECONDS:.0f} s) after "
             f"{search.files_done:,} of {of} files; results are incomplete - narrow the path "
             "or glob"
         )
-    if walker is not None and walker.too_deep:
-        notes.append(walker.too_deep_note())
+    if walk.walker is not None and walk.walker.too_deep:
+        notes.append(walk.walker.too_deep_note())
     if search.too_slow:
         notes.append(_too_slow_note(search.too_slow))
-    skipped = []
-    if search.skipped_binary:
-        skipped.append(f"{search.skipped_binary} binary")
-    if search.skipped_large:
-        skipped.append(f"{search.skipped_large} larger than {MAX_FILE_BYTES >> 20} MiB")
+    return notes
+
+
+def _grep_meta(search: _Search, walk: _TreeSearch) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "matches": search.matches,
         "files_searched": search.files_searched,
         "capped": search.full,
     }
-    if timed_out and not search.full:
+    if walk.timed_out and not search.full:
         meta["files_done"] = search.files_done
-        meta["files_total"] = total
-        meta["files_total_known"] = total_known
+        meta["files_total"] = walk.total
+        meta["files_total_known"] = walk.total_known
     if search.too_slow:
         meta["too_slow"] = len(search.too_slow)
+    return meta
+
+
+def _grep_result(search: _Search, display: str, walk: _TreeSearch) -> ToolResult:
+    notes = _grep_notes(search, walk)
+    skipped = []
+    if search.skipped_binary:
+        skipped.append(f"{search.skipped_binary} binary")
+    if search.skipped_large:
+        skipped.append(f"{search.skipped_large} larger than {MAX_FILE_BYTES >> 20} MiB")
+    meta = _grep_meta(search, walk)
     if not search.out:
         text = (
-            f"no matches for /{pattern.pattern}/ in {display} "
+            f"no matches for /{search.pattern.pattern}/ in {display} "
             f"({search.files_searched} file{'s' if search.files_searched != 1 else ''} searched"
         )
         if skipped:
             text += "; skipped " + ", ".join(skipped) + " files"
         text += ")"
-        if walker is not None and walker.skipped_ignored:
-            text += f"; {walker.skipped_ignored} gitignored entries were not searched"
+        if walk.walker is not None and walk.walker.skipped_ignored:
+            text += f"; {walk.walker.skipped_ignored} gitignored entries were not searched"
         return ToolResult(text="\n".join([text, *notes]), meta=meta)
     if skipped:
         notes.append("(skipped " + ", ".join(skipped) + " files)")

@@ -13,16 +13,13 @@ from pydantic import BaseModel, Field
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
-    Entry,
     ToolFailure,
-    Walker,
-    WalkFilter,
     guarded,
-    read_filter,
     run_reader,
     services,
     suggest_missing,
 )
+from reasonix_core.tool.builtin._walk import Entry, Walker, WalkFilter, read_filter
 from reasonix_core.tool.builtin.specs import LS as SPEC
 from reasonix_core.tool.builtin.specs import MAX_ENTRIES, SpecifiedTool
 from reasonix_core.tool.ledger import FS_NOT_FOUND
@@ -94,6 +91,22 @@ def list_sync(
             capped = True
             break
         lines.append(_describe(entry))
+    notes = _listing_notes(walker, capped)
+    if not lines:
+        skipped = walker.skipped_note()
+        body = f"{display} is empty" + (" (apart from entries not shown)" if skipped else "")
+        return ToolResult(
+            text="\n".join([body, *notes]),
+            meta={"path": display, "entries": 0},
+        )
+    return ToolResult(
+        text="\n".join(lines + notes),
+        meta={"path": display, "entries": len(lines), "capped": capped},
+    )
+
+
+def _listing_notes(walker: Walker, capped: bool) -> list[str]:
+    """What the listing leaves out: capped, stopped early, skipped, unreadable."""
     notes: list[str] = []
     if capped:
         notes.append(
@@ -109,16 +122,7 @@ def list_sync(
         notes.append(
             f"({walker.unreadable} director{'y' if walker.unreadable == 1 else 'ies'} could not be read)"
         )
-    if not lines:
-        body = f"{display} is empty" + (" (apart from entries not shown)" if skipped else "")
-        return ToolResult(
-            text="\n".join([body, *notes]),
-            meta={"path": display, "entries": 0},
-        )
-    return ToolResult(
-        text="\n".join(lines + notes),
-        meta={"path": display, "entries": len(lines), "capped": capped},
-    )
+    return notes
 
 
 class Ls(SpecifiedTool, spec=SPEC):

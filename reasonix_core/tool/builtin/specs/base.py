@@ -39,7 +39,7 @@ class SpecifiedTool:
     family: ToolFamily
     parameters: dict[str, Any]
 
-    def __init_subclass__(cls, *, spec: ToolSpec, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, spec: ToolSpec, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         cls.name = spec.name
         cls.description = spec.description
