@@ -7,7 +7,6 @@ only place that does.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import sys
 import time
@@ -19,16 +18,17 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND
-from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
 from reasonix_core.errors import CommandError, ReasonixError, SkillError, UsageError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.core import Session
+from reasonix_core.session.settings import RunSettings
 from reasonix_core.startup_heap import resume_collection
 
 if TYPE_CHECKING:
-    from reasonix_core.command.expander import Expanded, PromptExpander
     from reasonix_core.goal.driver import GoalDriver
 
 log = logging.getLogger(__name__)
@@ -156,36 +156,6 @@ async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncI
         yield event
 
 
-async def _expand(runtime: Runtime, prompt: str) -> Expanded:
-    """``prompt`` through the session's expander; a prompt with neither a leading
-    ``/`` nor an ``@`` has nothing to expand, so a plain run never scans the command
-    folders or imports the expander (the expander alone decides the rest)."""
-    if not prompt.lstrip().startswith("/") and "@" not in prompt:
-        from reasonix_core.command.expander import Expanded
-
-        return Expanded(text=prompt)
-    return await prompt_expander(runtime).expand(prompt)
-
-
-def prompt_expander(runtime: Runtime) -> PromptExpander:
-    """The session's expander: its custom commands, its MCP host, its read rules."""
-    from reasonix_core.command.custom import load_custom_commands
-    from reasonix_core.command.expander import PromptExpander
-
-    commands, problems = load_custom_commands(runtime.workspace, runtime.home)
-    mcp = runtime.mcp
-    return PromptExpander(
-        runtime.workspace,
-        commands=commands,
-        problems=problems,
-        skills=runtime.skills,
-        mcp_prompt=mcp.render_prompt if mcp is not None else None,
-        mcp_resources=mcp.expand_resource_references if mcp is not None else None,
-        protected=runtime.policy.forbid_read,
-        denied=functools.partial(runtime.policy.read_denied, "read_file"),
-    )
-
-
 def _printable(text: str) -> str:
     """Model text as a UTF-8 stream can take it: a lone surrogate is shown as
     ``\\ud800`` instead of failing the write."""
@@ -236,29 +206,28 @@ async def run_headless(
     goal_driver: GoalDriver | None = None
     # MCP servers start once the first request has left (or at their first use).
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
-    async with open_runtime(
+    async with build_session(
         settings, approver=FailClosedApprover(), overrides=options.overrides
-    ) as runtime:
+    ) as session:
         resume_collection()  # start-up is over (reasonix_core.startup_heap)
-        agent = runtime.agent
-        session_id = agent.session_id
-        shape = ClaudeShape(session_id=session_id, model=agent.model)
+        session_id = session.session_id
+        shape = ClaudeShape(session_id=session_id, model=session.model)
         if options.output_format == "stream-json":
-            write(_init_line(shape, runtime, options))
+            write(_init_line(shape, session, options))
             out.flush()
-        for text in runtime.skills.notices():
+        for text in session.skills.notices():
             emit(ev.Notice(level="warning", text=text))
         try:
             if options.approve_plan:
-                turn = _approved_plan_turn(runtime)
+                turn = _approved_plan_turn(session)
             elif options.goal:
-                goal_driver = _goal_driver(runtime, options)
-                turn = goal_driver.drive(runtime.runner, options.prompt)
+                goal_driver = _goal_driver(session, options)
+                turn = session.drive_goal(goal_driver, options.prompt)
             else:
                 # `/command args` (a custom command, a skill, an MCP prompt), @path and
                 # @server:uri exactly as the TUI expands them.
-                expanded = await _expand(runtime, options.prompt)
-                turn = runtime.runner.run(expanded.text)
+                expanded = await session.expand(options.prompt)
+                turn = session.prompt(expanded.text)
         except (CommandError, SkillError, UsageError) as exc:
             # A usage error before anything is sent, raised once the runtime is
             # closed (its task groups would wrap it in an exception group).
@@ -268,9 +237,9 @@ async def run_headless(
                 emit(ev.Notice(level="warning", text=text))
             try:
                 async with aclosing(turn) as agent_events:
-                    async for event in _with_mcp_notices(runtime.mcp, agent_events):
-                        if isinstance(event, _REQUEST_HAS_LEFT) and runtime.mcp is not None:
-                            runtime.mcp.start_now()
+                    async for event in _with_mcp_notices(session.mcp, agent_events):
+                        if isinstance(event, _REQUEST_HAS_LEFT) and session.mcp is not None:
+                            session.mcp.start_now()
                         emit(event)
                         if isinstance(event, ev.TurnFinished):
                             finished = event
@@ -287,8 +256,7 @@ async def run_headless(
             except BaseException:
                 sink.finish("cancelled")
                 raise
-        plan_mode = runtime.plan_mode
-        saved_plan = plan_mode.saved if plan_mode is not None else None
+        saved_plan = session.plan_mode.saved
     if saved_plan is not None and finished is not None:
         # Plan mode, headless: the plan waiting for --approve-plan is the result.
         finished = dataclasses.replace(finished, stop_reason="plan_pending")
@@ -352,45 +320,39 @@ async def run_headless(
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
 
 
-def _goal_driver(runtime: Runtime, options: HeadlessOptions) -> GoalDriver:
+def _goal_driver(session: Session, options: HeadlessOptions) -> GoalDriver:
     """Create and arm the goal; UsageError (before anything is sent) when it cannot."""
-    from reasonix_core.goal.driver import GoalBounds, GoalDriver
     from reasonix_core.goal.state import GoalError
 
-    agent = runtime.config.agent
-    bounds = GoalBounds(
-        max_rounds=options.max_goal_rounds or agent.max_goal_rounds,
-        token_budget=options.goal_token_budget or agent.goal_token_budget,
-    )
     try:
-        runtime.goals.create(options.prompt)
+        session.change_goal("start", options.prompt)
     except GoalError as exc:
         raise UsageError(f"--goal: {exc}") from None
-    return GoalDriver(runtime.goals, bounds)
+    return session.goal_driver(options.max_goal_rounds, options.goal_token_budget)
 
 
-def _approved_plan_turn(runtime: Runtime) -> AsyncIterator[ev.Event]:
+def _approved_plan_turn(session: Session) -> AsyncIterator[ev.Event]:
     """The executor's turn over the session's pending plan; UsageError (before
     anything is sent) when no plan waits."""
-    from reasonix_core.coordinator.coordinator import run_pending_plan
-    from reasonix_core.coordinator.plans import pending_plan
+    from reasonix_core.session.plans import NoPlanWaiting
 
-    if pending_plan(runtime.agent.session.path) is None:
-        raise UsageError("--approve-plan: no plan is waiting for approval in this session")
-    return run_pending_plan(runtime.agent)
+    try:
+        return session.approve_plan()
+    except NoPlanWaiting as exc:
+        raise UsageError(f"--approve-plan: {exc}") from None
 
 
-def _init_line(shape: ClaudeShape, runtime: Runtime, options: HeadlessOptions) -> dict[str, Any]:
+def _init_line(shape: ClaudeShape, session: Session, options: HeadlessOptions) -> dict[str, Any]:
     from reasonix_core import __version__
 
-    mcp = runtime.mcp
+    mcp = session.mcp
     servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
-    preset = options.settings.permission_mode or runtime.config.permissions.preset
+    preset = options.settings.permission_mode or session.config.permissions.preset
     if options.settings.plan_mode:
         preset = "plan"
     return shape.init_line(
-        cwd=str(runtime.workspace),
-        tools=runtime.agent.tools.names,
+        cwd=str(session.workspace),
+        tools=session.agent.tools.names,
         permission_preset=preset,
         mcp_servers=servers,
         version=__version__,

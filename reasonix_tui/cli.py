@@ -464,9 +464,9 @@ def _start_run(args: argparse.Namespace) -> int:
     _skip_httpx_cli()
     import anyio
 
-    from reasonix_core.agent.builder import RunSettings
     from reasonix_core.command.piped import PIPED_INPUT_CAP, cap_words, with_piped_input
     from reasonix_core.headless import HeadlessOptions, run_headless
+    from reasonix_core.session.settings import RunSettings
 
     if args.approve_plan:
         # The approval is this flag, never a prompt's wording (docs/MODES.md).
@@ -682,9 +682,10 @@ def _metrics_problem(path: Path | None) -> str | None:
 
 
 def _permissions_check(args: argparse.Namespace) -> int:
-    from reasonix_core.agent.builder import RunSettings, build_policy
     from reasonix_core.config import load_config
     from reasonix_core.permission import explain
+    from reasonix_core.session.policy import build_policy
+    from reasonix_core.session.settings import RunSettings
 
     workspace = Path.cwd()
     loaded = load_config(workspace)
@@ -835,8 +836,9 @@ def _compact(args: argparse.Namespace) -> int:
     import anyio
 
     from reasonix_core import events as ev
-    from reasonix_core.agent.builder import RunSettings, open_runtime
     from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_core.session.build import build_session
+    from reasonix_core.session.settings import RunSettings
 
     resume = args.compact_resume or args.resume_id
     settings = RunSettings(
@@ -846,7 +848,7 @@ def _compact(args: argparse.Namespace) -> int:
     async def go() -> bool:
         ok = False
         failure = ""
-        async with open_runtime(settings, approver=FailClosedApprover()) as runtime:
+        async with build_session(settings, approver=FailClosedApprover()) as runtime:
             agent = runtime.agent
             before = agent.estimated_prompt_tokens()
             notices: list[ev.Notice] = []
@@ -947,7 +949,7 @@ def _subagent(args: argparse.Namespace) -> int:
     _skip_httpx_cli()
     import anyio
 
-    from reasonix_core.agent.builder import RunSettings
+    from reasonix_core.session.settings import RunSettings
     from reasonix_core.subagent.command import run_subagent
 
     if not args.prompt.strip():

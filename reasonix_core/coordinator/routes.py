@@ -21,6 +21,9 @@ import enum
 import re
 from dataclasses import dataclass
 
+# Declared with the Runner protocol (agent/runner.py); re-exported for the routing.
+from reasonix_core.agent.runner import TurnMeta
+
 
 class Route(enum.StrEnum):
     EXECUTOR = "executor"
@@ -36,16 +39,6 @@ class Route(enum.StrEnum):
     @property
     def plans(self) -> bool:
         return self is not Route.EXECUTOR
-
-
-@dataclass(frozen=True, slots=True)
-class TurnMeta:
-    """What the host (never the model or the user's wording) knows about a turn."""
-
-    # The turn starts a Goal (``/goal``, ``reasonix run --goal``).
-    goal_start: bool = False
-    # A host-made turn (a goal round, a continuation): always the executor's.
-    synthetic: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,7 +113,7 @@ class SubagentRunner:
         self.agent_path = agent_path
         # The depth of the agent this runner spawns for (the session's is 0).
         self.depth = depth
-        self.session_id = session_id or services.session_id
+        self.session_id = session_id or services.env.session_id
         self._labels = itertools.count(1)
 
     def runner(self) -> SubagentRunner:
@@ -171,25 +171,19 @@ class SubagentRunner:
                 self._store, plan, spec, capsule, resolved.ref, effort
             )
             stack.callback(store.close)
-            context = ToolContext(
-                workspace=s.workspace,
-                temp_dir=s.temp_dir,
-                bash_timeout_seconds=s.bash_timeout_seconds,
-                approver=s.approver,
-                secret_env=s.secret_env,
-                sandbox=plan.sandbox,
-                ledger=FileLedger(),
-                read_denied=s.read_denied,
-                gate=s.gate,  # type: ignore[arg-type]
-            )
-            if plan.can_nest:
-                context.subagents = SubagentRunner(
-                    s,
-                    agent_path=plan.path,
-                    depth=spec.depth,
-                    session_id=store.id,
-                    bound=plan.claim,
+            nested = (
+                SubagentRunner(
+                    s, agent_path=plan.path, depth=spec.depth, session_id=store.id, bound=plan.claim
                 )
+                if plan.can_nest
+                else None
+            )
+            # The session's facts, with the child's own transcript and claim-bound sandbox.
+            context = ToolContext(
+                env=s.env.child(session_id=store.id, sandbox=plan.sandbox),
+                ledger=FileLedger(),
+                subagents=nested,
+            )
             agent = self._agent(provider, resolved, effort, plan, context, store, spec)
             # Subagent* go in the spawner's stream (its path); the child's own
             # events carry the child's path.
@@ -358,7 +352,7 @@ class SubagentRunner:
         now = s.clock()
         header = SessionHeader(
             id=new_session_id(now),
-            workspace=str(s.workspace),
+            workspace=str(s.env.workspace),
             created=now.isoformat(),
             model=model,
             effort=effort,
@@ -377,10 +371,10 @@ class SubagentRunner:
             # Named in the session's temp dir (removed with the session), so
             # nothing that derives a file from the transcript's name (the cache
             # ledger's request records) writes anywhere lasting.
-            return MemorySessionStore(s.temp_dir / f"{header.id}.jsonl", header)
+            return MemorySessionStore(s.env.temp_dir / f"{header.id}.jsonl", header)
         # Beside the session's folder, not in it: listing and --continue see only
         # top-level sessions.
-        store = SessionStore.create(s.home / "sessions" / "subagents", s.workspace, header)
+        store = SessionStore.create(s.home / "sessions" / "subagents", s.env.workspace, header)
         capsule.write(store.path.with_name(f"{store.id}.capsule.json"))
         return store
 
