@@ -104,17 +104,15 @@ async def build_session(
     (None: plans wait in the session for ``--approve-plan``)."""
     base = load_base(settings, overrides)
     model = choose_model(base, settings)
-    policy = build_policy(base.config, settings, base.workspace, base.home)
-    mcp = mcp_host if mcp_host is not None else declared_mcp_host(base, settings)
-    if skills is None:
-        skills = load_catalog(base.workspace, base.home)
-    registry = build_tools(base.config, skills, mcp)
 
     async with AsyncExitStack() as stack:
-        provider, effort = await open_provider(stack, base, model, provider_factory)
         temp_dir = open_temp_dir(stack)
-        # Files in the session's temp dir are the session's own: readable without asking.
-        policy.add_read_roots(temp_dir)
+        policy = session_policy(base, settings, temp_dir)
+        mcp = mcp_host if mcp_host is not None else declared_mcp_host(base, settings)
+        if skills is None:
+            skills = load_catalog(base.workspace, base.home)
+        registry = build_tools(base.config, skills, mcp)
+        provider, effort = await open_provider(stack, base, model, provider_factory)
         sandbox = build_sandbox(base.config, base.workspace, temp_dir, policy)
         from reasonix_core.tool.jobs import JobManager
 
@@ -122,7 +120,6 @@ async def build_session(
         if mcp is not None and mcp_host is None:
             # Servers start in the background from here; nothing waits yet.
             await stack.enter_async_context(mcp)
-        install_memory(policy)
         gate = PermissionGate(
             policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace))
         )
@@ -294,16 +291,18 @@ def build_sandbox(config: Config, workspace: Path, temp_dir: Path, policy: Polic
     )
 
 
-def install_memory(policy: Policy) -> None:
-    """The memory policy of a (top-level) session; its fact store, history index
-    and recall are built on first use from the tool context (reasonix_core.memory).
+def session_policy(base: Base, settings: RunSettings, temp_dir: Path) -> Policy:
+    """The top-level session's policy: the files in its temp dir are its own
+    (readable without asking), and it owns the project's fact store.
 
-    This session owns the project's fact store, so it installs the seed 000
-    §3.6 exception: bounded, non-sensitive, create-only project/reference
-    facts save without asking. A surface that does not own the store (a
-    sub-agent) must not install it, and then every memory write follows the
-    preset - headless, that fails closed."""
+    Owning the store, it installs the seed 000 §3.6 exception: bounded,
+    non-sensitive, create-only project/reference facts save without asking
+    (reasonix_core.memory builds the store, index and recall on first use). A
+    surface that does not own the store (a sub-agent) must not install it, and
+    then every memory write follows the preset - headless, that fails closed."""
+    policy = build_policy(base.config, settings, base.workspace, base.home, temp_dir)
     policy.add_auto_allow("remember", auto_save_reason)
+    return policy
 
 
 # -- tools -----------------------------------------------------------------

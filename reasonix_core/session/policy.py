@@ -92,8 +92,14 @@ def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[P
 
 
 def build_policy(
-    config: Config, settings: RunSettings, workspace: Path, home: Path | None = None
+    config: Config,
+    settings: RunSettings,
+    workspace: Path,
+    home: Path | None = None,
+    temp_dir: Path | None = None,
 ) -> Policy:
+    """The policy :func:`read_roots` and :func:`protected_paths` describe; ``temp_dir``:
+    the session's own temp dir, readable without asking too."""
     preset = settings.permission_mode or config.permissions.preset
     if preset not in PERMISSION_PRESETS:
         raise ConfigError(
@@ -104,6 +110,6 @@ def build_policy(
         perms,
         workspace,
         extra_allow=list(settings.allowed_tools),
-        read_roots=read_roots(config, settings, workspace),
+        read_roots=[*read_roots(config, settings, workspace), *([temp_dir] if temp_dir else [])],
         forbid_read=protected_paths(config, home or settings.home or reasonix_home(), workspace),
     )
