@@ -10,7 +10,7 @@ import dataclasses
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,11 +181,8 @@ async def run_headless(
     started = time.monotonic()
     sink = MetricsSink(options.metrics_path)
     render = _TextRenderer(out, err) if options.output_format == "text" else None
-    final_text = ""
-    error: ev.TurnFailed | None = None
+    ending = _Ending()
     session_id = ""
-    finished: ev.TurnFinished | None = None
-
     shape: ClaudeShape | None = None
 
     def write(line: dict[str, Any]) -> None:
@@ -218,79 +215,128 @@ async def run_headless(
         for text in session.skills.notices():
             emit(ev.Notice(level="warning", text=text))
         try:
-            if options.approve_plan:
-                turn = _approved_plan_turn(session)
-            elif options.goal:
-                goal_driver = _goal_driver(session, options)
-                turn = session.drive_goal(goal_driver, options.prompt)
-            else:
-                # `/command args` (a custom command, a skill, an MCP prompt), @path and
-                # @server:uri exactly as the TUI expands them.
-                expanded = await session.expand(options.prompt)
-                turn = session.prompt(expanded.text)
+            turn, goal_driver, notices = await _start(session, options)
         except (CommandError, SkillError, UsageError) as exc:
-            # A usage error before anything is sent, raised once the runtime is
+            # A usage error before anything is sent, raised once the session is
             # closed (its task groups would wrap it in an exception group).
             refused = exc
         else:
-            for text in () if options.approve_plan or options.goal else expanded.notices:
+            for text in notices:
                 emit(ev.Notice(level="warning", text=text))
-            try:
-                async with aclosing(turn) as agent_events:
-                    async for event in _with_mcp_notices(session.mcp, agent_events):
-                        if isinstance(event, _REQUEST_HAS_LEFT) and session.mcp is not None:
-                            session.mcp.start_now()
-                        emit(event)
-                        if isinstance(event, ev.TurnFinished):
-                            finished = event
-                            final_text = event.text
-                        elif isinstance(event, ev.TurnFailed):
-                            error = event
-            except Exception as exc:
-                # Last resort for a bug outside any tool call (a tool's own failure is
-                # already a result): the run still ends with its result and metrics.
-                log.info("the run raised", exc_info=exc)
-                finished = None
-                error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
-                emit(error)
-            except BaseException:
-                sink.finish("cancelled")
-                raise
+            await _consume(session, turn, emit, sink, ending)
         saved_plan = session.plan_mode.saved
-    if saved_plan is not None and finished is not None:
+    if saved_plan is not None and ending.finished is not None:
         # Plan mode, headless: the plan waiting for --approve-plan is the result.
-        finished = dataclasses.replace(finished, stop_reason="plan_pending")
-        final_text = saved_plan.plan
+        ending.finished = dataclasses.replace(ending.finished, stop_reason="plan_pending")
+        ending.text = saved_plan.plan
     if refused is not None:
         raise refused
+    ok, outcome = _settle(ending, goal_driver)
+    metrics = sink.finish(outcome)
+    result = _result(ok, outcome, ending, metrics, session_id, started, shape)
+    if options.output_format in ("json", "stream-json"):
+        out.write(dumps_utf8(result) + "\n")
+        out.flush()
+    return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+async def _start(
+    session: Session, options: HeadlessOptions
+) -> tuple[AsyncIterator[ev.Event], GoalDriver | None, tuple[str, ...]]:
+    """The run's turn (with the goal driver of a --goal run, and the expansion's
+    notices); UsageError (before anything is sent) when it cannot start."""
+    if options.approve_plan:
+        return _approved_plan_turn(session), None, ()
+    if options.goal:
+        driver = _goal_driver(session, options)
+        return session.drive_goal(driver, options.prompt), driver, ()
+    # `/command args` (a custom command, a skill, an MCP prompt), @path and
+    # @server:uri exactly as the TUI expands them.
+    expanded = await session.expand(options.prompt)
+    return session.prompt(expanded.text), None, tuple(expanded.notices)
+
+
+@dataclass
+class _Ending:
+    """How the run's turn ended, as its events say."""
+
+    finished: ev.TurnFinished | None = None
+    error: ev.TurnFailed | None = None
+    text: str = ""
+
+
+async def _consume(
+    session: Session,
+    turn: AsyncIterator[ev.Event],
+    emit: Callable[[ev.Event], None],
+    sink: MetricsSink,
+    ending: _Ending,
+) -> None:
+    """Emit the turn's events (the MCP servers start once its request has left)."""
+    try:
+        async with aclosing(turn) as agent_events:
+            async for event in _with_mcp_notices(session.mcp, agent_events):
+                if isinstance(event, _REQUEST_HAS_LEFT) and session.mcp is not None:
+                    session.mcp.start_now()
+                emit(event)
+                if isinstance(event, ev.TurnFinished):
+                    ending.finished = event
+                    ending.text = event.text
+                elif isinstance(event, ev.TurnFailed):
+                    ending.error = event
+    except Exception as exc:
+        # Last resort for a bug outside any tool call (a tool's own failure is
+        # already a result): the run still ends with its result and metrics.
+        log.info("the run raised", exc_info=exc)
+        ending.finished = None
+        ending.error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
+        emit(ending.error)
+    except BaseException:
+        sink.finish("cancelled")
+        raise
+
+
+def _settle(ending: _Ending, goal_driver: GoalDriver | None) -> tuple[bool, str]:
+    """Whether the run succeeded, and its outcome for the metrics."""
+    finished, error = ending.finished, ending.error
     # A run stopped by --max-steps did not finish its task: scripts must see that.
     ok = error is None and finished is not None and finished.stop_reason != "max_steps"
     if goal_driver is not None and finished is not None:
         # Only a completed goal is a success (blocked, a bound or a stop is not).
         stop = goal_driver.stop.value if goal_driver.stop is not None else "stopped"
         ok = ok and stop == "complete"
-        finished = dataclasses.replace(finished, stop_reason=f"goal_{stop}")
+        ending.finished = finished = dataclasses.replace(finished, stop_reason=f"goal_{stop}")
         if not ok and error is None:
-            error = ev.TurnFailed(error=f"the goal ended {stop}, not complete", kind="goal")
+            ending.error = ev.TurnFailed(error=f"the goal ended {stop}, not complete", kind="goal")
     if ok:
-        outcome = "success"
-    elif finished is not None and finished.stop_reason == "max_steps":
-        outcome = "max_steps"
-    else:
-        outcome = "error" if error is not None else "incomplete"
-    metrics = sink.finish(outcome)
+        return ok, "success"
+    if finished is not None and finished.stop_reason == "max_steps":
+        return ok, "max_steps"
+    return ok, "error" if ending.error is not None else "incomplete"
+
+
+def _result(
+    ok: bool,
+    outcome: str,
+    ending: _Ending,
+    metrics: RunMetrics,
+    session_id: str,
+    started: float,
+    shape: ClaudeShape | None,
+) -> dict[str, Any]:
+    """Claude Code's result fields (docs/CLI.md), then Reasonix's own."""
+    error, finished = ending.error, ending.finished
     if ok:
         subtype = "success"
     else:
         subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
         if error is not None and error.kind == BUDGET_EXHAUSTED_KIND:
             subtype = "error_max_budget"  # the message names which budget
-    # Claude Code's result fields (docs/CLI.md), then Reasonix's own.
-    result = {
+    return {
         "type": "result",
         "subtype": subtype,
         "is_error": not ok,
-        "result": final_text
+        "result": ending.text
         if ok
         else (error.error if error else f"the run did not finish ({outcome})"),
         "session_id": session_id,
@@ -314,10 +360,6 @@ async def run_headless(
         "schema_version": SCHEMA_VERSION,
         "metrics": metrics.to_json(),
     }
-    if options.output_format in ("json", "stream-json"):
-        out.write(dumps_utf8(result) + "\n")
-        out.flush()
-    return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
 
 
 def _goal_driver(session: Session, options: HeadlessOptions) -> GoalDriver:

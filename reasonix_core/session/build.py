@@ -104,68 +104,72 @@ async def build_session(
     (None: plans wait in the session for ``--approve-plan``)."""
     base = load_base(settings, overrides)
     model = choose_model(base, settings)
-
     async with AsyncExitStack() as stack:
-        temp_dir = open_temp_dir(stack)
-        policy = session_policy(base, settings, temp_dir)
-        mcp = mcp_host if mcp_host is not None else declared_mcp_host(base, settings)
-        if skills is None:
-            skills = load_catalog(base.workspace, base.home)
-        registry = build_tools(base.config, skills, mcp)
-        provider, effort = await open_provider(stack, base, model, provider_factory)
-        sandbox = build_sandbox(base.config, base.workspace, temp_dir, policy)
-        from reasonix_core.tool.jobs import JobManager
+        session = await _assemble(
+            stack, base, model, settings, approver, clock, provider_factory, mcp_host, skills,
+            plan_approver,
+        )  # fmt: skip
+        if session.mcp is not None and settings.mcp_wait:
+            await session.mcp.wait_ready()
+        yield session
 
-        jobs = await stack.enter_async_context(JobManager())
-        if mcp is not None and mcp_host is None:
-            # Servers start in the background from here; nothing waits yet.
-            await stack.enter_async_context(mcp)
-        gate = PermissionGate(
-            policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace))
-        )
-        opened = open_store(base, settings, model, effort, policy, skills, registry, temp_dir, clock)  # fmt: skip
-        stack.callback(opened.store.close)
-        plan_mode, goals = build_modes(policy, opened.store, plan_approver, settings)
-        env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id)
-        budget = task_budget(settings, base.config)
-        delegation = Delegation(
-            SessionServices(
-                config=base.config, env=env, resolved=model.resolved, provider=provider,
-                effort=effort, mcp=mcp, price=make_price_fn(base.config), budget=budget,
-                profiles=catalog_profiles(skills),
-            )
-        )  # fmt: skip
-        context = ToolContext(
-            env=env, jobs=jobs, skills=skills, plan_mode=plan_mode, goals=goals,
-            subagents=delegation, run_subagent_skill=delegation.run_skill,
-        )  # fmt: skip
-        checkpoints = open_checkpoints(opened.store, base, clock)
-        agent = build_agent(
-            base, settings, model, provider, effort, registry, context, opened, gate,
-            clock, budget, checkpoints,
-        )  # fmt: skip
-        if base.loaded is not None and base.last_used is not None:
-            restore_continued(agent, base.loaded, base.last_used, registry)
-        coordinator = build_planner(
-            stack, base, model, agent, provider, context, gate, mcp, effort, clock, plan_approver
-        )
-        if mcp is not None and settings.mcp_wait:
-            await mcp.wait_ready()
-        yield Session(
-            agent=agent,
-            config=base.config,
-            resolved=model.resolved,
-            home=base.home,
-            policy=policy,
-            workspace=base.workspace,
-            plan_mode=plan_mode,
-            goals=goals,
-            continued=opened.loaded is not None,
-            mcp=mcp,
-            skills=skills,
-            coordinator=coordinator,
-            checkpoints=checkpoints,
-        )
+
+async def _assemble(
+    stack: AsyncExitStack,
+    base: Base,
+    model: ModelChoice,
+    settings: RunSettings,
+    approver: Approver,
+    clock: Clock,
+    provider_factory: ProviderFactory | None,
+    mcp_host: McpHost | None,
+    skills: SkillCatalog | None,
+    plan_approver: ApproveFn | None,
+) -> Session:
+    """Every step after the model's, in order; what must be closed goes on ``stack``."""
+    temp_dir = open_temp_dir(stack)
+    policy = session_policy(base, settings, temp_dir)
+    mcp = mcp_host if mcp_host is not None else declared_mcp_host(base, settings)
+    if skills is None:
+        skills = load_catalog(base.workspace, base.home)
+    registry = build_tools(base.config, skills, mcp)
+    provider, effort = await open_provider(stack, base, model, provider_factory)
+    sandbox = build_sandbox(base.config, base.workspace, temp_dir, policy)
+    from reasonix_core.tool.jobs import JobManager
+
+    jobs = await stack.enter_async_context(JobManager())
+    if mcp is not None and mcp_host is None:
+        # Servers start in the background from here; nothing waits yet.
+        await stack.enter_async_context(mcp)
+    gate = PermissionGate(
+        policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace))
+    )
+    opened = open_store(base, settings, model, effort, policy, skills, registry, temp_dir, clock)
+    stack.callback(opened.store.close)
+    plan_mode, goals = build_modes(policy, opened.store, plan_approver, settings)
+    env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id)
+    budget = task_budget(settings, base.config)
+    delegation = lend_to_children(base, env, model, provider, effort, mcp, skills, budget)
+    context = ToolContext(
+        env=env, jobs=jobs, skills=skills, plan_mode=plan_mode, goals=goals,
+        subagents=delegation, run_subagent_skill=delegation.run_skill,
+    )  # fmt: skip
+    checkpoints = open_checkpoints(opened.store, base, clock)
+    agent = build_agent(
+        base, settings, model, provider, effort, registry, context, opened, gate, clock, budget,
+        checkpoints,
+    )  # fmt: skip
+    if base.loaded is not None and base.last_used is not None:
+        restore_continued(agent, base.loaded, base.last_used, registry)
+    coordinator = build_planner(
+        stack, base, model, agent, provider, context, gate, mcp, effort, clock, plan_approver
+    )
+    return Session(
+        agent=agent, config=base.config, resolved=model.resolved, home=base.home,
+        policy=policy, workspace=base.workspace, plan_mode=plan_mode, goals=goals,
+        continued=opened.loaded is not None, mcp=mcp, skills=skills,
+        coordinator=coordinator, checkpoints=checkpoints,
+    )  # fmt: skip
 
 
 # -- config ----------------------------------------------------------------
@@ -374,6 +378,35 @@ def build_env(
         bash_timeout_seconds=base.config.tools.bash_timeout_seconds,
         clock=clock,
         session_id=session_id,
+    )
+
+
+def lend_to_children(
+    base: Base,
+    env: SessionEnv,
+    model: ModelChoice,
+    provider: Provider,
+    effort: str,
+    mcp: McpHost | None,
+    skills: SkillCatalog,
+    budget: BudgetMeter | None,
+) -> Delegation:
+    """The session's delegation handle, over what it lends its children (its env,
+    provider, MCP host, budget, and its skills as profiles), for the delegation
+    tools and run_skill (docs/SUBAGENTS.md). The runner itself is built when the
+    model first delegates."""
+    return Delegation(
+        SessionServices(
+            config=base.config,
+            env=env,
+            resolved=model.resolved,
+            provider=provider,
+            effort=effort,
+            mcp=mcp,
+            price=make_price_fn(base.config),
+            budget=budget,
+            profiles=catalog_profiles(skills),
+        )
     )
 
 
