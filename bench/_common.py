@@ -33,7 +33,7 @@ KEY = "sk-bench-0123456789"
 MODEL = "deepseek-flash"
 
 
-def config_toml(base_url: str, extra: str = "") -> str:
+def config_toml(base_url: str, extra: str = "", bash: str = "off") -> str:
     return f"""
 [[providers]]
 name = "fixture"
@@ -50,14 +50,14 @@ retry_base_delay = 0.01
 retry_max_delay = 0.05
 
 [sandbox]
-bash = "off"
+bash = "{bash}"
 {extra}"""
 
 
-def write_config(home: Path, base_url: str, extra: str = "") -> Path:
+def write_config(home: Path, base_url: str, extra: str = "", bash: str = "off") -> Path:
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.toml"
-    path.write_text(config_toml(base_url, extra), encoding="utf-8")
+    path.write_text(config_toml(base_url, extra, bash), encoding="utf-8")
     return path
 
 
@@ -190,12 +190,14 @@ def dumps(value: Any) -> str:
 # --------------------------------------------------------------------------- scripted "models"
 
 
-def tool_loop_responder(steps: int, delay: float = 0.0) -> Any:
-    """An instant model: ``steps - 1`` cheap read-only tool calls, then a final answer.
+def tool_loop_responder(steps: int, delay: float = 0.0, tool: str = "files") -> Any:
+    """An instant model: ``steps - 1`` cheap tool calls, then a final answer.
 
-    The step is derived from the request itself (assistant messages so far), so
-    replaying a recorded request body gets exactly the same reply. ``delay``:
-    seconds between the stream's data events (a model that takes its time).
+    ``tool``: ``"files"`` alternates a ``read_file`` and an ``ls`` (read-only);
+    ``"bash"`` runs ``bash true`` on every step. The step is derived from the
+    request itself (assistant messages so far), so replaying a recorded request
+    body gets exactly the same reply. ``delay``: seconds between the stream's data
+    events (a model that takes its time).
     """
     from reasonix_testkit import RecordedRequest, Reply, ToolCallSpec
 
@@ -203,7 +205,9 @@ def tool_loop_responder(steps: int, delay: float = 0.0) -> Any:
         step = assistant_turns(request.json) + 1
         if step >= steps:
             return Reply(reasoning="All done.", content="Done: the file says hello.", delay=delay)
-        if step % 2:
+        if tool == "bash":
+            call = ToolCallSpec("bash", '{"command":"true"}')
+        elif step % 2:
             call = ToolCallSpec("read_file", '{"path":"tiny.txt"}')
         else:
             call = ToolCallSpec("ls", '{"path":"."}')
@@ -214,10 +218,10 @@ def tool_loop_responder(steps: int, delay: float = 0.0) -> Any:
 
 @contextmanager
 def tool_loop_server(
-    mode: str, steps: int, delay: float = 0.0, *, keep_alive: bool = False
+    mode: str, steps: int, delay: float = 0.0, *, keep_alive: bool = False, tool: str = "files"
 ) -> Iterator[str]:
     """A fresh fixture server (fresh prompt cache) serving the tool loop of
-    ``tool_loop_responder``, in a thread or in its own process (``_serve.py``, so the
+    ``tool_loop_responder`` (``tool``: which tool it calls), in a thread or in its own process (``_serve.py``, so the
     server's work does not share the interpreter with what is measured); yields its
     base URL. ``keep_alive``: streamed answers keep their connection open for the
     next request, as a real API's do (the fixture closes it by default)."""
@@ -227,7 +231,7 @@ def tool_loop_server(
         with FixtureServer(
             ChatDialect("deepseek"), api_key=None, keep_alive_streams=keep_alive
         ) as server:
-            server.responder = tool_loop_responder(steps, delay)
+            server.responder = tool_loop_responder(steps, delay, tool)
             yield server.base_url
         return
     proc = subprocess.Popen(
@@ -237,6 +241,7 @@ def tool_loop_server(
             str(steps),
             str(delay),
             "keep-alive" if keep_alive else "close",
+            tool,
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -42,9 +42,9 @@ from _common import (
     write_config,
 )
 
+from reasonix_core.agent.cache_ledger import common_prefix_length
 from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply, ToolCallSpec
 from reasonix_testkit.dialects.chat import render_prompt
-from reasonix_testkit.prompt_cache import common_prefix_length
 
 TARGET = 0.97
 STEPS = 20

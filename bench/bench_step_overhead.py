@@ -31,6 +31,22 @@ measured; the summary line reports the process figure.
 
 Run: ``.venv/bin/python bench/bench_step_overhead.py [--steps 50] [--reps 5]
 [--server both|process|thread] [--profile]``
+
+Per bash step (``--bash``): the scripted model runs ``bash true`` on every step
+but the last, once with ``[sandbox] bash = "off"`` and once with ``"enforce"``
+(bubblewrap, seccomp, the git guard), the two turns back to back in every
+repetition, against the server in its own process. The **floor** is measured in
+the same repetition: one streamed loopback request (the bare httpx replay of the
+unsandboxed turn's requests) plus one ``sh -c true`` spawned with
+``subprocess.run``. A step is the interval from one ``StepStarted`` to the next
+(request i on the wire, its bash call, building request i+1); the figures are
+medians over steps 2..N-1 (step 1 creates the httpx client, step N has no tool
+call), then the median repetition. Targets (issue 24): unsandboxed <= 3x the
+floor, sandboxed <= 1.3x unsandboxed. ``--checkpoints off`` adds ``[checkpoints]
+enabled = false`` (``both``: measure each, to split out the checkpoint's share).
+
+    .venv/bin/python bench/bench_step_overhead.py --bash [--steps 30] [--reps 5]
+        [--checkpoints on|off|both] [--git] [--profile]
 """
 
 from __future__ import annotations
@@ -40,7 +56,9 @@ import cProfile
 import inspect
 import io
 import pstats
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +79,8 @@ from reasonix_core.session.build import build_session
 from reasonix_core.session.settings import RunSettings
 
 TARGET_MS = 5.0
+BASH_FLOOR_RATIO = 3.0  # unsandboxed bash step / (loopback request + sh -c true)
+SANDBOX_RATIO = 1.3  # sandboxed bash step / unsandboxed bash step
 PROMPT = "Look at tiny.txt and the folder listing a few times, then tell me what the file says."
 
 
@@ -70,6 +90,14 @@ class Turn:
     marks: list[float]  # perf_counter at each StepStarted, then at the end of the turn
     sent: list[PreparedRequest]
     parts: dict[str, float]  # seconds spent in instrumented parts of the harness
+    cpu: float = 0.0  # CPU seconds of this process and the processes it reaped meanwhile
+
+
+def cpu_now() -> float:
+    """CPU seconds used so far by this process (all threads) and its reaped children
+    (a sandboxed command's processes are reaped by bubblewrap, and counted with it)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _timed(parts: dict[str, float], key: str, fn: Any) -> Any:
@@ -95,8 +123,10 @@ def _timed(parts: dict[str, float], key: str, fn: Any) -> Any:
     return timed
 
 
-async def agent_turn(home: Path, workspace: Path, base_url: str, steps: int) -> Turn:
-    write_config(home, base_url)
+async def agent_turn(
+    home: Path, workspace: Path, base_url: str, steps: int, extra: str = "", bash: str = "off"
+) -> Turn:
+    write_config(home, base_url, extra, bash)
     settings = RunSettings(workspace=workspace, home=home)
     async with build_session(settings, approver=FailClosedApprover()) as rt:
         agent = rt.agent
@@ -119,6 +149,7 @@ async def agent_turn(home: Path, workspace: Path, base_url: str, steps: int) -> 
         sink = MetricsSink(home / "metrics.json")
         marks: list[float] = []
         finished: ev.TurnFinished | None = None
+        cpu = cpu_now()
         started = time.perf_counter()
         async with aclosing(agent.run(PROMPT)) as events:
             async for event in events:
@@ -129,12 +160,15 @@ async def agent_turn(home: Path, workspace: Path, base_url: str, steps: int) -> 
                     finished = event
                 elif isinstance(event, ev.TurnFailed):
                     raise SystemExit(f"the turn failed: {event.error}")
+                elif isinstance(event, ev.ToolCallFinished) and event.is_error:
+                    raise SystemExit(f"{event.name} failed: {event.result}")
         wall = time.perf_counter() - started
+        cpu = cpu_now() - cpu
         marks.append(started + wall)
         sink.finish("success")
     if finished is None or finished.steps != steps or len(sent) != steps:
         raise SystemExit(f"expected {steps} steps, got {finished and finished.steps} / {len(sent)}")
-    return Turn(wall=wall, marks=marks, sent=sent, parts=parts)
+    return Turn(wall=wall, marks=marks, sent=sent, parts=parts, cpu=cpu)
 
 
 async def replay(base_url: str, sent: list[PreparedRequest]) -> list[float]:
@@ -233,15 +267,214 @@ def profile(steps: int, root: Path) -> None:
     print(text.getvalue())
 
 
+# --------------------------------------------------------------------------- bash steps
+
+
+def sh_true(n: int) -> tuple[list[float], float]:
+    """Walls of ``sh -c true`` spawned with ``subprocess.run`` (the floor's process),
+    and the CPU seconds of one (spawning included)."""
+    walls = []
+    cpu = cpu_now()
+    for _ in range(n):
+        started = time.perf_counter()
+        subprocess.run(["sh", "-c", "true"], check=True)
+        walls.append(time.perf_counter() - started)
+    return walls, (cpu_now() - cpu) / n
+
+
+def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float]:
+    """Median walls of the very argv ``bash true`` spawns, without the harness:
+    unsandboxed (``/bin/bash -c true``) and under bubblewrap (the argv
+    ``prepare_command`` builds for this workspace, seccomp descriptor included).
+    Their difference is what bubblewrap itself adds to a step, whatever the harness."""
+    from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.shell_sandbox import prepare_command
+
+    policy = SandboxPolicy(workspace=workspace, temp_dir=temp, bash="enforce")
+    plain: list[float] = []
+    boxed: list[float] = []
+    for _ in range(n):
+        for walls, sandboxed in ((plain, False), (boxed, True)):
+            prepared = prepare_command(policy, "true") if sandboxed else None
+            argv = prepared.argv if prepared else ["/bin/bash", "-c", "true"]
+            fds = prepared.pass_fds if prepared else ()
+            started = time.perf_counter()
+            subprocess.run(argv, pass_fds=fds, stdin=subprocess.DEVNULL, check=True)
+            walls.append(time.perf_counter() - started)
+            if prepared:
+                prepared.close()
+    return statistics.median(plain), statistics.median(boxed)
+
+
+def _git_init(workspace: Path) -> None:
+    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b", "HOME": str(workspace.parent)}  # fmt: skip
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "init"]):
+        subprocess.run(argv, cwd=workspace, env=env, check=True, capture_output=True)
+
+
+def bash_turn(
+    home: Path, workspace: Path, steps: int, sandbox: str, checkpoints: bool
+) -> tuple[Turn, list[float]]:
+    """One agent turn of ``bash true`` steps; returns it and its step intervals."""
+    # -y/--auto: bash runs without asking (the gate still parses and judges it).
+    extra = '\n[permissions]\npreset = "auto"\n'
+    if not checkpoints:
+        extra += "\n[checkpoints]\nenabled = false\n"
+    with tool_loop_server("process", steps, tool="bash") as url:
+        turn = anyio.run(agent_turn, home, workspace, url, steps, extra, sandbox)
+    intervals = [b - a for a, b in zip(turn.marks, turn.marks[1:], strict=False)]
+    return turn, intervals
+
+
+def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool) -> dict:
+    tag = "cp" if checkpoints else "nocp"
+    homes = {s: root / f"home-bash-{s}-{tag}" for s in ("off", "enforce")}
+    spaces = {s: root / f"ws-bash-{s}-{tag}" for s in ("off", "enforce")}
+    for workspace in spaces.values():
+        workspace.mkdir()
+        (workspace / "tiny.txt").write_text("hello\n", encoding="utf-8")
+        if git:
+            _git_init(workspace)
+    rows = []
+    for rep in range(reps + 1):  # the first repetition warms up and is not counted
+        row: dict[str, float] = {}
+        sent: list[PreparedRequest] = []
+        for sandbox in ("off", "enforce"):
+            use_env(homes[sandbox])
+            turn, intervals = bash_turn(
+                homes[sandbox], spaces[sandbox], steps, sandbox, checkpoints
+            )
+            row[sandbox] = statistics.median(intervals[1:-1])
+            row[f"{sandbox}-wall"] = turn.wall / steps
+            row[f"{sandbox}-tool"] = turn.parts["tool"] / (steps - 1)
+            row[f"{sandbox}-gate"] = turn.parts["gate"] / (steps - 1)
+            row[f"{sandbox}-session"] = turn.parts["session"] / steps
+            row[f"{sandbox}-prepare"] = turn.parts["prepare"] / steps
+            if sandbox == "off":
+                sent = turn.sent
+            row[f"{sandbox}-cpu"] = turn.cpu / steps
+        with tool_loop_server("process", steps, tool="bash") as url:
+            cpu = cpu_now()
+            base = anyio.run(replay, url, sent)
+            request_cpu = (cpu_now() - cpu) / steps
+        row["request"] = statistics.median(base[1:-1])
+        sh_walls, sh_cpu = sh_true(max(steps // 2, 10))
+        row["sh"] = statistics.median(sh_walls)
+        row["floor"] = row["request"] + row["sh"]
+        row["floor-cpu"] = request_cpu + sh_cpu
+        temp = root / f"tmp-{tag}"
+        temp.mkdir(exist_ok=True)
+        row["bare-bash"], row["bare-bwrap"] = bare_spawns(spaces["enforce"], temp, 10)
+        if rep:
+            rows.append({k: v * 1000 for k, v in row.items()})
+    for row in rows:
+        row["ratio-floor"] = row["off"] / row["floor"]
+        row["ratio-sandbox"] = row["enforce"] / row["off"]
+        # The best a fresh bubblewrap per command allows: the unsandboxed step plus
+        # what bubblewrap adds to a bare spawn, nothing else.
+        row["bwrap-extra"] = row["bare-bwrap"] - row["bare-bash"]
+        row["ratio-bwrap"] = (row["off"] + row["bwrap-extra"]) / row["off"]
+        row["harness-extra"] = row["enforce"] - row["off"] - row["bwrap-extra"]
+        row["cpu-floor"] = row["off-cpu"] / row["floor-cpu"]
+        row["cpu-sandbox"] = row["enforce-cpu"] / row["off-cpu"]
+    rows.sort(key=lambda r: r["ratio-floor"])
+    out = rows[(len(rows) - 1) // 2]
+    spread_floor = ", ".join(f"{r['ratio-floor']:.2f}" for r in rows)
+    spread_sandbox = ", ".join(
+        f"{r['ratio-sandbox']:.2f}" for r in sorted(rows, key=lambda r: r["ratio-sandbox"])
+    )
+    cp = "on" if checkpoints else "off"
+    print(
+        f"== bash steps, checkpoints {cp}{', git workspace' if git else ''}: {reps} paired "
+        f"repetitions of {steps} steps; the median repetition (by unsandboxed / floor)"
+    )
+    print(f"  floor: loopback request {out['request']:6.2f} ms + sh -c true {out['sh']:5.2f} ms"
+          f" = {out['floor']:6.2f} ms")  # fmt: skip
+    for sandbox, label in (("off", "unsandboxed"), ("enforce", "sandboxed  ")):
+        print(
+            f"  {label} step {out[sandbox]:6.2f} ms, turn wall / steps "
+            f"{out[sandbox + '-wall']:6.2f} ms   (in it: bash tool call "
+            f"{out[sandbox + '-tool']:5.2f} ms, gate {out[sandbox + '-gate']:4.2f} ms; "
+            f"session appends {out[sandbox + '-session']:4.2f} ms, request build "
+            f"{out[sandbox + '-prepare']:4.2f} ms per step)"
+        )
+    print(f"  unsandboxed / floor      {out['ratio-floor']:5.2f} x   (all: {spread_floor})")
+    print(f"  sandboxed / unsandboxed  {out['ratio-sandbox']:5.2f} x   (all: {spread_sandbox})")
+    cpu_floor = statistics.median(r["cpu-floor"] for r in rows)
+    cpu_sandbox = statistics.median(r["cpu-sandbox"] for r in rows)
+    print(
+        f"  CPU per step (this process + its commands; medians over repetitions): floor "
+        f"{statistics.median(r['floor-cpu'] for r in rows):5.2f} ms, unsandboxed "
+        f"{statistics.median(r['off-cpu'] for r in rows):5.2f} ms ({cpu_floor:4.2f} x), sandboxed "
+        f"{statistics.median(r['enforce-cpu'] for r in rows):5.2f} ms ({cpu_sandbox:4.2f} x "
+        "unsandboxed)"
+    )
+    out["cpu-floor"], out["cpu-sandbox"] = cpu_floor, cpu_sandbox
+    print(
+        f"  bare spawns: /bin/bash -c true {out['bare-bash']:5.2f} ms, the same under bubblewrap "
+        f"{out['bare-bwrap']:5.2f} ms: bubblewrap adds {out['bwrap-extra']:5.2f} ms, so a fresh "
+        f"sandbox per command allows at best {out['ratio-bwrap']:4.2f} x; the harness adds "
+        f"{out['harness-extra']:5.2f} ms more (guard, argv, descriptors)"
+    )
+    return out
+
+
+def profile_bash(steps: int, root: Path, sandbox: str, checkpoints: bool) -> None:
+    home, workspace = root / f"home-prof-{sandbox}", root / f"ws-prof-{sandbox}"
+    workspace.mkdir()
+    (workspace / "tiny.txt").write_text("hello\n", encoding="utf-8")
+    use_env(home)
+    bash_turn(home, workspace, steps, sandbox, checkpoints)  # warm-up
+    prof = cProfile.Profile()
+    prof.enable()
+    bash_turn(home, workspace, steps, sandbox, checkpoints)
+    prof.disable()
+    text = io.StringIO()
+    stats = pstats.Stats(prof, stream=text)
+    stats.sort_stats("cumulative").print_stats(45)
+    print(f"\n== cProfile of one bash turn, sandbox {sandbox} (includes build_session)")
+    print(text.getvalue())
+
+
+def main_bash(args: argparse.Namespace) -> int:
+    settings = {"on": [True], "off": [False], "both": [True, False]}[args.checkpoints]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="reasonix-bench-") as tmp:
+        for checkpoints in settings:
+            results[checkpoints] = measure_bash(
+                args.steps, args.reps, Path(tmp), checkpoints, args.git
+            )
+        if args.profile:
+            for sandbox in ("off", "enforce"):
+                profile_bash(args.steps, Path(tmp), sandbox, settings[0])
+    for checkpoints, out in results.items():
+        cp = "on" if checkpoints else "off"
+        print(
+            f"SUMMARY bash step (checkpoints {cp}): unsandboxed {out['off']:.2f} ms = "
+            f"{out['ratio-floor']:.2f} x the floor {out['floor']:.2f} ms (target <= "
+            f"{BASH_FLOOR_RATIO:g} x: {verdict(out['ratio-floor'], BASH_FLOOR_RATIO)}); "
+            f"sandboxed {out['enforce']:.2f} ms = {out['ratio-sandbox']:.2f} x unsandboxed "
+            f"(target <= {SANDBOX_RATIO:g} x: {verdict(out['ratio-sandbox'], SANDBOX_RATIO)}); "
+            f"CPU {out['cpu-floor']:.2f} x the floor's, sandboxed {out['cpu-sandbox']:.2f} x"
+        )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--server", choices=("both", "process", "thread"), default="both")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of one turn")
+    parser.add_argument("--bash", action="store_true", help="per bash step against its floor")
+    parser.add_argument("--checkpoints", choices=("on", "off", "both"), default="on")
+    parser.add_argument("--git", action="store_true", help="--bash: the workspace is a git repo")
     args = parser.parse_args()
     if args.steps < 20:
         parser.error("--steps must be at least 20")
+    if args.bash:
+        return main_bash(args)
     modes = ["process", "thread"] if args.server == "both" else [args.server]
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="reasonix-bench-") as tmp:

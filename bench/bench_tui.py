@@ -800,7 +800,7 @@ def main() -> int:
         )
         return 0
     if args.which != "first-paint":
-        from reasonix_tui.widgets.markdown_render import warm_up
+        from reasonix_tui.widgets.assistant_block import warm_up
 
         warm_up()  # as the launcher does after the first frame
         if not args.default_gc:

@@ -14,9 +14,15 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
+def atomic_write_text(path: Path, text: str, *, mode: int = 0o644, durable: bool = True) -> None:
     """Write ``text`` to a temp file beside ``path`` (created 0600, then set to
     ``mode`` before any byte is written), fsync it, and rename it over ``path``.
+
+    ``durable=False`` skips the fsync: readers still see the old or the new
+    content, never half of it, and a killed process loses nothing (the page cache
+    outlives it); only a crash of the machine may lose the last writes. For a file
+    rewritten often whose next version supersedes it (a progress snapshot), where an
+    fsync would block its writer for milliseconds each time.
 
     Raises OSError; the temp file never outlives a failure.
     """
@@ -29,7 +35,8 @@ def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
                 os.fchmod(fh.fileno(), mode)
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -3,7 +3,9 @@
 Not part of the product: pyproject's package discovery ships only
 ``reasonix_core`` and ``reasonix_tui`` (``tests/test_packaging.py`` holds that).
 ``tests/`` and ``snapshots/`` import it through pytest's ``pythonpath``;
-``bench/_common.py`` puts the repository root on ``sys.path`` for the scripts.
+``bench/_common.py`` puts the repository root on ``sys.path`` for the scripts. The HTTP
+layer under the fixture server is the product's (``reasonix_core.bench.loopback_http``,
+which e2ebench's replay stands on); the kit adds the scripted answers and faults.
 
 One :class:`FixtureServer` speaks a wire format through its dialect:
 :class:`ChatDialect` (DeepSeek / OpenAI Chat Completions),

@@ -14,6 +14,8 @@ import math
 import threading
 from collections import deque
 
+from reasonix_core.agent.cache_ledger import common_prefix_length
+
 # DeepSeek also persists a prefix that several requests share as a unit of its
 # own (wire-formats.md §3.1 rule 2: "A+B then A+C misses, then A+D hits A").
 # The fixture keeps the last few prompts to find such shared prefixes.
@@ -47,18 +49,6 @@ class _CacheSpace:
         self.lengths: list[int] = []  # sorted distinct unit lengths (bytes)
         self.digests: dict[int, set[bytes]] = {}
         self.recent: deque[bytes] = deque(maxlen=SHARED_PREFIX_HISTORY)
-
-
-def common_prefix_length(a: bytes, b: bytes) -> int:
-    """Longest common prefix by binary search over C-speed slice comparisons."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _digest(data: bytes | memoryview) -> bytes:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reasonix_core.bench.loopback_http import Verbatim
 from reasonix_testkit.text import content_text, dumps_compact
 
 # What a thinking DeepSeek "model" reasons before tool calls its script gave no reasoning.
@@ -110,21 +111,6 @@ class RecordedRequest:
     body: bytes
     json: dict[str, Any] | None
     status: int
-
-
-@dataclass(frozen=True, slots=True)
-class Verbatim:
-    """An answer sent exactly as given: status, Content-Type and body bytes.
-
-    For answers that were not scripted but captured (the e2ebench recording
-    proxy relays the real provider's bytes, its replay server serves cassettes).
-    """
-
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-    # A 200 relayed as it arrives: these chunks over chunked transfer, ``body`` unused.
-    chunks: Iterable[bytes] | None = None
 
 
 ScriptItem = Reply | HttpError | Stall | Verbatim

@@ -28,9 +28,10 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from reasonix_core.bench.loopback_http import LoopbackServer, send_verbatim
 from reasonix_testkit.dialects.chat import ChatDialect
 from reasonix_testkit.prompt_cache import PromptCache
 from reasonix_testkit.script import (
@@ -44,11 +45,8 @@ from reasonix_testkit.script import (
 )
 from reasonix_testkit.transport import (
     IncomingRequest,
-    LoopbackHTTPServer,
     RequestHandler,
     read_request,
-    send_chunks,
-    send_error_response,
     send_json_body,
     send_stall,
 )
@@ -100,7 +98,7 @@ class Dialect(Protocol):
         ...
 
 
-class FixtureServer:
+class FixtureServer(LoopbackServer):
     """A scripted endpoint on 127.0.0.1 speaking ``dialect`` (see module docstring).
 
     ``dialect`` defaults to DeepSeek Chat Completions. ``api_key=None`` disables
@@ -133,71 +131,18 @@ class FixtureServer:
         self.models: set[str] | None = set(models if models is not None else dialect.default_models)
         self.responder: Responder | None = None
         self.max_context_tokens = max_context_tokens
-        self.keep_alive_streams = keep_alive_streams
         self.requests: list[RecordedRequest] = []
         self._queue: deque[ScriptItem] = deque()
         self._lock = threading.Lock()
         self._wire = Wire(stop=threading.Event(), cache=PromptCache(), ids=IdSource(seed))
-        self._port = port
-        self._httpd: LoopbackHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def connections(self) -> int:
-        """How many TCP connections the server has accepted since it started."""
-        return self._httpd.accepted if self._httpd is not None else 0
+        # The lifecycle, the port and the connection count are the loopback server's.
+        super().__init__(
+            self, port=port, keep_alive_streams=keep_alive_streams, stop=self._wire.stop
+        )
 
     @property
     def flavour(self) -> str:
         return self.dialect.flavour
-
-    # ---------------------------------------------------------------- lifecycle
-
-    def start(self) -> Self:
-        if self._httpd is not None:
-            return self
-        self._wire.stop.clear()
-        httpd = LoopbackHTTPServer(("127.0.0.1", self._port), self)
-        httpd.keep_alive_streams = self.keep_alive_streams
-        thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name=f"fixture-server-{httpd.server_port}",
-            daemon=True,
-        )
-        self._httpd = httpd
-        self._thread = thread
-        thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._wire.stop.set()
-        httpd.shutdown()
-        httpd.abort_connections()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=2.0)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("fixture server is not running")
-        return self._httpd.server_port
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     # ---------------------------------------------------------------- scripting
 
@@ -281,15 +226,8 @@ class FixtureServer:
 
         if isinstance(outcome, HttpError):
             dialect.send_error(h, outcome, self._wire)
-        elif isinstance(outcome, Verbatim) and outcome.chunks is not None:
-            send_chunks(
-                h, self._wire.stop, content_type=outcome.content_type, chunks=outcome.chunks
-            )
         elif isinstance(outcome, Verbatim):
-            # Bytes captured from elsewhere: no dialect framing, no fault injection.
-            send_error_response(
-                h, outcome.status, outcome.body, headers={"Content-Type": outcome.content_type}
-            )
+            send_verbatim(h, self._wire.stop, outcome)
         elif isinstance(outcome, Stall):
             assert ctx is not None
             send_stall(

@@ -33,6 +33,7 @@ from reasonix_core.events import (
 )
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
+from reasonix_core.permission_modes import MODE_CYCLE
 from reasonix_tui.services import (
     BaseServices,
     GoalView,
@@ -237,7 +238,7 @@ class ScriptedServices(BaseServices):
     config_home: Path = Path("/nonexistent/.reasonix")
     context_window: int = 128_000
     permission_mode: str = "ask"
-    permission_modes: Sequence[str] = ("ask", "auto", "plan")
+    permission_modes: Sequence[str] = MODE_CYCLE
     model: str = "deepseek-flash"
     effort: str = "high"
     model_names: list[str] = field(default_factory=lambda: ["deepseek-flash", "deepseek-v4-pro"])

@@ -1,6 +1,7 @@
 """The one slash-command registry shared by completion, ``/help`` and execution.
 
-Built-ins are declared here; custom Markdown commands come from
+Built-ins are declared with their handlers in
+:mod:`reasonix_tui.screens.builtin_commands` and passed in; custom Markdown commands come from
 :mod:`reasonix_core.command.custom`; MCP prompts (``/mcp__server__prompt``)
 and skills (``/<skill>``) join through :meth:`CommandRegistry.with_extra` once
 the services know them; neither shadows a built-in or custom command.
@@ -33,39 +34,10 @@ class SlashCommand:
         return bool(self.argument_hint)
 
 
-BUILTINS: tuple[SlashCommand, ...] = (
-    SlashCommand(name="help", description="Show commands and keys"),
-    SlashCommand(name="new", description="Start a fresh session"),
-    SlashCommand(name="clear", description="Discard the conversation (asks first)"),
-    # No argument hint: Enter in the menu runs it; words after it steer the summary.
-    SlashCommand(name="compact", description="Fold the history now (words after it: what to keep)"),
-    SlashCommand(
-        name="effort", description="Show or set reasoning effort", argument_hint="[level]"
-    ),
-    SlashCommand(name="model", description="Pick the model"),
-    SlashCommand(name="mcp", description="MCP server status"),
-    SlashCommand(name="resume", description="Resume a saved session"),
-    SlashCommand(name="rewind", description="Put code and/or conversation back to a turn"),
-    SlashCommand(name="status", description="Model, effort, mode, usage and cost"),
-    SlashCommand(name="cache", description="Prompt cache: hits, breaks and what they cost"),
-    SlashCommand(name="quit", description="Leave Reasonix", aliases=("exit",)),
-    SlashCommand(
-        name="login", description="Set or replace the provider's API key", aliases=("key",)
-    ),
-    SlashCommand(name="copy", description="Copy the last answer to the clipboard"),
-    SlashCommand(name="plan", description="Show the plan waiting for approval (approve it)"),
-    SlashCommand(
-        name="goal",
-        description="Start a goal the app drives in rounds; status, pause, resume, clear",
-        argument_hint="<objective> | status | pause | resume | clear",
-    ),
-)
-
-
 class CommandRegistry:
     def __init__(
         self,
-        commands: Iterable[SlashCommand] = BUILTINS,
+        commands: Iterable[SlashCommand],
         problems: Iterable[LoadProblem] = (),
     ) -> None:
         self._commands: dict[str, SlashCommand] = {}
@@ -79,12 +51,17 @@ class CommandRegistry:
         self.problems = list(problems)
 
     @classmethod
-    def load(cls, workspace: Path | None, config_home: Path | None) -> CommandRegistry:
+    def load(
+        cls,
+        builtins: Iterable[SlashCommand],
+        workspace: Path | None,
+        config_home: Path | None,
+    ) -> CommandRegistry:
         """Built-ins plus custom commands; a custom command never shadows a built-in."""
         custom, problems = load_custom_commands(workspace, config_home)
         problems = list(problems)
-        entries = list(BUILTINS)
-        builtin_names = {c.name for c in BUILTINS}
+        entries = list(builtins)
+        builtin_names = {c.name for c in entries}
         for command in custom:
             if command.name in builtin_names:
                 problems.append(

@@ -128,6 +128,13 @@ class TurnController:
         if self.subagents.owns(event):
             await self.subagents.dispatch(event)
             return
+        for handle in (self._on_stream, self._on_progress, self._on_outcome):
+            if await handle(event):
+                return
+        log.debug("unhandled event %r", event)
+
+    async def _on_stream(self, event: Event) -> bool:
+        """What the model streams: text, reasoning and tool calls (True if handled)."""
         match event:
             case TurnStarted() | StepStarted():
                 await self._close_blocks()
@@ -158,15 +165,26 @@ class TurnController:
             case ToolCallStarted(call_id=call_id, name=name, arguments=arguments):
                 await self._close_blocks()
                 self.status.update_state(hint="")
-                block = ToolBlock(call_id, name, arguments)
-                self.tools[call_id] = block
-                await self.transcript.add(block)
+                started = ToolBlock(call_id, name, arguments)
+                self.tools[call_id] = started
+                await self.transcript.add(started)
             case ToolCallFinished(call_id=call_id, name=name, result=result):
                 block = self.tools.get(call_id)
                 if block is None:
                     block = ToolBlock(call_id, name, "")
                     await self.transcript.add(block)
                 await block.finish(result, event.outcome, event.is_error, event.diff)
+            case ToolProgress(call_id=call_id, progress=progress, total=total, message=message):
+                block = self.tools.get(call_id)
+                if block is not None:
+                    block.set_progress(progress, total, message, event.output)
+            case _:
+                return False
+        return True
+
+    async def _on_progress(self, event: Event) -> bool:
+        """Usage, retries, cache and compaction news (True if handled)."""
+        match event:
             case UsageReported(usage=usage, cost=cost, currency=currency, model=model):
                 self.status.add_usage(
                     usage.prompt_tokens,
@@ -176,10 +194,6 @@ class TurnController:
                     currency,
                     priced=self.priced(model),
                 )
-            case ToolProgress(call_id=call_id, progress=progress, total=total, message=message):
-                block = self.tools.get(call_id)
-                if block is not None:
-                    block.set_progress(progress, total, message, event.output)
             case Retrying(attempt=attempt, delay=delay, reason=reason):
                 await self._close_blocks()
                 for block in self.attempt_blocks:
@@ -209,6 +223,13 @@ class TurnController:
                     await self.notice("Conversation compacted.")
                 elif not self.compaction_explained:
                     await self.notice(f"Compaction failed ({reason}).", "warning")
+            case _:
+                return False
+        return True
+
+    async def _on_outcome(self, event: Event) -> bool:
+        """Routes, plans, goal rounds and how the turn ended (True if handled)."""
+        match event:
             case RouteDecided(route=route) if route != "executor":
                 await self.notice(f"Planner first ({route.replace('_', ' ')}).")
             case PlanReady(plan=plan, disposition=disposition):
@@ -241,7 +262,8 @@ class TurnController:
                 if hint:
                     await self.notice(hint, "warning")
             case _:
-                log.debug("unhandled event %r", event)
+                return False
+        return True
 
     async def _close_text(self) -> None:
         if self.assistant is not None:

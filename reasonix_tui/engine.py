@@ -38,7 +38,7 @@ from reasonix_core.config.schema import ProviderConfig
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
-from reasonix_core.permission.policy import PLAN_MODE
+from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE
 from reasonix_core.provider.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
@@ -155,9 +155,7 @@ class EngineServices(BaseServices):
         # `reasonix --permission-mode plan` starts in plan mode over the config's preset.
         self._plan = permission_mode == PLAN_MODE
         self._preset = (None if self._plan else permission_mode) or self.config.permissions.preset
-        # Shift+Tab cycles ask -> auto -> plan. yolo is never one keystroke away from
-        # ask; it joins the cycle only when the session started in it.
-        self.permission_modes: tuple[str, ...] = ("ask", "auto", PLAN_MODE)
+        self.permission_modes: tuple[str, ...] = MODE_CYCLE
         if self._preset not in self.permission_modes:
             self.permission_modes = (*self.permission_modes, self._preset)
         self.clock = clock

@@ -11,11 +11,13 @@ is restored, exactly as it was when it surfaced before the screen was taken over
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reasonix_tui.engine import EngineServices
+    from reasonix_tui.saved_session import SavedSession
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -37,30 +39,8 @@ def launch(args: argparse.Namespace) -> int:
 
         saved = SavedSession(home / "sessions", workspace, args.resume_id)
 
-    def build_engine() -> EngineServices:  # in a worker thread, after the first frame
-        from reasonix_tui.engine import EngineServices
-
-        resume_id = saved.session_id if saved is not None else None
-        engine = EngineServices(
-            workspace,
-            model=args.model,
-            effort=args.effort,
-            permission_mode=args.permission_mode,
-            continue_last=args.continue_last and resume_id is None,
-            resume_id=resume_id or args.resume_id,
-            home=home,
-            add_dirs=getattr(args, "add_dir", None) or [],
-        )
-        # The first answer's rendering (Rich Markdown, Pygments and the common lexers):
-        # loaded here, off the event loop, rather than when its first token arrives.
-        from reasonix_tui.widgets.markdown_render import warm_up
-
-        warm_up()
-
-        return engine
-
     services = DeferredServices(
-        build_engine,
+        functools.partial(_build_engine, args, workspace, home, saved),
         workspace=workspace,
         config_home=home,
         permission_mode=args.permission_mode,
@@ -79,3 +59,28 @@ def launch(args: argparse.Namespace) -> int:
             f"(details in {home / 'logs' / 'reasonix.log'})"
         ) from error
     return code
+
+
+def _build_engine(
+    args: argparse.Namespace, workspace: Path, home: Path, saved: SavedSession | None
+) -> EngineServices:
+    """The engine, in a worker thread after the first frame."""
+    from reasonix_tui.engine import EngineServices
+
+    resume_id = saved.session_id if saved is not None else None
+    engine = EngineServices(
+        workspace,
+        model=args.model,
+        effort=args.effort,
+        permission_mode=args.permission_mode,
+        continue_last=args.continue_last and resume_id is None,
+        resume_id=resume_id or args.resume_id,
+        home=home,
+        add_dirs=getattr(args, "add_dir", None) or [],
+    )
+    # The first answer's rendering (Rich Markdown, Pygments and the common lexers):
+    # loaded here, off the event loop, rather than when its first token arrives.
+    from reasonix_tui.widgets.assistant_block import warm_up
+
+    warm_up()
+    return engine

@@ -45,6 +45,7 @@ __all__ = [
     "Prefix",
     "PrefixRenderer",
     "RebillCost",
+    "common_prefix_length",
     "escape_bytes",
     "last_settings",
     "one_line",
@@ -258,7 +259,7 @@ class Divergence:
     context: tuple[str, str, str] = ("", "", "")
 
 
-def _common_prefix_length(a: bytes, b: bytes) -> int:
+def common_prefix_length(a: bytes, b: bytes) -> int:
     """Longest common prefix by binary search over C-speed slice comparisons."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
@@ -277,7 +278,7 @@ def diverge(baseline: Baseline, prefix: Prefix) -> Divergence | None:
         old = baseline.data
         if new.startswith(old):  # the usual case, without copying a byte
             return None
-        at = _common_prefix_length(old, new)
+        at = common_prefix_length(old, new)
         if at < max(baseline.header[0], prefix.header_end):
             at = 0  # another model or effort: another cache, nothing of it is reused
         return Divergence(

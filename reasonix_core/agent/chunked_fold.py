@@ -23,12 +23,10 @@ failure or a cancellation mid-fold leaves the view as it was.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import aclosing
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reasonix_core import events as ev
-from reasonix_core.agent.model_call import Reply
+from reasonix_core.agent.compaction_meta import CompactionMark, mark
 from reasonix_core.agent.summary_call import (
     SUMMARY_CONTENTS,
     Summarize,
@@ -96,7 +94,8 @@ class _Request:
 
 class ChunkedFold:
     """Fold ``units`` (the history after the system message, in replay units)
-    into one summary; :meth:`run` yields the requests' own events."""
+    into one summary with :meth:`run`; the requests' own events go wherever
+    ``summarize`` sends them."""
 
     def __init__(
         self,
@@ -129,7 +128,7 @@ class ChunkedFold:
 
     def _instruction(self, text: str) -> Message:
         return Message(
-            role="user", content=with_focus(text, self.focus), meta={"compaction": "request"}
+            role="user", content=with_focus(text, self.focus), meta=mark(CompactionMark.REQUEST)
         )
 
     # -- the plan -------------------------------------------------------------
@@ -179,11 +178,10 @@ class ChunkedFold:
 
     # -- the fold -------------------------------------------------------------
 
-    async def run(
-        self, system: Message, units: Sequence[Sequence[Message]]
-    ) -> AsyncIterator[ev.Event]:
-        """Summarise every chunk, then merge the summaries; sets :attr:`report`.
-        Raises :class:`ChunkedFoldFailed` when a request gives no digest."""
+    async def run(self, system: Message, units: Sequence[Sequence[Message]]) -> FoldReport:
+        """Summarise every chunk, then merge the summaries; returns (and keeps in
+        :attr:`report`) the result. Raises :class:`ChunkedFoldFailed` when a
+        request gives no digest."""
         chunks = self.plan(system, units)
         total = len(chunks)
         summaries: list[str] = []
@@ -195,9 +193,7 @@ class ChunkedFold:
             else:
                 messages = self._part_messages(system, chunk, instruction)
             request = _Request(f"part {part} of {total}", messages, self._raw(messages))
-            async with aclosing(self._ask(request, summaries)) as events:
-                async for event in events:
-                    yield event
+            summaries.append(await self._ask(request))
         merges = 0
         level = 0
         while len(summaries) > 1:
@@ -218,12 +214,11 @@ class ChunkedFold:
                     messages,
                     self._raw(messages),
                 )
-                async with aclosing(self._ask(request, merged)) as events:
-                    async for event in events:
-                        yield event
+                merged.append(await self._ask(request))
                 merges += 1
             summaries = merged
         self.report = FoldReport(summaries[0], total, merges)
+        return self.report
 
     def _merge_messages(self, system: Message, group: Sequence[str]) -> list[Message]:
         parts = "\n".join(
@@ -231,7 +226,7 @@ class ChunkedFold:
             for i, text in enumerate(group, start=1)
         )
         body = f"{parts}\n\n{with_focus(MERGE_INSTRUCTION, self.focus)}"
-        return [system, Message(role="user", content=body, meta={"compaction": "request"})]
+        return [system, Message(role="user", content=body, meta=mark(CompactionMark.REQUEST))]
 
     def _groups(self, system: Message, summaries: list[str]) -> list[list[str]]:
         """Consecutive summaries, as many per merge request as fit the budget."""
@@ -250,16 +245,12 @@ class ChunkedFold:
             groups.append(current)
         return groups
 
-    async def _ask(self, request: _Request, into: list[str]) -> AsyncIterator[ev.Event]:
-        """Send one request; its summary goes to ``into``."""
+    async def _ask(self, request: _Request) -> str:
+        """Send one request; returns its summary."""
         backend = self.estimator.backend
-        call = Reply()
-        stream = self.summarize(
-            request.messages, with_tools=True, max_output_tokens=self.output_cap, reply=call
+        call = await self.summarize(
+            request.messages, with_tools=True, max_output_tokens=self.output_cap
         )
-        async with aclosing(stream) as events:
-            async for event in events:
-                yield event
         if call.usage is not None:
             self.paid = True
             if backend == self.estimator.backend:
@@ -267,12 +258,12 @@ class ChunkedFold:
         text, problem = read_summary(call, self.output_cap)
         if problem:
             raise ChunkedFoldFailed(f"the chunked summary failed at {request.what}: {problem}")
-        into.append(text)
+        return text
 
 
 def _lead() -> Message:
-    return Message(role="user", content=PART_LEAD, meta={"compaction": "part"})
+    return Message(role="user", content=PART_LEAD, meta=mark(CompactionMark.PART))
 
 
 def _part_ack() -> Message:
-    return Message(role="assistant", content=PART_ACK, meta={"compaction": "ack"})
+    return Message(role="assistant", content=PART_ACK, meta=mark(CompactionMark.ACK))

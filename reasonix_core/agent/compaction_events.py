@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from reasonix_core import events as ev
+from reasonix_core.agent.compaction_meta import FailureStatus
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import CompactionOutcome, CompactionRequired
 from reasonix_core.agent.event_sequence import EventSequence
@@ -39,7 +40,7 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         )
     failed = outcome.failure_detail
     if failed and outcome.truncated is None:
-        if reason is CompactionReason.MANUAL and outcome.failure_status == "blocked":
+        if reason is CompactionReason.MANUAL and outcome.failure_status is FailureStatus.BLOCKED:
             text = f"nothing to compact: {failed}"
         else:
             text = f"compaction could not summarise the conversation: {failed}"
@@ -66,7 +67,7 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         reason=reason.value,
         ok=outcome.ok,
         tokens_after=after if outcome.changed is not None else None,
-        failure=failed if outcome.failure_status == "failed" else "",
+        failure=failed if outcome.failure_status is FailureStatus.FAILED else "",
     )
     if outcome.changed is not None:
         yield new_event(ev.PrefixChanged, reason=outcome.changed)

@@ -7,20 +7,23 @@ their results are appended, and the next step begins. A provider overflow gets
 one rescue (a summary or a truncation) and one rebuilt request. Any other
 error ends the turn explicitly. No synthetic continuation, no hidden extra
 requests.
+
+A turn is a plain coroutine: each phase returns what the next one needs (the
+frozen request, the reply, the tool calls) and sends its events to one sink
+(``agent/event_sink.py``); a phase that ends the turn raises :class:`TurnOver`
+with the turn's last event. :meth:`Agent.run` hands the sink's events to its
+consumer in lockstep, so the event order is the order they were made in.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
-
-import anyio
+from typing import TYPE_CHECKING
 
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
@@ -28,7 +31,6 @@ from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
 from reasonix_core.agent.compaction_events import outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import (
-    CompactionOutcome,
     CompactionRequired,
     ContextManager,
     Conversation,
@@ -36,6 +38,7 @@ from reasonix_core.agent.context import (
     is_context_overflow,
 )
 from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.event_sink import EventSink, event_stream
 from reasonix_core.agent.model_call import (
     COMPACTION,
     ModelCall,
@@ -47,12 +50,10 @@ from reasonix_core.agent.model_call import (
 from reasonix_core.agent.prefix_change import PREFIX_KEY_PARTS, PrefixChangeReason
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionStore
+from reasonix_core.agent.tool_batch import ToolBatchRunner
 from reasonix_core.agent.transcript import (
     FAILED_MARK,
     INTERRUPTED_MARK,
-    NOT_STARTED,
-    UNKNOWN_OUTCOME,
-    reminder,
     repair_messages,
 )
 from reasonix_core.errors import (
@@ -60,23 +61,13 @@ from reasonix_core.errors import (
     MissingToolCallReasoning,
     ProviderError,
     ReasoningReplayRequired,
-    ToolArgumentError,
 )
 from reasonix_core.messages import HOST_TURN, Message, ToolCall
 from reasonix_core.permission.gate import Gate
-from reasonix_core.permission.summary import summarize_call
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
 from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
-from reasonix_core.tool.base import (
-    ToolContext,
-    ToolFamily,
-    ToolResult,
-    current_call_id,
-    current_transcript,
-)
-from reasonix_core.tool.kept_results import KeptBudget
-from reasonix_core.tool.preview import precondition_failure, preview_diff
-from reasonix_core.tool.registry import ToolRegistry, internal_error
+from reasonix_core.tool.base import ToolContext
+from reasonix_core.tool.registry import ToolRegistry
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -85,7 +76,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Agent", "AgentOptions", "PriceFn"]
+__all__ = ["Agent", "AgentOptions", "PriceFn", "TurnOver"]
 
 
 @dataclass(kw_only=True)
@@ -102,27 +93,31 @@ class AgentOptions:
     budget: BudgetMeter | None = None
 
 
-@dataclass(kw_only=True)
-class _Step:
-    """One step of a turn, carried through the phases of :meth:`Agent.run`."""
+class TurnOver(Exception):
+    """A phase ended the turn: ``final`` (TurnFinished or TurnFailed) is its last event."""
 
-    number: int
-    prepared: PreparedRequest | None = None
-    # The same request as the prompt cache reads it (the ledger compares these).
-    prefix: Prefix | None = None
-    reply: Reply = field(default_factory=Reply)
-    calls: tuple[ToolCall, ...] = ()
-    # The turn ended in this step (TurnFinished or TurnFailed was yielded).
-    over: bool = False
+    def __init__(self, final: ev.TurnFinished | ev.TurnFailed) -> None:
+        super().__init__(type(final).__name__)
+        self.final = final
 
 
 @dataclass(kw_only=True)
-class _CallState:
-    """One tool call of a batch: whether it started and its result message."""
+class _Recovery:
+    """The recoveries one step has used: each is tried once."""
 
-    call: ToolCall
-    started: bool = False
-    message: Message | None = None
+    rescued: bool = False  # an overflow's compaction
+    replayed: bool = False  # reasoning sent back (ReasoningReplayRequired)
+    ceiling_learned: bool = False  # the output ceiling a refusal named
+    reasoning_retried: bool = False  # tool calls without their reasoning, resent
+
+
+@dataclass(frozen=True, slots=True)
+class _Frozen:
+    """One step's request: the prepared bytes every retry replays, and the same
+    request as the prompt cache reads it (the ledger compares these)."""
+
+    prepared: PreparedRequest
+    prefix: Prefix
 
 
 class Agent:
@@ -162,8 +157,6 @@ class Agent:
         self.messages: list[Message] = list(history)
         if not self.messages or self.messages[0].role != "system":
             self.messages.insert(0, Message(role="system", content=system_prompt))
-        # What the full copies of bounded results may still add to the session.
-        self._kept = KeptBudget(self.messages)
         # Every billed request is recorded beside the transcript; the executor's
         # are checked for cache breaks (cache_ledger.py).
         self.ledger = CacheLedger.for_session(session.path, self.options.agent_path)
@@ -182,14 +175,13 @@ class Agent:
         # owns the context window (the output budget is sized against it too).
         self.context = context
         self._sent: Sent | None = None
-        self._repeat_key: tuple[str, str] | None = None
-        self._repeat_count = 0
         self.turns = 0
         self.checkpoints = checkpoints
         # A named prefix change owed to the next request (a chat rewind).
         self._pending_prefix_reason: PrefixChangeReason | None = None
         # Output ceilings learned from a provider's 400, per model (output_ceiling.py).
         self._output_ceilings: dict[str, int] = {}
+        self._tool_runner = ToolBatchRunner(self, self._events)
 
     # -- Runner protocol --------------------------------------------------
 
@@ -217,7 +209,8 @@ class Agent:
 
     # -- helpers ----------------------------------------------------------
 
-    def _append(self, msg: Message) -> None:
+    def append_message(self, msg: Message) -> None:
+        """Append to the transcript and its session file (never rewritten)."""
         self.messages.append(msg)
         self.session.append(msg)
 
@@ -277,34 +270,35 @@ class Agent:
     # -- the turn ---------------------------------------------------------
 
     async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
-        """prepare -> request with retry -> commit the answer, or run the tools
-        and take the next step. Every phase says in ``step.over`` whether the
-        turn ended (it then yielded TurnFinished or TurnFailed). ``meta`` routes a
+        """The turn's events as its phases make them: TurnStarted, then steps
+        (prepare -> request with retry -> commit the answer, or run the tools)
+        until one ends the turn with TurnFinished or TurnFailed. ``meta`` routes a
         Coordinator's turn; a single model has one route, so it is not read here."""
         yield self._begin_turn(prompt, host_turn=meta is not None and meta.synthetic)
         try:
-            async with aclosing(self._steps()) as events:
+            async with aclosing(event_stream(self._turn)) as events:
                 async for event in events:
                     yield event
         finally:
             if self.checkpoints is not None:
-                await self.checkpoints.turn_end(self._turn_number())
+                await self.checkpoints.turn_end(self.turn_number())
 
-    async def _steps(self) -> AsyncIterator[ev.Event]:
-        phases = (self._prepare, self._request_with_retry, self._commit_answer)
-        for number in itertools.count(1):
-            step = _Step(number=number)
-            for phase in phases:
-                async with aclosing(phase(step)) as events:
-                    async for event in events:
-                        yield event
-                if step.over:
-                    return
-            async with aclosing(self._run_tools(step.calls)) as events:
-                async for event in events:
-                    yield event
+    async def _turn(self, emit: EventSink) -> None:
+        """Steps until one ends the turn; its last event is sent, then it returns."""
+        try:
+            for number in itertools.count(1):
+                calls = await self._step(number, emit)
+                await self._tool_runner.run(calls, emit)
+        except TurnOver as over:
+            await emit(over.final)
 
-    def _turn_number(self) -> int:
+    async def _step(self, number: int, emit: EventSink) -> tuple[ToolCall, ...]:
+        """One step; returns the tool calls its answer asks for (none: raises TurnOver)."""
+        frozen = await self._prepare(number, emit)
+        reply = await self._request_with_retry(number, frozen, emit)
+        return await self._commit_answer(number, reply, emit)
+
+    def turn_number(self) -> int:
         """The running turn: its user message's rank in the conversation."""
         return sum(1 for m in self.messages if m.role == "user")
 
@@ -313,19 +307,22 @@ class Agent:
         fold the history now, retrying even after an automatic failure; ``focus``
         tells the summary what to keep."""
         self._repair()
-        try:
-            maintenance = self._maintain(CompactionReason.MANUAL, focus=focus)
-            async with aclosing(maintenance) as events:
-                async for event in events:
-                    yield event
-        except CompactionRequired as exc:
-            yield self._events(ev.Notice, level="error", text=str(exc))
+
+        async def manual(emit: EventSink) -> None:
+            try:
+                await self._maintain(CompactionReason.MANUAL, emit, focus=focus)
+            except CompactionRequired as exc:
+                await emit(self._events(ev.Notice, level="error", text=str(exc)))
+
+        async with aclosing(event_stream(manual)) as events:
+            async for event in events:
+                yield event
 
     # -- the phases of a step ---------------------------------------------
 
     def _repair(self) -> None:
         for repair in repair_messages(self.messages):
-            self._append(repair)
+            self.append_message(repair)
 
     def _begin_turn(self, prompt: str, host_turn: bool = False) -> ev.TurnStarted:
         self._repair()
@@ -336,11 +333,11 @@ class Agent:
             suffix = self.context_suffix(first_turn, prompt)
             if suffix:
                 text = f"{prompt}\n\n{suffix}"
-        self._append(
+        self.append_message(
             Message(role="user", content=text, meta={HOST_TURN: True} if host_turn else {})
         )
         if self.checkpoints is not None:
-            self.checkpoints.turn_started(self._turn_number())
+            self.checkpoints.turn_started(self.turn_number())
         self.turns += 1
         top_level = self.options.source == "executor" and not self.options.agent_path
         if self.options.budget is not None and top_level:
@@ -359,178 +356,198 @@ class Agent:
         _, ledger = services(self.tool_context)
         observe_attached(prompt, self.tool_context.workspace, ledger)
 
-    async def _prepare(self, step: _Step) -> AsyncIterator[ev.Event]:
-        """The step limit, context maintenance (only at the compaction threshold,
-        before the request is built: seed 000 §3.6), then the frozen request."""
+    async def _check_limits(self, number: int, emit: EventSink) -> None:
+        """The step limit and the task budget, at a step boundary (the previous
+        step's tools have all answered): raises TurnOver when one is reached."""
         limit = self.options.max_steps
-        if limit and step.number > limit:
-            yield self._events(
-                ev.Notice, level="warning", text=f"stopped after {limit} steps (--max-steps)"
+        if limit and number > limit:
+            await emit(
+                self._events(
+                    ev.Notice, level="warning", text=f"stopped after {limit} steps (--max-steps)"
+                )
             )
-            yield self._events(ev.TurnFinished, stop_reason="max_steps", steps=step.number - 1)
-            step.over = True
-            return
+            raise TurnOver(self._events(ev.TurnFinished, stop_reason="max_steps", steps=number - 1))
         spent = self.options.budget.exhausted() if self.options.budget is not None else None
         if spent is not None:
-            # A step boundary: the previous step's tools have all answered.
-            yield self._events(ev.Notice, level="warning", text=f"stopped: {spent}")
-            yield self._events(
-                ev.TurnFailed, error=spent, kind=BUDGET_EXHAUSTED_KIND, steps=step.number - 1
+            await emit(self._events(ev.Notice, level="warning", text=f"stopped: {spent}"))
+            raise TurnOver(
+                self._events(
+                    ev.TurnFailed, error=spent, kind=BUDGET_EXHAUSTED_KIND, steps=number - 1
+                )
             )
-            step.over = True
-            return
+
+    async def _prepare(self, number: int, emit: EventSink) -> _Frozen:
+        """The limits, context maintenance (only at the compaction threshold,
+        before the request is built: seed 000 §3.6), then the frozen request."""
+        await self._check_limits(number, emit)
         try:
-            maintenance = self._maintain(CompactionReason.AUTO)
-            async with aclosing(maintenance) as events:
-                async for event in events:
-                    yield event
+            await self._maintain(CompactionReason.AUTO, emit)
         except CompactionRequired as exc:
-            yield self._events(
-                ev.TurnFailed, error=str(exc), kind="compaction_required", steps=step.number - 1
-            )
-            step.over = True
-            return
+            raise TurnOver(
+                self._events(
+                    ev.TurnFailed, error=str(exc), kind="compaction_required", steps=number - 1
+                )
+            ) from None
         reason = self._prefix_change()
         if reason:
-            yield self._events(ev.PrefixChanged, reason=reason)
-        step.prepared, step.prefix = self._freeze_request()
-        yield self._events(ev.StepStarted, step=step.number, model=self._model)
+            await emit(self._events(ev.PrefixChanged, reason=reason))
+        frozen = self._freeze_request()
+        await emit(self._events(ev.StepStarted, step=number, model=self._model))
+        return frozen
 
-    async def _request_with_retry(self, step: _Step) -> AsyncIterator[ev.Event]:
+    async def _request_with_retry(self, number: int, frozen: _Frozen, emit: EventSink) -> Reply:
         """The frozen request through ModelCall's retry path; a provider overflow
         gets one rescue (a summary or a truncation) and one rebuilt request, and tool
         calls without the reasoning their protocol needs one resend of the same bytes."""
-        rescued = replayed = ceiling_learned = reasoning_retried = False
+        reply = Reply()
+        recovery = _Recovery()
         while True:
-            assert step.prepared is not None
-            purpose = Purpose(source=self.options.source)
-            call = self.model_call.request(
-                step.prepared,
-                step.reply,
-                purpose,
-                on_usage=self._observe_usage,
-                prefix=step.prefix,
-            )
             try:
-                async with aclosing(call) as events:
-                    async for event in events:
-                        yield event
+                await self.model_call.request(
+                    frozen.prepared,
+                    Purpose(source=self.options.source),
+                    emit,
+                    reply=reply,
+                    on_usage=self._observe_usage,
+                    prefix=frozen.prefix,
+                )
             except BaseException:
                 # Cancelled mid-stream: keep what was said so the transcript
                 # stays valid and the model knows.
-                if step.reply.streaming:
-                    self._commit_interrupted(step.reply)
+                if reply.streaming:
+                    self._commit_interrupted(reply)
                 raise
-            error = step.reply.error
-            if error is None and self._reasoning_missing(step):
-                if reasoning_retried:
-                    yield self._failed(MissingToolCallReasoning(self._model), step)
-                    step.over = True
-                    return
-                # Never replay "" in its place (it would hide the fault): the same
-                # frozen bytes once more; nothing of this answer is appended.
-                reasoning_retried = True
-                yield self._events(
-                    ev.Retrying,
-                    attempt=step.reply.attempts,
-                    delay=0.0,
-                    reason=f"{self._model}'s tool calls came without their reasoning",
-                    error_kind=MISSING_REASONING_KIND,
-                )
+            error = reply.error
+            if error is None and self._reasoning_missing(frozen.prepared, reply):
+                await self._resend_for_reasoning(number, reply, recovery, emit)
                 continue
             if error is None:
-                return
-            if isinstance(error, ReasoningReplayRequired) and not replayed:
-                # A DeepSeek model behind a host not known as DeepSeek: the provider
-                # now replays reasoning_content for it; rebuild and send once more.
-                replayed = True
-                yield self._events(
+                return reply
+            frozen = await self._recover(number, reply, error, recovery, emit)
+
+    async def _resend_for_reasoning(
+        self, number: int, reply: Reply, recovery: _Recovery, emit: EventSink
+    ) -> None:
+        """Tool calls came without their reasoning: the same frozen bytes once
+        more (never "" replayed in its place, which would hide the fault)."""
+        if recovery.reasoning_retried:
+            raise TurnOver(self._failed(MissingToolCallReasoning(self._model), reply, number))
+        # Nothing of this answer is appended.
+        recovery.reasoning_retried = True
+        await emit(
+            self._events(
+                ev.Retrying,
+                attempt=reply.attempts,
+                delay=0.0,
+                reason=f"{self._model}'s tool calls came without their reasoning",
+                error_kind=MISSING_REASONING_KIND,
+            )
+        )
+
+    async def _recover(
+        self,
+        number: int,
+        reply: Reply,
+        error: ProviderError,
+        recovery: _Recovery,
+        emit: EventSink,
+    ) -> _Frozen:
+        """The request to send after ``error``, each recovery at most once;
+        raises TurnOver when the error ends the turn."""
+        if isinstance(error, ReasoningReplayRequired) and not recovery.replayed:
+            # A DeepSeek model behind a host not known as DeepSeek: the provider
+            # now replays reasoning_content for it; rebuild and send once more.
+            recovery.replayed = True
+            await emit(
+                self._events(
                     ev.Notice,
                     level="warning",
                     text=f"{self._model} asked for its reasoning to be sent back "
                     "(DeepSeek's protocol): retrying with it; set reasoning_protocol = "
                     '"deepseek" for this provider to skip this',
                 )
-                yield self._events(ev.PrefixChanged, reason=PrefixChangeReason.REASONING_REPLAY)
-                step.prepared, step.prefix = self._freeze_request()
-                continue
-            if is_output_ceiling_refusal(error) and not ceiling_learned:
-                ceiling_learned = True
-                ceiling = parse_output_ceiling(error.message)
-                if ceiling is None:
-                    yield self._failed(
-                        ProviderError(
-                            f"{error.message} (the provider refused max_tokens as too "
-                            "large without naming its ceiling: set max_output_tokens for "
-                            f"{self._model} in the provider's config)",
-                            status=error.status,
-                        ),
-                        step,
-                    )
-                    step.over = True
-                    return
-                # Kept for the session: every later request of this model is sized to it.
-                self._output_ceilings[self._model] = ceiling
-                yield self._events(
-                    ev.Notice,
-                    level="warning",
-                    text=f"{self._model} accepts at most {ceiling} output tokens: "
-                    "retrying with that ceiling",
-                )
-                step.prepared, step.prefix = self._freeze_request()
-                continue
-            if rescued or not is_context_overflow(error):
-                yield self._failed(error, step)
-                step.over = True
-                return
-            rescued = True
-            async with aclosing(self._rescue_overflow(step, error)) as events:
-                async for event in events:
-                    yield event
-            if step.over:
-                return
-            step.prepared, step.prefix = self._freeze_request()
+            )
+            await emit(self._events(ev.PrefixChanged, reason=PrefixChangeReason.REASONING_REPLAY))
+            return self._freeze_request()
+        if is_output_ceiling_refusal(error) and not recovery.ceiling_learned:
+            recovery.ceiling_learned = True
+            await self._learn_output_ceiling(number, reply, error, emit)
+            return self._freeze_request()
+        if recovery.rescued or not is_context_overflow(error):
+            raise TurnOver(self._failed(error, reply, number))
+        recovery.rescued = True
+        await self._rescue_overflow(number, error, emit)
+        return self._freeze_request()
 
-    def _reasoning_missing(self, step: _Step) -> bool:
+    async def _learn_output_ceiling(
+        self, number: int, reply: Reply, error: ProviderError, emit: EventSink
+    ) -> None:
+        """The provider refused max_tokens as too large: keep the ceiling it named."""
+        ceiling = parse_output_ceiling(error.message)
+        if ceiling is None:
+            raise TurnOver(
+                self._failed(
+                    ProviderError(
+                        f"{error.message} (the provider refused max_tokens as too "
+                        "large without naming its ceiling: set max_output_tokens for "
+                        f"{self._model} in the provider's config)",
+                        status=error.status,
+                    ),
+                    reply,
+                    number,
+                )
+            )
+        # Kept for the session: every later request of this model is sized to it.
+        self._output_ceilings[self._model] = ceiling
+        await emit(
+            self._events(
+                ev.Notice,
+                level="warning",
+                text=f"{self._model} accepts at most {ceiling} output tokens: "
+                "retrying with that ceiling",
+            )
+        )
+
+    def _reasoning_missing(self, prepared: PreparedRequest, reply: Reply) -> bool:
         """Tool calls the answer keeps, without the reasoning its request's protocol
         replays with them (``PreparedRequest.calls_need_reasoning``)."""
-        end = step.reply.end
-        assert step.prepared is not None and end is not None
-        if not end.tool_calls or end.finish_reason == "length" or step.reply.reasoning:
+        end = reply.end
+        assert end is not None
+        if not end.tool_calls or end.finish_reason == "length" or reply.reasoning:
             return False
-        return step.prepared.calls_need_reasoning
+        return prepared.calls_need_reasoning
 
-    async def _rescue_overflow(
-        self, step: _Step, overflow: ProviderError
-    ) -> AsyncIterator[ev.Event]:
+    async def _rescue_overflow(self, number: int, overflow: ProviderError, emit: EventSink) -> None:
         try:
-            async with aclosing(self._overflow_compaction(overflow)) as events:
-                async for event in events:
-                    yield event
+            await self._overflow_compaction(overflow, emit)
         except CompactionRequired as exc:
-            yield self._events(
-                ev.TurnFailed,
-                error=str(exc),
-                kind="compaction_required",
-                status=overflow.status,
-                steps=step.number,
-            )
-            step.over = True
+            raise TurnOver(
+                self._events(
+                    ev.TurnFailed,
+                    error=str(exc),
+                    kind="compaction_required",
+                    status=overflow.status,
+                    steps=number,
+                )
+            ) from None
 
-    async def _commit_answer(self, step: _Step) -> AsyncIterator[ev.Event]:
-        """Append the answer; without tool calls it ends the turn."""
-        reply = step.reply
+    async def _commit_answer(
+        self, number: int, reply: Reply, emit: EventSink
+    ) -> tuple[ToolCall, ...]:
+        """Append the answer; returns its tool calls. Without any it ends the turn."""
         end = reply.end
         assert end is not None
         calls = end.tool_calls
         if calls and end.finish_reason == "length":
             calls = ()
-            yield self._events(
-                ev.Notice,
-                level="warning",
-                text="the response hit the output limit mid tool call; the call was dropped",
+            await emit(
+                self._events(
+                    ev.Notice,
+                    level="warning",
+                    text="the response hit the output limit mid tool call; the call was dropped",
+                )
             )
-        self._append(
+        self.append_message(
             Message(
                 role="assistant",
                 content=reply.text,
@@ -543,82 +560,87 @@ class Agent:
             )
         )
         if calls:
-            step.calls = calls
-            return
+            return calls
         if end.finish_reason == "length":
-            yield self._events(
-                ev.Notice, level="warning", text="the answer was cut at the output token limit"
+            await emit(
+                self._events(
+                    ev.Notice, level="warning", text="the answer was cut at the output token limit"
+                )
             )
         elif end.finish_reason == "content_filter":
-            yield self._events(
-                ev.Notice,
-                level="warning",
-                text="the provider's content filter stopped the answer",
+            await emit(
+                self._events(
+                    ev.Notice,
+                    level="warning",
+                    text="the provider's content filter stopped the answer",
+                )
             )
-        yield self._events(
-            ev.TurnFinished,
-            stop_reason=end.finish_reason or "stop",
-            text=reply.text,
-            steps=step.number,
+        raise TurnOver(
+            self._events(
+                ev.TurnFinished,
+                stop_reason=end.finish_reason or "stop",
+                text=reply.text,
+                steps=number,
+            )
         )
-        step.over = True
 
     # -- the model --------------------------------------------------------
 
-    def _conversation(self, focus: str = "") -> Conversation:
-        """What the context manager works on; it never sees the Agent itself."""
+    def _conversation(self, emit: EventSink, focus: str = "") -> Conversation:
+        """What the context manager works on; it never sees the Agent itself.
+        Its summary requests send their events to ``emit``."""
+
+        async def summarize(
+            messages: Sequence[Message], *, with_tools: bool, max_output_tokens: int
+        ) -> Reply:
+            return await self._summarize(
+                messages, emit, with_tools=with_tools, max_output_tokens=max_output_tokens
+            )
+
         return Conversation(
             messages=self.messages,
             tools=self.tools.fingerprint,
-            summarize=self._summarize,
+            summarize=summarize,
             focus=focus,
         )
 
     async def _maintain(
-        self, reason: CompactionReason, *, force: bool = False, focus: str = ""
-    ) -> AsyncIterator[ev.Event]:
+        self, reason: CompactionReason, emit: EventSink, *, force: bool = False, focus: str = ""
+    ) -> None:
         """Ask the context manager whether to compact; if so, run it and turn
         its outcome into this agent's events (raises CompactionRequired)."""
-        conversation = self._conversation(focus)
+        conversation = self._conversation(emit, focus)
         decision = await self.context.decide(conversation, reason, force=force)
         if decision is None:
             if reason is CompactionReason.MANUAL and self.context.busy:
-                yield self._events(
-                    ev.Notice, level="warning", text="a compaction is already running"
+                await emit(
+                    self._events(ev.Notice, level="warning", text="a compaction is already running")
                 )
             return
         with self.context.running():
-            yield self._events(ev.CompactionStarted, reason=reason.value)
-            outcome: CompactionOutcome | None = None
-            async with aclosing(self.context.compact(decision, conversation)) as work:
-                async for item in work:
-                    if isinstance(item, CompactionOutcome):
-                        outcome = item
-                    else:
-                        yield item
-            assert outcome is not None
+            await emit(self._events(ev.CompactionStarted, reason=reason.value))
+            outcome = await self.context.compact(decision, conversation)
             for event in outcome_events(outcome, self._events):
-                yield event
+                await emit(event)
 
-    async def _overflow_compaction(self, overflow: ProviderError) -> AsyncIterator[ev.Event]:
+    async def _overflow_compaction(self, overflow: ProviderError, emit: EventSink) -> None:
         """The provider refused the step's request as too long: learn what it
         said, then at most one summary (or a truncation) before the one retry."""
         reading = self.context.read_overflow(overflow, self._sent)
         if reading.learned_window is not None:
-            yield self._events(
-                ev.Notice,
-                level="warning",
-                text=(
-                    f"the provider's context window is {reading.learned_window:,} tokens; "
-                    "using that from now on"
-                ),
+            await emit(
+                self._events(
+                    ev.Notice,
+                    level="warning",
+                    text=(
+                        f"the provider's context window is {reading.learned_window:,} tokens; "
+                        "using that from now on"
+                    ),
+                )
             )
-        rescue = self._maintain(CompactionReason.OVERFLOW, force=reading.prompt_tokens is None)
-        async with aclosing(rescue) as events:
-            async for event in events:
-                yield event
+        await self._maintain(CompactionReason.OVERFLOW, emit, force=reading.prompt_tokens is None)
 
-    def _freeze_request(self) -> tuple[PreparedRequest, Prefix]:
+    def _freeze_request(self) -> _Frozen:
         """Build and freeze one step's request from the context manager's view."""
         view = self.context.view(self.messages)
         request = Request(
@@ -629,7 +651,7 @@ class Agent:
             max_output_tokens=self._max_output(),
         )
         self._sent = self.context.note_sent(view, self.tools.fingerprint)
-        return self.model_call.prepare(request), self.ledger.render(request)
+        return _Frozen(self.model_call.prepare(request), self.ledger.render(request))
 
     def _observe_usage(self, usage: Usage) -> None:
         """The provider's prompt count for the request just sent: re-anchor the estimate."""
@@ -638,11 +660,11 @@ class Agent:
     async def _summarize(
         self,
         messages: Sequence[Message],
+        emit: EventSink,
         *,
         with_tools: bool,
         max_output_tokens: int,
-        reply: Reply,
-    ) -> AsyncIterator[ev.Event]:
+    ) -> Reply:
         """Compaction's summary request: this agent's model, effort and tools."""
         request = Request(
             model=self._model,
@@ -651,17 +673,14 @@ class Agent:
             effort=self.options.effort,
             max_output_tokens=max_output_tokens,
         )
-        call = self.model_call.request(self.model_call.prepare(request), reply, COMPACTION)
-        async with aclosing(call) as events:
-            async for event in events:
-                yield event
+        return await self.model_call.request(self.model_call.prepare(request), COMPACTION, emit)
 
-    def _failed(self, exc: ProviderError, step: _Step) -> ev.TurnFailed:
+    def _failed(self, exc: ProviderError, reply: Reply, number: int) -> ev.TurnFailed:
         if self.messages and self.messages[-1].role == "user":
             # Close the turn now, honestly: left open, the next turn's repair would
             # close it as an interruption by the user.
-            self._append(Message(role="assistant", content=FAILED_MARK))
-        attempts = step.reply.attempts
+            self.append_message(Message(role="assistant", content=FAILED_MARK))
+        attempts = reply.attempts
         message = str(exc)
         if exc.retryable:
             message = f"{message} (gave up after {attempts} attempts)"
@@ -670,208 +689,12 @@ class Agent:
             error=message,
             kind=exc.kind,
             status=exc.status,
-            steps=step.number,
+            steps=number,
             details={"attempts": attempts},
         )
 
     def _commit_interrupted(self, reply: Reply) -> None:
         text = (reply.text + "\n\n" if reply.text else "") + INTERRUPTED_MARK
-        self._append(
+        self.append_message(
             Message(role="assistant", content=text, reasoning_content=reply.reasoning or None)
         )
-
-    # -- tools ------------------------------------------------------------
-
-    def _batches(self, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
-        """Consecutive read-only calls form one concurrent batch; writers run alone."""
-        batches: list[list[ToolCall]] = []
-        previous_read_only = False
-        for call in calls:
-            tool = self.tools.get(call.name)
-            read_only = bool(tool is not None and tool.read_only)
-            if read_only and previous_read_only:
-                batches[-1].append(call)
-            else:
-                batches.append([call])
-            previous_read_only = read_only
-        return batches
-
-    async def _run_tools(self, calls: Sequence[ToolCall]) -> AsyncIterator[ev.Event]:
-        states = [_CallState(call=c) for c in calls]
-        by_id = {id(s.call): s for s in states}
-        try:
-            for batch in self._batches(calls):
-                batch_states = [by_id[id(c)] for c in batch]
-                for state in batch_states:
-                    yield self._events(
-                        ev.ToolCallStarted,
-                        call_id=state.call.id,
-                        name=state.call.name,
-                        arguments=state.call.arguments,
-                    )
-                async for progress in self._run_batch(batch_states):
-                    yield progress
-                for state in batch_states:
-                    assert state.message is not None
-                    self._append(state.message)
-                    meta = state.message.meta
-                    yield self._events(
-                        ev.ToolCallFinished,
-                        call_id=state.call.id,
-                        name=state.call.name,
-                        result=state.message.content or "",
-                        is_error=bool(meta.get("is_error")),
-                        outcome=str(meta.get("outcome", "ok")),
-                        diff=str(meta.get("diff") or ""),
-                    )
-        except BaseException:
-            # Cancelled: every call gets exactly one result so the next request
-            # is valid. Finished results are kept; the rest are marked.
-            for state in states:
-                if any(m.tool_call_id == state.call.id for m in self.messages if m.role == "tool"):
-                    continue
-                if state.message is not None:
-                    self._append(state.message)
-                elif state.started:
-                    self._append(
-                        Message(
-                            role="tool",
-                            tool_call_id=state.call.id,
-                            content=UNKNOWN_OUTCOME,
-                            meta={"outcome": "unknown", "is_error": True},
-                        )
-                    )
-                else:
-                    self._append(
-                        Message(
-                            role="tool",
-                            tool_call_id=state.call.id,
-                            content=NOT_STARTED,
-                            meta={"outcome": "cancelled", "is_error": True},
-                        )
-                    )
-            raise
-
-    async def _run_batch(self, batch: list[_CallState]) -> AsyncIterator[ev.Event]:
-        """Run one batch, yielding tool progress live while it runs.
-
-        Tools report progress through ``ToolContext.tool_progress`` (MCP
-        ``notifications/progress``); the reports reach the single event stream
-        through a bounded memory stream. A full stream drops reports rather
-        than slowing a tool down. Delegation tools forward their children's
-        events through ``ToolContext.child_events`` into the same stream.
-        """
-        send, receive = anyio.create_memory_object_stream[ev.Event](256)
-
-        def report(progress: ev.ToolProgress) -> None:
-            try:
-                send.send_nowait(progress)
-            except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                pass
-
-        async def forward(event: ev.Event) -> None:
-            # A subagent's events: never dropped (the metrics count them), so
-            # a full stream waits for this stream's consumer.
-            try:
-                await send.send(event)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                pass
-
-        self.tool_context.tool_progress = report
-        self.tool_context.child_events = forward
-
-        async def work() -> None:
-            async with send:
-                if len(batch) == 1:
-                    await self._execute(batch[0])
-                else:
-                    async with anyio.create_task_group() as inner:
-                        for state in batch:
-                            inner.start_soon(self._execute, state)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(work)
-            async with receive:
-                async for progress in receive:
-                    if not isinstance(progress, ev.ToolProgress):
-                        yield self._events.adopt(progress)
-                        continue
-                    yield self._events(
-                        ev.ToolProgress,
-                        call_id=progress.call_id,
-                        name=progress.name,
-                        progress=progress.progress,
-                        total=progress.total,
-                        message=progress.message,
-                    )
-
-    def _repeat(self, call: ToolCall) -> int:
-        try:
-            canonical = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-        except (ValueError, TypeError, RecursionError):
-            # Not JSON, or nested too deep to parse: the raw text is the key (the
-            # call itself then gets an argument error result).
-            canonical = call.arguments
-        key = (call.name, canonical)
-        if key == self._repeat_key:
-            self._repeat_count += 1
-        else:
-            self._repeat_key, self._repeat_count = key, 1
-        return self._repeat_count
-
-    async def _execute(self, state: _CallState) -> None:
-        call = state.call
-        current_call_id.set(call.id)  # this task's context only
-        # This agent's own results for session:tool_result (a child's calls set theirs).
-        current_transcript.set(self.messages)
-        count = self._repeat(call)
-        try:
-            result = await self._authorize_and_call(state)
-        except Exception as exc:
-            # Whatever a hostile call trips over (the policy on a NUL byte, a bug
-            # in a tool), the model reads it as this call's error and the run goes on.
-            result = internal_error(call.name, exc)
-        text, kept = self._kept.bound(result.text, call.id)
-        text += reminder(count, call.name)
-        meta: dict[str, Any] = {"outcome": result.outcome}
-        if result.is_error:
-            meta["is_error"] = True
-        meta.update(kept)
-        if "diff" in result.meta:
-            meta["diff"] = result.meta["diff"]
-        state.message = Message(role="tool", tool_call_id=call.id, content=text, meta=meta)
-
-    async def _authorize_and_call(self, state: _CallState) -> ToolResult:
-        call = state.call
-        tool = self.tools.get(call.name)
-        if tool is None:
-            return ToolResult.error(
-                f"unknown tool {call.name!r}; available tools: {', '.join(self.tools.names)}"
-            )
-        try:
-            args = ToolRegistry.parse_arguments(call.arguments)
-        except ToolArgumentError as exc:
-            return ToolResult.error(f"{call.name}: {exc}")
-        if self.gate is not None:
-            auth = await self.gate.authorize(
-                tool=call.name,
-                read_only=tool.read_only,
-                args=args,
-                call_id=call.id,
-                summary=summarize_call(call.name, args),
-                # Built only when the gate will show it to someone.
-                preview=lambda: preview_diff(call.name, args, self.tool_context),
-                # A write sure to fail (a file never read) fails before anyone is asked
-                # to approve its diff.
-                precheck=lambda: precondition_failure(call.name, args, self.tool_context),
-            )
-            if not auth.allowed:
-                if auth.precondition_failed:
-                    return ToolResult.error(auth.message)
-                return ToolResult(text=auth.message, is_error=True, outcome="denied")
-        if self.checkpoints is not None and tool.family != ToolFamily.READ:
-            # Anything but a file read may change files (an MCP tool too, whatever
-            # it declares): the workspace as it was before the call.
-            await self.checkpoints.before_tool(self._turn_number(), call.name, args)
-        state.started = True
-        return await self.tools.call(call.name, call.arguments, self.tool_context)

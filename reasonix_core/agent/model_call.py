@@ -9,13 +9,14 @@ each tagged with its :class:`Purpose`.
 A prepared request is frozen: every retry replays it byte for byte. A call
 never fabricates an answer and never sends a hidden extra request: a failure
 ends in ``Reply.error`` for the caller to act on (give up, or rescue an
-overflow and prepare a new request).
+overflow and prepare a new request). The call returns its :class:`Reply`
+and sends its events (deltas, retries, usage) to the caller's sink.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +25,7 @@ from reasonix_core import events as ev
 from reasonix_core.agent.budget import BudgetMeter
 from reasonix_core.agent.cache_ledger import CacheLedger, Prefix, rebill_cost
 from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.errors import EmptyResponse, ProviderError
 from reasonix_core.provider.base import (
@@ -146,41 +148,46 @@ class ModelCall:
     async def request(
         self,
         prepared: PreparedRequest,
-        reply: Reply,
         purpose: Purpose,
+        emit: EventSink,
         *,
+        reply: Reply | None = None,
         on_usage: Callable[[Usage], None] | None = None,
         prefix: Prefix | None = None,
-    ) -> AsyncIterator[ev.Event]:
-        """Send ``prepared`` until an answer, a final error or the retry budget's end.
+    ) -> Reply:
+        """Send ``prepared`` until an answer, a final error or the retry budget's
+        end; returns the reply (``reply``, when given, continues its attempt count
+        and shows what was received should the call be cancelled).
 
         ``on_usage`` sees the provider's count before the usage event is
-        yielded (the context manager calibrates on it). ``prefix``: the
+        sent (the context manager calibrates on it). ``prefix``: the
         request as the cache reads it, for a request of the agent's chain
         (compared with the chain's previous one); None for a side request."""
+        reply = reply if reply is not None else Reply()
         while True:
             reply._begin_attempt()
             try:
-                async for event in self._attempt(prepared, reply, purpose, on_usage, prefix):
-                    yield event
+                await self._attempt(prepared, reply, purpose, emit, on_usage, prefix)
                 if purpose.retry_empty and reply.empty:
                     raise EmptyResponse()
                 if reply.end is None:
                     raise ProviderError("the stream ended without a finish", kind="stream")
                 reply.streaming = False
-                return
+                return reply
             except ProviderError as exc:
                 reply.streaming = False
                 if not exc.retryable or reply.attempts >= self.retry.attempts:
                     reply.error = exc
-                    return
+                    return reply
                 delay = self.retry.delay(reply.attempts, exc.retry_after)
-                yield self.events(
-                    ev.Retrying,
-                    attempt=reply.attempts,
-                    delay=delay,
-                    reason=f"{purpose.retry_label}{exc}",
-                    error_kind=exc.kind,
+                await emit(
+                    self.events(
+                        ev.Retrying,
+                        attempt=reply.attempts,
+                        delay=delay,
+                        reason=f"{purpose.retry_label}{exc}",
+                        error_kind=exc.kind,
+                    )
                 )
                 await self.retry.sleep(delay)
 
@@ -189,9 +196,10 @@ class ModelCall:
         prepared: PreparedRequest,
         reply: Reply,
         purpose: Purpose,
+        emit: EventSink,
         on_usage: Callable[[Usage], None] | None,
         prefix: Prefix | None,
-    ) -> AsyncIterator[ev.Event]:
+    ) -> None:
         async with aclosing(self.provider.stream(prepared)) as chunks:
             async for chunk in chunks:
                 if not isinstance(chunk, StreamEnd):
@@ -199,19 +207,21 @@ class ModelCall:
                 if isinstance(chunk, TextChunk):
                     reply.text_parts.append(chunk.text)
                     if purpose.deltas:
-                        yield self.events(ev.TextDelta, text=chunk.text)
+                        await emit(self.events(ev.TextDelta, text=chunk.text))
                 elif isinstance(chunk, ReasoningChunk):
                     reply.reasoning_parts.append(chunk.text)
                     if purpose.deltas:
-                        yield self.events(ev.ReasoningDelta, text=chunk.text)
+                        await emit(self.events(ev.ReasoningDelta, text=chunk.text))
                 elif isinstance(chunk, ToolCallFragment):
                     if purpose.deltas:
-                        yield self.events(
-                            ev.ToolCallDelta,
-                            index=chunk.index,
-                            call_id=chunk.id,
-                            name=chunk.name,
-                            arguments=chunk.arguments,
+                        await emit(
+                            self.events(
+                                ev.ToolCallDelta,
+                                index=chunk.index,
+                                call_id=chunk.id,
+                                name=chunk.name,
+                                arguments=chunk.arguments,
+                            )
                         )
                 elif isinstance(chunk, StreamEnd):
                     reply.end = chunk
@@ -221,7 +231,7 @@ class ModelCall:
                 on_usage(reply.usage)
             model = reply.end.model or prepared.model
             for event in self._account(reply.usage, model, purpose, prefix, reply.ttft_ms):
-                yield event
+                await emit(event)
 
     def _account(
         self,

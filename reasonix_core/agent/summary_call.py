@@ -8,10 +8,10 @@ reply by the same rules.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
-from reasonix_core import events as ev
+from reasonix_core.agent.compaction_meta import CompactionMark, mark
 from reasonix_core.agent.model_call import Reply
 from reasonix_core.messages import Message
 
@@ -57,20 +57,20 @@ def compaction_instruction(focus: str = "") -> str:
 
 
 class Summarize(Protocol):
-    """Send one summary request and fill ``reply`` (built on the agent's ModelCall).
+    """Send one summary request and return its reply (built on the agent's
+    ModelCall, which sends the request's events to the agent's sink).
 
     ``messages`` are sent as given, with the agent's current model and effort;
     ``with_tools``: with the tool schemas of a normal request (so the cached
     prefix matches), or without any for the bounded plain-text fallback."""
 
-    def __call__(
+    async def __call__(
         self,
         messages: Sequence[Message],
         *,
         with_tools: bool,
         max_output_tokens: int,
-        reply: Reply,
-    ) -> AsyncIterator[ev.Event]: ...
+    ) -> Reply: ...
 
 
 def summary_request(history: list[Message], instruction: Message) -> list[Message]:
@@ -85,7 +85,7 @@ def summary_request(history: list[Message], instruction: Message) -> list[Messag
 
 def history_ack() -> Message:
     """The assistant line between a history ending with a user turn and the instruction."""
-    return Message(role="assistant", content=HISTORY_ACK, meta={"compaction": "ack"})
+    return Message(role="assistant", content=HISTORY_ACK, meta=mark(CompactionMark.ACK))
 
 
 def read_summary(call: Reply, output_cap: int) -> tuple[str, str]:

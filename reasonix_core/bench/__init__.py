@@ -9,7 +9,8 @@ docs/E2EBENCH.md.
 
 Modules: :mod:`task` (task.toml and the corpus), :mod:`cassette` (the cassette
 format, request normalisation, the first differing byte), :mod:`loopback` (the
-recording proxy and the replay server, on the test kit's FixtureServer),
+recording proxy and the replay server), :mod:`loopback_http` (the loopback HTTP
+server under them, which the test kit's fixture server stands on too),
 :mod:`trajectory` (one run's record from its stream-json and metrics),
 :mod:`runner` (arms, runs, jobs, the cost cap), :mod:`summary` (aggregates,
 text and the side-by-side diff). Nothing here is imported by ``reasonix run``.

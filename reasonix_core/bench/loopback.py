@@ -1,4 +1,4 @@
-"""The two loopback endpoints of e2ebench, both on the test kit's FixtureServer.
+"""The two loopback endpoints of e2ebench, both on :mod:`.loopback_http`.
 
 :class:`RecordingProxy` sits between a run and the real provider: it relays each
 request upstream unchanged, answers with the provider's bytes and keeps the pair
@@ -7,16 +7,17 @@ the recorded one after :func:`~reasonix_core.bench.cassette.normalise_body`, or 
 is refused (HTTP 400, which the agent does not retry) and the mismatch is kept
 with its first differing byte.
 
-The test kit (``reasonix_testkit``) ships with the source tree, not the wheel, so
-recording and replaying need a checkout; a plain run against a real provider
-does not come here.
+Both serve one provider kind's paths (:data:`~.loopback_http.ROUTES`) and answer
+with bytes captured elsewhere; a refusal is an OpenAI-style JSON error, whose
+message every kind's client reads the same way.
 """
 
 from __future__ import annotations
 
-import sys
+import json
 import threading
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,7 +31,14 @@ from reasonix_core.bench.cassette import (
     compare_request,
     normalise_body,
 )
-from reasonix_core.errors import BenchError
+from reasonix_core.bench.loopback_http import (
+    ROUTES,
+    LoopbackServer,
+    RequestHandler,
+    Verbatim,
+    read_request,
+    send_verbatim,
+)
 
 # Headers a proxy must not relay: hop-by-hop ones, and compression (the cassette
 # keeps the plain bytes).
@@ -39,80 +47,73 @@ _DROPPED_HEADERS = frozenset(
 )
 
 
-def _testkit() -> Any:
-    try:
-        import reasonix_testkit
-    except ImportError:
-        pass
-    else:
-        return reasonix_testkit
-    # An editable install runs from the checkout: the kit sits beside the package.
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "reasonix_testkit" / "__init__.py").is_file():
-        sys.path.append(str(checkout))
-    try:
-        import reasonix_testkit
-    except ImportError:
-        raise BenchError(
-            "--record and --replay need the Reasonix source tree (reasonix_testkit is not "
-            "installed with the wheel); run them from a checkout"
-        ) from None
-    return reasonix_testkit
+# GET model listings (OpenAI shape): an endpoint that accepts any model lists none.
+_MODELS_PATHS = frozenset({"/models", "/v1/models"})
 
 
-class _Unchecked:
-    """A dialect that answers but does not judge: the recording proxy relays to the
-    real provider, which validates for itself, and a replayed request is held to the
-    recorded bytes, which the provider accepted. Paths and envelopes stay the dialect's."""
+@dataclass(frozen=True, slots=True)
+class CapturedRequest:
+    """One request a run sent: its path, headers (lower-cased names) and body."""
 
-    def __init__(self, dialect: Any) -> None:
-        self._dialect = dialect
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._dialect, name)
-
-    def validate(self, request: Any, models: Any) -> None:
-        return None
+    path: str
+    headers: dict[str, str]
+    body: bytes
 
 
-def _dialect(kit: Any, kind: str, provider: dict[str, Any]) -> Any:
-    deepseek = provider.get("reasoning_protocol", "deepseek") == "deepseek"
-    if kind == "anthropic":
-        return _Unchecked(kit.AnthropicDialect("deepseek" if deepseek else "anthropic"))
-    if kind == "responses":
-        return _Unchecked(kit.ResponsesDialect("deepseek" if deepseek else "openai"))
-    return _Unchecked(kit.ChatDialect("deepseek" if deepseek else "openai"))
+def refusal(status: int, message: str) -> Verbatim:
+    """An error answer in the OpenAI-family envelope."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    error = {"message": message, "type": kind, "param": None, "code": None}
+    return Verbatim(status, json.dumps({"error": error}, separators=(",", ":")).encode())
 
 
-def _route(dialect: Any, path: str) -> str:
-    """The path the run sends to: ``path`` when the dialect serves it, else its first."""
-    return path if path in dialect.routes else sorted(dialect.routes)[0]
+class _Endpoint:
+    """One provider kind's paths on a :class:`LoopbackServer`, answered by ``answer``."""
+
+    def __init__(self, kind: str, answer: Callable[[CapturedRequest], Verbatim]) -> None:
+        self.routes = ROUTES.get(kind, ROUTES["openai"])
+        self.answer = answer
+        self.server = LoopbackServer(self)
+
+    def route(self, path: str) -> str:
+        """The path the run sends to: ``path`` when served here, else the first."""
+        return path if path in self.routes else sorted(self.routes)[0]
+
+    def handle_request(self, h: RequestHandler) -> None:
+        request = read_request(h)
+        if request is None:
+            return
+        route = urlsplit(h.path).path.rstrip("/") or "/"
+        if h.command == "GET" and route in _MODELS_PATHS:
+            answer = Verbatim(200, b'{"object":"list","data":[]}')
+        elif h.command != "POST" or route not in self.routes:
+            answer = refusal(404, f"Not Found: {h.command} {route}")
+        else:
+            try:
+                answer = self.answer(CapturedRequest(h.path, request.headers, request.body))
+            except Exception as exc:
+                answer = refusal(500, f"bench loopback: {exc!r}")
+        send_verbatim(h, self.server.stop_event, answer)
 
 
 class ReplayServer:
     """Serves one cassette on 127.0.0.1; ``base_url`` is the provider address to use."""
 
     def __init__(self, cassette: Cassette, places: RunPlaces) -> None:
-        kit = _testkit()
         self.cassette = cassette
         self.places = places
         self.served = 0
         self.mismatch: Mismatch | None = None
         self._lock = threading.Lock()
-        dialect = _dialect(kit, cassette.kind, cassette.provider)
+        self._endpoint = _Endpoint(cassette.kind, self._answer)
         first = cassette.interactions[0].request.path if cassette.interactions else ""
-        self._path = _route(dialect, first)
-        self._server = kit.FixtureServer(dialect, api_key=None, models=None)
-        self._server.models = None
-        self._server.responder = self._answer
-        self._kit = kit
+        self._path = self._endpoint.route(first)
 
-    def _answer(self, request: Any) -> Any:
-        kit = self._kit
+    def _answer(self, request: CapturedRequest) -> Verbatim:
         with self._lock:
             index = self.served + 1
             if self.mismatch is not None:
-                return kit.HttpError(400, f"bench replay: stopped at {self.mismatch.message}")
+                return refusal(400, f"bench replay: stopped at {self.mismatch.message}")
             body = normalise_body(request.body, self.places)
             if index > len(self.cassette.interactions):
                 self.mismatch = Mismatch(
@@ -123,15 +124,15 @@ class ReplayServer:
                     f"request {index} is beyond the cassette's "
                     f"{len(self.cassette.interactions)} interaction(s)",
                 )
-                return kit.HttpError(400, f"bench replay: {self.mismatch.message}")
+                return refusal(400, f"bench replay: {self.mismatch.message}")
             recorded = self.cassette.interactions[index - 1]
             mismatch = compare_request(index, recorded.request, request.path, body)
             if mismatch is not None:
                 self.mismatch = mismatch
-                return kit.HttpError(400, f"bench replay: {mismatch.message}")
+                return refusal(400, f"bench replay: {mismatch.message}")
             self.served = index
             response = recorded.response
-            return kit.Verbatim(
+            return Verbatim(
                 response.status,
                 response.body.encode("utf-8", "surrogateescape"),
                 response.content_type,
@@ -158,14 +159,14 @@ class ReplayServer:
 
     @property
     def base_url(self) -> str:
-        return str(self._server.base_url)
+        return self._endpoint.server.base_url
 
     def __enter__(self) -> ReplayServer:
-        self._server.start()
+        self._endpoint.server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.stop()
+        self._endpoint.server.stop()
 
 
 class RecordingProxy:
@@ -175,25 +176,20 @@ class RecordingProxy:
     def __init__(self, upstream: str, kind: str, provider: dict[str, Any], places: RunPlaces):
         import httpx
 
-        kit = _testkit()
         self.upstream = upstream
         self.places = places
         self.interactions: list[Interaction] = []
         self._lock = threading.Lock()
         self._client = httpx.Client(timeout=httpx.Timeout(600.0, connect=30.0))
-        dialect = _dialect(kit, kind, provider)
-        self._path = _route(dialect, urlsplit(upstream).path.rstrip("/"))
-        self._server = kit.FixtureServer(dialect, api_key=None, models=None)
-        self._server.models = None
-        self._server.responder = self._relay
-        self._kit = kit
+        self._endpoint = _Endpoint(kind, self._relay)
+        self._path = self._endpoint.route(urlsplit(upstream).path.rstrip("/"))
 
     @property
     def request_url(self) -> str:
         """Where the run sends its requests (its provider's ``request_url``)."""
         return self.base_url + self._path
 
-    def _relay(self, request: Any) -> Any:
+    def _relay(self, request: CapturedRequest) -> Verbatim:
         """Send the request upstream; stream a 200 back as it arrives (so the run's
         TTFT is the provider's), anything else whole. The exchange is kept once the
         answer is complete."""
@@ -204,16 +200,15 @@ class RecordingProxy:
         )
         answer = self._client.send(upstream, stream=True)
         content_type = answer.headers.get("content-type", "application/json")
-        kit = self._kit
         if answer.status_code != 200:
             try:
                 body = answer.read()
             finally:
                 answer.close()
             self._keep(request, answer.status_code, content_type, body)
-            return kit.Verbatim(answer.status_code, body, content_type)
+            return Verbatim(answer.status_code, body, content_type)
 
-        def relay() -> Any:
+        def relay() -> Iterator[bytes]:
             parts: list[bytes] = []
             try:
                 for chunk in answer.iter_raw():
@@ -224,9 +219,9 @@ class RecordingProxy:
                 # A stream cut short is kept as far as it went: the replay serves the same.
                 self._keep(request, 200, content_type, b"".join(parts))
 
-        return kit.Verbatim(200, b"", content_type, chunks=relay())
+        return Verbatim(200, b"", content_type, chunks=relay())
 
-    def _keep(self, request: Any, status: int, content_type: str, body: bytes) -> None:
+    def _keep(self, request: CapturedRequest, status: int, content_type: str, body: bytes) -> None:
         with self._lock:
             self.interactions.append(
                 Interaction(
@@ -243,12 +238,12 @@ class RecordingProxy:
 
     @property
     def base_url(self) -> str:
-        return str(self._server.base_url)
+        return self._endpoint.server.base_url
 
     def __enter__(self) -> RecordingProxy:
-        self._server.start()
+        self._endpoint.server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.stop()
+        self._endpoint.server.stop()
         self._client.close()

@@ -14,6 +14,7 @@ summary of all of them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -484,77 +485,17 @@ class _Runner:
         return trajectory
 
     def _run_in(self, spec: RunSpec, folder: Path, scratch: Path) -> dict[str, Any]:
-        options = self.options
         ws, home = scratch / "ws", scratch / "home"
         spec.task.materialise(ws)
         home.mkdir()
         places = RunPlaces(workdir=ws, home=home)
-        settings, ignored = _settings_for(spec, options.model)
-        extra_env: dict[str, str] = {}
-        cassette: Cassette | None = None
-        cassette_path: Path | None = None
-        if options.replay is not None:
-            cassette_path = find_cassette(options.replay, spec.task.name, spec.arm.name, spec.rep)
-            if cassette_path is None:
-                raise BenchError(f"{options.replay}: no cassette for {spec.key}")
-            cassette = load_cassette(cassette_path)
-            provider = {k: v for k, v in cassette.provider.items() if k in CASSETTE_PROVIDER_KEYS}
-            provider["kind"] = cassette.kind
-            model = str(settings.get("model") or cassette.model)
-            provider["models"] = sorted({cassette.model, model})
-            provider["api_key_env"] = REPLAY_KEY_ENV
-            extra_env[REPLAY_KEY_ENV] = "replay"
-        else:
-            assert self.provider is not None
-            provider = dict(self.provider)
-            model = str(settings.get("model") or self.model)
-            if model != self.model:
-                provider["models"] = sorted({*provider.get("models", []), model})
-        provider["name"] = "bench"
-        provider["default"] = model
-        trajectory = self._base(spec, model, settings, ignored)
-        endpoint: Any = None
-        if cassette is not None:
-            from reasonix_core.bench.loopback import ReplayServer
-
-            endpoint = ReplayServer(cassette, places)
-        elif options.record:
-            from reasonix_core.bench.loopback import RecordingProxy
-
-            endpoint = RecordingProxy(
-                provider_request_url(provider),
-                str(provider.get("kind", "openai")),
-                provider,
-                places,
-            )
-        argv = [
-            options.python, "-m", "reasonix_tui.cli", "run", spec.task.spec.prompt,
-            "--output-format", "stream-json", "--metrics", str(folder / "metrics.json"),
-            "--max-steps", str(settings.get("max_steps") or spec.task.spec.limits.max_steps),
-            "--permission-mode", str(settings.get("permission_mode") or "yolo"),
-        ]  # fmt: skip
-        if settings.get("effort"):
-            argv += ["--effort", str(settings["effort"])]
-        config_settings = {k: v for k, v in settings.items() if k not in RUN_FLAG_KEYS}
-        env = _child_env(home, extra_env)
+        settings, ignored = _settings_for(spec, self.options.model)
+        source = self._source(spec, settings)
+        trajectory = self._base(spec, source.model, settings, ignored)
+        endpoint = self._endpoint(source, places)
+        env = _child_env(home, source.extra_env)
         started = time.monotonic()
-        if endpoint is not None:
-            endpoint.__enter__()
-        try:
-            if endpoint is not None:
-                provider["base_url"] = endpoint.base_url
-                provider["request_url"] = endpoint.request_url
-            (home / "config.toml").write_text(
-                _config_toml(provider, config_settings), encoding="utf-8"
-            )
-            code, timed_out = _run_process(
-                self.processes, argv, cwd=ws, env=dict(env, **self.key_env),
-                stdout=folder / "stream.jsonl",
-                stderr=folder / "stderr.txt", timeout=spec.task.spec.limits.timeout_seconds,
-            )  # fmt: skip
-        finally:
-            if endpoint is not None:
-                endpoint.__exit__(None, None, None)
+        code, timed_out = self._run_agent(spec, settings, source, endpoint, places, folder, env)
         harness_ms = int((time.monotonic() - started) * 1000)
         stream = read_stream(
             (folder / "stream.jsonl").read_text(encoding="utf-8", errors="replace")
@@ -567,39 +508,8 @@ class _Runner:
             str(settings.get("sandbox.bash") or "enforce"),
         )  # fmt: skip
         stderr = (folder / "stderr.txt").read_text(encoding="utf-8", errors="replace")
-        mismatch: Mismatch | None = None
-        replay_info: dict[str, Any] | None = None
-        if cassette is not None:
-            mismatch = endpoint.unused_mismatch()
-            replay_info = {
-                "cassette": str(cassette_path),
-                "source": cassette.source,
-                "requests_served": endpoint.served,
-                "mismatch": mismatch.to_json() if mismatch else None,
-            }
-        elif options.record:
-            recorded = Cassette(
-                source=options.record_source,  # type: ignore[arg-type]
-                note=options.record_note,
-                task=spec.task.name,
-                model=model,
-                kind=str(provider.get("kind", "openai")),
-                provider={k: v for k, v in provider.items() if k in CASSETTE_PROVIDER_KEYS},
-                interactions=endpoint.interactions,
-            )  # fmt: skip
-            recorded.save(folder / CASSETTE_FILE)
-            replay_info = {"cassette": str(folder / CASSETTE_FILE), "source": recorded.source,
-                           "requests_recorded": len(recorded.interactions), "mismatch": None}  # fmt: skip
-        if timed_out:
-            status = "timeout"
-        elif stream["result"] is None or code not in (0, 1):
-            status = "agent_error"
-        elif mismatch is not None:
-            status = "replay_mismatch"
-        elif verify["timed_out"] or verify["exit_code"] not in (0, 1):
-            status = "verify_error"
-        else:
-            status = "solved" if verify["exit_code"] == 0 else "unsolved"
+        mismatch, replay_info = self._replay_info(spec, source, endpoint, folder)
+        status = _status(timed_out, code, stream, mismatch, verify)
         result = stream["result"] or {}
         trajectory.update(
             status=status,
@@ -620,6 +530,143 @@ class _Runner:
             metrics=metrics,
         )
         return trajectory
+
+    def _source(self, spec: RunSpec, settings: dict[str, Any]) -> _Source:
+        """The provider a run talks to: its cassette's (replay) or the configured one."""
+        replay = self.options.replay
+        if replay is None:
+            assert self.provider is not None
+            provider = dict(self.provider)
+            model = str(settings.get("model") or self.model)
+            if model != self.model:
+                provider["models"] = sorted({*provider.get("models", []), model})
+            source = _Source(provider, model)
+        else:
+            path = find_cassette(replay, spec.task.name, spec.arm.name, spec.rep)
+            if path is None:
+                raise BenchError(f"{replay}: no cassette for {spec.key}")
+            cassette = load_cassette(path)
+            provider = {k: v for k, v in cassette.provider.items() if k in CASSETTE_PROVIDER_KEYS}
+            provider["kind"] = cassette.kind
+            model = str(settings.get("model") or cassette.model)
+            provider["models"] = sorted({cassette.model, model})
+            provider["api_key_env"] = REPLAY_KEY_ENV
+            source = _Source(provider, model, cassette, path, {REPLAY_KEY_ENV: "replay"})
+        source.provider["name"] = "bench"
+        source.provider["default"] = source.model
+        return source
+
+    def _endpoint(self, source: _Source, places: RunPlaces) -> Any:
+        """The loopback endpoint between the run and its provider, if any."""
+        if source.cassette is not None:
+            from reasonix_core.bench.loopback import ReplayServer
+
+            return ReplayServer(source.cassette, places)
+        if self.options.record:
+            from reasonix_core.bench.loopback import RecordingProxy
+
+            provider = source.provider
+            return RecordingProxy(
+                provider_request_url(provider),
+                str(provider.get("kind", "openai")),
+                provider,
+                places,
+            )
+        return None
+
+    def _run_agent(
+        self,
+        spec: RunSpec,
+        settings: dict[str, Any],
+        source: _Source,
+        endpoint: Any,
+        places: RunPlaces,
+        folder: Path,
+        env: dict[str, str],
+    ) -> tuple[int | None, bool]:
+        """``reasonix run`` on the task, its config written once the endpoint listens."""
+        argv = [
+            self.options.python, "-m", "reasonix_tui.cli", "run", spec.task.spec.prompt,
+            "--output-format", "stream-json", "--metrics", str(folder / "metrics.json"),
+            "--max-steps", str(settings.get("max_steps") or spec.task.spec.limits.max_steps),
+            "--permission-mode", str(settings.get("permission_mode") or "yolo"),
+        ]  # fmt: skip
+        if settings.get("effort"):
+            argv += ["--effort", str(settings["effort"])]
+        config_settings = {k: v for k, v in settings.items() if k not in RUN_FLAG_KEYS}
+        provider = source.provider
+        with endpoint if endpoint is not None else contextlib.nullcontext():
+            if endpoint is not None:
+                provider["base_url"] = endpoint.base_url
+                provider["request_url"] = endpoint.request_url
+            (places.home / "config.toml").write_text(
+                _config_toml(provider, config_settings), encoding="utf-8"
+            )
+            return _run_process(
+                self.processes, argv, cwd=places.workdir, env=dict(env, **self.key_env),
+                stdout=folder / "stream.jsonl",
+                stderr=folder / "stderr.txt", timeout=spec.task.spec.limits.timeout_seconds,
+            )  # fmt: skip
+
+    def _replay_info(
+        self, spec: RunSpec, source: _Source, endpoint: Any, folder: Path
+    ) -> tuple[Mismatch | None, dict[str, Any] | None]:
+        """What the run's cassette says: served and mismatched (replay), or saved (record)."""
+        options = self.options
+        if source.cassette is not None:
+            mismatch = endpoint.unused_mismatch()
+            return mismatch, {
+                "cassette": str(source.cassette_path),
+                "source": source.cassette.source,
+                "requests_served": endpoint.served,
+                "mismatch": mismatch.to_json() if mismatch else None,
+            }
+        if not options.record:
+            return None, None
+        provider = source.provider
+        recorded = Cassette(
+            source=options.record_source,  # type: ignore[arg-type]
+            note=options.record_note,
+            task=spec.task.name,
+            model=source.model,
+            kind=str(provider.get("kind", "openai")),
+            provider={k: v for k, v in provider.items() if k in CASSETTE_PROVIDER_KEYS},
+            interactions=endpoint.interactions,
+        )  # fmt: skip
+        recorded.save(folder / CASSETTE_FILE)
+        return None, {"cassette": str(folder / CASSETTE_FILE), "source": recorded.source,
+                      "requests_recorded": len(recorded.interactions), "mismatch": None}  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Source:
+    """Where one run's answers come from: the provider entry it is configured with."""
+
+    provider: dict[str, Any]
+    model: str
+    cassette: Cassette | None = None
+    cassette_path: Path | None = None
+    # Environment the run needs besides the usual (the replay's stand-in key).
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def _status(
+    timed_out: bool,
+    code: int | None,
+    stream: dict[str, Any],
+    mismatch: Mismatch | None,
+    verify: dict[str, Any],
+) -> str:
+    """A run's status: how far it got, then whether the verifier passed it."""
+    if timed_out:
+        return "timeout"
+    if stream["result"] is None or code not in (0, 1):
+        return "agent_error"
+    if mismatch is not None:
+        return "replay_mismatch"
+    if verify["timed_out"] or verify["exit_code"] not in (0, 1):
+        return "verify_error"
+    return "solved" if verify["exit_code"] == 0 else "unsolved"
 
 
 def plan_runs(options: BenchOptions) -> list[RunSpec]:

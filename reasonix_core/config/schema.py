@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from reasonix_core.config.prices import Price, deepseek_off_peak_prices
+from reasonix_core.permission_modes import PresetName
 from reasonix_core.provider.efforts import accepted_efforts, check_effort, known_efforts
 
 __all__ = [
@@ -343,7 +344,7 @@ class PermissionsConfig(_Table):
     _LEGACY: ClassVar[frozenset[str]] = frozenset({"allow_dynamic_bash"})
 
     mode: Literal["ask", "allow", "deny"] = "ask"
-    preset: Literal["ask", "auto", "yolo"] = "ask"
+    preset: PresetName = "ask"
     allow: list[str] = Field(default_factory=_new_list)
     ask: list[str] = Field(default_factory=_new_list)
     deny: list[str] = Field(default_factory=_new_list)

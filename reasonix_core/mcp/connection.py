@@ -29,7 +29,7 @@ import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -59,6 +59,9 @@ from reasonix_core.mcp.plumbing import (
 )
 from reasonix_core.mcp.status import WAITABLE, McpServerStatus
 
+if TYPE_CHECKING:
+    from anyio.abc import ObjectReceiveStream, ObjectSendStream
+
 __all__ = [
     "CallCancelled",
     "CallTimedOut",
@@ -76,6 +79,17 @@ Connector = Callable[[], AbstractAsyncContextManager[Any]]
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 8.0
 MAX_RECONNECT_ATTEMPTS = 5
+
+
+def _fail_queued(send: ObjectSendStream[Request], receive: ObjectReceiveStream[Request]) -> None:
+    """Close a generation's request queue: whatever is still queued never started."""
+    send.close()
+    while True:
+        try:
+            receive.receive_nowait().fail(NotStarted())
+        except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+            break
+    receive.close()
 
 
 class ServerConnection:
@@ -225,18 +239,12 @@ class ServerConnection:
             self._close_log()
 
     async def _generation_once(self, *, reconnecting: bool) -> tuple[bool, str]:
+        """One connection's life: start it, serve its requests until it ends, and
+        say how it ended (whether it was ever ready; manual, rebuild, dropped, failed)."""
         self._manual = False
         self._wake = anyio.Event()
-        try:
-            sdk = await _sdk.aload()
-        except Exception as exc:
-            self._note(f"importing the mcp SDK failed: {exc!r}")
-            self._set(
-                None,
-                phase="failed",
-                error_class=type(exc).__name__,
-                reason="the mcp SDK could not be imported",
-            )
+        sdk = await self._load_sdk()
+        if sdk is None:
             return False, "failed"
         self._generation += 1
         gen = self._generation
@@ -249,42 +257,15 @@ class ServerConnection:
         send, receive = anyio.create_memory_object_stream[Request](math.inf)
         dropped = anyio.Event()
         stream_errors: list[BaseException] = []
-        state = GenState()
         ready = [False]
         failure: BaseException | None = None
         timeout = self.config.startup_timeout
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
             self._gen_scope = scope
             try:
-                async with AsyncExitStack() as stack:
-                    self._note(f"--- generation {gen}: connecting ({self.config.transport})")
-                    session = await self._connect(
-                        sdk, stack, gen, dropped, stream_errors, ready, scope, state
-                    )
-                    init = await session.initialize()
-                    catalog = await self._discover(sdk, session, init)
-                    scope.deadline = math.inf
-                    self.catalog = catalog
-                    self._live = Live(gen, session, send, state)
-                    ready[0] = True
-                    self._set(
-                        gen,
-                        phase="ready",
-                        tools=len(catalog.tools),
-                        prompts=len(catalog.prompts),
-                        resources=len(catalog.resources),
-                        error_class="",
-                        reason="",
-                    )
-                    self._note(
-                        f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
-                        f"{len(catalog.resources)} resources"
-                    )
-                    async with anyio.create_task_group() as tg:
-                        self._serve_scope = tg.cancel_scope
-                        tg.start_soon(cancel_when, dropped, tg.cancel_scope)
-                        async for request in receive:
-                            tg.start_soon(self._serve, session, request)
+                await self._serve_generation(
+                    sdk, gen, scope, (send, receive), dropped, stream_errors, ready
+                )
             except Exception as exc:
                 failure = exc
             except BaseExceptionGroup as group:  # a cancellation mixed with errors
@@ -295,13 +276,7 @@ class ServerConnection:
                 self._live = None
                 self._serve_scope = None
                 self._gen_scope = None
-                send.close()
-                while True:
-                    try:
-                        receive.receive_nowait().fail(NotStarted())
-                    except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                        break
-                receive.close()
+                _fail_queued(send, receive)
         if failure is not None:
             self._note(f"generation {gen} ended with {failure!r}")
         if self._manual:
@@ -316,18 +291,88 @@ class ServerConnection:
                 reason="the connection dropped",
             )
             return True, "dropped"
-        if scope.cancelled_caught and not stream_errors:
+        self._start_failed(sdk, gen, scope.cancelled_caught, stream_errors, failure)
+        return False, "failed"
+
+    async def _load_sdk(self) -> Any:
+        """The mcp SDK, or None (the status says why) when it cannot be imported."""
+        try:
+            return await _sdk.aload()
+        except Exception as exc:
+            self._note(f"importing the mcp SDK failed: {exc!r}")
+            self._set(
+                None,
+                phase="failed",
+                error_class=type(exc).__name__,
+                reason="the mcp SDK could not be imported",
+            )
+            return None
+
+    async def _serve_generation(
+        self,
+        sdk: Any,
+        gen: int,
+        scope: anyio.CancelScope,
+        queue: tuple[ObjectSendStream[Request], ObjectReceiveStream[Request]],
+        dropped: anyio.Event,
+        stream_errors: list[BaseException],
+        ready: list[bool],
+    ) -> None:
+        """Connect, initialise and discover within the start-up deadline, then serve
+        the queued requests until the connection drops or is stopped."""
+        send, receive = queue
+        state = GenState()
+        async with AsyncExitStack() as stack:
+            self._note(f"--- generation {gen}: connecting ({self.config.transport})")
+            session = await self._connect(
+                sdk, stack, gen, dropped, stream_errors, ready, scope, state
+            )
+            init = await session.initialize()
+            catalog = await self._discover(sdk, session, init)
+            scope.deadline = math.inf
+            self.catalog = catalog
+            self._live = Live(gen, session, send, state)
+            ready[0] = True
+            self._set(
+                gen,
+                phase="ready",
+                tools=len(catalog.tools),
+                prompts=len(catalog.prompts),
+                resources=len(catalog.resources),
+                error_class="",
+                reason="",
+            )
+            self._note(
+                f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
+                f"{len(catalog.resources)} resources"
+            )
+            async with anyio.create_task_group() as tg:
+                self._serve_scope = tg.cancel_scope
+                tg.start_soon(cancel_when, dropped, tg.cancel_scope)
+                async for request in receive:
+                    tg.start_soon(self._serve, session, request)
+
+    def _start_failed(
+        self,
+        sdk: Any,
+        gen: int,
+        timed_out: bool,
+        stream_errors: list[BaseException],
+        failure: BaseException | None,
+    ) -> None:
+        """The status of a generation that never became ready: timed out, or why not."""
+        if timed_out and not stream_errors:
+            timeout = self.config.startup_timeout
             self._set(
                 gen, error_class="TimeoutError", reason=f"start-up timed out after {timeout:g}s"
             )
-        else:
-            cause = stream_errors[0] if stream_errors else failure
-            self._set(
-                gen,
-                error_class=error_class(cause) or "Error",
-                reason=startup_reason(sdk, self.config.transport, cause),
-            )
-        return False, "failed"
+            return
+        cause = stream_errors[0] if stream_errors else failure
+        self._set(
+            gen,
+            error_class=error_class(cause) or "Error",
+            reason=startup_reason(sdk, self.config.transport, cause),
+        )
 
     async def _connect(
         self,

@@ -52,6 +52,7 @@ from reasonix_core.permission.rules import (
     rule_hits,
     split_rules,
 )
+from reasonix_core.permission_modes import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY, PRESETS
 from reasonix_core.tool.base import ToolFamily
 
 if TYPE_CHECKING:
@@ -83,17 +84,6 @@ MODES: tuple[str, ...] = ("ask", "allow", "deny")
 #: environment (API keys set there), /proc/<pid>/mem its memory. Not a bash
 #: sandbox mask: sandboxed bash gets its own /proc of its own PID namespace.
 PROCESS_VIEWS: tuple[str, ...] = ("/proc",)
-PRESETS: tuple[str, ...] = ("ask", "auto", "yolo")
-#: What each preset does, in one line (the TUI says it when Shift+Tab switches).
-PRESET_SUMMARY: dict[str, str] = {
-    "ask": "asks before edits and commands",
-    "auto": "edits and commands run without asking; ask rules still ask",
-    "yolo": "everything runs without asking, except deny rules",
-}
-#: Plan mode's name beside the presets (``--permission-mode plan``, the TUI's
-#: Shift+Tab cycle): not a preset, it sits on top of one (``Policy.plan_mode``).
-PLAN_MODE = "plan"
-PLAN_MODE_SUMMARY = "read-only tools; the plan waits for your approval before any write"
 
 #: Commands whose second word names the real action, so a session grant for
 #: ``git status`` does not also grant ``git push``.

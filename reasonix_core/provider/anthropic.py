@@ -30,11 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
-
-import anyio
-import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.messages import Message, ToolCall
@@ -56,12 +52,12 @@ from reasonix_core.provider.efforts import (
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,
     TRANSIENT_FINISH,
+    EventParser,
     HttpProvider,
     count,
     make_usage,
 )
 from reasonix_core.provider.openai import DEEPSEEK_MAX_OUTPUT
-from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -302,53 +298,18 @@ class AnthropicProvider(HttpProvider):
 
     # -- streaming --------------------------------------------------------
 
-    async def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
-        state = _StreamState()
-        events = iter_sse(response.aiter_lines()).__aiter__()
-        # The idle watchdog measures gaps between real events: `ping` events
-        # are keep-alives (like ": keep-alive" comments) and do not reset it.
-        deadline = anyio.current_time() + self.stream_idle_timeout
-        while True:
-            try:
-                with anyio.fail_after(max(deadline - anyio.current_time(), 0.0)):
-                    event = await events.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise ProviderError(
-                    f"no data from the provider for {self.stream_idle_timeout:g} s",
-                    retryable=True,
-                    kind="idle_timeout",
-                ) from None
-            if event.event == "raw":
-                raise StreamInterrupted(f"unexpected line in stream: {event.data[:200]}")
-            try:
-                payload = json.loads(event.data)
-            except (ValueError, RecursionError):  # also too deep, or numbers too long to load
-                raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
-            if not isinstance(payload, dict):
-                raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
-            kind = payload.get("type") or event.event
-            if kind != "ping":
-                deadline = anyio.current_time() + self.stream_idle_timeout
-            if kind == "error":
-                raise stream_error(payload.get("error"))
-            for chunk in state.feed(kind, payload):
-                yield chunk
-            if state.stopped:
-                await self.drain(events)
-                break
-        yield state.end(deepseek=self.deepseek)
+    def event_parser(self) -> EventParser:
+        return _StreamState(deepseek=self.deepseek)
 
 
-class _StreamState:
+class _StreamState(EventParser):
     """What one streamed message has said so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, deepseek: bool) -> None:
+        self.deepseek = deepseek
         self.model = ""
         self.usage: dict[str, Any] = {}
         self.stop_reason: str | None = None
-        self.stopped = False
         self.signature = ""
         # content block index -> ("text" | "thinking" | "tool_use" | other, ordinal)
         self.blocks: dict[int, tuple[str, int]] = {}
@@ -359,7 +320,14 @@ class _StreamState:
         if isinstance(raw, dict):
             self.usage.update({k: v for k, v in raw.items() if v is not None})
 
-    def feed(self, kind: str, payload: dict[str, Any]) -> list[Chunk]:
+    def keepalive(self, event: str, payload: dict[str, Any]) -> bool:
+        # `ping` events are keep-alives (like ": keep-alive" comments).
+        return (payload.get("type") or event) == "ping"
+
+    def feed(self, event: str, payload: dict[str, Any]) -> list[Chunk]:
+        kind = payload.get("type") or event
+        if kind == "error":
+            raise stream_error(payload.get("error"))
         out: list[Chunk] = []
         if kind == "message_start":
             message = payload.get("message") or {}
@@ -367,66 +335,9 @@ class _StreamState:
                 self.model = str(message.get("model") or self.model)
                 self._merge_usage(message.get("usage"))
         elif kind == "content_block_start":
-            index = payload.get("index")
-            block = payload.get("content_block")
-            if not isinstance(index, int) or not isinstance(block, dict):
-                raise StreamInterrupted(f"malformed content_block_start: {payload!r}"[:200])
-            btype = str(block.get("type"))
-            if btype == "tool_use":
-                ordinal = len(self.calls)
-                start_input = block.get("input")
-                self.calls.append(
-                    {
-                        "id": str(block.get("id") or ""),
-                        "name": str(block.get("name") or ""),
-                        "parts": [],
-                        "input": start_input if isinstance(start_input, dict) else {},
-                        "arguments": None,
-                    }
-                )
-                self.blocks[index] = (btype, ordinal)
-                out.append(
-                    ToolCallFragment(
-                        index=ordinal, id=block.get("id"), name=block.get("name"), arguments=""
-                    )
-                )
-            else:
-                self.blocks[index] = (btype, 0)
-                if btype == "text" and isinstance(block.get("text"), str) and block["text"]:
-                    out.append(TextChunk(text=block["text"]))
-                elif btype == "thinking":
-                    if isinstance(block.get("thinking"), str) and block["thinking"]:
-                        out.append(ReasoningChunk(text=block["thinking"]))
-                    # DeepSeek may put its (placeholder) signature here.
-                    if isinstance(block.get("signature"), str) and block["signature"]:
-                        self.signature = block["signature"]
-                # redacted_thinking, server_tool_use, ... are not kept.
+            self._block_start(payload, out)
         elif kind == "content_block_delta":
-            index = payload.get("index")
-            delta = payload.get("delta")
-            if not isinstance(delta, dict):
-                raise StreamInterrupted(f"malformed content_block_delta: {payload!r}"[:200])
-            dtype = delta.get("type")
-            btype, ordinal = self.blocks.get(index, ("", 0)) if isinstance(index, int) else ("", 0)
-            if dtype == "text_delta" and isinstance(delta.get("text"), str):
-                if delta["text"]:
-                    out.append(TextChunk(text=delta["text"]))
-            elif dtype == "thinking_delta" and isinstance(delta.get("thinking"), str):
-                if delta["thinking"]:
-                    out.append(ReasoningChunk(text=delta["thinking"]))
-            elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
-                if delta["signature"]:
-                    self.signature = delta["signature"]
-            elif dtype == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-                if btype != "tool_use":
-                    raise StreamInterrupted(
-                        f"input_json_delta for block {index!r} that is no tool_use"
-                    )
-                part = delta["partial_json"]
-                self.calls[ordinal]["parts"].append(part)
-                if part:
-                    out.append(ToolCallFragment(index=ordinal, id=None, name=None, arguments=part))
-            # citations_delta and unknown delta types are ignored.
+            self._block_delta(payload, out)
         elif kind == "content_block_stop":
             index = payload.get("index")
             if isinstance(index, int) and self.blocks.get(index, ("", 0))[0] == "tool_use":
@@ -437,9 +348,70 @@ class _StreamState:
                 self.stop_reason = str(delta["stop_reason"])
             self._merge_usage(payload.get("usage"))
         elif kind == "message_stop":
-            self.stopped = True
+            self.finished = True
         # ping and unknown event types: nothing to do.
         return out
+
+    def _block_start(self, payload: dict[str, Any], out: list[Chunk]) -> None:
+        index = payload.get("index")
+        block = payload.get("content_block")
+        if not isinstance(index, int) or not isinstance(block, dict):
+            raise StreamInterrupted(f"malformed content_block_start: {payload!r}"[:200])
+        btype = str(block.get("type"))
+        if btype == "tool_use":
+            ordinal = len(self.calls)
+            start_input = block.get("input")
+            self.calls.append(
+                {
+                    "id": str(block.get("id") or ""),
+                    "name": str(block.get("name") or ""),
+                    "parts": [],
+                    "input": start_input if isinstance(start_input, dict) else {},
+                    "arguments": None,
+                }
+            )
+            self.blocks[index] = (btype, ordinal)
+            out.append(
+                ToolCallFragment(
+                    index=ordinal, id=block.get("id"), name=block.get("name"), arguments=""
+                )
+            )
+        else:
+            self.blocks[index] = (btype, 0)
+            if btype == "text" and isinstance(block.get("text"), str) and block["text"]:
+                out.append(TextChunk(text=block["text"]))
+            elif btype == "thinking":
+                if isinstance(block.get("thinking"), str) and block["thinking"]:
+                    out.append(ReasoningChunk(text=block["thinking"]))
+                # DeepSeek may put its (placeholder) signature here.
+                if isinstance(block.get("signature"), str) and block["signature"]:
+                    self.signature = block["signature"]
+            # redacted_thinking, server_tool_use, ... are not kept.
+
+    def _block_delta(self, payload: dict[str, Any], out: list[Chunk]) -> None:
+        index = payload.get("index")
+        delta = payload.get("delta")
+        if not isinstance(delta, dict):
+            raise StreamInterrupted(f"malformed content_block_delta: {payload!r}"[:200])
+        dtype = delta.get("type")
+        btype, ordinal = self.blocks.get(index, ("", 0)) if isinstance(index, int) else ("", 0)
+        if dtype == "text_delta" and isinstance(delta.get("text"), str):
+            if delta["text"]:
+                out.append(TextChunk(text=delta["text"]))
+        elif dtype == "thinking_delta" and isinstance(delta.get("thinking"), str):
+            if delta["thinking"]:
+                out.append(ReasoningChunk(text=delta["thinking"]))
+        elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
+            if delta["signature"]:
+                self.signature = delta["signature"]
+        elif dtype == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+            if btype != "tool_use":
+                raise StreamInterrupted(f"input_json_delta for block {index!r} that is no tool_use")
+            part = delta["partial_json"]
+            self.calls[ordinal]["parts"].append(part)
+            if part:
+                out.append(ToolCallFragment(index=ordinal, id=None, name=None, arguments=part))
+        # citations_delta and unknown delta types are ignored.
 
     def _finish_call(self, ordinal: int) -> None:
         call = self.calls[ordinal]
@@ -451,8 +423,8 @@ class _StreamState:
             joined = json.dumps(call["input"], ensure_ascii=False, separators=(",", ":"))
         call["arguments"] = joined
 
-    def end(self, *, deepseek: bool) -> StreamEnd:
-        if not self.stopped and self.stop_reason is None:
+    def end(self) -> StreamEnd:
+        if not self.finished and self.stop_reason is None:
             raise StreamInterrupted()
         raw = self.stop_reason or ("tool_use" if self.calls else "end_turn")
         if raw in TRANSIENT_FINISH:
@@ -474,7 +446,7 @@ class _StreamState:
         return StreamEnd(
             finish_reason=STOP_REASONS.get(raw, raw),
             tool_calls=tuple(calls),
-            usage=parse_usage(self.usage, deepseek=deepseek) if self.usage else None,
+            usage=parse_usage(self.usage, deepseek=self.deepseek) if self.usage else None,
             model=self.model,
             reasoning_signature=self.signature,
         )

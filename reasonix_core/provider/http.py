@@ -6,7 +6,10 @@ kinds have in common: construction from a :class:`ProviderConfig`, ``prepare``
 client, the POST of those bytes and the mapping of transport and HTTP failures
 to :class:`ProviderError`. A kind supplies only its path (``endpoint``), its
 headers, its body (``build_body``), the effort levels it accepts (``efforts``)
-and its stream parser (``_parse``). The helpers below (``count``,
+and its reading of one stream's events (``event_parser``, an
+:class:`EventParser`); the stream loop around it (the idle watchdog, SSE framing
+and JSON, draining the rest so the connection is reused) is written once here
+(``_parse``). The helpers below (``count``,
 ``make_usage``) are what the kinds' usage parsers share.
 """
 
@@ -25,8 +28,9 @@ import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.jsontext import dumps_utf8
-from reasonix_core.provider.base import Chunk, PreparedRequest, Request
+from reasonix_core.provider.base import Chunk, PreparedRequest, Request, StreamEnd
 from reasonix_core.provider.efforts import DISABLED_EFFORTS
+from reasonix_core.provider.sse import SseEvent, iter_sse
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -45,6 +49,38 @@ def encode_body(value: Any) -> bytes:
     """The request body's bytes: compact JSON, UTF-8 kept as is."""
     # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
     return dumps_utf8(value, separators=(",", ":")).encode()
+
+
+class EventParser:
+    """A kind's reading of one stream's events (a new one for every request).
+
+    The shared loop (:meth:`HttpProvider._parse`) hands it each event's JSON
+    payload in order and yields what :meth:`feed` returns; once :attr:`finished`
+    is set it drains the stream's remainder and asks :meth:`end` for the final
+    chunk. :meth:`feed` and :meth:`end` raise :class:`ProviderError` for an
+    in-band error and :class:`StreamInterrupted` for a stream cut short."""
+
+    #: A data line that is no JSON and ends the stream (``[DONE]``), or None.
+    sentinel: str | None = None
+    #: Set once the terminal event has arrived: nothing after it is read but the drain.
+    finished: bool = False
+
+    def keepalive(self, event: str, payload: dict[str, Any]) -> bool:
+        """Whether this event only keeps the stream alive (it does not reset the
+        idle watchdog, which measures gaps between real events)."""
+        return False
+
+    def on_sentinel(self) -> None:
+        """The sentinel line arrived; reading stops (``finished`` says whether it
+        counts as the end of the answer)."""
+
+    def feed(self, event: str, payload: dict[str, Any]) -> list[Chunk]:
+        """The chunks one event adds (``event``: its SSE event name)."""
+        raise NotImplementedError
+
+    def end(self) -> StreamEnd:
+        """The final chunk once reading stopped (raises if the answer is incomplete)."""
+        raise NotImplementedError
 
 
 class HttpProvider:
@@ -102,7 +138,8 @@ class HttpProvider:
         model only detected as DeepSeek is not known to think, so not checked)."""
         return self.deepseek_thinking(request.effort or "auto")
 
-    def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
+    def event_parser(self) -> EventParser:
+        """A fresh reader of one stream's events."""
         raise NotImplementedError
 
     def _observe(self, prepared: PreparedRequest, chunk: Chunk) -> None:
@@ -172,6 +209,41 @@ class HttpProvider:
                 return
         self._drain_streams = False
 
+    async def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
+        """The stream loop every kind shares around its :class:`EventParser`."""
+        parser = self.event_parser()
+        events = iter_sse(response.aiter_lines()).__aiter__()
+        deadline, real = 0.0, True
+        while True:
+            if real:
+                deadline = anyio.current_time() + self.stream_idle_timeout
+            try:
+                with anyio.fail_after(max(deadline - anyio.current_time(), 0.0)):
+                    event = await events.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise ProviderError(
+                    f"no data from the provider for {self.stream_idle_timeout:g} s",
+                    retryable=True,
+                    kind="idle_timeout",
+                ) from None
+            if event.event == "raw":
+                raise StreamInterrupted(f"unexpected line in stream: {event.data[:200]}")
+            if parser.sentinel is not None and event.data.strip() == parser.sentinel:
+                parser.on_sentinel()
+                if parser.finished:
+                    await self.drain(events)
+                break
+            payload = _payload(event)
+            real = not parser.keepalive(event.event, payload)
+            for chunk in parser.feed(event.event, payload):
+                yield chunk
+            if parser.finished:
+                await self.drain(events)
+                break
+        yield parser.end()
+
     async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
         client = self._http()
         try:
@@ -197,6 +269,17 @@ class HttpProvider:
             raise ProviderError(
                 f"cannot reach {prepared.url}: {exc}", retryable=True, kind="connection"
             ) from None
+
+
+def _payload(event: SseEvent) -> dict[str, Any]:
+    """An event's JSON object; anything else means the stream is broken."""
+    try:
+        payload = json.loads(event.data)
+    except (ValueError, RecursionError):  # also too deep, or numbers too long to load
+        raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
+    if not isinstance(payload, dict):
+        raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
+    return payload
 
 
 # -- usage -----------------------------------------------------------------------
@@ -279,6 +362,7 @@ def http_error(status: int, raw: bytes, headers: httpx.Headers) -> ProviderError
 __all__ = [
     "RETRYABLE_STATUS",
     "TRANSIENT_FINISH",
+    "EventParser",
     "HttpProvider",
     "count",
     "encode_body",

@@ -10,12 +10,7 @@ finish reasons, and in-band ``{"error": ...}`` events.
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
-
-import anyio
-import httpx
 
 from reasonix_core.errors import ProviderError, ReasoningReplayRequired, StreamInterrupted
 from reasonix_core.messages import Message, ToolCall
@@ -38,11 +33,11 @@ from reasonix_core.provider.efforts import (
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,
     TRANSIENT_FINISH,
+    EventParser,
     HttpProvider,
     count,
     make_usage,
 )
-from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -172,60 +167,51 @@ class OpenAIProvider(HttpProvider):
 
     # -- streaming --------------------------------------------------------
 
-    async def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
-        calls: dict[int, dict[str, Any]] = {}
-        finish: str | None = None
-        usage: Usage | None = None
-        model = ""
-        done = False
-        events = iter_sse(response.aiter_lines()).__aiter__()
-        while True:
-            try:
-                with anyio.fail_after(self.stream_idle_timeout):
-                    event = await events.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise ProviderError(
-                    f"no data from the provider for {self.stream_idle_timeout:g} s",
-                    retryable=True,
-                    kind="idle_timeout",
-                ) from None
-            if event.event == "raw":
-                raise StreamInterrupted(f"unexpected line in stream: {event.data[:200]}")
-            if event.data.strip() == "[DONE]":
-                done = True
-                break
-            try:
-                payload = json.loads(event.data)
-            except (ValueError, RecursionError):  # also too deep, or numbers too long to load
-                raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
-            if not isinstance(payload, dict):
-                raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
-            if payload.get("error"):
-                raise stream_error(payload["error"])
-            model = payload.get("model") or model
-            if payload.get("usage"):
-                usage = parse_usage(payload["usage"])
-            for choice in payload.get("choices") or ():
-                if not isinstance(choice, dict):
-                    continue
-                delta = choice.get("delta") or {}
-                reasoning = delta.get("reasoning_content")
-                if isinstance(reasoning, str) and reasoning:
-                    yield ReasoningChunk(text=reasoning)
-                content = delta.get("content")
-                if isinstance(content, str) and content:
-                    yield TextChunk(text=content)
-                for frag in delta.get("tool_calls") or ():
-                    yield self._accumulate(calls, frag)
-                if choice.get("finish_reason"):
-                    finish = str(choice["finish_reason"])
-        if done:
-            await self.drain(events)
-        if not done and finish is None:
+    def event_parser(self) -> EventParser:
+        return _ChatStream()
+
+
+class _ChatStream(EventParser):
+    """What one streamed chat completion has said so far."""
+
+    sentinel = "[DONE]"
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage: Usage | None = None
+        self.model = ""
+
+    def on_sentinel(self) -> None:
+        self.finished = True
+
+    def feed(self, event: str, payload: dict[str, Any]) -> list[Chunk]:
+        if payload.get("error"):
+            raise stream_error(payload["error"])
+        self.model = payload.get("model") or self.model
+        if payload.get("usage"):
+            self.usage = parse_usage(payload["usage"])
+        out: list[Chunk] = []
+        for choice in payload.get("choices") or ():
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content")
+            if isinstance(reasoning, str) and reasoning:
+                out.append(ReasoningChunk(text=reasoning))
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                out.append(TextChunk(text=content))
+            for frag in delta.get("tool_calls") or ():
+                out.append(self._accumulate(frag))
+            if choice.get("finish_reason"):
+                self.finish = str(choice["finish_reason"])
+        return out
+
+    def end(self) -> StreamEnd:
+        if not self.finished and self.finish is None:
             raise StreamInterrupted()
-        finish = finish or "stop"
+        finish = self.finish or "stop"
         if finish in TRANSIENT_FINISH:
             raise ProviderError(
                 f"the provider cut the response short (finish_reason={finish})",
@@ -238,12 +224,14 @@ class OpenAIProvider(HttpProvider):
                 name=entry["name"],
                 arguments=entry["arguments"],
             )
-            for index, entry in sorted(calls.items())
+            for index, entry in sorted(self.calls.items())
         )
-        yield StreamEnd(finish_reason=finish, tool_calls=tool_calls, usage=usage, model=model)
+        return StreamEnd(
+            finish_reason=finish, tool_calls=tool_calls, usage=self.usage, model=self.model
+        )
 
-    @staticmethod
-    def _accumulate(calls: dict[int, dict[str, Any]], frag: Any) -> ToolCallFragment:
+    def _accumulate(self, frag: Any) -> ToolCallFragment:
+        calls = self.calls
         if not isinstance(frag, dict):
             raise StreamInterrupted(f"malformed tool-call delta: {frag!r}"[:200])
         index = frag.get("index")

@@ -33,13 +33,8 @@ Wire details follow shared/reference/wire-formats.md §5 and §7:
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import anyio
-import httpx
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.messages import Message, ToolCall
@@ -61,12 +56,12 @@ from reasonix_core.provider.efforts import (
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,
     TRANSIENT_FINISH,
+    EventParser,
     HttpProvider,
     count,
     make_usage,
 )
 from reasonix_core.provider.openai import DEEPSEEK_MAX_OUTPUT
-from reasonix_core.provider.sse import iter_sse
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -213,60 +208,39 @@ class ResponsesProvider(HttpProvider):
 
     # -- streaming --------------------------------------------------------
 
-    def _parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
-        return _StreamParser(self.stream_idle_timeout, self.drain).parse(response)
+    def event_parser(self) -> EventParser:
+        return _StreamParser()
 
 
-class _StreamParser:
+class _StreamParser(EventParser):
     """State for one Responses stream: text parts, calls, the terminal event."""
 
-    def __init__(
-        self, idle_timeout: float, drain: Callable[[AsyncIterator[Any]], Awaitable[None]]
-    ) -> None:
-        self.idle_timeout = idle_timeout
-        self.drain = drain
+    # Not part of the protocol: without a terminal event before it, it is a drop.
+    sentinel = "[DONE]"
+
+    def __init__(self) -> None:
         self.calls: list[_Call] = []
         self.model = ""
         # (item_id, content_index) of text / reasoning parts that got deltas, so
         # a `.done` without earlier deltas (some proxies) still yields its text.
         self.streamed: set[tuple[str, str, Any]] = set()
         self.last_summary: tuple[str, Any] | None = None
+        self._end: StreamEnd | None = None
 
-    async def parse(self, response: httpx.Response) -> AsyncIterator[Chunk]:
-        events = iter_sse(response.aiter_lines()).__aiter__()
-        while True:
-            try:
-                with anyio.fail_after(self.idle_timeout):
-                    event = await events.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise ProviderError(
-                    f"no data from the provider for {self.idle_timeout:g} s",
-                    retryable=True,
-                    kind="idle_timeout",
-                ) from None
-            if event.event == "raw":
-                raise StreamInterrupted(f"unexpected line in stream: {event.data[:200]}")
-            if event.data.strip() == "[DONE]":
-                break  # not part of the protocol; without a terminal event it is a drop
-            try:
-                payload = json.loads(event.data)
-            except (ValueError, RecursionError):  # also too deep, or numbers too long to load
-                raise StreamInterrupted(f"malformed JSON in stream: {event.data[:200]}") from None
-            if not isinstance(payload, dict):
-                raise StreamInterrupted(f"unexpected stream payload: {event.data[:200]}")
-            kind = str(payload.get("type") or event.event)
-            if kind in TERMINAL_EVENTS:
-                end = self.finish(kind, payload)
-                await self.drain(events)
-                yield end
-                return
-            if kind == "error" or ("type" not in payload and payload.get("error")):
-                raise event_error(payload)
-            for chunk in self.handle(kind, payload):
-                yield chunk
-        raise StreamInterrupted("stream ended before a terminal response event")
+    def feed(self, event: str, payload: dict[str, Any]) -> list[Chunk]:
+        kind = str(payload.get("type") or event)
+        if kind in TERMINAL_EVENTS:
+            self._end = self.finish(kind, payload)
+            self.finished = True
+            return []
+        if kind == "error" or ("type" not in payload and payload.get("error")):
+            raise event_error(payload)
+        return self.handle(kind, payload)
+
+    def end(self) -> StreamEnd:
+        if self._end is None:
+            raise StreamInterrupted("stream ended before a terminal response event")
+        return self._end
 
     # -- per event --------------------------------------------------------
 

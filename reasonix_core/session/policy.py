@@ -9,9 +9,8 @@ from pathlib import Path
 from reasonix_core.config import Config, reasonix_home
 from reasonix_core.errors import ConfigError
 from reasonix_core.permission.policy import Policy
+from reasonix_core.permission_modes import PRESETS
 from reasonix_core.session.settings import RunSettings
-
-PERMISSION_PRESETS = ("ask", "auto", "yolo")
 
 #: Credential folders and files under the user's home that no tool reads and
 #: the bash sandbox masks, in addition to the Reasonix home and the user's
@@ -101,10 +100,8 @@ def build_policy(
     """The policy :func:`read_roots` and :func:`protected_paths` describe; ``temp_dir``:
     the session's own temp dir, readable without asking too."""
     preset = settings.permission_mode or config.permissions.preset
-    if preset not in PERMISSION_PRESETS:
-        raise ConfigError(
-            f"unknown permission mode {preset!r}; choose one of {', '.join(PERMISSION_PRESETS)}"
-        )
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown permission mode {preset!r}; choose one of {', '.join(PRESETS)}")
     perms = config.permissions.model_copy(update={"preset": preset})
     return Policy.from_config(
         perms,

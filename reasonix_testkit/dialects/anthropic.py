@@ -60,6 +60,7 @@ import string
 from types import MappingProxyType
 from typing import Any, Literal
 
+from reasonix_core.bench.loopback_http import ROUTES
 from reasonix_testkit.prompt_cache import bytes_to_tokens, count_tokens
 from reasonix_testkit.script import HttpError, Reply
 from reasonix_testkit.text import content_text, dumps_compact, split_text, tagged, tools_text
@@ -77,7 +78,7 @@ __all__ = ["MSG_THINKING_REQUIRED", "AnthropicDialect", "render_prompt", "sign_t
 Flavour = Literal["anthropic", "deepseek"]
 UsageStyle = Literal["exclusive", "inclusive", "absent"]
 
-MESSAGES_PATHS = frozenset({"/v1/messages", "/anthropic/v1/messages"})
+MESSAGES_PATHS = ROUTES["anthropic"]
 ANTHROPIC_MODELS = frozenset({"claude-test", "claude-sonnet-4-5", "claude-opus-4-1"})
 DEEPSEEK_MODELS = frozenset({"deepseek-flash", "deepseek-v4-pro"})
 ANTHROPIC_MAX_OUTPUT = 128_000

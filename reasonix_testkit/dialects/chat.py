@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
+from reasonix_core.bench.loopback_http import ROUTES
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_testkit.prompt_cache import count_tokens, usage_counts
 from reasonix_testkit.script import HttpError, Reply, ToolCallSpec
@@ -52,7 +53,7 @@ FLAVOUR_MODELS = MappingProxyType({"deepseek": DEEPSEEK_MODELS, "openai": OPENAI
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra")
 MAX_OUTPUT_TOKENS = 393216
 DEEPSEEK_FINGERPRINT = "fp_8b330d02d0_prod0820_fp8_kvcache_20260402"
-CHAT_PATHS = frozenset({"/chat/completions", "/v1/chat/completions"})
+CHAT_PATHS = ROUTES["openai"]
 
 MSG_REASONING_REQUIRED = (
     "The reasoning_content in the thinking mode must be passed back to the API."

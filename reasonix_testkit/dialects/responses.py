@@ -51,6 +51,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from reasonix_core.bench.loopback_http import ROUTES
 from reasonix_testkit.dialects.chat import (
     FLAVOUR_MODELS,
     MAX_OUTPUT_TOKENS,
@@ -81,7 +82,7 @@ from reasonix_testkit.wire import FlavouredDialect, IdSource, Wire
 
 __all__ = ["RESPONSES_PATHS", "ResponsesDialect", "render_responses_prompt"]
 
-RESPONSES_PATHS = frozenset({"/responses", "/v1/responses"})
+RESPONSES_PATHS = ROUTES["responses"]
 OPENAI_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 MSG_NO_CALL = "No tool call found for function call output with call_id {}."
 MSG_NO_OUTPUT = "No tool output found for function call {}."

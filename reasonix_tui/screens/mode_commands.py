@@ -1,4 +1,4 @@
-"""``/plan`` and ``/goal`` for the session screen (a mixin over SessionScreen).
+"""``/plan`` and ``/goal``: handlers of the session screen's built-in commands.
 
 The plan waiting for approval and the goal live in the session (the core's
 records, docs/MODES.md); the services read and change them. A goal's rounds
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from reasonix_core.coordinator.plans import PlanVerdict
     from reasonix_core.events import Event
-    from reasonix_tui.screens.session import SessionScreen
+    from reasonix_tui.screens.session_host import SessionHost
     from reasonix_tui.services import GoalView
 
 GOAL_USAGE = "Usage: /goal <objective> | status | pause | resume | clear"
@@ -37,78 +37,80 @@ def goal_line(goal: GoalView) -> str:
     )
 
 
-class ModeCommands:
-    async def cmd_plan(self: SessionScreen, args: str) -> None:
-        try:
-            saved = await self.services.pending_plan(self.runner)
-        except Exception as exc:  # the session could not start: say why
-            await self.notice(f"/plan: {exc}", "error")
+async def review_plan(screen: SessionHost, args: str) -> None:
+    try:
+        saved = await screen.services.pending_plan(screen.runner)
+    except Exception as exc:  # the session could not start: say why
+        await screen.notice(f"/plan: {exc}", "error")
+        return
+    if saved is None:
+        await screen.notice("No plan is waiting for approval in this session.")
+        return
+    from reasonix_tui.screens.plan_approval import PlanApprovalScreen
+
+    runner = screen.runner
+
+    async def answered(verdict: PlanVerdict | None) -> None:
+        from reasonix_core.coordinator.plans import PlanVerdict
+
+        if runner is not screen.runner:  # /new or /resume meanwhile
             return
-        if saved is None:
-            await self.notice("No plan is waiting for approval in this session.")
-            return
-        from reasonix_tui.screens.plan_approval import PlanApprovalScreen
-
-        runner = self.runner
-
-        async def answered(verdict: PlanVerdict | None) -> None:
-            from reasonix_core.coordinator.plans import PlanVerdict
-
-            if runner is not self.runner:  # /new or /resume meanwhile
-                return
-            if verdict is PlanVerdict.APPROVE:
-                await self.notice("Plan approved; executing it.")
-                self.run_events(self.services.execute_plan(runner))
-            elif verdict is PlanVerdict.REJECT:
-                await self.services.reject_plan(runner)
-                await self.notice("Plan rejected; nothing was executed.")
-            else:
-                await self.notice("The plan is still waiting; /plan shows it again.")
-
-        self.app.push_screen(
-            PlanApprovalScreen(saved.plan, title="Plan waiting for approval"), answered
-        )
-
-    async def cmd_goal(self: SessionScreen, args: str) -> None:
-        words = args.strip()
-        if not words:
-            await self.notice(GOAL_USAGE, "warning")
-            return
-        action = words if words in GOAL_WORDS else "start"
-        try:
-            goal = await self.services.goal(self.runner, action, words)
-        except ValueError as exc:
-            await self.notice(f"/goal {action}: {exc}", "warning")
-            return
-        self.show_goal(goal)
-        if action == "start":
-            await self.notice(f"Goal started; rounds run until it is complete. {GOAL_HINT}")
-            self.run_events(self._goal_rounds(words))
-        elif action == "resume" and goal is not None:
-            await self.notice(f"Goal resumed. {GOAL_HINT}")
-            self.run_events(self._goal_rounds())
-        elif goal is None:
-            text = "Goal cleared." if action == "clear" else "No goal in this session."
-            await self.notice(text)
-        elif action == "pause":
-            await self.notice("Goal paused: no new round starts (/goal resume).")
+        if verdict is PlanVerdict.APPROVE:
+            await screen.notice("Plan approved; executing it.")
+            screen.run_events(screen.services.execute_plan(runner))
+        elif verdict is PlanVerdict.REJECT:
+            await screen.services.reject_plan(runner)
+            await screen.notice("Plan rejected; nothing was executed.")
         else:
-            await self.notice(goal_line(goal))
+            await screen.notice("The plan is still waiting; /plan shows it again.")
 
-    def show_goal(self: SessionScreen, goal: GoalView | None) -> None:
-        self.status.update_state(goal=goal)
+    screen.app.push_screen(
+        PlanApprovalScreen(saved.plan, title="Plan waiting for approval"), answered
+    )
 
-    async def _goal_rounds(self: SessionScreen, objective: str = "") -> AsyncIterator[Event]:
-        """The driver's rounds, then the goal as it ended (armed or not) in the bar."""
-        runner = self.runner
-        async with aclosing(self.services.drive_goal(runner, objective)) as events:
-            async for event in events:
-                yield event
-        if runner is self.runner:
-            try:
-                self.show_goal(await self.services.goal(runner, "status"))
-            except ValueError:
-                pass
+
+async def goal_command(screen: SessionHost, args: str) -> None:
+    words = args.strip()
+    if not words:
+        await screen.notice(GOAL_USAGE, "warning")
+        return
+    action = words if words in GOAL_WORDS else "start"
+    try:
+        goal = await screen.services.goal(screen.runner, action, words)
+    except ValueError as exc:
+        await screen.notice(f"/goal {action}: {exc}", "warning")
+        return
+    show_goal(screen, goal)
+    if action == "start":
+        await screen.notice(f"Goal started; rounds run until it is complete. {GOAL_HINT}")
+        screen.run_events(goal_rounds(screen, words))
+    elif action == "resume" and goal is not None:
+        await screen.notice(f"Goal resumed. {GOAL_HINT}")
+        screen.run_events(goal_rounds(screen))
+    elif goal is None:
+        text = "Goal cleared." if action == "clear" else "No goal in this session."
+        await screen.notice(text)
+    elif action == "pause":
+        await screen.notice("Goal paused: no new round starts (/goal resume).")
+    else:
+        await screen.notice(goal_line(goal))
+
+
+def show_goal(screen: SessionHost, goal: GoalView | None) -> None:
+    screen.status.update_state(goal=goal)
+
+
+async def goal_rounds(screen: SessionHost, objective: str = "") -> AsyncIterator[Event]:
+    """The driver's rounds, then the goal as it ended (armed or not) in the bar."""
+    runner = screen.runner
+    async with aclosing(screen.services.drive_goal(runner, objective)) as events:  # type: ignore[type-var]
+        async for event in events:
+            yield event
+    if runner is screen.runner:
+        try:
+            show_goal(screen, await screen.services.goal(runner, "status"))
+        except ValueError:
+            pass
 
 
 GOAL_HINT = "/goal pause stops between rounds; Esc stops now."

@@ -21,7 +21,7 @@ from reasonix_tui.services import RewindPreview, RewindTurn
 from reasonix_tui.widgets.diff_view import render_diff
 
 if TYPE_CHECKING:
-    from reasonix_tui.screens.session import SessionScreen
+    from reasonix_tui.screens.session_host import SessionHost
 
 #: (scope, label) in the order shown; the scope is what ``services.rewind`` takes.
 CHOICES: tuple[tuple[str, str], ...] = (
@@ -101,7 +101,7 @@ def turn_items(turns: list[RewindTurn]) -> list[PickerItem]:
     return items
 
 
-def open_rewind(screen: SessionScreen) -> None:
+def open_rewind(screen: SessionHost) -> None:
     """The whole flow: turn picker -> preview and choice -> rewind -> notice (and,
     after a chat rewind or a fork, continue in that session)."""
     services = screen.services

@@ -1,7 +1,8 @@
 """The session screen: transcript, completion menu, composer and status bar.
 
 It owns the runner, the :class:`TurnController` and the exclusive ``turn``
-worker; slash commands live in :class:`SessionCommands`.
+worker; it dispatches slash commands to the handlers that
+:mod:`reasonix_tui.screens.builtin_commands` names.
 """
 
 from __future__ import annotations
@@ -15,21 +16,28 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import TextArea
+from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from reasonix_core.command.expander import PromptExpander, split_command
+from reasonix_core.errors import CommandError, SkillError
 from reasonix_tui import format as fmt
 from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
 from reasonix_tui.prompt_history import PromptHistory
-from reasonix_tui.screens.mode_commands import ModeCommands
+from reasonix_tui.screens.builtin_commands import (
+    BUILTIN_COMMANDS,
+    BuiltinCommand,
+    runs_while_busy,
+)
+from reasonix_tui.screens.cache import idle_text
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.rewind import open_rewind
-from reasonix_tui.screens.session_commands import SessionCommands
+from reasonix_tui.screens.session_commands import key_hint, show_cache
 from reasonix_tui.screens.transcript_keys import TranscriptKeys
 from reasonix_tui.services import AppServices
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel, UserBlock
@@ -47,7 +55,7 @@ if TYPE_CHECKING:
 TICK_SECONDS = 0.25
 
 
-class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None]):
+class SessionScreen(TranscriptKeys, Screen[None]):
     CSS_PATH = "session.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -80,7 +88,9 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
     def __init__(self, services: AppServices) -> None:
         super().__init__()
         self.services = services
-        self.registry = CommandRegistry.load(services.workspace, services.config_home)
+        self.registry = CommandRegistry.load(
+            BUILTIN_COMMANDS, services.workspace, services.config_home
+        )
         self.approver = TuiApprover(self)
         self.runner = services.new_runner(self.approver)
         self.busy = False
@@ -132,7 +142,7 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
                 self.services.clock,
                 lambda model: self.services.priced(model),
             )
-            self._controller.failure_hint = self.key_hint
+            self._controller.failure_hint = lambda status: key_hint(self.services, status)
         return self._controller
 
     async def on_mount(self) -> None:
@@ -251,6 +261,47 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
     async def notice(self, text: str, level: NoticeLevel = "info") -> None:
         await self.transcript.add(NoticeBlock(text, level))
 
+    async def welcome(self) -> None:
+        workspace = str(self.services.workspace)
+        body = Content.assemble(
+            ("Reasonix", "bold $text-primary"),
+            ("  ·  ", "$text-muted"),
+            (workspace, "$text"),
+            ("\nType a request and press Enter.  ", "$text-muted"),
+            ("/", "bold"),
+            (" commands  ·  ", "$text-muted"),
+            ("@", "bold"),
+            (" files  ·  ", "$text-muted"),
+            ("Shift+Tab", "bold"),
+            (" permission mode", "$text-muted"),
+        )
+        await self.transcript.add(Static(body, classes="welcome"))
+
+    async def warn_if_idle(self) -> None:
+        """A resumed session idle longer than the provider keeps its cache: say
+        that its first request will miss, and what that costs."""
+        preview = self.services.idle_preview(self.runner)
+        if preview is not None:
+            await self.notice(idle_text(preview), "warning")
+
+    async def on_status_bar_cache_clicked(self, message: StatusBar.CacheClicked) -> None:
+        await show_cache(self, "")
+
+    async def continue_session(self, session_id: str) -> bool:
+        """Switch to saved session ``session_id`` (``/resume``, a chat rewind, a fork)."""
+        try:
+            runner = self.services.resume_runner(session_id, self.approver)
+        except (KeyError, OSError, ValueError) as exc:
+            await self.notice(f"Could not resume {session_id}: {exc}", "error")
+            return False
+        self.cancel_turn()
+        self.queue.clear()
+        self.runner = runner
+        await self.transcript.clear()
+        self.status.reset_usage()
+        self.refresh_status()
+        return True
+
     # ---- input -----------------------------------------------------------
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         self.ctrl_c_armed = False
@@ -258,7 +309,7 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
         text = message.text
         if self.prompt_history is not None:
             self.prompt_history.append(text)
-        if self.busy and not self.runs_while_busy(text):
+        if self.busy and not runs_while_busy(self.registry, text):
             self.queue.append(text)
             self.refresh_status()
             return
@@ -294,6 +345,30 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
             await self.run_slash(text.strip())
         else:
             await self.start_turn(text, text)
+
+    async def run_slash(self, text: str) -> None:
+        self._refresh_mcp_commands()
+        command, name, args = self.registry.parse(text)
+        if command is None:
+            await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
+            return
+        if command.kind in ("custom", "skill", "mcp"):
+            # The core's expander renders all three, as it does for `reasonix run`.
+            try:
+                rendered = await self.expander().expand_command(command.name, args)
+            except (CommandError, SkillError) as exc:
+                await self.notice(str(exc), "error")
+                return
+            if rendered is not None:
+                await self.start_turn(text, rendered)
+                return
+            if command.kind == "skill":
+                await self.notice(f"/{command.name} is no longer a skill.", "warning")
+                return
+        if not isinstance(command, BuiltinCommand):
+            await self.notice(f"/{command.name} is not available yet.", "warning")
+            return
+        await command.handler(self, args)
 
     def expander(self) -> PromptExpander:
         """The core's expander (the same as ``reasonix run``'s) over this session's
@@ -444,7 +519,7 @@ class SessionScreen(SessionCommands, ModeCommands, TranscriptKeys, Screen[None])
         mode = modes[(index + 1) % len(modes)]
         self.services.permission_mode = mode
         self.refresh_status()
-        from reasonix_core.permission.policy import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
+        from reasonix_core.permission_modes import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
 
         summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
         explanation = f"{mode}: {summary}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from reasonix_tui.screens.session import SessionScreen
+    from reasonix_tui.screens.session_host import SessionHost
 
 # Keys that move the transcript only while the composer is empty.
 WHEN_EMPTY = frozenset({"scroll_home", "scroll_end", "scroll_line_up", "scroll_line_down"})
@@ -23,12 +23,12 @@ WHEN_EMPTY = frozenset({"scroll_home", "scroll_end", "scroll_line_up", "scroll_l
 class TranscriptKeys:
     """``action_scroll_*`` for :class:`SessionScreen` (a mixin)."""
 
-    def check_action(self: SessionScreen, action: str, parameters: tuple[object, ...]) -> bool:
+    def check_action(self: SessionHost, action: str, parameters: tuple[object, ...]) -> bool:
         if action in WHEN_EMPTY and parameters == ("if_empty",):
             return not self.composer.text and not self.menu.is_open
         return True
 
-    def action_scroll_page(self: SessionScreen, direction: int) -> None:
+    def action_scroll_page(self: SessionHost, direction: int) -> None:
         transcript = self.transcript
         page = transcript.scrollable_content_region.height
         # immediate: a key pressed next (End after Home) must see this one done.
@@ -36,14 +36,14 @@ class TranscriptKeys:
             y=transcript.scroll_y + direction * page, animate=False, immediate=True
         )
 
-    def action_scroll_line_up(self: SessionScreen, when: str = "") -> None:
+    def action_scroll_line_up(self: SessionHost, when: str = "") -> None:
         self.transcript.scroll_up(animate=False, immediate=True)
 
-    def action_scroll_line_down(self: SessionScreen, when: str = "") -> None:
+    def action_scroll_line_down(self: SessionHost, when: str = "") -> None:
         self.transcript.scroll_down(animate=False, immediate=True)
 
-    def action_scroll_home(self: SessionScreen, when: str = "") -> None:
+    def action_scroll_home(self: SessionHost, when: str = "") -> None:
         self.transcript.scroll_home(animate=False, immediate=True)
 
-    def action_scroll_end(self: SessionScreen, when: str = "") -> None:
+    def action_scroll_end(self: SessionHost, when: str = "") -> None:
         self.transcript.follow()

@@ -19,10 +19,12 @@ holding its Markdown pre-rendered at the current width
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import time
 from contextlib import suppress
 
+from rich.console import Console
 from rich.theme import Theme
 from textual.content import Content
 from textual.geometry import Region
@@ -34,6 +36,7 @@ from reasonix_tui.widgets.markdown_render import (
     BlockRenderer,
     copy_text,
     markdown_theme,
+    render_markdown,
     theme_colors,
     top_level_blocks,
 )
@@ -319,3 +322,26 @@ class AssistantBlock(Widget):
             except Exception:  # not laid out yet
                 continue
             segment.set_parked(not region.overlaps(window))
+
+
+WARM_UP_SAMPLE = (
+    "".join(f"```{language}\nx\n```\n\n" for language in ("python", "bash", "json", "diff", "text"))
+    + "# h\n\n- *a* `b` [c](d)\n\n> e\n\n| f | g |\n|---|---|\n| 1 | 2 |\n"
+)
+
+
+def warm_up() -> None:
+    """Exercise what the first answer needs (any thread; importing this module loads
+    the widget): Rich's Markdown, Pygments and the lexers an answer most often uses."""
+    console = Console(file=io.StringIO(), width=80, color_system="truecolor")
+    theme = markdown_theme(
+        {
+            "primary": "#000001",
+            "secondary": "#000002",
+            "accent": "#000003",
+            "surface": "#000004",
+            "muted": "#000005",
+        }
+    )
+    render_markdown(WARM_UP_SAMPLE, 80, console, theme, surface="#000004")
+    render_markdown("- a\n\n  ```python\n  x\n  ```\n", 80, console, theme)  # nested fence

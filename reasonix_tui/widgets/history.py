@@ -29,11 +29,13 @@ from reasonix_tui.replay import (
 from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 from reasonix_tui.widgets.reasoning_block import ReasoningBlock
 from reasonix_tui.widgets.tool_block import ToolBlock
+from reasonix_tui.widgets.transcript_chunk import TranscriptChunk
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
-    from reasonix_tui.widgets.transcript import Transcript
+    from textual.containers import VerticalScroll
 
 LIVE_ENTRIES = 16
 BATCH_ENTRIES = 40
@@ -98,8 +100,17 @@ async def _fill(block: Widget, entry: Entry) -> None:
 class SavedHistory:
     """The not yet drawn part of a saved session shown in ``transcript``."""
 
-    def __init__(self, transcript: Transcript, entries: Sequence[Entry], now: datetime) -> None:
+    def __init__(
+        self,
+        transcript: VerticalScroll,
+        entries: Sequence[Entry],
+        now: datetime,
+        *,
+        reading_above: Callable[[], bool],
+    ) -> None:
         self.transcript = transcript
+        # Whether the user scrolled away from the bottom (the transcript tracks it).
+        self.reading_above = reading_above
         self.now = now
         self.earlier = list(entries)
         self.marker = EarlierMarker()
@@ -112,8 +123,6 @@ class SavedHistory:
 
     async def start(self) -> None:
         """Mount the marker and the newest blocks at the end of the transcript."""
-        from reasonix_tui.widgets.transcript import TranscriptChunk
-
         await self.transcript.mount(self.marker)
         newest = self.earlier[-LIVE_ENTRIES:]
         del self.earlier[-LIVE_ENTRIES:]
@@ -124,8 +133,6 @@ class SavedHistory:
         """Draw the next older batch above what is shown, keeping the view where it is."""
         if self.drawing or not self.earlier:
             return
-        from reasonix_tui.widgets.transcript import TranscriptChunk
-
         self.drawing = True
         transcript = self.transcript
         try:
@@ -143,7 +150,7 @@ class SavedHistory:
             if not grown and tries:  # not laid out yet: the scroll would be clamped
                 transcript.call_after_refresh(keep_view, tries - 1)
                 return
-            if transcript.reading_above:
+            if self.reading_above():
                 transcript.scroll_to(y=y + grown, animate=False, immediate=True)
             else:  # filling a short view, or the user went to the bottom meanwhile
                 transcript.scroll_end(animate=False, immediate=True)
@@ -152,8 +159,6 @@ class SavedHistory:
         transcript.call_after_refresh(keep_view)
 
     async def _draw(self, entries: list[Entry], sizes: list[int], *, after: Widget) -> None:
-        from reasonix_tui.widgets.transcript import TranscriptChunk
-
         start = 0
         chunks: list[tuple[TranscriptChunk, list[tuple[Widget, Entry]]]] = []
         for size in sizes:

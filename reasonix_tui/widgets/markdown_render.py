@@ -397,30 +397,3 @@ def _line_text(line: list[Segment]) -> Text:
         if not segment.control:
             text.append(segment.text, segment.style)
     return text
-
-
-WARM_UP_SAMPLE = (
-    "".join(f"```{language}\nx\n```\n\n" for language in ("python", "bash", "json", "diff", "text"))
-    + "# h\n\n- *a* `b` [c](d)\n\n> e\n\n| f | g |\n|---|---|\n| 1 | 2 |\n"
-)
-
-
-def warm_up() -> None:
-    """Import and exercise what the first answer needs (any thread): the widget
-    module, Rich's Markdown, Pygments and the lexers an answer most often uses."""
-    import io
-
-    import reasonix_tui.widgets.assistant_block  # noqa: F401
-
-    console = Console(file=io.StringIO(), width=80, color_system="truecolor")
-    theme = markdown_theme(
-        {
-            "primary": "#000001",
-            "secondary": "#000002",
-            "accent": "#000003",
-            "surface": "#000004",
-            "muted": "#000005",
-        }
-    )
-    render_markdown(WARM_UP_SAMPLE, 80, console, theme, surface="#000004")
-    render_markdown("- a\n\n  ```python\n  x\n  ```\n", 80, console, theme)  # nested fence

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
 
 from reasonix_tui.widgets.blocks import NoticeBlock
+from reasonix_tui.widgets.transcript_chunk import CHUNK_BLOCKS, TranscriptChunk
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,49 +31,6 @@ if TYPE_CHECKING:
     from reasonix_tui.widgets.history import SavedHistory
 
 MAX_BLOCKS = 400
-CHUNK_BLOCKS = 20
-
-
-class TranscriptChunk(Widget):
-    """Consecutive transcript blocks. Blocks have top margins only, so the gaps are
-    the same across chunk boundaries (margins collapse only between siblings)."""
-
-    DEFAULT_CSS = """
-    TranscriptChunk {
-        height: auto;
-        layout: vertical;
-        &.-parked > * { display: none; }
-    }
-    """
-
-    # Nothing of its own to paint: without this Textual renders (and the garbage
-    # collector then scans) a blank strip for every line of the chunk's height.
-    BLANK = True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parked = False
-
-    @staticmethod
-    def split(blocks: int) -> list[int]:
-        """Chunk sizes for ``blocks`` blocks drawn at once (a saved session)."""
-        return [min(CHUNK_BLOCKS, blocks - start) for start in range(0, blocks, CHUNK_BLOCKS)]
-
-    def park(self, parked: bool) -> None:
-        if parked == self.parked:
-            return
-        height = self.size.height
-        if parked and not height:
-            return
-        self.parked = parked
-        self.styles.height = height if parked else None
-        self.set_class(parked, "-parked")
-
-    def park_offscreen(self, window: Region) -> None:
-        for block in self.children:
-            park = getattr(block, "park_offscreen", None)
-            if park is not None:
-                park(window)
 
 
 class NewOutputMarker(Static):
@@ -179,7 +137,7 @@ class Transcript(VerticalScroll):
         the view starts at the bottom."""
         from reasonix_tui.widgets.history import SavedHistory
 
-        self.history = SavedHistory(self, entries, now)
+        self.history = SavedHistory(self, entries, now, reading_above=lambda: self.reading_above)
         await self.history.start()
         self.call_after_refresh(self._show_end)
 

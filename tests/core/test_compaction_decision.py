@@ -3,7 +3,7 @@ outcome; it emits no events of its own (the Agent turns the outcome into them)."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 from reasonix_core import events as ev
 from reasonix_core.agent.compaction_events import outcome_events
@@ -22,10 +22,9 @@ from tests.core.compaction_helpers import text_of
 
 
 async def no_summary(
-    messages: Sequence[Message], *, with_tools: bool, max_output_tokens: int, reply: Reply
-) -> AsyncIterator[ev.Event]:
+    messages: Sequence[Message], *, with_tools: bool, max_output_tokens: int
+) -> Reply:
     raise AssertionError("pruning alone fits: no summary request")
-    yield  # pragma: no cover
 
 
 def conversation(result_chars: int) -> Conversation:
@@ -53,13 +52,13 @@ async def test_a_prune_decision_returns_an_outcome_and_no_events():
     assert decision.tokens >= cm.trigger and decision.pruned is not None
     with cm.running():
         assert await cm.decide(talk, CompactionReason.MANUAL) is None  # single flight
-        items = [item async for item in cm.compact(decision, talk)]
-    assert len(items) == 1 and not cm.busy
-    outcome = items[0]
+        outcome = await cm.compact(decision, talk)
+    assert not cm.busy
     assert isinstance(outcome, CompactionOutcome)
     assert outcome.ok and outcome.summaries == 0 and outcome.truncated is None
     assert outcome.changed == "compact_auto" and outcome.tokens_after < cm.trigger
     assert cm.generation == 1 and PRUNE_MARKER in (cm.view(talk.messages)[3].content or "")
     events = list(outcome_events(outcome, EventSequence()))
     assert [type(e) for e in events] == [ev.Notice, ev.CompactionFinished, ev.PrefixChanged]
-    assert "context compacted (pruned tool results)" in events[0].text
+    notice = events[0]
+    assert isinstance(notice, ev.Notice) and "context compacted (pruned tool results)" in notice.text

@@ -3,15 +3,18 @@ reported with its purpose - driven over HTTP against the loopback fixture server
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from datetime import UTC, datetime
+from typing import Any
 
 from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.event_sink import EventSink, event_stream
 from reasonix_core.agent.model_call import COMPACTION, ModelCall, Purpose, Reply
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.messages import Message
-from reasonix_core.provider.base import Request
+from reasonix_core.provider.base import PreparedRequest, Request
 from reasonix_core.usage import Usage
 from reasonix_testkit import FixtureServer, HttpError
 from reasonix_testkit import Reply as Scripted
@@ -48,11 +51,22 @@ def _request(text: str = "hello") -> Request:
     )
 
 
-async def _drive(call: ModelCall, reply: Reply, purpose: Purpose, **kw: object) -> list[ev.Event]:
+def _events(
+    call: ModelCall, prepared: PreparedRequest, reply: Reply, purpose: Purpose, **kw: Any
+) -> AsyncGenerator[ev.Event, None]:
+    """The events ``request`` sends to its sink, read as a stream."""
+
+    async def send(emit: EventSink) -> None:
+        assert await call.request(prepared, purpose, emit, reply=reply, **kw) is reply
+
+    return event_stream(send)
+
+
+async def _drive(call: ModelCall, reply: Reply, purpose: Purpose, **kw: Any) -> list[ev.Event]:
     prepared = call.prepare(_request())
     out: list[ev.Event] = []
     try:
-        async with aclosing(call.request(prepared, reply, purpose, **kw)) as events:  # type: ignore[arg-type]
+        async with aclosing(_events(call, prepared, reply, purpose, **kw)) as events:
             async for event in events:
                 out.append(event)
     finally:
@@ -157,7 +171,7 @@ async def test_closing_mid_stream_leaves_the_partial_answer_marked_streaming(ser
     reply = Reply()
     prepared = call.prepare(_request())
     try:
-        async with aclosing(call.request(prepared, reply, STEP)) as events:
+        async with aclosing(_events(call, prepared, reply, STEP)) as events:
             async for event in events:
                 if isinstance(event, ev.TextDelta) and len(reply.text_parts) == 3:
                     break
@@ -178,7 +192,7 @@ async def test_the_retry_budget_is_the_replys_across_rebuilt_requests(server) ->
     try:
         for text in ("first", "rebuilt"):
             prepared = call.prepare(_request(text))
-            async with aclosing(call.request(prepared, reply, STEP)) as events:
+            async with aclosing(_events(call, prepared, reply, STEP)) as events:
                 async for _ in events:
                     pass
             if text == "first":

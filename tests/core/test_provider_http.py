@@ -1,5 +1,6 @@
 """The three built-in kinds share one HTTP base: construction and prepare
-are written once (provider/http.py); a kind keeps its path, body and parser."""
+are written once (provider/http.py); a kind keeps its path, body and event parser
+(the stream loop around it is shared too)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ KINDS = (OpenAIProvider, AnthropicProvider, ResponsesProvider)
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
 def test_kinds_keep_only_their_own_parts(kind: type[HttpProvider]) -> None:
     assert issubclass(kind, HttpProvider)
-    for shared in ("__init__", "prepare", "stream", "aclose", "_http"):
+    for shared in ("__init__", "prepare", "stream", "aclose", "_http", "_parse", "drain"):
         assert shared not in vars(kind), f"{kind.__name__} redefines {shared}"
-    for own in ("endpoint", "build_body", "efforts", "_parse"):
+    for own in ("endpoint", "build_body", "efforts", "event_parser"):
         assert own in vars(kind), f"{kind.__name__} lacks {own}"
 
 

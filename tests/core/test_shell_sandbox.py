@@ -293,3 +293,22 @@ async def test_sandbox_timeout_kills_every_process(dirs: tuple[Path, Path]) -> N
     assert result.meta["timed_out"] is True
     assert result.outcome == "error"
     assert await _wait_gone(marker) == []
+
+
+@pytest.mark.sandbox
+@needs_bwrap
+async def test_cancelled_before_the_spawn_runs_nothing_and_leaks_no_descriptor(
+    dirs: tuple[Path, Path],
+) -> None:
+    # The seccomp filter travels in a descriptor made while the command is prepared
+    # (in a worker thread); a cancellation arriving meanwhile must still close it.
+    ws, tmp = dirs
+    ctx = sandbox_ctx(ws, tmp)
+    await run_bash(ctx, "true")  # warm: the probe and the guard exist
+    before = set(os.listdir("/proc/self/fd"))
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await run_bash(ctx, "echo ran > ran.txt")
+    assert scope.cancelled_caught
+    assert not (ws / "ran.txt").exists()
+    assert set(os.listdir("/proc/self/fd")) <= before

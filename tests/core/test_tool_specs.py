@@ -41,7 +41,9 @@ def test_building_the_tool_list_imports_no_tool_module() -> None:
         "registry = ToolRegistry(builtin_tools())\n"
         "assert len(registry) == 29, len(registry)\n"
         "loaded = [m for m in sys.modules if m.startswith('reasonix_core.tool.builtin.')]\n"
-        "assert loaded == ['reasonix_core.tool.builtin.specs'], loaded\n"
+        "specs = 'reasonix_core.tool.builtin.specs'\n"
+        "assert specs in loaded, loaded\n"
+        "assert all(m == specs or m.startswith(specs + '.') for m in loaded), loaded\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

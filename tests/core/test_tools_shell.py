@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from reasonix_core.errors import ToolArgumentError
-from reasonix_core.tool import shell_sandbox
+from reasonix_core.tool import foreground, shell_sandbox
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.bash import BashTool, HeadTail
 from reasonix_core.tool.builtin.bash_output import BashOutputTool
@@ -26,8 +26,16 @@ from reasonix_core.tool.registry import ToolRegistry
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
+@pytest.fixture(params=["pidfd", "anyio"])
+def ctx(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> ToolContext:
+    # Foreground commands wait on a pidfd where the kernel has them, else on anyio's
+    # process (tool/foreground.py): both must behave the same.
+    if request.param == "anyio":
+        monkeypatch.setattr(foreground, "pidfd_supported", lambda: False)
+    elif not foreground.pidfd_supported():
+        pytest.skip("no pidfd on this kernel")
     ws = tmp_path / "ws"
     ws.mkdir()
     tmp = tmp_path / "tmp"

@@ -1,4 +1,4 @@
-"""Custom commands, @ references and the registry (pure Python, no app)."""
+"""Custom commands, @ references and the registry (no app)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from reasonix_core.command import (
 )
 from reasonix_tui.commands import CommandRegistry
 from reasonix_tui.completion import mention_at_cursor, slash_items
+from reasonix_tui.screens.builtin_commands import BUILTIN_COMMANDS
 
 
 def test_template_placeholders() -> None:
@@ -67,7 +68,7 @@ def test_missing_directories_are_fine(tmp_path: Path) -> None:
 def test_registry_custom_never_shadows_builtin(tmp_path: Path) -> None:
     _write(tmp_path / ".reasonix/commands/help.md", "custom help")
     _write(tmp_path / ".reasonix/commands/deploy.md", "ship it")
-    registry = CommandRegistry.load(tmp_path, None)
+    registry = CommandRegistry.load(BUILTIN_COMMANDS, tmp_path, None)
     assert registry.get("help").kind == "builtin"
     assert registry.get("deploy").kind == "custom"
     assert any("built-in" in p.message for p in registry.problems)
@@ -77,7 +78,7 @@ def test_registry_custom_never_shadows_builtin(tmp_path: Path) -> None:
 
 
 def test_slash_items_and_mention_context() -> None:
-    registry = CommandRegistry()
+    registry = CommandRegistry(BUILTIN_COMMANDS)
     assert [i.value for i in slash_items(registry, "/re")] == ["resume", "rewind"]
     assert [i.value for i in slash_items(registry, "/at")][:1] == ["status"]
     assert slash_items(registry, "/model x") is None

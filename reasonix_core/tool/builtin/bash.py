@@ -11,20 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 from pydantic import BaseModel, Field
 
 from reasonix_core.events import ToolProgress
+from reasonix_core.tool import foreground
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.builtin.specs import BASH as SPEC
 from reasonix_core.tool.builtin.specs import MAX_TIMEOUT_SECONDS, SpecifiedTool
-from reasonix_core.tool.jobs import (
-    DRAIN_SECONDS,
-    JobError,
-    kill_process_group,
-    reap,
-    spawn,
-)
+from reasonix_core.tool.jobs import DRAIN_SECONDS, JobError
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 if TYPE_CHECKING:
@@ -144,19 +140,18 @@ async def run_shell(
     its group are stopped when it exits.
     """
     buffer = HeadTail(head, tail)
-    process = await spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
+    process = await foreground.start(argv, env=env, cwd=cwd, pass_fds=pass_fds)
     timed_out = False
     try:
         drained = anyio.Event()
 
         async def pump() -> None:
             try:
-                if process.stdout is not None:
-                    async for chunk in process.stdout:
-                        buffer.feed(chunk)
-                        if on_output is not None:
-                            on_output(chunk)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                while chunk := await process.read():
+                    buffer.feed(chunk)
+                    if on_output is not None:
+                        on_output(chunk)
+            except OSError:
                 pass
             finally:
                 drained.set()
@@ -166,12 +161,12 @@ async def run_shell(
             with anyio.move_on_after(time_limit) as deadline:
                 await process.wait()
             timed_out = deadline.cancelled_caught
-            kill_process_group(process)
+            process.kill_group()
             with anyio.move_on_after(DRAIN_SECONDS):
                 await drained.wait()
             tg.cancel_scope.cancel()
     finally:
-        await reap(process)
+        await process.reap()
     return ShellRun(
         output=buffer.render(),
         exit_code=process.returncode,
@@ -283,11 +278,51 @@ async def _widen(
     return dataclasses.replace(policy, granted=outside)
 
 
+@dataclass(frozen=True, slots=True)
+class _Ready:
+    """A command ready to spawn: what :func:`_get_ready` prepared."""
+
+    prepared: ShellCommand
+    env: dict[str, str]
+    guard: GitGuard | None
+    findings: list[str]
+
+
+def _get_ready(policy: SandboxPolicy, ctx: ToolContext, command: str) -> _Ready | ToolResult:
+    """Everything that touches the disk before a command, in one worker-thread trip
+    (each trip is a thread hand-off there and back; a sandboxed call made five).
+
+    Returns the result that refuses the call when nothing may run. The caller
+    owns ``prepared`` (its descriptors) from here on.
+    """
+    from reasonix_core.tool.git_guard import GitGuard
+    from reasonix_core.tool.shell_sandbox import SandboxUnavailable, prepare_command
+
+    workspace = Path(ctx.workspace)
+    if not workspace.is_dir():
+        return ToolResult.error(f"the workspace {workspace} is not a directory")
+    guard = None
+    findings: list[str] = []
+    if policy.bash == "enforce":
+        # Created before the first sandboxed command, so its baseline is clean;
+        # checked before each command too, for what a background job left.
+        guard = GitGuard.for_workspace(workspace)
+        findings += guard.check()
+    try:
+        prepared = prepare_command(policy, command)
+    except SandboxUnavailable as exc:
+        return ToolResult.error(f"bash refused to run the command: {exc}", sandbox="unavailable")
+    try:
+        Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
+        env = shell_env(ctx)
+    except BaseException:
+        prepared.close()
+        raise
+    return _Ready(prepared, env, guard, findings)
+
+
 class BashTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from reasonix_core.tool.git_guard import GitGuard
-        from reasonix_core.tool.shell_sandbox import SandboxUnavailable, prepare_command
-
         parsed: BashArgs = validate_args(BashArgs, args)
         policy = sandbox_policy(ctx)
         if parsed.additional_write_dirs:
@@ -295,25 +330,16 @@ class BashTool(SpecifiedTool, spec=SPEC):
             if isinstance(widened, ToolResult):
                 return widened
             policy = widened
+        # Shielded so the prepared descriptors cannot be lost to a cancellation
+        # (the thread would finish anyway: anyio waits for it), delivered just after.
+        with anyio.CancelScope(shield=True):
+            ready = await anyio.to_thread.run_sync(_get_ready, policy, ctx, parsed.command)
+        if isinstance(ready, ToolResult):
+            return ready
+        prepared, env, guard, findings = ready.prepared, ready.env, ready.guard, ready.findings
         workspace = Path(ctx.workspace)
-        if not await anyio.Path(workspace).is_dir():
-            return ToolResult.error(f"the workspace {workspace} is not a directory")
-        guard = None
-        findings: list[str] = []
-        if policy.bash == "enforce":
-            # Created before the first sandboxed command, so its baseline is clean;
-            # checked before each command too, for what a background job left.
-            guard = await anyio.to_thread.run_sync(GitGuard.for_workspace, workspace)
-            findings += await anyio.to_thread.run_sync(guard.check)
         try:
-            prepared = await anyio.to_thread.run_sync(prepare_command, policy, parsed.command)
-        except SandboxUnavailable as exc:
-            return ToolResult.error(
-                f"bash refused to run the command: {exc}", sandbox="unavailable"
-            )
-        try:
-            await anyio.Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
-            env = shell_env(ctx)
+            await anyio.lowlevel.checkpoint_if_cancelled()
             if parsed.run_in_background:
                 started = await self._background(
                     ctx, prepared, env, workspace, parsed.command, guard

@@ -1,20 +1,19 @@
 """delete_range: delete lines start..end (1-based, inclusive) of an observed file.
 
 The publish sequence (observation check, race-free replace, fresh observation) is
-edit_file's :func:`~reasonix_core.tool.builtin.edit_file.edit_sync`; this module only
+:func:`~reasonix_core.tool.builtin._writes.run_structured_edit`; this module only
 computes the new text. :func:`delete_lines` is shared with delete_symbol."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.builtin._fs import ToolFailure, guarded, run_writer, services
-from reasonix_core.tool.builtin.edit_file import edit_sync
+from reasonix_core.tool.builtin._fs import ToolFailure
+from reasonix_core.tool.builtin._writes import run_structured_edit
 from reasonix_core.tool.builtin.specs import DELETE_RANGE as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
 
@@ -52,27 +51,6 @@ def delete_lines(text: str, start: int, end: int, display: str) -> str:
 
 def span(start: int, end: int) -> str:
     return f"line {start}" if start == end else f"lines {start}-{end}"
-
-
-async def run_structured_edit(
-    ctx: ToolContext, text_path: str, transform: Callable[[str, str], tuple[str, str]]
-) -> ToolResult:
-    """An observed-file edit whose new text ``transform(text, display)`` computes,
-    under the path's lock and the edit_file publish sequence."""
-    sandbox, ledger = services(ctx)
-
-    async def body() -> ToolResult:
-        path = sandbox.check_write(text_path)
-        sandbox.check_read(text_path)
-        display = sandbox.display(path)
-        async with ledger.lock(path):
-            return await run_writer(
-                lambda: edit_sync(
-                    text_path, path, display, ledger, sandbox, lambda t: transform(t, display)
-                )
-            )
-
-    return await guarded(body, sandbox)
 
 
 class DeleteRange(SpecifiedTool, spec=SPEC):

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import ToolFailure
-from reasonix_core.tool.builtin.delete_range import delete_lines, run_structured_edit, span
+from reasonix_core.tool.builtin._writes import run_structured_edit
+from reasonix_core.tool.builtin.delete_range import delete_lines, span
 from reasonix_core.tool.builtin.specs import DELETE_SYMBOL as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
 

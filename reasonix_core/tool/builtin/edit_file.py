@@ -4,41 +4,16 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.builtin._fs import (
-    BinaryFile,
-    Loaded,
-    ToolFailure,
-    check_unchanged,
-    decode,
-    diff_stats,
-    encode,
-    ensure_writable,
-    fs_failure,
-    guarded,
-    line_of,
-    load_current,
-    publish_replace,
-    record_write,
-    run_writer,
-    same_location,
-    services,
-    split_lines,
-    suggest_missing,
-    unified_diff,
-)
+from reasonix_core.tool.builtin._fs import ToolFailure, line_of, split_lines
+from reasonix_core.tool.builtin._writes import run_structured_edit
 from reasonix_core.tool.builtin.specs import EDIT_FILE as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
-from reasonix_core.tool.fs_walk import Located
-from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger
-from reasonix_core.tool.sandbox import SandboxPolicy
 
 _PREFIX = re.compile(r"^\s*\d+\t")
 _SIMILAR_SCAN_LINES = 20_000
@@ -167,66 +142,6 @@ def apply_edit(
     return text[:h] + new + text[h + len(old) :], 1, first
 
 
-def edit_sync(
-    text_path: str,
-    path: Path,
-    display: str,
-    ledger: FileLedger,
-    sandbox: SandboxPolicy,
-    transform: Callable[[str], tuple[str, str]],
-) -> ToolResult:
-    """The structured-write publish sequence shared by edit_file and multi_edit.
-
-    Runs under the path's lock: resolve ``text_path`` by descriptors (it was
-    checked as ``path`` before the lock), read the current file and compare it
-    with the observation, compute, compare again, publish atomically inside
-    the same open directory, refresh the observation.
-    """
-    try:
-        located = sandbox.locate_for_write(text_path)
-    except NotADirectoryError:  # a file where a directory should be: nothing to edit
-        located = None
-    if located is not None:
-        with located:
-            same_location(located, path, display)
-            loaded = load_current(located, display)
-            if loaded is not None:
-                return _edit_loaded(located, loaded, display, ledger, transform)
-    raise ToolFailure(
-        f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(path, sandbox)}; "
-        "to create a new file use write_file",
-        FS_NOT_FOUND,
-    )
-
-
-def _edit_loaded(
-    located: Located,
-    loaded: Loaded,
-    display: str,
-    ledger: FileLedger,
-    transform: Callable[[str], tuple[str, str]],
-) -> ToolResult:
-    code = ledger.check(located.path, loaded.version)
-    if code is not None:
-        raise fs_failure(code, display, "editing")
-    try:
-        text, fmt = decode(loaded.data)
-    except BinaryFile:
-        raise ToolFailure(f"{display} is a binary file; only text files can be edited") from None
-    new_text, summary = transform(text)
-    data = encode(new_text, fmt, display)
-    ensure_writable(located, display)
-    check_unchanged(located, loaded, display, "editing")
-    publish_replace(located, data, loaded.mode)
-    record_write(ledger, located, data)
-    diff = unified_diff(text, new_text, display)
-    plus, minus = diff_stats(diff)
-    return ToolResult(
-        text=f"edited {display}: {summary} (+{plus} -{minus} lines)",
-        meta={"path": display, "action": "edited", "diff": diff},
-    )
-
-
 def _where(count: int, first: int) -> str:
     if count == 1:
         return f"1 replacement at line {first}"
@@ -236,25 +151,14 @@ def _where(count: int, first: int) -> str:
 class EditFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: EditFileArgs = validate_args(EditFileArgs, args)
-        sandbox, ledger = services(ctx)
 
-        async def body() -> ToolResult:
-            path = sandbox.check_write(a.path)
-            sandbox.check_read(a.path)
-            display = sandbox.display(path)
-
-            def transform(text: str) -> tuple[str, str]:
-                try:
-                    new_text, count, first = apply_edit(
-                        text, a.old_string, a.new_string, a.replace_all, display
-                    )
-                except EditError as exc:
-                    raise ToolFailure(str(exc)) from None
-                return new_text, _where(count, first)
-
-            async with ledger.lock(path):
-                return await run_writer(
-                    lambda: edit_sync(a.path, path, display, ledger, sandbox, transform)
+        def transform(text: str, display: str) -> tuple[str, str]:
+            try:
+                new_text, count, first = apply_edit(
+                    text, a.old_string, a.new_string, a.replace_all, display
                 )
+            except EditError as exc:
+                raise ToolFailure(str(exc)) from None
+            return new_text, _where(count, first)
 
-        return await guarded(body, sandbox)
+        return await run_structured_edit(ctx, a.path, transform)

@@ -8,8 +8,9 @@ from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.builtin._fs import ToolFailure, guarded, run_writer, services
-from reasonix_core.tool.builtin.edit_file import EditError, apply_edit, edit_sync
+from reasonix_core.tool.builtin._fs import ToolFailure
+from reasonix_core.tool.builtin._writes import run_structured_edit
+from reasonix_core.tool.builtin.edit_file import EditError, apply_edit
 from reasonix_core.tool.builtin.specs import MAX_EDITS, SpecifiedTool
 from reasonix_core.tool.builtin.specs import MULTI_EDIT as SPEC
 
@@ -32,35 +33,24 @@ class MultiEditArgs(BaseModel):
 class MultiEdit(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: MultiEditArgs = validate_args(MultiEditArgs, args)
-        sandbox, ledger = services(ctx)
 
-        async def body() -> ToolResult:
-            path = sandbox.check_write(a.path)
-            sandbox.check_read(a.path)
-            display = sandbox.display(path)
+        def transform(text: str, display: str) -> tuple[str, str]:
+            total = 0
+            for i, edit in enumerate(a.edits):
+                try:
+                    text, count, _ = apply_edit(
+                        text, edit.old_string, edit.new_string, edit.replace_all, display
+                    )
+                except EditError as exc:
+                    earlier = "edits[0]" if i == 1 else f"edits[0..{i - 1}]"
+                    context = f" (line numbers refer to the text after {earlier})" if i else ""
+                    raise ToolFailure(
+                        f"edits[{i}] failed{context}: {exc}\n"
+                        f"No changes were written to {display}; fix edits[{i}] and send "
+                        "all the edits again."
+                    ) from None
+                total += count
+            n = len(a.edits)
+            return text, f"{n} edit{'s' if n != 1 else ''} applied ({total} replacements)"
 
-            def transform(text: str) -> tuple[str, str]:
-                total = 0
-                for i, edit in enumerate(a.edits):
-                    try:
-                        text, count, _ = apply_edit(
-                            text, edit.old_string, edit.new_string, edit.replace_all, display
-                        )
-                    except EditError as exc:
-                        earlier = "edits[0]" if i == 1 else f"edits[0..{i - 1}]"
-                        context = f" (line numbers refer to the text after {earlier})" if i else ""
-                        raise ToolFailure(
-                            f"edits[{i}] failed{context}: {exc}\n"
-                            f"No changes were written to {display}; fix edits[{i}] and send "
-                            "all the edits again."
-                        ) from None
-                    total += count
-                n = len(a.edits)
-                return text, f"{n} edit{'s' if n != 1 else ''} applied ({total} replacements)"
-
-            async with ledger.lock(path):
-                return await run_writer(
-                    lambda: edit_sync(a.path, path, display, ledger, sandbox, transform)
-                )
-
-        return await guarded(body, sandbox)
+        return await run_structured_edit(ctx, a.path, transform)

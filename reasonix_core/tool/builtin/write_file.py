@@ -11,30 +11,28 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
+    Loaded,
     TextFormat,
     ToolFailure,
-    check_unchanged,
     count_lines,
     decode,
-    diff_stats,
     encode,
-    ensure_writable,
     fs_failure,
-    guarded,
     load_current,
     publish_new,
-    publish_replace,
     record_write,
-    run_writer,
     same_location,
-    services,
-    unified_diff,
+)
+from reasonix_core.tool.builtin._writes import (
+    WriteTarget,
+    file_result,
+    locked_write,
+    publish_replacement,
 )
 from reasonix_core.tool.builtin.specs import WRITE_FILE as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FileLedger
-from reasonix_core.tool.sandbox import SandboxPolicy
 
 
 class WriteFileArgs(BaseModel):
@@ -52,17 +50,17 @@ def _parent_not_directory(display: str) -> ToolFailure:
     return ToolFailure(f"cannot create {display}: a parent path exists and is not a directory")
 
 
-def write_sync(
-    sandbox: SandboxPolicy, text: str, path: Path, display: str, content: str, ledger: FileLedger
-) -> ToolResult:
-    """Write ``text`` (checked as ``path`` before the lock) through descriptors."""
+def write_sync(target: WriteTarget, content: str) -> ToolResult:
+    """Write ``content`` to the target's path (resolved again by descriptors)."""
     try:
-        located = sandbox.locate_for_write(text)
+        located = target.sandbox.locate_for_write(target.text_path)
     except NotADirectoryError:
-        raise _parent_not_directory(display) from None
+        raise _parent_not_directory(target.display) from None
     with located:
-        same_location(located, path, display)
-        return _write_located(located, display, content, ledger, sandbox.roots_never_created())
+        same_location(located, target.path, target.display)
+        return _write_located(
+            located, target.display, content, target.ledger, target.sandbox.roots_never_created()
+        )
 
 
 def _write_located(
@@ -79,26 +77,41 @@ def _write_located(
         # (its parent directory lies outside every root).
         raise ToolFailure(f"cannot write {display}: it is a workspace or sandbox root")
     if loaded is None:
-        data = encode(content, TextFormat(), display)
-        if located.missing:
-            try:
-                located = located.make_parents()
-            except (FileExistsError, NotADirectoryError):
-                raise _parent_not_directory(display) from None
-            with located:
-                publish_new(located, data, display)
-                record_write(ledger, located, data)
-        else:
+        return _create(located, display, content, ledger)
+    return _overwrite(located, loaded, display, content, ledger)
+
+
+def _create(located: Located, display: str, content: str, ledger: FileLedger) -> ToolResult:
+    """Write a new file (and its missing parent folders)."""
+    data = encode(content, TextFormat(), display)
+    if located.missing:
+        try:
+            located = located.make_parents()
+        except (FileExistsError, NotADirectoryError):
+            raise _parent_not_directory(display) from None
+        with located:
             publish_new(located, data, display)
             record_write(ledger, located, data)
-        diff = unified_diff("", content, display)
-        return ToolResult(
-            text=f"created {display} ({_plural(len(data), 'byte')}, "
-            f"{_plural(count_lines(content), 'line')})",
-            meta={"path": display, "action": "created", "diff": diff},
-        )
+    else:
+        publish_new(located, data, display)
+        record_write(ledger, located, data)
+    return file_result(
+        display,
+        "created",
+        "",
+        content,
+        lambda _plus, _minus: (
+            f"created {display} ({_plural(len(data), 'byte')}, "
+            f"{_plural(count_lines(content), 'line')})"
+        ),
+    )
 
-    code = ledger.check(path, loaded.version)
+
+def _overwrite(
+    located: Located, loaded: Loaded, display: str, content: str, ledger: FileLedger
+) -> ToolResult:
+    """Replace an observed file whole, keeping its line endings and encoding."""
+    code = ledger.check(located.path, loaded.version)
     if code is not None:
         raise fs_failure(code, display, "overwriting")
     try:
@@ -118,35 +131,22 @@ def _write_located(
             text=f"{display} already has exactly this content; nothing was written",
             meta={"path": display, "action": "unchanged", "diff": ""},
         )
-    ensure_writable(located, display)
-    check_unchanged(located, loaded, display, "overwriting")
-    publish_replace(located, data, loaded.mode)
-    record_write(ledger, located, data)
-    diff = unified_diff(old_text, new_text, display)
-    plus, minus = diff_stats(diff)
+    publish_replacement(located, loaded, data, ledger, display, "overwriting")
     extra = f"; {'; '.join(notes)}" if notes else ""
-    return ToolResult(
-        text=(
+    return file_result(
+        display,
+        "overwrote",
+        old_text,
+        new_text,
+        lambda plus, minus: (
             f"overwrote {display} ({_plural(len(data), 'byte')}, "
             f"{_plural(count_lines(new_text), 'line')}; was {_plural(count_lines(old_text), 'line')}; "
             f"+{plus} -{minus}{extra})"
         ),
-        meta={"path": display, "action": "overwrote", "diff": diff},
     )
 
 
 class WriteFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: WriteFileArgs = validate_args(WriteFileArgs, args)
-        sandbox, ledger = services(ctx)
-
-        async def body() -> ToolResult:
-            path = sandbox.check_write(a.path)
-            sandbox.check_read(a.path)
-            display = sandbox.display(path)
-            async with ledger.lock(path):
-                return await run_writer(
-                    lambda: write_sync(sandbox, a.path, path, display, a.content, ledger)
-                )
-
-        return await guarded(body, sandbox)
+        return await locked_write(ctx, a.path, lambda target: write_sync(target, a.content))

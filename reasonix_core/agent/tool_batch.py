@@ -1,0 +1,284 @@
+"""One step's tool calls: authorised, run in batches, answered exactly once.
+
+Consecutive read-only calls run concurrently as one batch; a writer runs
+alone. Every call gets exactly one result message, also when the turn is
+cancelled (finished results are kept, the rest marked), so the next request is
+valid. Events go to the turn's sink (``agent/event_sink.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+
+from reasonix_core import events as ev
+from reasonix_core.agent.event_sequence import EventSequence
+from reasonix_core.agent.event_sink import EventSink
+from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
+from reasonix_core.errors import ToolArgumentError
+from reasonix_core.messages import Message, ToolCall
+from reasonix_core.permission.gate import Gate
+from reasonix_core.permission.summary import summarize_call
+from reasonix_core.tool.base import (
+    ToolContext,
+    ToolFamily,
+    ToolResult,
+    current_call_id,
+    current_transcript,
+)
+from reasonix_core.tool.kept_results import KeptBudget
+from reasonix_core.tool.preview import precondition_failure, preview_diff
+from reasonix_core.tool.registry import ToolRegistry, internal_error
+
+if TYPE_CHECKING:
+    from reasonix_core.agent.snapshots import TurnSnapshots
+
+# Tool progress waiting for the event stream's consumer; more are dropped.
+PROGRESS_BUFFER = 256
+
+
+class ToolHost(Protocol):
+    """What running tools reads from (and appends to) its agent, live."""
+
+    tools: ToolRegistry
+    tool_context: ToolContext
+    gate: Gate | None
+    checkpoints: TurnSnapshots | None
+    messages: list[Message]
+
+    def append_message(self, msg: Message) -> None: ...
+
+    def turn_number(self) -> int: ...
+
+
+@dataclass(kw_only=True)
+class _CallState:
+    """One tool call of a batch: whether it started and its result message."""
+
+    call: ToolCall
+    started: bool = False
+    message: Message | None = None
+
+
+class ToolBatchRunner:
+    """Runs the tool calls of an agent's steps."""
+
+    def __init__(self, host: ToolHost, events: EventSequence) -> None:
+        self.host = host
+        self._events = events
+        # What the full copies of bounded results may still add to the session.
+        self._kept = KeptBudget(host.messages)
+        self._repeat_key: tuple[str, str] | None = None
+        self._repeat_count = 0
+
+    def batches(self, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
+        """Consecutive read-only calls form one concurrent batch; writers run alone."""
+        batches: list[list[ToolCall]] = []
+        previous_read_only = False
+        for call in calls:
+            tool = self.host.tools.get(call.name)
+            read_only = bool(tool is not None and tool.read_only)
+            if read_only and previous_read_only:
+                batches[-1].append(call)
+            else:
+                batches.append([call])
+            previous_read_only = read_only
+        return batches
+
+    async def run(self, calls: Sequence[ToolCall], emit: EventSink) -> None:
+        """Run every call and append its result, batch after batch."""
+        states = [_CallState(call=c) for c in calls]
+        by_id = {id(s.call): s for s in states}
+        try:
+            for batch in self.batches(calls):
+                batch_states = [by_id[id(c)] for c in batch]
+                for state in batch_states:
+                    await emit(
+                        self._events(
+                            ev.ToolCallStarted,
+                            call_id=state.call.id,
+                            name=state.call.name,
+                            arguments=state.call.arguments,
+                        )
+                    )
+                await self._run_batch(batch_states, emit)
+                for state in batch_states:
+                    await emit(self._finish(state))
+        except BaseException:
+            self._close_unanswered(states)
+            raise
+
+    def _finish(self, state: _CallState) -> ev.ToolCallFinished:
+        assert state.message is not None
+        self.host.append_message(state.message)
+        meta = state.message.meta
+        return self._events(
+            ev.ToolCallFinished,
+            call_id=state.call.id,
+            name=state.call.name,
+            result=state.message.content or "",
+            is_error=bool(meta.get("is_error")),
+            outcome=str(meta.get("outcome", "ok")),
+            diff=str(meta.get("diff") or ""),
+        )
+
+    def _close_unanswered(self, states: Sequence[_CallState]) -> None:
+        """Cancelled: every call gets exactly one result so the next request
+        is valid. Finished results are kept; the rest are marked."""
+        messages = self.host.messages
+        for state in states:
+            if any(m.tool_call_id == state.call.id for m in messages if m.role == "tool"):
+                continue
+            if state.message is not None:
+                self.host.append_message(state.message)
+            elif state.started:
+                self.host.append_message(
+                    Message(
+                        role="tool",
+                        tool_call_id=state.call.id,
+                        content=UNKNOWN_OUTCOME,
+                        meta={"outcome": "unknown", "is_error": True},
+                    )
+                )
+            else:
+                self.host.append_message(
+                    Message(
+                        role="tool",
+                        tool_call_id=state.call.id,
+                        content=NOT_STARTED,
+                        meta={"outcome": "cancelled", "is_error": True},
+                    )
+                )
+
+    async def _run_batch(self, batch: list[_CallState], emit: EventSink) -> None:
+        """Run one batch, sending tool progress live while it runs.
+
+        Tools report progress through ``ToolContext.tool_progress`` (MCP
+        ``notifications/progress``); the reports reach the sink through a
+        bounded memory stream. A full stream drops reports rather than slowing
+        a tool down. Delegation tools forward their children's events through
+        ``ToolContext.child_events`` into the same stream.
+        """
+        send, receive = anyio.create_memory_object_stream[ev.Event](PROGRESS_BUFFER)
+
+        def report(progress: ev.ToolProgress) -> None:
+            try:
+                send.send_nowait(progress)
+            except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+        async def forward(event: ev.Event) -> None:
+            # A subagent's events: never dropped (the metrics count them), so
+            # a full stream waits for this stream's consumer.
+            try:
+                await send.send(event)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+        context = self.host.tool_context
+        context.tool_progress = report
+        context.child_events = forward
+
+        async def work() -> None:
+            async with send:
+                if len(batch) == 1:
+                    await self._execute(batch[0])
+                else:
+                    async with anyio.create_task_group() as inner:
+                        for state in batch:
+                            inner.start_soon(self._execute, state)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(work)
+            async with receive:
+                async for progress in receive:
+                    await emit(self._renumber(progress))
+
+    def _renumber(self, progress: ev.Event) -> ev.Event:
+        if not isinstance(progress, ev.ToolProgress):
+            return self._events.adopt(progress)
+        return self._events(
+            ev.ToolProgress,
+            call_id=progress.call_id,
+            name=progress.name,
+            progress=progress.progress,
+            total=progress.total,
+            message=progress.message,
+        )
+
+    def _repeat(self, call: ToolCall) -> int:
+        try:
+            canonical = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+        except (ValueError, TypeError, RecursionError):
+            # Not JSON, or nested too deep to parse: the raw text is the key (the
+            # call itself then gets an argument error result).
+            canonical = call.arguments
+        key = (call.name, canonical)
+        if key == self._repeat_key:
+            self._repeat_count += 1
+        else:
+            self._repeat_key, self._repeat_count = key, 1
+        return self._repeat_count
+
+    async def _execute(self, state: _CallState) -> None:
+        call = state.call
+        current_call_id.set(call.id)  # this task's context only
+        # This agent's own results for session:tool_result (a child's calls set theirs).
+        current_transcript.set(self.host.messages)
+        count = self._repeat(call)
+        try:
+            result = await self._authorize_and_call(state)
+        except Exception as exc:
+            # Whatever a hostile call trips over (the policy on a NUL byte, a bug
+            # in a tool), the model reads it as this call's error and the run goes on.
+            result = internal_error(call.name, exc)
+        text, kept = self._kept.bound(result.text, call.id)
+        text += reminder(count, call.name)
+        meta: dict[str, Any] = {"outcome": result.outcome}
+        if result.is_error:
+            meta["is_error"] = True
+        meta.update(kept)
+        if "diff" in result.meta:
+            meta["diff"] = result.meta["diff"]
+        state.message = Message(role="tool", tool_call_id=call.id, content=text, meta=meta)
+
+    async def _authorize_and_call(self, state: _CallState) -> ToolResult:
+        call = state.call
+        host = self.host
+        tool = host.tools.get(call.name)
+        if tool is None:
+            return ToolResult.error(
+                f"unknown tool {call.name!r}; available tools: {', '.join(host.tools.names)}"
+            )
+        try:
+            args = ToolRegistry.parse_arguments(call.arguments)
+        except ToolArgumentError as exc:
+            return ToolResult.error(f"{call.name}: {exc}")
+        if host.gate is not None:
+            context = host.tool_context
+            auth = await host.gate.authorize(
+                tool=call.name,
+                read_only=tool.read_only,
+                args=args,
+                call_id=call.id,
+                summary=summarize_call(call.name, args),
+                # Built only when the gate will show it to someone.
+                preview=lambda: preview_diff(call.name, args, context),
+                # A write sure to fail (a file never read) fails before anyone is asked
+                # to approve its diff.
+                precheck=lambda: precondition_failure(call.name, args, context),
+            )
+            if not auth.allowed:
+                if auth.precondition_failed:
+                    return ToolResult.error(auth.message)
+                return ToolResult(text=auth.message, is_error=True, outcome="denied")
+        if host.checkpoints is not None and tool.family != ToolFamily.READ:
+            # Anything but a file read may change files (an MCP tool too, whatever
+            # it declares): the workspace as it was before the call.
+            await host.checkpoints.before_tool(host.turn_number(), call.name, args)
+        state.started = True
+        return await host.tools.call(call.name, call.arguments, host.tool_context)
