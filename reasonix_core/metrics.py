@@ -152,33 +152,7 @@ class MetricsSink:
     def record(self, event: ev.Event) -> None:
         m = self.metrics
         if isinstance(event, ev.UsageReported):
-            u = event.usage
-            m.steps += 1
-            m.prompt_tokens += u.prompt_tokens
-            m.completion_tokens += u.completion_tokens
-            m.cache_hit_tokens += u.cache_hit_tokens
-            m.cache_miss_tokens += u.cache_miss_tokens
-            m.reasoning_tokens += u.reasoning_tokens
-            bucket = m.usage_by_source.setdefault(event.source or "executor", SourceUsage())
-            bucket.calls += 1
-            bucket.prompt_tokens += u.prompt_tokens
-            bucket.completion_tokens += u.completion_tokens
-            bucket.cache_hit_tokens += u.cache_hit_tokens
-            bucket.cache_miss_tokens += u.cache_miss_tokens
-            bucket.cost += event.cost
-            role = ROLE_REQUEST_FIELDS.get(event.source or "executor")
-            if role is not None:
-                setattr(m, role, getattr(m, role) + 1)
-            m.ttft_ms.append(event.ttft_ms)
-            m.original_costs[event.currency] = (
-                m.original_costs.get(event.currency, 0.0) + event.cost
-            )
-            if len(m.original_costs) == 1:
-                m.currency = event.currency
-                m.cost = m.original_costs[event.currency]
-            else:
-                m.currency = "mixed"
-                m.cost = 0.0
+            self._usage_reported(event)
             self._snapshot()
         elif isinstance(event, ev.Retrying):
             m.retries += 1
@@ -229,6 +203,35 @@ class MetricsSink:
         elif isinstance(event, ev.SubagentFinished):
             self._subagent_finished(event)
             self._snapshot()
+
+    def _usage_reported(self, event: ev.UsageReported) -> None:
+        """One model request: tokens in total and by source, its role, cost by currency."""
+        m = self.metrics
+        u = event.usage
+        m.steps += 1
+        m.prompt_tokens += u.prompt_tokens
+        m.completion_tokens += u.completion_tokens
+        m.cache_hit_tokens += u.cache_hit_tokens
+        m.cache_miss_tokens += u.cache_miss_tokens
+        m.reasoning_tokens += u.reasoning_tokens
+        bucket = m.usage_by_source.setdefault(event.source or "executor", SourceUsage())
+        bucket.calls += 1
+        bucket.prompt_tokens += u.prompt_tokens
+        bucket.completion_tokens += u.completion_tokens
+        bucket.cache_hit_tokens += u.cache_hit_tokens
+        bucket.cache_miss_tokens += u.cache_miss_tokens
+        bucket.cost += event.cost
+        role = ROLE_REQUEST_FIELDS.get(event.source or "executor")
+        if role is not None:
+            setattr(m, role, getattr(m, role) + 1)
+        m.ttft_ms.append(event.ttft_ms)
+        m.original_costs[event.currency] = m.original_costs.get(event.currency, 0.0) + event.cost
+        if len(m.original_costs) == 1:
+            m.currency = event.currency
+            m.cost = m.original_costs[event.currency]
+        else:
+            m.currency = "mixed"
+            m.cost = 0.0
 
     def _subagent_finished(self, event: ev.SubagentFinished) -> None:
         m = self.metrics

@@ -187,41 +187,10 @@ def render_text(report: CacheReport) -> str:
     if not report.requests:
         lines.append("no billed requests recorded yet")
         return "\n".join(lines) + "\n"
-    rows = [["#", "source", "model", "prompt", "hit", "miss", "out", "hit %", "cost", "break"]]
-    for r in report.requests:
-        rows.append(
-            [
-                str(r.request),
-                one_line(r.source, 16),
-                one_line(r.model, 24),
-                f"{r.prompt_tokens:,}",
-                f"{r.cache_hit_tokens:,}",
-                f"{r.cache_miss_tokens:,}",
-                f"{r.completion_tokens:,}",
-                f"{100 * r.hit_ratio:.1f}",
-                f"{r.cost:.6f}",
-                one_line(r.broke.reason, 24) if r.broke else "",
-            ]
-        )
-    lines += ["", *_table(rows, numeric=range(3, 9))]
+    lines += ["", *_request_table(report)]
     broken = [r for r in report.requests if r.broke is not None]
     if broken:
-        lines += ["", "breaks:"]
-        for r in broken:
-            b = r.broke
-            assert b is not None
-            where = "unknown byte" if b.first_diff_byte is None else f"byte {b.first_diff_byte:,}"
-            lines.append(
-                f"  request {r.request}: {one_line(b.reason, 24)} at {where}; "
-                f"re-billed {b.rebilled_tokens:,} tokens, {_money(b.rebilled_cost, cur)}"
-            )
-            common, was, now = b.context
-            if was or now or common:
-                lead = "    " + (f"…{one_line(common[-40:], 40)}" if common else "")
-                if was:
-                    lines.append(f"{lead}[{one_line(was, 40)}]  was")
-                lines.append(f"{lead}[{one_line(now, 40)}]  now")
-        lines += ["", "by reason:"]
+        lines += ["", "breaks:", *_break_lines(broken, cur), "", "by reason:"]
         for reason, t in sorted(report.by_reason.items()):
             lines.append(
                 f"  {one_line(reason, 24)}: {t.count} break{'s' if t.count != 1 else ''}, "
@@ -242,3 +211,44 @@ def render_text(report: CacheReport) -> str:
     if report.skipped:
         lines.append(f"{report.skipped} unreadable record(s) skipped")
     return "\n".join(lines) + "\n"
+
+
+def _request_table(report: CacheReport) -> list[str]:
+    """One row per billed request: tokens, hit ratio, cost and the break, if any."""
+    rows = [["#", "source", "model", "prompt", "hit", "miss", "out", "hit %", "cost", "break"]]
+    for r in report.requests:
+        rows.append(
+            [
+                str(r.request),
+                one_line(r.source, 16),
+                one_line(r.model, 24),
+                f"{r.prompt_tokens:,}",
+                f"{r.cache_hit_tokens:,}",
+                f"{r.cache_miss_tokens:,}",
+                f"{r.completion_tokens:,}",
+                f"{100 * r.hit_ratio:.1f}",
+                f"{r.cost:.6f}",
+                one_line(r.broke.reason, 24) if r.broke else "",
+            ]
+        )
+    return _table(rows, numeric=range(3, 9))
+
+
+def _break_lines(broken: list[RequestRecord], cur: str) -> list[str]:
+    """Each break: where the prefix changed, what it re-billed, and the bytes around it."""
+    lines: list[str] = []
+    for r in broken:
+        b = r.broke
+        assert b is not None
+        where = "unknown byte" if b.first_diff_byte is None else f"byte {b.first_diff_byte:,}"
+        lines.append(
+            f"  request {r.request}: {one_line(b.reason, 24)} at {where}; "
+            f"re-billed {b.rebilled_tokens:,} tokens, {_money(b.rebilled_cost, cur)}"
+        )
+        common, was, now = b.context
+        if was or now or common:
+            lead = "    " + (f"…{one_line(common[-40:], 40)}" if common else "")
+            if was:
+                lines.append(f"{lead}[{one_line(was, 40)}]  was")
+            lines.append(f"{lead}[{one_line(now, 40)}]  now")
+    return lines

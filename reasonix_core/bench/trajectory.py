@@ -13,6 +13,7 @@ is invented.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +49,7 @@ def read_stream(text: str) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
     result: dict[str, Any] | None = None
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(item, dict):
-            continue
+    for item in _stream_items(text):
         kind = item.get("type")
         if kind == "system":
             # Claude Code's shape carries the engine's own events as system subtypes.
@@ -83,32 +75,53 @@ def read_stream(text: str) -> dict[str, Any]:
                 calls.append(call)
             call["is_error"] = bool(item.get("is_error"))
         elif kind in ("assistant", "user"):
-            content = (item.get("message") or {}).get("content")
-            for block in content if isinstance(content, list) else ():
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "tool_use" and str(block.get("id")) not in by_id:
-                    arguments = block.get("input")
-                    call = {
-                        "id": block.get("id"),
-                        "name": block.get("name"),
-                        "arguments": arguments
-                        if isinstance(arguments, str)
-                        else json.dumps(arguments, ensure_ascii=False),
-                        "is_error": None,
-                    }
-                    calls.append(call)
-                    by_id[str(call["id"])] = call
-                elif block.get("type") == "tool_result":
-                    call = by_id.get(str(block.get("tool_use_id")))
-                    if call is not None:
-                        call["is_error"] = bool(block.get("is_error"))
+            _message_calls(item, calls, by_id)
         elif kind == "result":
             result = item
     answer = None
     if result is not None and not result.get("is_error") and isinstance(result.get("result"), str):
         answer = result["result"]
     return {"tool_calls": calls, "final_answer": answer, "result": result}
+
+
+def _stream_items(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a stream-json output, one a line; other lines skipped."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(item, dict):
+            yield item
+
+
+def _message_calls(
+    item: dict[str, Any], calls: list[dict[str, Any]], by_id: dict[str, dict[str, Any]]
+) -> None:
+    """Claude Code's shape: tool_use blocks of a message start calls, tool_result blocks end them."""
+    content = (item.get("message") or {}).get("content")
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and str(block.get("id")) not in by_id:
+            arguments = block.get("input")
+            call = {
+                "id": block.get("id"),
+                "name": block.get("name"),
+                "arguments": arguments
+                if isinstance(arguments, str)
+                else json.dumps(arguments, ensure_ascii=False),
+                "is_error": None,
+            }
+            calls.append(call)
+            by_id[str(call["id"])] = call
+        elif block.get("type") == "tool_result":
+            call = by_id.get(str(block.get("tool_use_id")))
+            if call is not None:
+                call["is_error"] = bool(block.get("is_error"))
 
 
 def read_metrics(path: Path, result: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -102,7 +102,6 @@ def load_config(
         LayeredConfig,
         ProjectFileSource,
         TomlFileSource,
-        build_config,
     )
 
     home = reasonix_home() if home is None else home
@@ -118,18 +117,7 @@ def load_config(
     lowest_first: list[LayerSource] = [user, *projects, env, flags]
     # Read (and check) lowest first, so that of two broken files the user's is named.
     present = [s for s in lowest_first if s.load() is not None]
-    labels = [s.label for s in present]
-    try:
-        config = build_config(present[::-1])
-    except ValidationError as exc:
-        label = " + ".join(labels) if labels else "built-in defaults"
-        raise ConfigError(format_validation_error(exc, label)) from None
-    except (TypeError, ValueError) as exc:  # defensive: never let a raw error escape
-        raise ConfigError(f"{' + '.join(labels)}: invalid configuration: {exc}") from None
-    except RecursionError:
-        raise ConfigError(
-            f"{' + '.join(labels)}: invalid configuration: nested too deeply"
-        ) from None
+    config = _build_checked(present)
     _note_provider_sources(config, present)
     return LoadedConfig(
         config=config,
@@ -139,6 +127,26 @@ def load_config(
         withheld=tuple(dict.fromkeys(w for p in projects for w in p.withheld)),
         environment=env.applied,
     )
+
+
+def _build_checked(present: list[LayerSource]) -> Config:
+    """The config the ``present`` layers (lowest first) make, highest winning; any
+    failure is a ConfigError naming the layers."""
+    # pydantic-settings is imported here, not at the top: only a load needs it.
+    from reasonix_core.config.sources import build_config
+
+    labels = [s.label for s in present]
+    try:
+        return build_config(present[::-1])
+    except ValidationError as exc:
+        label = " + ".join(labels) if labels else "built-in defaults"
+        raise ConfigError(format_validation_error(exc, label)) from None
+    except (TypeError, ValueError) as exc:  # defensive: never let a raw error escape
+        raise ConfigError(f"{' + '.join(labels)}: invalid configuration: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{' + '.join(labels)}: invalid configuration: nested too deeply"
+        ) from None
 
 
 def _note_provider_sources(config: Config, layers: list[LayerSource]) -> None:

@@ -84,26 +84,10 @@ def build_coordinator(
     if resolved.provider.name == executor_resolved.provider.name:
         provider = executor_provider  # one connection pool per provider
     else:
-        provider = create_provider(resolved.provider, read_api_key(resolved.provider, home))
-        stack.push_async_callback(provider.aclose)
-        if hasattr(provider, "stream_idle_timeout"):
-            provider.stream_idle_timeout = config.agent.stream_idle_timeout
+        provider = _own_provider(stack, config, resolved, home)
     inbox = PlanInbox()
     tools = ToolRegistry([*_research_tools(config, mcp), SubmitPlanTool(inbox.accept)])
-    now = clock()
-    header = SessionHeader(
-        id=new_session_id(now),
-        workspace=str(workspace),
-        created=now.isoformat(),
-        model=resolved.ref,
-        effort=effort,
-        system_prompt=PLANNER_SYSTEM_PROMPT,
-        tools_fingerprint="",
-        extra={"planner": {"executor_session_id": executor.session_id}},
-    )
-    # Beside the sessions' folder, not in it: listing and --continue see only
-    # top-level sessions.
-    store = SessionStore.create(home / "sessions" / "planners", workspace, header)
+    store = _planner_store(home, workspace, resolved, effort, executor, clock())
     stack.callback(store.close)
 
     def first_turn_context(first: bool, prompt: str) -> str:
@@ -128,6 +112,41 @@ def build_coordinator(
         budget=executor.options.budget,  # the task's budget counts the planner too
     )
     return Coordinator(executor=executor, planner=planner, inbox=inbox, approve=approve)
+
+
+def _own_provider(
+    stack: AsyncExitStack, config: Config, resolved: ResolvedModel, home: Path
+) -> Provider:
+    """A provider for a planner on another provider than the executor's."""
+    provider = create_provider(resolved.provider, read_api_key(resolved.provider, home))
+    stack.push_async_callback(provider.aclose)
+    if hasattr(provider, "stream_idle_timeout"):
+        provider.stream_idle_timeout = config.agent.stream_idle_timeout
+    return provider
+
+
+def _planner_store(
+    home: Path,
+    workspace: Path,
+    resolved: ResolvedModel,
+    effort: str,
+    executor: Agent,
+    now: datetime,
+) -> SessionStore:
+    """The planner's transcript, naming the executor's session it plans for."""
+    header = SessionHeader(
+        id=new_session_id(now),
+        workspace=str(workspace),
+        created=now.isoformat(),
+        model=resolved.ref,
+        effort=effort,
+        system_prompt=PLANNER_SYSTEM_PROMPT,
+        tools_fingerprint="",
+        extra={"planner": {"executor_session_id": executor.session_id}},
+    )
+    # Beside the sessions' folder, not in it: listing and --continue see only
+    # top-level sessions.
+    return SessionStore.create(home / "sessions" / "planners", workspace, header)
 
 
 def _research_tools(config: Config, mcp: Any) -> tuple[Tool, ...]:

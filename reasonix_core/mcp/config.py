@@ -181,9 +181,6 @@ def load_mcp_setup(
     ``trust_project``: apply the project's declarations even if the folder's
     trust is not recorded (``--trust-project``).
     """
-    # name -> (entry or None when invalid, problem or None); later sources replace earlier.
-    chosen: dict[str, tuple[tuple[str, _Entry] | None, McpConfigProblem | None]] = {}
-    nameless: list[McpConfigProblem] = []
     sources, withheld, trusted = _sources(workspace, home, trust_project)
     for path in extra_files:
         source = _json_source(path, *_read_json_once(path))
@@ -192,6 +189,20 @@ def load_mcp_setup(
     # The project's .env is the project's too: in an untrusted folder it must not
     # choose the command, arguments or URL of the user's own servers.
     env = _Env(workspace, environ, project_dotenv=trusted)
+    chosen, nameless = _choose_entries(sources)
+    servers, problems = _build_servers(chosen, env, workspace, startup_timeout, call_timeout)
+    return McpSetup(tuple(servers), tuple([*nameless, *problems]), withheld)
+
+
+# name -> (entry or None when invalid, problem or None)
+_Chosen = dict[str, tuple[tuple[str, _Entry] | None, McpConfigProblem | None]]
+
+
+def _choose_entries(sources: list[_Source]) -> tuple[_Chosen, list[McpConfigProblem]]:
+    """The entry each server name ends with (later sources replace earlier ones),
+    and the problems of sections and of entries without a name."""
+    chosen: _Chosen = {}
+    nameless: list[McpConfigProblem] = []
     for label, raw_entries, model, section_problem in sources:
         if section_problem is not None:
             nameless.append(section_problem)
@@ -208,9 +219,19 @@ def load_mcp_setup(
                 chosen[name] = (None, McpConfigProblem(label, repr(name), _describe(exc)))
                 continue
             chosen[name] = ((label, entry), None)
+    return chosen, nameless
 
+
+def _build_servers(
+    chosen: _Chosen,
+    env: _Env,
+    workspace: Path,
+    startup_timeout: float,
+    call_timeout: float,
+) -> tuple[list[McpServerConfig], list[McpConfigProblem]]:
+    """The servers the chosen entries configure, and why the others cannot run."""
     servers: list[McpServerConfig] = []
-    problems: list[McpConfigProblem] = list(nameless)
+    problems: list[McpConfigProblem] = []
     keys: dict[str, str] = {}
     for name, (picked, problem) in chosen.items():
         if picked is None:
@@ -234,7 +255,7 @@ def load_mcp_setup(
             continue
         keys[server.key] = name
         servers.append(server)
-    return McpSetup(tuple(servers), tuple(problems), withheld)
+    return servers, problems
 
 
 _Source = tuple[str, list[tuple[int, Any]], type[_Entry], McpConfigProblem | None]

@@ -374,21 +374,12 @@ class ServerConnection:
             reason=startup_reason(sdk, self.config.transport, cause),
         )
 
-    async def _connect(
-        self,
-        sdk: Any,
-        stack: AsyncExitStack,
-        gen: int,
-        dropped: anyio.Event,
-        stream_errors: list[BaseException],
-        ready: list[bool],
-        scope: anyio.CancelScope,
-        state: GenState,
-    ) -> Any:
+    async def _open_streams(self, sdk: Any, stack: AsyncExitStack, state: GenState) -> Any:
+        """Open the configured transport on ``stack``: its (read, write, ...) streams."""
         cfg = self.config
         if self._connector is not None:
-            streams = await stack.enter_async_context(self._connector())
-        elif cfg.transport == "stdio":
+            return await stack.enter_async_context(self._connector())
+        if cfg.transport == "stdio":
             params = sdk.StdioServerParameters(
                 command=cfg.command,
                 args=list(cfg.args),
@@ -399,8 +390,8 @@ class ServerConnection:
             if errlog is None:
                 errlog = devnull()
                 stack.callback(errlog.close)
-            streams = await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
-        elif cfg.transport == "http":
+            return await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
+        if cfg.transport == "http":
 
             async def on_response(response: Any) -> None:
                 if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
@@ -413,13 +404,25 @@ class ServerConnection:
                     event_hooks={"response": [on_response]},
                 )
             )
-            streams = await stack.enter_async_context(
+            return await stack.enter_async_context(
                 sdk.streamable_http_client(cfg.url, http_client=client)
             )
-        else:
-            streams = await stack.enter_async_context(
-                sdk.sse_client(cfg.url, headers=dict(cfg.headers) or None)
-            )
+        return await stack.enter_async_context(
+            sdk.sse_client(cfg.url, headers=dict(cfg.headers) or None)
+        )
+
+    async def _connect(
+        self,
+        sdk: Any,
+        stack: AsyncExitStack,
+        gen: int,
+        dropped: anyio.Event,
+        stream_errors: list[BaseException],
+        ready: list[bool],
+        scope: anyio.CancelScope,
+        state: GenState,
+    ) -> Any:
+        streams = await self._open_streams(sdk, stack, state)
         read, write = streams[0], streams[1]
         workspace = self._workspace
 

@@ -660,21 +660,7 @@ class FactStore:
         expected_revision: int | None = None,
         source: str = "remember",
     ) -> Fact:
-        current = self.locate(fact_id)
-        if current is None:
-            if self.locate(fact_id, archived=True) is not None:
-                raise FactNotFound(
-                    f"fact {fact_id} is archived (forgotten); restore it or remember a new one"
-                )
-            raise FactNotFound(
-                f"no active fact with id {fact_id!r}; use the memory tool to find ids, "
-                "or omit id to create a new fact"
-            )
-        if expected_revision is not None and current.revision != expected_revision:
-            raise FactConflict(
-                f"fact {fact_id} is at revision {current.revision}, not {expected_revision}; "
-                "read it again and retry"
-            )
+        current = self._updatable(fact_id, expected_revision)
         new_type, _, new_title, new_body, kws = self._check_fields(
             type or current.type,
             current.scope,
@@ -683,13 +669,7 @@ class FactStore:
             current.keywords if keywords is None else keywords,
         )
         if normalize_title(new_title) != normalize_title(current.title):
-            for other in self.list(scope=current.scope):
-                if other.id != current.id and normalize_title(other.title) == normalize_title(
-                    new_title
-                ):
-                    raise FactConflict(
-                        f"another {current.scope} fact already has this title (id {other.id})"
-                    )
+            self._check_title_free(current, new_title)
         if (new_type, new_title, new_body, kws) == (
             current.type,
             current.title,
@@ -714,6 +694,35 @@ class FactStore:
             raise FactConflict(f"fact {fact_id} changed while updating; read it again and retry")
         _replace_regular(path, updated.to_markdown())
         return updated
+
+    def _updatable(self, fact_id: str, expected_revision: int | None) -> Fact:
+        """The active fact ``fact_id``, at ``expected_revision`` when one is given."""
+        current = self.locate(fact_id)
+        if current is None:
+            if self.locate(fact_id, archived=True) is not None:
+                raise FactNotFound(
+                    f"fact {fact_id} is archived (forgotten); restore it or remember a new one"
+                )
+            raise FactNotFound(
+                f"no active fact with id {fact_id!r}; use the memory tool to find ids, "
+                "or omit id to create a new fact"
+            )
+        if expected_revision is not None and current.revision != expected_revision:
+            raise FactConflict(
+                f"fact {fact_id} is at revision {current.revision}, not {expected_revision}; "
+                "read it again and retry"
+            )
+        return current
+
+    def _check_title_free(self, current: Fact, new_title: str) -> None:
+        """Refuse retitling ``current`` to the title of another fact of its scope."""
+        for other in self.list(scope=current.scope):
+            if other.id != current.id and normalize_title(other.title) == normalize_title(
+                new_title
+            ):
+                raise FactConflict(
+                    f"another {current.scope} fact already has this title (id {other.id})"
+                )
 
     def forget(self, fact_id: str, *, reason: str = "") -> Fact:
         """Archive the fact (never delete): snapshot, move to ``.archive/``."""

@@ -118,78 +118,75 @@ class PermissionGate:
                     precondition_failed=True,
                 )
             scopes = self.policy.scope_rules(tool, args)
-            scope = " ".join(scopes)
             request = ApprovalRequest(
                 tool=tool,
                 arguments=args,
                 call_id=call_id,
                 read_only=read_only,
-                scope=scope,
+                scope=" ".join(scopes),
                 summary=summary,
                 preview=preview() if callable(preview) else preview,
                 # A subagent's call says so (the runner marks the child's task).
                 requester=current_requester.get(),
             )
-            try:
-                answer = await approver.decide(request)
-            except Exception as exc:  # a broken approver must not run the call
-                return Authorization(
-                    allowed=False,
-                    decision=Decision(Verdict.DENY, None, f"approval failed: {exc}"),
-                    message=(
-                        f"Permission for {tool} could not be obtained ({exc}). "
-                        "The call was not executed."
-                    ),
-                    asked=True,
-                )
-            if answer is ApprovalDecision.ALLOW_ONCE:
-                return Authorization(
-                    allowed=True,
-                    decision=Decision(Verdict.ALLOW, None, "allowed once by the user"),
-                    asked=True,
-                )
-            if answer is ApprovalDecision.ALLOW_SESSION:
-                for rule in scopes:
-                    try:
-                        self.policy.add_session_allow(rule)
-                    except RuleError:
-                        pass  # the call itself is still allowed once
-                return Authorization(
-                    allowed=True,
-                    decision=Decision(
-                        Verdict.ALLOW, scope, f"allowed for this session by the user: {scope}"
-                    ),
-                    asked=True,
-                )
+            return await self._ask(approver, request, scopes)
+
+    async def _ask(
+        self, approver: Approver, request: ApprovalRequest, scopes: Sequence[str]
+    ) -> Authorization:
+        """Ask ``approver`` about one call; "for this session" grants ``scopes``."""
+        tool, scope = request.tool, request.scope
+        try:
+            answer = await approver.decide(request)
+        except Exception as exc:  # a broken approver must not run the call
             return Authorization(
                 allowed=False,
-                decision=Decision(Verdict.DENY, None, "denied by the user"),
+                decision=Decision(Verdict.DENY, None, f"approval failed: {exc}"),
                 message=(
-                    f"The user denied this {tool} call; it was not executed. "
-                    "Do not retry it unchanged; choose another approach or ask the user."
+                    f"Permission for {tool} could not be obtained ({exc}). "
+                    "The call was not executed."
                 ),
                 asked=True,
             )
+        if answer is ApprovalDecision.ALLOW_ONCE:
+            return Authorization(
+                allowed=True,
+                decision=Decision(Verdict.ALLOW, None, "allowed once by the user"),
+                asked=True,
+            )
+        if answer is ApprovalDecision.ALLOW_SESSION:
+            for rule in scopes:
+                try:
+                    self.policy.add_session_allow(rule)
+                except RuleError:
+                    pass  # the call itself is still allowed once
+            return Authorization(
+                allowed=True,
+                decision=Decision(
+                    Verdict.ALLOW, scope, f"allowed for this session by the user: {scope}"
+                ),
+                asked=True,
+            )
+        return Authorization(
+            allowed=False,
+            decision=Decision(Verdict.DENY, None, "denied by the user"),
+            message=(
+                f"The user denied this {tool} call; it was not executed. "
+                "Do not retry it unchanged; choose another approach or ask the user."
+            ),
+            asked=True,
+        )
 
     async def authorize_write_scope(
         self, *, dirs: Sequence[Path], justification: str, command: str, call_id: str
     ) -> Authorization:
         """May ``bash`` write the physical folders ``dirs`` (outside its write roots,
         already judged grantable by the tool) for this one call?"""
-        shown = ", ".join(str(d) for d in dirs)
-        for path in dirs:
-            # A deny rule on writes there (Edit(/srv/**)) holds for bash's writes too.
-            verdict = self.policy.decide("write_file", False, {"path": str(path)})
-            if verdict.verdict is Verdict.DENY and verdict.rule is not None:
-                return Authorization(
-                    allowed=False,
-                    decision=verdict,
-                    message=(
-                        f"Write access to {path} is denied by rule {verdict.rule}; the "
-                        "command was not executed. Do not ask for this folder again."
-                    ),
-                )
+        denied = self._write_denied_by_rule(dirs)
+        if denied is not None:
+            return denied
         grants = self.write_grants
+        shown = ", ".join(str(d) for d in dirs)
         covered = Authorization(
             allowed=True, decision=Decision(Verdict.ALLOW, None, f"write access granted: {shown}")
         )
@@ -198,18 +195,7 @@ class PermissionGate:
             return covered
         approver = self.approver
         if approver is None or not approver.interactive:
-            flags = " ".join(f"--add-dir {d}" for d in missing)
-            return Authorization(
-                allowed=False,
-                decision=Decision(Verdict.DENY, None, "write scope not granted (headless)"),
-                message=(
-                    "No user is available to grant bash write access to "
-                    f"{', '.join(str(d) for d in missing)} (headless run); the command was "
-                    f"not executed. The user must rerun with {flags} or list the folder in "
-                    "[permissions] additional_directories of their config; do the work "
-                    "inside the workspace or report that the folder is needed."
-                ),
-            )
+            return self._headless_write_scope(missing)
         async with self._lock:
             missing = grants.uncovered(dirs)  # a session grant may have arrived meanwhile
             if not missing:
@@ -226,38 +212,79 @@ class PermissionGate:
                 justification=justification,
                 requester=current_requester.get(),
             )
-            try:
-                answer = await approver.decide(request)
-            except Exception as exc:  # a broken approver must not widen the sandbox
-                answer, failure = ApprovalDecision.DENY, str(exc)
-            else:
-                failure = ""
-            if answer is ApprovalDecision.ALLOW_SESSION:
-                grants.grant_session(missing)
+            return await self._ask_write_scope(approver, request, grants, missing)
+
+    def _write_denied_by_rule(self, dirs: Sequence[Path]) -> Authorization | None:
+        """A deny rule on writes there (``Edit(/srv/**)``) holds for bash's writes too."""
+        for path in dirs:
+            verdict = self.policy.decide("write_file", False, {"path": str(path)})
+            if verdict.verdict is Verdict.DENY and verdict.rule is not None:
                 return Authorization(
-                    allowed=True,
-                    decision=Decision(
-                        Verdict.ALLOW, listed, f"write access granted for this session: {listed}"
+                    allowed=False,
+                    decision=verdict,
+                    message=(
+                        f"Write access to {path} is denied by rule {verdict.rule}; the "
+                        "command was not executed. Do not ask for this folder again."
                     ),
-                    asked=True,
                 )
-            if answer is ApprovalDecision.ALLOW_ONCE:
-                return Authorization(
-                    allowed=True,
-                    decision=Decision(Verdict.ALLOW, None, f"write access granted once: {listed}"),
-                    asked=True,
-                )
-            why = f" (approval failed: {failure})" if failure else ""
+        return None
+
+    @staticmethod
+    def _headless_write_scope(missing: Sequence[Path]) -> Authorization:
+        flags = " ".join(f"--add-dir {d}" for d in missing)
+        return Authorization(
+            allowed=False,
+            decision=Decision(Verdict.DENY, None, "write scope not granted (headless)"),
+            message=(
+                "No user is available to grant bash write access to "
+                f"{', '.join(str(d) for d in missing)} (headless run); the command was "
+                f"not executed. The user must rerun with {flags} or list the folder in "
+                "[permissions] additional_directories of their config; do the work "
+                "inside the workspace or report that the folder is needed."
+            ),
+        )
+
+    async def _ask_write_scope(
+        self,
+        approver: Approver,
+        request: ApprovalRequest,
+        grants: WriteGrants,
+        missing: Sequence[Path],
+    ) -> Authorization:
+        """Ask ``approver`` for write access to ``missing``; a broken approver denies."""
+        listed = request.scope
+        try:
+            answer = await approver.decide(request)
+        except Exception as exc:  # a broken approver must not widen the sandbox
+            answer, failure = ApprovalDecision.DENY, str(exc)
+        else:
+            failure = ""
+        if answer is ApprovalDecision.ALLOW_SESSION:
+            grants.grant_session(missing)
             return Authorization(
-                allowed=False,
-                decision=Decision(Verdict.DENY, None, "write access denied by the user"),
-                message=(
-                    f"The user denied bash write access to {listed}{why}; the command was not "
-                    "executed. Do not ask for these folders again; work inside the workspace "
-                    "or ask the user."
+                allowed=True,
+                decision=Decision(
+                    Verdict.ALLOW, listed, f"write access granted for this session: {listed}"
                 ),
                 asked=True,
             )
+        if answer is ApprovalDecision.ALLOW_ONCE:
+            return Authorization(
+                allowed=True,
+                decision=Decision(Verdict.ALLOW, None, f"write access granted once: {listed}"),
+                asked=True,
+            )
+        why = f" (approval failed: {failure})" if failure else ""
+        return Authorization(
+            allowed=False,
+            decision=Decision(Verdict.DENY, None, "write access denied by the user"),
+            message=(
+                f"The user denied bash write access to {listed}{why}; the command was not "
+                "executed. Do not ask for these folders again; work inside the workspace "
+                "or ask the user."
+            ),
+            asked=True,
+        )
 
     @staticmethod
     def _settled(tool: str, decision: Decision) -> Authorization:

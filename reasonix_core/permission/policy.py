@@ -305,10 +305,22 @@ class Policy:
     # -- deciding -----------------------------------------------------------
     def decide(self, tool: str, read_only: bool, args: Mapping[str, Any] | None) -> Decision:
         call = Call.build(tool, args, self.workspace)
-        ws = self.workspace
+        refusal = self._refusal(call, read_only)
+        if refusal is not None:
+            return refusal
+        cover = covering_rules([*self._session, *self.allow], call, self.workspace)
+        ruled = self._rule_verdict(call, cover)
+        if ruled is not None:
+            return ruled
+        reach = self._reach_verdict(tool, call, args, cover)
+        if reach is not None:
+            return reach
+        return self._default_verdict(tool, read_only, args)
 
+    def _refusal(self, call: Call, read_only: bool) -> Decision | None:
+        """The refusals nothing overrides: deny rules, plan mode, protected paths, ``.git``."""
         for rule in self.deny:
-            if rule_hits(rule, call, ws, loose=True):
+            if rule_hits(rule, call, self.workspace, loose=True):
                 return Decision(Verdict.DENY, rule.text, f"denied by rule {rule.text}")
 
         if self.plan_mode and not read_only:
@@ -326,20 +338,24 @@ class Policy:
                     "keys and credentials); no rule or preset lets a tool read or write it",
                 )
 
-        git_refusal = self._git_metadata_refusal(call)
-        if git_refusal is not None:
-            return git_refusal
+        return self._git_metadata_refusal(call)
 
+    def _rule_verdict(self, call: Call, cover: list[Rule | None]) -> Decision | None:
+        """What the ask, session and allow rules say, or None when no rule answers.
+
+        ``cover`` holds, per path of the call, the session or allow rule that
+        covers it. Session grants answer before ask rules, but only when every
+        path an ask rule hit is covered by a session grant.
+        """
         asked: set[int] = set()
         ask_rule: Rule | None = None
         for rule in self.ask:
-            hits = rule_hits(rule, call, ws, loose=True)
+            hits = rule_hits(rule, call, self.workspace, loose=True)
             if hits and ask_rule is None:
                 ask_rule = rule
             asked |= hits
 
         session = set(map(id, self._session))
-        cover = covering_rules([*self._session, *self.allow], call, ws)
         covered = all(r is not None for r in cover)
         used = [r for r in cover if r is not None]
         if covered and any(id(r) in session for r in used):
@@ -359,7 +375,16 @@ class Policy:
         if covered:  # by configured allow rules alone (a session rule returned above)
             text = _join(used)
             return Decision(Verdict.ALLOW, text, f"allowed by rule {text}")
+        return None
 
+    def _reach_verdict(
+        self,
+        tool: str,
+        call: Call,
+        args: Mapping[str, Any] | None,
+        cover: list[Rule | None],
+    ) -> Decision | None:
+        """Ask for calls reaching past the session: global memory, the network, outside reads."""
         if tool == "remember" and _global_fact(args):
             # Recalled into every later session of every project: a repository's
             # injected instructions must not persist past it without a yes.
@@ -374,7 +399,7 @@ class Policy:
                 f'--allowed-tools "WebFetch(domain:{host.lower()})"',
             )
         if family is ToolFamily.READ:
-            # A path an allow rule or grant covers is fine; ``covered`` above
+            # A path an allow rule or grant covers is fine; the rule verdict
             # needed every path covered, readable ones included.
             outside = [
                 p for n, p in enumerate(call.paths) if cover[n] is None and not self._readable(p)
@@ -385,6 +410,12 @@ class Policy:
                     f"{outside[0]} is outside the workspace and the readable folders",
                     f'--add-dir {shlex.quote(outside[0])} or --allowed-tools "{scope}"',
                 )
+        return None
+
+    def _default_verdict(
+        self, tool: str, read_only: bool, args: Mapping[str, Any] | None
+    ) -> Decision:
+        """No rule answered: readers are allowed, writers follow preset, mode and hooks."""
         if read_only:
             return Decision(Verdict.ALLOW, None, "read-only tool: allowed by default")
         if self.preset in ("auto", "yolo"):

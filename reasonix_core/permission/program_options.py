@@ -353,43 +353,58 @@ def scan_options(
         if v == "--":
             ended = True
             continue
-        found: list[tuple[str, Word | None]] = []
-        if not v.startswith("--") and spec.takes_value(v) and len(v) > 2:
-            # A multi-letter short option (zip's ``-TT CMD``), not a bundle.
-            found.append((v, words[k] if k < len(words) else None))
+        found, took_next = _options_in(word, words[k] if k < len(words) else None, spec)
+        if took_next:
             k += 1
-        elif v.startswith("--"):
-            name, eq, attached = v.partition("=")
-            takes = any(_is(name, spec, pool) for pool in spec.value_pools())
-            if eq:
-                found.append((name, _Text(attached, attached, word.dynamic)))
-            elif takes and k < len(words):
-                found.append((name, words[k]))
-                k += 1
-            else:
-                found.append((name, None))
-        else:
-            for p in range(1, len(v)):
-                name = "-" + v[p]
-                rest = v[p + 1 :]
-                if name in spec.optional:
-                    found.append((name, _Text(rest, rest, word.dynamic) if rest else None))
-                    break
-                if not spec.takes_value(name):
-                    found.append((name, None))
-                    continue
-                if rest:
-                    found.append((name, _Text(rest, rest, word.dynamic)))
-                elif k < len(words):
-                    found.append((name, words[k]))
-                    k += 1
-                else:
-                    found.append((name, None))
-                break
         for name, value in found:
             _record(effects, spec, name, value)
             if on_option is not None:
                 on_option(name, value)
+
+
+_Found = list[tuple[str, "Word | None"]]
+
+
+def _options_in(word: Word, following: Word | None, spec: Options) -> tuple[_Found, bool]:
+    """The options one word gives, each with its value (None: none given), and
+    whether the value of the last one is ``following``, the next word."""
+    v = word.value
+    if not v.startswith("--") and spec.takes_value(v) and len(v) > 2:
+        # A multi-letter short option (zip's ``-TT CMD``), not a bundle.
+        return [(v, following)], True
+    if v.startswith("--"):
+        name, eq, attached = v.partition("=")
+        takes = any(_is(name, spec, pool) for pool in spec.value_pools())
+        if eq:
+            return [(name, _Text(attached, attached, word.dynamic))], False
+        if takes and following is not None:
+            return [(name, following)], True
+        return [(name, None)], False
+    return _short_options(word, following, spec)
+
+
+def _short_options(word: Word, following: Word | None, spec: Options) -> tuple[_Found, bool]:
+    """A bundle of short options (``-xvf FILE``): flags up to the first one taking a value."""
+    v = word.value
+    found: _Found = []
+    for p in range(1, len(v)):
+        name = "-" + v[p]
+        rest = v[p + 1 :]
+        if name in spec.optional:
+            found.append((name, _Text(rest, rest, word.dynamic) if rest else None))
+            break
+        if not spec.takes_value(name):
+            found.append((name, None))
+            continue
+        if rest:
+            found.append((name, _Text(rest, rest, word.dynamic)))
+        elif following is not None:
+            found.append((name, following))
+            return found, True
+        else:
+            found.append((name, None))
+        break
+    return found, False
 
 
 # --------------------------------------------------------------------------

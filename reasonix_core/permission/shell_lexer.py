@@ -203,6 +203,33 @@ class _SegBuilder:
     piped_in: str | None = None
 
 
+def _command_words(words: list[_Word]) -> tuple[list[_Word], list[_Word]]:
+    """Skip reserved words (``time -p``, ``!``) and split ``X=1 cmd`` into its parts.
+
+    Returns the assignments before the command and the command's own words.
+    Assignments with no command after them are the command's words.
+    """
+    k = 0
+    assignments: list[_Word] = []
+    while k < len(words):
+        w = words[k]
+        if w.raw in _RESERVED and not assignments:
+            k += 1
+            if w.raw == "time" and k < len(words) and words[k].raw in ("-p", "--"):
+                k += 1  # the time keyword's own option
+            continue
+        if _ASSIGN_RE.match(w.raw):
+            j = k
+            while j < len(words) and _ASSIGN_RE.match(words[j].raw):
+                j += 1
+            if j < len(words):  # a command follows the assignments
+                assignments = words[k:j]
+                k = j
+                continue
+        break
+    return assignments, words[k:]
+
+
 def _literal_output(words: list[_Word]) -> str | None:
     """What ``echo``/``printf`` with literal arguments prints (escapes read loosely)."""
     if not words or words[0].value not in ("echo", "printf") or any(w.dynamic for w in words):
@@ -260,47 +287,8 @@ class _Scanner:
 
     def _finish(self, seg: _SegBuilder) -> None:
         self._end_word(seg)
-        words: list[_Word] = []
-        redirects: list[Redirect] = []
-        spans: list[tuple[int, int]] = []
-        all_words = seg.words
-        k = 0
-        while k < len(all_words):
-            w = all_words[k]
-            if w.op is None:
-                words.append(w)
-                k += 1
-                continue
-            target = all_words[k + 1] if k + 1 < len(all_words) else None
-            if target is None or target.op is not None:
-                self.complete = False  # ``cmd >`` with nothing to redirect to
-                redirects.append(Redirect(w.op, w.fd, None, w.raw))
-                spans.append((w.start, w.end))
-                k += 1
-                continue
-            value = _target_value(target)
-            redirects.append(Redirect(w.op, w.fd, value, self.s[w.start : target.end]))
-            spans.append((w.start, target.end))
-            k += 2
-        k = 0
-        assignments: list[_Word] = []
-        while k < len(words):
-            w = words[k]
-            if w.raw in _RESERVED and not assignments:
-                k += 1
-                if w.raw == "time" and k < len(words) and words[k].raw in ("-p", "--"):
-                    k += 1  # the time keyword's own option
-                continue
-            if _ASSIGN_RE.match(w.raw):
-                j = k
-                while j < len(words) and _ASSIGN_RE.match(words[j].raw):
-                    j += 1
-                if j < len(words):  # a command follows the assignments
-                    assignments = words[k:j]
-                    k = j
-                    continue
-            break
-        kept = words[k:]
+        words, redirects, spans = self._take_redirects(seg.words)
+        assignments, kept = _command_words(words)
         if not kept and not redirects:
             return
         if kept and not assignments:
@@ -324,6 +312,37 @@ class _Scanner:
                         self._nested(r.target)
             if seg.piped_in is not None:
                 self._nested(seg.piped_in)
+
+    def _take_redirects(
+        self, all_words: list[_Word]
+    ) -> tuple[list[_Word], list[Redirect], list[tuple[int, int]]]:
+        """Split a command's words from its redirections (each operator with its target).
+
+        Returns the plain words, the redirections and the source spans the
+        redirections cover.
+        """
+        words: list[_Word] = []
+        redirects: list[Redirect] = []
+        spans: list[tuple[int, int]] = []
+        k = 0
+        while k < len(all_words):
+            w = all_words[k]
+            if w.op is None:
+                words.append(w)
+                k += 1
+                continue
+            target = all_words[k + 1] if k + 1 < len(all_words) else None
+            if target is None or target.op is not None:
+                self.complete = False  # ``cmd >`` with nothing to redirect to
+                redirects.append(Redirect(w.op, w.fd, None, w.raw))
+                spans.append((w.start, w.end))
+                k += 1
+                continue
+            value = _target_value(target)
+            redirects.append(Redirect(w.op, w.fd, value, self.s[w.start : target.end]))
+            spans.append((w.start, target.end))
+            k += 2
+        return words, redirects, spans
 
     def _remember_assignments(self, words: list[_Word]) -> None:
         """``x=rm`` on its own: later ``$x -rf y`` in the same line runs ``rm``."""
@@ -368,91 +387,88 @@ class _Scanner:
             if c in " \t":  # not \r: bash reads it as part of a word
                 self._end_word(seg)
                 self.i += 1
-            elif c == "\n":
-                self._finish(seg)
-                seg = self._new()
-                self.i += 1
-                self._read_heredocs()
-            elif c == ";":
-                self._finish(seg)
-                seg = self._new()
-                self.i += 1
-            elif c == "|":
-                self._finish(seg)
-                piped = seg.output if nxt != "|" else None
-                seg = self._new()
-                seg.piped_in = piped
-                self.i += 2 if nxt in ("|", "&") else 1
-            elif c == "&":
-                if nxt == "&":
-                    self._finish(seg)
-                    seg = self._new()
-                    self.i += 2
-                elif nxt == ">":
-                    self._redirect(seg)
-                else:
-                    self._finish(seg)
-                    seg = self._new()
-                    self.i += 1
-            elif c == "(" and seg.buf is None:
-                self._finish(seg)
-                seg = self._new()
-                if nxt == "(" and self._try_arithmetic(seg, self.i + 2, ")"):
-                    continue  # ``(( expr ))``: one word of this command
-                # Subshell / group: its commands are segments of their own.
-                self.i += 1
-                self.scan(")")
-                seg = self._new()
-            elif c == ")":
-                # Unbalanced close at this level.
-                self.complete = False
-                self._finish(seg)
-                seg = self._new()
-                self.i += 1
+            elif c in "\n;|&)" or (c == "(" and seg.buf is None):
+                seg = self._control(seg, c, nxt)
             elif c == "#" and seg.buf is None:
                 while self.i < self.n and self.s[self.i] != "\n":
                     self.i += 1
-            elif c == "\\":
-                if nxt == "\n":
-                    self.i += 2
-                elif nxt:
-                    self._start(seg).append(nxt)
-                    self.i += 2
-                else:
-                    self._start(seg).append(c)
-                    self.i += 1
-            elif c == "'":
-                buf = self._start(seg)
-                end = self.s.find("'", self.i + 1)
-                if end < 0:
-                    self.complete = False
-                    end = self.n
-                buf.append(self.s[self.i + 1 : end])
-                self.i = end + 1
-            elif c == '"':
-                self._start(seg)
-                self._double_quoted(seg)
-            elif c == "`":
-                self._start(seg)
-                self._backticks(seg)
-            elif c == "$":
-                self._start(seg)
-                self._dollar(seg, in_dquote=False)
-            elif c in "<>" and nxt == "(":
-                self._start(seg)
-                seg.dynamic = True
-                self._substitution(seg, ")", 2)
-            elif c in "<>":
-                self._redirect(seg)
             else:
-                if c in "*?[":
-                    self._start(seg)
-                    seg.dynamic = True  # a glob: the word's value is not known
-                self._start(seg).append(c)
-                self.i += 1
+                self._word_part(seg, c, nxt)
         if until is not None:
             self.complete = False
         self._finish(seg)
+
+    def _control(self, seg: _SegBuilder, c: str, nxt: str) -> _SegBuilder:
+        """At ``\\n ; | & ( )``: end the command being read; return the one that follows."""
+        if c == "&" and nxt == ">":
+            self._redirect(seg)  # ``&>file``: a redirection, not a separator
+            return seg
+        if c == ")":
+            # Unbalanced close at this level.
+            self.complete = False
+        self._finish(seg)
+        if c == "(":
+            return self._group(nxt)
+        piped = seg.output if c == "|" and nxt != "|" else None
+        seg = self._new()
+        seg.piped_in = piped
+        if c == "\n":
+            self.i += 1
+            self._read_heredocs()
+        else:
+            self.i += 2 if c + nxt in ("||", "|&", "&&") else 1
+        return seg
+
+    def _group(self, nxt: str) -> _SegBuilder:
+        """At ``(`` between words: an arithmetic ``(( expr ))`` or a subshell."""
+        seg = self._new()
+        if nxt == "(" and self._try_arithmetic(seg, self.i + 2, ")"):
+            return seg  # ``(( expr ))``: one word of this command
+        # Subshell / group: its commands are segments of their own.
+        self.i += 1
+        self.scan(")")
+        return self._new()
+
+    def _word_part(self, seg: _SegBuilder, c: str, nxt: str) -> None:
+        """At a character of a word: escapes, quotes, expansions, redirections, literals."""
+        if c == "\\":
+            if nxt == "\n":
+                self.i += 2
+            elif nxt:
+                self._start(seg).append(nxt)
+                self.i += 2
+            else:
+                self._start(seg).append(c)
+                self.i += 1
+        elif c == "'":
+            buf = self._start(seg)
+            end = self.s.find("'", self.i + 1)
+            if end < 0:
+                self.complete = False
+                end = self.n
+            buf.append(self.s[self.i + 1 : end])
+            self.i = end + 1
+        elif c == '"':
+            self._start(seg)
+            self._double_quoted(seg)
+        elif c == "`":
+            self._start(seg)
+            self._backticks(seg)
+        elif c == "$":
+            self._start(seg)
+            self._dollar(seg, in_dquote=False)
+        elif c in "<>" and nxt == "(":
+            self._start(seg)
+            seg.dynamic = True
+            self._substitution(seg, ")", 2)
+        elif c in "<>":
+            self._redirect(seg)
+        else:
+            if c in "*?[":
+                self._start(seg)
+                seg.dynamic = True  # a glob: the word's value is not known
+            self._start(seg).append(c)
+            self.i += 1
 
     # -- expansions ----------------------------------------------------------
     def _dollar(self, seg: _SegBuilder, *, in_dquote: bool) -> None:
@@ -1129,74 +1145,85 @@ def _inner_commands(words: list[_Word]) -> _Inner:
         k += _WRAPPER_SKIP_OPERANDS.get(name, 0)
         if k < len(words):
             found.commands.append((name, words[k:]))
-        return found
-    if name in _SHELLS:
-        k = 1
-        if name == "busybox" and len(words) > 1:
-            if words[1].value not in _SHELLS:
-                found.commands.append((name, words[1:]))  # busybox APPLET args
-                return found
-            k = 2
-        has_c = False
-        while k < len(words):
-            w = words[k].value
-            if w in ("-o", "-O", "+o", "+O", "--rcfile", "--init-file"):
-                k += 2
-                continue
-            if w == "--":
-                k += 1
-                break
-            if w.startswith(("-", "+")) and len(w) > 1 and not w.startswith("--"):
-                has_c = has_c or "c" in w[1:]
-                k += 1
-                continue
-            if w.startswith("--"):
-                k += 1
-                continue
-            break
-        if has_c:
-            if k >= len(words) or words[k].dynamic:
-                found.opaque = True
-            else:
-                found.sources.append((f"{name} -c", words[k].value))
-        elif k >= len(words) or words[k].value in ("-", "/dev/stdin"):
-            found.stdin_script = True  # the script comes from stdin: heredoc, <<<
-        return found
-    if name in _COMMAND_OPTIONS:
+    elif name in _SHELLS:
+        _shell_inner(name, words, found)
+    elif name in _COMMAND_OPTIONS:
         _command_option(words, _COMMAND_OPTIONS[name], name, found)
-        return found
-    if name == "watch":
+    elif name == "watch":
         # watch runs its arguments, joined, through sh -c.
         k = _take_options(words, 1, frozenset({"-n", "--interval"}))
         if k < len(words):
-            if any(w.dynamic for w in words[k:]):
-                found.opaque = True
-            else:
-                found.sources.append(("watch", " ".join(w.value for w in words[k:])))
-        return found
-    if name == "trap":
-        # trap 'CMD' SIGNAL…: CMD runs later, in this shell.
-        k = 2 if len(words) > 2 and words[1].value == "--" else 1
-        if (
-            len(words) > k + 1
-            and words[k].value not in ("-", "")
-            and not words[k].value.startswith("-")
-        ):
-            if words[k].dynamic:
-                found.opaque = True
-            else:
-                found.sources.append(("trap", words[k].value))
-        return found
-    if name == "eval":
-        args = words[1:]
-        if any(w.dynamic for w in args):
-            found.opaque = True
-        elif args:
-            found.sources.append(("eval", " ".join(w.value for w in args)))
-        return found
-    if name == "find":
+            _joined_source("watch", words[k:], found)
+    elif name == "trap":
+        _trap_inner(words, found)
+    elif name == "eval":
+        if words[1:]:
+            _joined_source("eval", words[1:], found)
+    elif name == "find":
         _find_inner(words, found)
     return found
+
+
+def _joined_source(how: str, args: list[_Word], found: _Inner) -> None:
+    """``eval a b``, ``watch a b``: the arguments, joined by spaces, are a command line."""
+    if any(w.dynamic for w in args):
+        found.opaque = True
+    else:
+        found.sources.append((how, " ".join(w.value for w in args)))
+
+
+def _shell_inner(name: str, words: list[_Word], found: _Inner) -> None:
+    """``sh -c CMD``, ``busybox APPLET``, ``bash`` reading its script from stdin."""
+    k = 1
+    if name == "busybox" and len(words) > 1:
+        if words[1].value not in _SHELLS:
+            found.commands.append((name, words[1:]))  # busybox APPLET args
+            return
+        k = 2
+    k, has_c = _shell_options(words, k)
+    if has_c:
+        if k >= len(words) or words[k].dynamic:
+            found.opaque = True
+        else:
+            found.sources.append((f"{name} -c", words[k].value))
+    elif k >= len(words) or words[k].value in ("-", "/dev/stdin"):
+        found.stdin_script = True  # the script comes from stdin: heredoc, <<<
+
+
+def _shell_options(words: list[_Word], k: int) -> tuple[int, bool]:
+    """Skip a shell's options from ``k``: the first operand's index and whether ``-c`` was given."""
+    has_c = False
+    while k < len(words):
+        w = words[k].value
+        if w in ("-o", "-O", "+o", "+O", "--rcfile", "--init-file"):
+            k += 2
+            continue
+        if w == "--":
+            k += 1
+            break
+        if w.startswith(("-", "+")) and len(w) > 1 and not w.startswith("--"):
+            has_c = has_c or "c" in w[1:]
+            k += 1
+            continue
+        if w.startswith("--"):
+            k += 1
+            continue
+        break
+    return k, has_c
+
+
+def _trap_inner(words: list[_Word], found: _Inner) -> None:
+    """``trap 'CMD' SIGNAL…``: CMD runs later, in this shell."""
+    k = 2 if len(words) > 2 and words[1].value == "--" else 1
+    if (
+        len(words) > k + 1
+        and words[k].value not in ("-", "")
+        and not words[k].value.startswith("-")
+    ):
+        if words[k].dynamic:
+            found.opaque = True
+        else:
+            found.sources.append(("trap", words[k].value))
 
 
 def _find_inner(words: list[_Word], found: _Inner) -> None:
@@ -1249,19 +1276,45 @@ def _build_segment(
     full = assignments + words
     origin = origin or full
     inner = _inner_commands(kept) if depth < _MAX_DEPTH else _Inner(opaque=True)
-    # Whether a shell reads its script from stdin depends on the words' values only,
-    # once the program word is literal: then the inner reading above already says.
-    # A dynamic program word (``$sh <<EOF``, maybe a known variable) or the depth cap
-    # left it unread, so the values are read as literal words.
-    if not kept:
-        stdin_script = False
-    elif depth < _MAX_DEPTH and not kept[0].dynamic:
-        stdin_script = inner.stdin_script
-    else:
-        stdin_script = _inner_commands([_literal(w.value) for w in kept]).stdin_script
+    stdin_script = _reads_stdin_script(kept, depth, inner)
     _rewritten_commands(kept, known_vars or {}, inner)
     _configured_commands(kept, assignments, inner)
     _option_effects(kept, via, inner)
+    extra = _nested_segments(inner, depth, origin)
+    head = Segment(
+        words,
+        raw,
+        assignments,
+        redirects + tuple(inner.writes),
+        normal_forms(words, assignments),
+        via,
+        origin if via else (),
+        inner.opaque,
+        _program_glob(kept),
+        stdin_script,
+    )
+    return [head, *extra]
+
+
+def _reads_stdin_script(kept: list[_Word], depth: int, inner: _Inner) -> bool:
+    """Whether ``kept`` is a shell reading its script from stdin (``sh <<EOF``)."""
+    # Whether a shell reads its script from stdin depends on the words' values only,
+    # once the program word is literal: then the inner reading already says.
+    # A dynamic program word (``$sh <<EOF``, maybe a known variable) or the depth cap
+    # left it unread, so the values are read as literal words.
+    if not kept:
+        return False
+    if depth < _MAX_DEPTH and not kept[0].dynamic:
+        return inner.stdin_script
+    return _inner_commands([_literal(w.value) for w in kept]).stdin_script
+
+
+def _nested_segments(inner: _Inner, depth: int, origin: tuple[str, ...]) -> list[Segment]:
+    """The segments of the commands ``inner`` found (wrapped words and command lines).
+
+    A command line nested too deep, or one that does not parse completely,
+    makes ``inner`` opaque.
+    """
     extra: list[Segment] = []
     for how, inner_words in inner.commands:
         k = 0
@@ -1282,19 +1335,7 @@ def _build_segment(
         if sub.heredocs or not sub.complete:
             inner.opaque = True
         extra.extend(replace(s, via=s.via or how, origin=origin) for s in sub.out)
-    head = Segment(
-        words,
-        raw,
-        assignments,
-        redirects + tuple(inner.writes),
-        normal_forms(words, assignments),
-        via,
-        origin if via else (),
-        inner.opaque,
-        _program_glob(kept),
-        stdin_script,
-    )
-    return [head, *extra]
+    return extra
 
 
 def _option_effects(kept: list[_Word], via: str, found: _Inner) -> None:

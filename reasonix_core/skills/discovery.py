@@ -142,6 +142,31 @@ def read_skill(root: Path, folder: str, problems: list[LoadProblem] | None = Non
             f"(at most {MAX_NAME_CHARS})",
             meta.line("name"),
         )
+    description = _description(meta, body, path, problems)
+    skill = Skill(
+        name=name,
+        description=description,
+        body=body,
+        path=path,
+        run_as=_run_as(meta),
+        model=meta.text("model").strip() or None,
+        effort=meta.text("effort").strip() or None,
+        read_only=_flag(meta, "read-only"),
+        allowed_tools=_tool_list(meta),
+    )
+    return SkillFile(
+        skill=skill,
+        argument_hint=_hint(meta),
+        model_invocable=not _flag(meta, "disable-model-invocation"),
+        user_invocable=_flag(meta, "user-invocable", default=True),
+    )
+
+
+def _description(
+    meta: FrontMatter, body: str, path: Path, problems: list[LoadProblem] | None
+) -> str:
+    """The skill's description: the front matter's, else the body's first paragraph,
+    shortened to MAX_DESCRIPTION_CHARS; each fallback is a warning in ``problems``."""
     # One line, and nothing a terminal would not show as itself (the / menu shows it).
     description = visible(" ".join(meta.text("description").split()))
     warn = problems.append if problems is not None else (lambda _p: None)
@@ -163,23 +188,7 @@ def read_skill(root: Path, folder: str, problems: list[LoadProblem] | None = Non
                 f"{MAX_DESCRIPTION_CHARS} characters, shortened",
             )
         )
-    skill = Skill(
-        name=name,
-        description=description,
-        body=body,
-        path=path,
-        run_as=_run_as(meta),
-        model=meta.text("model").strip() or None,
-        effort=meta.text("effort").strip() or None,
-        read_only=_flag(meta, "read-only"),
-        allowed_tools=_tool_list(meta),
-    )
-    return SkillFile(
-        skill=skill,
-        argument_hint=_hint(meta),
-        model_invocable=not _flag(meta, "disable-model-invocation"),
-        user_invocable=_flag(meta, "user-invocable", default=True),
-    )
+    return description
 
 
 def _physical_root(

@@ -159,11 +159,7 @@ class SubagentRunner:
                     WriteClaim.resolved(_mutations(plan.receipts, plan.sandbox))
                 )
             resolved, provider = await self._provider(spec, plan.profile, stack)
-            wanted = spec.effort or (plan.profile.effort if plan.profile else None) or s.effort
-            try:
-                effort = check_effort(wanted, provider.efforts(), resolved.provider.name)
-            except ConfigError as exc:
-                raise SubagentError(str(exc)) from None
+            effort = self._effort(spec, plan, provider, resolved)
             capsule = plan.capsule(spec, s.sandbox, resolved.ref, effort)
             # Creating the transcript and writing the capsule (atomic, fsync: a few
             # ms) happen off the event loop the parent and a fleet's children share.
@@ -171,19 +167,7 @@ class SubagentRunner:
                 self._store, plan, spec, capsule, resolved.ref, effort
             )
             stack.callback(store.close)
-            nested = (
-                SubagentRunner(
-                    s, agent_path=plan.path, depth=spec.depth, session_id=store.id, bound=plan.claim
-                )
-                if plan.can_nest
-                else None
-            )
-            # The session's facts, with the child's own transcript and claim-bound sandbox.
-            context = ToolContext(
-                env=s.env.child(session_id=store.id, sandbox=plan.sandbox),
-                ledger=FileLedger(),
-                subagents=nested,
-            )
+            context = self._context(spec, plan, store.id)
             agent = self._agent(provider, resolved, effort, plan, context, store, spec)
             # Subagent* go in the spawner's stream (its path); the child's own
             # events carry the child's path.
@@ -201,23 +185,60 @@ class SubagentRunner:
                         capsule_hash=capsule.capsule_hash,
                     )
                 )
-            watch = "bash" in plan.scope.names
-            before = await anyio.to_thread.run_sync(snapshot, plan.claim) if watch else None
-            # Every approval the child asks for names it (the session's gate is shared).
-            asking = current_requester.set(
-                Requester(agent_path=plan.path, name=plan.name, task=_short(spec.prompt))
-            )
-            try:
-                answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
-            finally:
-                current_requester.reset(asking)
-            if before is not None:
-                after = await anyio.to_thread.run_sync(snapshot, plan.claim)
-                plan.receipts.note_bash_changes(changed(before, after) if after else None)
+            answer, error = await self._drive_watched(agent, spec, plan, emit)
             result = _result(plan, store.id, answer, error, capsule)
             if emit is not None:
                 await emit(_finished(seq, result, plan.name))
             return result
+
+    def _effort(
+        self, spec: SubagentSpec, plan: _Plan, provider: Provider, resolved: ResolvedModel
+    ) -> str:
+        """The child's effort (the spec's, its profile's, else the session's), checked
+        against what its provider accepts."""
+        s = self.services
+        wanted = spec.effort or (plan.profile.effort if plan.profile else None) or s.effort
+        try:
+            return check_effort(wanted, provider.efforts(), resolved.provider.name)
+        except ConfigError as exc:
+            raise SubagentError(str(exc)) from None
+
+    def _context(self, spec: SubagentSpec, plan: _Plan, session_id: str) -> ToolContext:
+        """The child's tool context: the session's facts with its own transcript and
+        claim-bound sandbox, a fresh file ledger, and a runner of its own when it may
+        nest."""
+        s = self.services
+        nested = (
+            SubagentRunner(
+                s, agent_path=plan.path, depth=spec.depth, session_id=session_id, bound=plan.claim
+            )
+            if plan.can_nest
+            else None
+        )
+        return ToolContext(
+            env=s.env.child(session_id=session_id, sandbox=plan.sandbox),
+            ledger=FileLedger(),
+            subagents=nested,
+        )
+
+    async def _drive_watched(
+        self, agent: Agent, spec: SubagentSpec, plan: _Plan, emit: Emit | None
+    ) -> tuple[str, str | None]:
+        """Drive the child's turn as its requester; note what its bash commands changed."""
+        watch = "bash" in plan.scope.names
+        before = await anyio.to_thread.run_sync(snapshot, plan.claim) if watch else None
+        # Every approval the child asks for names it (the session's gate is shared).
+        asking = current_requester.set(
+            Requester(agent_path=plan.path, name=plan.name, task=_short(spec.prompt))
+        )
+        try:
+            answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+        finally:
+            current_requester.reset(asking)
+        if before is not None:
+            after = await anyio.to_thread.run_sync(snapshot, plan.claim)
+            plan.receipts.note_bash_changes(changed(before, after) if after else None)
+        return answer, error
 
     def _plan(self, spec: SubagentSpec) -> _Plan:
         """Everything decided before anything runs: depth, read-only, the claim and

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError
-from reasonix_core.subagent.fleet import FleetItem, ItemResult, preflight, run_fleet
+from reasonix_core.subagent.fleet import FleetItem, FleetPlan, ItemResult, preflight, run_fleet
 from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_skill
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
@@ -139,6 +139,27 @@ class ReadOnlyTaskTool(SpecifiedTool, spec=READ_ONLY_TASK):
         )
 
 
+def _checked_plan(
+    a: FleetArgs, runner: SubagentRunner
+) -> tuple[FleetPlan, dict[str, Profile | None]]:
+    """The fleet's plan (fleet.preflight) and each item's profile, all checked
+    before anything starts; raises FleetPlanError or SubagentError."""
+    items = [
+        FleetItem(
+            prompt=i.prompt,
+            id=i.id,
+            profile=i.profile,
+            depends_on=tuple(i.depends_on),
+            write_paths=tuple(i.write_paths) if i.write_paths is not None else None,
+            read_only=i.read_only,
+        )
+        for i in a.items
+    ]
+    plan = preflight(items, runner.services.sandbox, resolve=runner.claim)
+    profiles = {item.id: runner.profile(item.profile) for item in plan.items if item.id}
+    return plan, profiles
+
+
 class FleetTool(SpecifiedTool, spec=FLEET):
     """Checks the plan (fleet.preflight), then runs it (fleet.run_fleet) with one
     spec per item through the runner; the scheduler holds each item's slot."""
@@ -148,23 +169,8 @@ class FleetTool(SpecifiedTool, spec=FLEET):
         if isinstance(runner, ToolResult):
             return runner
         a: FleetArgs = validate_args(FleetArgs, args)
-        items = [
-            FleetItem(
-                prompt=i.prompt,
-                id=i.id,
-                profile=i.profile,
-                depends_on=tuple(i.depends_on),
-                write_paths=tuple(i.write_paths) if i.write_paths is not None else None,
-                read_only=i.read_only,
-            )
-            for i in a.items
-        ]
         try:
-            plan = preflight(items, runner.services.sandbox, resolve=runner.claim)
-            # Profiles too are checked before anything starts.
-            profiles: dict[str, Profile | None] = {
-                item.id: runner.profile(item.profile) for item in plan.items if item.id
-            }
+            plan, profiles = _checked_plan(a, runner)
         except (FleetPlanError, SubagentError) as exc:
             return ToolResult.error(f"{self.name}: {exc}")
         call_id = current_call_id.get()

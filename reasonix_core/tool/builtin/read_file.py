@@ -7,8 +7,9 @@ import hashlib
 import os
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, Field
 
@@ -149,35 +150,55 @@ def read_window(
             FS_NOT_FOUND,
         )
 
-    encoding_note = ""
     with open_regular(fd, display, "is a directory; use ls to list its contents") as fh:
-        fst = os.fstat(fh.fileno())
-        if fst.st_size <= STREAM_THRESHOLD:
-            data = fh.read()
-            version = FileVersion.of_bytes(data, fst)
-            try:
-                text, fmt = decode(data)
-            except BinaryFile:
-                raise _binary_failure(display, len(data)) from None
-            if fmt.encoding != "utf-8" or fmt.bom:
-                encoding_note = fmt.label
-            out, last, total = render(split_lines(text), start, limit)
-        else:
-            head = fh.read(BINARY_SNIFF)
-            sniffed = sniff_encoding(head)
-            if sniffed is None and b"\x00" in head:
-                raise _binary_failure(display, fst.st_size)
-            encoding, bom = sniffed or ("utf-8", b"")
-            if sniffed is not None:
-                encoding_note = encoding + (" with BOM" if bom else "")
-            streamed = _StreamedLines(fh, head, encoding, bom, fst)
-            out, last, total = render(streamed, start, limit)
-            version = streamed.version or FileVersion.of_bytes(b"", fst)
+        window = _read_window_of(fh, display, start, limit)
 
     if stop is None or not stop.is_set():  # a cancelled read showed nothing
-        ledger.observe(path, version)
+        ledger.observe(path, window.version)
+    return _window_result(window, display, start)
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The rendered lines of a window and what was learnt reading the file."""
+
+    lines: list[str]
+    last: int
+    total: int
+    version: FileVersion
+    # The encoding when it is not plain UTF-8 ("utf-16-le with BOM"), else "".
+    encoding_note: str
+
+
+def _read_window_of(fh: BinaryIO, display: str, start: int, limit: int) -> _Window:
+    """Decode and render the window: a small file whole, a large one streamed."""
+    fst = os.fstat(fh.fileno())
+    if fst.st_size <= STREAM_THRESHOLD:
+        data = fh.read()
+        version = FileVersion.of_bytes(data, fst)
+        try:
+            text, fmt = decode(data)
+        except BinaryFile:
+            raise _binary_failure(display, len(data)) from None
+        note = fmt.label if fmt.encoding != "utf-8" or fmt.bom else ""
+        out, last, total = render(split_lines(text), start, limit)
+        return _Window(out, last, total, version, note)
+    head = fh.read(BINARY_SNIFF)
+    sniffed = sniff_encoding(head)
+    if sniffed is None and b"\x00" in head:
+        raise _binary_failure(display, fst.st_size)
+    encoding, bom = sniffed or ("utf-8", b"")
+    note = encoding + (" with BOM" if bom else "") if sniffed is not None else ""
+    streamed = _StreamedLines(fh, head, encoding, bom, fst)
+    out, last, total = render(streamed, start, limit)
+    return _Window(out, last, total, streamed.version or FileVersion.of_bytes(b"", fst), note)
+
+
+def _window_result(window: _Window, display: str, start: int) -> ToolResult:
+    """The window as the model sees it: the lines, or why there are none, and a trailer."""
+    out, last, total = window.lines, window.last, window.total
     meta = {"path": display, "lines": total, "first": start, "last": last}
-    if version.size == 0:
+    if window.version.size == 0:
         return ToolResult(text=f"{display} is empty (0 bytes).", meta=meta)
     if total == 0 or (not out and start > total):
         return ToolResult(
@@ -193,8 +214,8 @@ def read_window(
             f"… {total - last} more line{'s' if total - last != 1 else ''}; "
             f"call read_file with offset={last + 1} to continue"
         )
-    if encoding_note:
-        trailer.append(f"(file encoding: {encoding_note})")
+    if window.encoding_note:
+        trailer.append(f"(file encoding: {window.encoding_note})")
     return ToolResult(text="\n".join(out + trailer), meta=meta)
 
 
