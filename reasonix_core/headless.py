@@ -176,29 +176,12 @@ async def run_headless(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> HeadlessOutcome:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
     started = time.monotonic()
     sink = MetricsSink(options.metrics_path)
-    render = _TextRenderer(out, err) if options.output_format == "text" else None
+    output = _Output(options.output_format, stdout or sys.stdout, stderr or sys.stderr, sink)
+    out, emit = output.out, output.emit
     ending = _Ending()
     session_id = ""
-    shape: ClaudeShape | None = None
-
-    def write(line: dict[str, Any]) -> None:
-        out.write(dumps_utf8(line, default=_json_default) + "\n")
-
-    def emit(event: ev.Event) -> None:
-        sink.record(event)
-        if shape is not None:
-            shape.observe(event)
-        if render is not None:
-            render(event)
-        elif options.output_format == "stream-json" and shape is not None:
-            for line in shape.lines(event):
-                write(line)
-            out.flush()
-
     refused: ReasonixError | None = None
     goal_driver: GoalDriver | None = None
     # MCP servers start once the first request has left (or at their first use).
@@ -208,9 +191,9 @@ async def run_headless(
     ) as session:
         resume_collection()  # start-up is over (reasonix_core.startup_heap)
         session_id = session.session_id
-        shape = ClaudeShape(session_id=session_id, model=session.model)
+        output.shape = ClaudeShape(session_id=session_id, model=session.model)
         if options.output_format == "stream-json":
-            write(_init_line(shape, session, options))
+            output.write(_init_line(output.shape, session, options))
             out.flush()
         for text in session.skills.notices():
             emit(ev.Notice(level="warning", text=text))
@@ -233,11 +216,36 @@ async def run_headless(
         raise refused
     ok, outcome = _settle(ending, goal_driver)
     metrics = sink.finish(outcome)
-    result = _result(ok, outcome, ending, metrics, session_id, started, shape)
+    result = _result(ok, outcome, ending, metrics, session_id, started, output.shape)
     if options.output_format in ("json", "stream-json"):
         out.write(dumps_utf8(result) + "\n")
         out.flush()
     return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+class _Output:
+    """Where the run's events go: the metrics, the Claude-shaped account, and the
+    text renderer or the stream-json lines."""
+
+    def __init__(self, output_format: str, out: TextIO, err: TextIO, sink: MetricsSink) -> None:
+        self.output_format, self.out, self.sink = output_format, out, sink
+        self.render = _TextRenderer(out, err) if output_format == "text" else None
+        # Known once the session is built.
+        self.shape: ClaudeShape | None = None
+
+    def write(self, line: dict[str, Any]) -> None:
+        self.out.write(dumps_utf8(line, default=_json_default) + "\n")
+
+    def emit(self, event: ev.Event) -> None:
+        self.sink.record(event)
+        if self.shape is not None:
+            self.shape.observe(event)
+        if self.render is not None:
+            self.render(event)
+        elif self.output_format == "stream-json" and self.shape is not None:
+            for line in self.shape.lines(event):
+                self.write(line)
+            self.out.flush()
 
 
 async def _start(

@@ -18,7 +18,7 @@ from typing import Any
 
 from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
-from reasonix_core.coordinator.routes import TurnMeta
+from reasonix_core.agent.runner import TurnMeta
 from reasonix_core.goal.state import GoalBook, GoalStatus
 
 #: The user turn of every round after the first (the goal itself is appended
