@@ -176,7 +176,7 @@ class ClaudeShape:
         }
 
 
-def _input(arguments: str) -> Any:
+def _input(arguments: str) -> dict[str, Any]:
     """A call's arguments as the object Claude Code's ``input`` is; text that is
     not a JSON object is kept under ``_raw``."""
     try:

@@ -292,7 +292,9 @@ class TurnFailed(Event):
     """The turn ended without an answer: a request or the run failed."""
 
     error: str
-    kind: str = "error"
+    # The failure's kind shadows Event.kind, so to_json()'s "type" is this kind
+    # ("error", "budget"...), not "turn_failed"; kept as the stream-json output has it.
+    kind: str = "error"  # pyright: ignore[reportIncompatibleMethodOverride]
     status: int | None = None
     steps: int = 0
     details: dict[str, Any] = field(default_factory=dict)

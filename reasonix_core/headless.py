@@ -10,7 +10,7 @@ import dataclasses
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,7 +250,7 @@ class _Output:
 
 async def _start(
     session: Session, options: HeadlessOptions
-) -> tuple[AsyncIterator[ev.Event], GoalDriver | None, tuple[str, ...]]:
+) -> tuple[AsyncGenerator[ev.Event, None], GoalDriver | None, tuple[str, ...]]:
     """The run's turn (with the goal driver of a --goal run, and the expansion's
     notices); UsageError (before anything is sent) when it cannot start."""
     if options.approve_plan:
@@ -275,7 +275,7 @@ class _Ending:
 
 async def _consume(
     session: Session,
-    turn: AsyncIterator[ev.Event],
+    turn: AsyncGenerator[ev.Event, None],
     emit: Callable[[ev.Event], None],
     sink: MetricsSink,
     ending: _Ending,
@@ -381,7 +381,7 @@ def _goal_driver(session: Session, options: HeadlessOptions) -> GoalDriver:
     return session.goal_driver(options.max_goal_rounds, options.goal_token_budget)
 
 
-def _approved_plan_turn(session: Session) -> AsyncIterator[ev.Event]:
+def _approved_plan_turn(session: Session) -> AsyncGenerator[ev.Event, None]:
     """The executor's turn over the session's pending plan; UsageError (before
     anything is sent) when no plan waits."""
     from reasonix_core.session.plans import NoPlanWaiting

@@ -19,3 +19,22 @@ def reasonix_home() -> Path:
         if appdata:
             return Path(appdata) / "reasonix"
     return Path.home() / ".reasonix"
+
+
+# Storage layout shared by the session store (agent/session.py), the fact store and
+# the history search (memory/): here, below both, so memory/ does not import agent/.
+def workspace_key(workspace: Path) -> str:
+    """A readable, collision-safe folder name for a workspace path."""
+    import hashlib
+    import re
+
+    text = str(workspace.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-48:] or "root"
+    # A folder name that is not UTF-8 decodes to surrogates: hash its real bytes.
+    digest = hashlib.sha256(os.fsencode(text)).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def session_dir(sessions_root: Path, workspace: Path) -> Path:
+    """The folder of one workspace's saved sessions."""
+    return sessions_root / workspace_key(workspace)

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 
-def dumps_utf8(value: Any, **kwargs: Any) -> str:
+def dumps_utf8(value: object, **kwargs: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, **kwargs)``, unless the result holds
     a lone surrogate: then the ASCII-escaped form."""
     text = json.dumps(value, ensure_ascii=False, **kwargs)

@@ -90,5 +90,5 @@ def user(text: str) -> Message:
     return Message(role="user", content=text)
 
 
-def tool_result(call_id: str, text: str, **meta: Any) -> Message:
+def tool_result(call_id: str, text: str, **meta: object) -> Message:
     return Message(role="tool", tool_call_id=call_id, content=text, meta=dict(meta))

@@ -134,7 +134,7 @@ def risky_settings(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _non_empty(value: Any) -> bool:
+def _non_empty(value: object) -> bool:
     return value != [] and value != ""
 
 
@@ -171,7 +171,7 @@ def strip_risky(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _mcp_json_servers(data: Any) -> Any:
+def _mcp_json_servers(data: object) -> object:
     """The ``mcpServers`` object of a parsed ``.mcp.json`` (None: it declares nothing)."""
     servers = data.get("mcpServers") if isinstance(data, Mapping) else None
     return servers if servers else None
@@ -236,7 +236,7 @@ def _real_file(path: Path) -> Path:
     return Path(os.path.realpath(path.parent)) / path.name
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
@@ -261,7 +261,7 @@ def _read_limited(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def _read_project_toml(path: Path) -> Any:
+def _read_project_toml(path: Path) -> dict[str, Any] | None:
     raw = _read_limited(path, MAX_PROJECT_FILE_BYTES)
     if raw is None:
         return None
@@ -272,7 +272,7 @@ def _read_project_toml(path: Path) -> Any:
         return None
 
 
-def _read_mcp_json(path: Path) -> Any:
+def _read_mcp_json(path: Path) -> object:
     raw = _read_limited(path, MAX_PROJECT_FILE_BYTES)
     if raw is None:
         return None
@@ -285,7 +285,7 @@ def _read_mcp_json(path: Path) -> Any:
 # --- display -------------------------------------------------------------------------
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     """A value as one short, escaped line: a hostile file cannot move the cursor."""
     if isinstance(value, str):
         text = json.dumps(value, ensure_ascii=True)
@@ -297,7 +297,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= _VALUE_WIDTH else text[: _VALUE_WIDTH - 1] + "…"
 
 
-def _name(value: Any) -> str:
+def _name(value: object) -> str:
     return _show(value if isinstance(value, str) else str(value)).replace('"', "'")
 
 
@@ -316,7 +316,7 @@ def _describe(file: str, part: Mapping[str, Any]) -> list[RiskySetting]:
     return out
 
 
-def _describe_provider(file: str, index: int, entry: Any) -> RiskySetting:
+def _describe_provider(file: str, index: int, entry: object) -> RiskySetting:
     if not isinstance(entry, Mapping):
         return RiskySetting(file, f"providers[{index}]", _show(entry))
     setting = f"providers[{index}] {_name(entry.get('name', '?'))}"
@@ -326,7 +326,7 @@ def _describe_provider(file: str, index: int, entry: Any) -> RiskySetting:
     return RiskySetting(file, setting, _show(dict(entry)))
 
 
-def _describe_mcp(file: str, key: str, value: Any) -> list[RiskySetting]:
+def _describe_mcp(file: str, key: str, value: object) -> list[RiskySetting]:
     servers = value.get("servers", value) if key == "mcp" and isinstance(value, Mapping) else value
     if isinstance(servers, Mapping):
         items = [(name, body) for name, body in servers.items()]
@@ -342,7 +342,8 @@ def _describe_mcp(file: str, key: str, value: Any) -> list[RiskySetting]:
     for name, body in items:
         setting = f"{label} {_name(name)}"
         if isinstance(body, Mapping) and body.get("command"):
-            args = body.get("args") if isinstance(body.get("args"), list) else []
+            listed = body.get("args")
+            args = listed if isinstance(listed, list) else []
             line = " ".join(str(a) for a in [body["command"], *args])
             out.append(RiskySetting(file, f"{setting} command", _show(line)))
         elif isinstance(body, Mapping) and body.get("url"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -98,7 +98,9 @@ class EngineRunner:
     def effort(self) -> str:
         return self.runtime.effort if self.runtime else self.services.effort
 
-    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
+    async def run(
+        self, prompt: str, meta: TurnMeta | None = None
+    ) -> AsyncGenerator[ev.Event, None]:
         try:
             runtime = await self.services.acquire(self)
         except ReasonixError as exc:
@@ -595,7 +597,7 @@ class EngineServices(BaseServices):
         runtime = await self.acquire(runner)
         return await anyio.to_thread.run_sync(runtime.waiting_plan)
 
-    async def execute_plan(self, runner: object) -> AsyncIterator[ev.Event]:
+    async def execute_plan(self, runner: object) -> AsyncGenerator[ev.Event, None]:
         """The executor's turn over the pending plan: the same path as ``reasonix run -c
         --approve-plan`` (the approval is the user's answer in the dialog)."""
         if not isinstance(runner, EngineRunner):
@@ -643,7 +645,9 @@ class EngineServices(BaseServices):
             armed=runtime.goals.armed,
         )
 
-    async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[ev.Event]:
+    async def drive_goal(
+        self, runner: object, objective: str = ""
+    ) -> AsyncGenerator[ev.Event, None]:
         """The session's goal rounds, bounded by ``[agent] max_goal_rounds`` /
         ``goal_token_budget``. Cancelling it (Esc) disarms the goal: it stays active,
         and ``/goal resume`` drives it again."""
@@ -662,7 +666,7 @@ class EngineServices(BaseServices):
             stop = driver.stop.value
             yield ev.Notice(level="info", text=_GOAL_STOP_TEXT.get(stop, stop))
 
-    async def compact(self, runner: object, focus: str = "") -> AsyncIterator[ev.Event]:
+    async def compact(self, runner: object, focus: str = "") -> AsyncGenerator[ev.Event, None]:
         """Manual ``/compact``: prune and fold the history now (retries even
         after an automatic failure); the next request starts from the checkpoint."""
         if not isinstance(runner, EngineRunner):

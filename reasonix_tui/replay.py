@@ -58,7 +58,7 @@ Entry = UserEntry | ReasoningEntry | AnswerEntry | ToolEntry | NoticeEntry
 
 def replay_entries(messages: Sequence[Message]) -> list[Entry]:
     """The blocks of a saved conversation, oldest first."""
-    results = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
+    results: dict[str | None, Message] = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     entries: list[Entry] = []
     for message in messages:
         compaction = message.meta.get("compaction")

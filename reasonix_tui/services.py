@@ -12,7 +12,7 @@ imports Textual.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -348,7 +348,7 @@ class AppServices(Protocol):
         cannot change; None when the session has no goal."""
         ...
 
-    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncIterator[Event]:
+    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncGenerator[Event, None]:
         """Optional. Admit goal rounds (the core's goal driver) while the goal is active
         and armed: ``objective`` starts it, else its rounds continue. Events go through
         the turn dispatcher."""
@@ -443,5 +443,5 @@ class BaseServices(AppServices):
     async def goal(self, runner: Runner, action: str, objective: str = "") -> GoalView | None:
         raise ValueError("goals are not available in this session")
 
-    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncIterator[Event]:
+    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncGenerator[Event, None]:
         raise ValueError("goals are not available in this session")

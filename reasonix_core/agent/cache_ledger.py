@@ -77,7 +77,7 @@ def rebill_cost(
     return miss - hit, currency
 
 
-def _json(value: Any) -> bytes:
+def _json(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8", "surrogatepass"
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from reasonix_core import events as ev
 
@@ -28,7 +28,7 @@ class EventSequence:
         # ledger learns the PrefixChanged reasons this way).
         self.observer = observer
 
-    def __call__(self, cls: type[E], **fields: Any) -> E:
+    def __call__(self, cls: type[E], **fields: object) -> E:
         self.seq += 1
         event = cls(seq=self.seq, agent_path=self.agent_path, **fields)
         if self.observer is not None:

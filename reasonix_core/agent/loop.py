@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -71,8 +71,8 @@ from reasonix_core.tool.registry import ToolRegistry
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
-    from reasonix_core.agent.runner import TurnMeta
     from reasonix_core.agent.snapshots import TurnSnapshots
+    from reasonix_core.agent.turn_meta import TurnMeta
 
 log = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ class Agent:
 
     # -- the turn ---------------------------------------------------------
 
-    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncGenerator[ev.Event, None]:
         """The turn's events as its phases make them: TurnStarted, then steps
         (prepare -> request with retry -> commit the answer, or run the tools)
         until one ends the turn with TurnFinished or TurnFailed. ``meta`` routes a

@@ -7,7 +7,6 @@ load and cut off before the next append. The transcript is never rewritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -17,24 +16,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from reasonix_core.errors import SessionError
 from reasonix_core.fsutil import atomic_write_text
+from reasonix_core.home import session_dir as session_dir
+from reasonix_core.home import workspace_key as workspace_key
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.messages import Message
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
-
-
-def workspace_key(workspace: Path) -> str:
-    """A readable, collision-safe folder name for a workspace path."""
-    text = str(workspace.resolve())
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-48:] or "root"
-    # A folder name that is not UTF-8 decodes to surrogates: hash its real bytes.
-    digest = hashlib.sha256(os.fsencode(text)).hexdigest()[:8]
-    return f"{slug}-{digest}"
 
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -89,7 +81,7 @@ class SessionStore:
     def __init__(self, path: Path, header: SessionHeader) -> None:
         self.path = path
         self.header = header
-        self._fh: Any = None
+        self._fh: TextIO | None = None
 
     @property
     def id(self) -> str:
@@ -109,7 +101,7 @@ class SessionStore:
             raise SessionError(f"cannot create the session file {path}: {exc.strerror}") from None
         return store
 
-    def _open(self) -> Any:
+    def _open(self) -> TextIO:
         if self._fh is None:
             _cut_torn_tail(self.path)
             self._fh = open(self.path, "a", encoding="utf-8")
@@ -124,7 +116,7 @@ class SessionStore:
     def append(self, message: Message) -> None:
         self._write({"type": "message", "message": message.to_record()})
 
-    def append_event(self, kind: str, **data: Any) -> None:
+    def append_event(self, kind: str, **data: object) -> None:
         self._write({"type": kind, **data})
 
     @property
@@ -319,10 +311,6 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     if header is None:
         raise SessionError(f"{path} is not a Reasonix session (no header record)")
     return header, messages
-
-
-def session_dir(sessions_root: Path, workspace: Path) -> Path:
-    return sessions_root / workspace_key(workspace)
 
 
 def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:

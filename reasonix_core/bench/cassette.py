@@ -107,7 +107,7 @@ def _share_prefixes(interactions: list[dict[str, Any]]) -> None:
         previous = body
 
 
-def _expand_prefixes(data: Any) -> None:
+def _expand_prefixes(data: object) -> None:
     previous = ""
     items = data.get("interactions") if isinstance(data, dict) else None
     for item in items if isinstance(items, list) else []:

@@ -45,7 +45,7 @@ def run(args: Namespace) -> bool:
         max_cost=args.max_cost,
         record=args.record,
         replay=replay,
-        **({"arms": arms} if arms else {}),
+        **({"arms": arms} if arms else {}),  # pyright: ignore[reportArgumentType]
     )
     result = run_bench(options, log=_progress)
     if args.bench_json:

@@ -184,9 +184,13 @@ def provider_request_url(entry: dict[str, Any]) -> str:
     """The full URL the provider entry sends its requests to (what a proxy relays to)."""
     from reasonix_core.config.schema import ProviderConfig
     from reasonix_core.provider.base import create_provider
+    from reasonix_core.provider.http import HttpProvider
 
     config = ProviderConfig.model_validate({**entry, "name": "bench"})
-    return str(create_provider(config, "").url)
+    provider = create_provider(config, "")
+    # Every built-in provider kind is an HttpProvider, which knows its URL.
+    assert isinstance(provider, HttpProvider)
+    return str(provider.url)
 
 
 def estimate_cost(

@@ -101,9 +101,7 @@ class PromptExpander:
             return custom.render(arguments)
         if self._skills is not None:
             # A skill (docs/SKILLS.md); SkillError when its file can no longer be used.
-            from reasonix_core.skills.expand import render_skill_command
-
-            skill = render_skill_command(name, arguments, self._skills)
+            skill = self._skills.render_command(name, arguments)
             if skill is not None:
                 return skill
         if self._mcp_prompt is not None and name.startswith(MCP_PROMPT_PREFIX):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from reasonix_core.config.schema import Config
 from reasonix_core.errors import ConfigError
@@ -121,7 +122,7 @@ def format_validation_error(exc: ValidationError, label: str) -> str:
     return "\n".join(lines) or f"{label}: invalid configuration"
 
 
-def describe_error(err: Any) -> str:
+def describe_error(err: ErrorDetails) -> str:
     """One validation problem as ``<dotted.key[0].path>: <message>``."""
     loc = _format_loc(err["loc"])
     msg = _describe(err)
@@ -144,7 +145,7 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SCALARS = (str, int, float, bool)
 
 
-def _describe(err: Any) -> str:
+def _describe(err: ErrorDetails) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
         loc = err["loc"]
@@ -171,7 +172,7 @@ def _describe(err: Any) -> str:
 _SHOWN_WIDTH = 80
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= _SHOWN_WIDTH else f"{text[: _SHOWN_WIDTH - 1]}…"
 
@@ -188,7 +189,7 @@ def _suggest(parent: tuple[int | str, ...], key: str) -> str | None:
 
 def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
     """The schema model that a validation location points into, if any."""
-    current: Any = Config
+    current: object = Config
     for part in loc:
         current = _unwrap(current)
         if isinstance(current, type) and issubclass(current, BaseModel):
@@ -206,7 +207,7 @@ def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
     return None
 
 
-def _unwrap(tp: Any) -> Any:
+def _unwrap(tp: object) -> object:
     """``X | None`` -> ``X``."""
     args = typing.get_args(tp)
     if args and type(None) in args:

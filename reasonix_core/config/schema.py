@@ -25,6 +25,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     PrivateAttr,
     field_validator,
     model_validator,
@@ -73,7 +74,9 @@ class _Table(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _set_aside_legacy(cls, data: Any, handler: Any) -> Any:
+    def _set_aside_legacy(
+        cls, data: object, handler: ModelWrapValidatorHandler[Self]
+    ) -> Self:
         legacy: dict[str, Any] = {}
         if isinstance(data, dict) and cls._LEGACY:
             legacy = {k: v for k, v in data.items() if k in cls._LEGACY}

@@ -272,7 +272,7 @@ class LayeredConfig(Config, BaseSettings):
 
     @model_validator(mode="before")
     @classmethod
-    def _lists_from_keyed(cls, data: Any) -> Any:
+    def _lists_from_keyed(cls, data: object) -> object:
         return _unkeyed(data) if isinstance(data, dict) else data
 
 
@@ -295,10 +295,10 @@ def build_config(sources: Sequence[LayerSource]) -> LayeredConfig:
 class _Whole:
     """A value the deep update must replace, never merge into (a provider entry)."""
 
-    value: Any
+    value: object
 
 
-def _provider_name(entry: Any) -> str | None:
+def _provider_name(entry: object) -> str | None:
     name = entry.get("name") if isinstance(entry, Mapping) else None
     return name.strip() if isinstance(name, str) else None
 
@@ -319,7 +319,7 @@ def _keyed(layer: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _union_key(item: Any) -> Any:
+def _union_key(item: object) -> str | int | float | bool:
     return item if isinstance(item, str | int | float | bool) else repr(item)
 
 
@@ -347,7 +347,7 @@ def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
         parts = [p for p in str(key).split(".") if p]
         if not parts:
             continue
-        nested: Any = value
+        nested: object = value
         for part in reversed(parts[1:]):
             nested = {part: nested}
         out = _merge_tables(out, {parts[0]: nested})
@@ -395,23 +395,25 @@ def _loosens(validated: Config, path: tuple[str, ...]) -> bool:
     configured ones (a project's only once its folder is trusted)."""
     if path == ("default_model",):
         return False
-    value: Any = validated
+    value: object = validated
     for part in path:
         value = getattr(value, part)
-    nested: Any = value
+    nested: dict[str, object] = {}  # `path` is never empty (environment_settings)
+    inner: object = value
     for part in reversed(path):
-        nested = {part: nested}
+        nested = {part: inner}
+        inner = nested
     risky = risky_settings(nested)
     return bool(risky)
 
 
-def _table_model(annotation: Any) -> type[BaseModel] | None:
+def _table_model(annotation: object) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     return None
 
 
-def _is_single_value(annotation: Any) -> bool:
+def _is_single_value(annotation: object) -> bool:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if typing.get_origin(annotation) is typing.Literal:
         return True
@@ -443,7 +445,7 @@ def _not_settable(suffix: str) -> str:
     return f"unknown setting {dotted!r}{did_you_mean}"
 
 
-def _annotation(name: str) -> Any:
+def _annotation(name: str) -> object:
     field = Config.model_fields.get(name)
     return field.annotation if field is not None else None
 

@@ -25,6 +25,12 @@ __all__ = ["add_provider", "set_config_value"]
 _KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
+def _is_table(value: object) -> bool:
+    # A function, not an inline isinstance: `table` stays the loosely typed tomlkit
+    # container (a narrowed plain dict has no `add`).
+    return isinstance(value, Table | dict)
+
+
 def set_config_value(path: Path, key: str, value: Any | None) -> None:
     """Set the dotted ``key`` (``"agent.compact_ratio"``) in the TOML file at
     ``path``, or remove it when ``value`` is ``None``.
@@ -45,7 +51,7 @@ def set_config_value(path: Path, key: str, value: Any | None) -> None:
                 return
             table.add(part, tomlkit.table())
         table = table[part]
-        if not isinstance(table, Table | dict):
+        if not _is_table(table):
             raise ConfigError(f"{path}: {'.'.join(parts[: i + 1])} is not a table")
     leaf = parts[-1]
     if value is None:

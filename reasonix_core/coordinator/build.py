@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.loop import Agent
@@ -28,10 +28,13 @@ from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator, PlanIn
 from reasonix_core.coordinator.submit_plan import SubmitPlanTool
 from reasonix_core.errors import ConfigError
 from reasonix_core.permission.gate import Gate
-from reasonix_core.provider.base import Provider, create_provider
+from reasonix_core.provider.base import Provider, StreamIdleTimeout, create_provider
 from reasonix_core.subagent.scope import child_scope
 from reasonix_core.tool.base import Tool, ToolContext
 from reasonix_core.tool.registry import ToolRegistry, builtin_tools
+
+if TYPE_CHECKING:
+    from reasonix_core.mcp.host import McpHost
 
 PLANNER_SYSTEM_PROMPT = """\
 You are the planner of a coding agent. Another model, the executor, carries out \
@@ -72,7 +75,7 @@ def build_coordinator(
     executor_resolved: ResolvedModel,
     tool_context: ToolContext,
     gate: Gate | None,
-    mcp: Any,
+    mcp: McpHost | None,
     home: Path,
     workspace: Path,
     effort: str,
@@ -120,7 +123,7 @@ def _own_provider(
     """A provider for a planner on another provider than the executor's."""
     provider = create_provider(resolved.provider, read_api_key(resolved.provider, home))
     stack.push_async_callback(provider.aclose)
-    if hasattr(provider, "stream_idle_timeout"):
+    if isinstance(provider, StreamIdleTimeout):
         provider.stream_idle_timeout = config.agent.stream_idle_timeout
     return provider
 
@@ -149,7 +152,7 @@ def _planner_store(
     return SessionStore.create(home / "sessions" / "planners", workspace, header)
 
 
-def _research_tools(config: Config, mcp: Any) -> tuple[Tool, ...]:
+def _research_tools(config: Config, mcp: McpHost | None) -> tuple[Tool, ...]:
     """The session's tools a read-only child would keep (fresh instances)."""
     tools = [*builtin_tools(config.tools.enabled), capability_tool(mcp, read_only_targets=True)]
     scope = child_scope(tools, read_only=True, can_nest=False, bash_problem=None, allowed=None)

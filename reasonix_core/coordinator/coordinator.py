@@ -26,7 +26,7 @@ when a plan arrives; the planner's model calls report ``source="planner"``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
@@ -108,7 +108,7 @@ class Coordinator:
     def effort(self) -> str:
         return self.executor.effort
 
-    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncGenerator[ev.Event, None]:
         decision = decide_route(prompt, meta)
         yield self._events(ev.RouteDecided, route=decision.route.value, reason=decision.reason)
         if not decision.route.plans:
@@ -120,7 +120,7 @@ class Coordinator:
             async for event in events:
                 yield event
 
-    async def run_pending(self) -> AsyncIterator[ev.Event]:
+    async def run_pending(self) -> AsyncGenerator[ev.Event, None]:
         """Execute the session's plan waiting for approval (``--approve-plan``)."""
         async with aclosing(run_pending_plan(self.executor, self._events)) as events:
             async for event in events:
@@ -128,7 +128,7 @@ class Coordinator:
 
     # -- a planning turn --------------------------------------------------
 
-    async def _planned_turn(self, prompt: str, decision: RouteDecision) -> AsyncIterator[ev.Event]:
+    async def _planned_turn(self, prompt: str, decision: RouteDecision) -> AsyncGenerator[ev.Event, None]:
         route = decision.route
         yield self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
         plan: str | None = None
@@ -197,12 +197,12 @@ class Coordinator:
             disposition=disposition,
         )
 
-    async def _execute(self, saved: SavedPlan, *, announce: bool) -> AsyncIterator[ev.Event]:
+    async def _execute(self, saved: SavedPlan, *, announce: bool) -> AsyncGenerator[ev.Event, None]:
         async with aclosing(_execute(self.executor, saved, self._events, announce)) as events:
             async for event in events:
                 yield event
 
-    async def _plan(self, prompt: str, route: Route) -> AsyncIterator[ev.Event | str]:
+    async def _plan(self, prompt: str, route: Route) -> AsyncGenerator[ev.Event | str, None]:
         """The planner's turn; yields its events, then the plan (a str), or raises
         PlannerFailed after rolling the turn back."""
         planner = self.planner
@@ -253,7 +253,7 @@ class Coordinator:
 
 async def run_pending_plan(
     executor: Agent, sequence: EventSequence | None = None
-) -> AsyncIterator[ev.Event]:
+) -> AsyncGenerator[ev.Event, None]:
     """Execute the newest plan waiting for approval in ``executor``'s session:
     the approval is this explicit call (``reasonix run -c --approve-plan``),
     never a prompt's wording. Needs no planner: the plan is already written.
@@ -273,7 +273,7 @@ async def run_pending_plan(
 
 async def _execute(
     executor: Agent, saved: SavedPlan, sequence: EventSequence, announce: bool
-) -> AsyncIterator[ev.Event]:
+) -> AsyncGenerator[ev.Event, None]:
     """The executor's turn over the request and its plan; its TurnStarted is
     the coordinator's own unless ``announce`` (a turn of its own)."""
     async with aclosing(executor.run(handoff_text(saved.request, saved.plan))) as events:

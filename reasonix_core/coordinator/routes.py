@@ -21,8 +21,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-# Declared with the Runner protocol (agent/runner.py); re-exported for the routing.
-from reasonix_core.agent.runner import TurnMeta
+from reasonix_core.agent.turn_meta import TurnMeta as TurnMeta
 
 
 class Route(enum.StrEnum):

@@ -14,11 +14,11 @@ import enum
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
 
 from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
-from reasonix_core.agent.runner import TurnMeta
+from reasonix_core.agent.runner import Runner
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.goal.state import GoalBook, GoalStatus
 
 #: The user turn of every round after the first (the goal itself is appended
@@ -46,7 +46,7 @@ class GoalDriver:
     bounds: GoalBounds
     stop: GoalStop | None = None
 
-    async def drive(self, runner: Any, first_prompt: str = "") -> AsyncIterator[ev.Event]:
+    async def drive(self, runner: Runner, first_prompt: str = "") -> AsyncIterator[ev.Event]:
         """Run rounds until the goal settles or a bound is reached; ``stop`` says why."""
         sequence = EventSequence()
         prompt = first_prompt or CONTINUE_PROMPT

@@ -10,16 +10,38 @@ a concurrent import elsewhere simply wait for this one).
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.shared.exceptions import MCPError
+
+
+@dataclass(frozen=True, slots=True)
+class Sdk:
+    """The pieces of the SDK the host uses, typed (attribute access as on a module)."""
+
+    httpx: ModuleType
+    types: ModuleType
+    ClientSession: type[ClientSession]
+    sse_client: Callable[..., Any]
+    StdioServerParameters: type[StdioServerParameters]
+    stdio_client: Callable[..., Any]
+    streamable_http_client: Callable[..., Any]
+    MCPError: type[MCPError]
+
+
 _lock = threading.Lock()
-_sdk: SimpleNamespace | None = None
+_sdk: Sdk | None = None
 
 
-def load() -> SimpleNamespace:
+def load() -> Sdk:
     """Import the pieces of the SDK the host uses (blocking)."""
     global _sdk
     with _lock:
@@ -33,7 +55,7 @@ def load() -> SimpleNamespace:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared.exceptions import MCPError
 
-        _sdk = SimpleNamespace(
+        _sdk = Sdk(
             httpx=httpx2,
             types=types,
             ClientSession=ClientSession,
@@ -46,7 +68,7 @@ def load() -> SimpleNamespace:
         return _sdk
 
 
-async def aload() -> Any:
+async def aload() -> Sdk:
     """:func:`load` in a worker thread (immediate once loaded)."""
     if _sdk is not None:
         return _sdk

@@ -10,10 +10,21 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reasonix_core.mcp.config import sanitize
+
+if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
+    from mcp_types import (
+        BlobResourceContents,
+        CallToolResult,
+        ContentBlock,
+        GetPromptResult,
+        TextResourceContents,
+    )
 
 #: Upper bound on cursor pages per listing: a server that never stops paging cannot hang start-up.
 MAX_PAGES = 100
@@ -87,7 +98,16 @@ class Catalog:
         return None
 
 
-async def all_pages(fetch: Any, attr: str, types: Any) -> list[Any]:
+class _Page(Protocol):
+    """One page of an MCP listing (tools, prompts or resources)."""
+
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+async def all_pages(
+    fetch: Callable[..., Awaitable[_Page]], attr: str, types: ModuleType
+) -> list[Any]:
     """Every item of a paginated listing, following ``next_cursor``."""
     items: list[Any] = []
     cursor: str | None = None
@@ -163,23 +183,25 @@ def build_catalog(
 # --- results as text -------------------------------------------------------------
 
 
-def content_text(block: Any) -> str:
+def content_text(block: ContentBlock) -> str:
     """One content block of a tool result or prompt message as text."""
-    kind = getattr(block, "type", "")
-    if kind == "text":
+    kind: str = getattr(block, "type", "")  # a newer SDK may bring other kinds
+    if not kind:
+        return "[unknown content]"
+    if block.type == "text":
         return block.text
-    if kind == "image":
+    if block.type == "image":
         return f"[image {block.mime_type}, {_b64_size(block.data)} bytes]"
-    if kind == "audio":
+    if block.type == "audio":
         return f"[audio {block.mime_type}, {_b64_size(block.data)} bytes]"
-    if kind == "resource_link":
+    if block.type == "resource_link":
         return f"[resource link {block.uri}{f' ({block.name})' if block.name else ''}]"
-    if kind == "resource":
+    if block.type == "resource":
         return resource_text(block.resource)
     return f"[{kind or 'unknown'} content]"
 
 
-def resource_text(contents: Any) -> str:
+def resource_text(contents: TextResourceContents | BlobResourceContents) -> str:
     text = getattr(contents, "text", None)
     if isinstance(text, str):
         return text
@@ -188,7 +210,7 @@ def resource_text(contents: Any) -> str:
     return f"[binary resource {contents.uri}, {mime}, {_b64_size(blob)} bytes]"
 
 
-def call_result_text(result: Any) -> str:
+def call_result_text(result: CallToolResult) -> str:
     parts = [content_text(block) for block in (result.content or ())]
     text = "\n".join(p for p in parts if p)
     structured = getattr(result, "structured_content", None)
@@ -197,7 +219,7 @@ def call_result_text(result: Any) -> str:
     return text or "(no output)"
 
 
-def prompt_text(result: Any) -> str:
+def prompt_text(result: GetPromptResult) -> str:
     """A ``prompts/get`` result as one user turn: the messages in order."""
     chunks: list[str] = []
     for message in result.messages or ():

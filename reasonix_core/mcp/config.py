@@ -25,7 +25,7 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -370,7 +370,7 @@ def _read_json_once(path: Path) -> tuple[Any, McpConfigProblem | None]:
         return None, McpConfigProblem(label, "(file)", f"invalid JSON: {str(exc).split(';')[0]}")
 
 
-def _json_source(path: Path, data: Any, problem: McpConfigProblem | None) -> _Source:
+def _json_source(path: Path, data: object, problem: McpConfigProblem | None) -> _Source:
     label = str(path)
     if problem is not None:
         return label, [], _JsonEntry, problem
@@ -498,7 +498,7 @@ class _Env:
 
 
 def expand_vars(
-    value: str, lookup: Any, where: str = "value", *, empty_is_error: bool = False
+    value: str, lookup: Callable[[str], str | None], where: str = "value", *, empty_is_error: bool = False
 ) -> str:
     """Expand ``${VAR}`` / ``${VAR:-default}`` (default when unset or empty).
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -59,8 +59,13 @@ from reasonix_core.mcp.plumbing import (
 )
 from reasonix_core.mcp.status import WAITABLE, McpServerStatus
 
-if TYPE_CHECKING:
-    from anyio.abc import ObjectReceiveStream, ObjectSendStream
+if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
+    import httpx2
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+    from mcp_types import InitializeResult, ListRootsResult, LoggingMessageNotificationParams
+
+T = TypeVar("T")
 
 __all__ = [
     "CallCancelled",
@@ -79,17 +84,6 @@ Connector = Callable[[], AbstractAsyncContextManager[Any]]
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 8.0
 MAX_RECONNECT_ATTEMPTS = 5
-
-
-def _fail_queued(send: ObjectSendStream[Request], receive: ObjectReceiveStream[Request]) -> None:
-    """Close a generation's request queue: whatever is still queued never started."""
-    send.close()
-    while True:
-        try:
-            receive.receive_nowait().fail(NotStarted())
-        except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-            break
-    receive.close()
 
 
 class ServerConnection:
@@ -143,7 +137,7 @@ class ServerConnection:
     def ready(self) -> bool:
         return self._live is not None
 
-    def _set(self, gen: int | None, /, **changes: Any) -> None:
+    def _set(self, gen: int | None, /, **changes: object) -> None:
         """Update the status; a callback of an older generation is ignored."""
         if gen is not None and gen != self._generation:
             return
@@ -239,12 +233,18 @@ class ServerConnection:
             self._close_log()
 
     async def _generation_once(self, *, reconnecting: bool) -> tuple[bool, str]:
-        """One connection's life: start it, serve its requests until it ends, and
-        say how it ended (whether it was ever ready; manual, rebuild, dropped, failed)."""
         self._manual = False
         self._wake = anyio.Event()
-        sdk = await self._load_sdk()
-        if sdk is None:
+        try:
+            sdk = await _sdk.aload()
+        except Exception as exc:
+            self._note(f"importing the mcp SDK failed: {exc!r}")
+            self._set(
+                None,
+                phase="failed",
+                error_class=type(exc).__name__,
+                reason="the mcp SDK could not be imported",
+            )
             return False, "failed"
         self._generation += 1
         gen = self._generation
@@ -257,15 +257,30 @@ class ServerConnection:
         send, receive = anyio.create_memory_object_stream[Request](math.inf)
         dropped = anyio.Event()
         stream_errors: list[BaseException] = []
+        state = GenState()
         ready = [False]
         failure: BaseException | None = None
         timeout = self.config.startup_timeout
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
             self._gen_scope = scope
             try:
-                await self._serve_generation(
-                    sdk, gen, scope, (send, receive), dropped, stream_errors, ready
-                )
+                async with AsyncExitStack() as stack:
+                    self._note(f"--- generation {gen}: connecting ({self.config.transport})")
+                    session = await self._connect(
+                        sdk, stack, gen, dropped, stream_errors, ready, scope, state
+                    )
+                    init = await session.initialize()
+                    catalog = await self._discover(sdk, session, init)
+                    scope.deadline = math.inf
+                    self.catalog = catalog
+                    self._live = Live(gen, session, send, state)
+                    ready[0] = True
+                    self._mark_ready(gen, catalog)
+                    async with anyio.create_task_group() as tg:
+                        self._serve_scope = tg.cancel_scope
+                        tg.start_soon(cancel_when, dropped, tg.cancel_scope)
+                        async for request in receive:
+                            tg.start_soon(self._serve, session, request)
             except Exception as exc:
                 failure = exc
             except BaseExceptionGroup as group:  # a cancellation mixed with errors
@@ -276,144 +291,70 @@ class ServerConnection:
                 self._live = None
                 self._serve_scope = None
                 self._gen_scope = None
-                _fail_queued(send, receive)
+                _refuse_queued(send, receive)
         if failure is not None:
             self._note(f"generation {gen} ended with {failure!r}")
+        return self._generation_end(
+            sdk, gen, ready=ready[0], failure=failure, stream_errors=stream_errors,
+            timed_out=scope.cancelled_caught, timeout=timeout,
+        )  # fmt: skip
+
+    def _mark_ready(self, gen: int, catalog: Catalog) -> None:
+        self._set(
+            gen,
+            phase="ready",
+            tools=len(catalog.tools),
+            prompts=len(catalog.prompts),
+            resources=len(catalog.resources),
+            error_class="",
+            reason="",
+        )
+        self._note(
+            f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
+            f"{len(catalog.resources)} resources"
+        )
+
+    def _generation_end(
+        self,
+        sdk: _sdk.Sdk,
+        gen: int,
+        *,
+        ready: bool,
+        failure: BaseException | None,
+        stream_errors: list[BaseException],
+        timed_out: bool,
+        timeout: float,
+    ) -> tuple[bool, str]:
+        """How generation ``gen`` ended: (it had been ready, why it ended); the status
+        says why when that is a failure."""
         if self._manual:
-            return ready[0], "manual"
-        if ready[0] and self._rebuild_gen == gen:
+            return ready, "manual"
+        if ready and self._rebuild_gen == gen:
             self._note("session not found by the server (404): rebuilding it")
             return True, "rebuild"
-        if ready[0]:
+        if ready:
             self._set(
                 gen,
                 error_class=error_class(failure) or "ConnectionLost",
                 reason="the connection dropped",
             )
             return True, "dropped"
-        self._start_failed(sdk, gen, scope.cancelled_caught, stream_errors, failure)
-        return False, "failed"
-
-    async def _load_sdk(self) -> Any:
-        """The mcp SDK, or None (the status says why) when it cannot be imported."""
-        try:
-            return await _sdk.aload()
-        except Exception as exc:
-            self._note(f"importing the mcp SDK failed: {exc!r}")
-            self._set(
-                None,
-                phase="failed",
-                error_class=type(exc).__name__,
-                reason="the mcp SDK could not be imported",
-            )
-            return None
-
-    async def _serve_generation(
-        self,
-        sdk: Any,
-        gen: int,
-        scope: anyio.CancelScope,
-        queue: tuple[ObjectSendStream[Request], ObjectReceiveStream[Request]],
-        dropped: anyio.Event,
-        stream_errors: list[BaseException],
-        ready: list[bool],
-    ) -> None:
-        """Connect, initialise and discover within the start-up deadline, then serve
-        the queued requests until the connection drops or is stopped."""
-        send, receive = queue
-        state = GenState()
-        async with AsyncExitStack() as stack:
-            self._note(f"--- generation {gen}: connecting ({self.config.transport})")
-            session = await self._connect(
-                sdk, stack, gen, dropped, stream_errors, ready, scope, state
-            )
-            init = await session.initialize()
-            catalog = await self._discover(sdk, session, init)
-            scope.deadline = math.inf
-            self.catalog = catalog
-            self._live = Live(gen, session, send, state)
-            ready[0] = True
-            self._set(
-                gen,
-                phase="ready",
-                tools=len(catalog.tools),
-                prompts=len(catalog.prompts),
-                resources=len(catalog.resources),
-                error_class="",
-                reason="",
-            )
-            self._note(
-                f"ready: {len(catalog.tools)} tools, {len(catalog.prompts)} prompts, "
-                f"{len(catalog.resources)} resources"
-            )
-            async with anyio.create_task_group() as tg:
-                self._serve_scope = tg.cancel_scope
-                tg.start_soon(cancel_when, dropped, tg.cancel_scope)
-                async for request in receive:
-                    tg.start_soon(self._serve, session, request)
-
-    def _start_failed(
-        self,
-        sdk: Any,
-        gen: int,
-        timed_out: bool,
-        stream_errors: list[BaseException],
-        failure: BaseException | None,
-    ) -> None:
-        """The status of a generation that never became ready: timed out, or why not."""
         if timed_out and not stream_errors:
-            timeout = self.config.startup_timeout
             self._set(
                 gen, error_class="TimeoutError", reason=f"start-up timed out after {timeout:g}s"
             )
-            return
-        cause = stream_errors[0] if stream_errors else failure
-        self._set(
-            gen,
-            error_class=error_class(cause) or "Error",
-            reason=startup_reason(sdk, self.config.transport, cause),
-        )
-
-    async def _open_streams(self, sdk: Any, stack: AsyncExitStack, state: GenState) -> Any:
-        """Open the configured transport on ``stack``: its (read, write, ...) streams."""
-        cfg = self.config
-        if self._connector is not None:
-            return await stack.enter_async_context(self._connector())
-        if cfg.transport == "stdio":
-            params = sdk.StdioServerParameters(
-                command=cfg.command,
-                args=list(cfg.args),
-                env=server_environment(cfg.env, self._workspace),
-                cwd=str(cfg.cwd) if cfg.cwd else None,
+        else:
+            cause = stream_errors[0] if stream_errors else failure
+            self._set(
+                gen,
+                error_class=error_class(cause) or "Error",
+                reason=startup_reason(sdk, self.config.transport, cause),
             )
-            errlog = self._log_file
-            if errlog is None:
-                errlog = devnull()
-                stack.callback(errlog.close)
-            return await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
-        if cfg.transport == "http":
-
-            async def on_response(response: Any) -> None:
-                if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
-                    state.session_gone = True
-
-            client = await stack.enter_async_context(
-                sdk.httpx.AsyncClient(
-                    headers=dict(cfg.headers),
-                    timeout=sdk.httpx.Timeout(30.0, read=300.0),
-                    event_hooks={"response": [on_response]},
-                )
-            )
-            return await stack.enter_async_context(
-                sdk.streamable_http_client(cfg.url, http_client=client)
-            )
-        return await stack.enter_async_context(
-            sdk.sse_client(cfg.url, headers=dict(cfg.headers) or None)
-        )
+        return False, "failed"
 
     async def _connect(
         self,
-        sdk: Any,
+        sdk: _sdk.Sdk,
         stack: AsyncExitStack,
         gen: int,
         dropped: anyio.Event,
@@ -421,19 +362,19 @@ class ServerConnection:
         ready: list[bool],
         scope: anyio.CancelScope,
         state: GenState,
-    ) -> Any:
-        streams = await self._open_streams(sdk, stack, state)
+    ) -> ClientSession:
+        streams = await self._open_transport(sdk, stack, state)
         read, write = streams[0], streams[1]
         workspace = self._workspace
 
-        async def list_roots(context: Any) -> Any:
+        async def list_roots(context: ClientRequestContext) -> ListRootsResult:
             return sdk.types.ListRootsResult(
                 roots=[
                     sdk.types.Root(uri=workspace.as_uri(), name=workspace.name or str(workspace))
                 ]
             )
 
-        async def on_message(message: Any) -> None:
+        async def on_message(message: IncomingMessage) -> None:
             if isinstance(message, Exception):
                 self._note(f"transport error: {message!r}", gen)
                 if not ready[0]:
@@ -451,7 +392,7 @@ class ServerConnection:
                 self._live.send.send_nowait(Request(op=self._refresh_op(sdk)))
             await anyio.lowlevel.checkpoint()
 
-        async def on_log(params: Any) -> None:
+        async def on_log(params: LoggingMessageNotificationParams) -> None:
             self._note(f"server log [{params.level}] {params.data}", gen)
 
         session = sdk.ClientSession(
@@ -464,7 +405,50 @@ class ServerConnection:
         )
         return await stack.enter_async_context(session)
 
-    async def _discover(self, sdk: Any, session: Any, init: Any) -> Catalog:
+    async def _open_transport(
+        self, sdk: _sdk.Sdk, stack: AsyncExitStack, state: GenState
+    ) -> Sequence[Any]:
+        """The transport's streams, read and write first (HTTP adds a third), entered on
+        ``stack``."""
+        cfg = self.config
+        if self._connector is not None:
+            return await stack.enter_async_context(self._connector())
+        elif cfg.transport == "stdio":
+            params = sdk.StdioServerParameters(
+                command=cfg.command,
+                args=list(cfg.args),
+                env=server_environment(cfg.env, self._workspace),
+                cwd=str(cfg.cwd) if cfg.cwd else None,
+            )
+            errlog = self._log_file
+            if errlog is None:
+                errlog = devnull()
+                stack.callback(errlog.close)
+            return await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
+        elif cfg.transport == "http":
+
+            async def on_response(response: httpx2.Response) -> None:
+                if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
+                    state.session_gone = True
+
+            client = await stack.enter_async_context(
+                sdk.httpx.AsyncClient(
+                    headers=dict(cfg.headers),
+                    timeout=sdk.httpx.Timeout(30.0, read=300.0),
+                    event_hooks={"response": [on_response]},
+                )
+            )
+            return await stack.enter_async_context(
+                sdk.streamable_http_client(cfg.url, http_client=client)
+            )
+        else:
+            return await stack.enter_async_context(
+                sdk.sse_client(cfg.url, headers=dict(cfg.headers) or None)
+            )
+
+    async def _discover(
+        self, sdk: _sdk.Sdk, session: ClientSession, init: InitializeResult
+    ) -> Catalog:
         caps = init.capabilities
         tools = await all_pages(session.list_tools, "tools", sdk.types) if caps.tools else []
         prompts: list[Any] = []
@@ -482,10 +466,10 @@ class ServerConnection:
                 self._note(f"resources/list failed: {exc!r}")
         return build_catalog(self.config.key, tools, prompts, resources)
 
-    def _refresh_op(self, sdk: Any) -> Callable[[Any], Awaitable[None]]:
+    def _refresh_op(self, sdk: _sdk.Sdk) -> Callable[[ClientSession], Awaitable[None]]:
         gen = self._generation
 
-        async def refresh(session: Any) -> None:
+        async def refresh(session: ClientSession) -> None:
             init = session.initialize_result
             if init is None:
                 return
@@ -501,7 +485,7 @@ class ServerConnection:
 
         return refresh
 
-    async def _serve(self, session: Any, request: Request) -> None:
+    async def _serve(self, session: ClientSession, request: Request) -> None:
         if request.cancelled:
             request.fail(CallCancelled())
             return
@@ -526,8 +510,8 @@ class ServerConnection:
     # -- the call path ------------------------------------------------------
 
     async def request(
-        self, op: Callable[[Any], Awaitable[Any]], *, limit: float | None = None
-    ) -> Any:
+        self, op: Callable[[ClientSession], Awaitable[T]], *, limit: float | None = None
+    ) -> T:
         """Run ``op(session)`` on the owner's current generation.
 
         Waits for the server to be ready (bounded by its start-up timeout), then
@@ -557,7 +541,7 @@ class ServerConnection:
                     request.cancel()
                     raise
                 if request.ok:
-                    return request.result
+                    return cast(T, request.result)  # what `op` returned
                 error = request.error
                 if isinstance(error, NotStarted):
                     min_gen = live.generation + 1
@@ -615,3 +599,17 @@ class ServerConnection:
             handle.write(f"{prefix} {text}\n")
         except (OSError, ValueError):
             pass
+
+
+def _refuse_queued(
+    send: MemoryObjectSendStream[Request], receive: MemoryObjectReceiveStream[Request]
+) -> None:
+    """Close a generation's request queue; what is still queued never reached the
+    server, so its callers may resend it (NotStarted)."""
+    send.close()
+    while True:
+        try:
+            receive.receive_nowait().fail(NotStarted())
+        except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+            break
+    receive.close()

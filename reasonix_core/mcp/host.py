@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -35,6 +35,10 @@ from reasonix_core.mcp.config import McpConfigProblem, McpSetup
 from reasonix_core.mcp.connection import Connector, McpUnavailable, ServerConnection
 from reasonix_core.mcp.status import WAITABLE, McpServerStatus
 from reasonix_core.mcp.tools import McpTool, ReadWriteGate
+
+if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
+    from mcp.client.session import ClientSession
+    from mcp_types import GetPromptResult, ReadResourceResult
 
 __all__ = ["McpHost"]
 
@@ -307,7 +311,7 @@ class McpHost:
         arguments = map_prompt_arguments(info, args_text)
         remote = info.remote_name
 
-        async def op(session: Any) -> Any:
+        async def op(session: ClientSession) -> GetPromptResult:
             return await session.get_prompt(remote, arguments)
 
         return prompt_text(await connection.request(op))
@@ -323,7 +327,7 @@ class McpHost:
         if connection is None:
             raise LookupError(f"no MCP server named {server!r}")
 
-        async def op(session: Any) -> Any:
+        async def op(session: ClientSession) -> ReadResourceResult:
             return await session.read_resource(uri)
 
         result = await connection.request(op)

@@ -7,13 +7,25 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, cast
 
 import anyio
 
 from reasonix_core.errors import ReasonixError
 from reasonix_core.mcp import _sdk
 from reasonix_core.mcp.status import McpServerStatus
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from anyio.streams.memory import MemoryObjectSendStream
+    from httpx2 import HTTPStatusError
+    from mcp.client.session import ClientSession
+    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.message import SessionMessage
+
+    # What the session's read stream yields: a message, or the transport's error.
+    Incoming = SessionMessage | Exception
 
 _SESSION_TERMINATED = "Session terminated"  # the SDK's error for a 404 on an established session
 
@@ -47,9 +59,9 @@ class NotStarted(Exception):
 
 @dataclass(eq=False)
 class Request:
-    op: Callable[[Any], Awaitable[Any]]
+    op: Callable[[ClientSession], Awaitable[object]]
     done: anyio.Event = field(default_factory=anyio.Event)
-    result: Any = None
+    result: object = None
     error: BaseException | None = None
     ok: bool = False
     cancelled: bool = False
@@ -78,8 +90,8 @@ class GenState:
 @dataclass(frozen=True, slots=True)
 class Live:
     generation: int
-    session: Any
-    send: Any  # MemoryObjectSendStream[Request]
+    session: ClientSession
+    send: MemoryObjectSendStream[Request]
     state: GenState
 
 
@@ -87,11 +99,11 @@ class WatchedStream:
     """The transport's read stream, noting end-of-stream: a stdio server that
     exits or an HTTP stream that closes ends the generation."""
 
-    def __init__(self, inner: Any, closed: anyio.Event) -> None:
+    def __init__(self, inner: ReadStream[Incoming], closed: anyio.Event) -> None:
         self._inner = inner
         self._closed = closed
 
-    async def receive(self) -> Any:
+    async def receive(self) -> Incoming:
         try:
             return await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -101,7 +113,7 @@ class WatchedStream:
     def __aiter__(self) -> WatchedStream:
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> Incoming:
         try:
             return await self.receive()
         except anyio.EndOfStream:
@@ -113,14 +125,19 @@ class WatchedStream:
     async def __aenter__(self) -> WatchedStream:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
         await self.aclose()
 
-    def __getattr__(self, name: str) -> Any:  # e.g. `last_context`
+    def __getattr__(self, name: str) -> object:  # e.g. `last_context`
         return getattr(self._inner, name)
 
 
-def startup_reason(sdk: Any, transport: str, cause: BaseException | None) -> str:
+def startup_reason(sdk: _sdk.Sdk, transport: str, cause: BaseException | None) -> str:
     """A short, redacted reason for a failed start-up (never the exception's text)."""
     found = leaf(cause)
     if found is None:
@@ -136,7 +153,7 @@ def startup_reason(sdk: Any, transport: str, cause: BaseException | None) -> str
             return "could not start the server process"
         return "could not connect"
     if isinstance(found, sdk.httpx.HTTPStatusError):
-        return f"HTTP {found.response.status_code}"
+        return f"HTTP {cast('HTTPStatusError', found).response.status_code}"
     if isinstance(found, sdk.httpx.TransportError):
         return "could not connect"
     if found.__class__.__name__ in ("ValidationError", "JSONDecodeError", "ValueError"):

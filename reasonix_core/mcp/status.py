@@ -42,7 +42,7 @@ class McpServerStatus:
     source: str = ""  # the file the declaration came from
     concurrency: str = "parallel"
 
-    def evolve(self, **changes: Any) -> McpServerStatus:
+    def evolve(self, **changes: object) -> McpServerStatus:
         return replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -26,6 +26,10 @@ from reasonix_core.mcp.connection import (
     ServerConnection,
 )
 from reasonix_core.tool.base import ToolContext, ToolFamily, ToolResult, current_call_id
+
+if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
+    from mcp.client.session import ClientSession
+    from mcp_types import CallToolResult
 
 
 class McpTool:
@@ -64,7 +68,7 @@ class McpTool:
 
         remote = self.info.remote_name
 
-        async def op(session: Any) -> Any:
+        async def op(session: ClientSession) -> CallToolResult:
             return await session.call_tool(remote, args, progress_callback=on_progress)
 
         limit = self.connection.config.tool_timeouts.get(remote)

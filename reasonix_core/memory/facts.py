@@ -440,7 +440,7 @@ class FactStore:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        from reasonix_core.agent.session import workspace_key
+        from reasonix_core.home import workspace_key
 
         self.home = home
         self.workspace = workspace

@@ -205,7 +205,7 @@ class HistoryIndex:
     """Search and browse this workspace's transcripts."""
 
     def __init__(self, sessions_root: Path, workspace: Path, *, current_session: str = "") -> None:
-        from reasonix_core.agent.session import session_dir
+        from reasonix_core.home import session_dir
 
         self.folder = session_dir(sessions_root, workspace)
         self.current_session = current_session

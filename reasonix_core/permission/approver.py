@@ -13,6 +13,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from reasonix_core.tool.questions import Question as Question
+from reasonix_core.tool.questions import QuestionAnswer as QuestionAnswer
+
 
 class ApprovalDecision(enum.Enum):
     ALLOW_ONCE = "allow_once"
@@ -62,24 +65,6 @@ class ApprovalRequest:
     justification: str = ""
     # The subagent asking (None: the session's own agent).
     requester: Requester | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Question:
-    """A question the model asks the user (``ask_user``)."""
-
-    question: str
-    options: tuple[str, ...]
-    multi_select: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuestionAnswer:
-    """The user's answer to a :class:`Question`."""
-
-    question: str
-    answers: tuple[str, ...] = ()
-    note: str = ""
 
 
 class Approver(Protocol):

@@ -56,6 +56,7 @@ from reasonix_core.permission_modes import PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_
 from reasonix_core.tool.base import ToolFamily
 
 if TYPE_CHECKING:
+    from reasonix_core.config.schema import PermissionsConfig
     from reasonix_core.permission.shell_lexer import Segment
 
 #: Why a writer is refused in plan mode (the model reads it in the tool result).
@@ -135,6 +136,65 @@ def _join(rules: Iterable[Rule]) -> str:
     return ", ".join(dict.fromkeys(r.text for r in rules))
 
 
+class ReadFilter:
+    """Whether a tool must not see a path, judged for the many entries of one
+    walk (see :meth:`Policy.read_filter`). Call it with a path and, as
+    ``is_link``, whether that path is a symlink when the caller knows (None:
+    looked up)."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        matchers: tuple[Callable[[str], bool], ...],
+        leads: tuple[str, ...],
+        views: tuple[str, ...],
+    ) -> None:
+        self._policy = policy
+        self._matchers = matchers
+        self._leads = leads  # what every path a deny rule matches starts with
+        self._views = views
+        self._protected = frozenset(views)
+        self._protected_below = tuple(f.rstrip("/") + "/" for f in views)
+
+    def _hit(self, candidate: str) -> bool:
+        if candidate in self._protected or candidate.startswith(self._protected_below):
+            return True
+        return any(match(candidate) for match in self._matchers)
+
+    def __call__(self, path: Path | str, *, is_link: bool | None = None) -> bool:
+        text = os.fspath(path)
+        if "\x00" in text:
+            return True
+        # A walker's paths are already absolute and normal; only others need
+        # normalising (a cost per entry otherwise).
+        normal = text.startswith("/") and "/." not in text and "//" not in text
+        found = text if normal and not text.endswith("/") else os.path.abspath(text)
+        if self._hit(found):
+            return True
+        if is_link is None:
+            is_link = os.path.islink(found)
+        if not is_link:
+            return False
+        target = _real(found)
+        policy = self._policy
+        if policy._readable(found) and not policy._readable(target):
+            # A link planted in the workspace must not carry a search to a
+            # file outside that reading it by name would have to ask for.
+            return True
+        return self._hit(target)
+
+    def may_deny_in(self, directory: str) -> bool:
+        """False when no entry directly in ``directory`` (absolute, normal) can
+        be denied unless it is a symlink: a walk then skips the check there."""
+        under = directory.rstrip("/") + "/"
+        if directory in self._protected or directory.startswith(self._protected_below):
+            return True
+        if any(view.startswith(under) for view in self._views):
+            return True
+        return any(lead.startswith(under) or under.startswith(lead) for lead in self._leads)
+
+
 class Policy:
     """Rules plus fallback posture; see the module docstring for precedence."""
 
@@ -196,7 +256,7 @@ class Policy:
     @classmethod
     def from_config(
         cls,
-        permissions_config: Any,
+        permissions_config: PermissionsConfig,
         workspace: Path | str,
         extra_allow: Sequence[str] = (),
         *,
@@ -252,26 +312,19 @@ class Policy:
         component can be a link; resolving every entry would cost a syscall
         per path component).
         """
-        text = os.fspath(path)
-        if "\x00" in text:
-            return True
-        found = os.path.abspath(text)
-        candidates = [found]
-        if os.path.islink(found):
-            target = _real(found)
-            if self._readable(found) and not self._readable(target):
-                # A link planted in the workspace must not carry a search to a
-                # file outside that reading it by name would have to ask for.
-                return True
-            candidates.append(target)
-        rules = [rule for rule in self.deny if rule.applies_to(tool)]
-        for candidate in candidates:
-            if self._protected(candidate) is not None:
-                return True
-            call = Call(tool, paths=(candidate,))
-            if any(rule_hits(rule, call, self.workspace, loose=True) for rule in rules):
-                return True
-        return False
+        return self.read_filter(tool)(path)
+
+    def read_filter(self, tool: str) -> ReadFilter:
+        """:meth:`read_denied` for ``tool`` over the many entries of one walk:
+        the deny rules' own paths are resolved once, now, so each entry costs
+        only comparisons."""
+        pairs = [rule.path_matcher(self.workspace) for rule in self.deny if rule.applies_to(tool)]
+        return ReadFilter(
+            self,
+            matchers=tuple(match for match, _ in pairs),
+            leads=tuple(lead for _, lead in pairs),
+            views=(*self.forbid_read, *PROCESS_VIEWS),
+        )
 
     # -- session grants -------------------------------------------------------
     @property

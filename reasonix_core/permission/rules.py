@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -29,6 +29,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from reasonix_core.permission.globs import (
+    GLOB_CHARS,
+    collapse_spaces,
+    command_glob,
+    path_glob_match,
+    resolve_path,
+    resolve_pattern,
+)
 from reasonix_core.tool.base import ToolFamily
 
 if TYPE_CHECKING:
@@ -200,170 +208,6 @@ class WriteTarget:
 
 
 # --------------------------------------------------------------------------
-# Globs
-# --------------------------------------------------------------------------
-
-_GLOB_CHARS = frozenset("*?")
-
-
-def _command_glob(pattern: str) -> re.Pattern[str]:
-    """``*`` matches anything (spaces and ``/`` included), ``?`` one character.
-
-    As in :mod:`fnmatch`, a star followed by a fixed run and another star is an
-    atomic lazy group: one ``.*`` per star backtracks polynomially, and a
-    project's deny rules (which apply untrusted) are tried on every command, so
-    ``Bash(*a*a*…*b)`` against a long line hung the run."""
-    pieces: list[str | None] = []  # None: a star
-    for ch in pattern:
-        if ch == "*":
-            if not pieces or pieces[-1] is not None:
-                pieces.append(None)
-        elif ch == "?":
-            pieces.append(".")
-        else:
-            pieces.append(re.escape(ch))
-    out: list[str] = []
-    i, n = 0, len(pieces)
-    while i < n and pieces[i] is not None:
-        out.append(pieces[i])  # type: ignore[arg-type]
-        i += 1
-    while i < n:
-        i += 1  # the star
-        fixed: list[str] = []
-        while i < n and pieces[i] is not None:
-            fixed.append(pieces[i])  # type: ignore[arg-type]
-            i += 1
-        if i == n:
-            out.append(".*" + "".join(fixed))
-        else:
-            out.append("(?>.*?" + "".join(fixed) + ")")
-    return re.compile("".join(out), re.DOTALL)
-
-
-@functools.lru_cache(maxsize=256)
-def _path_tokens(pattern: str) -> tuple[str, ...]:
-    """:func:`_path_glob`'s pattern as tokens: ``**/``, ``**``, ``*``, ``?``, a
-    trailing ``/**`` (as ``"/**"``), or one literal character."""
-    tail = pattern.endswith("/**")
-    if tail:
-        pattern = pattern[:-3]
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        for token in ("**/", "**", "*", "?"):
-            if pattern.startswith(token, i):
-                out.append(token)
-                i += len(token)
-                break
-        else:
-            out.append(pattern[i])
-            i += 1
-    if tail:
-        out.append("/**")
-    return tuple(out)
-
-
-def _path_glob_match(pattern: str, path: str) -> bool:
-    """``_path_glob(pattern).fullmatch(path)`` in O(pattern x path): the regex
-    backtracks polynomially (``*a*a*…*b`` in a project's ``Read`` deny rule, which
-    applies untrusted, hung a read of a long name)."""
-    n = len(path)
-    reachable = {0}
-    for token in _path_tokens(pattern):
-        if token == "**":  # .*
-            reachable = set(range(min(reachable), n + 1))
-        elif token == "**/":  # (?:.*/)?  : nothing, or anything up to and including a /
-            low = min(reachable)
-            reachable |= {q for q in range(low + 1, n + 1) if path[q - 1] == "/"}
-        elif token == "/**":  # (?:/.*)?  : nothing, or a / and everything after it
-            if any(p < n and path[p] == "/" for p in reachable):
-                reachable = reachable | {n}
-        elif token == "*":  # [^/]*
-            grown: set[int] = set()
-            for p in sorted(reachable):
-                if p in grown:
-                    continue
-                q = p
-                grown.add(q)
-                while q < n and path[q] != "/":
-                    q += 1
-                    grown.add(q)
-            reachable = grown
-        elif token == "?":  # [^/]
-            reachable = {p + 1 for p in reachable if p < n and path[p] != "/"}
-        else:
-            reachable = {p + 1 for p in reachable if p < n and path[p] == token}
-        if not reachable:
-            return False
-    return n in reachable
-
-
-@functools.lru_cache(maxsize=256)
-def _path_glob(pattern: str) -> re.Pattern[str]:
-    """``**`` crosses directories, ``*`` and ``?`` stay within one name.
-
-    The reference semantics of :func:`_path_glob_match` (a differential test
-    keeps them equal); rules match with that one, which cannot backtrack.
-
-    A trailing ``/**`` also matches the directory itself.
-    """
-    tail = ""
-    if pattern.endswith("/**"):
-        pattern, tail = pattern[:-3], "(?:/.*)?"
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + tail, re.DOTALL)
-
-
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
-def resolve_path(path: str, workspace: Path) -> str:
-    """Absolute, symlink-free form of ``path`` (relative to ``workspace``)."""
-    expanded = os.path.expanduser(path)
-    joined = os.path.join(os.fspath(workspace), expanded)
-    try:
-        return os.path.realpath(joined)
-    except (OSError, ValueError):
-        # A NUL byte, or a component swapped mid-resolution (EINVAL): judge the
-        # lexical form. The tool itself refuses such a path or re-resolves it by
-        # descriptors, and a swap could as well come after this decision.
-        return os.path.normpath(joined)
-
-
-def _resolve_pattern(pattern: str, workspace: Path) -> str:
-    """Make a path glob absolute and resolve its literal (glob-free) leading part."""
-    pattern = os.path.expanduser(pattern)
-    if not os.path.isabs(pattern):
-        pattern = os.path.join(os.path.realpath(workspace), pattern)
-    pattern = os.path.normpath(pattern)
-    parts = pattern.split("/")
-    k = next((n for n, part in enumerate(parts) if _GLOB_CHARS & set(part)), len(parts))
-    literal = os.path.realpath("/".join(parts[:k]) or "/")
-    rest = "/".join(parts[k:])
-    if not rest:
-        return literal
-    return literal.rstrip("/") + "/" + rest
-
-
-# --------------------------------------------------------------------------
 # The call being judged
 # --------------------------------------------------------------------------
 
@@ -442,7 +286,7 @@ def _glob_leads(pattern: str, base: str, workspace: Path) -> list[str]:
     for alternative in expand_braces(pattern):
         alternative = os.path.expanduser(alternative)
         parts = alternative.split("/")
-        k = next((n for n, p in enumerate(parts) if _GLOB_CHARS & set(p)), len(parts))
+        k = next((n for n, p in enumerate(parts) if GLOB_CHARS & set(p)), len(parts))
         lead = "/".join(parts[:k]) or ("/" if alternative.startswith("/") else "")
         if lead:
             leads.append(resolve_path(os.path.join(base, lead), workspace))
@@ -509,8 +353,8 @@ class Rule:
             elif "*" in spec:
                 kind = "glob"
                 words = _words(spec)
-                alt = " ".join(words[0]) if len(words) == 1 else _collapse(spec)
-                regexes = (_command_glob(_collapse(spec)), _command_glob(alt))
+                alt = " ".join(words[0]) if len(words) == 1 else collapse_spaces(spec)
+                regexes = (command_glob(collapse_spaces(spec)), command_glob(alt))
             else:
                 kind = "exact"
                 words = _words(spec)
@@ -527,7 +371,7 @@ class Rule:
                 regexes = (re.compile(rx),)
             else:
                 kind = "glob"
-                regexes = (_command_glob(spec.strip()),)
+                regexes = (command_glob(spec.strip()),)
         else:
             kind = "path"
         object.__setattr__(self, "_kind", kind)
@@ -564,7 +408,7 @@ class Rule:
             own = tuple(s.full_words for s in cmd.segments if s.words and not s.via)
             return self._words == own
         if loose and self._kind == "glob":
-            whole = _collapse(cmd.command)
+            whole = collapse_spaces(cmd.command)
             return any(rx.fullmatch(whole) for rx in self._regexes)
         return False
 
@@ -603,6 +447,29 @@ class Rule:
             return any(self._segment_match(f, unit.raw) for f in dict.fromkeys(forms))
         return False  # a WriteTarget or anything else: no rule matches it as a unit
 
+    def path_matcher(self, workspace: Path) -> tuple[Callable[[str], bool], str]:
+        """:meth:`unit_match` for resolved path units, with this rule's own path
+        resolved once, now, instead of at every call (a walk judges thousands
+        of entries against the same rules); and the text every path it matches
+        starts with ("" when that is not known), so a walk can tell which
+        folders hold nothing it could match."""
+        kind = self._kind
+        spec = self.specifier or ""
+        if kind == "path":
+            full = resolve_pattern(spec, workspace)
+            if GLOB_CHARS & set(full):
+                lead = full[: min(full.find(c) for c in GLOB_CHARS if c in full)]
+                return (lambda unit: path_glob_match(full, unit)), lead
+            base = full.rstrip("/") or "/"
+            under = base.rstrip("/") + "/"
+            return (lambda unit: unit == base or unit.startswith(under)), base
+        if kind == "literal" and _subject_kind(self.tool) == "path":
+            resolved = resolve_path(spec, workspace)
+            return (lambda unit: unit == resolved), resolved
+        if kind == "any":
+            return (lambda unit: True), ""
+        return (lambda unit: self._text_match(unit, workspace)), ""
+
     def _text_match(self, unit: str, workspace: Path) -> bool:
         """A path or URL unit."""
         kind = self._kind
@@ -626,7 +493,7 @@ class Rule:
             return self._words[0][0]
         if self._kind == "glob":
             first = (self.specifier or "").split(maxsplit=1)[0]
-            return first if not _GLOB_CHARS & set(first) else None
+            return first if not GLOB_CHARS & set(first) else None
         return None
 
     def _segment_match(self, words: tuple[str, ...], raw: str) -> bool:
@@ -639,7 +506,7 @@ class Rule:
         if kind == "glob":
             return bool(
                 self._regexes[1].fullmatch(" ".join(words))
-                or self._regexes[0].fullmatch(_collapse(raw))
+                or self._regexes[0].fullmatch(collapse_spaces(raw))
             )
         return False
 
@@ -657,9 +524,9 @@ class Rule:
 
 
 def _path_matches(pattern: str, path: str, workspace: Path) -> bool:
-    full = _resolve_pattern(pattern, workspace)
-    if _GLOB_CHARS & set(full):
-        return _path_glob_match(full, path)
+    full = resolve_pattern(pattern, workspace)
+    if GLOB_CHARS & set(full):
+        return path_glob_match(full, path)
     base = full.rstrip("/") or "/"
     return path == base or path.startswith(base.rstrip("/") + "/")
 

@@ -1028,7 +1028,10 @@ def _note_alias(setting: str, aliases: dict[str, str]) -> None:
 
 def _git_env_aliases(assignments: tuple[str, ...]) -> dict[str, str]:
     """Aliases set through ``GIT_CONFIG_KEY_n=alias.x GIT_CONFIG_VALUE_n=…``."""
-    env = dict(a.partition("=")[::2] for a in assignments)
+    env: dict[str, str] = {}
+    for assignment in assignments:
+        name, _, value = assignment.partition("=")
+        env[name] = value
     aliases: dict[str, str] = {}
     for name, key in env.items():
         if name.startswith("GIT_CONFIG_KEY_"):

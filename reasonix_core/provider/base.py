@@ -9,9 +9,9 @@ whole calls to the loop; :class:`ToolCallFragment` exists for live display.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from reasonix_core.errors import ConfigError
 from reasonix_core.messages import Message, ToolCall
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from reasonix_core.config.schema import ProviderConfig
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Byte-stable JSON: sorted keys, no whitespace, UTF-8 kept as is."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -117,7 +117,7 @@ class Provider(Protocol):
 
     def prepare(self, request: Request) -> PreparedRequest: ...
 
-    def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]: ...
+    def stream(self, prepared: PreparedRequest) -> AsyncGenerator[Chunk, None]: ...
 
     def max_output_tokens(self, model: str) -> int | None:
         """The model's own output ceiling, when known (used for the auto budget)."""
@@ -129,6 +129,14 @@ class Provider(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class StreamIdleTimeout(Protocol):
+    """A provider whose stream gives up after this many seconds without data (the HTTP
+    providers); the session sets it from ``[agent].stream_idle_timeout``."""
+
+    stream_idle_timeout: float
 
 
 ProviderFactory = Callable[["ProviderConfig", str], Provider]

@@ -19,7 +19,7 @@ import importlib.util
 import json
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ DRAIN_SECONDS = 0.5
 DRAIN_EVENTS = 16
 
 
-def encode_body(value: Any) -> bytes:
+def encode_body(value: object) -> bytes:
     """The request body's bytes: compact JSON, UTF-8 kept as is."""
     # dumps_utf8: a lone surrogate the model sent earlier must not make the request unsendable.
     return dumps_utf8(value, separators=(",", ":")).encode()
@@ -244,7 +244,7 @@ class HttpProvider:
                 break
         yield parser.end()
 
-    async def stream(self, prepared: PreparedRequest) -> AsyncIterator[Chunk]:
+    async def stream(self, prepared: PreparedRequest) -> AsyncGenerator[Chunk, None]:
         client = self._http()
         try:
             async with client.stream(
@@ -285,7 +285,7 @@ def _payload(event: SseEvent) -> dict[str, Any]:
 # -- usage -----------------------------------------------------------------------
 
 
-def count(value: Any) -> int:
+def count(value: object) -> int:
     """A token count from a usage report: absent, null, negative, boolean or
     non-integer values count as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -16,14 +16,15 @@ leaves the transcript valid; permission questions go to the surface's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from reasonix_core import events as ev
 from reasonix_core.agent.loop import Agent
-from reasonix_core.agent.runner import Runner, TurnMeta
+from reasonix_core.agent.runner import Runner
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.config import Config, ResolvedModel
 from reasonix_core.errors import ConfigError
 from reasonix_core.permission.policy import Policy
@@ -89,7 +90,7 @@ class Session:
 
     # -- turns -----------------------------------------------------------------
 
-    def prompt(self, text: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
+    def prompt(self, text: str, meta: TurnMeta | None = None) -> AsyncGenerator[ev.Event, None]:
         """One user turn, as events; it ends with TurnFinished or TurnFailed unless
         cancelled (cancel the consuming task: the transcript stays valid)."""
         return self.runner.run(text, meta)
@@ -104,9 +105,10 @@ class Session:
         )  # fmt: skip
         return await expand_prompt(sources, text)
 
-    def compact(self, focus: str = "") -> AsyncIterator[ev.Event]:
+    def compact(self, focus: str = "") -> AsyncGenerator[ev.Event, None]:
         """Prune and fold the history now; the next request starts from the checkpoint."""
-        return self.agent.compact(focus)
+        # An async generator (Agent.compact), closed at once when its consumer stops.
+        return cast("AsyncGenerator[ev.Event, None]", self.agent.compact(focus))
 
     # -- modes -----------------------------------------------------------------
 
@@ -141,7 +143,7 @@ class Session:
 
         return waiting_plan(self.agent)
 
-    def approve_plan(self) -> AsyncIterator[ev.Event]:
+    def approve_plan(self) -> AsyncGenerator[ev.Event, None]:
         """The executor's turn over the waiting plan; NoPlanWaiting when none waits."""
         from reasonix_core.session.plans import approve_plan
 
@@ -169,7 +171,7 @@ class Session:
 
         return GoalDriver(self.goals, goal_bounds(self.config.agent, max_rounds, token_budget))
 
-    def drive_goal(self, driver: GoalDriver, objective: str = "") -> AsyncIterator[ev.Event]:
+    def drive_goal(self, driver: GoalDriver, objective: str = "") -> AsyncGenerator[ev.Event, None]:
         """Rounds until the goal settles or a bound is reached (``driver.stop``)."""
         from reasonix_core.session.goals import drive_goal
 

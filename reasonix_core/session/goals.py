@@ -57,7 +57,7 @@ def change_goal(book: GoalBook, action: str, objective: str = "") -> Goal | None
 
 async def drive_goal(
     runner: Runner, driver: GoalDriver, objective: str = ""
-) -> AsyncIterator[ev.Event]:
+) -> AsyncGenerator[ev.Event, None]:
     """Rounds of the goal until it settles or a bound is reached (``driver.stop``
     says why). Cancelling it disarms the goal: it stays active, and resuming it
     drives it again."""

@@ -7,9 +7,9 @@ The approval is always an explicit call by the surface (a dialog's answer,
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from reasonix_core import events as ev
 from reasonix_core.errors import UsageError
@@ -30,7 +30,7 @@ def waiting_plan(executor: Agent) -> SavedPlan | None:
     return pending_plan(executor.session.path)
 
 
-def approve_plan(executor: Agent) -> AsyncIterator[ev.Event]:
+def approve_plan(executor: Agent) -> AsyncGenerator[ev.Event, None]:
     """The executor's turn over the waiting plan. Raises :class:`NoPlanWaiting`
     (before anything is sent) when none waits."""
     if waiting_plan(executor) is None:
@@ -38,10 +38,10 @@ def approve_plan(executor: Agent) -> AsyncIterator[ev.Event]:
     return _approved(executor)
 
 
-async def _approved(executor: Agent) -> AsyncIterator[ev.Event]:
+async def _approved(executor: Agent) -> AsyncGenerator[ev.Event, None]:
     from reasonix_core.coordinator.coordinator import run_pending_plan
 
-    async with aclosing(_closable(run_pending_plan(executor))) as events:
+    async with aclosing(run_pending_plan(executor)) as events:
         async for event in events:
             yield event
 
@@ -53,8 +53,3 @@ def reject_plan(executor: Agent) -> None:
     saved = waiting_plan(executor)
     if saved is not None:
         settle_plan(executor.session, saved.id, PlanVerdict.REJECT)
-
-
-def _closable(events: AsyncIterator[ev.Event]) -> AsyncGenerator[ev.Event, None]:
-    """The stream as what it is (an async generator), so it can be closed at once."""
-    return cast("AsyncGenerator[ev.Event, None]", events)

@@ -81,6 +81,14 @@ class SkillCatalog:
             if f.file.user_invocable
         ]
 
+    def render_command(self, name: str, arguments: str) -> str | None:
+        """The user turn for ``/name arguments``, or None when no skill has that name
+        (:func:`reasonix_core.skills.expand.render_skill_command`). The prompt expander
+        calls it on the catalog it was given, so command/ does not import skills/."""
+        from reasonix_core.skills.expand import render_skill_command
+
+        return render_skill_command(name, arguments, self)
+
     def load(self, name: str, by: Invoker) -> Skill:
         """The skill read again from its file, with the same checks as discovery.
 

@@ -8,7 +8,10 @@ commands are looked up before it, so a skill never shadows them.
 
 from __future__ import annotations
 
-from reasonix_core.skills.catalog import SkillCatalog
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the catalog calls in here (SkillCatalog.render_command)
+    from reasonix_core.skills.catalog import SkillCatalog
 
 
 def expand_skill_command(text: str, skills: SkillCatalog) -> str | None:
@@ -38,6 +41,4 @@ def render_skill_command(name: str, arguments: str, skills: SkillCatalog) -> str
     if skill.run_as == "subagent":
         request = f"Run the skill {skill.name!r} now with the run_skill tool"
         return f"{request}, with these arguments:\n\n{arguments}" if arguments else f"{request}."
-    from reasonix_core.command.custom import expand_template
-
-    return expand_template(skill.body, arguments)
+    return skill.render(arguments)

@@ -27,3 +27,10 @@ class Skill:
     effort: str | None
     read_only: bool
     allowed_tools: tuple[str, ...] | None
+
+    def render(self, arguments: str) -> str:
+        """The body with ``$ARGUMENTS``, ``$1…`` and ``$$`` filled in, as custom commands
+        do (:func:`reasonix_core.command.custom.expand_template`)."""
+        from reasonix_core.command.custom import expand_template
+
+        return expand_template(self.body, arguments)

@@ -36,7 +36,7 @@ Kind = Literal["verification", "diff", "files", "manual"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(**ARGS_CONFIG, str_max_length=20_000)
+    model_config = ConfigDict(ARGS_CONFIG, str_max_length=20_000)
 
 
 class Evidence(_Strict):

@@ -46,7 +46,7 @@ from reasonix_core.agent.session import (
 from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.permission.approver import Requester, current_requester
-from reasonix_core.provider.base import Provider, create_provider
+from reasonix_core.provider.base import Provider, StreamIdleTimeout, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.subagent.capsule import ContextCapsule, sha256_text
 from reasonix_core.subagent.claims import bash_rebind_problem, claimed, resolve_claim
@@ -360,7 +360,7 @@ class SubagentRunner:
         except ReasonixError as exc:
             raise SubagentError(f"model {ref!r}: {exc}") from None
         stack.push_async_callback(provider.aclose)
-        if hasattr(provider, "stream_idle_timeout"):
+        if isinstance(provider, StreamIdleTimeout):
             provider.stream_idle_timeout = s.config.agent.stream_idle_timeout
         return resolved, provider
 

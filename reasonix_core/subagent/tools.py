@@ -215,7 +215,8 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                     report=report,
                     tool_call_id=call_id,
                 )
-        text = outcome.render()
-        if not outcome.ok:
+        # Bound: the task group re-raises whatever stopped run_fleet.
+        text = outcome.render()  # pyright: ignore[reportPossiblyUnboundVariable]
+        if not outcome.ok:  # pyright: ignore[reportPossiblyUnboundVariable]
             return ToolResult(text=text, is_error=True, outcome="error")
         return ToolResult(text=text)

@@ -3,11 +3,16 @@ needs it and the registry imports every built-in tool (no import cycle)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ConfigDict
 
 from reasonix_core.errors import ToolArgumentError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+ArgsModel = TypeVar("ArgsModel", bound="BaseModel")
 
 #: Every built-in tool's argument model: unknown keys are errors, and the
 #: validator is built on the first call instead of at import (start-up: the
@@ -15,7 +20,7 @@ from reasonix_core.errors import ToolArgumentError
 ARGS_CONFIG = ConfigDict(extra="forbid", defer_build=True)
 
 
-def validate_args(model: Any, args: dict[str, Any]) -> Any:
+def validate_args(model: type[ArgsModel], args: dict[str, Any]) -> ArgsModel:
     """Validate ``args`` with a pydantic model, raising ToolArgumentError with a
     message the model can act on."""
     from pydantic import ValidationError

@@ -75,7 +75,7 @@ class ToolResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def error(cls, text: str, **meta: Any) -> ToolResult:
+    def error(cls, text: str, **meta: object) -> ToolResult:
         return cls(text=text, is_error=True, outcome="error", meta=dict(meta))
 
 
@@ -181,10 +181,16 @@ class Tool(Protocol):
     session.
     """
 
-    name: str
-    description: str
-    read_only: bool
-    family: ToolFamily
-    parameters: dict[str, Any]
+    # Read-only: an attribute (the built-ins' from their spec) or a property (LazyTool).
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def family(self) -> ToolFamily: ...
+    @property
+    def parameters(self) -> dict[str, Any]: ...
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

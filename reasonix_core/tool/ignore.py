@@ -13,9 +13,10 @@ ignored directories, so negations cannot re-include their contents.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -118,11 +119,23 @@ class IgnoreRule:
     dir_only: bool
     # Segment globs, and _ANY_DIRS / _SOME_DIRS for ``**``.
     segments: tuple[str, ...]
+    # A rule of one unanchored name (``*.log``, ``build/``) judges only the last
+    # path part: its regex, so a walk tests each entry with one match.
+    name_only: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        single = len(self.segments) == 2 and self.segments[0] == _ANY_DIRS
+        name = self.segments[-1] if single else None
+        rx = segment_regex(name) if name is not None and not name.startswith("\x00") else None
+        object.__setattr__(self, "name_only", rx)
 
     def matches(self, rel: str, is_dir: bool) -> bool:
+        return self.matches_parts(rel.split("/"), is_dir)
+
+    def matches_parts(self, parts: Sequence[str], is_dir: bool) -> bool:
         if self.dir_only and not is_dir:
             return False
-        return _match_segments(self.segments, rel.split("/"))
+        return _match_segments(self.segments, parts)
 
 
 # ``**`` as zero or more directories, and a trailing ``/**`` (one or more).
@@ -137,7 +150,12 @@ def _match_segments(segments: Sequence[str], parts: Sequence[str]) -> bool:
     ``a/**/a/**/…/b`` line never finished on a deep path."""
     n = len(parts)
     reachable = {0}
-    for seg in segments:
+    last = len(segments) - 1
+    for i, seg in enumerate(segments):
+        if i == last and seg not in (_ANY_DIRS, _SOME_DIRS):
+            # Only the final part can complete the match: one regex, not one per
+            # reachable position (the common ``**/name`` rule tests the basename).
+            return n - 1 in reachable and segment_regex(seg).match(parts[n - 1]) is not None
         if seg == _ANY_DIRS:
             reachable = set(range(min(reachable), n + 1))
         elif seg == _SOME_DIRS:
@@ -214,17 +232,33 @@ class IgnoreFile:
 
     base: Path
     rules: tuple[IgnoreRule, ...]
+    # ``base`` as text ending in "/": paths are judged as text, a walk's hot path.
+    _prefix: str = field(init=False, repr=False, compare=False)
 
-    def decide(self, path: Path, is_dir: bool) -> bool | None:
-        """True = ignored, False = re-included, None = no rule matched."""
-        try:
-            rel = path.relative_to(self.base).as_posix()
-        except ValueError:
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_prefix", str(self.base).rstrip("/") + "/")
+
+    def decide(self, path: Path | str, is_dir: bool) -> bool | None:
+        """True = ignored, False = re-included, None = no rule matched.
+
+        ``path`` is absolute and normal (no ``.``, ``..`` or doubled ``/``),
+        as a walker builds it."""
+        text = os.fspath(path)
+        if not text.startswith(self._prefix) or len(text) == len(self._prefix):
             return None
-        if rel in ("", "."):
-            return None
+        rel = text[len(self._prefix) :]
+        parts: list[str] | None = None
         for rule in reversed(self.rules):
-            if rule.matches(rel, is_dir):
+            if rule.dir_only and not is_dir:
+                continue
+            by_name = rule.name_only
+            if by_name is not None:
+                hit = by_name.match(rel[rel.rfind("/") + 1 :]) is not None
+            else:
+                if parts is None:
+                    parts = rel.split("/")
+                hit = _match_segments(rule.segments, parts)
+            if hit:
                 return not rule.negated
         return None
 
@@ -288,7 +322,7 @@ class IgnoreMatcher:
             return self
         return IgnoreMatcher((*self._files, f))
 
-    def is_ignored(self, path: Path, is_dir: bool) -> bool:
+    def is_ignored(self, path: Path | str, is_dir: bool) -> bool:
         for f in reversed(self._files):
             decision = f.decide(path, is_dir)
             if decision is not None:
@@ -318,11 +352,24 @@ class GlobPattern:
         self.segments: tuple[str, ...] = tuple(segs)
         self.mentions_hidden = any(s.startswith(".") for s in segs)
 
+    def name_filter(self) -> re.Pattern[str] | None:
+        """What a file's own name must match for the path to match, or None
+        when any name may (the pattern ends in ``**``)."""
+        if not self.segments or self.segments[-1] == "**":
+            return None
+        return segment_regex(self.segments[-1])
+
     def _seg(self, i: int, name: str) -> bool:
         return segment_regex(self.segments[i]).match(name) is not None
 
     def match(self, parts: Sequence[str]) -> bool:
         segs = self.segments
+        if "**" not in segs:  # one part per segment: no search
+            return len(parts) == len(segs) and all(
+                self._seg(i, part) for i, part in enumerate(parts)
+            )
+        if len(segs) == 2 and segs[0] == "**":  # **/name: the name decides
+            return bool(parts) and self._seg(1, parts[-1])
         memo: dict[tuple[int, int], bool] = {}
 
         def go(si: int, pi: int) -> bool:
@@ -363,6 +410,19 @@ class GlobPattern:
             return res
 
         return go(0, 0)
+
+
+def names_matching(patterns: Sequence[GlobPattern]) -> Callable[[str], bool] | None:
+    """A check on a file's name that every path matching one of ``patterns``
+    passes (a walk drops other files unseen), or None when any name may match."""
+    filters = [p.name_filter() for p in patterns]
+    if not filters or any(f is None for f in filters):
+        return None
+    matchers = [f.match for f in filters if f is not None]
+    if len(matchers) == 1:
+        only = matchers[0]
+        return lambda name: only(name) is not None
+    return lambda name: any(m(name) is not None for m in matchers)
 
 
 def expand_braces(pattern: str, limit: int = 256) -> list[str]:

@@ -23,7 +23,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -120,7 +119,9 @@ class _Job:
     finished: anyio.Event = field(default_factory=anyio.Event)
     # Run once the process is gone; what it returns is appended to the output.
     on_exit: Callable[[], Awaitable[str | None]] | None = None
-    decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
+    decoder: codecs.IncrementalDecoder = field(
+        default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace")
+    )
 
     @property
     def running(self) -> bool:
@@ -233,6 +234,7 @@ class JobManager:
 
     @staticmethod
     async def _after_exit(job: _Job, on_exit: Callable[[], Awaitable[str | None]]) -> None:
+        note: str | None = None
         with anyio.CancelScope(shield=True):
             try:
                 note = await on_exit()

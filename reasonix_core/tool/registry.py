@@ -93,7 +93,9 @@ class LazyTool:
         """The tool itself, imported and created on first use."""
         if self._tool is None:
             module, _, cls = self.spec.implementation.partition(":")
-            self._tool = getattr(importlib.import_module(module), cls)()
+            tool: Tool = getattr(importlib.import_module(module), cls)()
+            self._tool = tool
+            return tool
         return self._tool
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -103,9 +105,9 @@ class LazyTool:
 def canonical_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Normalise a JSON schema: drop ``title`` noise, sort keys recursively."""
 
-    def clean(node: Any, in_properties: bool = False) -> Any:
+    def clean(node: object, in_properties: bool = False) -> object:
         if isinstance(node, dict):
-            out = {}
+            out: dict[str, object] = {}
             for key in sorted(node):
                 # "title" is a schema keyword except where it is a property name.
                 if key == "title" and not in_properties:
@@ -116,7 +118,9 @@ def canonical_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [clean(item) for item in node]
         return node
 
-    return clean(schema)
+    cleaned = clean(schema)
+    assert isinstance(cleaned, dict)  # a dict cleans to a dict
+    return cleaned
 
 
 class ToolRegistry:

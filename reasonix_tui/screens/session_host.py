@@ -6,12 +6,11 @@ screen imports them, and they name only this.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from textual.app import App
     from textual.notifications import SeverityLevel
     from textual.worker import Worker
 
@@ -35,7 +34,7 @@ class SessionHost(Protocol):
     queue: list[str]
 
     @property
-    def app(self) -> App[object]: ...
+    def app(self) -> Any: ...  # textual types it as a descriptor; the App
 
     @property
     def transcript(self) -> Transcript: ...

@@ -90,7 +90,7 @@ class SetupScreen(Screen[bool]):
         self.applying = False
         # Textual focuses this once composed: the first key typed must land in the
         # step shown (a hidden widget still counts as focusable to the default "*").
-        self.AUTO_FOCUS = "#providers" if self.choices else "#key"
+        self.AUTO_FOCUS = "#providers" if self.choices else "#key"  # pyright: ignore[reportAttributeAccessIssue]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):

@@ -1,3 +1,5 @@
+# pyright: reportGeneralTypeIssues=false
+# (until the mixins stop annotating self as SessionScreen, issue 24 item 6)
 """Scrolling the transcript from the keyboard while the composer keeps the focus.
 
 PageUp/PageDown scroll a page and Ctrl+Up/Ctrl+Down a line, always (the

@@ -298,12 +298,12 @@ class AssistantBlock(Widget):
         """
         text = segment.prefix + segment.source
         shift = segment.prefix.count("\n")
-        blocks = top_level_blocks(text)
+        blocks = top_level_blocks(text)  # block tokens always carry their line `map`
         size = segment.source.count("\n") + (not segment.source.endswith("\n"))
         if len(blocks) > SEGMENT_BLOCKS:
-            at, opener = blocks[SEGMENT_BLOCKS].map[0] - shift, ""
+            at, opener = blocks[SEGMENT_BLOCKS].map[0] - shift, ""  # pyright: ignore[reportOptionalSubscript]
         elif blocks and blocks[-1].type == "fence":
-            start, end = blocks[-1].map
+            start, end = blocks[-1].map  # pyright: ignore[reportGeneralTypeIssues]
             if end - start - 1 <= FENCE_LINES:
                 return None
             at = start + 1 + FENCE_LINES - shift

@@ -55,7 +55,10 @@ class NewOutputMarker(Static):
 
     def on_mount(self) -> None:
         transcript = self.screen.query_one(Transcript)
-        self.watch(transcript, "unseen", lambda unseen: self.set_class(unseen, "-shown"))
+        def show(unseen: bool) -> None:
+            self.set_class(unseen, "-shown")
+
+        self.watch(transcript, "unseen", show)
 
     def on_click(self) -> None:
         self.screen.query_one(Transcript).follow()

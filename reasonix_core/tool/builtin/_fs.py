@@ -20,13 +20,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.to_thread
 
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.fs_walk import Located, list_directory, open_final
+from reasonix_core.tool.fs_walk import Located, list_directory, open_final, opened_path
 from reasonix_core.tool.ignore import IgnoreMatcher
 from reasonix_core.tool.ledger import (
     FS_ALREADY_EXISTS,
@@ -37,7 +37,7 @@ from reasonix_core.tool.ledger import (
     FileVersion,
     version_of_fd,
 )
-from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy, is_within
+from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
 
 T = TypeVar("T")
 
@@ -45,6 +45,7 @@ BINARY_SNIFF = 8192
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 # Kernel pseudo-filesystems are never walked into (reads there can block or lie).
 PSEUDO_FS = frozenset({Path("/proc"), Path("/sys"), Path("/dev")})
+_PSEUDO_FS_TEXT = frozenset(str(p) for p in PSEUDO_FS)
 WALK_MAX_ENTRIES = 200_000
 WALK_TIME_BUDGET = 30.0
 DIFF_MAX_CHARS = 4_000_000
@@ -69,18 +70,70 @@ def services(ctx: ToolContext) -> tuple[SandboxPolicy, FileLedger]:
     return sandbox, ledger
 
 
-def read_filter(ctx: ToolContext, tool: str) -> Callable[[Path], bool] | None:
-    """The session's "may ``tool`` not see this path?" check, or None.
+def displayer(sandbox: SandboxPolicy) -> Callable[[Path | str], str]:
+    """:meth:`SandboxPolicy.display` for many physical paths (absolute, normal),
+    with the workspace resolved once rather than at every call."""
+    root = str(sandbox.root)
+    under = root.rstrip("/") + "/"
+
+    def show(path: Path | str) -> str:
+        text = os.fspath(path)
+        if text == root:
+            return "."
+        return text[len(under) :] if text.startswith(under) else text
+
+    return show
+
+
+@dataclass(frozen=True, slots=True)
+class WalkFilter:
+    """The session's "may ``tool`` not see this path?" check, as a walk uses it."""
+
+    # (physical path text, is it a symlink; None: look it up) -> skip it?
+    denied: Callable[[str, bool | None], bool]
+    # False when nothing directly in this directory can be denied unless it is
+    # a symlink: the walk then checks only the symlinks there.
+    may_deny_in: Callable[[str], bool] = lambda directory: True
+
+
+
+class _WalkChecks(Protocol):
+    """One walk's deny check (the permission policy's ``ReadFilter``)."""
+
+    def __call__(self, path: Path | str, *, is_link: bool | None = None) -> bool: ...
+
+    def may_deny_in(self, directory: str) -> bool: ...
+
+
+@runtime_checkable
+class _ReadFilterSource(Protocol):
+    """What offers a per-walk deny check beside ``read_denied`` (the policy)."""
+
+    def read_filter(self, tool: str) -> _WalkChecks: ...
+
+
+def read_filter(ctx: ToolContext, tool: str) -> WalkFilter | None:
+    """The session's "may ``tool`` not see this path?" check for one walk, or None.
 
     Installed by the runtime as ``ctx.read_denied`` (the policy's
     deny rules and protected paths); walking tools skip what it refuses, so a
     ``Read(.env)`` deny rule cannot be bypassed by listing or searching the
-    folder that holds ``.env``.
+    folder that holds ``.env``. When ``read_denied`` is a method of an object
+    that also offers ``read_filter(tool)`` (the permission policy does), that
+    is used: it resolves the deny rules once for the whole walk instead of
+    once per entry, and tells which folders need no check at all.
     """
     check = ctx.read_denied
     if check is None:
         return None
-    return lambda path: bool(check(tool, path))
+    owner = getattr(check, "__self__", None)
+    if isinstance(owner, _ReadFilterSource):
+        walk = owner.read_filter(tool)
+        return WalkFilter(
+            denied=lambda text, is_link: bool(walk(text, is_link=is_link)),
+            may_deny_in=walk.may_deny_in,
+        )
+    return WalkFilter(denied=lambda text, is_link: bool(check(tool, Path(text))))
 
 
 # --------------------------------------------------------------------------- failures
@@ -224,6 +277,11 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 
 def sniff_encoding(head: bytes) -> tuple[str, bytes] | None:
     """Encoding and BOM from the first bytes; None when no BOM / UTF-16 pattern."""
+    first = head[:1]
+    if first and first not in b"\xef\xfe\xff\x00" and b"\x00" not in head[:BINARY_SNIFF]:
+        # The common case, decided at C speed: no BOM starts this way, and
+        # BOM-less UTF-16 needs NUL bytes.
+        return None
     for bom, enc in _BOMS:
         if head.startswith(bom):
             return enc, bom
@@ -258,6 +316,17 @@ def detect_newline(text: str) -> str:
 
 def decode(data: bytes) -> tuple[str, TextFormat]:
     """Decode file bytes; raises :class:`BinaryFile` for binary content."""
+    text, encoding, bom = _decoded(data)
+    return text, TextFormat(encoding, bom, detect_newline(text))
+
+
+def decode_text(data: bytes) -> str:
+    """The text of :func:`decode` alone (a search needs no format); raises
+    :class:`BinaryFile` for binary content."""
+    return _decoded(data)[0]
+
+
+def _decoded(data: bytes) -> tuple[str, str, bytes]:
     sniffed = sniff_encoding(data[:BINARY_SNIFF])
     if sniffed is not None:
         enc, bom = sniffed
@@ -266,17 +335,15 @@ def decode(data: bytes) -> tuple[str, TextFormat]:
             text = body.decode(enc, errors=_errors(enc))
         except UnicodeDecodeError:
             text = body.decode(enc, errors="replace")
-        return text, TextFormat(enc, bom, detect_newline(text))
+        return text, enc, bom
     if b"\x00" in data[:BINARY_SNIFF]:
         raise BinaryFile
     for enc in ("utf-8", "gb18030"):
         try:
-            text = data.decode(enc)
+            return data.decode(enc), enc, b""
         except UnicodeDecodeError:
             continue
-        return text, TextFormat(enc, b"", detect_newline(text))
-    text = data.decode("latin-1")
-    return text, TextFormat("latin-1", b"", detect_newline(text))
+    return data.decode("latin-1"), "latin-1", b""
 
 
 def _errors(encoding: str) -> str:
@@ -593,19 +660,66 @@ def record_write(ledger: FileLedger, located: Located, data: bytes) -> None:
 
 @dataclass(slots=True)
 class Entry:
-    path: Path
+    """One walked entry. ``dir_fd`` is the open directory holding ``name``; it
+    stays open only until the walk moves on, so use it at once (open the file
+    through it: the name then cannot lead anywhere the walk did not check)."""
+
+    text: str  # the physical path, as text (no symlink on the way, no ..)
     parts: tuple[str, ...]
     is_dir: bool
     is_symlink: bool
+    dir_fd: int
+    name: str
+
+    @property
+    def path(self) -> Path:
+        return Path(self.text)
 
     @property
     def rel(self) -> str:
         return "/".join(self.parts)
 
 
+# Directories are opened for listing relative to their parent's descriptor, never
+# following a symlink: the walk stays on the physical tree it checked.
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Each level of the walk holds its directory open; deeper folders are not entered
+# (counted as unreadable) rather than risk running out of descriptors.
+WALK_MAX_DEPTH = 256
+
+
+def _covered(text: str, roots: tuple[str, ...]) -> bool:
+    """Whether the physical path ``text`` is one of ``roots`` or below one."""
+    return any(text == r or text.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+@dataclass
+class _Level:
+    """A directory being walked: its descriptor, its sorted listing, and what
+    applies below it."""
+
+    fd: int
+    text: str
+    parts: tuple[str, ...]
+    listing: list[tuple[str, bool, bool]]
+    matcher: IgnoreMatcher
+    # The forbid_read paths that may cover entries here (below the walk's root,
+    # only those inside this directory): none, and no entry needs the check.
+    forbidden: tuple[str, ...]
+    # Whether the walk's filter must judge each entry here (symlinks always).
+    check_hide: bool
+    next: int = 0
+
+
 @dataclass
 class Walker:
-    """Depth-first, name-sorted walk of a resolved directory.
+    """Depth-first, name-sorted walk of a resolved directory, by descriptors.
+
+    Each directory is opened relative to its parent's open descriptor with
+    ``O_NOFOLLOW``, so the walk costs a few system calls per entry whatever the
+    depth, and a directory swapped for a symlink mid-walk is not entered. What
+    each directory really is (its path as the kernel knows it) is judged
+    against ``forbid_read`` once it is open.
 
     Skips ``.git``/``node_modules``/``__pycache__``, hidden entries (unless
     ``include_hidden``), ``forbid_read`` paths (silently) and, with
@@ -620,8 +734,11 @@ class Walker:
     include_hidden: bool = False
     max_depth: int | None = None
     descend: Callable[[tuple[str, ...]], bool] | None = None
-    # Entries this returns True for are skipped silently, like forbid_read ones.
-    hide: Callable[[Path], bool] | None = None
+    # Names of files (and symlinks) the caller can use; the rest are dropped as
+    # they are listed, before any other check (so the skip counters leave them out).
+    want_name: Callable[[str], bool] | None = None
+    # Entries this denies are skipped silently, like forbid_read ones.
+    hide: WalkFilter | None = None
     stop: threading.Event | None = None
     skipped_hidden: int = 0
     skipped_ignored: int = 0
@@ -631,94 +748,140 @@ class Walker:
     time_budget: float = WALK_TIME_BUDGET
     visited: int = 0
     truncated: bool = False
+    # forbid_read as text, resolved when the walk starts.
+    _forbidden: tuple[str, ...] = field(default=(), init=False, repr=False)
 
     def __iter__(self) -> Iterator[Entry]:
-        forbidden = self.sandbox.resolved_forbid_read()
+        forbidden = tuple(str(f) for f in self.sandbox.resolved_forbid_read())
+        self._forbidden = forbidden
+        hide = self.hide.denied if self.hide is not None else None
+        root_text = str(self.root)
         if self.gitignore:
             matcher = IgnoreMatcher.for_directory(self.root, stop_at=self.sandbox.root)
         else:
             matcher = IgnoreMatcher()
-        stack: list[tuple[Iterator[tuple[str, bool, bool]], tuple[str, ...], IgnoreMatcher]]
-        stack = [(self._list(self.root), (), matcher)]
-        deadline = time.monotonic() + self.time_budget
-        while stack:
-            if self.stop is not None and self.stop.is_set():
-                return
-            it, parts, m = stack[-1]
-            listed = next(it, None)
-            if listed is None:
-                stack.pop()
-                continue
-            self.visited += 1
-            if self.visited > self.max_entries or (
-                self.visited % 256 == 0 and time.monotonic() > deadline
-            ):
-                self.truncated = True
-                return
-            name, is_link, is_dir = listed
-            if is_dir and name in SKIP_DIRS:
-                self.skipped_dirs.add(name)
-                continue
-            path = self.root.joinpath(*parts, name)
-            if is_dir and path in PSEUDO_FS:
-                continue
-            if forbidden and (
-                any(is_within(path, f) for f in forbidden)
-                or (is_link and self.sandbox.is_hidden(path))
-            ):
-                continue
-            if self.hide is not None and self.hide(path):
-                continue
-            if not self.include_hidden and name.startswith("."):
-                self.skipped_hidden += 1
-                continue
-            if m and m.is_ignored(path, is_dir):
-                self.skipped_ignored += 1
-                continue
-            rel = (*parts, name)
-            yield Entry(path, rel, is_dir, is_link)
-            if (
-                is_dir
-                and (self.max_depth is None or len(rel) < self.max_depth)
-                and (self.descend is None or self.descend(rel))
-            ):
-                child = m.child(path) if self.gitignore else m
-                stack.append((self._list(path), rel, child))
-
-    def _list(self, directory: Path) -> Iterator[tuple[str, bool, bool]]:
-        """``(name, is_symlink, is_dir)`` for the entries of ``directory``, by name.
-
-        Listed through a descriptor whose real path is judged against
-        ``forbid_read``: a parent swapped for a symlink since the walk saw it
-        must not reveal the names in a hidden folder.
-        """
         try:
-            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            root_fd = os.open(root_text, _DIR_FLAGS)
         except OSError:
             self.unreadable += 1
-            return iter(())
-        listed = []
+            return
+        stack: list[_Level] = []
         try:
-            if self.sandbox.opened_is_hidden(fd):
-                return iter(())
-            # The entry types are read while the descriptor is open (a DirEntry
-            # from a descriptor stats through its number, which is closed below).
+            level = self._enter(root_fd, root_text, (), matcher, forbidden)
+            if level is None:
+                return
+            stack.append(level)
+            deadline = time.monotonic() + self.time_budget
+            while stack:
+                if self.stop is not None and self.stop.is_set():
+                    return
+                top = stack[-1]
+                if top.next >= len(top.listing):
+                    os.close(stack.pop().fd)
+                    continue
+                name, is_link, is_dir = top.listing[top.next]
+                top.next += 1
+                self.visited += 1
+                if self.visited > self.max_entries or (
+                    self.visited % 256 == 0 and time.monotonic() > deadline
+                ):
+                    self.truncated = True
+                    return
+                if is_dir and name in SKIP_DIRS:
+                    self.skipped_dirs.add(name)
+                    continue
+                text = top.text + "/" + name if top.text != "/" else "/" + name
+                if is_dir and text in _PSEUDO_FS_TEXT:
+                    continue
+                if top.forbidden and _covered(text, top.forbidden):
+                    continue
+                if is_link and forbidden and self.sandbox.is_hidden(text):
+                    continue
+                if hide is not None and (is_link or top.check_hide) and hide(text, is_link):
+                    continue
+                if not self.include_hidden and name.startswith("."):
+                    self.skipped_hidden += 1
+                    continue
+                m = top.matcher
+                if m and m.is_ignored(text, is_dir):
+                    self.skipped_ignored += 1
+                    continue
+                rel = (*top.parts, name)
+                yield Entry(text, rel, is_dir, is_link, top.fd, name)
+                if (
+                    is_dir
+                    and (self.max_depth is None or len(rel) < self.max_depth)
+                    and (self.descend is None or self.descend(rel))
+                ):
+                    if len(stack) >= WALK_MAX_DEPTH:
+                        self.unreadable += 1
+                        continue
+                    try:
+                        fd = os.open(name, _DIR_FLAGS, dir_fd=top.fd)
+                    except OSError:  # gone, unreadable, or swapped for a symlink
+                        self.unreadable += 1
+                        continue
+                    below = tuple(f for f in top.forbidden if f.startswith(text + "/"))
+                    child = self._enter(fd, text, rel, m, below)
+                    if child is not None:
+                        stack.append(child)
+        finally:
+            for level in stack:
+                os.close(level.fd)
+
+    def _enter(
+        self,
+        fd: int,
+        text: str,
+        parts: tuple[str, ...],
+        parent: IgnoreMatcher,
+        forbidden: tuple[str, ...],
+    ) -> _Level | None:
+        """List the directory open as ``fd`` (closing it on failure).
+
+        What was opened is judged, not the name it was opened by: a directory
+        moved under a hidden folder since its parent was listed must not
+        reveal the names in it.
+        """
+        listed: list[tuple[str, bool, bool]] = []
+        want = self.want_name
+        has_ignore_file = False
+        try:
+            if self._opened_hidden(fd):
+                os.close(fd)
+                return None
             with os.scandir(fd) as it:
                 for e in it:
                     try:
                         is_link = e.is_symlink()
-                        listed.append(
-                            (e.name, is_link, not is_link and e.is_dir(follow_symlinks=False))
-                        )
+                        is_dir = not is_link and e.is_dir(follow_symlinks=False)
                     except OSError:
                         continue
+                    name = e.name
+                    if name == ".gitignore":
+                        has_ignore_file = True
+                    if is_dir or want is None or want(name):
+                        listed.append((name, is_link, is_dir))
         except OSError:
-            self.unreadable += 1
-            return iter(())
-        finally:
             os.close(fd)
+            self.unreadable += 1
+            return None
         listed.sort()
-        return iter(listed)
+        matcher = parent
+        if self.gitignore and parts and has_ignore_file:
+            matcher = parent.child(Path(text))
+        check_hide = self.hide is not None and self.hide.may_deny_in(text)
+        return _Level(fd, text, parts, listed, matcher, forbidden, check_hide)
+
+    def _opened_hidden(self, fd: int) -> bool:
+        """:meth:`SandboxPolicy.opened_is_hidden` against the walk's forbid_read
+        list, resolved once when it started."""
+        if not self._forbidden:
+            return False
+        real = opened_path(fd)
+        if real is None:
+            return False
+        return _covered(str(real), self._forbidden)
 
     def truncated_note(self) -> str:
         if not self.truncated:

@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from reasonix_core.permission.approver import Question, QuestionAnswer
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import ASK as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
+from reasonix_core.tool.questions import Question, QuestionAnswer
 
 HEADLESS = (
     "No user is available to answer (headless run). State your assumption explicitly and continue."

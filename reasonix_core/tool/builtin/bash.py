@@ -332,8 +332,10 @@ class BashTool(SpecifiedTool, spec=SPEC):
             policy = widened
         # Shielded so the prepared descriptors cannot be lost to a cancellation
         # (the thread would finish anyway: anyio waits for it), delivered just after.
+        ready: _Ready | ToolResult | None = None
         with anyio.CancelScope(shield=True):
             ready = await anyio.to_thread.run_sync(_get_ready, policy, ctx, parsed.command)
+        assert ready is not None  # a shielded scope never swallows the call
         if isinstance(ready, ToolResult):
             return ready
         prepared, env, guard, findings = ready.prepared, ready.env, ready.guard, ready.findings

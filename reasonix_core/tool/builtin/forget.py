@@ -6,7 +6,7 @@ and runs in plan mode and parallel read batches)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
@@ -15,6 +15,9 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import FORGET as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
+
+if TYPE_CHECKING:  # memory/ loads with the first call
+    from reasonix_core.memory.facts import FactStore
 
 
 class ForgetArgs(BaseModel):
@@ -49,7 +52,7 @@ class ForgetTool(SpecifiedTool, spec=SPEC):
         )
 
 
-async def _restore(store: Any, fact_id: str) -> ToolResult:
+async def _restore(store: FactStore, fact_id: str) -> ToolResult:
     from reasonix_core.memory.facts import FactError
 
     try:

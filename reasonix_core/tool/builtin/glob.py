@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,8 @@ from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     Walker,
+    WalkFilter,
+    displayer,
     guarded,
     read_filter,
     run_reader,
@@ -24,7 +25,7 @@ from reasonix_core.tool.builtin._fs import (
 )
 from reasonix_core.tool.builtin.specs import GLOB as SPEC
 from reasonix_core.tool.builtin.specs import MAX_RESULTS, SpecifiedTool
-from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic
+from reasonix_core.tool.ignore import GlobPattern, expand_braces, has_magic, names_matching
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy
 
@@ -53,9 +54,11 @@ def _split(pattern: str, base: Path) -> tuple[Path, str]:
     return start.joinpath(*prefix), "/".join(segs)
 
 
-def _mtime(path: Path) -> int:
+def _mtime(path: Path | str, dir_fd: int | None = None) -> int:
+    """Modification time for the newest-first order (0 when it cannot be had);
+    a walked file is looked up through its directory's descriptor."""
     try:
-        return os.stat(path).st_mtime_ns
+        return os.stat(path, dir_fd=dir_fd).st_mtime_ns
     except OSError:
         return 0
 
@@ -67,7 +70,7 @@ def glob_sync(
     sandbox: SandboxPolicy,
     stop: threading.Event,
     explicit_base: bool = False,
-    hide: Callable[[Path], bool] | None = None,
+    hide: WalkFilter | None = None,
 ) -> ToolResult:
     if explicit_base and not os.path.isdir(base):
         if not os.path.exists(base):
@@ -77,20 +80,20 @@ def glob_sync(
             )
         raise ToolFailure(f"{base_display} is not a directory; pass a directory as path")
     groups: dict[Path, list[GlobPattern]] = {}
-    found: dict[str, Path] = {}
+    found: dict[str, int] = {}  # physical path -> modification time
     for expansion in expand_braces(pattern):
         start, rest = _split(expansion, base)
         try:
             root = sandbox.check_read(start)
         except PathDenied:
             continue
-        if hide is not None and (hide(start) or hide(root)):
+        if hide is not None and (hide.denied(str(start), None) or hide.denied(str(root), None)):
             continue  # a brace alternative naming a denied path directly
         if not rest:
             # No wildcard at all: the path itself, if it is a file.
             try:
                 if stat_mod.S_ISREG(os.stat(root).st_mode):
-                    found[str(root)] = root
+                    found[str(root)] = _mtime(root)
             except OSError:
                 pass
             continue
@@ -106,6 +109,7 @@ def glob_sync(
             sandbox=sandbox,
             include_hidden=any(p.mentions_hidden for p in patterns),
             descend=lambda parts, ps=patterns: any(p.could_descend(parts) for p in ps),
+            want_name=names_matching(patterns),
             hide=hide,
             stop=stop,
             time_budget=TIME_BUDGET_SECONDS,
@@ -116,7 +120,7 @@ def glob_sync(
             if entry.is_symlink and not os.path.isfile(entry.path):
                 continue
             if any(p.match(entry.parts) for p in patterns):
-                found[str(entry.path)] = entry.path
+                found[entry.text] = _mtime(entry.name, entry.dir_fd)
                 if len(found) >= MAX_SCAN_MATCHES:
                     scanned_capped = True
                     break
@@ -136,8 +140,9 @@ def glob_sync(
             + (f"\n{walk_note}" if walk_note else ""),
             meta={"matches": 0},
         )
-    ordered = sorted(found.values(), key=lambda p: (-_mtime(p), str(p)))
-    shown = [sandbox.display(p) for p in ordered[:MAX_RESULTS]]
+    ordered = sorted(found, key=lambda text: (-found[text], text))
+    show = displayer(sandbox)
+    shown = [show(text) for text in ordered[:MAX_RESULTS]]
     notes: list[str] = []
     if len(ordered) > MAX_RESULTS or scanned_capped:
         more = f"{len(ordered) - MAX_RESULTS}" + ("+" if scanned_capped else "")

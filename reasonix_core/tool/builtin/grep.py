@@ -20,10 +20,11 @@ import re
 import stat as stat_mod
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from re import _constants as re_constants  # re's own parse tree: what is literal
-from re import _parser as re_parser
+from re import (  # re's own parse tree: what is literal
+    _constants as re_constants,  # pyright: ignore[reportAttributeAccessIssue]
+)
+from re import _parser as re_parser  # pyright: ignore[reportAttributeAccessIssue]
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -32,9 +33,12 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
+    Entry,
     ToolFailure,
     Walker,
-    decode,
+    WalkFilter,
+    decode_text,
+    displayer,
     guarded,
     read_filter,
     run_reader,
@@ -49,7 +53,8 @@ from reasonix_core.tool.builtin.specs import (
     MAX_OUTPUT_BYTES,
     SpecifiedTool,
 )
-from reasonix_core.tool.ignore import GlobPattern, expand_braces
+from reasonix_core.tool.fs_walk import FILE_FLAGS
+from reasonix_core.tool.ignore import GlobPattern, expand_braces, names_matching
 from reasonix_core.tool.ledger import FS_NOT_FOUND
 from reasonix_core.tool.sandbox import SandboxPolicy
 
@@ -58,6 +63,9 @@ if TYPE_CHECKING:
 
 MAX_FILE_BYTES = 16 << 20
 TIME_BUDGET_SECONDS = 30.0
+# When the search budget runs out, the walk may go on listing (not reading) for
+# this share of it, to count the files left.
+COUNT_BUDGET_SHARE = 1 / 6
 # Matching time one file may take (whole-text prefilter plus every line);
 # past it the file is skipped: only a pathological pattern gets near it.
 PATTERN_BUDGET_SECONDS = 2.0
@@ -81,6 +89,8 @@ class _FileFilter:
     def __init__(self, pattern: str) -> None:
         self.patterns = [GlobPattern(p) for p in expand_braces(pattern)]
         self.mentions_hidden = any(p.mentions_hidden for p in self.patterns)
+        # Every pattern, basename or path, judges the file's own name last.
+        self.wanted_names = names_matching(self.patterns)
 
     def accepts(self, parts: tuple[str, ...]) -> bool:
         for p in self.patterns:
@@ -92,8 +102,13 @@ class _FileFilter:
         return False
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
+def _read_all(fd: int, size: int) -> bytes:
+    """The bytes of the regular file open as ``fd``, ``size`` long when stat-ed:
+    one read for a file that did not grow since."""
+    first = os.read(fd, size + 1)
+    if len(first) <= size:
+        return first
+    chunks = [first]
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
@@ -101,44 +116,70 @@ def _read_all(fd: int) -> bytes:
 
 class _Search:
     def __init__(
-        self, pattern: regex.Pattern[str], prefilter: bool, sandbox: SandboxPolicy
+        self,
+        pattern: regex.Pattern[str],
+        prefilter: bool,
+        sandbox: SandboxPolicy,
+        literal: str = "",
     ) -> None:
         self.pattern = pattern
         self.prefilter = prefilter
+        self.literal = literal
         self.sandbox = sandbox
         self.out: list[str] = []
         self.bytes = 0
         self.matches = 0
         self.files_searched = 0
+        self.files_done = 0  # files handled: searched, or skipped as binary or large
         self.files_matched = 0
         self.skipped_binary = 0
         self.skipped_large = 0
         self.too_slow: list[str] = []  # display paths the pattern ran out of budget on
+        self.display = displayer(sandbox)
         self.full = False
 
     def search_file(self, path: Path) -> None:
+        """Search the file at ``path``, following a symlink to what it names:
+        what was opened is then judged against ``forbid_read``."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
             return
+        self._search_open(fd, path, check_opened=True)
+
+    def search_entry(self, entry: Entry) -> None:
+        """Search a file the walk listed, opened through its directory's
+        descriptor without following a symlink: the walk already judged that
+        directory and this name, so nothing else can be reached by it."""
+        if entry.is_symlink:
+            self.search_file(entry.path)
+            return
         try:
-            # The walk listed a name; what matters is the file actually opened
-            # (a directory on the way may have been swapped for a link since).
+            fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.dir_fd)
+        except OSError:  # gone, or swapped for a symlink since it was listed
+            return
+        self._search_open(fd, entry.text, check_opened=False)
+
+    def _search_open(self, fd: int, path: Path | str, *, check_opened: bool) -> None:
+        self.files_done += 1
+        try:
+            # What matters is the file actually opened (a name listed may have
+            # been replaced since).
             st = os.fstat(fd)
             if not stat_mod.S_ISREG(st.st_mode) or st.st_size == 0:
                 return
-            if self.sandbox.opened_is_hidden(fd):
+            if check_opened and self.sandbox.opened_is_hidden(fd):
                 return
             if st.st_size > MAX_FILE_BYTES:
                 self.skipped_large += 1
                 return
-            data = _read_all(fd)
+            data = _read_all(fd, st.st_size)
         except OSError:
             return
         finally:
             os.close(fd)
         try:
-            text, _ = decode(data)
+            text = decode_text(data)
         except BinaryFile:
             self.skipped_binary += 1
             return
@@ -154,19 +195,22 @@ class _Search:
             timeout = max(deadline - time.monotonic(), 0.0)
             return self.pattern.search(subject, timeout=timeout, concurrent=True) is not None
 
+        literal = self.literal
+        if literal and literal not in text:
+            return  # a text without the pattern's literal part cannot match
         try:
             if self.prefilter and not found(text):
                 return
-            display = self.sandbox.display(path)
+            display = self.display(path)
             for n, line in enumerate(split_lines(text), 1):
-                if not found(line):
+                if (literal and literal not in line) or not found(line):
                     continue
                 hit = True
                 if not self._add(display, n, line):
                     break
         except TimeoutError:
             # The matches already listed from this file stay: they are real.
-            self.too_slow.append(self.sandbox.display(path))
+            self.too_slow.append(self.display(path))
         finally:
             if hit:
                 self.files_matched += 1
@@ -194,7 +238,8 @@ def grep_sync(
     file_filter: _FileFilter | None,
     sandbox: SandboxPolicy,
     stop: threading.Event,
-    hide: Callable[[Path], bool] | None = None,
+    hide: WalkFilter | None = None,
+    literal: str = "",
 ) -> ToolResult:
     try:
         st = os.stat(target)
@@ -203,9 +248,11 @@ def grep_sync(
             f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target, sandbox)}",
             FS_NOT_FOUND,
         ) from None
-    search = _Search(pattern, prefilter, sandbox)
+    search = _Search(pattern, prefilter, sandbox, literal)
     timed_out = False
     walker: Walker | None = None
+    total = 0  # files the walk offered, searched or not
+    total_known = True
     if not stat_mod.S_ISDIR(st.st_mode):
         search.search_file(target)
         if search.skipped_binary:
@@ -216,9 +263,12 @@ def grep_sync(
             root=target,
             sandbox=sandbox,
             include_hidden=file_filter.mentions_hidden if file_filter else False,
+            want_name=file_filter.wanted_names if file_filter else None,
             hide=hide,
             stop=stop,
-            time_budget=TIME_BUDGET_SECONDS,
+            # Past the search budget the walk goes on a little, listing only, so
+            # the note can say how much was left.
+            time_budget=TIME_BUDGET_SECONDS * (1 + COUNT_BUDGET_SHARE),
         )
         for entry in walker:
             if entry.is_dir:
@@ -227,12 +277,15 @@ def grep_sync(
                 continue
             if file_filter is not None and not file_filter.accepts(entry.parts):
                 continue
-            search.search_file(entry.path)
+            total += 1
+            if timed_out:
+                continue
+            search.search_entry(entry)
             if search.full:
                 break
-            if time.monotonic() > deadline:
+            if time.monotonic() >= deadline:
                 timed_out = True
-                break
+        total_known = not walker.truncated
         timed_out = timed_out or walker.truncated
 
     notes: list[str] = []
@@ -242,9 +295,11 @@ def grep_sync(
             "narrow the pattern, path or glob to see the rest"
         )
     if timed_out:
+        of = f"{total:,}" if total_known else f"at least {total:,}"
         notes.append(
-            f"… search stopped early (time or size budget, {TIME_BUDGET_SECONDS:.0f} s); "
-            "results are incomplete - narrow the path or glob"
+            f"… search stopped early (time or size budget, {TIME_BUDGET_SECONDS:.0f} s) after "
+            f"{search.files_done:,} of {of} files; results are incomplete - narrow the path "
+            "or glob"
         )
     if search.too_slow:
         notes.append(_too_slow_note(search.too_slow))
@@ -258,6 +313,10 @@ def grep_sync(
         "files_searched": search.files_searched,
         "capped": search.full,
     }
+    if timed_out and not search.full:
+        meta["files_done"] = search.files_done
+        meta["files_total"] = total
+        meta["files_total_known"] = total_known
     if search.too_slow:
         meta["too_slow"] = len(search.too_slow)
     if not search.out:
@@ -339,6 +398,31 @@ def _literal_runs(items: Any) -> _Run:
     return (cur if pure else lead), best, cur, pure
 
 
+def required_literal(pattern: str, case_insensitive: bool) -> str:
+    """The longest run of literal characters every match of ``pattern`` holds
+    ("" when none is known): a text without it is skipped without running the
+    pattern, whose every call costs a timeout's set-up (as grep tools do).
+
+    Only the top-level sequence counts (a branch, a repeat or an optional
+    group may do without its literals), and only for case-sensitive patterns
+    (case folding has surprises: ``K`` matches the Kelvin sign)."""
+    flags = re.MULTILINE | (re.IGNORECASE if case_insensitive else 0)
+    try:
+        parsed = re_parser.parse(pattern, flags)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    best = run = ""
+    for op, av in parsed:
+        if op is re_constants.LITERAL:
+            run += chr(av)
+            continue
+        best = max(best, run, key=len)
+        run = ""
+    return max(best, run, key=len)
+
+
 def _compile(pattern: str, case_insensitive: bool) -> regex.Pattern[str] | ToolResult:
     """The search pattern, or the error result for one that does not compile.
 
@@ -382,6 +466,7 @@ class Grep(SpecifiedTool, spec=SPEC):
         # The whole-text prefilter is sound unless the pattern anchors on \A / \Z.
         prefilter = not any(esc in a.pattern for esc in ("\\A", "\\Z", "\\z"))
         file_filter = _FileFilter(a.glob) if a.glob else None
+        literal = required_literal(a.pattern, a.case_insensitive)
         hide = read_filter(ctx, self.name)
 
         async def body() -> ToolResult:
@@ -397,6 +482,7 @@ class Grep(SpecifiedTool, spec=SPEC):
                     sandbox,
                     stop,
                     hide,
+                    literal,
                 )
             )
 

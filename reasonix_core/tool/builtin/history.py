@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
@@ -13,6 +13,9 @@ from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import HISTORY as SPEC
 from reasonix_core.tool.builtin.specs import HISTORY_MAX_LIMIT as MAX_LIMIT
 from reasonix_core.tool.builtin.specs import SpecifiedTool
+
+if TYPE_CHECKING:  # memory/ loads with the first call
+    from reasonix_core.memory.history import HistoryEntry, HistoryIndex
 
 DEFAULT_LIMIT = 8
 DEFAULT_RADIUS = 3
@@ -76,13 +79,13 @@ class HistoryTool(SpecifiedTool, spec=SPEC):
         return await anyio.to_thread.run_sync(self._around, index, a)
 
     @staticmethod
-    def _label(entry: Any, current: str) -> str:
+    def _label(entry: HistoryEntry, current: str) -> str:
         date = entry.created[:10] if entry.created else "?"
         where = " · this session" if entry.session_id == current else ""
         archived = " · archived" if entry.archived else ""
         return f"{entry.ref} · {entry.role} · {date}{where}{archived}"
 
-    def _search(self, index: Any, a: HistoryArgs) -> ToolResult:
+    def _search(self, index: HistoryIndex, a: HistoryArgs) -> ToolResult:
         from reasonix_core.memory.bm25 import tokenize
 
         query = a.query or ""
@@ -116,7 +119,7 @@ class HistoryTool(SpecifiedTool, spec=SPEC):
             meta={"hits": len(hits), "refs": [h.entry.ref for h in hits], "searched": messages},
         )
 
-    def _around(self, index: Any, a: HistoryArgs) -> ToolResult:
+    def _around(self, index: HistoryIndex, a: HistoryArgs) -> ToolResult:
         radius = min(a.limit or DEFAULT_RADIUS, MAX_RADIUS)
         try:
             window, center = index.around(a.ref or "", radius)

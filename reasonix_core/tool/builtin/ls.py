@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from reasonix_core.tool.builtin._fs import (
     Entry,
     ToolFailure,
     Walker,
+    WalkFilter,
     guarded,
     read_filter,
     run_reader,
@@ -39,18 +39,19 @@ class LsArgs(BaseModel):
 
 
 def _describe(entry: Entry) -> str:
+    """One line for ``entry``, looked up through its directory's descriptor."""
     rel = entry.rel
     if entry.is_dir:
         return rel + "/"
     if entry.is_symlink:
         try:
-            target = os.readlink(entry.path)
+            target = os.readlink(entry.name, dir_fd=entry.dir_fd)
         except OSError:
             target = "?"
         suffix = "/" if os.path.isdir(entry.path) else ""
         return f"{rel}{suffix} -> {target}"
     try:
-        size = os.lstat(entry.path).st_size
+        size = os.stat(entry.name, dir_fd=entry.dir_fd, follow_symlinks=False).st_size
     except OSError:
         return rel
     return f"{rel} ({size} bytes)"
@@ -62,7 +63,7 @@ def list_sync(
     recursive: bool,
     sandbox: SandboxPolicy,
     stop: threading.Event,
-    hide: Callable[[Path], bool] | None = None,
+    hide: WalkFilter | None = None,
 ) -> ToolResult:
     try:
         st = os.stat(path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
@@ -12,6 +12,9 @@ from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import MEMORY as SPEC
 from reasonix_core.tool.builtin.specs import MEMORY_MAX_LIMIT as MAX_LIMIT
 from reasonix_core.tool.builtin.specs import SpecifiedTool
+
+if TYPE_CHECKING:  # memory/ loads with the first call
+    from reasonix_core.memory.facts import Fact, FactStore
 
 DEFAULT_SEARCH_LIMIT = 8
 DEFAULT_LIST_LIMIT = 50
@@ -33,7 +36,7 @@ class MemoryArgs(BaseModel):
     limit: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
 
 
-def fact_line(fact: Any, stale: str = "") -> str:
+def fact_line(fact: Fact, stale: str = "") -> str:
     date = (fact.updated or fact.created)[:10]
     flags = f" · {stale}" if stale else ""
     if fact.archived:
@@ -58,7 +61,7 @@ class MemoryTool(SpecifiedTool, spec=SPEC):
             if a.operation == "read":
                 if not (a.id or "").strip():
                     return ToolResult.error("memory: operation=read needs `id`")
-                return await anyio.to_thread.run_sync(self._read, store, a.id)
+                return await anyio.to_thread.run_sync(self._read, store, a.id or "")
             if a.operation == "search":
                 if not (a.query or "").strip():
                     return ToolResult.error("memory: operation=search needs a non-empty query")
@@ -68,7 +71,7 @@ class MemoryTool(SpecifiedTool, spec=SPEC):
             return ToolResult.error(f"memory: {exc}")
 
     @staticmethod
-    def _read(store: Any, fact_id: str) -> ToolResult:
+    def _read(store: FactStore, fact_id: str) -> ToolResult:
         from reasonix_core.memory.recall import staleness
 
         fact = store.get(fact_id.strip())
@@ -93,7 +96,7 @@ class MemoryTool(SpecifiedTool, spec=SPEC):
         return ToolResult(text="\n".join(lines), meta={"id": fact.id, "revision": fact.revision})
 
     @staticmethod
-    def _list(store: Any, a: MemoryArgs) -> ToolResult:
+    def _list(store: FactStore, a: MemoryArgs) -> ToolResult:
         from reasonix_core.memory.recall import staleness
 
         facts = store.list(scope=a.scope, type=a.type, archived=a.archived)
@@ -111,7 +114,7 @@ class MemoryTool(SpecifiedTool, spec=SPEC):
         return ToolResult(text="\n".join(lines), meta={"count": len(facts)})
 
     @staticmethod
-    def _search(store: Any, a: MemoryArgs) -> ToolResult:
+    def _search(store: FactStore, a: MemoryArgs) -> ToolResult:
         from reasonix_core.memory.recall import Recaller
 
         facts = store.list(scope=a.scope, type=a.type, archived=a.archived)

@@ -42,7 +42,7 @@ def _invalid(display: str, why: str) -> ToolFailure:
     return ToolFailure(f"{display} is not a valid nbformat 4 notebook: {why}")
 
 
-def check_notebook(nb: Any, display: str) -> list[dict[str, Any]]:
+def check_notebook(nb: object, display: str) -> list[dict[str, Any]]:
     """The cells of ``nb``, or a failure naming what breaks nbformat 4's structure."""
     if not isinstance(nb, dict):
         raise _invalid(display, "the top level is not an object")

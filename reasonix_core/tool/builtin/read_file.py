@@ -89,7 +89,7 @@ def render(lines: Iterable[str], start: int, limit: int) -> tuple[list[str], int
 class _StreamedLines:
     """Lines of a large file read in chunks; hashes every byte on the way."""
 
-    def __init__(self, fh: Any, head: bytes, encoding: str, bom: bytes, st: os.stat_result):
+    def __init__(self, fh: BinaryIO, head: bytes, encoding: str, bom: bytes, st: os.stat_result):
         self._fh = fh
         self._head = head
         self._bom = bom

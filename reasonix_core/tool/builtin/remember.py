@@ -8,7 +8,7 @@ asking (seed 000 §3.6). Everything else follows the preset.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
@@ -17,6 +17,9 @@ from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import MAX_CONTENT, MAX_KEYWORDS, MAX_TITLE, SpecifiedTool
 from reasonix_core.tool.builtin.specs import REMEMBER as SPEC
+
+if TYPE_CHECKING:  # memory/ loads with the first call
+    from reasonix_core.memory.facts import Fact
 
 
 class RememberArgs(BaseModel):
@@ -38,7 +41,7 @@ class RememberTool(SpecifiedTool, spec=SPEC):
         a: RememberArgs = validate_args(RememberArgs, args)
         store = fact_store(ctx)
 
-        def save() -> Any:
+        def save() -> Fact:
             if a.id:
                 current = store.locate(a.id.strip())
                 if current is not None and a.scope and a.scope != current.scope:

@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from reasonix_core.command.custom import expand_template
 from reasonix_core.errors import SkillError
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
@@ -42,7 +41,7 @@ class RunSkillTool(SpecifiedTool, spec=SPEC):
                     "not have; do the task yourself or ask the user"
                 )
             return await ctx.run_subagent_skill(skill, a.arguments, ctx)
-        body = expand_template(skill.body, a.arguments)
+        body = skill.render(a.arguments)
         return ToolResult(
             text=(
                 f'<skill name="{skill.name}" folder="{skill.path.parent}">\n'

@@ -4,7 +4,7 @@ reads it (:class:`SpecifiedTool`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from reasonix_core.tool.base import ToolFamily
 
@@ -31,11 +31,13 @@ class SpecifiedTool:
     :class:`ToolSpec` (``class Ls(SpecifiedTool, spec=LS)``), written once in
     :mod:`reasonix_core.tool.builtin.specs`, where :class:`~reasonix_core.tool.registry.LazyTool` reads it too."""
 
-    name: ClassVar[str]
-    description: ClassVar[str]
-    read_only: ClassVar[bool]
-    family: ClassVar[ToolFamily]
-    parameters: ClassVar[dict[str, Any]]
+    # Set on the class from the spec; declared as instance attributes so that the
+    # class satisfies the Tool protocol (whose members are instance attributes).
+    name: str
+    description: str
+    read_only: bool
+    family: ToolFamily
+    parameters: dict[str, Any]
 
     def __init_subclass__(cls, *, spec: ToolSpec, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -1,0 +1,16 @@
+"""What the host knows about a turn: part of the Runner interface (agent/runner.py),
+below the modes that route on it (coordinator/routes.py re-exports it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMeta:
+    """What the host (never the model or the user's wording) knows about a turn."""
+
+    # The turn starts a Goal (``/goal``, ``reasonix run --goal``).
+    goal_start: bool = False
+    # A host-made turn (a goal round, a continuation): always the executor's.
+    synthetic: bool = False
