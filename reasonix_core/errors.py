@@ -23,6 +23,20 @@ class SessionError(ReasonixError):
     """A session could not be found, read or written."""
 
 
+class SessionBusy(SessionError):
+    """The session is open in another Reasonix process (``pid``, when known): a
+    run that failed, not a usage error (exit 1; agent/session_lock.py)."""
+
+    def __init__(self, session_id: str, pid: int | None) -> None:
+        who = f"pid {pid}" if pid else "pid unknown"
+        super().__init__(
+            f"session {session_id} is in use by another Reasonix process ({who}); "
+            "wait for it to finish, or start a new session"
+        )
+        self.session_id = session_id
+        self.pid = pid
+
+
 class ProviderError(ReasonixError):
     """A model request failed.
 

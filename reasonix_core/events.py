@@ -184,7 +184,7 @@ class CompactionFinished(Event):
 
     reason: str
     ok: bool = True
-    tokens_after: int | None = None  # the context's estimated size after it (when ok)
+    tokens_after: int | None = None  # the estimated size after it (None: the view did not change)
     failure: str = ""  # why a paid summary gave no digest (the history stays as it was)
 
 

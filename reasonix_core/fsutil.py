@@ -1,12 +1,69 @@
 """Atomic file replacement, shared by every writer of Reasonix's own state files
 (config, .env, metrics, checkpoints): a reader never sees a half-written file
 and a crash leaves either the old or the new content. Also the one string test
-of path containment (:func:`within`)."""
+of path containment (:func:`within`), and the one way Reasonix's home makes its
+folders and files private to the user (:func:`private_dir`, :func:`open_private`,
+:data:`PRIVATE_FILE`): sessions hold the user's code and conversations."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TextIO, cast
+
+#: Modes of everything Reasonix keeps in its home (issue 29 item 4).
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` as a folder only its owner can use: missing folders are made 0700
+    (parents included), and ``path`` itself is set to 0700 if it was looser.
+    Only for folders under Reasonix's home. Raises OSError."""
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_DIR)
+        except FileExistsError:
+            pass
+    if os.stat(path).st_mode & 0o077:
+        os.chmod(path, PRIVATE_DIR)
+    return path
+
+
+def private_tree(root: Path) -> None:
+    """Take group and other bits off ``root`` and everything below it (folders 0700,
+    files 0600; an owner's executable stays executable). Symlinks are neither
+    followed nor changed; what this user cannot change is left as it is."""
+    _private(str(root))
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            _private(os.path.join(folder, name))
+
+
+def _private(path: str) -> None:
+    import stat
+
+    try:
+        st = os.lstat(path)
+        if st.st_mode & 0o077 and not stat.S_ISLNK(st.st_mode):
+            os.chmod(path, st.st_mode & 0o700)
+    except OSError:
+        pass  # not this user's to change
+
+
+def open_private(path: Path, mode: str = "a", buffering: int = -1) -> TextIO:
+    """``open(path, mode)`` (text, UTF-8) that creates a missing file as 0600
+    rather than the umask's 0644."""
+    flags = {"a": os.O_WRONLY | os.O_APPEND, "w": os.O_WRONLY | os.O_TRUNC}[mode]
+    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
+    return cast(TextIO, os.fdopen(fd, mode, buffering, encoding="utf-8"))
 
 
 def within(path: str, root: str) -> bool:

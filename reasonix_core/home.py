@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from reasonix_core.fsutil import private_tree
+
 #: The folder under the home that holds every saved fact (both scopes).
 MEMORY_DIR = "memory"
 
@@ -38,3 +40,34 @@ def workspace_key(workspace: Path) -> str:
 def session_dir(sessions_root: Path, workspace: Path) -> Path:
     """The folder of one workspace's saved sessions."""
     return sessions_root / workspace_key(workspace)
+
+
+#: Written in the home once every folder and file in it was made private: later
+#: starts check the home folder alone, never walk a large session store again.
+PRIVATE_MARK = ".private"
+
+
+def secure_home(home: Path | None = None) -> None:
+    """Make Reasonix's home private to its user (issue 29 item 4): the folder
+    0700 on every start (one stat), and, once, everything already in it (an
+    older version made sessions 0644 in 0755 folders): folders 0700, files
+    without group and other bits (an owner's executable stays executable).
+    New files are made private where they are created (``fsutil``). Best
+    effort: a home this user cannot change is left as it is."""
+    if os.name == "nt":
+        return
+    home = home or reasonix_home()
+    try:
+        st = os.stat(home)
+    except OSError:
+        return  # not made yet: whoever makes it makes it private
+    try:
+        if st.st_mode & 0o077:
+            os.chmod(home, 0o700)
+        if os.path.exists(home / PRIVATE_MARK):
+            return
+        private_tree(home)
+        fd = os.open(home / PRIVATE_MARK, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        os.close(fd)
+    except OSError:
+        return

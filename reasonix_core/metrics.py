@@ -75,6 +75,8 @@ class RunMetrics:
     cache_miss_tokens: int = 0
     reasoning_tokens: int = 0
     steps: int = 0
+    # Requests whose usage the provider did not report: counted locally (an estimate).
+    estimated_usage_requests: int = 0
     retries: int = 0
     compactions: int = 0
     tool_calls: int = 0
@@ -181,8 +183,10 @@ class MetricsSink:
             m.routes[event.route] = m.routes.get(event.route, 0) + 1
         elif isinstance(event, ev.GoalRound):
             m.goal_rounds += 1
-        elif isinstance(event, ev.CompactionStarted):
-            m.compactions += 1
+        elif isinstance(event, ev.CompactionFinished):
+            # Only a compaction that changed the view counts (a blocked one did nothing).
+            if event.tokens_after is not None:
+                m.compactions += 1
         elif isinstance(event, ev.PrefixChanged):
             m.prefix_change_reason_counts[event.reason] = (
                 m.prefix_change_reason_counts.get(event.reason, 0) + 1
@@ -209,6 +213,8 @@ class MetricsSink:
         m = self.metrics
         u = event.usage
         m.steps += 1
+        if u.estimated:
+            m.estimated_usage_requests += 1
         m.prompt_tokens += u.prompt_tokens
         m.completion_tokens += u.completion_tokens
         m.cache_hit_tokens += u.cache_hit_tokens

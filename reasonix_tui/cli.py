@@ -20,6 +20,7 @@ from reasonix_core.permission_modes import MODE_CHOICES
 from reasonix_tui import cli_bench, cli_run, cli_sessions, cli_settings, cli_subagent
 from reasonix_tui.cli_common import (
     EFFORT_HELP,
+    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     Parser,
@@ -220,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         # its every subcommand first: that was most of the command's own time.
         print(VERSION)
         return EXIT_OK
-    from reasonix_core.errors import ReasonixError
+    from reasonix_core.errors import ReasonixError, SessionBusy
+    from reasonix_core.home import secure_home
 
     parser = _parser()
     args = parser.parse_args(_print_as_run(sys.argv[1:] if argv is None else argv, parser))
@@ -236,11 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     refusal = _home_inside_project()
     if refusal is not None:
         return fail(refusal)
+    secure_home()  # sessions hold code and conversations: 0700 / 0600 (home.py)
     try:
         return _dispatch(args, parser)
     except KeyboardInterrupt:
         sys.stderr.write("reasonix: interrupted\n")
         return EXIT_INTERRUPTED
+    except SessionBusy as exc:  # the command was right; the session was not free
+        return fail(str(exc), EXIT_FAILED)
     except ReasonixError as exc:
         return fail(str(exc))
 

@@ -79,12 +79,22 @@ def add_cache_parser(sub: SubParsers) -> None:
 def goal_command(args: argparse.Namespace) -> int:
     """``reasonix goal status|pause|resume|clear``: the session's goal records only;
     nothing is driven (a goal is armed only by ``run --goal`` or the TUI)."""
+    from contextlib import ExitStack
+
     from reasonix_core.agent.session import open_session
+    from reasonix_core.agent.session_lock import hold_session
+    from reasonix_core.errors import SessionBusy
     from reasonix_core.goal.state import GoalAction, GoalBook, GoalError
     from reasonix_core.home import reasonix_home
 
     loaded = open_session(reasonix_home() / "sessions", Path.cwd(), args.goal_resume)
+    stack = ExitStack()
     try:
+        if args.goal_command != "status":  # a change: not while a run has the session
+            try:
+                stack.enter_context(hold_session(loaded.store))
+            except SessionBusy as exc:
+                return fail(str(exc), EXIT_FAILED)
         book = GoalBook(loaded.store)
         goal = book.current()
         if args.goal_command == "status":
@@ -103,6 +113,7 @@ def goal_command(args: argparse.Namespace) -> int:
             return fail(f"goal {args.goal_command}: {exc}")
         return EXIT_OK
     finally:
+        stack.close()
         loaded.store.close()
 
 
@@ -150,6 +161,7 @@ def rewind_command(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
     from reasonix_core.agent.session import open_session
+    from reasonix_core.agent.session_lock import hold_session
     from reasonix_core.checkpoint.report import (
         format_outcome,
         format_turns,
@@ -157,7 +169,7 @@ def rewind_command(args: argparse.Namespace) -> int:
         turns_json,
     )
     from reasonix_core.checkpoint.rewind import rewind, summarize_turns
-    from reasonix_core.errors import CheckpointError, RewindConflict
+    from reasonix_core.errors import CheckpointError, RewindConflict, SessionBusy
     from reasonix_core.home import reasonix_home
 
     if args.rewind_list == (args.turn is not None):
@@ -176,10 +188,14 @@ def rewind_command(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return EXIT_OK
     try:
-        outcome = rewind(
-            loaded.store, workspace, args.turn, args.scope, lambda: datetime.now(UTC),
-            dry_run=args.dry_run, force=args.force,
-        )  # fmt: skip
+        # Not under a run that is writing the same session and files.
+        with hold_session(loaded.store):
+            outcome = rewind(
+                loaded.store, workspace, args.turn, args.scope, lambda: datetime.now(UTC),
+                dry_run=args.dry_run, force=args.force,
+            )  # fmt: skip
+    except SessionBusy as exc:
+        return fail(str(exc), EXIT_FAILED)
     except (RewindConflict, CheckpointError) as exc:
         return fail(str(exc), EXIT_FAILED)
     finally:

@@ -193,6 +193,7 @@ class TurnController:
                     cost,
                     currency,
                     priced=self.priced(model),
+                    estimated=usage.estimated,
                 )
             case Retrying(attempt=attempt, delay=delay, reason=reason):
                 await self._close_blocks()

@@ -6,6 +6,8 @@ import logging
 import logging.handlers
 from pathlib import Path
 
+from reasonix_core.fsutil import open_private, private_dir
+
 _MARK = "_reasonix_file_handler"
 
 
@@ -24,7 +26,8 @@ def setup_file_logging(home: Path, level: int = logging.INFO) -> Path | None:
             root.removeHandler(handler)
     path = home / "logs" / "reasonix.log"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        open_private(path).close()  # 0600 before the handler opens it (fsutil)
         handler = logging.handlers.RotatingFileHandler(
             path, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
         )

@@ -395,6 +395,8 @@ class CacheLedger:
         }
         if self.agent_path:
             record["agent_path"] = list(self.agent_path)
+        if usage.estimated:
+            record["estimated"] = True
         if prefix is not None:
             divergence = diverge(self.baseline, prefix) if self.baseline else None
             if divergence is not None:

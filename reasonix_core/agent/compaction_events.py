@@ -21,8 +21,11 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
     :class:`CompactionRequired` (after closing the compaction) when not even a
     truncation fits."""
     reason = outcome.reason
+    changed_to = outcome.tokens_after if outcome.changed is not None else None
     if outcome.unfit:
-        yield new_event(ev.CompactionFinished, reason=reason.value, ok=False)
+        yield new_event(
+            ev.CompactionFinished, reason=reason.value, ok=False, tokens_after=changed_to
+        )
         if outcome.changed is not None:
             yield new_event(ev.PrefixChanged, reason=outcome.changed)
         raise CompactionRequired(outcome.unfit)
@@ -39,7 +42,16 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
             ),
         )
     failed = outcome.failure_detail
-    if failed and outcome.truncated is None:
+    if outcome.prefix_notice:
+        yield new_event(ev.Notice, level="warning", text=outcome.prefix_notice)
+    # Blocked because of the frozen prefix: its one notice says why (an automatic
+    # one is not reported again; a /compact by hand always gets an answer).
+    blocked_by_prefix = (
+        outcome.prefix_over
+        and outcome.failure_status is FailureStatus.BLOCKED
+        and (bool(outcome.prefix_notice) or reason.unattended)
+    )
+    if failed and outcome.truncated is None and not blocked_by_prefix:
         if reason is CompactionReason.MANUAL and outcome.failure_status is FailureStatus.BLOCKED:
             text = f"nothing to compact: {failed}"
         else:
@@ -66,7 +78,7 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         ev.CompactionFinished,
         reason=reason.value,
         ok=outcome.ok,
-        tokens_after=after if outcome.changed is not None else None,
+        tokens_after=changed_to,
         failure=failed if outcome.failure_status is FailureStatus.FAILED else "",
     )
     if outcome.changed is not None:

@@ -91,6 +91,11 @@ from reasonix_core.agent.context_projection import (
     transform,
     view_entries,
 )
+from reasonix_core.agent.frozen_prefix import (
+    frozen_prefix_tokens,
+    prefix_over_threshold,
+    prefix_over_window,
+)
 from reasonix_core.agent.prefix_change import PrefixChangeReason
 from reasonix_core.agent.summary_call import Summarize, summary_request
 from reasonix_core.agent.tokens import TokenEstimator
@@ -218,6 +223,10 @@ class CompactionOutcome:
     failure_detail: str = ""
     ok: bool = False
     unfit: str = ""
+    # The system prompt and tool schemas alone reach the threshold (compaction
+    # cannot help); ``prefix_notice`` says so, the first time only.
+    prefix_over: bool = False
+    prefix_notice: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +250,7 @@ class _Txn:
     failure_status: FailureStatus | None = None
     failure_detail: str = ""
     truncated: tuple[int, int] | None = field(default=None)
+    prefix: int = 0  # the frozen prefix's estimate (system prompt + tool schemas)
 
 
 # --------------------------------------------------------------------------- the manager
@@ -270,6 +280,7 @@ class ContextManager:
         self._sent_counts: list[int] = []
         self._tools = ""  # the tool schemas' canonical JSON, for estimates
         self._busy = False
+        self._prefix_said = False  # the frozen-prefix warning is given once
 
     # -- thresholds ---------------------------------------------------------
 
@@ -550,6 +561,9 @@ class ContextManager:
         canonical = conversation.messages
         reason = decision.reason
         txn = _Txn(decision.entries, decision.tokens)
+        txn.prefix = frozen_prefix_tokens(
+            decision.entries, self._tools_raw(self._tools), self.estimator
+        )
         source = SummarySource(decision.entries, decision.tokens, list(self._sent_counts))
         if decision.pruned is not None:
             txn.tokens = self._install(
@@ -561,7 +575,7 @@ class ContextManager:
         if needs_truncation(reason, txn.tokens, self.budgets, txn.summaries):
             cut = truncate(txn.entries, txn.tokens, self.trigger, self.estimator)
             if cut is None:
-                return self._outcome(decision, txn, unfit=self._unfit_text(txn.tokens))
+                return self._outcome(decision, txn, unfit=self._unfit_text(txn))
             txn.entries = cut.entries
             txn.tokens = self._install(
                 ProjectionKind.TRUNCATE, reason, cut.entries, canonical, txn.tokens
@@ -614,7 +628,10 @@ class ContextManager:
             if reason.one_summary:
                 return
 
-    def _unfit_text(self, tokens: int) -> str:
+    def _unfit_text(self, txn: _Txn) -> str:
+        tokens = txn.tokens
+        if txn.prefix >= self.trigger:
+            return prefix_over_window(txn.prefix, tokens, self.budgets)
         return (
             f"the conversation no longer fits the context window: about {tokens:,} "
             f"tokens against a window of {self.window:,} (compaction threshold "
@@ -626,6 +643,11 @@ class ContextManager:
     def _outcome(
         self, decision: CompactionDecision, txn: _Txn, *, ok: bool = False, unfit: str = ""
     ) -> CompactionOutcome:
+        prefix_over = txn.prefix >= self.trigger
+        notice = ""
+        if prefix_over and not unfit and not self._prefix_said:
+            self._prefix_said = True
+            notice = prefix_over_threshold(txn.prefix, self.budgets)
         return CompactionOutcome(
             reason=decision.reason,
             tokens_before=decision.tokens,
@@ -640,6 +662,8 @@ class ContextManager:
             failure_detail=txn.failure_detail,
             ok=ok,
             unfit=unfit,
+            prefix_over=prefix_over,
+            prefix_notice=notice,
         )
 
     # -- the window -------------------------------------------------------------

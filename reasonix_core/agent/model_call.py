@@ -27,6 +27,7 @@ from reasonix_core.agent.cache_ledger import CacheLedger, Prefix, rebill_cost
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.retry import RetryPolicy
+from reasonix_core.agent.usage_estimate import estimate_usage
 from reasonix_core.errors import EmptyResponse, ProviderError
 from reasonix_core.provider.base import (
     PreparedRequest,
@@ -40,6 +41,11 @@ from reasonix_core.provider.base import (
 from reasonix_core.usage import Usage
 
 PriceFn = Callable[[str, Usage, datetime], tuple[float, str]]
+
+USAGE_ESTIMATED = (
+    "the provider reported no token usage: tokens and cost are estimated locally "
+    "(marked ~ in the status bar, estimated_usage_requests in the metrics)"
+)
 
 
 def no_price(model: str, usage: Usage, when: datetime) -> tuple[float, str]:
@@ -140,6 +146,7 @@ class ModelCall:
         self.ledger = ledger or CacheLedger()
         # Charged by every billed call, whatever its purpose (budget.py).
         self.budget = budget
+        self._estimate_said = False  # USAGE_ESTIMATED is said once per agent
 
     def prepare(self, request: Request) -> PreparedRequest:
         """Freeze the request's bytes; every retry of it sends exactly these."""
@@ -178,6 +185,15 @@ class ModelCall:
                 reply.streaming = False
                 if not exc.retryable or reply.attempts >= self.retry.attempts:
                     reply.error = exc
+                    return reply
+                refusal = self.retry.refusal(exc.retry_after)
+                if refusal is not None:
+                    reply.error = ProviderError(
+                        f"{exc.message} ({refusal})",
+                        status=exc.status,
+                        retry_after=exc.retry_after,
+                        kind=exc.kind,
+                    )
                     return reply
                 delay = self.retry.delay(reply.attempts, exc.retry_after)
                 await emit(
@@ -225,13 +241,25 @@ class ModelCall:
                         )
                 elif isinstance(chunk, StreamEnd):
                     reply.end = chunk
-        if reply.end is not None and reply.end.usage is not None:
-            reply.usage = reply.end.usage
-            if on_usage is not None:
-                on_usage(reply.usage)
+        if reply.end is not None:
+            if reply.end.usage is not None:
+                reply.usage = reply.end.usage
+                if on_usage is not None:  # a real count: the estimator calibrates on it
+                    on_usage(reply.usage)
+            else:
+                reply.usage = self._estimate(prepared, reply)
+                if not self._estimate_said:
+                    self._estimate_said = True
+                    await emit(self.events(ev.Notice, level="warning", text=USAGE_ESTIMATED))
             model = reply.end.model or prepared.model
             for event in self._account(reply.usage, model, purpose, prefix, reply.ttft_ms):
                 await emit(event)
+
+    @staticmethod
+    def _estimate(prepared: PreparedRequest, reply: Reply) -> Usage:
+        calls = reply.end.tool_calls if reply.end is not None else ()
+        arguments = "".join(call.name + call.arguments for call in calls)
+        return estimate_usage(prepared.body, reply.text, reply.reasoning, arguments)
 
     def _account(
         self,

@@ -1,4 +1,7 @@
-"""The unified retry policy: bounded exponential backoff that honours Retry-After."""
+"""The unified retry policy: bounded exponential backoff that honours Retry-After.
+
+A server that asks for a longer wait than :data:`MAX_RETRY_AFTER` is never
+retried early: the request gives up at once (:meth:`RetryPolicy.refusal`)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
-# Never wait longer than this for a server-requested Retry-After.
+# Never wait longer than this for a server-requested Retry-After; a longer
+# request ends the call instead of being retried before its time.
 MAX_RETRY_AFTER = 60.0
 
 
@@ -21,6 +25,16 @@ class RetryPolicy:
     max_delay: float = 8.0
     jitter: float = 0.25
     sleep: Callable[[float], Awaitable[None]] = field(default=anyio.sleep)
+
+    def refusal(self, retry_after: float | None) -> str | None:
+        """Why a retry the server asked to delay by ``retry_after`` seconds is not
+        made at all (the wait is over the cap), or None if it may be."""
+        if retry_after is None or retry_after <= MAX_RETRY_AFTER:
+            return None
+        return (
+            f"the server asked to retry after {retry_after:g} s (Retry-After), longer than "
+            f"Reasonix waits ({MAX_RETRY_AFTER:g} s): not retried; try again later"
+        )
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Delay before retry number ``attempt`` (1 = the first retry)."""

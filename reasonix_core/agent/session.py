@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reasonix_core.errors import SessionError
-from reasonix_core.fsutil import atomic_write_text
+from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, open_private, private_dir
 from reasonix_core.home import session_dir as session_dir
 from reasonix_core.home import workspace_key as workspace_key
 from reasonix_core.jsontext import dumps_utf8
@@ -92,10 +92,11 @@ class SessionStore:
         folder = sessions_dir / workspace_key(workspace)
         path = folder / f"{header.id}.jsonl"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(folder)
             if path.exists():
                 raise SessionError(f"session file already exists: {path}")
             store = cls(path, header)
+            open_private(path).close()  # 0600 before its first record (fsutil)
             store._write(header.to_record())
         except OSError as exc:
             raise SessionError(f"cannot create the session file {path}: {exc.strerror}") from None
@@ -167,7 +168,7 @@ def checkpoint_path(session_path: Path) -> Path:
 def write_checkpoint(session_path: Path, data: dict[str, Any]) -> None:
     path = checkpoint_path(session_path)
     try:
-        atomic_write_text(path, dumps_utf8(data, separators=(",", ":")))
+        atomic_write_text(path, dumps_utf8(data, separators=(",", ":")), mode=PRIVATE_FILE)
     except OSError as exc:
         raise SessionError(f"cannot write context checkpoint {path}: {exc}") from None
 
@@ -197,7 +198,7 @@ def append_request_record(session_path: Path, record: dict[str, Any]) -> None:
     path = requests_path(session_path)
     try:
         _cut_torn_tail(path)
-        with open(path, "a", encoding="utf-8") as fh:
+        with open_private(path) as fh:
             fh.write(dumps_utf8(record, separators=(",", ":")) + "\n")
     except OSError as exc:
         raise SessionError(f"cannot write the request records {path}: {exc}") from None

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from reasonix_core.checkpoint.store import MODE_EXEC, MODE_FILE, MODE_LINK, Entry, blob_id
 from reasonix_core.errors import CheckpointError
-from reasonix_core.fsutil import within
+from reasonix_core.fsutil import PRIVATE_FILE, private_dir, within
 
 
 class PreImageStore:
@@ -65,9 +65,10 @@ class PreImageStore:
         target = self.root / oid[:2] / oid[2:]
         if target.exists():
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)  # the user's code: private (fsutil)
         tmp = target.with_name(f".{oid[2:]}.{secrets.token_hex(4)}.tmp")
-        with open(tmp, "wb") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

@@ -45,11 +45,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix_core.errors import CheckpointError
+from reasonix_core.fsutil import private_dir, private_tree
 from reasonix_core.tool.host_git import git_command, git_env, host_git
 
 #: Config for every store call: bytes and modes as on disk, the stat caches on.
 _STORE_OPTIONS: tuple[str, ...] = (
     "-c", "core.untrackedCache=true",
+    # The store holds the user's code: private files and folders (fsutil.PRIVATE_*).
+    "-c", "core.sharedRepository=0600",
     "-c", "core.filemode=true",
     "-c", "core.symlinks=true",
     "-c", "core.ignorecase=false",
@@ -185,7 +188,8 @@ class ShadowStore:
             skipped = "".join(f"{name}/\n" for name in sorted(SKIP_DIRS - {".git"}))
             (tmp / "info" / "exclude").write_text(skipped, encoding="utf-8")
             for folder in ("info", "pack"):
-                (self.objects / folder).mkdir(parents=True, exist_ok=True)
+                private_dir(self.objects / folder)
+            private_tree(tmp)
             os.rename(tmp, self.git_dir)
             self._seed()
         except OSError:

@@ -18,7 +18,8 @@ from tomlkit.items import AoT, Table
 
 from reasonix_core.config.layer import check_layer
 from reasonix_core.errors import ConfigError
-from reasonix_core.fsutil import atomic_write_text
+from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, private_dir
+from reasonix_core.home import reasonix_home
 
 __all__ = ["add_provider", "set_config_value"]
 
@@ -124,8 +125,13 @@ def _replace(path: Path, text: str) -> None:
     except FileNotFoundError:
         mode = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A new config file gets the usual 0644 (keys live in .env).
-        atomic_write_text(path, text, mode=0o644 if mode is None else mode)
+        home = path.parent.resolve() == reasonix_home().resolve()
+        if home:
+            private_dir(path.parent)  # `reasonix setup` may be what makes the home
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        # A new config file: private in the home, the usual 0644 in a project.
+        new_mode = PRIVATE_FILE if home else 0o644
+        atomic_write_text(path, text, mode=new_mode if mode is None else mode)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -35,6 +35,7 @@ import anyio
 import anyio.lowlevel
 
 from reasonix_core import __version__
+from reasonix_core.fsutil import open_private, private_dir
 from reasonix_core.mcp import _sdk
 from reasonix_core.mcp.catalog import Catalog, all_pages, build_catalog
 from reasonix_core.mcp.config import McpServerConfig
@@ -577,9 +578,9 @@ class ServerConnection:
         if self._log_dir is None:
             return
         try:
-            self._log_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self._log_dir)
             path = self._log_dir / f"mcp-{self.config.key}.log"
-            self._log_file = open(path, "a", encoding="utf-8", buffering=1)
+            self._log_file = open_private(path, buffering=1)
         except OSError:
             self._log_file = None
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from reasonix_core.fsutil import private_dir
 from reasonix_core.mcp import _sdk
 from reasonix_core.mcp.catalog import (
     McpPromptInfo,
@@ -145,7 +146,7 @@ class McpHost:
             handler: logging.Handler = logging.NullHandler()
         else:
             try:
-                self.log_dir.mkdir(parents=True, exist_ok=True)
+                private_dir(self.log_dir)
                 handler = logging.FileHandler(
                     self.log_dir / "mcp.log", encoding="utf-8", delay=True
                 )

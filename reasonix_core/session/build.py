@@ -34,6 +34,7 @@ from reasonix_core.agent.session import (
     open_session,
     read_request_records,
 )
+from reasonix_core.agent.session_lock import hold_session
 from reasonix_core.checkpoint.timeline import ends_with_branch
 from reasonix_core.config import (
     Config,
@@ -145,6 +146,7 @@ async def _assemble(
         policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace))
     )
     opened = open_store(base, settings, model, effort, policy, skills, registry, temp_dir, clock)
+    stack.enter_context(hold_session(opened.store))  # one writer per session (session_lock.py)
     stack.callback(opened.store.close)
     plan_mode, goals = build_modes(policy, opened.store, plan_approver, settings)
     env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id)

@@ -82,12 +82,28 @@ class SkillCatalog:
         ]
 
     def render_command(self, name: str, arguments: str) -> str | None:
-        """The user turn for ``/name arguments``, or None when no skill has that name
-        (:func:`reasonix_core.skills.expand.render_skill_command`). The prompt expander
-        calls it on the catalog it was given, so command/ does not import skills/."""
-        from reasonix_core.skills.expand import render_skill_command
+        """The user turn for the skill ``name`` run with ``arguments`` (``/name
+        arguments``); None when the session has no skill of that name. The prompt
+        expander calls it on the catalog it was given, so command/ does not import
+        skills/.
 
-        return render_skill_command(name, arguments, self)
+        An inline skill expands to its body with ``$ARGUMENTS``, ``$1…`` and ``$$``
+        filled in, as custom commands do. A ``runAs: subagent`` skill cannot be
+        pasted into this conversation; the turn asks the model to run it through
+        ``run_skill``, the one path to the subagent runner. Raises
+        :class:`~reasonix_core.errors.SkillError` when the skill's file can no
+        longer be used or keeps the user from starting it.
+        """
+        if name not in self:
+            return None
+        skill = self.load(name, by="user")
+        arguments = arguments.strip()
+        if skill.run_as == "subagent":
+            request = f"Run the skill {skill.name!r} now with the run_skill tool"
+            return (
+                f"{request}, with these arguments:\n\n{arguments}" if arguments else f"{request}."
+            )
+        return skill.render(arguments)
 
     def load(self, name: str, by: Invoker) -> Skill:
         """The skill read again from its file, with the same checks as discovery.

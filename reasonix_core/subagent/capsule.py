@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reasonix_core.fsutil import atomic_write_text
+from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text
 
 #: What a child could have inherited and does not; every flag is false by design.
 INHERITED: tuple[str, ...] = (
@@ -98,4 +98,5 @@ class ContextCapsule:
         return {"type": "context_capsule", **self._fields(), "capsuleHash": self.capsule_hash}
 
     def write(self, path: Path) -> None:
-        atomic_write_text(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+        atomic_write_text(path, text, mode=PRIVATE_FILE)  # beside the session: private

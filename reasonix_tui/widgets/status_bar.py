@@ -37,6 +37,8 @@ class StatusState:
     cost: float = 0.0
     currency: str = "USD"
     unpriced: bool = False  # a request of a model with no known price is in ``cost``
+    # A request's usage was estimated locally (the provider reported none): "~".
+    estimated: bool = False
     queued: int = 0
     hint: str = ""
     frame: int = 0
@@ -110,6 +112,7 @@ class StatusBar(Widget):
         currency: str,
         *,
         priced: bool = True,
+        estimated: bool = False,
     ) -> None:
         s = self.state
         self.update_state(
@@ -120,6 +123,7 @@ class StatusBar(Widget):
             cost=s.cost + cost,
             currency=currency,
             unpriced=s.unpriced or not priced,
+            estimated=s.estimated or estimated,
         )
 
     def add_cost(self, cost: float, currency: str) -> None:
@@ -135,6 +139,7 @@ class StatusBar(Widget):
             prompt_tokens=0,
             cost=0.0,
             unpriced=False,
+            estimated=False,
         )
 
     def _line(self, left: Content, right: Content) -> Content:
@@ -161,14 +166,15 @@ class StatusBar(Widget):
         line1 = self._line(left, model)
 
         window = s.context_window
-        ctx = f"ctx {fmt.tokens(s.context_tokens)}/{fmt.tokens(window)}"
+        guess = "~" if s.estimated else ""
+        ctx = f"ctx {guess}{fmt.tokens(s.context_tokens)}/{fmt.tokens(window)}"
         ctx += f" {fmt.percent(s.context_tokens, window)}"
         last = "-" if s.last_cache_pct is None else f"{s.last_cache_pct:.0f}%"
         avg = fmt.percent(s.cache_hit_tokens, s.prompt_tokens)
         cache = f"cache {last} (avg {avg})"
         self._cache_span = (len(ctx) + 3, len(ctx) + 3 + len(cache))
         usage = Content.styled(
-            f"{ctx} · {cache} · {fmt.cost(s.cost, s.currency, s.unpriced)}", "$text-muted"
+            f"{ctx} · {cache} · {guess}{fmt.cost(s.cost, s.currency, s.unpriced)}", "$text-muted"
         )
         extra = []
         if s.budget_left:

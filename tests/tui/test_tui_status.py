@@ -78,3 +78,35 @@ async def test_status_bar_shows_the_goal_and_its_state(tmp_path: Path) -> None:
         status.update_state(goal=replace(goal, armed=False))
         await pilot.pause()
         assert "· not driven" in str(status.render())
+
+
+async def test_status_bar_marks_estimated_usage(tmp_path: Path) -> None:
+    # Issue 29 item 13: a provider that reported no usage: the figures are ours, marked "~".
+    from reasonix_core.events import UsageReported
+    from reasonix_core.usage import Usage
+    from reasonix_testkit.tui import text_steps
+
+    reported = Usage(prompt_tokens=9_000, cache_miss_tokens=9_000, completion_tokens=500)
+    estimated = Usage(
+        prompt_tokens=9_000, cache_miss_tokens=9_000, completion_tokens=500, estimated=True
+    )
+    services = ScriptedServices(
+        workspace=tmp_path,
+        config_home=tmp_path / "home",
+        context_window=100_000,
+        turns=[
+            [*text_steps("counted"), UsageReported(usage=reported, model="m", cost=0.01)],
+            [*text_steps("guessed"), UsageReported(usage=estimated, model="m", cost=0.01)],
+        ],
+    )
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(120, 32)) as pilot:
+        status = session(pilot).status
+        await send(pilot, "first")
+        await settle(pilot)
+        line = str(status.render()).splitlines()[1]
+        assert "ctx 9.5k/100k" in line and "~" not in line
+        await send(pilot, "second")
+        await settle(pilot)
+        line = str(status.render()).splitlines()[1]
+        assert "ctx ~9.5k/100k" in line and "~$0.02" in line

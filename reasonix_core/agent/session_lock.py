@@ -1,0 +1,112 @@
+"""One writer per session: an advisory lock held for as long as a run (or the
+TUI) has the session open.
+
+Two ``reasonix run -c`` at once on one session interleaved their records, and
+every later ``-c`` then failed with HTTP 400. The lock is an ``fcntl.flock`` on
+``<id>.lock`` beside ``<id>.jsonl``, taken before the session is written to or
+any request is sent, and released when the session is closed or the process
+dies (the kernel drops a dead process's flock, so a crash never leaves a
+session locked; the file itself is left behind, harmlessly). The holder writes
+its pid into the file so a refused second process can name it.
+
+Only a recorded session is locked: a session kept in memory is no one's record.
+Where ``fcntl`` does not exist (Windows), or the file system refuses flock (some
+network mounts; a warning is logged), the session runs unlocked as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reasonix_core.errors import SessionBusy, SessionError
+
+if TYPE_CHECKING:
+    from reasonix_core.agent.session import SessionStore
+
+log = logging.getLogger(__name__)
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+
+def lock_path(session_path: Path) -> Path:
+    """``<id>.lock`` beside ``<id>.jsonl``."""
+    return session_path.with_suffix(".lock")
+
+
+def _holder(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+# The locks this process holds, by lock file: (descriptor, holders). The TUI
+# opens a session's next runtime while the previous one is still closing (a
+# /resume of the session it is in): the same process may hold it twice.
+_held: dict[Path, list[int]] = {}
+
+
+@contextmanager
+def session_lock(session_path: Path, session_id: str) -> Iterator[None]:
+    """Hold ``session_path``'s lock for the block; raises :class:`SessionBusy`
+    at once (never waits) when another process holds it."""
+    if fcntl is None:
+        yield
+        return
+    path = lock_path(session_path)
+    key = path.absolute()
+    if key in _held:
+        _held[key][1] += 1
+    else:
+        _held[key] = [_acquire(path, session_id), 1]
+    try:
+        yield
+    finally:
+        entry = _held[key]
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _held[key]
+            os.close(entry[0])  # closing the descriptor releases the flock
+
+
+def _acquire(path: Path, session_id: str) -> int:
+    """The locked descriptor of ``path`` (its pid written in it)."""
+    assert fcntl is not None
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise SessionError(f"cannot open the session lock {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise SessionBusy(session_id, holder) from None
+    except OSError as exc:
+        # A file system without flock (some network mounts): run unlocked, as before.
+        log.warning("cannot lock the session %s (%s); continuing without the lock", path, exc)
+        return fd
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+@contextmanager
+def hold_session(store: SessionStore) -> Iterator[None]:
+    """:func:`session_lock` for a store, if it is recorded on disk."""
+    from reasonix_core.agent.session import MemorySessionStore
+
+    if isinstance(store, MemorySessionStore):
+        yield
+        return
+    with session_lock(store.path, store.id):
+        yield
