@@ -1,6 +1,6 @@
 """The chunked fold of a manual compaction: requests, tokens paid, cache hits.
 
-A real Agent (built by ``open_runtime``: the real system prompt, every built-in
+A real Agent (built by ``build_session``: the real system prompt, every built-in
 tool schema) reads a generated corpus in one long turn under a large window,
 against the loopback fixture server in its DeepSeek flavour (its simulated
 prompt cache persists whole units like the real service). Then the session is
@@ -33,8 +33,9 @@ import anyio
 from _common import use_env, write_config
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply, ToolCallSpec
 
 WORDS = (
@@ -85,7 +86,7 @@ def config_extra(window: int) -> str:
 async def compact(workspace: Path, window: int) -> dict[str, Any]:
     settings = RunSettings(workspace=workspace, continue_last=True, mcp_wait=False)
     prompt = hit = parts = merges = 0
-    async with open_runtime(settings, approver=FailClosedApprover()) as rt:
+    async with build_session(settings, approver=FailClosedApprover()) as rt:
         agent = rt.agent
         agent.context.set_window(window)
         history = agent.estimated_prompt_tokens()
@@ -125,7 +126,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
         cfg.write_text(cfg.read_text().replace("[agent]\n", "[agent]\ncompact_ratio = 0.85\n", 1))
         server.responder = Model(names)
         settings = RunSettings(workspace=workspace, mcp_wait=False)
-        async with open_runtime(settings, approver=FailClosedApprover()) as rt:
+        async with build_session(settings, approver=FailClosedApprover()) as rt:
             async with aclosing(rt.agent.run("Read every note.")) as events:
                 async for event in events:
                     if isinstance(event, ev.CompactionStarted):

@@ -1,6 +1,6 @@
 """Compaction over a long session: cache hits, tokens paid to compact, prefix changes.
 
-A real Agent (built by ``open_runtime``, every built-in tool, the real system
+A real Agent (built by ``build_session``, every built-in tool, the real system
 prompt) works in-process through a long synthetic session against the loopback
 fixture server in its DeepSeek flavour, whose simulated prompt cache persists
 whole "cache prefix units" like the real service (``wire-formats.md`` §3). The
@@ -36,9 +36,10 @@ from typing import Any
 from _common import make_project, use_env, write_config
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_testkit import ChatDialect, FixtureServer, RecordedRequest, Reply, ToolCallSpec
 
 WORDS = (
@@ -147,7 +148,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         )
         server.responder = model
         settings = RunSettings(workspace=workspace, permission_mode="auto", mcp_wait=False)
-        async with open_runtime(settings, approver=FailClosedApprover()) as rt:
+        async with build_session(settings, approver=FailClosedApprover()) as rt:
             agent = rt.agent
             cm = agent.context
             step = 0

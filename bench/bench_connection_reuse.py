@@ -1,6 +1,6 @@
 """What reusing the provider's connection saves a subagent, side by side.
 
-Two sessions in one process (built by ``open_runtime`` as ``reasonix run`` builds
+Two sessions in one process (built by ``build_session`` as ``reasonix run`` builds
 them), each against its own fixture server in its own process: one keeps
 connections alive between streamed answers, as a real API does, the other closes
 every stream's connection (the fixture's default), so each request opens a new
@@ -27,8 +27,9 @@ from pathlib import Path
 import anyio
 from _common import KEY, KEY_ENV, tool_loop_server, write_config
 
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_core.subagent.runner import SubagentRunner
 
 SETTINGS = (("closing each stream", False), ("keep-alive", True))
@@ -42,7 +43,7 @@ async def alternate(
         for name, (home, workspace) in sessions.items():
             os.environ["REASONIX_HOME"] = str(home)
             rt = await stack.enter_async_context(
-                open_runtime(
+                build_session(
                     RunSettings(workspace=workspace, home=home), approver=FailClosedApprover()
                 )
             )

@@ -41,7 +41,7 @@ WORDS = (
     "error exception timeout cancel background job process signal kill output buffer "
     "render widget screen keyboard shortcut theme color diff patch commit branch merge"
 ).split()
-IDENTS = "read_file edit_file ToolRegistry open_runtime context_suffix SessionStore BM25 __init__ pyproject.toml".split()
+IDENTS = "read_file edit_file ToolRegistry build_session context_suffix SessionStore BM25 __init__ pyproject.toml".split()
 CJK = "修复 测试 失败 数据库 迁移 会话 记忆 召回 压缩 缓存 前缀 工具 结果 配置 权限 沙箱 文件 编辑 搜索 历史".split()
 
 

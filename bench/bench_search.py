@@ -85,12 +85,13 @@ def make_tree(root: Path, files: int) -> None:
 
 
 def agent_context(ws: Path, scratch: Path) -> Any:
-    """A ToolContext as the runtime builds one: sandbox with the protected paths,
+    """A ToolContext as the session builds one: sandbox with the protected paths,
     the policy's read_denied with a deny rule."""
-    from reasonix_core.agent.builder import protected_paths
     from reasonix_core.config import Config
     from reasonix_core.permission.policy import Policy
+    from reasonix_core.session.policy import protected_paths
     from reasonix_core.tool import ToolContext
+    from reasonix_core.tool.env import SessionEnv
     from reasonix_core.tool.sandbox import SandboxPolicy
 
     home = scratch / "home"
@@ -102,7 +103,9 @@ def agent_context(ws: Path, scratch: Path) -> Any:
     sandbox = SandboxPolicy(
         workspace=ws, temp_dir=temp, forbid_read=tuple(Path(p) for p in policy.forbid_read)
     )
-    return ToolContext(workspace=ws, temp_dir=temp, sandbox=sandbox, read_denied=policy.read_denied)
+    return ToolContext(
+        env=SessionEnv(workspace=ws, temp_dir=temp, sandbox=sandbox, read_denied=policy.read_denied)
+    )
 
 
 class Agent:

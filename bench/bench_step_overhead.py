@@ -1,6 +1,6 @@
 """Harness overhead per step with an instant provider and instant tools.
 
-Drives the real ``Agent`` (built by ``reasonix_core.agent.builder.open_runtime``
+Drives the real ``Agent`` (built by ``reasonix_core.session.build.build_session``
 from a temporary ``REASONIX_HOME`` and workspace, exactly as ``reasonix run``
 builds it) through one turn of N steps against the loopback fixture server.
 The scripted "model" answers at once: a ``read_file`` of a one-line file or an
@@ -21,7 +21,7 @@ decoding of every chunk, tool-call accumulation, event objects, the permission
 gate, argument validation, running the tool (a real file read / directory
 listing, in a worker thread), result bounding, the session JSONL append and
 flush per message, and the metrics sink. What it excludes: process start-up,
-config loading and ``open_runtime`` (see bench_startup.py).
+config loading and ``build_session`` (see bench_startup.py).
 
 The server runs in its own process by default (``--server process``: the
 harness does not share a GIL with it, as with a real remote API); ``--server
@@ -72,10 +72,11 @@ import httpx
 from _common import tool_loop_server, use_env, verdict, write_config
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.provider.base import PreparedRequest
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 
 TARGET_MS = 5.0
 BASH_FLOOR_RATIO = 3.0  # unsandboxed bash step / (loopback request + sh -c true)
@@ -127,7 +128,7 @@ async def agent_turn(
 ) -> Turn:
     write_config(home, base_url, extra, bash)
     settings = RunSettings(workspace=workspace, home=home)
-    async with open_runtime(settings, approver=FailClosedApprover()) as rt:
+    async with build_session(settings, approver=FailClosedApprover()) as rt:
         agent = rt.agent
         provider = agent.provider
         sent: list[PreparedRequest] = []
@@ -262,7 +263,7 @@ def profile(steps: int, root: Path) -> None:
     text = io.StringIO()
     stats = pstats.Stats(prof, stream=text)
     stats.sort_stats("tottime").print_stats(20)
-    print("\n== cProfile of one turn (includes open_runtime), top 20 by own time")
+    print("\n== cProfile of one turn (includes build_session), top 20 by own time")
     print(text.getvalue())
 
 
@@ -432,7 +433,7 @@ def profile_bash(steps: int, root: Path, sandbox: str, checkpoints: bool) -> Non
     text = io.StringIO()
     stats = pstats.Stats(prof, stream=text)
     stats.sort_stats("cumulative").print_stats(45)
-    print(f"\n== cProfile of one bash turn, sandbox {sandbox} (includes open_runtime)")
+    print(f"\n== cProfile of one bash turn, sandbox {sandbox} (includes build_session)")
     print(text.getvalue())
 
 

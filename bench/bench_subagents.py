@@ -1,7 +1,7 @@
 """Do a fleet's children really run at the same time? Six read-only children against
 an instant loopback provider, side by side with each child alone.
 
-The session is built by ``open_runtime`` from a temporary ``REASONIX_HOME`` and
+The session is built by ``build_session`` from a temporary ``REASONIX_HOME`` and
 workspace, exactly as ``reasonix run`` builds it, and every child goes through the
 one runner (``SubagentRunner.run``). The scripted "model" answers at once: each
 child makes ``STEPS - 1`` cheap read-only tool calls (``read_file`` of a one-line
@@ -57,9 +57,10 @@ import anyio
 from _common import tool_loop_server, use_env, verdict, write_config
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.tools import FleetTool
 from reasonix_core.tool.base import current_call_id
@@ -77,7 +78,7 @@ async def one_rep(
     """Each child alone, then all of them as one fleet: the children's walls and
     CPU times alone, the fleet's wall and CPU time (seconds)."""
     settings = RunSettings(workspace=workspace, home=home)
-    async with open_runtime(settings, approver=FailClosedApprover()) as rt:
+    async with build_session(settings, approver=FailClosedApprover()) as rt:
         ctx = rt.agent.tool_context
         runner = ctx.subagents.runner()  # type: ignore[union-attr]  # the session's Delegation
         assert isinstance(runner, SubagentRunner)

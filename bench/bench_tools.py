@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import bwrap_available
 
@@ -55,9 +56,11 @@ async def main() -> None:
         (ws / "module.py").write_text("".join(f"line_{i} = {i}\n" for i in range(200)))
         for mode in ("off", "enforce"):
             ctx = ToolContext(
-                workspace=ws,
-                temp_dir=temp,
-                sandbox=SandboxPolicy(workspace=ws, temp_dir=temp, bash=mode),
+                env=SessionEnv(
+                    workspace=ws,
+                    temp_dir=temp,
+                    sandbox=SandboxPolicy(workspace=ws, temp_dir=temp, bash=mode),
+                )
             )
             if mode == "off":
                 report(

@@ -7,11 +7,10 @@ only place that does.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,16 +18,17 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND
-from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
 from reasonix_core.errors import CommandError, ReasonixError, SkillError, UsageError
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.core import Session
+from reasonix_core.session.settings import RunSettings
 from reasonix_core.startup_heap import resume_collection
 
 if TYPE_CHECKING:
-    from reasonix_core.command.expander import Expanded, PromptExpander
     from reasonix_core.goal.driver import GoalDriver
 
 log = logging.getLogger(__name__)
@@ -156,36 +156,6 @@ async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncI
         yield event
 
 
-async def _expand(runtime: Runtime, prompt: str) -> Expanded:
-    """``prompt`` through the session's expander; a prompt with neither a leading
-    ``/`` nor an ``@`` has nothing to expand, so a plain run never scans the command
-    folders or imports the expander (the expander alone decides the rest)."""
-    if not prompt.lstrip().startswith("/") and "@" not in prompt:
-        from reasonix_core.command.expander import Expanded
-
-        return Expanded(text=prompt)
-    return await prompt_expander(runtime).expand(prompt)
-
-
-def prompt_expander(runtime: Runtime) -> PromptExpander:
-    """The session's expander: its custom commands, its MCP host, its read rules."""
-    from reasonix_core.command.custom import load_custom_commands
-    from reasonix_core.command.expander import PromptExpander
-
-    commands, problems = load_custom_commands(runtime.workspace, runtime.home)
-    mcp = runtime.mcp
-    return PromptExpander(
-        runtime.workspace,
-        commands=commands,
-        problems=problems,
-        skills=runtime.skills,
-        mcp_prompt=mcp.render_prompt if mcp is not None else None,
-        mcp_resources=mcp.expand_resource_references if mcp is not None else None,
-        protected=runtime.policy.forbid_read,
-        denied=functools.partial(runtime.policy.read_denied, "read_file"),
-    )
-
-
 def _printable(text: str) -> str:
     """Model text as a UTF-8 stream can take it: a lone surrogate is shown as
     ``\\ud800`` instead of failing the write."""
@@ -206,123 +176,175 @@ async def run_headless(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> HeadlessOutcome:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
     started = time.monotonic()
     sink = MetricsSink(options.metrics_path)
-    render = _TextRenderer(out, err) if options.output_format == "text" else None
-    final_text = ""
-    error: ev.TurnFailed | None = None
+    output = _Output(options.output_format, stdout or sys.stdout, stderr or sys.stderr, sink)
+    out, emit = output.out, output.emit
+    ending = _Ending()
     session_id = ""
-    finished: ev.TurnFinished | None = None
-
-    shape: ClaudeShape | None = None
-
-    def write(line: dict[str, Any]) -> None:
-        out.write(dumps_utf8(line, default=_json_default) + "\n")
-
-    def emit(event: ev.Event) -> None:
-        sink.record(event)
-        if shape is not None:
-            shape.observe(event)
-        if render is not None:
-            render(event)
-        elif options.output_format == "stream-json" and shape is not None:
-            for line in shape.lines(event):
-                write(line)
-            out.flush()
-
     refused: ReasonixError | None = None
     goal_driver: GoalDriver | None = None
     # MCP servers start once the first request has left (or at their first use).
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
-    async with open_runtime(
+    async with build_session(
         settings, approver=FailClosedApprover(), overrides=options.overrides
-    ) as runtime:
+    ) as session:
         resume_collection()  # start-up is over (reasonix_core.startup_heap)
-        agent = runtime.agent
-        session_id = agent.session_id
-        shape = ClaudeShape(session_id=session_id, model=agent.model)
+        session_id = session.session_id
+        output.shape = ClaudeShape(session_id=session_id, model=session.model)
         if options.output_format == "stream-json":
-            write(_init_line(shape, runtime, options))
+            output.write(_init_line(output.shape, session, options))
             out.flush()
-        for text in runtime.skills.notices():
+        for text in session.skills.notices():
             emit(ev.Notice(level="warning", text=text))
         try:
-            if options.approve_plan:
-                turn = _approved_plan_turn(runtime)
-            elif options.goal:
-                goal_driver = _goal_driver(runtime, options)
-                turn = goal_driver.drive(runtime.runner, options.prompt)
-            else:
-                # `/command args` (a custom command, a skill, an MCP prompt), @path and
-                # @server:uri exactly as the TUI expands them.
-                expanded = await _expand(runtime, options.prompt)
-                turn = runtime.runner.run(expanded.text)
+            turn, goal_driver, notices = await _start(session, options)
         except (CommandError, SkillError, UsageError) as exc:
-            # A usage error before anything is sent, raised once the runtime is
+            # A usage error before anything is sent, raised once the session is
             # closed (its task groups would wrap it in an exception group).
             refused = exc
         else:
-            for text in () if options.approve_plan or options.goal else expanded.notices:
+            for text in notices:
                 emit(ev.Notice(level="warning", text=text))
-            try:
-                async with aclosing(turn) as agent_events:
-                    async for event in _with_mcp_notices(runtime.mcp, agent_events):
-                        if isinstance(event, _REQUEST_HAS_LEFT) and runtime.mcp is not None:
-                            runtime.mcp.start_now()
-                        emit(event)
-                        if isinstance(event, ev.TurnFinished):
-                            finished = event
-                            final_text = event.text
-                        elif isinstance(event, ev.TurnFailed):
-                            error = event
-            except Exception as exc:
-                # Last resort for a bug outside any tool call (a tool's own failure is
-                # already a result): the run still ends with its result and metrics.
-                log.info("the run raised", exc_info=exc)
-                finished = None
-                error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
-                emit(error)
-            except BaseException:
-                sink.finish("cancelled")
-                raise
-        plan_mode = runtime.plan_mode
-        saved_plan = plan_mode.saved if plan_mode is not None else None
-    if saved_plan is not None and finished is not None:
+            await _consume(session, turn, emit, sink, ending)
+        saved_plan = session.plan_mode.saved
+    if saved_plan is not None and ending.finished is not None:
         # Plan mode, headless: the plan waiting for --approve-plan is the result.
-        finished = dataclasses.replace(finished, stop_reason="plan_pending")
-        final_text = saved_plan.plan
+        ending.finished = dataclasses.replace(ending.finished, stop_reason="plan_pending")
+        ending.text = saved_plan.plan
     if refused is not None:
         raise refused
+    ok, outcome = _settle(ending, goal_driver)
+    metrics = sink.finish(outcome)
+    result = _result(ok, outcome, ending, metrics, session_id, started, output.shape)
+    if options.output_format in ("json", "stream-json"):
+        out.write(dumps_utf8(result) + "\n")
+        out.flush()
+    return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
+
+
+class _Output:
+    """Where the run's events go: the metrics, the Claude-shaped account, and the
+    text renderer or the stream-json lines."""
+
+    def __init__(self, output_format: str, out: TextIO, err: TextIO, sink: MetricsSink) -> None:
+        self.output_format, self.out, self.sink = output_format, out, sink
+        self.render = _TextRenderer(out, err) if output_format == "text" else None
+        # Known once the session is built.
+        self.shape: ClaudeShape | None = None
+
+    def write(self, line: dict[str, Any]) -> None:
+        self.out.write(dumps_utf8(line, default=_json_default) + "\n")
+
+    def emit(self, event: ev.Event) -> None:
+        self.sink.record(event)
+        if self.shape is not None:
+            self.shape.observe(event)
+        if self.render is not None:
+            self.render(event)
+        elif self.output_format == "stream-json" and self.shape is not None:
+            for line in self.shape.lines(event):
+                self.write(line)
+            self.out.flush()
+
+
+async def _start(
+    session: Session, options: HeadlessOptions
+) -> tuple[AsyncGenerator[ev.Event, None], GoalDriver | None, tuple[str, ...]]:
+    """The run's turn (with the goal driver of a --goal run, and the expansion's
+    notices); UsageError (before anything is sent) when it cannot start."""
+    if options.approve_plan:
+        return _approved_plan_turn(session), None, ()
+    if options.goal:
+        driver = _goal_driver(session, options)
+        return session.drive_goal(driver, options.prompt), driver, ()
+    # `/command args` (a custom command, a skill, an MCP prompt), @path and
+    # @server:uri exactly as the TUI expands them.
+    expanded = await session.expand(options.prompt)
+    return session.prompt(expanded.text), None, tuple(expanded.notices)
+
+
+@dataclass
+class _Ending:
+    """How the run's turn ended, as its events say."""
+
+    finished: ev.TurnFinished | None = None
+    error: ev.TurnFailed | None = None
+    text: str = ""
+
+
+async def _consume(
+    session: Session,
+    turn: AsyncGenerator[ev.Event, None],
+    emit: Callable[[ev.Event], None],
+    sink: MetricsSink,
+    ending: _Ending,
+) -> None:
+    """Emit the turn's events (the MCP servers start once its request has left)."""
+    try:
+        async with aclosing(turn) as agent_events:
+            async for event in _with_mcp_notices(session.mcp, agent_events):
+                if isinstance(event, _REQUEST_HAS_LEFT) and session.mcp is not None:
+                    session.mcp.start_now()
+                emit(event)
+                if isinstance(event, ev.TurnFinished):
+                    ending.finished = event
+                    ending.text = event.text
+                elif isinstance(event, ev.TurnFailed):
+                    ending.error = event
+    except Exception as exc:
+        # Last resort for a bug outside any tool call (a tool's own failure is
+        # already a result): the run still ends with its result and metrics.
+        log.info("the run raised", exc_info=exc)
+        ending.finished = None
+        ending.error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
+        emit(ending.error)
+    except BaseException:
+        sink.finish("cancelled")
+        raise
+
+
+def _settle(ending: _Ending, goal_driver: GoalDriver | None) -> tuple[bool, str]:
+    """Whether the run succeeded, and its outcome for the metrics."""
+    finished, error = ending.finished, ending.error
     # A run stopped by --max-steps did not finish its task: scripts must see that.
     ok = error is None and finished is not None and finished.stop_reason != "max_steps"
     if goal_driver is not None and finished is not None:
         # Only a completed goal is a success (blocked, a bound or a stop is not).
         stop = goal_driver.stop.value if goal_driver.stop is not None else "stopped"
         ok = ok and stop == "complete"
-        finished = dataclasses.replace(finished, stop_reason=f"goal_{stop}")
+        ending.finished = finished = dataclasses.replace(finished, stop_reason=f"goal_{stop}")
         if not ok and error is None:
-            error = ev.TurnFailed(error=f"the goal ended {stop}, not complete", kind="goal")
+            ending.error = ev.TurnFailed(error=f"the goal ended {stop}, not complete", kind="goal")
     if ok:
-        outcome = "success"
-    elif finished is not None and finished.stop_reason == "max_steps":
-        outcome = "max_steps"
-    else:
-        outcome = "error" if error is not None else "incomplete"
-    metrics = sink.finish(outcome)
+        return ok, "success"
+    if finished is not None and finished.stop_reason == "max_steps":
+        return ok, "max_steps"
+    return ok, "error" if ending.error is not None else "incomplete"
+
+
+def _result(
+    ok: bool,
+    outcome: str,
+    ending: _Ending,
+    metrics: RunMetrics,
+    session_id: str,
+    started: float,
+    shape: ClaudeShape | None,
+) -> dict[str, Any]:
+    """Claude Code's result fields (docs/CLI.md), then Reasonix's own."""
+    error, finished = ending.error, ending.finished
     if ok:
         subtype = "success"
     else:
         subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
         if error is not None and error.kind == BUDGET_EXHAUSTED_KIND:
             subtype = "error_max_budget"  # the message names which budget
-    # Claude Code's result fields (docs/CLI.md), then Reasonix's own.
-    result = {
+    return {
         "type": "result",
         "subtype": subtype,
         "is_error": not ok,
-        "result": final_text
+        "result": ending.text
         if ok
         else (error.error if error else f"the run did not finish ({outcome})"),
         "session_id": session_id,
@@ -346,51 +368,41 @@ async def run_headless(
         "schema_version": SCHEMA_VERSION,
         "metrics": metrics.to_json(),
     }
-    if options.output_format in ("json", "stream-json"):
-        out.write(dumps_utf8(result) + "\n")
-        out.flush()
-    return HeadlessOutcome(ok=ok, result=result, metrics=metrics)
 
 
-def _goal_driver(runtime: Runtime, options: HeadlessOptions) -> GoalDriver:
+def _goal_driver(session: Session, options: HeadlessOptions) -> GoalDriver:
     """Create and arm the goal; UsageError (before anything is sent) when it cannot."""
-    from reasonix_core.goal.driver import GoalBounds, GoalDriver
     from reasonix_core.goal.state import GoalError
 
-    agent = runtime.config.agent
-    bounds = GoalBounds(
-        max_rounds=options.max_goal_rounds or agent.max_goal_rounds,
-        token_budget=options.goal_token_budget or agent.goal_token_budget,
-    )
     try:
-        runtime.goals.create(options.prompt)
+        session.change_goal("start", options.prompt)
     except GoalError as exc:
         raise UsageError(f"--goal: {exc}") from None
-    return GoalDriver(runtime.goals, bounds)
+    return session.goal_driver(options.max_goal_rounds, options.goal_token_budget)
 
 
-def _approved_plan_turn(runtime: Runtime) -> AsyncIterator[ev.Event]:
+def _approved_plan_turn(session: Session) -> AsyncGenerator[ev.Event, None]:
     """The executor's turn over the session's pending plan; UsageError (before
     anything is sent) when no plan waits."""
-    from reasonix_core.coordinator.coordinator import run_pending_plan
-    from reasonix_core.coordinator.plans import pending_plan
+    from reasonix_core.session.plans import NoPlanWaiting
 
-    if pending_plan(runtime.agent.session.path) is None:
-        raise UsageError("--approve-plan: no plan is waiting for approval in this session")
-    return run_pending_plan(runtime.agent)
+    try:
+        return session.approve_plan()
+    except NoPlanWaiting as exc:
+        raise UsageError(f"--approve-plan: {exc}") from None
 
 
-def _init_line(shape: ClaudeShape, runtime: Runtime, options: HeadlessOptions) -> dict[str, Any]:
+def _init_line(shape: ClaudeShape, session: Session, options: HeadlessOptions) -> dict[str, Any]:
     from reasonix_core import __version__
 
-    mcp = runtime.mcp
+    mcp = session.mcp
     servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
-    preset = options.settings.permission_mode or runtime.config.permissions.preset
+    preset = options.settings.permission_mode or session.config.permissions.preset
     if options.settings.plan_mode:
         preset = "plan"
     return shape.init_line(
-        cwd=str(runtime.workspace),
-        tools=runtime.agent.tools.names,
+        cwd=str(session.workspace),
+        tools=session.agent.tools.names,
         permission_preset=preset,
         mcp_servers=servers,
         version=__version__,

@@ -25,8 +25,8 @@ from reasonix_tui.cli_common import (
 )
 
 if TYPE_CHECKING:
-    from reasonix_core.agent.builder import RunSettings
     from reasonix_core.headless import HeadlessOptions
+    from reasonix_core.session.settings import RunSettings
 
 RUN_EXAMPLES = """examples:
   reasonix run "Where is the retry policy configured?"
@@ -297,7 +297,7 @@ def _prompt(args: argparse.Namespace) -> str:
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:
-    from reasonix_core.agent.builder import RunSettings
+    from reasonix_core.session.settings import RunSettings
 
     if args.max_steps is not None and args.max_steps < 1:
         raise _Refused("--max-steps must be at least 1")

@@ -121,8 +121,9 @@ def compact_command(args: argparse.Namespace) -> int:
     import anyio
 
     from reasonix_core import events as ev
-    from reasonix_core.agent.builder import RunSettings, open_runtime
     from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_core.session.build import build_session
+    from reasonix_core.session.settings import RunSettings
 
     resume = args.compact_resume or args.resume_id
     settings = RunSettings(
@@ -132,7 +133,7 @@ def compact_command(args: argparse.Namespace) -> int:
     async def go() -> bool:
         ok = False
         failure = ""
-        async with open_runtime(settings, approver=FailClosedApprover()) as runtime:
+        async with build_session(settings, approver=FailClosedApprover()) as runtime:
             agent = runtime.agent
             before = agent.estimated_prompt_tokens()
             notices: list[ev.Notice] = []

@@ -96,9 +96,10 @@ def trust_command(args: argparse.Namespace) -> int:
 
 
 def permissions_command(args: argparse.Namespace) -> int:
-    from reasonix_core.agent.builder import RunSettings, build_policy
     from reasonix_core.config import load_config
     from reasonix_core.permission import explain
+    from reasonix_core.session.policy import build_policy
+    from reasonix_core.session.settings import RunSettings
 
     workspace = Path.cwd()
     loaded = load_config(workspace)

@@ -57,7 +57,7 @@ def subagent_command(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
 
     if args.subagent_command == "list":
-        from reasonix_core.subagent.command import list_profiles
+        from reasonix_core.subagent_command import list_profiles
 
         for name, kind, description in list_profiles(Path.cwd(), reasonix_home()):
             sys.stdout.write(f"{name}\t{kind}\t{description}\n")
@@ -65,8 +65,8 @@ def subagent_command(args: argparse.Namespace) -> int:
     skip_httpx_cli()
     import anyio
 
-    from reasonix_core.agent.builder import RunSettings
-    from reasonix_core.subagent.command import run_subagent
+    from reasonix_core.session.settings import RunSettings
+    from reasonix_core.subagent_command import run_subagent
 
     if not args.prompt.strip():
         return fail("the prompt is empty")

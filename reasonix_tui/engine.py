@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,18 +22,11 @@ from typing import TYPE_CHECKING
 import anyio
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import (
-    RunSettings,
-    Runtime,
-    build_policy,
-    has_price,
-    make_price_fn,
-    open_runtime,
-)
 from reasonix_core.agent.cache_ledger import Baseline, CacheLedger, rebill_cost
 from reasonix_core.agent.cache_preview import RebillPreview, idle_preview, rebill_preview
 from reasonix_core.agent.cache_report import CacheReport, build_report
 from reasonix_core.agent.session import list_sessions, open_session, read_request_records
+from reasonix_core.checkpoint.report import change_line
 from reasonix_core.config import (
     load_config,
     read_api_key,
@@ -47,8 +40,12 @@ from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE
 from reasonix_core.provider.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
+from reasonix_core.session.build import build_session
+from reasonix_core.session.core import Session
+from reasonix_core.session.policy import build_policy
+from reasonix_core.session.prices import has_price, make_price_fn
+from reasonix_core.session.settings import RunSettings
 from reasonix_core.skills import load_catalog
-from reasonix_tui import rewind_service
 from reasonix_tui.provider_choices import FALLBACK_KEY_VARIABLE, key_info, provider_choices
 from reasonix_tui.services import (
     ApiKeyInfo,
@@ -78,7 +75,7 @@ class EngineRunner:
     approver: Approver
     resume_id: str | None = None
     continue_last: bool = False  # reopen the newest session (resume_id once known)
-    runtime: Runtime | None = None
+    runtime: Session | None = None
     error: BaseException | None = None
     starting: bool = False
     # Plan mode as last put into the runtime (at a turn's start): a runtime out of
@@ -90,24 +87,26 @@ class EngineRunner:
     @property
     def session_id(self) -> str:
         if self.runtime is not None:
-            return self.runtime.agent.session_id
+            return self.runtime.session_id
         return self.resume_id or "(new session)"
 
     @property
     def model(self) -> str:
-        return self.runtime.agent.model if self.runtime else self.services.model
+        return self.runtime.model if self.runtime else self.services.model
 
     @property
     def effort(self) -> str:
-        return self.runtime.agent.effort if self.runtime else self.services.effort
+        return self.runtime.effort if self.runtime else self.services.effort
 
-    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[ev.Event]:
+    async def run(
+        self, prompt: str, meta: TurnMeta | None = None
+    ) -> AsyncGenerator[ev.Event, None]:
         try:
             runtime = await self.services.acquire(self)
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
-        async with aclosing(runtime.runner.run(prompt, meta)) as events:
+        async with aclosing(runtime.prompt(prompt, meta)) as events:
             async for event in events:
                 yield event
 
@@ -228,7 +227,7 @@ class EngineServices(BaseServices):
         finally:
             self._tg = None
 
-    async def acquire(self, runner: EngineRunner) -> Runtime:
+    async def acquire(self, runner: EngineRunner) -> Session:
         if runner.runtime is None and runner.error is None:
             if not runner.starting:
                 runner.starting = True
@@ -260,7 +259,7 @@ class EngineServices(BaseServices):
             discovered_models=dict(self._discovered),
         )
         try:
-            async with open_runtime(
+            async with build_session(
                 settings,
                 approver=runner.approver,
                 mcp_host=self._mcp,
@@ -292,13 +291,7 @@ class EngineServices(BaseServices):
         runtime = runner.runtime
         assert runtime is not None
         self._sync_plan()
-        if runtime.policy.preset != self._preset:
-            runtime.policy.preset = self._preset
-        plan_mode = runtime.plan_mode
-        if plan_mode is not None and self._plan and not plan_mode.active:
-            plan_mode.enter()
-        elif plan_mode is not None and not self._plan and plan_mode.active:
-            plan_mode.leave()
+        runtime.set_mode(self._preset, plan=self._plan)
         runner.plan_applied = self._plan
 
     # -- AppServices --------------------------------------------------------
@@ -368,17 +361,14 @@ class EngineServices(BaseServices):
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         active = self._active.runtime if self._active else None
-        if active is not None and resolved.provider.name != active.resolved.provider.name:
-            raise ValueError(
-                f"{resolved.ref} is served by another provider; start a /new session to switch"
-            )
+        if active is not None:
+            try:
+                active.set_model(resolved)
+            except ConfigError as exc:  # another provider's model
+                raise ValueError(str(exc)) from None
         self._resolved = resolved
         self.model = resolved.model
         self._model_chosen = True
-        if active is not None:
-            active.agent.set_model(
-                resolved.model, resolved.provider.context_window_for(resolved.model)
-            )
 
     def efforts(self) -> list[str]:
         # What the provider's efforts() will say, known before it is built.
@@ -391,7 +381,7 @@ class EngineServices(BaseServices):
         self.effort = effort
         self._effort_chosen = True
         if self._active is not None and self._active.runtime is not None:
-            self._active.runtime.agent.set_effort(effort)
+            self._active.runtime.set_effort(effort)
 
     def needs_api_key(self) -> bool:
         try:
@@ -491,26 +481,49 @@ class EngineServices(BaseServices):
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)
 
-    # /rewind: the active session's checkpoints (reasonix_tui/rewind_service.py).
+    # /rewind: the active session's checkpoints (Session.rewind_*).
 
-    def _active_runtime(self) -> Runtime | None:
+    def _active_runtime(self) -> Session | None:
         return self._active.runtime if self._active is not None else None
 
     def rewind_turns(self) -> list[RewindTurn]:
+        """Raises ValueError with the reason when the checkpoints cannot be read."""
         runtime = self._active_runtime()
-        return rewind_service.turns(runtime) if runtime is not None else []
+        if runtime is None:
+            return []
+        try:
+            summaries = runtime.rewind_turns()
+        except ReasonixError as exc:
+            raise ValueError(str(exc)) from None
+        return [
+            RewindTurn(
+                number=t.number,
+                head=t.head,
+                time=t.time.replace("T", " ")[:19],
+                files=tuple(change_line(c) for c in t.changes),
+            )
+            for t in summaries
+        ]
 
     def rewind_preview(self, turn: int) -> RewindPreview:
         runtime = self._active_runtime()
         if runtime is None:
             return RewindPreview(diff="", note="no turn has run in this session yet")
-        return rewind_service.code_preview(runtime, turn)
+        try:
+            found = runtime.rewind_preview(turn)
+        except ReasonixError as exc:
+            return RewindPreview(diff="", note=str(exc))
+        return RewindPreview(diff=found.diff, conflicts=found.conflicts, note=found.note)
 
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         runtime = self._active_runtime()
         if runtime is None:
             raise ValueError("no turn has run in this session yet")
-        return rewind_service.apply(runtime, turn, scope, force)
+        try:
+            done = runtime.rewind(turn, scope, force)
+        except ReasonixError as exc:
+            raise ValueError(str(exc)) from None
+        return RewindDone(message=done.message, resume_id=done.resume_id)
 
     # The prompt cache: the session's account, and what an action would re-bill.
 
@@ -576,17 +589,17 @@ class EngineServices(BaseServices):
         budget = runtime.agent.options.budget if runtime is not None else None
         return budget.left() if budget is not None else ""
 
-    # -- /plan and /goal (reasonix_tui/mode_service.py) ------------------------
+    # -- /plan and /goal (Session.*_plan, Session.*_goal) ----------------------
 
     async def pending_plan(self, runner: object) -> SavedPlan | None:
         if not isinstance(runner, EngineRunner):
             return None
-        from reasonix_tui import mode_service
-
         runtime = await self.acquire(runner)
-        return await anyio.to_thread.run_sync(mode_service.waiting_plan, runtime)
+        return await anyio.to_thread.run_sync(runtime.waiting_plan)
 
-    async def execute_plan(self, runner: object) -> AsyncIterator[ev.Event]:
+    async def execute_plan(self, runner: object) -> AsyncGenerator[ev.Event, None]:
+        """The executor's turn over the pending plan: the same path as ``reasonix run -c
+        --approve-plan`` (the approval is the user's answer in the dialog)."""
         if not isinstance(runner, EngineRunner):
             return
         # The user approved a plan: plan mode ends, as an approved exit_plan_mode ends it.
@@ -596,31 +609,48 @@ class EngineServices(BaseServices):
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
-        from reasonix_tui import mode_service
+        from reasonix_core.session.plans import NoPlanWaiting
 
-        async with aclosing(mode_service.execute_plan(runtime)) as events:
+        try:
+            turn = runtime.approve_plan()
+        except NoPlanWaiting:
+            yield ev.Notice(level="warning", text="No plan is waiting for approval.")
+            return
+        async with aclosing(turn) as events:
             async for event in events:
                 yield event
 
     async def reject_plan(self, runner: object) -> None:
         if isinstance(runner, EngineRunner):
-            from reasonix_tui import mode_service
-
             runtime = await self.acquire(runner)
-            await anyio.to_thread.run_sync(mode_service.discard_plan, runtime)
+            await anyio.to_thread.run_sync(runtime.reject_plan)
 
     async def goal(self, runner: object, action: str, objective: str = "") -> GoalView | None:
+        """``/goal ACTION``; GoalError (a ValueError) with the reason when it cannot apply."""
         if not isinstance(runner, EngineRunner):
             raise ValueError("there is no session")
         try:
             runtime = await self.acquire(runner)
         except ReasonixError as exc:  # the session could not start: /goal says why
             raise ValueError(str(exc)) from None
-        from reasonix_tui import mode_service
+        goal = runtime.change_goal(action, objective)
+        if goal is None:
+            return None
+        return GoalView(
+            objective=goal.objective,
+            status=goal.status.value,
+            rounds=goal.rounds,
+            tokens=goal.tokens,
+            cost=goal.cost,
+            armed=runtime.goals.armed,
+        )
 
-        return mode_service.change_goal(runtime, action, objective)
-
-    async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[ev.Event]:
+    async def drive_goal(
+        self, runner: object, objective: str = ""
+    ) -> AsyncGenerator[ev.Event, None]:
+        """The session's goal rounds, bounded by ``[agent] max_goal_rounds`` /
+        ``goal_token_budget``. Cancelling it (Esc) disarms the goal: it stays active,
+        and ``/goal resume`` drives it again."""
         if not isinstance(runner, EngineRunner):
             return
         try:
@@ -628,13 +658,15 @@ class EngineServices(BaseServices):
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
-        from reasonix_tui import mode_service
-
-        async with aclosing(mode_service.drive_goal(runtime, objective)) as events:
+        driver = runtime.goal_driver()
+        async with aclosing(runtime.drive_goal(driver, objective)) as events:
             async for event in events:
                 yield event
+        if driver.stop is not None:
+            stop = driver.stop.value
+            yield ev.Notice(level="info", text=_GOAL_STOP_TEXT.get(stop, stop))
 
-    async def compact(self, runner: object, focus: str = "") -> AsyncIterator[ev.Event]:
+    async def compact(self, runner: object, focus: str = "") -> AsyncGenerator[ev.Event, None]:
         """Manual ``/compact``: prune and fold the history now (retries even
         after an automatic failure); the next request starts from the checkpoint."""
         if not isinstance(runner, EngineRunner):
@@ -645,6 +677,15 @@ class EngineServices(BaseServices):
         except ReasonixError as exc:
             yield ev.Notice(level="error", text=str(exc))
             return
-        async with aclosing(runtime.agent.compact(focus)) as events:
+        async with aclosing(runtime.compact(focus)) as events:
             async for event in events:
                 yield event
+
+
+_GOAL_STOP_TEXT = {
+    "complete": "The goal is complete.",
+    "blocked": "The goal is blocked (the model says it cannot go on).",
+    "bound": "The goal reached its round or token bound; /goal resume drives it again.",
+    "stopped": "The goal is paused or cleared; nothing more is driven.",
+    "failed": "A goal round failed; the goal stays active (/goal resume).",
+}

@@ -1,6 +1,6 @@
 """The one construction of an Agent from configuration.
 
-Both the session's agent (``agent/builder.py``) and every subagent
+Both the session's agent (``session/build.py``) and every subagent
 (``subagent/runner.py``) are assembled here, so a child is built exactly like
 its session: the same retry policy from ``[agent]``, the same output budget and
 context window for its model, the same context manager. A test lists the
@@ -20,6 +20,7 @@ from reasonix_core.agent.loop import Agent, AgentOptions
 from reasonix_core.agent.model_call import PriceFn
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionStore
+from reasonix_core.agent.snapshots import TurnSnapshots
 from reasonix_core.config import Config, ResolvedModel
 from reasonix_core.messages import Message
 from reasonix_core.permission.gate import Gate
@@ -52,9 +53,11 @@ def assemble_agent(
     source: str = "executor",
     agent_path: tuple[str, ...] = (),
     budget: BudgetMeter | None = None,
+    snapshots: TurnSnapshots | None = None,
 ) -> Agent:
     """An Agent for ``resolved`` over ``provider``; ``checkpoints``: whether its
-    context manager writes compaction checkpoints beside ``session``."""
+    context manager writes compaction checkpoints beside ``session``;
+    ``snapshots``: the workspace snapshots around its turns (the session's own)."""
     agent_cfg = config.agent
     options = AgentOptions(
         effort=effort,
@@ -87,6 +90,7 @@ def assemble_agent(
             ratio=agent_cfg.compact_ratio,
             store=session if checkpoints else None,
         ),
+        checkpoints=snapshots,
     )
 
 

@@ -71,8 +71,8 @@ from reasonix_core.tool.registry import ToolRegistry
 from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
-    from reasonix_core.checkpoint.recorder import Checkpointer
-    from reasonix_core.coordinator.routes import TurnMeta
+    from reasonix_core.agent.snapshots import TurnSnapshots
+    from reasonix_core.agent.turn_meta import TurnMeta
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class Agent:
         context_suffix: Callable[[bool, str], str] | None = None,
         context: ContextManager,
         # Snapshots before writing tools and at turn end (docs/REWIND.md).
-        checkpoints: Checkpointer | None = None,
+        checkpoints: TurnSnapshots | None = None,
     ) -> None:
         self.provider = provider
         self._model = model

@@ -35,20 +35,19 @@ from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 
 if TYPE_CHECKING:
-    from reasonix_core.checkpoint.recorder import Checkpointer
+    from reasonix_core.agent.snapshots import TurnSnapshots
 
 # Tool progress waiting for the event stream's consumer; more are dropped.
 PROGRESS_BUFFER = 256
 
 
 class ToolHost(Protocol):
-    """What running tools reads from (and appends to) its agent, live: the gate
-    and the checkpointer may be set after the agent is built."""
+    """What running tools reads from (and appends to) its agent, live."""
 
     tools: ToolRegistry
     tool_context: ToolContext
     gate: Gate | None
-    checkpoints: Checkpointer | None
+    checkpoints: TurnSnapshots | None
     messages: list[Message]
 
     def append_message(self, msg: Message) -> None: ...

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.runner import Runner
-from reasonix_core.coordinator.routes import TurnMeta
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.goal.state import GoalBook, GoalStatus
 
 #: The user turn of every round after the first (the goal itself is appended

@@ -1,6 +1,6 @@
 """The session's handle on delegation (``ToolContext.subagents`` of its agent).
 
-The runtime builder installs a :class:`Delegation` in every session; the
+The session (``session/build.py``) installs a :class:`Delegation` in every session; the
 :class:`~reasonix_core.subagent.runner.SubagentRunner` behind it (and the
 delegation tools' module) is imported and built when the model first
 delegates, so a run that never delegates does not pay for them.
@@ -8,7 +8,6 @@ delegates, so a run that never delegates does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from reasonix_core.subagent.services import SessionServices
@@ -35,12 +34,8 @@ class Delegation:
             self._runner = SubagentRunner(self.services)
         return self._runner
 
-    def skill_hook(self, ctx: ToolContext) -> Callable[[Skill, str], Awaitable[ToolResult]]:
+    async def run_skill(self, skill: Skill, arguments: str, ctx: ToolContext) -> ToolResult:
         """``ToolContext.run_subagent_skill``: a ``runAs: subagent`` skill through the runner."""
+        from reasonix_core.subagent.tools import run_skill_as_subagent
 
-        async def run(skill: Skill, arguments: str) -> ToolResult:
-            from reasonix_core.subagent.tools import run_skill_as_subagent
-
-            return await run_skill_as_subagent(self.runner(), ctx, skill, arguments)
-
-        return run
+        return await run_skill_as_subagent(self.runner(), ctx, skill, arguments)

@@ -113,7 +113,7 @@ class SubagentRunner:
         self.agent_path = agent_path
         # The depth of the agent this runner spawns for (the session's is 0).
         self.depth = depth
-        self.session_id = session_id or services.session_id
+        self.session_id = session_id or services.env.session_id
         self._labels = itertools.count(1)
 
     def runner(self) -> SubagentRunner:
@@ -204,29 +204,22 @@ class SubagentRunner:
             raise SubagentError(str(exc)) from None
 
     def _context(self, spec: SubagentSpec, plan: _Plan, session_id: str) -> ToolContext:
-        """The child's tool context: the session's services, the plan's sandbox, a
-        fresh file ledger, and a runner of its own when it may nest."""
+        """The child's tool context: the session's facts with its own transcript and
+        claim-bound sandbox, a fresh file ledger, and a runner of its own when it may
+        nest."""
         s = self.services
-        context = ToolContext(
-            workspace=s.workspace,
-            temp_dir=s.temp_dir,
-            bash_timeout_seconds=s.bash_timeout_seconds,
-            approver=s.approver,
-            secret_env=s.secret_env,
-            sandbox=plan.sandbox,
-            ledger=FileLedger(),
-            read_denied=s.read_denied,
-            gate=s.gate,  # type: ignore[arg-type]
-        )
-        if plan.can_nest:
-            context.subagents = SubagentRunner(
-                s,
-                agent_path=plan.path,
-                depth=spec.depth,
-                session_id=session_id,
-                bound=plan.claim,
+        nested = (
+            SubagentRunner(
+                s, agent_path=plan.path, depth=spec.depth, session_id=session_id, bound=plan.claim
             )
-        return context
+            if plan.can_nest
+            else None
+        )
+        return ToolContext(
+            env=s.env.child(session_id=session_id, sandbox=plan.sandbox),
+            ledger=FileLedger(),
+            subagents=nested,
+        )
 
     async def _drive_watched(
         self, agent: Agent, spec: SubagentSpec, plan: _Plan, emit: Emit | None
@@ -380,7 +373,7 @@ class SubagentRunner:
         now = s.clock()
         header = SessionHeader(
             id=new_session_id(now),
-            workspace=str(s.workspace),
+            workspace=str(s.env.workspace),
             created=now.isoformat(),
             model=model,
             effort=effort,
@@ -399,10 +392,10 @@ class SubagentRunner:
             # Named in the session's temp dir (removed with the session), so
             # nothing that derives a file from the transcript's name (the cache
             # ledger's request records) writes anywhere lasting.
-            return MemorySessionStore(s.temp_dir / f"{header.id}.jsonl", header)
+            return MemorySessionStore(s.env.temp_dir / f"{header.id}.jsonl", header)
         # Beside the session's folder, not in it: listing and --continue see only
         # top-level sessions.
-        store = SessionStore.create(s.home / "sessions" / "subagents", s.workspace, header)
+        store = SessionStore.create(s.home / "sessions" / "subagents", s.env.workspace, header)
         capsule.write(store.path.with_name(f"{store.id}.capsule.json"))
         return store
 

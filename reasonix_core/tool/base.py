@@ -8,11 +8,14 @@ registry catches anything that escapes anyway and turns it into a result.
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from reasonix_core.tool.call_gate import CallGate
+from reasonix_core.tool.env import SessionEnv
 
 if TYPE_CHECKING:  # types only: building a context imports none of these
     from datetime import datetime
@@ -40,55 +43,6 @@ current_call_id: ContextVar[str] = ContextVar("reasonix_current_call_id", defaul
 current_transcript: ContextVar[Sequence[Message]] = ContextVar(
     "reasonix_current_transcript", default=()
 )
-
-
-class GateDecision(Protocol):
-    @property
-    def verdict(self) -> enum.Enum: ...
-    @property
-    def rule(self) -> str | None: ...
-
-
-class GatePolicy(Protocol):
-    def decide(
-        self, tool: str, read_only: bool, args: Mapping[str, Any] | None
-    ) -> GateDecision: ...
-
-
-class GateAuthorization(Protocol):
-    @property
-    def allowed(self) -> bool: ...
-    @property
-    def message(self) -> str: ...
-
-
-class CallGate(Protocol):
-    """What a tool that runs other tools (``use_capability``) needs of the session's
-    permission gate (:class:`reasonix_core.permission.gate.PermissionGate`).
-
-    Declared here rather than imported: permission/ reads each tool's family, so the
-    tool layer must not depend on permission/ (no import cycle).
-    """
-
-    @property
-    def policy(self) -> GatePolicy: ...
-
-    async def authorize(
-        self,
-        *,
-        tool: str,
-        read_only: bool,
-        args: Mapping[str, Any] | None,
-        call_id: str,
-        summary: str = "",
-    ) -> GateAuthorization: ...
-
-    async def authorize_write_scope(
-        self, *, dirs: Sequence[Path], justification: str, command: str, call_id: str
-    ) -> GateAuthorization:
-        """May ``bash`` write these resolved folders outside its write roots for one
-        call (``additional_write_dirs``)?"""
-        ...
 
 
 class PlanModeHost(Protocol):
@@ -129,31 +83,18 @@ class ToolResult:
 class ToolContext:
     """What a tool may touch during one session. Shared by every call.
 
-    The runtime (``agent/builder.py``) fills every service; tests and embedders
-    set only what they exercise, so each ``None`` below has a stated fallback.
+    ``env`` holds the session's facts (frozen, :mod:`reasonix_core.tool.env`);
+    the rest is this agent's own state and handles. The session
+    (``session/build.py``) fills every service; tests and embedders set only
+    what they exercise, so each ``None`` below has a stated fallback.
     """
 
-    workspace: Path
-    temp_dir: Path
-    bash_timeout_seconds: float = 120.0
-    approver: Approver | None = None
-    # Environment variable names never passed to subprocesses (provider keys).
-    secret_env: frozenset[str] = frozenset()
-    # Where file tools and bash may read and write. None: the default policy
-    # (workspace + temp_dir), not stored.
-    sandbox: SandboxPolicy | None = None
+    env: SessionEnv
     # What the model has observed of each file (stale-edit checks). None: the
     # file tools create one on first use and keep it here.
     ledger: FileLedger | None = None
     # Background shell jobs. None: ``run_in_background`` is refused.
     jobs: JobManager | None = None
-    # "May ``tool`` not see ``path``?" (deny rules, protected paths). None: walking
-    # tools filter nothing beyond the sandbox.
-    read_denied: Callable[[str, Path], bool] | None = None
-    # The session's permission gate, for tools that call other tools
-    # (``use_capability``; None: their targets are not checked again) and for
-    # ``bash``'s ``additional_write_dirs`` (None: refused, nobody can grant them).
-    gate: CallGate | None = None
     # The top-level session's plan mode, for ``exit_plan_mode``
     # (reasonix_core.coordinator.plan_mode.PlanMode). None: a subagent, or no host,
     # so the tool refuses.
@@ -166,11 +107,6 @@ class ToolContext:
     facts: FactStore | None = None
     history: HistoryIndex | None = None
     recall: Recaller | None = None
-    # Where those stores live (the Reasonix home; None: ``$REASONIX_HOME``), the
-    # clock they stamp facts with (None: the wall clock) and the session they serve.
-    home: Path | None = None
-    clock: Callable[[], datetime] | None = None
-    session_id: str = ""
     # The model's task list, replaced whole by ``todo_write``.
     todos: tuple[Todo, ...] = ()
     # Where a running tool reports progress (MCP ``notifications/progress``);
@@ -179,9 +115,9 @@ class ToolContext:
     # The session's skills, for ``run_skill``. None: the session has none.
     skills: SkillCatalog | None = None
     # The hook that runs a ``runAs: subagent`` skill as a child agent through the
-    # subagent runner: (skill, arguments) -> the child's result. None: run_skill
-    # answers such a skill with an error result.
-    run_subagent_skill: Callable[[Skill, str], Awaitable[ToolResult]] | None = None
+    # subagent runner: (skill, arguments, the calling context) -> the child's result.
+    # None: run_skill answers such a skill with an error result.
+    run_subagent_skill: Callable[[Skill, str, ToolContext], Awaitable[ToolResult]] | None = None
     # The session's subagent runner (reasonix_core.subagent.runner.SubagentRunner),
     # for the delegation tools; typed loosely because the tool layer must not
     # import the subagent package. None: delegation is unavailable.
@@ -189,6 +125,52 @@ class ToolContext:
     # Where a delegation tool forwards its children's events (tagged with their
     # agent path) into this agent's stream; set by the agent for each batch.
     child_events: Callable[[Event], Awaitable[None]] | None = None
+
+    # The session's facts, read through (one owner: ``env``).
+
+    @property
+    def workspace(self) -> Path:
+        return self.env.workspace
+
+    @property
+    def temp_dir(self) -> Path:
+        return self.env.temp_dir
+
+    @property
+    def home(self) -> Path | None:
+        return self.env.home
+
+    @property
+    def sandbox(self) -> SandboxPolicy | None:
+        return self.env.sandbox
+
+    @property
+    def approver(self) -> Approver | None:
+        return self.env.approver
+
+    @property
+    def gate(self) -> CallGate | None:
+        return self.env.gate
+
+    @property
+    def read_denied(self) -> Callable[[str, Path], bool] | None:
+        return self.env.read_denied
+
+    @property
+    def secret_env(self) -> frozenset[str]:
+        return self.env.secret_env
+
+    @property
+    def bash_timeout_seconds(self) -> float:
+        return self.env.bash_timeout_seconds
+
+    @property
+    def clock(self) -> Callable[[], datetime] | None:
+        return self.env.clock
+
+    @property
+    def session_id(self) -> str:
+        return self.env.session_id
 
 
 class Tool(Protocol):

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, Runtime, open_runtime
 from reasonix_core.agent.retry import RetryPolicy
 from reasonix_core.agent.session import SessionHeader
 from reasonix_core.permission.approver import Approver, FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.core import Session
+from reasonix_core.session.settings import RunSettings
 
 
 @asynccontextmanager
@@ -22,8 +24,8 @@ async def runtime(
     approver: Approver | None = None,
     record_sleeps: list[float] | None = None,
     **settings: Any,
-) -> AsyncIterator[Runtime]:
-    async with open_runtime(
+) -> AsyncIterator[Session]:
+    async with build_session(
         RunSettings(workspace=workspace, **settings), approver=approver or FailClosedApprover()
     ) as rt:
         if record_sleeps is not None:
@@ -36,7 +38,7 @@ async def runtime(
         yield rt
 
 
-async def run_turn(rt: Runtime, prompt: str) -> list[ev.Event]:
+async def run_turn(rt: Session, prompt: str) -> list[ev.Event]:
     out: list[ev.Event] = []
     async with aclosing(rt.agent.run(prompt)) as events:
         async for event in events:
@@ -48,12 +50,12 @@ def bodies(server: Any) -> list[dict[str, Any]]:
     return [json.loads(r.body) for r in server.requests]
 
 
-def session_records(rt: Runtime) -> list[dict[str, Any]]:
+def session_records(rt: Session) -> list[dict[str, Any]]:
     lines = rt.agent.session.path.read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def session_messages(rt: Runtime) -> list[dict[str, Any]]:
+def session_messages(rt: Session) -> list[dict[str, Any]]:
     return [r["message"] for r in session_records(rt) if r["type"] == "message"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import socket
@@ -18,6 +19,7 @@ import anyio
 from reasonix_core.mcp.config import McpServerConfig, McpSetup, sanitize
 from reasonix_core.mcp.host import McpHost
 from reasonix_core.tool.base import ToolContext
+from reasonix_core.tool.env import SessionEnv
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -66,8 +68,14 @@ def host(tmp_path: Path, *servers: McpServerConfig, **options: Any) -> McpHost:
     )
 
 
+#: The session facts a test may give :func:`context` (the rest are the context's own).
+_ENV_FACTS = {f.name for f in dataclasses.fields(SessionEnv)}
+
+
 def context(tmp_path: Path, **fields: Any) -> ToolContext:
-    return ToolContext(workspace=tmp_path, temp_dir=tmp_path, **fields)
+    facts = {k: v for k, v in fields.items() if k in _ENV_FACTS}
+    own = {k: v for k, v in fields.items() if k not in _ENV_FACTS}
+    return ToolContext(env=SessionEnv(workspace=tmp_path, temp_dir=tmp_path, **facts), **own)
 
 
 def free_port() -> int:

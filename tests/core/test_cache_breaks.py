@@ -256,8 +256,8 @@ def test_context_is_escaped_for_a_terminal():
 
 def test_rebilled_cost_uses_the_price_at_request_time(workspace):
     """Peak doubles DeepSeek's price: the same break costs twice as much."""
-    from reasonix_core.agent.builder import make_price_fn
     from reasonix_core.config import Config
+    from reasonix_core.session.prices import make_price_fn
 
     price = make_price_fn(Config())
     from reasonix_core.agent.model_call import ModelCall

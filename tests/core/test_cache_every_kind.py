@@ -13,10 +13,11 @@ import anyio
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.agent.cache_report import build_report
 from reasonix_core.agent.session import read_request_records
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_testkit import HttpError, Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV
 from tests.core.agent_helpers import run_turn, runtime
@@ -154,7 +155,7 @@ async def test_an_mcp_server_starting_late_breaks_nothing(workspace, configured,
     h = host(tmp_path, mcp_server("late"), connectors={"late": lambda: gated(release)})
     async with h:
         settings = RunSettings(workspace=workspace, mcp_wait=False)
-        async with open_runtime(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
+        async with build_session(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
 
             async def release_after_step_one() -> None:
                 await wait_until(lambda: configured.requests)

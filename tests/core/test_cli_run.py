@@ -335,7 +335,7 @@ def test_run_collects_no_garbage_while_it_starts(workspace, cfg):
 
 def test_importing_core_never_loads_ui_libraries():
     code = (
-        "import sys, reasonix_core, reasonix_core.agent.loop, reasonix_core.agent.builder, "
+        "import sys, reasonix_core, reasonix_core.agent.loop, reasonix_core.session.build, "
         "reasonix_core.headless, reasonix_core.tool.builtin, reasonix_core.permission\n"
         # (rich may arrive through httpx's optional CLI module; textual never may)
         "bad = [m for m in ('textual', 'reasonix_tui') if m in sys.modules]\n"

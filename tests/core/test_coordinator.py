@@ -12,13 +12,14 @@ from datetime import UTC, datetime
 import pytest
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.agent.session import read_session
 from reasonix_core.coordinator.coordinator import Coordinator
 from reasonix_core.coordinator.plans import PlanVerdict, pending_plan
 from reasonix_core.coordinator.routes import Route, TurnMeta, decide_route
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_testkit import HttpError, Reply, Stall
 from tests.conftest import reasonix
 from tests.core.coordinator_helpers import (
@@ -37,7 +38,7 @@ FIXED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def _open(workspace, **kwargs):
-    return open_runtime(
+    return build_session(
         RunSettings(workspace=workspace),
         approver=FailClosedApprover(),
         clock=lambda: FIXED,

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_testkit import Reply
 from tests.core.agent_helpers import run_turn
 from tests.core.mcp_helpers import host, stdio_server
@@ -43,7 +44,7 @@ async def test_a_serial_server_takes_one_childs_call_at_a_time(
     h = host(tmp_path, stdio_server("fx", concurrency=concurrency))
     async with h:
         settings = RunSettings(workspace=workspace, permission_mode="yolo")
-        async with open_runtime(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
+        async with build_session(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
             events = await run_turn(rt, PARENT)
         assert events[-1].text == "parent done"  # type: ignore[attr-defined]
         assert [_results(server, c) for c in CHILDREN] == [[answer]] * 3

@@ -12,6 +12,7 @@ of being turned into a result by the registry.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import errno
 import functools
 import json
@@ -32,6 +33,7 @@ import pytest
 
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.base import ToolResult
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.sandbox import SandboxPolicy
 from tests.core.tool_helpers import FILE_TOOLS
 
@@ -104,8 +106,9 @@ class Arena:
             folder.mkdir()
             for name, text in files.items():
                 (folder / name).write_text(text)
-        self.ctx.sandbox = SandboxPolicy(
-            workspace=self.ws, temp_dir=self.tmp, forbid_read=(secrets_dir,)
+        self.ctx.env = dataclasses.replace(
+            self.ctx.env,
+            sandbox=SandboxPolicy(workspace=self.ws, temp_dir=self.tmp, forbid_read=(secrets_dir,)),
         )
         return secrets_dir, sub
 
@@ -128,7 +131,7 @@ def arena(tmp_path: Path) -> Iterator[Arena]:
     ws, tmp, outside = tmp_path / "ws", tmp_path / "session-tmp", tmp_path / "outside"
     for d in (ws, tmp, outside):
         d.mkdir()
-    ctx = ToolContext(workspace=ws, temp_dir=tmp)
+    ctx = ToolContext(env=SessionEnv(workspace=ws, temp_dir=tmp))
     yield Arena(ws, tmp, outside, ctx, {t.name: t for t in builtin_tools(FILE_TOOLS)})
 
 
@@ -411,6 +414,7 @@ KILLED_WRITER = textwrap.dedent(
     import asyncio, os, sys, time
     from pathlib import Path
     from reasonix_core.tool import ToolContext, builtin_tools
+    from reasonix_core.tool.env import SessionEnv
 
     ws = Path(sys.argv[1])
     real_fsync = os.fsync
@@ -422,7 +426,7 @@ KILLED_WRITER = textwrap.dedent(
 
     os.fsync = fsync_then_hang
     (tool,) = builtin_tools(["write_file"])
-    ctx = ToolContext(workspace=ws, temp_dir=ws / ".tmp")
+    ctx = ToolContext(env=SessionEnv(workspace=ws, temp_dir=ws / ".tmp"))
     asyncio.run(tool.execute({"path": "big.bin", "content": "z" * (24 << 20)}, ctx))
     """
 )
@@ -521,9 +525,10 @@ async def test_a_missing_root_is_never_replaced_by_a_file(arena: Arena) -> None:
     r = await arena.run("write_file", path=str(arena.tmp), content="x")
     assert r.is_error and "root" in r.text, r.text
     assert not arena.tmp.exists()
-    deep = arena.ctx.sandbox = SandboxPolicy(
+    deep = SandboxPolicy(
         workspace=arena.ws, temp_dir=arena.tmp, allow_write=(arena.outside / "a" / "b",)
     )
+    arena.ctx.env = dataclasses.replace(arena.ctx.env, sandbox=deep)
     r = await arena.run("write_file", path=str(arena.outside / "a" / "b"), content="x")
     assert r.is_error and "root" in r.text, r.text
     assert not (arena.outside / "a").exists()

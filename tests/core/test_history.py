@@ -12,6 +12,7 @@ from reasonix_core.agent.session import SessionHeader, SessionStore, session_dir
 from reasonix_core.memory.history import HistoryIndex, clean_user_text
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
+from reasonix_core.tool.env import SessionEnv
 
 
 def header(session_id: str, workspace: Path) -> SessionHeader:
@@ -221,7 +222,7 @@ def test_two_thousand_messages_index_and_search_quickly(home, workspace):
 @pytest.fixture
 def tool_env(index, workspace, tmp_path):
     registry = ToolRegistry(builtin_tools(["history"]))
-    ctx = ToolContext(workspace=workspace, temp_dir=tmp_path, history=index)
+    ctx = ToolContext(env=SessionEnv(workspace=workspace, temp_dir=tmp_path), history=index)
     return registry, ctx
 
 

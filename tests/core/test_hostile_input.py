@@ -440,9 +440,9 @@ def test_a_failure_outside_any_tool_still_ends_with_result_and_metrics(
     the metrics instead of a traceback."""
     import io
 
-    from reasonix_core.agent.builder import RunSettings
     from reasonix_core.agent.context import ContextManager
     from reasonix_core.headless import HeadlessOptions, run_headless
+    from reasonix_core.session.settings import RunSettings
 
     (workspace / "a.txt").write_text("a\n")
     configured.enqueue(  # type: ignore[attr-defined]

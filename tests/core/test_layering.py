@@ -35,3 +35,29 @@ def test_no_asyncio_run_in_core():
         if "asyncio.run(" in p.read_text(encoding="utf-8")
     ]
     assert hits == []
+
+
+#: What sits above ``agent/``: the session (the composition root) builds these over
+#: the agent, so the agent imports none of them, deferred or for types only.
+ABOVE_AGENT = ("coordinator", "goal", "subagent", "checkpoint", "session")
+
+
+def test_agent_imports_nothing_above_it():
+    root = Path(reasonix_core.__file__).parent
+    offenders = []
+    for path in (root / "agent").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "reasonix_core" and len(parts) > 1 and parts[1] in ABOVE_AGENT:
+                    offenders.append(
+                        f"agent/{path.relative_to(root / 'agent')}:{node.lineno} {name}"
+                    )
+    assert offenders == []

@@ -15,8 +15,9 @@ from typing import Any
 import anyio
 from mcp.client._memory import InMemoryTransport
 
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_testkit import Reply, ToolCallSpec
 from tests.conftest import TEST_KEY, TEST_KEY_ENV
 from tests.core.agent_helpers import bodies, run_turn
@@ -71,7 +72,7 @@ async def test_prefix_is_stable_while_a_server_becomes_ready_mid_turn(
     h = host(tmp_path, server("late"), connectors={"late": lambda: gated(release)})
     async with h:
         settings = RunSettings(workspace=workspace, mcp_wait=False)
-        async with open_runtime(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
+        async with build_session(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
 
             async def release_after_step_one() -> None:
                 await wait_until(lambda: configured.requests)
@@ -98,15 +99,15 @@ async def test_the_proxy_is_always_last_and_the_same_with_or_without_servers(
 ) -> None:
     # use_capability carries the session's own capabilities too, so every session has
     # it, and declaring (or disabling) a server changes no byte of the tool list.
-    async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
+    async with build_session(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
         assert rt.agent.tools.names[-1] == "use_capability" and rt.mcp is None
         builtin_fingerprint = rt.agent.tools.fingerprint
         assert rt.agent.tool_context.gate is rt.agent.gate
     declare_example(workspace, enabled="false")
-    async with open_runtime(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
+    async with build_session(RunSettings(workspace=workspace), approver=FailClosedApprover()) as rt:
         assert rt.agent.tools.fingerprint == builtin_fingerprint  # declared but disabled
     declare_example(workspace)
-    async with open_runtime(
+    async with build_session(
         RunSettings(workspace=workspace, mcp_wait=False), approver=FailClosedApprover()
     ) as rt:
         assert rt.agent.tools.names[-1] == "use_capability"
@@ -119,7 +120,7 @@ async def test_no_surface_waits_for_servers_before_the_first_request(
 ) -> None:
     declare_example(workspace)
     for approver in (FailClosedApprover(), Interactive()):  # headless, then the TUI
-        async with open_runtime(RunSettings(workspace=workspace), approver=approver) as rt:
+        async with build_session(RunSettings(workspace=workspace), approver=approver) as rt:
             assert [s.phase for s in rt.mcp.status()] == ["starting"]  # did not wait
             await rt.mcp.wait_ready()
             assert [s.phase for s in rt.mcp.status()] == ["ready"]
@@ -258,7 +259,7 @@ async def test_progress_reaches_the_event_stream_tagged_with_the_models_call_id(
         Reply(content="done"),
     )
     settings = RunSettings(workspace=workspace)
-    async with open_runtime(settings, approver=FailClosedApprover()) as rt:
+    async with build_session(settings, approver=FailClosedApprover()) as rt:
         events = await run_turn(rt, "be slow")
     kinds = [e.kind for e in events]
     started = next(e for e in events if isinstance(e, ev.ToolCallStarted))

@@ -23,6 +23,7 @@ from reasonix_core.memory.facts import (
 )
 from reasonix_core.permission.policy import Policy, Verdict, explain
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
+from reasonix_core.tool.env import SessionEnv
 
 
 class Clock:
@@ -336,7 +337,7 @@ def test_policy_hook_turns_only_the_fallback_ask_into_allow(workspace):
 def tools(home, workspace, clock, tmp_path):
     registry = ToolRegistry(builtin_tools(["memory", "remember", "forget"]))
     store = FactStore(home, workspace, clock=clock)
-    ctx = ToolContext(workspace=workspace, temp_dir=tmp_path, facts=store)
+    ctx = ToolContext(env=SessionEnv(workspace=workspace, temp_dir=tmp_path), facts=store)
     return registry, ctx, store
 
 

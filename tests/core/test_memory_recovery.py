@@ -10,6 +10,7 @@ from pathlib import Path
 from reasonix_core.agent.session import workspace_key
 from reasonix_core.memory.facts import FactStore
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
+from reasonix_core.tool.env import SessionEnv
 from tests.conftest import reasonix
 
 
@@ -21,7 +22,7 @@ async def test_forget_tool_restores_an_archived_fact(home, workspace, tmp_path):
     store = _store(home, workspace)
     fact = store.create(type="project", title="Build tool", body="use just")
     registry = ToolRegistry(builtin_tools(["memory", "forget"]))
-    ctx = ToolContext(workspace=workspace, temp_dir=tmp_path, facts=store)
+    ctx = ToolContext(env=SessionEnv(workspace=workspace, temp_dir=tmp_path), facts=store)
     assert not registry.get("forget").read_only  # restoring asks like archiving
     gone = await registry.call("forget", json.dumps({"id": fact.id}), ctx)
     assert not gone.is_error

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.agent.session import iter_records
 from reasonix_core.coordinator.plans import PlanVerdict, pending_plan
 from reasonix_core.permission.approver import ApprovalDecision
 from reasonix_core.permission.policy import PLAN_MODE_REFUSAL
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_testkit import Reply, ToolCallSpec
 from reasonix_testkit.approver import ScriptedApprover
 from tests.conftest import reasonix
@@ -40,7 +41,7 @@ def _open(workspace: Path, approver: Any, **kwargs: Any):
         permission_mode=kwargs.pop("preset", "yolo"),
         allowed_tools=kwargs.pop("allowed_tools", ["Bash", "Edit", "mcp__fx"]),
     )
-    return open_runtime(settings, approver=approver, clock=lambda: FIXED, **kwargs)
+    return build_session(settings, approver=approver, clock=lambda: FIXED, **kwargs)
 
 
 async def _turn(runner: Any, prompt: str) -> list[ev.Event]:
@@ -198,7 +199,7 @@ async def test_exit_plan_mode_outside_plan_mode_approves_nothing(
         return PlanVerdict.APPROVE
 
     settings = RunSettings(workspace=workspace)
-    async with open_runtime(
+    async with build_session(
         settings, approver=ScriptedApprover(), clock=lambda: FIXED, plan_approver=approve
     ) as rt:
         events = await _turn(rt.runner, "hi")

@@ -19,6 +19,7 @@ from reasonix_core.messages import Message
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.tool.base import ToolContext, current_transcript
 from reasonix_core.tool.capability import UseCapabilityTool
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.kept_results import (
     FULL_CONTENT,
     KEPT_LIMIT,
@@ -245,7 +246,7 @@ async def test_a_copy_beyond_the_kept_limit_is_cut_and_says_so(tmp_path):
         body = {"call_id": "call_huge", "offset": KEPT_LIMIT - 10}
         result = await UseCapabilityTool().execute(
             {"action": "call", "name": "session:tool_result", "arguments": body},
-            ToolContext(workspace=tmp_path, temp_dir=tmp_path),
+            ToolContext(env=SessionEnv(workspace=tmp_path, temp_dir=tmp_path)),
         )
     finally:
         current_transcript.reset(token)

@@ -18,13 +18,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from reasonix_core.agent.builder import SECRET_PATHS, protected_paths
 from reasonix_core.agent.prompt import build_system_prompt, load_instructions
 from reasonix_core.command.custom import load_custom_commands
 from reasonix_core.command.mentions import expand_mentions
 from reasonix_core.config.schema import Config
+from reasonix_core.session.policy import SECRET_PATHS, protected_paths
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.builtin.bash import BashTool
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.jobs import JobManager
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import find_system_bwrap
@@ -190,9 +191,10 @@ needs_bwrap = pytest.mark.skipif(find_system_bwrap() is None, reason="bwrap is n
 
 
 def _sandbox_ctx(ws: Path, tmp: Path) -> ToolContext:
-    ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30)
-    ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp)
-    return ctx
+    sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp)
+    return ToolContext(
+        env=SessionEnv(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30, sandbox=sandbox)
+    )
 
 
 def _host_git_status(ws: Path, *, init: bool = False) -> None:
@@ -570,10 +572,11 @@ def test_backtracking_grep_pattern_does_not_hang_the_run(workspace: Path) -> Non
         "import sys, anyio; from pathlib import Path\n"
         "from reasonix_core.tool.base import ToolContext\n"
         "from reasonix_core.tool.builtin.grep import Grep\n"
+        "from reasonix_core.tool.env import SessionEnv\n"
         "from reasonix_core.tool.sandbox import SandboxPolicy\n"
         "ws = Path(sys.argv[1])\n"
-        "ctx = ToolContext(workspace=ws, temp_dir=ws, bash_timeout_seconds=5)\n"
-        "ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=ws)\n"
+        "sandbox = SandboxPolicy(workspace=ws, temp_dir=ws)\n"
+        "ctx = ToolContext(env=SessionEnv(workspace=ws, temp_dir=ws, bash_timeout_seconds=5, sandbox=sandbox))\n"
         "for pattern in ('(a|aa)*c', r'(a+)+\\1b'):\n"
         "    r = anyio.run(Grep().execute, {'pattern': pattern}, ctx)\n"
         "    print(r.text)\n"

@@ -23,6 +23,7 @@ from reasonix_core.permission.policy import Policy
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.builtin import _walk
 from reasonix_core.tool.builtin import grep as grep_mod
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 SECRET = "TOPSECRET"
@@ -41,7 +42,9 @@ def _ctx(tmp_path: Path, ws: Path, policy: Policy) -> ToolContext:
     sandbox = SandboxPolicy(
         workspace=ws, temp_dir=temp, forbid_read=tuple(Path(p) for p in policy.forbid_read)
     )
-    return ToolContext(workspace=ws, temp_dir=temp, sandbox=sandbox, read_denied=policy.read_denied)
+    return ToolContext(
+        env=SessionEnv(workspace=ws, temp_dir=temp, sandbox=sandbox, read_denied=policy.read_denied)
+    )
 
 
 async def _call(ctx: ToolContext, name: str, **args: Any) -> Any:

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from reasonix_core.agent.builder import RunSettings, build_policy
 from reasonix_core.config import load_config
 from reasonix_core.permission import Policy, Verdict, explain
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.permission.gate import PermissionGate
+from reasonix_core.session.policy import build_policy
+from reasonix_core.session.settings import RunSettings
 
 ALLOW, ASK, DENY = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
 URL = "http://127.0.0.1:8765/?k=sk-secret"
@@ -158,7 +159,7 @@ async def test_headless_refusal_says_how_to_allow(places: dict[str, Path]) -> No
 
 
 def test_protected_paths_cover_home_and_credentials(tmp_path: Path) -> None:
-    from reasonix_core.agent.builder import protected_paths
+    from reasonix_core.session.policy import protected_paths
 
     home = Path.home()
     rx_home = tmp_path / "rx"
@@ -170,7 +171,7 @@ def test_protected_paths_cover_home_and_credentials(tmp_path: Path) -> None:
 
 
 def test_a_workspace_inside_a_protected_folder_keeps_the_rest_protected(tmp_path: Path) -> None:
-    from reasonix_core.agent.builder import protected_paths
+    from reasonix_core.session.policy import protected_paths
 
     rx_home = tmp_path / "rx"
     ws = rx_home / "projects" / "mine"

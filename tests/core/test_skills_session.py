@@ -139,7 +139,7 @@ async def test_the_subagent_hook_runs_subagent_skills(workspace, server):
     write_skill(project_skills(workspace), "child", skill_md("child", "Apart", runAs="subagent"))
     seen: list[tuple[str, str]] = []
 
-    async def run_child(skill, arguments: str) -> ToolResult:
+    async def run_child(skill, arguments: str, ctx) -> ToolResult:
         seen.append((skill.name, arguments))
         return ToolResult(text=f"child finished {arguments}")
 

@@ -24,7 +24,7 @@ from reasonix_core.tool.builtin.specs import COMPLETION_STATUSES, EVIDENCE_KINDS
 AGENT_CONSTRUCTORS = {"reasonix_core/agent/assemble.py"}
 AGENT_ASSEMBLERS = {
     "reasonix_core/coordinator/build.py",
-    "reasonix_core/agent/builder.py",
+    "reasonix_core/session/build.py",
     "reasonix_core/subagent/runner.py",
 }
 

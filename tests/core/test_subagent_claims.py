@@ -157,8 +157,9 @@ async def test_bash_is_confined_to_the_claim_by_the_sandbox(workspace, server, h
 
 
 async def test_mcp_reaches_a_child_only_for_read_only_targets(workspace, server, tmp_path):
-    from reasonix_core.agent.builder import RunSettings, open_runtime
     from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_core.session.build import build_session
+    from reasonix_core.session.settings import RunSettings
     from tests.core.mcp_helpers import host, stdio_server
 
     script = install(server)
@@ -177,7 +178,7 @@ async def test_mcp_reaches_a_child_only_for_read_only_targets(workspace, server,
     h = host(tmp_path, stdio_server("fx"))
     async with h:
         settings = RunSettings(workspace=workspace, permission_mode="yolo")
-        async with open_runtime(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
+        async with build_session(settings, approver=FailClosedApprover(), mcp_host=h) as rt:
             await run_turn(rt, PARENT)
             # The session's own proxy is untouched: the parent may still call writers.
             assert rt.agent.tools.get("use_capability").read_only_targets is False

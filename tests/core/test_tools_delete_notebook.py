@@ -16,6 +16,7 @@ import pytest
 from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.base import ToolResult
 from reasonix_core.tool.builtin.notebook_edit import check_notebook
+from reasonix_core.tool.env import SessionEnv
 
 TOOLS = ["read_file", "delete_range", "delete_symbol", "notebook_edit"]
 
@@ -73,7 +74,10 @@ def env(tmp_path: Path) -> Iterator[Env]:
     for d in (ws, tmp, outside):
         d.mkdir()
     yield Env(
-        ws, outside, ToolContext(workspace=ws, temp_dir=tmp), ToolRegistry(builtin_tools(TOOLS))
+        ws,
+        outside,
+        ToolContext(env=SessionEnv(workspace=ws, temp_dir=tmp)),
+        ToolRegistry(builtin_tools(TOOLS)),
     )
 
 

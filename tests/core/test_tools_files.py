@@ -4,6 +4,7 @@ multi_edit, move_file, ls, glob, grep, plus the .gitignore matcher."""
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from reasonix_core.tool.builtin import glob as glob_mod
 from reasonix_core.tool.builtin import grep as grep_mod
 from reasonix_core.tool.builtin import ls as ls_mod
 from reasonix_core.tool.builtin import read_file as read_mod
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.ignore import GlobPattern, IgnoreMatcher, expand_braces, parse_gitignore
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -57,12 +59,13 @@ def env(tmp_path: Path) -> Env:
     for d in (ws, tmp, outside):
         d.mkdir()
     (outside / "secret.txt").write_text("top secret\n")
-    ctx = ToolContext(workspace=ws, temp_dir=tmp)
+    ctx = ToolContext(env=SessionEnv(workspace=ws, temp_dir=tmp))
     return Env(ws, tmp, outside, ctx, ToolRegistry(builtin_tools(FILE_TOOLS)))
 
 
 def forbid(env: Env, *paths: Path) -> None:
-    env.ctx.sandbox = SandboxPolicy(workspace=env.ws, temp_dir=env.tmp, forbid_read=tuple(paths))
+    sandbox = SandboxPolicy(workspace=env.ws, temp_dir=env.tmp, forbid_read=tuple(paths))
+    env.ctx.env = dataclasses.replace(env.ctx.env, sandbox=sandbox)
 
 
 def assert_error(result: ToolResult, start: str) -> None:
@@ -1000,7 +1003,7 @@ def test_importing_the_tools_leaves_regex_unloaded() -> None:
     code = (
         "import sys\n"
         "from reasonix_core.tool import builtin_tools\n"
-        "import reasonix_core.agent.builder\n"
+        "import reasonix_core.session.build\n"
         "builtin_tools(None)\n"
         "assert 'regex' not in sys.modules, 'regex imported at start-up'\n"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import socket
 import threading
@@ -29,12 +30,13 @@ from reasonix_core.tool.builtin.web_fetch import (
     address_problem,
     html_to_text,
 )
+from reasonix_core.tool.env import SessionEnv
 from reasonix_testkit import ScriptedApprover
 
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(workspace=tmp_path, temp_dir=tmp_path / "tmp")
+    return ToolContext(env=SessionEnv(workspace=tmp_path, temp_dir=tmp_path / "tmp"))
 
 
 # -- todo_write ---------------------------------------------------------------
@@ -351,7 +353,7 @@ QUESTIONS = {
 
 async def test_ask_headless(ctx: ToolContext) -> None:
     for approver in (None, FailClosedApprover(), ScriptedApprover(interactive=False)):
-        ctx.approver = approver
+        ctx.env = dataclasses.replace(ctx.env, approver=approver)
         result = await AskTool().execute(QUESTIONS, ctx)
         assert not result.is_error
         assert result.text == HEADLESS
@@ -369,7 +371,7 @@ async def test_ask_with_scripted_answers(ctx: ToolContext) -> None:
             ]
         ]
     )
-    ctx.approver = approver
+    ctx.env = dataclasses.replace(ctx.env, approver=approver)
     result = await AskTool().execute(QUESTIONS, ctx)
     assert not result.is_error
     assert result.text == (

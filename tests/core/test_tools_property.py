@@ -7,6 +7,7 @@ never reports an internal crash) and nothing outside the writable roots changes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from reasonix_core.tool.base import ToolResult
 from reasonix_core.tool.builtin import glob as glob_mod
 from reasonix_core.tool.builtin import grep as grep_mod
 from reasonix_core.tool.builtin import ls as ls_mod
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
 from tests.core.tool_helpers import FILE_TOOLS
@@ -237,9 +239,12 @@ class World:
         self.before = snapshot(self.root, self.exclude)
 
     def context(self) -> ToolContext:
-        ctx = ToolContext(workspace=self.ws, temp_dir=self.tmp)
-        ctx.sandbox = SandboxPolicy(
-            workspace=self.ws, temp_dir=self.tmp, forbid_read=(self.ws / ".env",)
+        ctx = ToolContext(env=SessionEnv(workspace=self.ws, temp_dir=self.tmp))
+        ctx.env = dataclasses.replace(
+            ctx.env,
+            sandbox=SandboxPolicy(
+                workspace=self.ws, temp_dir=self.tmp, forbid_read=(self.ws / ".env",)
+            ),
         )
         ledger = FileLedger()
         # Pretend everything was read, so only the sandbox stands between a

@@ -6,6 +6,7 @@ sandboxed paths are covered in test_shell_sandbox.py.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.bash import BashTool, HeadTail
 from reasonix_core.tool.builtin.bash_output import BashOutputTool
 from reasonix_core.tool.builtin.kill_shell import KillShellTool
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.jobs import JobError, JobManager
 from reasonix_core.tool.registry import ToolRegistry
 from reasonix_core.tool.sandbox import SandboxPolicy
@@ -36,9 +38,11 @@ def ctx(
         pytest.skip("no pidfd on this kernel")
     ws = tmp_path / "ws"
     ws.mkdir()
-    context = ToolContext(workspace=ws, temp_dir=tmp_path / "tmp", bash_timeout_seconds=20)
-    context.sandbox = SandboxPolicy(workspace=ws, temp_dir=context.temp_dir, bash="off")
-    return context
+    tmp = tmp_path / "tmp"
+    sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp, bash="off")
+    return ToolContext(
+        env=SessionEnv(workspace=ws, temp_dir=tmp, bash_timeout_seconds=20, sandbox=sandbox)
+    )
 
 
 async def bash(ctx: ToolContext, command: str, **args: object) -> ToolResult:
@@ -121,7 +125,7 @@ async def test_timeout_kills_the_process_group(ctx: ToolContext) -> None:
 
 
 async def test_default_timeout_comes_from_context(ctx: ToolContext) -> None:
-    ctx.bash_timeout_seconds = 1
+    ctx.env = dataclasses.replace(ctx.env, bash_timeout_seconds=1)
     result = await bash(ctx, "sleep 20")
     assert result.meta["timed_out"] is True
 
@@ -174,7 +178,7 @@ async def test_provider_keys_are_not_in_the_subprocess_env(
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-never-leak-this")
     monkeypatch.setenv("CUSTOM_PROVIDER_CRED", "also-secret")
     monkeypatch.setenv("HARMLESS_SETTING", "visible")
-    ctx.secret_env = frozenset({"CUSTOM_PROVIDER_CRED"})
+    ctx.env = dataclasses.replace(ctx.env, secret_env=frozenset({"CUSTOM_PROVIDER_CRED"}))
     result = await bash(ctx, "env")
     assert "sk-never-leak-this" not in result.text
     assert "DEEPSEEK_API_KEY" not in result.text
@@ -188,7 +192,8 @@ async def test_enforce_without_bwrap_refuses_and_runs_nothing(
     ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shell_sandbox, "bwrap_available", lambda: None)
-    ctx.sandbox = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
+    sandbox = SandboxPolicy(workspace=ctx.workspace, temp_dir=ctx.temp_dir)
+    ctx.env = dataclasses.replace(ctx.env, sandbox=sandbox)
     for background in (False, True):
         result = await bash(ctx, "touch ran.txt", run_in_background=background)
         assert result.is_error
@@ -199,7 +204,7 @@ async def test_enforce_without_bwrap_refuses_and_runs_nothing(
 
 async def test_default_policy_is_enforce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shell_sandbox, "bwrap_available", lambda: None)
-    context = ToolContext(workspace=tmp_path, temp_dir=tmp_path / "t")
+    context = ToolContext(env=SessionEnv(workspace=tmp_path, temp_dir=tmp_path / "t"))
     result = await bash(context, "touch ran.txt")
     assert result.is_error
     assert "bubblewrap is required" in result.text
@@ -296,7 +301,7 @@ async def test_job_exit_status_and_bounded_buffer(tmp_path: Path) -> None:
         assert jobs.read_new(job_id).output == ""
         killed = await KillShellTool().execute(
             {"job_id": job_id},
-            ToolContext(workspace=tmp_path, temp_dir=tmp_path, jobs=jobs),
+            ToolContext(env=SessionEnv(workspace=tmp_path, temp_dir=tmp_path), jobs=jobs),
         )
         assert killed.text.startswith("Already finished: bash_1.")
         assert killed.meta["status"] == "exited 4"

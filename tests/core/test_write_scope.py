@@ -11,6 +11,7 @@ the throw-away tmpfs and prove nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.shell_sandbox import SandboxUnavailable, bwrap_available, prepare_command
 from reasonix_testkit import Reply, ScriptedApprover, ToolCallSpec
@@ -79,15 +81,20 @@ def _ctx(
     ws = place["ws"]
     protected = (place["rx-home"],)
     policy = Policy(preset=preset, deny=deny, workspace=ws, forbid_read=protected)
-    ctx = ToolContext(workspace=ws, temp_dir=place["tmp"], bash_timeout_seconds=30)
-    ctx.sandbox = SandboxPolicy(
-        workspace=ws,
-        temp_dir=place["tmp"],
-        forbid_read=protected,
-        bash=bash,  # type: ignore[arg-type]
-        claim=claim,
+    ctx = ToolContext(env=SessionEnv(workspace=ws, temp_dir=place["tmp"], bash_timeout_seconds=30))
+    ctx.env = dataclasses.replace(
+        ctx.env,
+        sandbox=SandboxPolicy(
+            workspace=ws,
+            temp_dir=place["tmp"],
+            forbid_read=protected,
+            bash=bash,  # type: ignore[arg-type]
+            claim=claim,
+        ),
     )
-    ctx.gate = PermissionGate(policy, approver, WriteGrants(configured))  # type: ignore[arg-type]
+    ctx.env = dataclasses.replace(
+        ctx.env, gate=PermissionGate(policy, approver, WriteGrants(configured))
+    )  # type: ignore[arg-type]
     return ctx
 
 

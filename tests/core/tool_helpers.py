@@ -6,6 +6,7 @@ from pathlib import Path
 
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.bash import BashTool
+from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.sandbox import SandboxPolicy
 
 # The file tools, in the provider-visible order (the head of the built-in list,
@@ -24,9 +25,10 @@ FILE_TOOLS = [
 
 def sandbox_ctx(ws: Path, tmp: Path, **policy: object) -> ToolContext:
     """A tool context whose bash runs under a SandboxPolicy for ``ws`` (``policy`` overrides)."""
-    ctx = ToolContext(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30)
-    ctx.sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
-    return ctx
+    sandbox = SandboxPolicy(workspace=ws, temp_dir=tmp, **policy)  # type: ignore[arg-type]
+    return ToolContext(
+        env=SessionEnv(workspace=ws, temp_dir=tmp, bash_timeout_seconds=30, sandbox=sandbox)
+    )
 
 
 async def run_bash(ctx: ToolContext, command: str, **args: object) -> ToolResult:

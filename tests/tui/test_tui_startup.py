@@ -304,7 +304,7 @@ def test_the_first_frame_path_imports_no_engine() -> None:
     code = (
         "import sys\n"
         "import reasonix_tui.cli, reasonix_tui.launch, reasonix_tui.deferred, reasonix_tui.app\n"
-        "heavy = ('reasonix_tui.engine', 'reasonix_core.config', 'reasonix_core.agent.builder',\n"
+        "heavy = ('reasonix_tui.engine', 'reasonix_core.config', 'reasonix_core.session.build',\n"
         "         'reasonix_core.events', 'reasonix_core.permission', 'reasonix_tui.controller',\n"
         "         'pydantic', 'httpx', 'mcp', 'tokenizers', 'markdown_it')\n"
         "loaded = [m for m in heavy if m in sys.modules]\n"

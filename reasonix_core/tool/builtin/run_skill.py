@@ -40,7 +40,7 @@ class RunSkillTool(SpecifiedTool, spec=SPEC):
                     "and subagent skills need the subagent runner, which this session does "
                     "not have; do the task yourself or ask the user"
                 )
-            return await ctx.run_subagent_skill(skill, a.arguments)
+            return await ctx.run_subagent_skill(skill, a.arguments, ctx)
         body = skill.render(a.arguments)
         return ToolResult(
             text=(

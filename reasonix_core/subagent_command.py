@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TextIO
 
 from reasonix_core import events as ev
-from reasonix_core.agent.builder import RunSettings, open_runtime
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
+from reasonix_core.session.build import build_session
+from reasonix_core.session.settings import RunSettings
 from reasonix_core.skills import load_catalog
 from reasonix_core.subagent.delegation import Delegation
 from reasonix_core.subagent.profile import catalog_subagent_skills
@@ -67,7 +68,7 @@ async def run_subagent(
     # The session only lends the child its services: it keeps no file of its own
     # (an empty parent in the session list), the child's transcript is the record.
     settings = replace(settings, record_session=False)
-    async with open_runtime(settings, approver=FailClosedApprover()) as runtime:
+    async with build_session(settings, approver=FailClosedApprover()) as runtime:
         handle = runtime.agent.tool_context.subagents
         if not isinstance(handle, Delegation):
             raise SubagentError("this session has no subagent runner")

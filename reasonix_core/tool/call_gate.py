@@ -1,0 +1,61 @@
+"""What tools that run other tools need of the session's permission gate.
+
+Declared here rather than imported: permission/ reads each tool's family, so the
+tool layer must not depend on permission/ (no import cycle).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class GateDecision(Protocol):
+    @property
+    def verdict(self) -> enum.Enum: ...
+    @property
+    def rule(self) -> str | None: ...
+
+
+class GatePolicy(Protocol):
+    def decide(
+        self, tool: str, read_only: bool, args: Mapping[str, Any] | None
+    ) -> GateDecision: ...
+
+
+class GateAuthorization(Protocol):
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
+
+
+class CallGate(Protocol):
+    """What a tool that runs other tools (``use_capability``) needs of the session's
+    permission gate (:class:`reasonix_core.permission.gate.PermissionGate`).
+
+    Declared here rather than imported: permission/ reads each tool's family, so the
+    tool layer must not depend on permission/ (no import cycle).
+    """
+
+    @property
+    def policy(self) -> GatePolicy: ...
+
+    async def authorize(
+        self,
+        *,
+        tool: str,
+        read_only: bool,
+        args: Mapping[str, Any] | None,
+        call_id: str,
+        summary: str = "",
+    ) -> GateAuthorization: ...
+
+    async def authorize_write_scope(
+        self, *, dirs: Sequence[Path], justification: str, command: str, call_id: str
+    ) -> GateAuthorization:
+        """May ``bash`` write these resolved folders outside its write roots for one
+        call (``additional_write_dirs``)?"""
+        ...
