@@ -74,7 +74,7 @@ class Checkpointer:
         cls, session: SessionStore, workspace: Path, clock: Callable[[], datetime], max_mb: int
     ) -> Checkpointer:
         """The checkpointer of ``session`` (continuing its byte count)."""
-        store = ShadowStore.open(store_root(session.path), workspace)
+        store = ShadowStore.open(store_root(session.path), workspace, watch=True)
         preimages = PreImageStore(store_root(session.path), workspace) if store is None else None
         return cls(store, session, clock, max_bytes=max_mb * MB, preimages=preimages)
 
