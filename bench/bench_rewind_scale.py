@@ -64,7 +64,7 @@ def build_repo(root: Path, files: int) -> None:
     git = lambda *a: subprocess.run(["git", *a], cwd=root, env=_GIT_ENV, check=True, capture_output=True)  # noqa: E731
     git("init", "-q")
     git("add", "-A")
-    git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree")
+    git("-c", "gc.auto=0", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree")
 
 
 class BashScript:

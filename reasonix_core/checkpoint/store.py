@@ -45,6 +45,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from reasonix_core.checkpoint.seed import (
+    SeedCopy,
+    borrowed_object_dirs,
+    resume_seed_copies,
+    seed_from_workspace,
+)
 from reasonix_core.checkpoint.tree_cache import TreeCache, write_object
 from reasonix_core.checkpoint.watcher import MAX_PATHS, ChangeWatcher, WatchFailed
 from reasonix_core.errors import CheckpointError
@@ -142,6 +148,8 @@ class ShadowStore:
         self._index_lags = False  # the quick path left the index behind the last tree
         self._not_kept: dict[str, str] = {}
         self.quick_snapshots = 0  # for tests and benches: how many skipped the full read
+        self._seed_copy: SeedCopy | None = None  # a first session's blobs being copied in
+        self._seed_checked = False
 
     @classmethod
     def open(cls, root: Path, workspace: Path, *, watch: bool = False) -> ShadowStore | None:
@@ -153,6 +161,8 @@ class ShadowStore:
         return cls(root, Path(os.path.realpath(workspace)), git, watch=watch)
 
     def close(self) -> None:
+        """Stop watching. A seed copy still running is left to finish (the next
+        session resumes one that was killed)."""
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
@@ -160,11 +170,24 @@ class ShadowStore:
     # -- plumbing --------------------------------------------------------------
 
     def _git(
-        self, *args: str, stdin: bytes | None = None, work_tree: bool = True, check: bool = True
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        work_tree: bool = True,
+        check: bool = True,
+        borrow: bool = False,
     ) -> bytes:
+        """Run git on the store. ``borrow``: a read that may need blobs still
+        only in the workspace's own object store (a seed being copied, see
+        :mod:`checkpoint.seed`); never set for a write, so that everything the
+        store writes is its own."""
         env = git_env(self.git_dir, self.workspace if work_tree else None, _IDENTITY)
         env["GIT_INDEX_FILE"] = str(self.index)
         env["GIT_OBJECT_DIRECTORY"] = str(self.objects)
+        if borrow:
+            lenders = borrowed_object_dirs(self.objects)
+            if lenders:
+                env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(lenders)
         try:
             proc = subprocess.run(
                 git_command(self.git, *_STORE_OPTIONS, *args),
@@ -236,6 +259,7 @@ class ShadowStore:
             if _HEX40.fullmatch(head) and (best is None or mtime > best[0]):
                 best = (mtime, other, head)
         if best is None:
+            self._seed_copy = seed_from_workspace(self)
             return
         _mtime, other, head = best
         tmp = self.root / f"index.seed-{os.getpid()}"
@@ -262,6 +286,11 @@ class ShadowStore:
                     leftover.unlink()
                 except FileNotFoundError:
                     pass
+            if self._seed_copy is not None and self._seed_copy.done():
+                self._seed_copy = None
+            if self._seed_copy is None and not self._seed_checked:
+                self._seed_checked = True  # once per session: a failing copy is not retried
+                self._seed_copy = resume_seed_copies(self)
             yield
         finally:
             os.close(fd)
@@ -361,7 +390,9 @@ class ShadowStore:
                 "update-index", "-z", "--add", "--remove", "--replace", "--stdin",
                 stdin=_nul(additions),
             )  # fmt: skip
-        tree = self._git("write-tree").decode().strip()
+        # While a seed's blobs are being copied in, they are not here yet.
+        missing_ok = ("--missing-ok",) if borrowed_object_dirs(self.objects) else ()
+        tree = self._git("write-tree", *missing_ok).decode().strip()
         if tree != self._head_tree():
             # HEAD is what the next status compares against; the commit chain
             # also keeps every snapshot reachable.
@@ -554,7 +585,7 @@ class ShadowStore:
             return []
         raw = self._git(
             "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", before, after,
-            work_tree=False,
+            work_tree=False, borrow=True,
         )  # fmt: skip
         parts = raw.split(b"\0")
         entries: dict[str, tuple[Entry | None, Entry | None]] = {}
@@ -591,7 +622,7 @@ class ShadowStore:
             return {}
         out = self._git(
             "cat-file", "--batch", stdin="".join(f"{o}\n" for o in wanted).encode(),
-            work_tree=False,
+            work_tree=False, borrow=True,
         )  # fmt: skip
         found: dict[str, bytes] = {}
         pos = 0

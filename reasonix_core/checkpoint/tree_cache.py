@@ -46,6 +46,75 @@ def write_object(objects: Path, kind: bytes, body: bytes) -> str:
     return oid
 
 
+_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3}
+
+
+def write_pack(objects: Path, items: list[tuple[bytes, bytes]]) -> list[str]:
+    """Store many objects as one pack (and its index) instead of a loose file
+    each: creating thousands of small files costs seconds on some filesystems.
+    ``items``: (kind, body); returns their ids. The index is renamed into place
+    last, so git never sees a pack without it."""
+    import struct
+    import zlib as _zlib
+
+    seen: dict[str, tuple[int, int]] = {}  # id -> (offset, crc32)
+    ids: list[str] = []
+    chunks: list[bytes] = [b"PACK" + struct.pack(">II", 2, 0)]  # count patched below
+    offset = 12
+    for kind, body in items:
+        oid, _data = _object_id(kind, body)
+        ids.append(oid)
+        if oid in seen:
+            continue
+        size = len(body)
+        byte = (_PACK_TYPES[kind] << 4) | (size & 0x0F)
+        size >>= 4
+        header = bytearray()
+        while size:
+            header.append(byte | 0x80)
+            byte = size & 0x7F
+            size >>= 7
+        header.append(byte)
+        packed = bytes(header) + _zlib.compress(body, 1)
+        seen[oid] = (offset, _zlib.crc32(packed))
+        chunks.append(packed)
+        offset += len(packed)
+    if not seen:
+        return ids
+    if offset >= 1 << 31:
+        raise OSError("a seed pack over 2 GiB")
+    chunks[0] = b"PACK" + struct.pack(">II", 2, len(seen))
+    digest = hashlib.sha1(usedforsecurity=False)
+    for chunk in chunks:
+        digest.update(chunk)
+    trailer = digest.digest()
+    order = sorted(seen)
+    fanout = [0] * 256
+    for oid in order:
+        fanout[int(oid[:2], 16)] += 1
+    total = 0
+    for i in range(256):
+        total += fanout[i]
+        fanout[i] = total
+    idx = bytearray(b"\xfftOc" + struct.pack(">I", 2))
+    idx += struct.pack(">256I", *fanout)
+    idx += b"".join(bytes.fromhex(oid) for oid in order)
+    idx += b"".join(struct.pack(">I", seen[oid][1]) for oid in order)
+    idx += b"".join(struct.pack(">I", seen[oid][0]) for oid in order)
+    idx += trailer
+    idx += hashlib.sha1(idx, usedforsecurity=False).digest()
+    folder = objects / "pack"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"pack-{trailer.hex()}"
+    for suffix, data in ((".pack", b"".join(chunks) + trailer), (".idx", bytes(idx))):
+        tmp = folder / f"tmp_{name}{suffix}_{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, folder / f"{name}{suffix}")
+    return ids
+
+
 def _sort_key(item: tuple[bytes, tuple[bytes, bytes]]) -> bytes:
     name, (mode, _oid) = item
     return name + b"/" if mode == TREE_MODE else name  # git's tree order
@@ -91,8 +160,11 @@ class TreeCache:
                     found.append(f"{name}/{os.fsdecode(entry)}" if name else os.fsdecode(entry))
         return found
 
-    def apply(self, changes: Iterable[tuple[str, tuple[str, str] | None]]) -> str:
-        """Set (mode, id) or remove (None) each path; returns the new root tree id."""
+    def apply(
+        self, changes: Iterable[tuple[str, tuple[str, str] | None]], *, pack: bool = False
+    ) -> str:
+        """Set (mode, id) or remove (None) each path; returns the new root tree id.
+        ``pack``: write the new trees as one pack (many of them: a whole tree)."""
         touched: set[str] = set()
         for path, entry in changes:
             parent, _, name = path.rpartition("/")
@@ -117,6 +189,7 @@ class TreeCache:
                 if folder == "":
                     break
                 folder = folder.rpartition("/")[0]
+        packed: list[tuple[bytes, bytes]] = []
         for folder in sorted(pending, key=lambda f: (-f.count("/") if f else 1, f)):
             entries = self._folders.get(folder, {})
             parent, _, name = folder.rpartition("/")
@@ -128,11 +201,17 @@ class TreeCache:
                 mode + b" " + entry + b"\0" + oid
                 for entry, (mode, oid) in sorted(entries.items(), key=_sort_key)
             )
-            oid = write_object(self.objects, b"tree", body)
+            if pack:
+                oid = _object_id(b"tree", body)[0]
+                packed.append((b"tree", body))
+            else:
+                oid = write_object(self.objects, b"tree", body)
             if folder == "":
                 self.root = oid
             else:
                 self._folders[parent][os.fsencode(name)] = (TREE_MODE, bytes.fromhex(oid))
+        if packed:
+            write_pack(self.objects, packed)
         return self.root
 
     def _remove(self, path: str) -> None:
