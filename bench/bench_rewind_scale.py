@@ -53,7 +53,7 @@ def build_repo(root: Path, files: int) -> None:
     root.mkdir(parents=True)
     folders = max(1, files // 20)
     for i in range(files):
-        folder = root / f"pkg{i % 30}" / f"mod{i % folders}"
+        folder = root / f"pkg{i % folders % 30}" / f"mod{i % folders}"
         if i < folders:
             folder.mkdir(parents=True, exist_ok=True)
         (folder / f"file{i}.py").write_bytes(words * (3 + i % 30) + b"%d\n" % i)

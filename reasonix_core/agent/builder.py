@@ -467,6 +467,7 @@ async def open_runtime(
         )  # fmt: skip
         if config.checkpoints.enabled:
             agent.checkpoints = _checkpointer(store, workspace, clock, config)
+            stack.callback(agent.checkpoints.close)  # its inotify watches
         if loaded_session is not None:
             if ends_with_branch(store.path):
                 agent.note_rewound()
