@@ -154,7 +154,7 @@ def seed_from_workspace(store: ShadowStore) -> SeedCopy | None:
     """Give a new, empty store the workspace repository's index and a HEAD
     of its tree; start copying its blobs. None (and nothing seeded) when the
     workspace is not a repository this can use."""
-    from reasonix_core.checkpoint.store import EMPTY_TREE, _nul
+    from reasonix_core.checkpoint.store import _nul
     from reasonix_core.tool.builtin._fs import SKIP_DIRS
 
     dot_git = store.workspace / ".git"
@@ -180,31 +180,33 @@ def seed_from_workspace(store: ShadowStore) -> SeedCopy | None:
     try:
         listing = store._git("ls-files", "-s", "-v", "-z", work_tree=False)
         drop: list[str] = []
-        blobs: list[str] = []
-        kept: list[tuple[str, tuple[str, str] | None]] = []
+        skipped = [os.fsencode(n) for n in SKIP_DIRS]
+        files: list[tuple[bytes, bytes, bytes]] = []  # (path, mode, hex id)
         for record in listing.split(b"\0"):
             if not record:
                 continue
             meta, _, raw = record.partition(b"\t")
             tag, mode, oid, stage = meta.split(b" ")
-            name = os.fsdecode(raw)
             if (
                 tag != b"H"
                 or stage != b"0"
                 or mode == b"160000"
-                or any(part in SKIP_DIRS for part in name.split("/"))
+                or any(
+                    raw.startswith(n + b"/") or b"/" + n + b"/" in raw or raw == n
+                    for n in skipped
+                )
             ):
-                drop.append(name)
+                drop.append(os.fsdecode(raw))
             else:
-                blobs.append(oid.decode())
-                kept.append((name, (mode.decode(), oid.decode())))
+                files.append((raw, mode, oid))
         if drop:
             store._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul(drop))
         # The trees, written here in Python as one pack: ``git write-tree``
         # would look up every blob and cached tree in an object store that has
         # none of them yet, each miss rescanning it, and write a file per tree
         # (seconds on a big repository).
-        tree = TreeCache(store.objects, b"", EMPTY_TREE).apply(kept, pack=True)
+        tree = TreeCache.build(store.objects, files)
+        blobs = sorted({oid.decode() for _raw, _mode, oid in files})
         commit = store._git(
             "commit-tree", tree, "-m", "checkpoint seed", work_tree=False
         ).decode().strip()
@@ -220,7 +222,7 @@ def seed_from_workspace(store: ShadowStore) -> SeedCopy | None:
     marker = store.objects / "info" / f"seed-{secrets.token_hex(6)}"
     try:
         Path(f"{marker}{_BLOBS}").write_text(
-            "".join(f"{oid}\n" for oid in sorted(set(blobs))), encoding="ascii"
+            "".join(f"{oid}\n" for oid in blobs), encoding="ascii"
         )
         tmp_lender = Path(f"{marker}.tmp")
         tmp_lender.write_text(f"{os.path.realpath(objects)}\n", encoding="utf-8")

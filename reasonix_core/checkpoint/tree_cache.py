@@ -140,6 +140,45 @@ class TreeCache:
             if mode == TREE_MODE:
                 self._folders.setdefault(os.fsdecode(path), {})
 
+    @staticmethod
+    def build(objects: Path, files: list[tuple[bytes, bytes, bytes]]) -> str:
+        """Write every tree of ``files`` ((path, mode, hex id), as an index
+        lists them) as one pack; returns the root tree's id. A whole
+        repository's trees at once, without the per-path bookkeeping of
+        :meth:`apply`."""
+        folders: dict[bytes, dict[bytes, tuple[bytes, bytes]]] = {b"": {}}
+        for path, mode, oid in files:
+            parent, _, name = path.rpartition(b"/")
+            entries = folders.get(parent)
+            if entries is None:
+                entries = folders[parent] = {}
+                # Its ancestors, up to the first one already known.
+                child = parent
+                while child:
+                    up, _, base = child.rpartition(b"/")
+                    known = up in folders
+                    folders.setdefault(up, {})[base] = (TREE_MODE, b"")
+                    if known:
+                        break
+                    child = up
+            entries[name] = (mode, bytes.fromhex(oid.decode()))
+        packed: list[tuple[bytes, bytes]] = []
+        root = ""
+        for folder in sorted(folders, key=lambda f: -f.count(b"/") if f else 1):
+            body = b"".join(
+                mode + b" " + entry + b"\0" + oid
+                for entry, (mode, oid) in sorted(folders[folder].items(), key=_sort_key)
+            )
+            oid_hex = _object_id(b"tree", body)[0]
+            packed.append((b"tree", body))
+            if folder:
+                up, _, base = folder.rpartition(b"/")
+                folders[up][base] = (TREE_MODE, bytes.fromhex(oid_hex))
+            else:
+                root = oid_hex
+        write_pack(objects, packed)
+        return root
+
     def get(self, path: str) -> tuple[str, str] | None:
         """(mode, id) of a file, or None (absent, or a folder)."""
         parent, _, name = path.rpartition("/")
