@@ -34,6 +34,7 @@ import fcntl
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,7 +85,7 @@ class SeedCopy:
             return False
         if self._lock_fd >= 0:
             if code == 0:
-                _remove_marker(self.marker)
+                _remove_marker(self.marker)  # the child did; a no-op then
             os.close(self._lock_fd)
             self._lock_fd = -1
         return True
@@ -101,7 +102,10 @@ class SeedCopy:
     def cancel(self) -> None:
         """Stop the copy; the next session resumes it."""
         if self.proc.poll() is None:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the shell and its git
+            except ProcessLookupError:
+                pass
             self.proc.wait()
         self.done()
 
@@ -128,18 +132,24 @@ def _start_copy(store: ShadowStore, marker: Path, lender: str, lock_fd: int) -> 
     env = git_env(store.git_dir)
     env["GIT_OBJECT_DIRECTORY"] = str(store.objects)
     env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = lender
+    # The child clears the marker itself once the pack is in place, so a
+    # session that ended before the copy did leaves nothing to resume.
+    script = 'lender=$1 blobs=$2 lock=$3; shift 3; "$@" < "$blobs" && rm -f -- "$lender" "$blobs" "$lock"'
+    paths = [f"{marker}{suffix}" for suffix in (_LENDER, _BLOBS, _LOCK)]
     try:
-        with open(f"{marker}{_BLOBS}", "rb") as blobs:
-            proc = subprocess.Popen(
-                git_command(
+        proc = subprocess.Popen(
+            [
+                "/bin/sh", "-c", script, "sh", *paths,
+                *git_command(
                     store.git, "-c", "pack.threads=1", "pack-objects", "-q", "--window=0",
                     str(store.objects / "pack" / "pack"),
                 ),
-                stdin=blobs, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                cwd=store.root, pass_fds=(lock_fd,),
-                # Its own session: a Ctrl-C meant for Reasonix does not cut it short.
-                start_new_session=True,
-            )  # fmt: skip
+            ],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env, cwd=store.root, pass_fds=(lock_fd,),
+            # Its own session: a Ctrl-C meant for Reasonix does not cut it short.
+            start_new_session=True,
+        )  # fmt: skip
     except OSError:
         os.close(lock_fd)
         return None
