@@ -450,6 +450,8 @@ class ShadowStore:
             if budget is not None and added + size > budget:
                 not_kept[path] = OVER_BOUND
                 continue
+            if self._watcher is not None:
+                self._watcher.note(path, info)
             entry = self._store_file(path, info)
             if entry is None:  # gone or replaced while read: seen again next time
                 changes.append((path, None))

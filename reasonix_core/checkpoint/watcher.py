@@ -17,8 +17,13 @@ removed, or the platform has no inotify. A folder created or moved in is
 reported whole and its subtree is watched before it is read, so files made in
 it before its watch existed are not missed.
 
-Not seen by inotify: writes through a shared memory mapping that are not
-followed by closing the file, and changes made by another machine on a
+A file with several names (hard links) can be written through a name the
+watches do not see (outside the workspace, say): such files, found by the
+walk or read by the store, are compared by stat at every look instead.
+
+Not seen: writes through a shared memory mapping that are not followed by
+closing the file, a second name given from outside the workspace to a file
+after it was last looked at, and changes made by another machine on a
 network filesystem. ``[checkpoints] enabled`` users on such filesystems get
 the full read at each turn's end (see :mod:`checkpoint.store`).
 """
@@ -102,6 +107,7 @@ class ChangeWatcher:
         self._paths: dict[int, str] = {}  # watch descriptor -> folder ("" is the root)
         self._wds: dict[str, int] = {}
         self._dirty: set[str] = set()
+        self._linked: dict[str, tuple[int, int, int, int]] = {}  # hard-linked files
         self._lost = False
         try:
             self._watch_tree("")
@@ -147,13 +153,42 @@ class ChangeWatcher:
                     for entry in it:
                         if entry.name in self._skip:
                             continue
+                        rel_entry = f"{folder}/{entry.name}" if folder else entry.name
                         try:
                             if entry.is_dir(follow_symlinks=False):
-                                stack.append(f"{folder}/{entry.name}" if folder else entry.name)
+                                stack.append(rel_entry)
+                            elif entry.is_file(follow_symlinks=False):
+                                self._note_links(rel_entry, entry.stat(follow_symlinks=False))
                         except OSError:
                             continue
             except (FileNotFoundError, NotADirectoryError, PermissionError):
                 continue
+
+    def _note_links(self, rel: str, info: os.stat_result) -> None:
+        """A file with more than one name: a write through another name (maybe
+        outside the workspace) reports no event here, so its stat is compared
+        at every look instead."""
+        if info.st_nlink > 1:
+            self._linked[rel] = _signature(info)
+
+    def _linked_changes(self) -> None:
+        for rel, known in list(self._linked.items()):
+            try:
+                info = os.lstat(os.path.join(self.workspace, rel))
+            except OSError:
+                info = None
+            now = _signature(info) if info is not None and info.st_nlink > 1 else None
+            if now != known:
+                self._dirty.add(rel)
+                if now is None:
+                    del self._linked[rel]
+                else:
+                    self._linked[rel] = now
+
+    def note(self, rel: str, info: os.stat_result) -> None:
+        """A file the store just read: watched by stat too when it has other names."""
+        if stat_mod.S_ISREG(info.st_mode):
+            self._note_links(rel, info)
 
     def _unwatch_tree(self, rel: str) -> None:
         prefix = rel + "/"
@@ -217,12 +252,14 @@ class ChangeWatcher:
         except WatchFailed:
             self.close()
             return None
+        self._linked_changes()
         dirty, self._dirty = self._dirty, set()
         if self._lost:
             # Missed events: start over (new folders may lack their watches).
             self._lost = False
             self._paths.clear()
             self._wds.clear()
+            self._linked.clear()
             lib, fd = self._lib, self._fd
             self._fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
             os.close(fd)
@@ -242,8 +279,5 @@ class ChangeWatcher:
         return self._fd >= 0
 
 
-def is_folder(path: Path) -> bool:
-    try:
-        return stat_mod.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
+def _signature(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)

@@ -126,6 +126,23 @@ def test_what_the_watcher_cannot_vouch_for_is_read_whole(tmp_path):
     _same(store, snap.tree, *_full_read(sessions, ws))
 
 
+def test_a_write_through_a_hard_link_outside_the_workspace_is_seen(tmp_path):
+    ws = tmp_path / "ws"
+    _repo(ws, 50, commit=False)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("one\n")
+    os.link(outside, ws / "linked.txt")
+    sessions = tmp_path / "sessions"
+    store = ShadowStore.open(sessions / "ws" / "a.rewind", ws, watch=True)
+    assert store is not None
+    store.snapshot()
+    with open(outside, "a") as f:  # no event in the workspace's folders
+        f.write("two\n")
+    tree = store.snapshot().tree
+    assert store.quick_snapshots == 1
+    _same(store, tree, *_full_read(sessions, ws))
+
+
 def test_the_first_store_is_seeded_from_the_workspace_repository(tmp_path):
     ws = tmp_path / "ws"
     _repo(ws, 500)
