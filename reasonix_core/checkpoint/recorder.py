@@ -74,9 +74,14 @@ class Checkpointer:
         cls, session: SessionStore, workspace: Path, clock: Callable[[], datetime], max_mb: int
     ) -> Checkpointer:
         """The checkpointer of ``session`` (continuing its byte count)."""
-        store = ShadowStore.open(store_root(session.path), workspace)
+        store = ShadowStore.open(store_root(session.path), workspace, watch=True)
         preimages = PreImageStore(store_root(session.path), workspace) if store is None else None
         return cls(store, session, clock, max_bytes=max_mb * MB, preimages=preimages)
+
+    def close(self) -> None:
+        """Stop watching the workspace (a seed copy still running finishes on its own)."""
+        if self.store is not None:
+            self.store.close()
 
     async def before_tool(
         self, turn: int, tool: str = "", args: Mapping[str, Any] | None = None

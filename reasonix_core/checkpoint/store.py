@@ -35,6 +35,7 @@ leftover and is removed.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import re
 import stat as stat_mod
@@ -44,6 +45,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from reasonix_core.checkpoint.seed import (
+    SeedCopy,
+    borrowed_object_dirs,
+    resume_seed_copies,
+    seed_from_workspace,
+)
+from reasonix_core.checkpoint.tree_cache import TreeCache, nul_terminated, write_object
+from reasonix_core.checkpoint.watcher import MAX_PATHS, ChangeWatcher, WatchFailed
 from reasonix_core.errors import CheckpointError
 from reasonix_core.fsutil import private_dir, private_tree
 from reasonix_core.tool.host_git import git_command, git_env, host_git
@@ -87,6 +96,13 @@ OVER_BOUND = "over the checkpoint size bound"
 NOT_A_FILE = "not a regular file or symlink"
 
 
+log = logging.getLogger(__name__)
+
+
+class _ReadAll(Exception):
+    """The quick path cannot be exact here: read the whole tree."""
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One path of a tree: git mode (``100644``, ``100755``, ``120000``) and blob id."""
@@ -116,7 +132,7 @@ class Change:
 class ShadowStore:
     """Snapshots of one workspace for one session (see the module doc)."""
 
-    def __init__(self, root: Path, workspace: Path, git: str) -> None:
+    def __init__(self, root: Path, workspace: Path, git: str, *, watch: bool = False) -> None:
         self.root = root
         self.workspace = workspace
         self.git = git
@@ -127,23 +143,54 @@ class ShadowStore:
         self.objects = root.parent / OBJECTS
         self._last_tree: str | None = None
         self._head: str | None = None  # HEAD's tree, once known
+        # O(changes) snapshots (see the module doc): the watcher, once started,
+        # and the last snapshot's tree in memory, once a full read made it exact.
+        self._watch = watch
+        self._watcher: ChangeWatcher | None = None
+        self._cache: TreeCache | None = None
+        self._index_lags = False  # the quick path left the index behind the last tree
+        self._not_kept: dict[str, str] = {}
+        self.quick_snapshots = 0  # for tests and benches: how many skipped the full read
+        self._seed_copy: SeedCopy | None = None  # a first session's blobs being copied in
+        self._seed_checked = False
 
     @classmethod
-    def open(cls, root: Path, workspace: Path) -> ShadowStore | None:
-        """The store at ``root`` (created when missing); None when the host has no git."""
+    def open(cls, root: Path, workspace: Path, *, watch: bool = False) -> ShadowStore | None:
+        """The store at ``root`` (created when missing); None when the host has no git.
+        ``watch``: follow changes with inotify, so a snapshot reads only what changed."""
         git = host_git()
         if git is None:
             return None
-        return cls(root, Path(os.path.realpath(workspace)), git)
+        return cls(root, Path(os.path.realpath(workspace)), git, watch=watch)
+
+    def close(self) -> None:
+        """Stop watching. A seed copy still running is left to finish (the next
+        session resumes one that was killed)."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
 
     # -- plumbing --------------------------------------------------------------
 
     def _git(
-        self, *args: str, stdin: bytes | None = None, work_tree: bool = True, check: bool = True
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        work_tree: bool = True,
+        check: bool = True,
+        borrow: bool = False,
     ) -> bytes:
+        """Run git on the store. ``borrow``: a read that may need blobs still
+        only in the workspace's own object store (a seed being copied, see
+        :mod:`checkpoint.seed`); never set for a write, so that everything the
+        store writes is its own."""
         env = git_env(self.git_dir, self.workspace if work_tree else None, _IDENTITY)
         env["GIT_INDEX_FILE"] = str(self.index)
         env["GIT_OBJECT_DIRECTORY"] = str(self.objects)
+        if borrow:
+            lenders = borrowed_object_dirs(self.objects)
+            if lenders:
+                env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(lenders)
         try:
             proc = subprocess.run(
                 git_command(self.git, *_STORE_OPTIONS, *args),
@@ -216,6 +263,7 @@ class ShadowStore:
             if _HEX40.fullmatch(head) and (best is None or mtime > best[0]):
                 best = (mtime, other, head)
         if best is None:
+            self._seed_copy = seed_from_workspace(self)
             return
         _mtime, other, head = best
         tmp = self.root / f"index.seed-{os.getpid()}"
@@ -242,6 +290,11 @@ class ShadowStore:
                     leftover.unlink()
                 except FileNotFoundError:
                     pass
+            if self._seed_copy is not None and self._seed_copy.done():
+                self._seed_copy = None
+            if self._seed_copy is None and not self._seed_checked:
+                self._seed_checked = True  # once per session: a failing copy is not retried
+                self._seed_copy = resume_seed_copies(self)
             yield
         finally:
             os.close(fd)
@@ -280,8 +333,34 @@ class ShadowStore:
         return sorted(names)
 
     def _snapshot(self, budget: int | None) -> Snapshot:
+        dirty: set[str] | None = None
+        if self._watch and self._watcher is None:
+            from reasonix_core.tool.builtin._fs import SKIP_DIRS
+
+            try:
+                # Started before the full read below: whatever changes during
+                # or after it is in the watcher's queue for the next snapshot.
+                self._watcher = ChangeWatcher(self.workspace, SKIP_DIRS)
+            except WatchFailed as exc:
+                log.info("checkpoints read the whole tree at each snapshot: %s", exc)
+                self._watch = False
+        elif self._watcher is not None:
+            dirty = self._watcher.take()
+        if dirty is not None and self._last_tree is not None:
+            try:
+                snap = self._quick(dirty, budget)
+            except _ReadAll as why:
+                log.debug("checkpoint: a full read (%s)", why)
+            else:
+                self.quick_snapshots += 1
+                return snap
+        snap = self._full(budget)
+        self._not_kept = dict(snap.not_kept)
+        return snap
+
+    def _full(self, budget: int | None) -> Snapshot:
         names = self._changed()
-        if not names and self._last_tree is not None:
+        if not names and self._last_tree is not None and not self._index_lags:
             return Snapshot(self._last_tree, {}, 0)
         not_kept: dict[str, str] = {}
         removals: list[str] = []
@@ -309,13 +388,15 @@ class ShadowStore:
             added += size
             additions.append(name)
         if removals:
-            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul(removals))
+            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=nul_terminated(removals))
         if additions:
             self._git(
                 "update-index", "-z", "--add", "--remove", "--replace", "--stdin",
-                stdin=_nul(additions),
+                stdin=nul_terminated(additions),
             )  # fmt: skip
-        tree = self._git("write-tree").decode().strip()
+        # While a seed's blobs are being copied in, they are not here yet.
+        missing_ok = ("--missing-ok",) if borrowed_object_dirs(self.objects) else ()
+        tree = self._git("write-tree", *missing_ok).decode().strip()
         if tree != self._head_tree():
             # HEAD is what the next status compares against; the commit chain
             # also keeps every snapshot reachable.
@@ -326,8 +407,163 @@ class ShadowStore:
             ).decode().strip()  # fmt: skip
             self._git("update-ref", "--no-deref", "HEAD", commit)
             self._head = tree
+        if tree != self._last_tree or self._cache is None or self._cache.root != tree:
+            self._cache = None  # loaded again when the quick path next needs it
         self._last_tree = tree
+        self._index_lags = False
         return Snapshot(tree, not_kept, added)
+
+    # -- the quick path: only what the watcher names -----------------------------
+
+    def _quick(self, dirty: set[str], budget: int | None) -> Snapshot:
+        """The last tree with the ``dirty`` paths read again (module doc).
+        Raises :class:`_ReadAll` for what only a full read gets exactly right."""
+        if not dirty:
+            return Snapshot(self._last_tree or EMPTY_TREE, dict(self._not_kept), 0)
+        from reasonix_core.tool.builtin._fs import SKIP_DIRS
+
+        cache = self._tree_cache()
+        found: dict[str, os.stat_result] = {}  # files to read now
+        gone: set[str] = set()
+        for path in sorted(dirty):
+            parts = path.split("/")
+            if any(p in SKIP_DIRS for p in parts[:-1]):
+                continue  # never watched, never kept
+            if parts[-1] in (".git", ".gitignore") or parts[-1] in SKIP_DIRS:
+                raise _ReadAll(f"{path} changed")
+            for depth in range(1, len(parts)):
+                if os.path.lexists(self.workspace.joinpath(*parts[:depth], ".git")):
+                    raise _ReadAll(f"{path} is in a nested repository")
+            self._look(path, cache, found, gone)
+        new = [p for p in found if cache.get(p) is None]
+        ignored = self._ignored(new) if new else set()
+        not_kept = {
+            k: v for k, v in self._not_kept.items()
+            if not any(k == d or k.startswith(d + "/") for d in dirty)
+        }  # fmt: skip
+        changes: list[tuple[str, tuple[str, str] | None]] = [(p, None) for p in sorted(gone)]
+        added = 0
+        for path in sorted(found):
+            if path in ignored:
+                continue  # new and ignored (a kept file stays kept, as in git)
+            info = found[path]
+            if not (stat_mod.S_ISREG(info.st_mode) or stat_mod.S_ISLNK(info.st_mode)):
+                not_kept[path] = NOT_A_FILE
+                continue
+            size = info.st_size if stat_mod.S_ISREG(info.st_mode) else 0
+            if budget is not None and added + size > budget:
+                not_kept[path] = OVER_BOUND
+                continue
+            if self._watcher is not None:
+                self._watcher.note(path, info)
+            entry = self._store_file(path, info)
+            if entry is None:  # gone or replaced while read: seen again next time
+                changes.append((path, None))
+                continue
+            if cache.get(path) != (entry.mode, entry.oid):
+                added += size
+                changes.append((path, (entry.mode, entry.oid)))
+        tree = cache.apply(changes)
+        if tree != self._last_tree:
+            self._index_lags = True
+        self._last_tree = tree
+        self._not_kept = not_kept
+        return Snapshot(tree, dict(not_kept), added)
+
+    def _look(
+        self, path: str, cache: TreeCache, found: dict[str, os.stat_result], gone: set[str]
+    ) -> None:
+        """What is at ``path`` now: files to read into ``found``, paths to drop into ``gone``."""
+        from reasonix_core.tool.builtin._fs import SKIP_DIRS
+
+        try:
+            info = os.lstat(self.workspace / path)
+        except (FileNotFoundError, NotADirectoryError):
+            gone.add(path)
+            return
+        if not stat_mod.S_ISDIR(info.st_mode):
+            if cache.is_folder(path):
+                gone.add(path)
+            found[path] = info
+            return
+        # A folder made, moved in or replaced: everything below it, read again.
+        on_disk: set[str] = set()
+        stack = [path]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(self.workspace / folder))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in entries:
+                rel = f"{folder}/{entry.name}"
+                if entry.name == ".git":
+                    raise _ReadAll(f"{folder} is a nested repository")
+                if entry.name in SKIP_DIRS:
+                    continue
+                try:
+                    sub = os.lstat(entry.path)
+                except FileNotFoundError:
+                    continue
+                if stat_mod.S_ISDIR(sub.st_mode):
+                    stack.append(rel)
+                else:
+                    on_disk.add(rel)
+                    found[rel] = sub
+            if len(found) > MAX_PATHS:
+                raise _ReadAll(f"{path} holds many files")
+        if cache.get(path) is not None:
+            gone.add(path)
+        gone.update(p for p in cache.files_under(path) if p not in on_disk)
+
+    def _ignored(self, names: list[str]) -> set[str]:
+        """Which of these new paths the ignore rules leave out (``.gitignore``
+        files, the store's ``info/exclude``): one ``git check-ignore``."""
+        env = git_env(self.git_dir, self.workspace, _IDENTITY)
+        env["GIT_INDEX_FILE"] = str(self.index)
+        env["GIT_OBJECT_DIRECTORY"] = str(self.objects)
+        try:
+            proc = subprocess.run(
+                git_command(self.git, *_STORE_OPTIONS, "check-ignore", "-z", "--stdin", "--no-index"),
+                cwd=self.workspace, env=env, input=nul_terminated(names), capture_output=True,
+                timeout=_TIMEOUT, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise _ReadAll(f"check-ignore failed: {exc}") from None
+        if proc.returncode not in (0, 1):
+            raise _ReadAll("check-ignore failed")
+        return {os.fsdecode(n) for n in proc.stdout.split(b"\0") if n}
+
+    def _store_file(self, path: str, info: os.stat_result) -> Entry | None:
+        """Write one file's bytes as a blob; its entry, or None when it changed
+        kind or vanished while read (the watcher reports it again)."""
+        full = self.workspace / path
+        try:
+            if stat_mod.S_ISLNK(info.st_mode):
+                data = os.fsencode(os.readlink(full))
+                mode = MODE_LINK
+            else:
+                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+                try:
+                    if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+                        return None
+                    chunks = []
+                    while chunk := os.read(fd, 1 << 20):
+                        chunks.append(chunk)
+                finally:
+                    os.close(fd)
+                data = b"".join(chunks)
+                mode = MODE_EXEC if info.st_mode & stat_mod.S_IXUSR else MODE_FILE
+        except OSError:
+            return None
+        return Entry(mode, write_object(self.objects, b"blob", data))
+
+    def _tree_cache(self) -> TreeCache:
+        tree = self._last_tree or EMPTY_TREE
+        if self._cache is None or self._cache.root != tree:
+            listing = self._git("ls-tree", "-r", "-t", "-z", "--full-tree", tree, work_tree=False)
+            self._cache = TreeCache(self.objects, listing, tree)
+        return self._cache
 
     def _head_tree(self) -> str | None:
         if self._head is None:
@@ -355,7 +591,7 @@ class ShadowStore:
             return []
         raw = self._git(
             "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", before, after,
-            work_tree=False,
+            work_tree=False, borrow=True,
         )  # fmt: skip
         parts = raw.split(b"\0")
         entries: dict[str, tuple[Entry | None, Entry | None]] = {}
@@ -392,7 +628,7 @@ class ShadowStore:
             return {}
         out = self._git(
             "cat-file", "--batch", stdin="".join(f"{o}\n" for o in wanted).encode(),
-            work_tree=False,
+            work_tree=False, borrow=True,
         )  # fmt: skip
         found: dict[str, bytes] = {}
         pos = 0
@@ -405,10 +641,6 @@ class ShadowStore:
             found[header[0]] = out[end + 1 : end + 1 + size]
             pos = end + 1 + size + 1
         return found
-
-
-def _nul(names: Sequence[str]) -> bytes:
-    return b"".join(os.fsencode(n) + b"\0" for n in names)
 
 
 def blob_id(data: bytes) -> str:

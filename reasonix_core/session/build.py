@@ -156,7 +156,7 @@ async def _assemble(
         env=env, jobs=jobs, skills=skills, plan_mode=plan_mode, goals=goals,
         subagents=delegation, run_subagent_skill=delegation.run_skill,
     )  # fmt: skip
-    checkpoints = open_checkpoints(opened.store, base, clock)
+    checkpoints = open_checkpoints(stack, opened.store, base, clock)
     agent = build_agent(
         base, settings, model, provider, effort, registry, context, opened, gate, clock, budget,
         checkpoints,
@@ -476,13 +476,20 @@ def open_store(
     return OpenedStore(store=store, system_prompt=system_prompt, history=[], loaded=None)
 
 
-def open_checkpoints(store: SessionStore, base: Base, clock: Clock) -> Checkpointer | None:
-    """The workspace snapshots around each turn, or None when disabled."""
+def open_checkpoints(
+    stack: AsyncExitStack, store: SessionStore, base: Base, clock: Clock
+) -> Checkpointer | None:
+    """The workspace snapshots around each turn, or None when disabled; their
+    workspace watcher is released with the session (``stack``)."""
     if not base.config.checkpoints.enabled:
         return None
     from reasonix_core.checkpoint.recorder import Checkpointer
 
-    return Checkpointer.open(store, base.workspace, clock, base.config.checkpoints.max_store_mb)
+    checkpoints = Checkpointer.open(
+        store, base.workspace, clock, base.config.checkpoints.max_store_mb
+    )
+    stack.callback(checkpoints.close)
+    return checkpoints
 
 
 def _digest(text: str) -> str:
