@@ -19,6 +19,7 @@ from pathlib import Path
 
 from reasonix_core.subagent.spec import SubagentError
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy, is_within
+from reasonix_core.tool.write_scope import git_metadata_refusal
 
 
 def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> tuple[Path, ...]:
@@ -26,7 +27,8 @@ def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> 
 
     Raises :class:`SubagentError` for a path that cannot name a file, that
     resolves outside the workspace (``..``, an absolute path elsewhere, a
-    symlink pointing out) or into a protected path."""
+    symlink pointing out), into a protected path, or into git metadata (the
+    write-scope grant's rule: a hook planted there runs on the host)."""
     root = sandbox.root
     if write_paths is None:
         return (root,)
@@ -44,6 +46,8 @@ def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> 
             )
         if any(is_within(resolved, f) for f in forbidden):
             raise SubagentError(f"write_paths: {entry!r} is inside a protected path")
+        if why := git_metadata_refusal(resolved):
+            raise SubagentError(f"write_paths: {entry!r} resolves to {resolved}, {why}")
         if resolved not in out:
             out.append(resolved)
     return tuple(out)

@@ -299,3 +299,60 @@ async def test_a_child_delegates_only_within_its_own_claim(workspace, server):
     assert "outside this subagent's write claim (src)" in escaped
     assert "src/ok.txt" in ok and "denied" not in ok
     assert not (workspace / "top.txt").exists() and (workspace / "src" / "ok.txt").exists()
+
+
+def _git_init(*args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", *args], check=True)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("claim", [".git", ".git/hooks", ".git/config", "sub/../.git/hooks"])
+async def test_a_claim_on_git_metadata_starts_nothing(workspace, server, home, claim):
+    # A hook planted through a claim on the git directory runs on the host at the
+    # user's next `git commit`: the claim is refused as the write-scope grant is.
+    write_config(home, server.base_url, extra="")
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('bash = "off"', 'bash = "enforce"'))
+    _git_init(str(workspace))
+    (workspace / "sub").mkdir()
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_g", prompt="CHILD-GIT: plant a hook", write_paths=[claim]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-GIT",
+        calls(
+            ("bash", {"command": "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit"}),
+            ("write_file", {"path": ".git/hooks/post-commit", "content": "#!/bin/sh\n"}),
+        ),
+        Reply(content="planted"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert "inside the git directory" in result, result
+    assert requests_of(server, "CHILD-GIT") == []
+    assert not any(isinstance(e, ev.SubagentStarted) for e in events)
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert not (workspace / ".git" / "hooks" / "post-commit").exists()
+
+
+async def test_a_claim_on_a_bare_repository_inside_the_workspace_starts_nothing(
+    workspace, server
+):
+    _git_init("--bare", str(workspace / "vendor.git"))
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", prompt="CHILD-BARE: write", write_paths=["vendor.git/hooks"]),
+        Reply(content="parent done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert "inside the git directory" in result, result
+    assert requests_of(server, "CHILD-BARE") == []
