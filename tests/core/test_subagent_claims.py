@@ -356,3 +356,49 @@ async def test_a_claim_on_a_bare_repository_inside_the_workspace_starts_nothing(
         result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
     assert "inside the git directory" in result, result
     assert requests_of(server, "CHILD-BARE") == []
+
+
+@pytest.mark.parametrize("claim", ["src/**", "src/*", "./src/**/"])
+async def test_a_claim_written_as_a_glob_claims_the_folder(workspace, server, claim):
+    # Models spell a folder claim as a glob; read as a folder named `**` it
+    # refused every write inside src.
+    (workspace / "src" / "pkg").mkdir(parents=True)
+    (workspace / "top.txt").write_text("top\n")
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_glob", prompt="CHILD-GLOB: edit", write_paths=[claim]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-GLOB",
+        calls(
+            ("write_file", {"path": "src/pkg/mod.py", "content": "x = 1\n"}),
+            ("write_file", {"path": "top.txt", "content": "pwned\n"}),
+        ),
+        Reply(content="done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+    results = _results(server, "CHILD-GLOB")
+    assert "outside" not in results[0], results[0]
+    assert (workspace / "src" / "pkg" / "mod.py").read_text() == "x = 1\n"
+    assert "outside this subagent's write claim (src)" in results[1]
+    assert (workspace / "top.txt").read_text() == "top\n"
+
+
+@pytest.mark.parametrize("claim", ["src/*.py", "src/**/x", "s?c", "*.md"])
+async def test_a_claim_with_any_other_glob_starts_nothing(workspace, server, claim):
+    (workspace / "src").mkdir()
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", prompt="CHILD-PAT: write", write_paths=[claim]),
+        Reply(content="parent done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert f"write_paths: {claim!r} is a pattern" in result, result
+    assert "name the folder" in result
+    assert requests_of(server, "CHILD-PAT") == []
