@@ -402,3 +402,75 @@ async def test_a_claim_with_any_other_glob_starts_nothing(workspace, server, cla
     assert f"write_paths: {claim!r} is a pattern" in result, result
     assert "name the folder" in result
     assert requests_of(server, "CHILD-PAT") == []
+
+
+def _enforce_bash(home, server) -> None:
+    write_config(home, server.base_url, extra="")
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('bash = "off"', 'bash = "enforce"'))
+
+
+@needs_bwrap
+async def test_the_receipt_itemises_a_full_wipe_and_lists_only_commands_that_ran(
+    workspace, server, home
+):
+    _enforce_bash(home, server)
+    src = workspace / "src"
+    src.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (src / name).write_text(f"# {name}\n")
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_wipe", prompt="CHILD-WIPE: clean up", write_paths=["src"]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-WIPE",
+        calls(
+            ("bash", {"command": "rm -rf src/*"}),
+            (
+                "bash",
+                {
+                    "command": "touch /tmp/elsewhere",
+                    "additional_write_dirs": ["/tmp"],
+                    "justification": "scratch",
+                },
+            ),
+        ),
+        Reply(content="tidied"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+        parent_result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert list(src.iterdir()) == []
+    assert "- wrote: src/a.py, src/b.py, src/c.py\n" in parent_result, parent_result
+    assert "not itemised" not in parent_result
+    assert "- ran: rm -rf src/* (exit 0)" in parent_result
+    # The refused call never ran: it is no command of the receipt.
+    assert "touch /tmp/elsewhere" not in parent_result
+    assert "(exit None)" not in parent_result
+    assert metrics_of(events).subagent_mutations == 3
+
+
+@needs_bwrap
+async def test_a_claim_too_large_to_snapshot_says_so(workspace, server, home, monkeypatch):
+    from reasonix_core.subagent import receipts
+
+    monkeypatch.setattr(receipts, "SNAPSHOT_LIMIT", 2)
+    _enforce_bash(home, server)
+    src = workspace / "src"
+    src.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (src / name).write_text(f"# {name}\n")
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_big", prompt="CHILD-BIG: edit", write_paths=["src"]),
+        Reply(content="parent done"),
+    )
+    script.when("CHILD-BIG", call("bash", command="rm src/a.py"), Reply(content="edited"))
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+        parent_result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert "- bash changes: not itemised (too many files in the claim)" in parent_result
