@@ -1,19 +1,27 @@
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from snap_scripts import approval_turn, plan_approval_turn, subagent_approval_turn, write_scope_turn
 from snap_support import WORKSPACE, scripted, send, type_text
 
+from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.services import McpServerView, ModelProbe
 
 
-async def until(pilot, predicate, tries: int = 100) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
+async def until(pilot, predicate, within: float = 60.0) -> None:
+    """Pause until ``predicate()`` holds: at once when it does, failing only past
+    a deadline a loaded machine does not miss."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("the screen never reached the state to snapshot")
         await pilot.pause(0.02)
-    raise AssertionError("the screen never reached the state to snapshot")
+
+
+def overlay_shown(pilot) -> bool:
+    return isinstance(pilot.app.screen, Overlay)
 
 
 def _note(pilot) -> str:
@@ -25,6 +33,7 @@ class TestApproval:
     def test_dialog_with_diff(self, snap) -> None:
         async def run(pilot) -> None:
             await send(pilot, "Change the greeting to Hello")
+            await until(pilot, lambda: overlay_shown(pilot))
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[approval_turn()]), run)
@@ -32,6 +41,7 @@ class TestApproval:
     def test_dialog_for_a_subagent(self, snap) -> None:
         async def run(pilot) -> None:
             await send(pilot, "Fix the backend with a subagent")
+            await until(pilot, lambda: overlay_shown(pilot))
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[subagent_approval_turn()]), run)
@@ -41,6 +51,7 @@ class TestWriteScopeGrant:
     def test_grant_dialog(self, snap) -> None:
         async def run(pilot) -> None:
             await send(pilot, "Regenerate the shared bindings")
+            await until(pilot, lambda: overlay_shown(pilot))
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[write_scope_turn()]), run)
@@ -50,6 +61,7 @@ class TestPlanApproval:
     def test_plan_dialog(self, snap) -> None:
         async def run(pilot) -> None:
             await send(pilot, "Rename greet, wait for my approval")
+            await until(pilot, lambda: overlay_shown(pilot))
             await pilot.pause(0.3)
 
         assert snap(scripted(turns=[plan_approval_turn()]), run)
@@ -267,6 +279,7 @@ class TestQuestion:
             screen = pilot.app.session
             questions = [Question(question="Which database?", options=("sqlite", "postgres"))]
             pilot.app.run_worker(screen.approver.ask(questions))
+            await until(pilot, lambda: overlay_shown(pilot))
             await pilot.pause(0.3)
             await type_text(pilot, "duckdb")
 

@@ -2,7 +2,9 @@
 
 One file per session, one record per line, flushed per record so a killed
 process loses at most the record in flight. A torn last line is ignored on
-load and cut off before the next append. The transcript is never rewritten.
+load and moved aside to ``<file>.torn`` before the next append (so no record
+ever follows it). A record nested deeper than any Reasonix writes is skipped
+with a warning naming its line. The transcript is otherwise never rewritten.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from reasonix_core.errors import SessionError
 from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, open_private, private_dir
 from reasonix_core.home import session_dir as session_dir
 from reasonix_core.home import workspace_key as workspace_key
-from reasonix_core.jsontext import dumps_utf8
+from reasonix_core.jsontext import JSONTooDeep, dumps_utf8, loads_bounded
 from reasonix_core.messages import Message
 
 log = logging.getLogger(__name__)
@@ -104,7 +106,7 @@ class SessionStore:
 
     def _open(self) -> TextIO:
         if self._fh is None:
-            _cut_torn_tail(self.path)
+            set_torn_tail_aside(self.path)
             self._fh = open(self.path, "a", encoding="utf-8")
         return self._fh
 
@@ -177,7 +179,7 @@ def read_checkpoint(session_path: Path) -> dict[str, Any] | None:
     """The checkpoint sidecar, or None when absent or unreadable (then ignored)."""
     path = checkpoint_path(session_path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_bounded(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -197,7 +199,7 @@ def requests_path(session_path: Path) -> Path:
 def append_request_record(session_path: Path, record: dict[str, Any]) -> None:
     path = requests_path(session_path)
     try:
-        _cut_torn_tail(path)
+        set_torn_tail_aside(path)
         with open_private(path) as fh:
             fh.write(dumps_utf8(record, separators=(",", ":")) + "\n")
     except OSError as exc:
@@ -219,7 +221,7 @@ def read_request_records(session_path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_bounded(line)
         except ValueError:
             record = None
         if not isinstance(record, dict):
@@ -229,8 +231,36 @@ def read_request_records(session_path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _cut_torn_tail(path: Path) -> None:
-    """Drop a trailing partial line (a record that was in flight at a crash)."""
+def torn_path(path: Path) -> Path:
+    """``<file>.torn`` beside an append-only record file: the torn last lines
+    set aside before an append (not ``.jsonl``: listings skip it)."""
+    return path.with_name(path.name + ".torn")
+
+
+#: How far back :func:`_last_line_start` reads at a time.
+_CHUNK = 1 << 16
+
+
+def _last_line_start(fh: Any, size: int) -> int:
+    """Offset of the last line of the open binary file (its own trailing
+    newline, if any, belongs to it)."""
+    end = size - 1  # the last byte is the line's own newline or part of it
+    while end > 0:
+        start = max(0, end - _CHUNK)
+        fh.seek(start)
+        found = fh.read(end - start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
+
+
+def set_torn_tail_aside(path: Path) -> None:
+    """Before appending: move a torn last line (a record that was in flight at a
+    crash, with or without its newline) to :func:`torn_path`, so nothing
+    appended follows it and its bytes are kept. A complete record that only
+    lacks its newline gets one. Readers ignore a torn last line, so what they
+    read is unchanged."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -238,13 +268,31 @@ def _cut_torn_tail(path: Path) -> None:
     if size == 0:
         return
     with open(path, "rb+") as fh:
-        fh.seek(-1, os.SEEK_END)
-        if fh.read(1) == b"\n":
+        start = _last_line_start(fh, size)
+        fh.seek(start)
+        tail = fh.read()
+        terminated = tail.endswith(b"\n")
+        try:
+            record = loads_bounded(tail.decode("utf-8", "replace"))
+        except JSONTooDeep:
+            return  # whole, only too deep: readers skip it, appending after it is safe
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            if not terminated:
+                fh.seek(0, os.SEEK_END)
+                fh.write(b"\n")
             return
-        fh.seek(0)
-        content = fh.read()
-        cut = content.rfind(b"\n") + 1
-        fh.truncate(cut)
+        sidecar = torn_path(path)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        with os.fdopen(os.open(sidecar, flags, PRIVATE_FILE), "ab") as aside:  # private (home)
+            aside.write(tail if terminated else tail + b"\n")
+            aside.flush()
+            os.fsync(aside.fileno())
+        fh.truncate(start)
+    log.warning(
+        "%s: moved a torn last line (%d bytes) to %s before appending", path, len(tail), sidecar
+    )
 
 
 @dataclass
@@ -264,18 +312,32 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except OSError as exc:
         raise SessionError(f"cannot read session {path}: {exc}") from None
     lines = raw.split("\n")
+    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_bounded(line)
+        except JSONTooDeep as exc:
+            _warn_once(path, number, f"skipping a record {exc}; the rest of the session is read")
+            continue
         except json.JSONDecodeError:
-            if number >= len(lines) - 1:
+            if number == last:
                 log.warning("ignoring torn last line of %s", path)
                 continue
             raise SessionError(f"{path}:{number}: corrupt session record") from None
         if isinstance(record, dict):
             yield number, record
+
+
+_warned: set[tuple[Path, int]] = set()
+
+
+def _warn_once(path: Path, number: int, what: str) -> None:
+    # A session is read more than once per command (listed, then opened).
+    if (path, number) not in _warned:
+        _warned.add((path, number))
+        log.warning("%s:%d: %s", path, number, what)
 
 
 #: A chat rewind: the conversation continues from the first ``keep`` messages

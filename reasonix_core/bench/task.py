@@ -160,12 +160,19 @@ def load_task(folder: Path) -> Task:
     return task
 
 
+def task_folders(corpus: Path) -> list[Path]:
+    """The task folders of ``corpus`` (each holds a ``task.toml``), sorted."""
+    return sorted(p for p in corpus.iterdir() if (p / TASK_FILE).is_file())
+
+
 def load_tasks(corpus: Path, names: list[str]) -> list[Task]:
-    """The named tasks of ``corpus`` (each name a folder of it, or a path), else all of them."""
+    """The named tasks of ``corpus``, else all of them. A name is a folder of the
+    corpus or a path: a task folder (it holds ``task.toml``), or a corpus of its
+    own (no ``task.toml``, task folders inside), which names all its tasks."""
     if not names:
         if not corpus.is_dir():
             raise BenchError(f"{corpus}: no such tasks folder")
-        folders = sorted(p for p in corpus.iterdir() if (p / TASK_FILE).is_file())
+        folders = task_folders(corpus)
         if not folders:
             raise BenchError(f"{corpus}: no task folders (each holds a {TASK_FILE})")
         return [load_task(p) for p in folders]
@@ -174,7 +181,16 @@ def load_tasks(corpus: Path, names: list[str]) -> list[Task]:
         folder = Path(name) if ("/" in name or Path(name).is_absolute()) else corpus / name
         if not folder.is_dir():
             raise BenchError(f"{name}: no such task (looked for {folder})")
-        tasks.append(load_task(folder))
+        if (folder / TASK_FILE).exists():
+            tasks.append(load_task(folder))
+            continue
+        members = task_folders(folder)
+        if not members:
+            raise BenchError(
+                f"{folder}: neither a task (no {TASK_FILE}) nor a corpus (no folder in it "
+                f"holds a {TASK_FILE})"
+            )
+        tasks += [load_task(p) for p in members]
     seen: set[str] = set()
     for task in tasks:
         if task.name in seen:

@@ -28,6 +28,12 @@ def _object_id(kind: bytes, body: bytes) -> tuple[str, bytes]:
     return hashlib.sha1(data, usedforsecurity=False).hexdigest(), data
 
 
+# The store lives in the private Reasonix home (fsutil.PRIVATE_FILE): objects
+# read-only to their owner alone, as git writes them under core.sharedRepository=0600.
+_PRIVATE_DIR = 0o700
+_OBJECT_MODE = 0o400
+
+
 def write_object(objects: Path, kind: bytes, body: bytes) -> str:
     """Store one object (a no-op when it is there) and return its id."""
     oid, data = _object_id(kind, body)
@@ -35,9 +41,9 @@ def write_object(objects: Path, kind: bytes, body: bytes) -> str:
     path = folder / oid[2:]
     if os.path.exists(path):
         return oid
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(mode=_PRIVATE_DIR, exist_ok=True)
     tmp = folder / f"tmp_obj_{os.getpid()}_{oid[2:10]}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _OBJECT_MODE)
     try:
         os.write(fd, zlib.compress(data, 1))
     finally:
@@ -104,13 +110,13 @@ def write_pack(objects: Path, items: list[tuple[bytes, bytes]]) -> list[str]:
     idx += trailer
     idx += hashlib.sha1(idx, usedforsecurity=False).digest()
     folder = objects / "pack"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=_PRIVATE_DIR, parents=True, exist_ok=True)
     name = f"pack-{trailer.hex()}"
     for suffix, data in ((".pack", b"".join(chunks) + trailer), (".idx", bytes(idx))):
         tmp = folder / f"tmp_{name}{suffix}_{os.getpid()}"
-        with open(tmp, "wb") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _OBJECT_MODE)
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, 0o444)
         os.replace(tmp, folder / f"{name}{suffix}")
     return ids
 

@@ -7,7 +7,11 @@ In order:
    (:mod:`reasonix_core.command.custom`), a skill (:mod:`reasonix_core.skills`) or an
    MCP prompt (``/mcp__server__prompt``) becomes its rendered text, in that order;
 2. ``@path`` references in that text attach files and listings
-   (:mod:`reasonix_core.command.mentions`);
+   (:mod:`reasonix_core.command.mentions`). A reference the user did not type
+   comes from a file: one in a skill body is never expanded (docs/SKILLS.md); one
+   in a project command or an MCP prompt attaches only inside the workspace
+   unless the user approves it (``approve_outside``; a headless run has no one to
+   ask, so it is refused with a notice). See :class:`Provenance`;
 3. ``@server:uri`` references attach MCP resources.
 
 The surfaces differ only in what they do with a name this expander does not know:
@@ -27,7 +31,12 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from reasonix_core.command.custom import CustomCommand, LoadProblem
-from reasonix_core.command.mentions import expand_mentions
+from reasonix_core.command.mentions import (
+    expand_mentions,
+    find_mentions,
+    outside_workspace,
+    user_named,
+)
 from reasonix_core.errors import CommandError
 
 if TYPE_CHECKING:
@@ -37,8 +46,25 @@ if TYPE_CHECKING:
 PromptRenderer = Callable[[str, str], Awaitable[str]]
 #: text -> (text with ``<resource>`` blocks, notices) (``expand_resource_references``).
 ResourceExpander = Callable[[str], Awaitable[tuple[str, list[str]]]]
+#: (label, author) -> may this reference outside the workspace be attached? (asks the user)
+OutsideApprover = Callable[[str, str], Awaitable[bool]]
 
 MCP_PROMPT_PREFIX = "mcp__"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Provenance:
+    """Whose words a command's text holds: ``typed`` (the arguments) are the
+    user's own; every other ``@`` reference in it is ``author``'s, a file's."""
+
+    typed: str
+    author: str  # "the project command /review", for notices and the approval
+    # A skill body: its references are never expanded.
+    skill: bool = False
+
+    def foreign(self, text: str) -> set[str]:
+        """The raw ``@`` tokens of ``text`` the user did not name."""
+        return {t for t in find_mentions(text) if not user_named(t, self.typed)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +102,7 @@ class PromptExpander:
         mcp_resources: ResourceExpander | None = None,
         protected: Sequence[Path | str] = (),
         denied: Callable[[str], bool] | None = None,
+        approve_outside: OutsideApprover | None = None,
     ) -> None:
         self.workspace = workspace
         self.commands = {c.name: c for c in commands}
@@ -85,6 +112,7 @@ class PromptExpander:
         self._mcp_resources = mcp_resources
         self._protected = tuple(protected)
         self._denied = denied
+        self._approve_outside = approve_outside
 
     def knows(self, name: str) -> bool:
         """Whether ``/name`` is a command this expander renders (without rendering it)."""
@@ -113,11 +141,45 @@ class PromptExpander:
                 raise CommandError(f"/{name} failed: {_reason(exc)}") from exc
         return None
 
-    async def expand_references(self, text: str) -> Expanded:
-        """``text`` with its ``@path`` and ``@server:uri`` references attached."""
+    def provenance(self, name: str, arguments: str) -> Provenance | None:
+        """Who wrote the text ``/name`` renders to besides the user: None for the
+        user's own command file (``~/.claude/commands``...), whose references are
+        as trusted as typed ones."""
+        custom = self.commands.get(name)
+        if custom is not None:
+            if custom.scope != "project":
+                return None
+            return Provenance(typed=arguments, author=f"the project command /{name}")
+        if self._skills is not None and name in self._skills:
+            return Provenance(typed=arguments, author=f"the skill /{name}", skill=True)
+        if name.startswith(MCP_PROMPT_PREFIX):
+            return Provenance(typed=arguments, author=f"the MCP prompt /{name}")
+        return None
+
+    async def expand_references(
+        self, text: str, provenance: Provenance | None = None
+    ) -> Expanded:
+        """``text`` with its ``@path`` and ``@server:uri`` references attached;
+        ``provenance``: whose words they are, when ``text`` is a command's."""
         if "@" not in text:
             return Expanded(text=text)
         notices: list[str] = []
+        foreign = provenance.foreign(text) if provenance is not None else set()
+        skipped = foreign if provenance is not None and provenance.skill else set()
+        confined = foreign - skipped
+        why = ""
+        if confined and provenance is not None:
+            why = f"named by {provenance.author}, not by you"
+            if self._approve_outside is None:
+                why += "; nobody can approve that in a headless run: name the file yourself"
+            else:
+                outside = await anyio.to_thread.run_sync(
+                    outside_workspace, text, self.workspace, confined
+                )
+                for token, label in outside:
+                    if await self._approve_outside(label, provenance.author):
+                        confined.discard(token)
+                why += "; you declined it"
         try:
             expansion = await anyio.to_thread.run_sync(
                 functools.partial(
@@ -126,6 +188,9 @@ class PromptExpander:
                     self.workspace,
                     protected=self._protected,
                     denied=self._denied,
+                    confined=confined,
+                    skipped=skipped,
+                    confined_why=why,
                 )
             )
         except Exception as exc:
@@ -134,8 +199,11 @@ class PromptExpander:
             notices.extend(expansion.notices)
             text = expansion.apply(text)
         if self._mcp_resources is not None:
+            # A skill body's @server:uri stays text too: only the user's words are read.
+            source = provenance.typed if skipped and provenance is not None else text
             try:
-                text, problems = await self._mcp_resources(text)
+                read, problems = await self._mcp_resources(source)
+                text += read[len(source) :]  # the <resource> blocks it appended
             except Exception as exc:
                 problems = [f"Could not read MCP resources: {_reason(exc)}"]
             notices.extend(problems)
@@ -157,7 +225,7 @@ class PromptExpander:
             text = rendered
             # Said when the command is used: which file won a name two agents' folders share.
             clashes = tuple(f"{p.path}: {p.message}" for p in self._clashes if p.name == name)
-            expanded = await self.expand_references(text)
+            expanded = await self.expand_references(text, self.provenance(name, arguments))
             return Expanded(text=expanded.text, notices=clashes + expanded.notices)
         return await self.expand_references(text)
 

@@ -10,7 +10,11 @@ A reference is user input spliced into the model's turn without any tool or
 permission check, and the text may come from a project's custom command, so
 two kinds of path are never attached: anything inside a protected path (the
 Reasonix home, credential folders: the caller's ``forbid_read`` list) and a
-workspace-relative name whose symlinks lead out of the workspace.
+workspace-relative name whose symlinks lead out of the workspace. A reference
+the user did not type (a command file's, an MCP prompt's: the caller names
+them ``confined``) attaches only inside the workspace; the caller asks the user
+first (:func:`outside_workspace`) and passes what was approved. ``skipped``
+references (a skill body's) are left as text.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import errno
 import hashlib
 import os
 import re
+import shlex
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -129,6 +134,36 @@ def _label_path(label: str, workspace: Path) -> Path:
     return path if path.is_absolute() else workspace / path
 
 
+def _outside(path: Path, workspace: Path) -> bool:
+    return not within(os.path.realpath(path), os.path.realpath(workspace))
+
+
+def outside_workspace(
+    text: str, workspace: Path, tokens: Collection[str]
+) -> list[tuple[str, str]]:
+    """``(token, label)`` for each of ``tokens`` (raw mentions of ``text``) that
+    names an existing path outside the workspace, links followed. Blocking."""
+    out: list[tuple[str, str]] = []
+    for token in dict.fromkeys(find_mentions(text)):
+        if token not in tokens:
+            continue
+        resolved = _resolve(token, workspace)
+        if resolved is not None and _outside(resolved[1], workspace):
+            out.append((token, resolved[0]))
+    return out
+
+
+def user_named(token: str, typed: str) -> bool:
+    """Did the user name ``token`` (a raw mention) in ``typed``, as a mention or
+    as a word (``/review ~/notes.md`` into a body's ``@$1``)?"""
+    words = set(find_mentions(typed)) | set(typed.split())
+    try:
+        words.update(shlex.split(typed))
+    except ValueError:
+        pass
+    return token in words or token.rstrip(_TRAILING) in words
+
+
 def _refusal(label: str, path: Path, workspace: Path, protected: Sequence[str]) -> str | None:
     """Why ``path`` (named ``label``) must not be attached, or None."""
     real = os.path.realpath(path)
@@ -148,21 +183,31 @@ def expand_mentions(
     listing_cap: int = LISTING_CAP,
     protected: Sequence[Path | str] = (),
     denied: Callable[[str], bool] | None = None,
+    confined: Collection[str] = (),
+    skipped: Collection[str] = (),
+    confined_why: str = "",
 ) -> MentionExpansion:
     """Attach each existing ``@path``; ``protected``: the run's ``forbid_read``
     paths (the Reasonix home is always among them); ``denied``: the run's
     ``Read`` deny rules (``Policy.read_denied`` for read_file), so a project
-    command's ``@.env`` or a planted link to it does not pass ``Read(.env)``."""
+    command's ``@.env`` or a planted link to it does not pass ``Read(.env)``.
+    ``confined``: raw tokens attached only inside the workspace (checked as they
+    are read), ``confined_why`` ends the notice for one refused; ``skipped``:
+    raw tokens left as text."""
     blocks: list[str] = []
     notices: list[str] = []
     paths: list[str] = []
     shielded = [os.path.realpath(p) for p in (reasonix_home(), *protected)]
     for token in dict.fromkeys(find_mentions(text)):
+        if token in skipped:
+            continue
         resolved = _resolve(token, workspace)
         if resolved is None:
             continue
         label, path = resolved
         refusal = _refusal(label, path, workspace, shielded)
+        if refusal is None and token in confined and _outside(path, workspace):
+            refusal = f"@{label}: outside the workspace; not attached ({confined_why})"
         if refusal is None and _denied(path, denied):
             refusal = f"@{label}: denied by your Read rules; not attached"
         if refusal is not None:

@@ -9,7 +9,9 @@ tools resolve every target by directory descriptor
 (:mod:`reasonix_core.tool.fs_walk`) and refuse anything outside, and bubblewrap
 binds only the claimed folders writable for ``bash``. Where bubblewrap cannot
 do that, ``bash`` is removed from the child instead (:func:`bash_rebind_problem`).
-An omitted claim is the whole workspace.
+An omitted claim is the whole workspace. A claim written as a folder glob
+(``src/**``, ``src/*``: the spelling models use) claims the folder; any other
+wildcard is refused before the child starts (:func:`claim_folder`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,29 @@ from pathlib import Path
 
 from reasonix_core.subagent.spec import SubagentError
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy, is_within
+from reasonix_core.tool.write_scope import git_metadata_refusal
+
+#: Wildcards a claim cannot hold except as whole trailing segments. (``[`` is
+#: left literal: ``pages/[id].tsx`` is a real file name.)
+_WILDCARDS = ("*", "?")
+
+
+def claim_folder(entry: str) -> str:
+    """The path ``entry`` claims: a trailing ``/**`` or ``/*`` (repeated, as in
+    ``src/**/*``) names the folder before it; raises :class:`SubagentError` for
+    any other wildcard, naming the forms to use."""
+    path = entry.rstrip("/") or entry
+    while True:
+        head, _, last = path.rpartition("/")
+        if last not in ("*", "**"):
+            break
+        path = head.rstrip("/") or ("/" if entry.startswith("/") else ".")
+    if any(mark in path for mark in _WILDCARDS):
+        raise SubagentError(
+            f"write_paths: {entry!r} is a pattern; name the folder to write (`src`, or "
+            "`src/**` for everything in it) or each file, not a glob"
+        )
+    return path
 
 
 def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> tuple[Path, ...]:
@@ -26,7 +51,8 @@ def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> 
 
     Raises :class:`SubagentError` for a path that cannot name a file, that
     resolves outside the workspace (``..``, an absolute path elsewhere, a
-    symlink pointing out) or into a protected path."""
+    symlink pointing out), into a protected path, or into git metadata (the
+    write-scope grant's rule: a hook planted there runs on the host)."""
     root = sandbox.root
     if write_paths is None:
         return (root,)
@@ -34,7 +60,7 @@ def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> 
     out: list[Path] = []
     for entry in write_paths:
         try:
-            resolved = sandbox.resolve(entry)
+            resolved = sandbox.resolve(claim_folder(entry))
         except PathDenied as exc:
             raise SubagentError(f"write_paths: {exc}") from None
         if not is_within(resolved, root):
@@ -44,6 +70,8 @@ def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> 
             )
         if any(is_within(resolved, f) for f in forbidden):
             raise SubagentError(f"write_paths: {entry!r} is inside a protected path")
+        if why := git_metadata_refusal(resolved):
+            raise SubagentError(f"write_paths: {entry!r} resolves to {resolved}, {why}")
         if resolved not in out:
             out.append(resolved)
     return tuple(out)

@@ -24,8 +24,10 @@ BASH = "bash"
 
 @dataclass(frozen=True, slots=True)
 class CommandReceipt:
+    """A ``bash`` command that ran (a refused one has no receipt) and its exit code."""
+
     command: str
-    exit_code: int | None
+    exit_code: int
 
     @property
     def succeeded(self) -> bool:
@@ -65,12 +67,13 @@ class Receipts:
         if result.outcome in ("denied", "cancelled"):
             return
         if tool.name == BASH and not args.get("run_in_background"):
+            # Only a command that ran has an exit code; one refused before it
+            # started (a sandbox it cannot have, additional_write_dirs, bad
+            # arguments) is no command of the receipt.
             exit_code = result.meta.get("exit_code")
             command = args.get("command")
-            if isinstance(command, str) and "sandbox" not in result.meta:
-                self.commands.append(
-                    CommandReceipt(command, exit_code if isinstance(exit_code, int) else None)
-                )
+            if isinstance(command, str) and isinstance(exit_code, int):
+                self.commands.append(CommandReceipt(command, exit_code))
             return
         if result.is_error:
             return
@@ -152,6 +155,10 @@ def snapshot(roots: tuple[Path, ...]) -> State | None:
     return state
 
 
-def changed(before: State, after: State) -> list[Path]:
-    """Files created, modified or deleted between two snapshots, sorted."""
+def changed(before: State | None, after: State | None) -> list[Path] | None:
+    """Files created, modified or deleted between two snapshots, sorted; None
+    when either snapshot gave up (too many files to tell). An empty snapshot is
+    a claim emptied, every file of ``before`` deleted, not one past the limit."""
+    if before is None or after is None:
+        return None
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))

@@ -31,7 +31,7 @@ class SubagentResult:
     error: str | None = None
     adjudication: Adjudication | None = None
     writes: tuple[str, ...] = ()
-    commands: tuple[tuple[str, int | None], ...] = ()
+    commands: tuple[tuple[str, int], ...] = ()
     violations: tuple[str, ...] = ()
     # bash ran in a claim too large to snapshot: its changes are not itemised.
     unaccounted: bool = False

@@ -235,9 +235,9 @@ class SubagentRunner:
             answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
         finally:
             current_requester.reset(asking)
-        if before is not None:
+        if watch:
             after = await anyio.to_thread.run_sync(snapshot, plan.claim)
-            plan.receipts.note_bash_changes(changed(before, after) if after else None)
+            plan.receipts.note_bash_changes(changed(before, after))
         return answer, error
 
     def _plan(self, spec: SubagentSpec) -> _Plan:

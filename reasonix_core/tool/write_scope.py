@@ -36,6 +36,7 @@ from reasonix_core.tool.sandbox import is_within
 __all__ = [
     "SYSTEM_DIRS",
     "WriteScopeRefused",
+    "git_metadata_refusal",
     "open_granted",
     "resolve_write_dirs",
 ]
@@ -167,16 +168,27 @@ def _refusal(
     return ""
 
 
-def _git_refusal(path: Path, workspace_git: Sequence[Path]) -> str:
-    # The sandbox protects the git metadata of its writable roots and of the
-    # repositories below a granted folder (git_guard), not a git directory granted
-    # on its own.
+def git_metadata_refusal(path: Path) -> str:
+    """Why the physical ``path`` cannot be made writable as git metadata, or "".
+
+    The one rule for every folder handed to the sandbox as a write root (a
+    ``bash`` grant here, a subagent's write claim in
+    :mod:`reasonix_core.subagent.claims`): the sandbox protects the git metadata
+    of its writable roots and of the repositories below a granted folder
+    (git_guard), not a git directory made writable on its own, whose hooks and
+    config host git would run later."""
     for folder in (path, *path.parents):
         if folder.name == ".git" or is_gitdir(folder):
             return (
                 f"inside the git directory {folder} (its hooks and config run programs "
                 "when git runs there)"
             )
+    return ""
+
+
+def _git_refusal(path: Path, workspace_git: Sequence[Path]) -> str:
+    if why := git_metadata_refusal(path):
+        return why
     for gitdir in workspace_git:
         if is_within(gitdir, path):
             return (

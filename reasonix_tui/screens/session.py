@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from reasonix_core.command.expander import PromptExpander, split_command
+from reasonix_core.command.expander import PromptExpander, Provenance, split_command
 from reasonix_core.errors import CommandError, SkillError
 from reasonix_tui import format as fmt
 from reasonix_tui.approver import TuiApprover
@@ -360,7 +360,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
                 await self.notice(str(exc), "error")
                 return
             if rendered is not None:
-                await self.start_turn(text, rendered)
+                provenance = self.expander().provenance(command.name, args)
+                await self.start_turn(text, rendered, provenance)
                 return
             if command.kind == "skill":
                 await self.notice(f"/{command.name} is no longer a skill.", "warning")
@@ -381,18 +382,36 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             mcp_resources=self.services.expand_mcp_resources,
             # Looked up in the worker thread: it may wait for the services.
             denied=lambda path: self.services.mention_refused(path),
+            approve_outside=self._approve_outside_mention,
         )
 
-    async def start_turn(self, display: str, prompt: str) -> None:
+    async def _approve_outside_mention(self, label: str, author: str) -> bool:
+        """Ask before a command file's ``@label`` reads outside the workspace."""
+        from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
+
+        request = ApprovalRequest(
+            tool="read_file",
+            arguments={"path": label},
+            call_id="",
+            read_only=True,
+            scope="",
+            summary=f"Attach @{label}, outside the workspace, named by {author}",
+        )
+        answer = await self.approver.decide(request)
+        return answer in (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION)
+
+    async def start_turn(
+        self, display: str, prompt: str, provenance: Provenance | None = None
+    ) -> None:
         await self.transcript.add(UserBlock(display))
         self.transcript.select(None)
         self.transcript.follow()  # a new prompt shows its turn, wherever the view was
         self._set_busy(True)
-        self.run_turn(prompt)
+        self.run_turn(prompt, provenance)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
-    async def run_turn(self, prompt: str) -> None:
-        expanded = await self.expander().expand_references(prompt)
+    async def run_turn(self, prompt: str, provenance: Provenance | None = None) -> None:
+        expanded = await self.expander().expand_references(prompt, provenance)
         for text in expanded.notices:
             await self.notice(text, "warning")
         await self.controller.drive(self.runner.run(expanded.text))

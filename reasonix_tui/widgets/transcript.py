@@ -11,7 +11,7 @@ widgets themselves (long assistant answers, see
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -85,6 +85,9 @@ class Transcript(VerticalScroll):
         self.max_blocks = max_blocks
         self.trimmed = 0
         self._parking_scheduled = False
+        # A request that came while a pass was pending: that pass may run on a layout
+        # from before it, so one more pass follows it.
+        self._parking_again = False
         self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
         self._reading_above = False  # the user scrolled away from the bottom
         self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
@@ -173,9 +176,20 @@ class Transcript(VerticalScroll):
         if not self._parking_scheduled:
             self._parking_scheduled = True
             self.call_after_refresh(self._park_offscreen)
+        else:
+            self._parking_again = True
+
+    def scroll_end(self, *args: Any, **kwargs: Any) -> None:
+        super().scroll_end(*args, **kwargs)
+        # Re-anchoring moves the view in the compositor's next arrangement, which
+        # calls no watcher (a busy machine lays that out after any pending pass).
+        self.schedule_parking()
 
     def _park_offscreen(self) -> None:
         self._parking_scheduled = False
+        if self._parking_again:
+            self._parking_again = False
+            self.schedule_parking()
         view = self.region
         if not view:
             return

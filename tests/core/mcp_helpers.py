@@ -38,7 +38,7 @@ EVERYTHING_JS = (
 )
 
 
-async def wait_until(predicate: Any, within: float = 15.0) -> None:
+async def wait_until(predicate: Any, within: float = 60.0) -> None:
     """Poll ``predicate`` (state owned by other tasks or processes) until true."""
     with anyio.fail_after(within):
         while not predicate():  # noqa: ASYNC110
@@ -84,7 +84,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_port(port: int, timeout: float = 20.0) -> None:
+def wait_port(port: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -217,7 +217,7 @@ async def test_cancel_mid_stream_leaves_a_valid_transcript(workspace, server):
     server.enqueue(Reply(content="a long answer " * 40, chunk_size=4, delay=0.02))
     async with runtime(workspace) as rt:
         seen: list[ev.Event] = []
-        with anyio.move_on_after(5):
+        with anyio.move_on_after(60):  # a hang guard: the cancel comes from the events
             async with anyio.create_task_group() as tg:
 
                 async def consume() -> None:
@@ -244,7 +244,7 @@ async def test_cancel_mid_tool_repairs_the_tool_turn(workspace, server):
     )
     async with runtime(workspace, permission_mode="yolo") as rt:
         started = anyio.Event()
-        with anyio.move_on_after(10):
+        with anyio.move_on_after(60):  # a hang guard: the cancel comes from the events
             async with anyio.create_task_group() as tg:
 
                 async def consume() -> None:

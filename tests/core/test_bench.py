@@ -727,3 +727,27 @@ def test_the_product_never_imports_the_test_kit():
                 if any(n.split(".")[0] == "reasonix_testkit" for n in names):
                     offenders.append(f"{path.relative_to(root.parent)}:{node.lineno}")
     assert offenders == []
+
+
+def test_a_folder_of_task_folders_named_on_the_command_line_is_a_corpus(tmp_path, configured):
+    # `reasonix bench run bench/e2e/tasks` took the corpus for one task and exited 2.
+    corpus = tmp_path / "suite" / "tasks"
+    for name in ("alpha", "beta"):
+        make_task(corpus, name, prompt=f"task {name}", verify="import sys\nsys.exit(0)\n")
+    configured.responder = lambda r: Reply(content="done")
+    proc = reasonix(
+        tmp_path, "bench", "run", "suite/tasks", "--out", str(tmp_path / "out"), "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    runs = by_task(load_trajectories(tmp_path / "out"))
+    assert sorted(runs) == ["alpha", "beta"] and all(t["solved"] for t in runs.values())
+    # The corpus and one of its own tasks together name that task twice.
+    proc = reasonix(
+        tmp_path, "bench", "run", "suite/tasks", "suite/tasks/alpha", "--out", str(tmp_path / "o2")
+    )
+    assert proc.returncode == 2 and "named twice" in proc.stderr
+    # A folder that is neither a task nor a corpus says what it looked for.
+    (tmp_path / "empty").mkdir()
+    proc = reasonix(tmp_path, "bench", "run", "./empty", "--out", str(tmp_path / "o3"))
+    assert proc.returncode == 2
+    assert "neither a task" in proc.stderr and "task.toml" in proc.stderr

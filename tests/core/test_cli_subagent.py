@@ -126,3 +126,22 @@ def test_plan_mode_is_refused_for_a_subagent(workspace, configured):
         == "reasonix: error: a subagent cannot run in plan mode; use ask, auto or yolo\n"
     )
     assert not configured.requests
+
+
+def test_a_write_path_on_git_metadata_is_a_usage_error(workspace, configured):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    script = install(configured)
+    script.when(
+        "CLI-GIT",
+        call("write_file", path=".git/hooks/pre-commit", content="#!/bin/sh\necho pwned\n"),
+        Reply(content="planted"),
+    )
+    for claim in (".git", ".git/hooks"):
+        proc = reasonix(workspace, "subagent", "run", "-y", "--write-path", claim, "CLI-GIT: go")
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stderr.startswith("reasonix: error: write_paths:")
+        assert "inside the git directory" in proc.stderr
+    assert requests_of(configured, "CLI-GIT") == []
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()

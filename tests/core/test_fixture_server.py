@@ -652,13 +652,13 @@ def test_stop_interrupts_a_long_stall() -> None:
 
     thread = threading.Thread(target=client)
     thread.start()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while not srv.requests and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.05)
     start = time.monotonic()
     srv.stop()
-    thread.join(5)
+    thread.join(60)
     assert not thread.is_alive()
     assert time.monotonic() - start < 2
     assert outcome

@@ -27,7 +27,7 @@ from reasonix_core.subagent.fleet import (
 from reasonix_core.subagent.slots import Slots, WriteClaim
 from reasonix_core.tool.sandbox import SandboxPolicy
 
-GUARD = 10  # seconds: only a deadlock guard, never an assertion about speed
+GUARD = 60  # seconds: only a deadlock guard, never an assertion about speed
 
 
 def box(workspace: Path) -> SandboxPolicy:

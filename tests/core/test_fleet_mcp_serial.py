@@ -30,7 +30,7 @@ def _results(server, needle: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("concurrency", "within", "answer"), [("serial", 0.5, "alone"), ("parallel", 20.0, "met")]
+    ("concurrency", "within", "answer"), [("serial", 0.5, "alone"), ("parallel", 60.0, "met")]
 )
 async def test_a_serial_server_takes_one_childs_call_at_a_time(
     workspace, server, tmp_path: Path, concurrency: str, within: float, answer: str

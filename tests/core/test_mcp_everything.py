@@ -61,7 +61,7 @@ async def test_stdio_tools_progress_roots_prompts_and_resources(tmp_path: Path) 
         # get-roots-list is registered once the server saw our roots capability
         # (it announces it with tools/list_changed, which refreshes the catalog).
         await wait_until(
-            lambda: "get-roots-list" in {t.info.remote_name for t in h.tools()}, within=5
+            lambda: "get-roots-list" in {t.info.remote_name for t in h.tools()}, within=60
         )
         roots = await proxy_call(h, tmp_path, "get-roots-list")
         assert tmp_path.as_uri() in roots.text

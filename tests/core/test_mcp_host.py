@@ -242,14 +242,35 @@ async def test_list_and_inspect(tmp_path: Path) -> None:
 
 
 async def measure_overlap(tmp_path: Path, concurrency: str) -> int:
+    """How many of three calls were inside the server at once. Each call waits
+    until all three are in (returning as soon as they are), or gives up: at once
+    for a server that runs them together, after 0.3 s for one that cannot."""
     srv = demo_server()
+    active = srv.active  # type: ignore[attr-defined]
+    met = anyio.Event()
+    within = 60.0 if concurrency == "parallel" else 0.3
+
+    @srv.tool()
+    async def meet() -> str:
+        """Wait until three calls are inside at once (bounded)."""
+        active["now"] += 1
+        active["max"] = max(active["max"], active["now"])
+        if active["max"] >= 3:
+            met.set()
+        try:
+            with anyio.move_on_after(within):
+                await met.wait()
+        finally:
+            active["now"] -= 1
+        return "met" if met.is_set() else "alone"
+
     async with opened(tmp_path, srv, concurrency=concurrency) as h:
-        tool = next(t for t in h.tools() if t.name == "mcp__demo__slow")
+        tool = next(t for t in h.tools() if t.name == "mcp__demo__meet")
         ctx = context(tmp_path)
         async with anyio.create_task_group() as tg:
             for _ in range(3):
-                tg.start_soon(tool.execute, {"seconds": 0.05}, ctx)
-    return srv.active["max"]  # type: ignore[attr-defined]
+                tg.start_soon(tool.execute, {}, ctx)
+    return active["max"]
 
 
 async def test_a_per_tool_timeout_bounds_that_tool_only(tmp_path: Path) -> None:

@@ -405,7 +405,7 @@ def test_a_broken_trust_file_is_a_one_line_config_error(
     else:
         path.write_bytes(BROKEN_TRUST_FILES[kind])
     for args in (("run", "hi"), ("trust",), ("trust", "--revoke")):
-        proc = reasonix(workspace, *args, timeout=20)
+        proc = reasonix(workspace, *args)
         if kind == "dangling_link" and args[0] == "run":
             assert_refused(proc, "reasonix.toml", "permissions.preset")  # as if absent
             continue

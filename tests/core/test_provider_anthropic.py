@@ -661,7 +661,7 @@ def test_prepare_is_byte_deterministic():
 
 def _post(server: FixtureServer, body: dict, path: str = "/v1/messages") -> httpx.Response:
     headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
-    return httpx.post(server.base_url + path, json=body, headers=headers, timeout=10)
+    return httpx.post(server.base_url + path, json=body, headers=headers, timeout=60)
 
 
 def _error_message(response: httpx.Response) -> str:

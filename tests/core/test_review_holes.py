@@ -205,7 +205,7 @@ def _host_git_status(ws: Path, *, init: bool = False) -> None:
 
 
 async def _wait_for(path: Path) -> None:
-    with anyio.fail_after(20):
+    with anyio.fail_after(60):
         while not path.exists():  # noqa: ASYNC110 - a file, not an event
             await anyio.sleep(0.02)
 
@@ -253,7 +253,7 @@ async def test_background_job_cannot_arm_a_repo_judged_harmless_earlier(
         (ws / "go").touch()
         await _wait_for(ws / "armed")
         if job_ends:
-            with anyio.fail_after(20):
+            with anyio.fail_after(60):
                 await jobs._get(job_id).finished.wait()
         else:
             await BashTool().execute({"command": "true"}, ctx)
@@ -360,7 +360,7 @@ def _in_thread_or_fail(fn, *args):  # type: ignore[no-untyped-def]
     box: list[object] = []
     thread = threading.Thread(target=lambda: box.append(fn(*args)), daemon=True)
     thread.start()
-    thread.join(10)
+    thread.join(60)
     assert box, f"{fn.__name__} blocked on a FIFO"
     return box[0]
 
@@ -551,7 +551,7 @@ def test_hostile_gitignore_and_glob_patterns_finish(workspace: Path) -> None:
             [sys.executable, "-c", probe, str(workspace)],
             capture_output=True,
             text=True,
-            timeout=20,
+            timeout=60,
             check=False,
         )
     except subprocess.TimeoutExpired:
@@ -587,7 +587,7 @@ def test_backtracking_grep_pattern_does_not_hang_the_run(workspace: Path) -> Non
             [sys.executable, "-c", probe, str(workspace)],
             capture_output=True,
             text=True,
-            timeout=15,
+            timeout=60,
             check=False,
         )
     except subprocess.TimeoutExpired:
@@ -613,7 +613,7 @@ def _decides_in_time(rule: str, tool: str, args: dict[str, object], workspace: P
             [sys.executable, "-c", probe, rule, str(workspace), tool, json_mod.dumps(args)],
             capture_output=True,
             text=True,
-            timeout=20,
+            timeout=60,
             check=False,
         )
     except subprocess.TimeoutExpired:

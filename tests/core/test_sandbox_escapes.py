@@ -174,7 +174,7 @@ async def _start_job(ctx: ToolContext, command: str) -> str:
 
 async def _wait_for(path: Path) -> None:
     """Until a command running in the sandbox has created ``path``."""
-    with anyio.fail_after(20):
+    with anyio.fail_after(60):
         while not path.exists():  # noqa: ASYNC110 - a file, not an event
             await anyio.sleep(0.02)
 
@@ -493,7 +493,7 @@ async def test_repo_planted_by_a_background_job_is_set_aside_when_it_ends(
         job_id = await _start_job(
             ctx, f"git init -q && git config core.fsmonitor '{_evil(marker)}'"
         )
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             await jobs._get(job_id).finished.wait()
         assert jobs.status(job_id).exit_code == 0
         # Set aside when the job ended, before any other call; its output says so.

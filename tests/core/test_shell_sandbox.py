@@ -179,7 +179,7 @@ def _live_pids(marker: str) -> list[int]:
     return found
 
 
-async def _wait_gone(marker: str, seconds: float = 5.0) -> list[int]:
+async def _wait_gone(marker: str, seconds: float = 60.0) -> list[int]:
     pids = _live_pids(marker)
     for _ in range(int(seconds / 0.05)):
         if not pids:

@@ -311,7 +311,7 @@ def test_a_fifo_does_not_block_discovery(roots):
     result: list[SkillCatalog] = []
     worker = threading.Thread(target=lambda: result.append(catalog(roots)), daemon=True)
     worker.start()
-    worker.join(10)
+    worker.join(60)
     assert result, "discovery blocked on a FIFO"
     assert "not a regular file" in messages(result[0])[0]
 

@@ -300,3 +300,178 @@ async def test_a_child_delegates_only_within_its_own_claim(workspace, server):
     assert "outside this subagent's write claim (src)" in escaped
     assert "src/ok.txt" in ok and "denied" not in ok
     assert not (workspace / "top.txt").exists() and (workspace / "src" / "ok.txt").exists()
+
+
+def _git_init(*args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", *args], check=True)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("claim", [".git", ".git/hooks", ".git/config", "sub/../.git/hooks"])
+async def test_a_claim_on_git_metadata_starts_nothing(workspace, server, home, claim):
+    # A hook planted through a claim on the git directory runs on the host at the
+    # user's next `git commit`: the claim is refused as the write-scope grant is.
+    write_config(home, server.base_url, extra="")
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('bash = "off"', 'bash = "enforce"'))
+    _git_init(str(workspace))
+    (workspace / "sub").mkdir()
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_g", prompt="CHILD-GIT: plant a hook", write_paths=[claim]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-GIT",
+        calls(
+            ("bash", {"command": "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit"}),
+            ("write_file", {"path": ".git/hooks/post-commit", "content": "#!/bin/sh\n"}),
+        ),
+        Reply(content="planted"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert "inside the git directory" in result, result
+    assert requests_of(server, "CHILD-GIT") == []
+    assert not any(isinstance(e, ev.SubagentStarted) for e in events)
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert not (workspace / ".git" / "hooks" / "post-commit").exists()
+
+
+async def test_a_claim_on_a_bare_repository_inside_the_workspace_starts_nothing(
+    workspace, server
+):
+    _git_init("--bare", str(workspace / "vendor.git"))
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", prompt="CHILD-BARE: write", write_paths=["vendor.git/hooks"]),
+        Reply(content="parent done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert "inside the git directory" in result, result
+    assert requests_of(server, "CHILD-BARE") == []
+
+
+@pytest.mark.parametrize("claim", ["src/**", "src/*", "./src/**/"])
+async def test_a_claim_written_as_a_glob_claims_the_folder(workspace, server, claim):
+    # Models spell a folder claim as a glob; read as a folder named `**` it
+    # refused every write inside src.
+    (workspace / "src" / "pkg").mkdir(parents=True)
+    (workspace / "top.txt").write_text("top\n")
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_glob", prompt="CHILD-GLOB: edit", write_paths=[claim]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-GLOB",
+        calls(
+            ("write_file", {"path": "src/pkg/mod.py", "content": "x = 1\n"}),
+            ("write_file", {"path": "top.txt", "content": "pwned\n"}),
+        ),
+        Reply(content="done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+    results = _results(server, "CHILD-GLOB")
+    assert "outside" not in results[0], results[0]
+    assert (workspace / "src" / "pkg" / "mod.py").read_text() == "x = 1\n"
+    assert "outside this subagent's write claim (src)" in results[1]
+    assert (workspace / "top.txt").read_text() == "top\n"
+
+
+@pytest.mark.parametrize("claim", ["src/*.py", "src/**/x", "s?c", "*.md"])
+async def test_a_claim_with_any_other_glob_starts_nothing(workspace, server, claim):
+    (workspace / "src").mkdir()
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", prompt="CHILD-PAT: write", write_paths=[claim]),
+        Reply(content="parent done"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+        result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert f"write_paths: {claim!r} is a pattern" in result, result
+    assert "name the folder" in result
+    assert requests_of(server, "CHILD-PAT") == []
+
+
+def _enforce_bash(home, server) -> None:
+    write_config(home, server.base_url, extra="")
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('bash = "off"', 'bash = "enforce"'))
+
+
+@needs_bwrap
+async def test_the_receipt_itemises_a_full_wipe_and_lists_only_commands_that_ran(
+    workspace, server, home
+):
+    _enforce_bash(home, server)
+    src = workspace / "src"
+    src.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (src / name).write_text(f"# {name}\n")
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_wipe", prompt="CHILD-WIPE: clean up", write_paths=["src"]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-WIPE",
+        calls(
+            ("bash", {"command": "rm -rf src/*"}),
+            (
+                "bash",
+                {
+                    "command": "touch /tmp/elsewhere",
+                    "additional_write_dirs": ["/tmp"],
+                    "justification": "scratch",
+                },
+            ),
+        ),
+        Reply(content="tidied"),
+    )
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        events = await run_turn(rt, PARENT)
+        parent_result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert list(src.iterdir()) == []
+    assert "- wrote: src/a.py, src/b.py, src/c.py\n" in parent_result, parent_result
+    assert "not itemised" not in parent_result
+    assert "- ran: rm -rf src/* (exit 0)" in parent_result
+    # The refused call never ran: it is no command of the receipt.
+    assert "touch /tmp/elsewhere" not in parent_result
+    assert "(exit None)" not in parent_result
+    assert metrics_of(events).subagent_mutations == 3
+
+
+@needs_bwrap
+async def test_a_claim_too_large_to_snapshot_says_so(workspace, server, home, monkeypatch):
+    from reasonix_core.subagent import receipts
+
+    monkeypatch.setattr(receipts, "SNAPSHOT_LIMIT", 2)
+    _enforce_bash(home, server)
+    src = workspace / "src"
+    src.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (src / name).write_text(f"# {name}\n")
+    script = install(server)
+    script.when(
+        PARENT,
+        call("task", "call_big", prompt="CHILD-BIG: edit", write_paths=["src"]),
+        Reply(content="parent done"),
+    )
+    script.when("CHILD-BIG", call("bash", command="rm src/a.py"), Reply(content="edited"))
+    async with runtime(workspace, permission_mode="yolo") as rt:
+        await run_turn(rt, PARENT)
+        parent_result = next(m for m in session_messages(rt) if m["role"] == "tool")["content"]
+    assert "- bash changes: not itemised (too many files in the claim)" in parent_result

@@ -138,7 +138,7 @@ async def test_an_unclaimed_writer_narrows_its_reservation_to_what_it_wrote(
         elif "ITEM-A" in text:
             a_requests += 1
             if a_requests == 2:
-                b_started.wait(10)
+                b_started.wait(60)
         return script(request)
 
     server.responder = responder

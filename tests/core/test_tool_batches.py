@@ -62,7 +62,7 @@ async def test_a_failure_does_not_cancel_later_independent_calls(workspace, serv
 
 
 async def test_consecutive_read_only_calls_run_concurrently(workspace, server):
-    barrier = threading.Barrier(2, timeout=5)
+    barrier = threading.Barrier(2, timeout=60)  # returns once both are in
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:

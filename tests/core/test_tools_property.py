@@ -264,7 +264,7 @@ class World:
         ctx = self.context()
 
         async def main() -> ToolResult:
-            with anyio.fail_after(20):
+            with anyio.fail_after(60):
                 return await self.registry.call(name, raw, ctx)
 
         return anyio.run(main)

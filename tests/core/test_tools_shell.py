@@ -68,7 +68,7 @@ def live_pids(mark: str) -> list[int]:
     return found
 
 
-async def wait_gone(mark: str, seconds: float = 5.0) -> list[int]:
+async def wait_gone(mark: str, seconds: float = 60.0) -> list[int]:
     pids = live_pids(mark)
     for _ in range(int(seconds / 0.05)):
         if not pids:
@@ -78,7 +78,7 @@ async def wait_gone(mark: str, seconds: float = 5.0) -> list[int]:
     return pids
 
 
-async def wait_running(mark: str, seconds: float = 5.0) -> None:
+async def wait_running(mark: str, seconds: float = 60.0) -> None:
     deadline = time.monotonic() + seconds
     while not live_pids(mark):
         assert time.monotonic() < deadline, "the command never started"
@@ -247,7 +247,7 @@ async def test_background_job_start_read_kill(ctx: ToolContext) -> None:
         assert 'bash_output(job_id="bash_1")' in started.text
 
         seen = ""
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60
         while "two" not in seen:
             assert time.monotonic() < deadline
             out = await BashOutputTool().execute({"job_id": job_id}, ctx)
@@ -289,7 +289,7 @@ async def test_job_exit_status_and_bounded_buffer(tmp_path: Path) -> None:
             ["/bin/bash", "-c", "yes 0123456789 | head -c 5000; printf END; exit 4"],
             cwd=tmp_path,
         )
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60
         while jobs.status(job_id).running:
             assert time.monotonic() < deadline
             await anyio.sleep(0.02)

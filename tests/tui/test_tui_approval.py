@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tui_helpers import send, session, settle
+from tui_helpers import send, session, settle, until
 
 from reasonix_core.events import ToolCallFinished, ToolCallStarted
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest
@@ -48,11 +48,8 @@ def write_turn(target: Path, call_id: str = "c1") -> list:
 
 
 async def wait_for_dialog(pilot) -> ApprovalScreen:
-    for _ in range(50):
-        await pilot.pause(0.02)
-        if isinstance(pilot.app.screen, ApprovalScreen):
-            return pilot.app.screen
-    raise AssertionError("no approval dialog")
+    await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+    return pilot.app.screen
 
 
 @pytest.mark.parametrize(

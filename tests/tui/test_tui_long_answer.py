@@ -115,8 +115,7 @@ async def test_resize_lays_the_answer_out_again(make_app) -> None:
         segment = session(pilot).query_one(AssistantBlock).segments[0]
         wide = plain(segment).count("\n")
         await pilot.resize_terminal(50, 32)
-        for _ in range(4):
-            await pilot.pause(0.05)
+        await until(pilot, lambda: plain(segment).count("\n") > wide)
         narrow = plain(segment)
         assert narrow.count("\n") > wide
         assert max(len(line) for line in narrow.split("\n")) <= segment.content_region.width

@@ -29,7 +29,12 @@ async def test_page_and_line_keys_scroll_while_the_composer_keeps_focus(make_app
         await fill(pilot, screen)
         bottom = transcript.scroll_y
         await pilot.press("pageup")
-        await until(pilot, lambda: transcript.scroll_y < bottom)
+        # Until the page scroll has landed (not mid-way), so the next steps count from it.
+        await until(
+            pilot,
+            lambda: transcript.scroll_y < bottom
+            and transcript.scroll_y == transcript.scroll_target_y,
+        )
         assert screen.composer.has_focus
         paged = transcript.scroll_y
         await pilot.press("ctrl+up")

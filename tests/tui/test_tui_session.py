@@ -297,11 +297,12 @@ async def test_tool_progress_updates_the_running_card(make_app) -> None:
     )
     async with app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "go")
-        for _ in range(20):
-            await pilot.pause()
+
+        def progressed() -> bool:
             cards = session(pilot).query(ToolBlock)
-            if cards and cards.first().progress:
-                break
+            return bool(cards) and bool(cards.first().progress)
+
+        await until(pilot, progressed)
         card = session(pilot).query_one(ToolBlock)
         assert card.progress == "1/2 half way"
         assert "1/2 half way" in str(card.query_one(".header").render())

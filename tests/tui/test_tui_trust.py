@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import settle
+from tui_helpers import settle, until
 
 from reasonix_core.config import load_config
 from reasonix_core.trust import review_project
@@ -70,11 +70,7 @@ def make_app(ws: Path, home: Path) -> tuple[ReasonixApp, DeferredServices, Facto
 
 
 async def wait_built(pilot, services: DeferredServices) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(300):
-        if services.is_ready or services.error is not None:
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the services were never built")
+    await until(pilot, lambda: services.is_ready or services.error is not None)
 
 
 @asynccontextmanager

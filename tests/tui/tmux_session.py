@@ -44,7 +44,7 @@ class TmuxPane:
     def screen(self) -> str:
         return tmux("capture-pane", "-t", self.session, "-p")
 
-    def wait_for(self, needle: str, timeout: float = 20.0) -> str:
+    def wait_for(self, needle: str, timeout: float = 60.0) -> str:
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
@@ -61,7 +61,7 @@ class TmuxPane:
         self.wait_for(f"You said: {text}")
         self.wait_for("ask  ready")
 
-    def wait_for_gone(self, needle: str, timeout: float = 20.0) -> str:
+    def wait_for_gone(self, needle: str, timeout: float = 60.0) -> str:
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:

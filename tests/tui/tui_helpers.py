@@ -37,7 +37,7 @@ def session(pilot: Pilot) -> SessionScreen:
     return screen
 
 
-async def until(pilot: Pilot, predicate: Callable[[], bool], within: float = 5.0) -> None:
+async def until(pilot: Pilot, predicate: Callable[[], bool], within: float = 60.0) -> None:
     """Pause until ``predicate()`` holds (layout-driven state: no event to wait on)."""
     deadline = time.monotonic() + within
     while not predicate():
