@@ -15,7 +15,7 @@ import reasonix_tui
 from reasonix_testkit.tui import ScriptedServices
 from reasonix_tui.deferred import DeferredServices, _Delegated
 from reasonix_tui.engine import EngineServices
-from reasonix_tui.services import AppServices, BaseServices
+from reasonix_tui.services import AppServices, BaseServices, SessionHandle
 
 PACKAGE = Path(reasonix_tui.__file__).parent
 
@@ -25,11 +25,13 @@ PACKAGE = Path(reasonix_tui.__file__).parent
 DELEGATION = {("deferred.py", "_Delegated.member")}
 
 
-def declared_members() -> dict[str, Any]:
-    """Every member of AppServices: annotated attributes (None) and methods."""
-    members: dict[str, Any] = dict.fromkeys(AppServices.__annotations__)
-    for name, value in vars(AppServices).items():
-        if inspect.isfunction(value) and not name.startswith("_"):
+def declared_members(protocol: type = AppServices) -> dict[str, Any]:
+    """Every member of a protocol: annotated attributes and properties (None) and methods."""
+    members: dict[str, Any] = dict.fromkeys(protocol.__annotations__)
+    for name, value in vars(protocol).items():
+        if isinstance(value, property):
+            members[name] = None
+        elif inspect.isfunction(value) and not name.startswith("_"):
             members[name] = value
     return members
 
@@ -107,15 +109,15 @@ def implementation(obj: object, name: str) -> object:
         return vars(obj)[name]
     for klass in type(obj).__mro__:
         if name in vars(klass):
-            assert klass is not AppServices, f"{type(obj).__name__}.{name}: only the stub"
+            assert klass not in (AppServices, SessionHandle), f"{type(obj).__name__}.{name}: stub"
             return vars(klass)[name]
     raise AssertionError(f"{type(obj).__name__} lacks {name}")
 
 
-def assert_satisfies(obj: object) -> None:
+def assert_satisfies(obj: object, protocol: type = AppServices) -> None:
     """Every declared member is implemented, and each method is callable the
     way the Protocol declares it (awaited or not)."""
-    for name, declared in declared_members().items():
+    for name, declared in declared_members(protocol).items():
         implementation(obj, name)
         value = getattr(obj, name)
         if declared is None:
@@ -160,3 +162,25 @@ def test_deferred_services_satisfy_the_protocol_before_and_after_ready(tmp_path:
     assert_satisfies(services)  # a blocking member builds the services
     assert len(built) == 1 and services.is_ready
     assert services.context_window == built[0].context_window
+
+
+def test_every_session_handle_satisfies_the_protocol(tmp_path: Path) -> None:
+    """What belongs to one session is asked of the handle new_runner returns: the
+    scripted one, the engine's (over the core Session) and the deferred stand-in."""
+    from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_tui.deferred import DeferredRunner
+    from reasonix_tui.engine import EngineRunner
+
+    assert not set(declared_members(SessionHandle)) & set(declared_members()), "one owner"
+    services = scripted(tmp_path)
+    assert_satisfies(services.new_runner(FailClosedApprover()), SessionHandle)
+    deferred = DeferredServices(
+        lambda: scripted(tmp_path), workspace=tmp_path / "ws", config_home=tmp_path / "home"
+    )
+    stand_in = deferred.new_runner(FailClosedApprover())
+    assert isinstance(stand_in, DeferredRunner)
+    assert_satisfies(stand_in, SessionHandle)
+    for name, declared in declared_members(SessionHandle).items():
+        real = vars(EngineRunner)[name]
+        if declared is not None:
+            assert inspect.iscoroutinefunction(real) == inspect.iscoroutinefunction(declared)
