@@ -15,10 +15,10 @@ runs the factory in a thread. Until then the composer works as usual:
   asynchronous members (MCP prompts and resources, :meth:`serve`) await
   :meth:`ready` instead.
 
-Members are not forwarded one by one: each says which of those three it is
-(``_Blocking``, ``_UntilReady``, ``_AfterReady``), and one descriptor resolves it on
-the built services by its own name, which is a declared
-:class:`~reasonix_tui.services.AppServices` member (tests/tui/test_tui_seams.py checks).
+Each member says which of those three it is by its body (a placeholder until
+``_ready_services``, ``wait()``, or ``await _built_services()``), spelled out so the
+type checker sees it implements :class:`~reasonix_tui.services.AppServices`
+(tests/tui/test_tui_seams.py checks every member is there).
 
 A failure of the factory is kept in :attr:`error`; the app exits and the
 launcher reports it as it would have before the screen was taken over.
@@ -39,10 +39,19 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reasonix_core.errors import ReasonixError
-from reasonix_tui.services import AppServices, BaseServices, SessionHandle
+from reasonix_tui.services import (
+    ApiKeyInfo,
+    AppServices,
+    BaseServices,
+    McpServerView,
+    ModelProbe,
+    ProviderChoice,
+    SessionHandle,
+    SessionSummary,
+)
 
 if TYPE_CHECKING:
     from reasonix_core.agent.cache_preview import RebillPreview
@@ -52,6 +61,7 @@ if TYPE_CHECKING:
     from reasonix_core.events import Event
     from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.skills import SkillCatalog
     from reasonix_core.trust import ProjectReview
     from reasonix_tui.saved_session import SavedSession
     from reasonix_tui.services import GoalView, RewindDone, RewindPreview, RewindTurn
@@ -180,63 +190,6 @@ async def _closing(events: AsyncIterator[Event]) -> AsyncIterator[AsyncIterator[
         close = getattr(events, "aclose", None)
         if close is not None:
             await close()
-
-
-class _Delegated:
-    """A member of :class:`DeferredServices` served by the built services.
-
-    The one place a member is resolved on them: by the descriptor's own
-    attribute name, which is a declared ``AppServices`` member.
-    """
-
-    name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def member(self, services: AppServices) -> Any:
-        return getattr(services, self.name)
-
-
-class _Blocking(_Delegated):
-    """Needs the services: builds them now (in the caller's thread) if need be."""
-
-    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
-        if deferred is None:
-            return self
-        return self.member(deferred.wait())
-
-
-class _UntilReady(_Delegated):
-    """Read by the first frame: ``placeholder`` until the services are ready."""
-
-    def __init__(self, placeholder: Any) -> None:
-        self.placeholder = placeholder
-
-    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
-        if deferred is None:
-            return self
-        services = deferred._services
-        if not deferred.is_ready or services is None:
-            return self.placeholder
-        return self.member(services)
-
-
-class _AfterReady(_Delegated):
-    """An async method: awaits :meth:`DeferredServices.ready`, then the real one."""
-
-    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
-        if deferred is None:
-            return self
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            return await self.member(await deferred._built_services())(*args, **kwargs)
-
-        return call
-
-
-def _no_prompts() -> list[tuple[str, str, str]]:
-    return []
 
 
 class DeferredServices(BaseServices):
@@ -380,11 +333,34 @@ class DeferredServices(BaseServices):
 
         return history_path(self.config_home, self.workspace)
 
-    context_window = _UntilReady(0)
-    compact_ratio = _UntilReady(None)
-    notify_after = _UntilReady(None)
-    mcp_prompts = _UntilReady(_no_prompts)
-    skills = _UntilReady(None)
+    @property
+    def _ready_services(self) -> AppServices | None:
+        """The built services once ready, else None (the placeholders show)."""
+        return self._services if self.is_ready else None
+
+    @property
+    def context_window(self) -> int:
+        services = self._ready_services
+        return services.context_window if services is not None else 0
+
+    @property
+    def compact_ratio(self) -> float | None:
+        services = self._ready_services
+        return services.compact_ratio if services is not None else None
+
+    @property
+    def notify_after(self) -> float | None:
+        services = self._ready_services
+        return services.notify_after if services is not None else None
+
+    @property
+    def skills(self) -> SkillCatalog | None:
+        services = self._ready_services
+        return services.skills if services is not None else None
+
+    def mcp_prompts(self) -> list[tuple[str, str, str]]:
+        services = self._ready_services
+        return services.mcp_prompts() if services is not None else []
 
     @property
     def permission_mode(self) -> str:
@@ -411,24 +387,65 @@ class DeferredServices(BaseServices):
 
     # -- everything else waits for the services -------------------------------
 
-    permission_modes = _Blocking()
-    resume_runner = _Blocking()
-    list_sessions = _Blocking()
-    models = _Blocking()
-    set_model = _Blocking()
-    efforts = _Blocking()
-    set_effort = _Blocking()
-    needs_api_key = _Blocking()
-    save_api_key = _Blocking()
-    api_key_info = _Blocking()
-    provider_choices = _Blocking()
-    priced = _Blocking()
-    mcp_status = _Blocking()
-    reconnect_mcp = _Blocking()
-    mention_refused = _Blocking()
+    @property
+    def permission_modes(self) -> Sequence[str]:
+        return self.wait().permission_modes
 
-    serve = _AfterReady()
-    render_mcp_prompt = _AfterReady()
-    expand_mcp_resources = _AfterReady()
-    use_provider = _AfterReady()
-    probe_models = _AfterReady()
+    def resume_runner(self, session_id: str, approver: Approver) -> SessionHandle:
+        return self.wait().resume_runner(session_id, approver)
+
+    def list_sessions(self) -> list[SessionSummary]:
+        return self.wait().list_sessions()
+
+    def models(self) -> list[str]:
+        return self.wait().models()
+
+    def set_model(self, model: str) -> None:
+        self.wait().set_model(model)
+
+    def efforts(self) -> list[str]:
+        return self.wait().efforts()
+
+    def set_effort(self, effort: str) -> None:
+        self.wait().set_effort(effort)
+
+    def needs_api_key(self) -> bool:
+        return self.wait().needs_api_key()
+
+    def save_api_key(self, key: str) -> None:
+        self.wait().save_api_key(key)
+
+    def api_key_info(self) -> ApiKeyInfo:
+        return self.wait().api_key_info()
+
+    def provider_choices(self) -> list[ProviderChoice]:
+        return self.wait().provider_choices()
+
+    def priced(self, model: str) -> bool:
+        return self.wait().priced(model)
+
+    def mcp_status(self) -> list[McpServerView]:
+        return self.wait().mcp_status()
+
+    def reconnect_mcp(self, name: str) -> None:
+        self.wait().reconnect_mcp(name)
+
+    def mention_refused(self, path: str) -> bool:
+        return self.wait().mention_refused(path)
+
+    # -- asynchronous members await ready() -----------------------------------
+
+    async def serve(self) -> None:
+        await (await self._built_services()).serve()
+
+    async def render_mcp_prompt(self, name: str, args: str) -> str:
+        return await (await self._built_services()).render_mcp_prompt(name, args)
+
+    async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
+        return await (await self._built_services()).expand_mcp_resources(text)
+
+    async def use_provider(self, key: str, api_key: str | None) -> None:
+        await (await self._built_services()).use_provider(key, api_key)
+
+    async def probe_models(self) -> ModelProbe | None:
+        return await (await self._built_services()).probe_models()

@@ -318,7 +318,7 @@ class EngineServices(BaseServices):
         self.config_home = home or reasonix_home()
         from reasonix_tui.prompt_history import history_path
 
-        self.prompt_history_path: Path | None = history_path(self.config_home, self.workspace)
+        self._history_path = history_path(self.config_home, self.workspace)
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
         # What ``@path`` references never attach: what tools may not read
@@ -343,9 +343,9 @@ class EngineServices(BaseServices):
         # `reasonix --permission-mode plan` starts in plan mode over the config's preset.
         self._plan = permission_mode == PLAN_MODE
         self._preset = (None if self._plan else permission_mode) or self.config.permissions.preset
-        self.permission_modes: tuple[str, ...] = MODE_CYCLE
-        if self._preset not in self.permission_modes:
-            self.permission_modes = (*self.permission_modes, self._preset)
+        self._modes = MODE_CYCLE
+        if self._preset not in self._modes:
+            self._modes = (*self._modes, self._preset)
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
@@ -386,6 +386,14 @@ class EngineServices(BaseServices):
             return
         if not runtime.policy.plan_mode:
             self._plan = runner.plan_applied = False
+
+    @property
+    def permission_modes(self) -> tuple[str, ...]:
+        return self._modes
+
+    @property
+    def prompt_history_path(self) -> Path:
+        return self._history_path
 
     @property
     def context_window(self) -> int:

@@ -241,33 +241,51 @@ class AppServices(Protocol):
     config_home: Path
     """``~/.reasonix`` (or ``$REASONIX_HOME``): user commands and logs live under it."""
 
-    context_window: int
-    """Token window of the current model, for the status bar's context gauge."""
+    @property
+    def context_window(self) -> int:
+        """Token window of the current model, for the status bar's context gauge."""
+        ...
 
-    permission_mode: str
-    """Current permission mode, read and assigned by the UI (Shift+Tab)."""
+    @property
+    def permission_mode(self) -> str:
+        """Current permission mode, read and assigned by the UI (Shift+Tab)."""
+        ...
 
-    permission_modes: Sequence[str]
-    """The Shift+Tab cycle, in order, e.g. ``("ask", "auto", "yolo")``."""
+    @permission_mode.setter
+    def permission_mode(self, mode: str) -> None: ...
+
+    @property
+    def permission_modes(self) -> Sequence[str]:
+        """The Shift+Tab cycle, in order, e.g. ``("ask", "auto", "yolo")``."""
+        ...
 
     clock: Callable[[], datetime]
     """Wall clock for elapsed times; frozen in tests and snapshots."""
 
-    compact_ratio: float | None
-    """Optional. The effective ``[agent] compact_ratio`` for ``/status`` (None: unknown)."""
+    @property
+    def compact_ratio(self) -> float | None:
+        """Optional. The effective ``[agent] compact_ratio`` for ``/status`` (None: unknown)."""
+        ...
 
-    is_ready: bool
-    """Optional. False while the services are still being built: the app shows the
-    session screen at once, awaits :meth:`ready` once that frame is out, and the
-    status bar says "starting…" until then."""
+    @property
+    def is_ready(self) -> bool:
+        """Optional. False while the services are still being built: the app shows the
+        session screen at once, awaits :meth:`ready` once that frame is out, and the
+        status bar says "starting…" until then."""
+        ...
 
-    notify_after: float | None
-    """Optional. Notify (OSC 9/777, bell) when a turn ends after this many seconds, and
-    when an approval waits; None: never (``[tui] notify``)."""
+    @property
+    def notify_after(self) -> float | None:
+        """Optional. Notify (OSC 9/777, bell) when a turn ends after this many seconds,
+        and when an approval waits; None: never (``[tui] notify``)."""
+        ...
 
-    prompt_history_path: Path | None
-    """Optional. Where the prompts sent in this workspace are kept across restarts
-    (``prompt_history.py``); None: not kept."""
+    @property
+    def prompt_history_path(self) -> Path | None:
+        """Optional. Where the prompts sent in this workspace are kept across restarts
+        (``prompt_history.py``); None: not kept."""
+        ...
+
     skills: SkillCatalog | None
     """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
     commands, their expansion and the notices about skipped files. None until the
@@ -386,12 +404,24 @@ class AppServices(Protocol):
 class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
 
-    compact_ratio: float | None = None
-    prompt_history_path: Path | None = None
-    notify_after: float | None = None
-    is_ready: bool = True
     trust_review: ProjectReview | None = None
     skills: SkillCatalog | None = None
+
+    @property
+    def compact_ratio(self) -> float | None:
+        return None
+
+    @property
+    def prompt_history_path(self) -> Path | None:
+        return None
+
+    @property
+    def notify_after(self) -> float | None:
+        return None
+
+    @property
+    def is_ready(self) -> bool:
+        return True
 
     async def ready(self) -> None:
         return None

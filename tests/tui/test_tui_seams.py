@@ -13,16 +13,15 @@ import pytest
 
 import reasonix_tui
 from reasonix_testkit.tui import ScriptedServices
-from reasonix_tui.deferred import DeferredServices, _Delegated
+from reasonix_tui.deferred import DeferredServices
 from reasonix_tui.engine import EngineServices
 from reasonix_tui.services import AppServices, BaseServices, SessionHandle
 
 PACKAGE = Path(reasonix_tui.__file__).parent
 
-#: The one place a member is resolved on the built services by name: the
-#: DeferredServices descriptor, whose name is its own attribute name (checked
-#: against the Protocol by test_deferred_delegates_only_declared_members).
-DELEGATION = {("deferred.py", "_Delegated.member")}
+#: Places allowed to resolve a member by name: none (DeferredServices spells out
+#: each member, so the type checker sees it implement the Protocol).
+DELEGATION: set[tuple[str, str]] = set()
 
 
 def declared_members(protocol: type = AppServices) -> dict[str, Any]:
@@ -75,8 +74,6 @@ def test_no_services_member_is_looked_up_by_name() -> None:
     lookups = dynamic_lookups()
     unexpected = [hit for hit in lookups if (hit[0], hit[1]) not in DELEGATION]
     assert unexpected == [], "declare the member on AppServices instead"
-    # The allowance is still needed (else drop it).
-    assert {(file, scope) for file, scope, _ in lookups} == DELEGATION
 
 
 def test_the_scan_sees_the_lookups_it_forbids() -> None:
@@ -94,13 +91,18 @@ def ready(app):
     ]
 
 
-def test_deferred_delegates_only_declared_members() -> None:
-    members = declared_members()
-    delegated = {n for n, v in vars(DeferredServices).items() if isinstance(v, _Delegated)}
-    assert delegated, "DeferredServices delegates through _Delegated descriptors"
-    assert delegated <= set(members), delegated - set(members)
-    for name in delegated:
-        assert vars(DeferredServices)[name].name == name
+def test_deferred_serves_every_member_itself(tmp_path: Path) -> None:
+    """No member of the stand-in falls back to BaseServices' default: each waits for,
+    or stands in for, the built services' own."""
+    services = DeferredServices(
+        lambda: scripted(tmp_path), workspace=tmp_path, config_home=tmp_path
+    )
+    inherited = [
+        name
+        for name in declared_members()
+        if name not in vars(DeferredServices) and name not in vars(services)
+    ]
+    assert inherited == []
 
 
 def implementation(obj: object, name: str) -> object:
