@@ -45,7 +45,7 @@ from reasonix_core.session.core import Session
 from reasonix_core.session.policy import build_policy
 from reasonix_core.session.prices import has_price, make_price_fn
 from reasonix_core.session.settings import RunSettings
-from reasonix_core.skills import load_catalog
+from reasonix_core.skills import SkillCatalog, load_catalog
 from reasonix_tui.provider_choices import FALLBACK_KEY_VARIABLE, key_info, provider_choices
 from reasonix_tui.services import (
     ApiKeyInfo,
@@ -360,7 +360,7 @@ class EngineServices(BaseServices):
         self._mcp = make_host(self.config, mcp_workspace, self.config_home)
         # Discovered once for the app: the / menu lists them and every session
         # starts from this snapshot (its index is frozen for the session).
-        self.skills = load_catalog(mcp_workspace, self.config_home)
+        self._skills = load_catalog(mcp_workspace, self.config_home)
 
     @property
     def permission_mode(self) -> str:
@@ -386,6 +386,10 @@ class EngineServices(BaseServices):
             return
         if not runtime.policy.plan_mode:
             self._plan = runner.plan_applied = False
+
+    @property
+    def skills(self) -> SkillCatalog:
+        return self._skills
 
     @property
     def permission_modes(self) -> tuple[str, ...]:
@@ -457,7 +461,7 @@ class EngineServices(BaseServices):
                 settings,
                 approver=runner.approver,
                 mcp_host=self._mcp,
-                skills=self.skills,
+                skills=self._skills,
                 # The plan-approval dialog (TuiApprover); None: plans wait in the session.
                 plan_approver=getattr(runner.approver, "approve_plan", None),
             ) as runtime:

@@ -286,10 +286,12 @@ class AppServices(Protocol):
         (``prompt_history.py``); None: not kept."""
         ...
 
-    skills: SkillCatalog | None
-    """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
-    commands, their expansion and the notices about skipped files. None until the
-    services are built, or when the surface has none."""
+    @property
+    def skills(self) -> SkillCatalog | None:
+        """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
+        commands, their expansion and the notices about skipped files. None until the
+        services are built, or when the surface has none."""
+        ...
 
     trust_review: ProjectReview | None
     """Optional. The folder's untrusted risky project settings, asked about (trust
@@ -405,7 +407,6 @@ class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
 
     trust_review: ProjectReview | None = None
-    skills: SkillCatalog | None = None
 
     @property
     def compact_ratio(self) -> float | None:
@@ -422,6 +423,10 @@ class BaseServices(AppServices):
     @property
     def is_ready(self) -> bool:
         return True
+
+    @property
+    def skills(self) -> SkillCatalog | None:
+        return None
 
     async def ready(self) -> None:
         return None
