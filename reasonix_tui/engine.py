@@ -340,12 +340,8 @@ class EngineServices(BaseServices):
             effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
         )
         # The preset in force; plan mode sits on top of it (docs/MODES.md#plan-mode).
-        # `reasonix --permission-mode plan` starts in plan mode over the config's preset.
-        self._plan = permission_mode == PLAN_MODE
-        self._preset = (None if self._plan else permission_mode) or self.config.permissions.preset
-        self._modes = MODE_CYCLE
-        if self._preset not in self._modes:
-            self._modes = (*self._modes, self._preset)
+        self._plan, self._preset = _starting_mode(permission_mode, self.config.permissions.preset)
+        self._modes = MODE_CYCLE if self._preset in MODE_CYCLE else (*MODE_CYCLE, self._preset)
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
@@ -667,6 +663,14 @@ class EngineServices(BaseServices):
 
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)
+
+
+def _starting_mode(asked: str | None, configured: str) -> tuple[bool, str]:
+    """Plan mode and the preset under it: ``--permission-mode plan`` starts in plan
+    mode over the config's preset; another mode replaces the preset."""
+    if asked == PLAN_MODE:
+        return True, configured
+    return False, asked or configured
 
 
 _GOAL_STOP_TEXT = {
