@@ -228,6 +228,57 @@ class ScriptedRunner:
         self._seq += 1
         return dataclasses.replace(event, seq=self._seq)
 
+    # -- the session's commands (SessionHandle), answered from the services' script --
+
+    def saved_messages(self) -> Sequence[Message]:
+        return list(self._services.saved.get(self._session_id, ()))
+
+    def budget_left(self) -> str:
+        return self._services.budget
+
+    async def goal(self, action: str, objective: str = "") -> GoalView | None:
+        return self._services.goal_view
+
+    async def drive_goal(self, objective: str = "") -> AsyncIterator[Event]:
+        raise ValueError("goals are not available in this session")
+        yield  # an async generator, as the real one
+
+    async def pending_plan(self) -> Any:
+        return None
+
+    async def execute_plan(self) -> AsyncIterator[Event]:
+        raise ValueError("no plan is waiting for approval in this session")
+        yield  # an async generator, as the real one
+
+    async def reject_plan(self) -> None:
+        return None
+
+    def cache_report(self) -> Any:
+        return self._services.report
+
+    def rebill_preview(self, change: str, target: str = "") -> Any:
+        self._services.previews.append((change, target))
+        return self._services.preview
+
+    def idle_preview(self) -> Any:
+        return self._services.idle
+
+    async def compact(self, focus: str = "") -> AsyncIterator[Event]:
+        self._services.compactions += 1
+        self._services.compaction_focus.append(focus)
+        yield Notice(text="Nothing to compact yet.")
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        return list(self._services.rewind_history)
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        previews = self._services.rewind_previews
+        return previews.get(turn, RewindPreview(diff="", note="no file changes"))
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        self._services.rewinds.append((turn, scope))
+        return RewindDone(message=f"rewound {scope} to turn {turn}")
+
 
 @dataclass
 class ScriptedServices(BaseServices):
@@ -313,9 +364,6 @@ class ScriptedServices(BaseServices):
     def list_sessions(self) -> list[SessionSummary]:
         return list(self.sessions)
 
-    def saved_messages(self, runner: Any) -> Sequence[Message]:
-        return list(self.saved.get(runner.session_id, ()))
-
     def models(self) -> list[str]:
         return list(self.model_names)
 
@@ -362,34 +410,3 @@ class ScriptedServices(BaseServices):
 
     def reconnect_mcp(self, name: str) -> None:
         self.reconnected.append(name)
-
-    def budget_left(self, runner: Any) -> str:
-        return self.budget
-
-    async def goal(self, runner: Any, action: str, objective: str = "") -> GoalView | None:
-        return self.goal_view
-
-    def cache_report(self, runner: Any) -> Any:
-        return self.report
-
-    def rebill_preview(self, runner: Any, change: str, target: str = "") -> Any:
-        self.previews.append((change, target))
-        return self.preview
-
-    def idle_preview(self, runner: Any) -> Any:
-        return self.idle
-
-    async def compact(self, runner: Any, focus: str = "") -> AsyncIterator[Event]:
-        self.compactions += 1
-        self.compaction_focus.append(focus)
-        yield Notice(text="Nothing to compact yet.")
-
-    def rewind_turns(self) -> list[RewindTurn]:
-        return list(self.rewind_history)
-
-    def rewind_preview(self, turn: int) -> RewindPreview:
-        return self.rewind_previews.get(turn, RewindPreview(diff="", note="no file changes"))
-
-    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
-        self.rewinds.append((turn, scope))
-        return RewindDone(message=f"rewound {scope} to turn {turn}")

@@ -15,10 +15,10 @@ runs the factory in a thread. Until then the composer works as usual:
   asynchronous members (MCP prompts and resources, :meth:`serve`) await
   :meth:`ready` instead.
 
-Members are not forwarded one by one: each says which of those three it is
-(``_Blocking``, ``_UntilReady``, ``_AfterReady``), and one descriptor resolves it on
-the built services by its own name, which is a declared
-:class:`~reasonix_tui.services.AppServices` member (tests/tui/test_tui_seams.py checks).
+Each member says which of those three it is by its body (a placeholder until
+``_ready_services``, ``wait()``, or ``await _built_services()``), spelled out so the
+type checker sees it implements :class:`~reasonix_tui.services.AppServices`
+(tests/tui/test_tui_seams.py checks every member is there).
 
 A failure of the factory is kept in :attr:`error`; the app exits and the
 launcher reports it as it would have before the screen was taken over.
@@ -35,21 +35,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reasonix_core.errors import ReasonixError
-from reasonix_tui.services import AppServices, BaseServices
+from reasonix_tui.services import (
+    ApiKeyInfo,
+    AppServices,
+    BaseServices,
+    McpServerView,
+    ModelProbe,
+    ProviderChoice,
+    SessionHandle,
+    SessionSummary,
+)
 
 if TYPE_CHECKING:
-    from reasonix_core.coordinator.routes import TurnMeta
+    from reasonix_core.agent.cache_preview import RebillPreview
+    from reasonix_core.agent.cache_report import CacheReport
+    from reasonix_core.agent.turn_meta import TurnMeta
+    from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.events import Event
+    from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
+    from reasonix_core.skills import SkillCatalog
     from reasonix_core.trust import ProjectReview
     from reasonix_tui.saved_session import SavedSession
+    from reasonix_tui.services import GoalView, RewindDone, RewindPreview, RewindTurn
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +72,14 @@ STARTING = "…"
 
 
 class DeferredRunner:
-    """A :class:`~reasonix_core.agent.runner.Runner` created before the services exist."""
+    """A :class:`~reasonix_tui.services.SessionHandle` created before the services
+    exist: bound to the real one when they are ready, which every session command
+    waits for (``budget_left``, read by the ticker, never waits)."""
 
     def __init__(self, services: DeferredServices, approver: Approver) -> None:
         self.services = services
         self.approver = approver
-        self.runner: Any = None  # the real Runner, bound when the services are ready
+        self.runner: SessionHandle | None = None  # the real one, bound when ready
 
     @property
     def session_id(self) -> str:
@@ -76,17 +93,91 @@ class DeferredRunner:
     def effort(self) -> str:
         return self.runner.effort if self.runner is not None else ""
 
-    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncIterator[Event]:
+    def _now(self) -> SessionHandle:
+        """The real handle, building the services now (blocking) if need be."""
+        self.services.wait()  # binds the stand-in runners
+        assert self.runner is not None
+        return self.runner
+
+    async def _when_ready(self) -> SessionHandle:
+        await self.services.ready()
+        assert self.runner is not None
+        return self.runner
+
+    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncGenerator[Event, None]:
         try:
-            await self.services.ready()
+            runner = await self._when_ready()
         except Exception as exc:
             from reasonix_core.events import TurnFailed
 
             yield TurnFailed(error=f"Reasonix could not start: {exc}", kind="config")
             return
-        async with _closing(self.runner.run(prompt, meta)) as events:
+        async with _closing(runner.run(prompt, meta)) as events:
             async for event in events:
                 yield event
+
+    def saved_messages(self) -> Sequence[Message]:
+        if self is self.services.first_runner:
+            # The launch's session: read without waiting for the engine (and never
+            # building it while the trust dialog is still open).
+            return self.services.saved_session_messages()
+        return self._now().saved_messages()
+
+    async def compact(self, focus: str = "") -> AsyncGenerator[Event, None]:
+        try:
+            runner = await self._when_ready()
+        except Exception as exc:
+            from reasonix_core.events import Notice
+
+            yield Notice(level="error", text=f"Reasonix could not start: {exc}")
+            return
+        async with _closing(runner.compact(focus)) as events:
+            async for event in events:
+                yield event
+
+    def cache_report(self) -> CacheReport | None:
+        return self._now().cache_report()
+
+    def rebill_preview(self, change: str, target: str = "") -> RebillPreview | None:
+        return self._now().rebill_preview(change, target)
+
+    def idle_preview(self) -> RebillPreview | None:
+        return self._now().idle_preview()
+
+    def budget_left(self) -> str:
+        if not self.services.is_ready or self.runner is None:  # never waits
+            return ""
+        return self.runner.budget_left()
+
+    async def pending_plan(self) -> SavedPlan | None:
+        return await (await self._when_ready()).pending_plan()
+
+    async def execute_plan(self) -> AsyncGenerator[Event, None]:
+        runner = await self._when_ready()
+        async with _closing(runner.execute_plan()) as events:
+            async for event in events:
+                yield event
+
+    async def reject_plan(self) -> None:
+        await (await self._when_ready()).reject_plan()
+
+    async def goal(self, action: str, objective: str = "") -> GoalView | None:
+        return await (await self._when_ready()).goal(action, objective)
+
+    async def drive_goal(self, objective: str = "") -> AsyncGenerator[Event, None]:
+        runner = await self._when_ready()
+        async with _closing(runner.drive_goal(objective)) as events:
+            async for event in events:
+                yield event
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        return self._now().rewind_turns()
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        return self._now().rewind_preview(turn)
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        return self._now().rewind(turn, scope, force)
 
 
 @asynccontextmanager
@@ -99,68 +190,6 @@ async def _closing(events: AsyncIterator[Event]) -> AsyncIterator[AsyncIterator[
         close = getattr(events, "aclose", None)
         if close is not None:
             await close()
-
-
-def _bound(runner: object) -> Any:
-    """The real runner behind a :class:`DeferredRunner` (the runner itself otherwise)."""
-    return runner.runner if isinstance(runner, DeferredRunner) else runner
-
-
-class _Delegated:
-    """A member of :class:`DeferredServices` served by the built services.
-
-    The one place a member is resolved on them: by the descriptor's own
-    attribute name, which is a declared ``AppServices`` member.
-    """
-
-    name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def member(self, services: AppServices) -> Any:
-        return getattr(services, self.name)
-
-
-class _Blocking(_Delegated):
-    """Needs the services: builds them now (in the caller's thread) if need be."""
-
-    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
-        if deferred is None:
-            return self
-        return self.member(deferred.wait())
-
-
-class _UntilReady(_Delegated):
-    """Read by the first frame: ``placeholder`` until the services are ready."""
-
-    def __init__(self, placeholder: Any) -> None:
-        self.placeholder = placeholder
-
-    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
-        if deferred is None:
-            return self
-        services = deferred._services
-        if not deferred.is_ready or services is None:
-            return self.placeholder
-        return self.member(services)
-
-
-class _AfterReady(_Delegated):
-    """An async method: awaits :meth:`DeferredServices.ready`, then the real one."""
-
-    def __get__(self, deferred: DeferredServices | None, owner: type | None = None) -> Any:
-        if deferred is None:
-            return self
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            return await self.member(await deferred._built_services())(*args, **kwargs)
-
-        return call
-
-
-def _no_prompts() -> list[tuple[str, str, str]]:
-    return []
 
 
 class DeferredServices(BaseServices):
@@ -185,7 +214,8 @@ class DeferredServices(BaseServices):
         self.workspace = workspace
         # The session the launch reopens: drawn before the services are built.
         self._saved = saved
-        self._first_runner: DeferredRunner | None = None
+        # The stand-in for the launch's session, which draws ``saved`` (None: not yet).
+        self.first_runner: DeferredRunner | None = None
         # The folder's untrusted risky settings, until the user decides (None: nothing to ask).
         self.trust_review = trust_review if trust_review and trust_review.needs_trust else None
         self._trust_settled = threading.Event()
@@ -303,11 +333,34 @@ class DeferredServices(BaseServices):
 
         return history_path(self.config_home, self.workspace)
 
-    context_window = _UntilReady(0)
-    compact_ratio = _UntilReady(None)
-    notify_after = _UntilReady(None)
-    mcp_prompts = _UntilReady(_no_prompts)
-    skills = _UntilReady(None)
+    @property
+    def _ready_services(self) -> AppServices | None:
+        """The built services once ready, else None (the placeholders show)."""
+        return self._services if self.is_ready else None
+
+    @property
+    def context_window(self) -> int:
+        services = self._ready_services
+        return services.context_window if services is not None else 0
+
+    @property
+    def compact_ratio(self) -> float | None:
+        services = self._ready_services
+        return services.compact_ratio if services is not None else None
+
+    @property
+    def notify_after(self) -> float | None:
+        services = self._ready_services
+        return services.notify_after if services is not None else None
+
+    @property
+    def skills(self) -> SkillCatalog | None:
+        services = self._ready_services
+        return services.skills if services is not None else None
+
+    def mcp_prompts(self) -> list[tuple[str, str, str]]:
+        services = self._ready_services
+        return services.mcp_prompts() if services is not None else []
 
     @property
     def permission_mode(self) -> str:
@@ -319,105 +372,80 @@ class DeferredServices(BaseServices):
     def permission_mode(self, mode: str) -> None:
         self.wait().permission_mode = mode
 
-    def new_runner(self, approver: Approver) -> Any:
+    def new_runner(self, approver: Approver) -> SessionHandle:
         if self._pending is None:
             return self.wait().new_runner(approver)
         runner = DeferredRunner(self, approver)
         self._pending.append(runner)
-        if self._first_runner is None:
-            self._first_runner = runner
+        if self.first_runner is None:
+            self.first_runner = runner
         return runner
 
-    def saved_messages(self, runner: Any) -> Any:
-        if runner is self._first_runner:
-            # The launch's session: read without waiting for the engine (and never
-            # building it while the trust dialog is still open).
-            return self._saved.messages if self._saved is not None else ()
-        services = self.wait()  # binds the stand-in runners
-        if isinstance(runner, DeferredRunner):
-            runner = runner.runner
-        return services.saved_messages(runner)
+    def saved_session_messages(self) -> Sequence[Message]:
+        """The transcript of the session the launch reopens (empty: a new one)."""
+        return self._saved.messages if self._saved is not None else ()
 
     # -- everything else waits for the services -------------------------------
 
-    permission_modes = _Blocking()
-    resume_runner = _Blocking()
-    list_sessions = _Blocking()
-    models = _Blocking()
-    set_model = _Blocking()
-    efforts = _Blocking()
-    set_effort = _Blocking()
-    needs_api_key = _Blocking()
-    save_api_key = _Blocking()
-    api_key_info = _Blocking()
-    provider_choices = _Blocking()
-    priced = _Blocking()
-    mcp_status = _Blocking()
-    reconnect_mcp = _Blocking()
-    mention_refused = _Blocking()
-    rewind_turns = _Blocking()
-    rewind_preview = _Blocking()
-    rewind = _Blocking()
+    @property
+    def permission_modes(self) -> Sequence[str]:
+        return self.wait().permission_modes
 
-    serve = _AfterReady()
-    render_mcp_prompt = _AfterReady()
-    expand_mcp_resources = _AfterReady()
-    use_provider = _AfterReady()
-    probe_models = _AfterReady()
+    def resume_runner(self, session_id: str, approver: Approver) -> SessionHandle:
+        return self.wait().resume_runner(session_id, approver)
 
-    # The runner may be a stand-in: the real services want the runner it is bound to.
+    def list_sessions(self) -> list[SessionSummary]:
+        return self.wait().list_sessions()
 
-    def cache_report(self, runner: object) -> Any:
-        return self.wait().cache_report(_bound(runner))
+    def models(self) -> list[str]:
+        return self.wait().models()
 
-    def rebill_preview(self, runner: object, change: str, target: str = "") -> Any:
-        return self.wait().rebill_preview(_bound(runner), change, target)
+    def set_model(self, model: str) -> None:
+        self.wait().set_model(model)
 
-    def idle_preview(self, runner: object) -> Any:
-        return self.wait().idle_preview(_bound(runner))
+    def efforts(self) -> list[str]:
+        return self.wait().efforts()
 
-    def budget_left(self, runner: object) -> str:
-        services = self._services
-        if not self.is_ready or services is None:  # read by the ticker: never waits
-            return ""
-        return services.budget_left(_bound(runner))
+    def set_effort(self, effort: str) -> None:
+        self.wait().set_effort(effort)
 
-    async def pending_plan(self, runner: object) -> Any:
-        return await (await self._built_services()).pending_plan(_bound(runner))
+    def needs_api_key(self) -> bool:
+        return self.wait().needs_api_key()
 
-    async def reject_plan(self, runner: object) -> None:
-        await (await self._built_services()).reject_plan(_bound(runner))
+    def save_api_key(self, key: str) -> None:
+        self.wait().save_api_key(key)
 
-    async def goal(self, runner: object, action: str, objective: str = "") -> Any:
-        return await (await self._built_services()).goal(_bound(runner), action, objective)
+    def api_key_info(self) -> ApiKeyInfo:
+        return self.wait().api_key_info()
 
-    async def execute_plan(self, runner: object) -> AsyncIterator[Event]:
-        services = await self._built_services()
-        async with _closing(services.execute_plan(_bound(runner))) as events:
-            async for event in events:
-                yield event
+    def provider_choices(self) -> list[ProviderChoice]:
+        return self.wait().provider_choices()
 
-    async def drive_goal(self, runner: object, objective: str = "") -> AsyncIterator[Event]:
-        services = await self._built_services()
-        async with _closing(services.drive_goal(_bound(runner), objective)) as events:
-            async for event in events:
-                yield event
+    def priced(self, model: str) -> bool:
+        return self.wait().priced(model)
 
-    async def compact(self, runner: object, focus: str = "") -> AsyncIterator[Event]:
-        try:
-            services = await self._built_services()
-        except Exception as exc:
-            from reasonix_core.events import Notice
+    def mcp_status(self) -> list[McpServerView]:
+        return self.wait().mcp_status()
 
-            yield Notice(level="error", text=f"Reasonix could not start: {exc}")
-            return
-        if isinstance(runner, DeferredRunner):
-            runner = runner.runner
-        events = services.compact(runner, focus)  # type: ignore[arg-type]
-        try:
-            async for event in events:
-                yield event
-        finally:
-            close = getattr(events, "aclose", None)
-            if close is not None:
-                await close()
+    def reconnect_mcp(self, name: str) -> None:
+        self.wait().reconnect_mcp(name)
+
+    def mention_refused(self, path: str) -> bool:
+        return self.wait().mention_refused(path)
+
+    # -- asynchronous members await ready() -----------------------------------
+
+    async def serve(self) -> None:
+        await (await self._built_services()).serve()
+
+    async def render_mcp_prompt(self, name: str, args: str) -> str:
+        return await (await self._built_services()).render_mcp_prompt(name, args)
+
+    async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
+        return await (await self._built_services()).expand_mcp_resources(text)
+
+    async def use_provider(self, key: str, api_key: str | None) -> None:
+        await (await self._built_services()).use_provider(key, api_key)
+
+    async def probe_models(self) -> ModelProbe | None:
+        return await (await self._built_services()).probe_models()

@@ -45,7 +45,7 @@ from reasonix_core.session.core import Session
 from reasonix_core.session.policy import build_policy
 from reasonix_core.session.prices import has_price, make_price_fn
 from reasonix_core.session.settings import RunSettings
-from reasonix_core.skills import load_catalog
+from reasonix_core.skills import SkillCatalog, load_catalog
 from reasonix_tui.provider_choices import FALLBACK_KEY_VARIABLE, key_info, provider_choices
 from reasonix_tui.services import (
     ApiKeyInfo,
@@ -110,6 +110,192 @@ class EngineRunner:
             async for event in events:
                 yield event
 
+    # -- what the screen asks of this session (SessionHandle) --------------------
+
+    def saved_messages(self) -> Sequence[Message]:
+        if self.resume_id is None and not self.continue_last:
+            return ()
+        home, workspace = self.services.config_home, self.services.workspace
+        try:
+            # None: the newest session, the one ``continue_last`` reopens.
+            loaded = open_session(home / "sessions", workspace, self.resume_id)
+        except SessionError as exc:  # the session's own start reports it on the first turn
+            log.warning("cannot draw the saved session: %s", exc)
+            return ()
+        if self.resume_id is None and self.runtime is None:
+            self.resume_id = loaded.header.id  # /status names it before the first turn
+        return loaded.messages
+
+    async def compact(self, focus: str = "") -> AsyncGenerator[ev.Event, None]:
+        """Manual ``/compact``: prune and fold the history now (retries even
+        after an automatic failure); the next request starts from the checkpoint."""
+        try:
+            runtime = await self.services.acquire(self)
+        except ReasonixError as exc:
+            yield ev.Notice(level="error", text=str(exc))
+            return
+        async with aclosing(runtime.compact(focus)) as events:
+            async for event in events:
+                yield event
+
+    # /rewind: the session's checkpoints (Session.rewind_*).
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        """Raises ValueError with the reason when the checkpoints cannot be read."""
+        if self.runtime is None:
+            return []
+        try:
+            summaries = self.runtime.rewind_turns()
+        except ReasonixError as exc:
+            raise ValueError(str(exc)) from None
+        return [
+            RewindTurn(
+                number=t.number,
+                head=t.head,
+                time=t.time.replace("T", " ")[:19],
+                files=tuple(change_line(c) for c in t.changes),
+            )
+            for t in summaries
+        ]
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        if self.runtime is None:
+            return RewindPreview(diff="", note="no turn has run in this session yet")
+        try:
+            found = self.runtime.rewind_preview(turn)
+        except ReasonixError as exc:
+            return RewindPreview(diff="", note=str(exc))
+        return RewindPreview(diff=found.diff, conflicts=found.conflicts, note=found.note)
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        if self.runtime is None:
+            raise ValueError("no turn has run in this session yet")
+        try:
+            done = self.runtime.rewind(turn, scope, force)
+        except ReasonixError as exc:
+            raise ValueError(str(exc)) from None
+        return RewindDone(message=done.message, resume_id=done.resume_id)
+
+    # The prompt cache: the session's account, and what an action would re-bill.
+
+    def _cache_state(self) -> tuple[Path, Baseline | None] | None:
+        """The session file and its chain's last request (live when the session is
+        open, else from its request records)."""
+        if self.runtime is not None:
+            agent = self.runtime.agent
+            return agent.session.path, agent.ledger.baseline
+        if self.resume_id is None and not self.continue_last:
+            return None  # a new session: nothing recorded yet
+        sessions = list_sessions(self.services.config_home / "sessions", self.services.workspace)
+        wanted = self.resume_id
+        path = next((s.path for s in sessions if wanted is None or s.id == wanted), None)
+        if path is None:
+            return None
+        return path, CacheLedger(path, records=read_request_records(path)).baseline
+
+    def _rebill(self) -> functools.partial[tuple[float, str]]:
+        return functools.partial(rebill_cost, make_price_fn(self.services.config))
+
+    def _utc_now(self) -> datetime:
+        """Prices follow a UTC schedule; the services' clock may be naive local time."""
+        return self.services.clock().astimezone(UTC)
+
+    def cache_report(self) -> CacheReport | None:
+        state = self._cache_state()
+        if state is None:
+            return None
+        path, _ = state
+        return build_report(path.stem, read_request_records(path))
+
+    def rebill_preview(self, change: str, target: str = "") -> RebillPreview | None:
+        state = self._cache_state()
+        if state is None:
+            return None
+        model = target.split("/", 1)[-1] if change == "model" and target else self.model
+        return rebill_preview(
+            state[1],
+            model=model,
+            when=self._utc_now(),
+            rebill=self._rebill(),
+            keep_system=change == "compact",
+        )
+
+    def idle_preview(self) -> RebillPreview | None:
+        state = self._cache_state()
+        if state is None:
+            return None
+        return idle_preview(state[1], model=self.model, when=self._utc_now(), rebill=self._rebill())
+
+    def budget_left(self) -> str:
+        budget = self.runtime.agent.options.budget if self.runtime is not None else None
+        return budget.left() if budget is not None else ""
+
+    # -- /plan and /goal (Session.*_plan, Session.*_goal) ----------------------
+
+    async def pending_plan(self) -> SavedPlan | None:
+        runtime = await self.services.acquire(self)
+        return await anyio.to_thread.run_sync(runtime.waiting_plan)
+
+    async def execute_plan(self) -> AsyncGenerator[ev.Event, None]:
+        """The executor's turn over the pending plan: the same path as ``reasonix run -c
+        --approve-plan`` (the approval is the user's answer in the dialog)."""
+        # The user approved a plan: plan mode ends, as an approved exit_plan_mode ends it.
+        self.services.plan_approved()
+        try:
+            runtime = await self.services.acquire(self)
+        except ReasonixError as exc:
+            yield ev.TurnFailed(error=str(exc), kind="config")
+            return
+        from reasonix_core.session.plans import NoPlanWaiting
+
+        try:
+            turn = runtime.approve_plan()
+        except NoPlanWaiting:
+            yield ev.Notice(level="warning", text="No plan is waiting for approval.")
+            return
+        async with aclosing(turn) as events:
+            async for event in events:
+                yield event
+
+    async def reject_plan(self) -> None:
+        runtime = await self.services.acquire(self)
+        await anyio.to_thread.run_sync(runtime.reject_plan)
+
+    async def goal(self, action: str, objective: str = "") -> GoalView | None:
+        """``/goal ACTION``; GoalError (a ValueError) with the reason when it cannot apply."""
+        try:
+            runtime = await self.services.acquire(self)
+        except ReasonixError as exc:  # the session could not start: /goal says why
+            raise ValueError(str(exc)) from None
+        goal = runtime.change_goal(action, objective)
+        if goal is None:
+            return None
+        return GoalView(
+            objective=goal.objective,
+            status=goal.status.value,
+            rounds=goal.rounds,
+            tokens=goal.tokens,
+            cost=goal.cost,
+            armed=runtime.goals.armed,
+        )
+
+    async def drive_goal(self, objective: str = "") -> AsyncGenerator[ev.Event, None]:
+        """The session's goal rounds, bounded by ``[agent] max_goal_rounds`` /
+        ``goal_token_budget``. Cancelling it (Esc) disarms the goal: it stays active,
+        and ``/goal resume`` drives it again."""
+        try:
+            runtime = await self.services.acquire(self)
+        except ReasonixError as exc:
+            yield ev.TurnFailed(error=str(exc), kind="config")
+            return
+        driver = runtime.goal_driver()
+        async with aclosing(runtime.drive_goal(driver, objective)) as events:
+            async for event in events:
+                yield event
+        if driver.stop is not None:
+            stop = driver.stop.value
+            yield ev.Notice(level="info", text=_GOAL_STOP_TEXT.get(stop, stop))
+
 
 class EngineServices(BaseServices):
     """The TUI's services over the core engine (config, runtimes, MCP host)."""
@@ -132,7 +318,7 @@ class EngineServices(BaseServices):
         self.config_home = home or reasonix_home()
         from reasonix_tui.prompt_history import history_path
 
-        self.prompt_history_path: Path | None = history_path(self.config_home, self.workspace)
+        self._history_path = history_path(self.config_home, self.workspace)
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
         # What ``@path`` references never attach: what tools may not read
@@ -154,12 +340,8 @@ class EngineServices(BaseServices):
             effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
         )
         # The preset in force; plan mode sits on top of it (docs/MODES.md#plan-mode).
-        # `reasonix --permission-mode plan` starts in plan mode over the config's preset.
-        self._plan = permission_mode == PLAN_MODE
-        self._preset = (None if self._plan else permission_mode) or self.config.permissions.preset
-        self.permission_modes: tuple[str, ...] = MODE_CYCLE
-        if self._preset not in self.permission_modes:
-            self.permission_modes = (*self.permission_modes, self._preset)
+        self._plan, self._preset = _starting_mode(permission_mode, self.config.permissions.preset)
+        self._modes = MODE_CYCLE if self._preset in MODE_CYCLE else (*MODE_CYCLE, self._preset)
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
@@ -174,7 +356,7 @@ class EngineServices(BaseServices):
         self._mcp = make_host(self.config, mcp_workspace, self.config_home)
         # Discovered once for the app: the / menu lists them and every session
         # starts from this snapshot (its index is frozen for the session).
-        self.skills = load_catalog(mcp_workspace, self.config_home)
+        self._skills = load_catalog(mcp_workspace, self.config_home)
 
     @property
     def permission_mode(self) -> str:
@@ -200,6 +382,18 @@ class EngineServices(BaseServices):
             return
         if not runtime.policy.plan_mode:
             self._plan = runner.plan_applied = False
+
+    @property
+    def skills(self) -> SkillCatalog:
+        return self._skills
+
+    @property
+    def permission_modes(self) -> tuple[str, ...]:
+        return self._modes
+
+    @property
+    def prompt_history_path(self) -> Path:
+        return self._history_path
 
     @property
     def context_window(self) -> int:
@@ -263,7 +457,7 @@ class EngineServices(BaseServices):
                 settings,
                 approver=runner.approver,
                 mcp_host=self._mcp,
-                skills=self.skills,
+                skills=self._skills,
                 # The plan-approval dialog (TuiApprover); None: plans wait in the session.
                 plan_approver=getattr(runner.approver, "approve_plan", None),
             ) as runtime:
@@ -294,6 +488,10 @@ class EngineServices(BaseServices):
         runtime.set_mode(self._preset, plan=self._plan)
         runner.plan_applied = self._plan
 
+    def plan_approved(self) -> None:
+        """The user approved a plan (``/plan``): plan mode ends for the next turn."""
+        self._plan = False
+
     # -- AppServices --------------------------------------------------------
 
     def new_runner(self, approver: Approver) -> EngineRunner:
@@ -307,21 +505,6 @@ class EngineServices(BaseServices):
         ):
             raise KeyError(session_id)
         return self._switch(EngineRunner(self, approver, resume_id=session_id))
-
-    def saved_messages(self, runner: object) -> Sequence[Message]:
-        if not isinstance(runner, EngineRunner):
-            return ()
-        if runner.resume_id is None and not runner.continue_last:
-            return ()
-        try:
-            # None: the newest session, the one ``continue_last`` reopens.
-            loaded = open_session(self.config_home / "sessions", self.workspace, runner.resume_id)
-        except SessionError as exc:  # the session's own start reports it on the first turn
-            log.warning("cannot draw the saved session: %s", exc)
-            return ()
-        if runner.resume_id is None and runner.runtime is None:
-            runner.resume_id = loaded.header.id  # /status names it before the first turn
-        return loaded.messages
 
     def list_sessions(self) -> list[SessionSummary]:
         return [
@@ -481,205 +664,13 @@ class EngineServices(BaseServices):
     async def expand_mcp_resources(self, text: str) -> tuple[str, list[str]]:
         return await self._mcp.expand_resource_references(text)
 
-    # /rewind: the active session's checkpoints (Session.rewind_*).
 
-    def _active_runtime(self) -> Session | None:
-        return self._active.runtime if self._active is not None else None
-
-    def rewind_turns(self) -> list[RewindTurn]:
-        """Raises ValueError with the reason when the checkpoints cannot be read."""
-        runtime = self._active_runtime()
-        if runtime is None:
-            return []
-        try:
-            summaries = runtime.rewind_turns()
-        except ReasonixError as exc:
-            raise ValueError(str(exc)) from None
-        return [
-            RewindTurn(
-                number=t.number,
-                head=t.head,
-                time=t.time.replace("T", " ")[:19],
-                files=tuple(change_line(c) for c in t.changes),
-            )
-            for t in summaries
-        ]
-
-    def rewind_preview(self, turn: int) -> RewindPreview:
-        runtime = self._active_runtime()
-        if runtime is None:
-            return RewindPreview(diff="", note="no turn has run in this session yet")
-        try:
-            found = runtime.rewind_preview(turn)
-        except ReasonixError as exc:
-            return RewindPreview(diff="", note=str(exc))
-        return RewindPreview(diff=found.diff, conflicts=found.conflicts, note=found.note)
-
-    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
-        runtime = self._active_runtime()
-        if runtime is None:
-            raise ValueError("no turn has run in this session yet")
-        try:
-            done = runtime.rewind(turn, scope, force)
-        except ReasonixError as exc:
-            raise ValueError(str(exc)) from None
-        return RewindDone(message=done.message, resume_id=done.resume_id)
-
-    # The prompt cache: the session's account, and what an action would re-bill.
-
-    def _cache_state(self, runner: object) -> tuple[Path, Baseline | None] | None:
-        """The runner's session file and its chain's last request (live when the
-        session is open, else from its request records)."""
-        if not isinstance(runner, EngineRunner):
-            return None
-        if runner.runtime is not None:
-            agent = runner.runtime.agent
-            return agent.session.path, agent.ledger.baseline
-        sessions = list_sessions(self.config_home / "sessions", self.workspace)
-        wanted = runner.resume_id
-        if wanted is None and not runner.continue_last:
-            return None  # a new session: nothing recorded yet
-        path = next((s.path for s in sessions if wanted is None or s.id == wanted), None)
-        if path is None:
-            return None
-        return path, CacheLedger(path, records=read_request_records(path)).baseline
-
-    def _model_of(self, runner: object) -> str:
-        runtime = runner.runtime if isinstance(runner, EngineRunner) else None
-        return runtime.agent.model if runtime is not None else self.model
-
-    def _utc_now(self) -> datetime:
-        """Prices follow a UTC schedule; the services' clock may be naive local time."""
-        now = self.clock()
-        return now.astimezone(UTC)
-
-    def cache_report(self, runner: object) -> CacheReport | None:
-        state = self._cache_state(runner)
-        if state is None:
-            return None
-        path, _ = state
-        return build_report(path.stem, read_request_records(path))
-
-    def rebill_preview(self, runner: object, change: str, target: str = "") -> RebillPreview | None:
-        state = self._cache_state(runner)
-        if state is None:
-            return None
-        model = target.split("/", 1)[-1] if change == "model" and target else self._model_of(runner)
-        return rebill_preview(
-            state[1],
-            model=model,
-            when=self._utc_now(),
-            rebill=functools.partial(rebill_cost, make_price_fn(self.config)),
-            keep_system=change == "compact",
-        )
-
-    def idle_preview(self, runner: object) -> RebillPreview | None:
-        state = self._cache_state(runner)
-        if state is None:
-            return None
-        return idle_preview(
-            state[1],
-            model=self._model_of(runner),
-            when=self._utc_now(),
-            rebill=functools.partial(rebill_cost, make_price_fn(self.config)),
-        )
-
-    def budget_left(self, runner: object) -> str:
-        runtime = runner.runtime if isinstance(runner, EngineRunner) else None
-        budget = runtime.agent.options.budget if runtime is not None else None
-        return budget.left() if budget is not None else ""
-
-    # -- /plan and /goal (Session.*_plan, Session.*_goal) ----------------------
-
-    async def pending_plan(self, runner: object) -> SavedPlan | None:
-        if not isinstance(runner, EngineRunner):
-            return None
-        runtime = await self.acquire(runner)
-        return await anyio.to_thread.run_sync(runtime.waiting_plan)
-
-    async def execute_plan(self, runner: object) -> AsyncGenerator[ev.Event, None]:
-        """The executor's turn over the pending plan: the same path as ``reasonix run -c
-        --approve-plan`` (the approval is the user's answer in the dialog)."""
-        if not isinstance(runner, EngineRunner):
-            return
-        # The user approved a plan: plan mode ends, as an approved exit_plan_mode ends it.
-        self._plan = False
-        try:
-            runtime = await self.acquire(runner)
-        except ReasonixError as exc:
-            yield ev.TurnFailed(error=str(exc), kind="config")
-            return
-        from reasonix_core.session.plans import NoPlanWaiting
-
-        try:
-            turn = runtime.approve_plan()
-        except NoPlanWaiting:
-            yield ev.Notice(level="warning", text="No plan is waiting for approval.")
-            return
-        async with aclosing(turn) as events:
-            async for event in events:
-                yield event
-
-    async def reject_plan(self, runner: object) -> None:
-        if isinstance(runner, EngineRunner):
-            runtime = await self.acquire(runner)
-            await anyio.to_thread.run_sync(runtime.reject_plan)
-
-    async def goal(self, runner: object, action: str, objective: str = "") -> GoalView | None:
-        """``/goal ACTION``; GoalError (a ValueError) with the reason when it cannot apply."""
-        if not isinstance(runner, EngineRunner):
-            raise ValueError("there is no session")
-        try:
-            runtime = await self.acquire(runner)
-        except ReasonixError as exc:  # the session could not start: /goal says why
-            raise ValueError(str(exc)) from None
-        goal = runtime.change_goal(action, objective)
-        if goal is None:
-            return None
-        return GoalView(
-            objective=goal.objective,
-            status=goal.status.value,
-            rounds=goal.rounds,
-            tokens=goal.tokens,
-            cost=goal.cost,
-            armed=runtime.goals.armed,
-        )
-
-    async def drive_goal(
-        self, runner: object, objective: str = ""
-    ) -> AsyncGenerator[ev.Event, None]:
-        """The session's goal rounds, bounded by ``[agent] max_goal_rounds`` /
-        ``goal_token_budget``. Cancelling it (Esc) disarms the goal: it stays active,
-        and ``/goal resume`` drives it again."""
-        if not isinstance(runner, EngineRunner):
-            return
-        try:
-            runtime = await self.acquire(runner)
-        except ReasonixError as exc:
-            yield ev.TurnFailed(error=str(exc), kind="config")
-            return
-        driver = runtime.goal_driver()
-        async with aclosing(runtime.drive_goal(driver, objective)) as events:
-            async for event in events:
-                yield event
-        if driver.stop is not None:
-            stop = driver.stop.value
-            yield ev.Notice(level="info", text=_GOAL_STOP_TEXT.get(stop, stop))
-
-    async def compact(self, runner: object, focus: str = "") -> AsyncGenerator[ev.Event, None]:
-        """Manual ``/compact``: prune and fold the history now (retries even
-        after an automatic failure); the next request starts from the checkpoint."""
-        if not isinstance(runner, EngineRunner):
-            yield ev.Notice(level="warning", text="There is no session to compact.")
-            return
-        try:
-            runtime = await self.acquire(runner)
-        except ReasonixError as exc:
-            yield ev.Notice(level="error", text=str(exc))
-            return
-        async with aclosing(runtime.compact(focus)) as events:
-            async for event in events:
-                yield event
+def _starting_mode(asked: str | None, configured: str) -> tuple[bool, str]:
+    """Plan mode and the preset under it: ``--permission-mode plan`` starts in plan
+    mode over the config's preset; another mode replaces the preset."""
+    if asked == PLAN_MODE:
+        return True, configured
+    return False, asked or configured
 
 
 _GOAL_STOP_TEXT = {

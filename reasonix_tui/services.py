@@ -6,13 +6,17 @@ is declared here, so nothing is looked up by name; implementations derive from
 :class:`BaseServices`, which supplies the optional members' defaults. The real
 implementation is :class:`reasonix_tui.engine.EngineServices` (built after the
 first frame behind :class:`reasonix_tui.deferred.DeferredServices`); tests and
-snapshots use :class:`reasonix_testkit.tui.ScriptedServices`. Nothing here
-imports Textual.
+snapshots use :class:`reasonix_testkit.tui.ScriptedServices`.
+
+What belongs to one session (compact, rewind, plan approval, goal, the cache
+account, the budget) is on the :class:`SessionHandle` the app gets from
+:meth:`AppServices.new_runner`, which drives the core's ``Session``; the services
+keep only what the app has across sessions. Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:  # types only: the first frame needs none of the core
     from reasonix_core.agent.cache_preview import RebillPreview
     from reasonix_core.agent.cache_report import CacheReport
-    from reasonix_core.agent.runner import Runner
+    from reasonix_core.agent.turn_meta import TurnMeta
     from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.events import Event
     from reasonix_core.messages import Message
@@ -130,6 +134,101 @@ class RewindDone:
     resume_id: str | None = None
 
 
+class SessionHandle(Protocol):
+    """One session as the screen drives it: a core
+    :class:`~reasonix_core.agent.runner.Runner` (``session_id``, ``model``,
+    ``effort``, ``run``) and the session's own commands, mapped to the views above.
+
+    :meth:`AppServices.new_runner` and :meth:`AppServices.resume_runner` hand it
+    out; the real one (``reasonix_tui.engine.EngineRunner``) opens its
+    :class:`~reasonix_core.session.core.Session` on first use and forwards to it.
+    What outlives one session (the model picked for the next, the permission
+    mode, the provider, MCP, the saved sessions) stays on :class:`AppServices`.
+    """
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def effort(self) -> str: ...
+
+    def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncGenerator[Event, None]:
+        """One user turn (the Runner protocol)."""
+        ...
+
+    def saved_messages(self) -> Sequence[Message]:
+        """The saved transcript this session reopens (``reasonix -c``, ``--resume``,
+        ``/resume``), to draw it; empty for a new session. Blocking (reads the session
+        file; called in a worker thread)."""
+        ...
+
+    def compact(self, focus: str = "") -> AsyncGenerator[Event, None]:
+        """Fold the history now (``focus``: what the summary should keep); events go
+        through the turn dispatcher."""
+        ...
+
+    def cache_report(self) -> CacheReport | None:
+        """The session's cache account for ``/cache`` (None: nothing recorded yet)."""
+        ...
+
+    def rebill_preview(self, change: str, target: str = "") -> RebillPreview | None:
+        """What ``change`` ("model" to ``target``, "effort", "compact") would re-bill
+        from the prompt cache now; None when nothing is cached."""
+        ...
+
+    def idle_preview(self) -> RebillPreview | None:
+        """The first request's cache miss of a session idle longer than the provider
+        keeps its cache; None otherwise."""
+        ...
+
+    def budget_left(self) -> str:
+        """The task budget's remainder (``$0.42 · 3m left``); empty without one.
+        Read by the status ticker: never waits."""
+        ...
+
+    async def pending_plan(self) -> SavedPlan | None:
+        """The plan waiting for approval (``/plan``): one kept in the plan-approval
+        dialog, or saved by a headless run."""
+        ...
+
+    def execute_plan(self) -> AsyncGenerator[Event, None]:
+        """Execute the pending plan (the user approved it in ``/plan``'s dialog); ends
+        plan mode. Events go through the turn dispatcher."""
+        ...
+
+    async def reject_plan(self) -> None:
+        """Discard the pending plan."""
+        ...
+
+    async def goal(self, action: str, objective: str = "") -> GoalView | None:
+        """``/goal``: ``start`` (create and arm), ``status``, ``pause``, ``resume`` (and
+        arm), ``clear``. ``ValueError`` with the reason when the goal cannot change;
+        None when the session has no goal."""
+        ...
+
+    def drive_goal(self, objective: str = "") -> AsyncGenerator[Event, None]:
+        """Goal rounds while the goal is active and armed: ``objective`` starts it,
+        else its rounds continue. Events go through the turn dispatcher."""
+        ...
+
+    def rewind_turns(self) -> list[RewindTurn]:
+        """The turns with their file changes (``/rewind``); ``ValueError`` with the
+        reason when the checkpoints cannot be read."""
+        ...
+
+    def rewind_preview(self, turn: int) -> RewindPreview:
+        """What a code rewind to the start of ``turn`` would change."""
+        ...
+
+    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
+        """Rewind: ``scope`` is code, chat, both or fork. ``ValueError`` with the reason
+        when it cannot (a conflict, no store)."""
+        ...
+
+
 class AppServices(Protocol):
     """Dependencies of the TUI. Every member is cheap unless said otherwise.
 
@@ -142,37 +241,57 @@ class AppServices(Protocol):
     config_home: Path
     """``~/.reasonix`` (or ``$REASONIX_HOME``): user commands and logs live under it."""
 
-    context_window: int
-    """Token window of the current model, for the status bar's context gauge."""
+    @property
+    def context_window(self) -> int:
+        """Token window of the current model, for the status bar's context gauge."""
+        ...
 
-    permission_mode: str
-    """Current permission mode, read and assigned by the UI (Shift+Tab)."""
+    @property
+    def permission_mode(self) -> str:
+        """Current permission mode, read and assigned by the UI (Shift+Tab)."""
+        ...
 
-    permission_modes: Sequence[str]
-    """The Shift+Tab cycle, in order, e.g. ``("ask", "auto", "yolo")``."""
+    @permission_mode.setter
+    def permission_mode(self, mode: str) -> None: ...
+
+    @property
+    def permission_modes(self) -> Sequence[str]:
+        """The Shift+Tab cycle, in order, e.g. ``("ask", "auto", "yolo")``."""
+        ...
 
     clock: Callable[[], datetime]
     """Wall clock for elapsed times; frozen in tests and snapshots."""
 
-    compact_ratio: float | None
-    """Optional. The effective ``[agent] compact_ratio`` for ``/status`` (None: unknown)."""
+    @property
+    def compact_ratio(self) -> float | None:
+        """Optional. The effective ``[agent] compact_ratio`` for ``/status`` (None: unknown)."""
+        ...
 
-    is_ready: bool
-    """Optional. False while the services are still being built: the app shows the
-    session screen at once, awaits :meth:`ready` once that frame is out, and the
-    status bar says "starting…" until then."""
+    @property
+    def is_ready(self) -> bool:
+        """Optional. False while the services are still being built: the app shows the
+        session screen at once, awaits :meth:`ready` once that frame is out, and the
+        status bar says "starting…" until then."""
+        ...
 
-    notify_after: float | None
-    """Optional. Notify (OSC 9/777, bell) when a turn ends after this many seconds, and
-    when an approval waits; None: never (``[tui] notify``)."""
+    @property
+    def notify_after(self) -> float | None:
+        """Optional. Notify (OSC 9/777, bell) when a turn ends after this many seconds,
+        and when an approval waits; None: never (``[tui] notify``)."""
+        ...
 
-    prompt_history_path: Path | None
-    """Optional. Where the prompts sent in this workspace are kept across restarts
-    (``prompt_history.py``); None: not kept."""
-    skills: SkillCatalog | None
-    """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
-    commands, their expansion and the notices about skipped files. None until the
-    services are built, or when the surface has none."""
+    @property
+    def prompt_history_path(self) -> Path | None:
+        """Optional. Where the prompts sent in this workspace are kept across restarts
+        (``prompt_history.py``); None: not kept."""
+        ...
+
+    @property
+    def skills(self) -> SkillCatalog | None:
+        """Optional. The skills sessions start with (docs/SKILLS.md): ``/<skill>``
+        commands, their expansion and the notices about skipped files. None until the
+        services are built, or when the surface has none."""
+        ...
 
     trust_review: ProjectReview | None
     """Optional. The folder's untrusted risky project settings, asked about (trust
@@ -193,22 +312,16 @@ class AppServices(Protocol):
         for its whole life (once ready) and cancels it on exit."""
         ...
 
-    def new_runner(self, approver: Approver) -> Runner:
+    def new_runner(self, approver: Approver) -> SessionHandle:
         """Start a fresh session whose tool approvals go to ``approver``."""
         ...
 
-    def resume_runner(self, session_id: str, approver: Approver) -> Runner:
+    def resume_runner(self, session_id: str, approver: Approver) -> SessionHandle:
         """Reopen a saved session (raise ``KeyError`` if it is gone)."""
         ...
 
     def list_sessions(self) -> list[SessionSummary]:
         """Saved sessions, newest first."""
-        ...
-
-    def saved_messages(self, runner: Runner) -> Sequence[Message]:
-        """Optional. The saved transcript of the session ``runner`` reopens (``reasonix
-        -c``, ``--resume``, ``/resume``), to draw it; empty for a new session. Blocking
-        (reads the session file; called in a worker thread)."""
         ...
 
     def models(self) -> list[str]:
@@ -289,81 +402,31 @@ class AppServices(Protocol):
         Blocking (called in a worker thread)."""
         ...
 
-    def compact(self, runner: Runner, focus: str = "") -> AsyncIterator[Event]:
-        """Fold the runner's history now (``focus``: what the summary should keep);
-        events go through the turn dispatcher."""
-        ...
-
-    def rewind_turns(self) -> list[RewindTurn]:
-        """Optional. The active session's turns with their file changes (``/rewind``);
-        ``ValueError`` with the reason when the checkpoints cannot be read."""
-        ...
-
-    def rewind_preview(self, turn: int) -> RewindPreview:
-        """Optional. What a code rewind to the start of ``turn`` would change."""
-        ...
-
-    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
-        """Optional. Rewind the active session: ``scope`` is code, chat, both or fork.
-        Raises ``ValueError`` with the reason when it cannot (a conflict, no store)."""
-        ...
-
-    def cache_report(self, runner: Runner) -> CacheReport | None:
-        """Optional. The runner's session's cache account for ``/cache`` (None: no
-        session yet)."""
-        ...
-
-    def rebill_preview(self, runner: Runner, change: str, target: str = "") -> RebillPreview | None:
-        """Optional. What ``change`` ("model" to ``target``, "effort", "compact") would
-        re-bill from the prompt cache now; None when nothing is cached."""
-        ...
-
-    def idle_preview(self, runner: Runner) -> RebillPreview | None:
-        """Optional. The first request's cache miss of a session idle longer than the
-        provider keeps its cache; None otherwise."""
-        ...
-
-    def budget_left(self, runner: Runner) -> str:
-        """Optional. The runner's task budget remainder (``$0.42 · 3m left``); empty
-        without one."""
-        ...
-
-    async def pending_plan(self, runner: Runner) -> SavedPlan | None:
-        """Optional. The plan waiting for approval in the runner's session (``/plan``):
-        one kept in the plan-approval dialog, or saved by a headless run."""
-        ...
-
-    def execute_plan(self, runner: Runner) -> AsyncIterator[Event]:
-        """Optional. Execute the pending plan (the user approved it in ``/plan``'s
-        dialog); ends plan mode. Events go through the turn dispatcher."""
-        ...
-
-    async def reject_plan(self, runner: Runner) -> None:
-        """Optional. Discard the pending plan."""
-        ...
-
-    async def goal(self, runner: Runner, action: str, objective: str = "") -> GoalView | None:
-        """Optional. ``/goal``: ``start`` (create and arm), ``status``, ``pause``,
-        ``resume`` (and arm), ``clear``. ``ValueError`` with the reason when the goal
-        cannot change; None when the session has no goal."""
-        ...
-
-    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncGenerator[Event, None]:
-        """Optional. Admit goal rounds (the core's goal driver) while the goal is active
-        and armed: ``objective`` starts it, else its rounds continue. Events go through
-        the turn dispatcher."""
-        ...
-
 
 class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
 
-    compact_ratio: float | None = None
-    prompt_history_path: Path | None = None
-    notify_after: float | None = None
-    is_ready: bool = True
     trust_review: ProjectReview | None = None
-    skills: SkillCatalog | None = None
+
+    @property
+    def compact_ratio(self) -> float | None:
+        return None
+
+    @property
+    def prompt_history_path(self) -> Path | None:
+        return None
+
+    @property
+    def notify_after(self) -> float | None:
+        return None
+
+    @property
+    def is_ready(self) -> bool:
+        return True
+
+    @property
+    def skills(self) -> SkillCatalog | None:
+        return None
 
     async def ready(self) -> None:
         return None
@@ -373,9 +436,6 @@ class BaseServices(AppServices):
 
     async def serve(self) -> None:
         return None
-
-    def saved_messages(self, runner: Runner) -> Sequence[Message]:
-        return ()
 
     def api_key_info(self) -> ApiKeyInfo:
         return ApiKeyInfo(
@@ -409,39 +469,3 @@ class BaseServices(AppServices):
 
     def mention_refused(self, path: str) -> bool:
         return False
-
-    def rewind_turns(self) -> list[RewindTurn]:
-        return []
-
-    def rewind_preview(self, turn: int) -> RewindPreview:
-        return RewindPreview(diff="", note="checkpoints are not available")
-
-    def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
-        raise ValueError("checkpoints are not available in this session")
-
-    def cache_report(self, runner: Runner) -> CacheReport | None:
-        return None
-
-    def rebill_preview(self, runner: Runner, change: str, target: str = "") -> RebillPreview | None:
-        return None
-
-    def idle_preview(self, runner: Runner) -> RebillPreview | None:
-        return None
-
-    def budget_left(self, runner: Runner) -> str:
-        return ""
-
-    async def pending_plan(self, runner: Runner) -> SavedPlan | None:
-        return None
-
-    def execute_plan(self, runner: Runner) -> AsyncIterator[Event]:
-        raise ValueError("no plan is waiting for approval in this session")
-
-    async def reject_plan(self, runner: Runner) -> None:
-        return None
-
-    async def goal(self, runner: Runner, action: str, objective: str = "") -> GoalView | None:
-        raise ValueError("goals are not available in this session")
-
-    def drive_goal(self, runner: Runner, objective: str = "") -> AsyncGenerator[Event, None]:
-        raise ValueError("goals are not available in this session")

@@ -29,49 +29,16 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         if outcome.changed is not None:
             yield new_event(ev.PrefixChanged, reason=outcome.changed)
         raise CompactionRequired(outcome.unfit)
-    before, after = outcome.tokens_before, outcome.tokens_after
     if outcome.truncated is not None:
-        blanked, dropped = outcome.truncated
-        yield new_event(
-            ev.Notice,
-            level="warning",
-            text=(
-                f"context truncated to fit the window: {blanked} tool results blanked, "
-                f"{dropped} messages dropped ({before:,} → {after:,} tokens); "
-                "the full transcript stays in the session file"
-            ),
-        )
+        yield new_event(ev.Notice, level="warning", text=_truncated_text(outcome))
     failed = outcome.failure_detail
     if outcome.prefix_notice:
         yield new_event(ev.Notice, level="warning", text=outcome.prefix_notice)
-    # Blocked because of the frozen prefix: its one notice says why (an automatic
-    # one is not reported again; a /compact by hand always gets an answer).
-    blocked_by_prefix = (
-        outcome.prefix_over
-        and outcome.failure_status is FailureStatus.BLOCKED
-        and (bool(outcome.prefix_notice) or reason.unattended)
-    )
-    if failed and outcome.truncated is None and not blocked_by_prefix:
-        if reason is CompactionReason.MANUAL and outcome.failure_status is FailureStatus.BLOCKED:
-            text = f"nothing to compact: {failed}"
-        else:
-            text = f"compaction could not summarise the conversation: {failed}"
-        yield new_event(ev.Notice, level="warning", text=text)
+    failure = _failure_text(outcome)
+    if failure:
+        yield new_event(ev.Notice, level="warning", text=failure)
     if outcome.summaries or (outcome.changed and outcome.truncated is None):
-        what = "summary" if outcome.summaries else "pruned tool results"
-        if outcome.folded is not None:
-            chunks, merges = outcome.folded
-            what = f"summary folded from {chunks} parts and {merges} merge" + (
-                "s" if merges != 1 else ""
-            )
-        yield new_event(
-            ev.Notice,
-            level="info",
-            text=(
-                f"context compacted ({what}): {before:,} → {after:,} tokens "
-                f"(threshold {outcome.trigger:,} of {outcome.window:,})"
-            ),
-        )
+        yield new_event(ev.Notice, level="info", text=_compacted_text(outcome))
     if reason is CompactionReason.MANUAL and outcome.changed is None and not failed:
         yield new_event(ev.Notice, level="info", text="nothing to compact yet")
     yield new_event(
@@ -83,3 +50,44 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
     )
     if outcome.changed is not None:
         yield new_event(ev.PrefixChanged, reason=outcome.changed)
+
+
+def _truncated_text(outcome: CompactionOutcome) -> str:
+    assert outcome.truncated is not None
+    blanked, dropped = outcome.truncated
+    return (
+        f"context truncated to fit the window: {blanked} tool results blanked, "
+        f"{dropped} messages dropped ({outcome.tokens_before:,} → {outcome.tokens_after:,} "
+        "tokens); the full transcript stays in the session file"
+    )
+
+
+def _failure_text(outcome: CompactionOutcome) -> str:
+    """Why the summary failed, or "" when that is not said (no failure, a truncation
+    said it, or the frozen prefix's one notice already did)."""
+    failed, reason = outcome.failure_detail, outcome.reason
+    # Blocked because of the frozen prefix: its one notice says why (an automatic
+    # one is not reported again; a /compact by hand always gets an answer).
+    blocked_by_prefix = (
+        outcome.prefix_over
+        and outcome.failure_status is FailureStatus.BLOCKED
+        and (bool(outcome.prefix_notice) or reason.unattended)
+    )
+    if not failed or outcome.truncated is not None or blocked_by_prefix:
+        return ""
+    if reason is CompactionReason.MANUAL and outcome.failure_status is FailureStatus.BLOCKED:
+        return f"nothing to compact: {failed}"
+    return f"compaction could not summarise the conversation: {failed}"
+
+
+def _compacted_text(outcome: CompactionOutcome) -> str:
+    what = "summary" if outcome.summaries else "pruned tool results"
+    if outcome.folded is not None:
+        chunks, merges = outcome.folded
+        what = f"summary folded from {chunks} parts and {merges} merge" + (
+            "s" if merges != 1 else ""
+        )
+    return (
+        f"context compacted ({what}): {outcome.tokens_before:,} → {outcome.tokens_after:,} "
+        f"tokens (threshold {outcome.trigger:,} of {outcome.window:,})"
+    )

@@ -39,7 +39,7 @@ def goal_line(goal: GoalView) -> str:
 
 async def review_plan(screen: SessionHost, args: str) -> None:
     try:
-        saved = await screen.services.pending_plan(screen.runner)
+        saved = await screen.runner.pending_plan()
     except Exception as exc:  # the session could not start: say why
         await screen.notice(f"/plan: {exc}", "error")
         return
@@ -57,9 +57,9 @@ async def review_plan(screen: SessionHost, args: str) -> None:
             return
         if verdict is PlanVerdict.APPROVE:
             await screen.notice("Plan approved; executing it.")
-            screen.run_events(screen.services.execute_plan(runner))
+            screen.run_events(runner.execute_plan())
         elif verdict is PlanVerdict.REJECT:
-            await screen.services.reject_plan(runner)
+            await runner.reject_plan()
             await screen.notice("Plan rejected; nothing was executed.")
         else:
             await screen.notice("The plan is still waiting; /plan shows it again.")
@@ -76,7 +76,7 @@ async def goal_command(screen: SessionHost, args: str) -> None:
         return
     action = words if words in GOAL_WORDS else "start"
     try:
-        goal = await screen.services.goal(screen.runner, action, words)
+        goal = await screen.runner.goal(action, words)
     except ValueError as exc:
         await screen.notice(f"/goal {action}: {exc}", "warning")
         return
@@ -103,12 +103,12 @@ def show_goal(screen: SessionHost, goal: GoalView | None) -> None:
 async def goal_rounds(screen: SessionHost, objective: str = "") -> AsyncIterator[Event]:
     """The driver's rounds, then the goal as it ended (armed or not) in the bar."""
     runner = screen.runner
-    async with aclosing(screen.services.drive_goal(runner, objective)) as events:  # type: ignore[type-var]
+    async with aclosing(runner.drive_goal(objective)) as events:
         async for event in events:
             yield event
     if runner is screen.runner:
         try:
-            show_goal(screen, await screen.services.goal(runner, "status"))
+            show_goal(screen, await runner.goal("status"))
         except ValueError:
             pass
 

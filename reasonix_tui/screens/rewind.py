@@ -23,7 +23,7 @@ from reasonix_tui.widgets.diff_view import render_diff
 if TYPE_CHECKING:
     from reasonix_tui.screens.session_host import SessionHost
 
-#: (scope, label) in the order shown; the scope is what ``services.rewind`` takes.
+#: (scope, label) in the order shown; the scope is what ``SessionHandle.rewind`` takes.
 CHOICES: tuple[tuple[str, str], ...] = (
     ("code", "Code: put the files back to the start of this turn"),
     ("chat", "Conversation: continue from just before this turn"),
@@ -104,9 +104,9 @@ def turn_items(turns: list[RewindTurn]) -> list[PickerItem]:
 def open_rewind(screen: SessionHost) -> None:
     """The whole flow: turn picker -> preview and choice -> rewind -> notice (and,
     after a chat rewind or a fork, continue in that session)."""
-    services = screen.services
+    session = screen.runner
     try:
-        turns = {t.number: t for t in services.rewind_turns()}
+        turns = {t.number: t for t in session.rewind_turns()}
     except ValueError as exc:
         screen.notify(f"Rewind is not available: {exc}", severity="error")
         return
@@ -115,7 +115,7 @@ def open_rewind(screen: SessionHost) -> None:
         if scope is None:
             return
         try:
-            done = services.rewind(number, scope, force=True)
+            done = session.rewind(number, scope, force=True)
         except ValueError as exc:
             await screen.notice(f"Rewind failed: {exc}", "error")
             return
@@ -127,7 +127,7 @@ def open_rewind(screen: SessionHost) -> None:
         if not value:
             return
         number = int(value)
-        preview = services.rewind_preview(number)
+        preview = session.rewind_preview(number)
 
         async def answer(scope: str | None) -> None:
             await chosen(number, scope)

@@ -190,7 +190,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         """Draw the conversation the runner reopens (``reasonix -c``, ``/resume``)."""
         runner = self.runner
         try:
-            messages = await asyncio.to_thread(self.services.saved_messages, runner)
+            messages = await asyncio.to_thread(runner.saved_messages)
         except Exception as exc:
             await self.notice(f"Could not draw the saved session: {exc}", "warning")
             return
@@ -233,7 +233,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     def _tick(self) -> None:
         animate = self.app.animation_level != "none"
         frame = self.status.state.frame + 1 if animate else 0
-        left = self.services.budget_left(self.runner)
+        left = self.runner.budget_left()
         self.status.update_state(now=self.services.clock(), frame=frame, budget_left=left)
 
     def _set_busy(self, busy: bool) -> None:
@@ -280,7 +280,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     async def warn_if_idle(self) -> None:
         """A resumed session idle longer than the provider keeps its cache: say
         that its first request will miss, and what that costs."""
-        preview = self.services.idle_preview(self.runner)
+        preview = self.runner.idle_preview()
         if preview is not None:
             await self.notice(idle_text(preview), "warning")
 

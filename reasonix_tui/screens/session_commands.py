@@ -63,7 +63,7 @@ async def clear_session(screen: SessionHost, args: str) -> None:
 
 async def compact(screen: SessionHost, args: str) -> None:
     async def fold() -> None:
-        screen.run_events(screen.services.compact(screen.runner, args))
+        screen.run_events(screen.runner.compact(args))
 
     await unless_cache_loss(screen, "compact", "", "Compact the conversation now?", fold)
 
@@ -77,7 +77,7 @@ async def unless_cache_loss(
 ) -> None:
     """Do ``act`` at once when nothing cached would be lost; otherwise first ask,
     saying how many cached tokens it re-bills and what that costs now."""
-    preview = screen.services.rebill_preview(screen.runner, change, target)
+    preview = screen.runner.rebill_preview(change, target)
     if preview is None:
         await act()
         return
@@ -91,7 +91,7 @@ async def unless_cache_loss(
 
 
 async def show_cache(screen: SessionHost, args: str) -> None:
-    screen.app.push_screen(CacheScreen(screen.services.cache_report(screen.runner)))
+    screen.app.push_screen(CacheScreen(screen.runner.cache_report()))
 
 
 async def effort(screen: SessionHost, args: str) -> None:

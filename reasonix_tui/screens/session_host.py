@@ -14,11 +14,10 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
     from textual.worker import Worker
 
-    from reasonix_core.agent.runner import Runner
     from reasonix_core.events import Event
     from reasonix_tui.approver import TuiApprover
     from reasonix_tui.commands import CommandRegistry
-    from reasonix_tui.services import AppServices
+    from reasonix_tui.services import AppServices, SessionHandle
     from reasonix_tui.widgets.blocks import NoticeLevel
     from reasonix_tui.widgets.completion_menu import CompletionMenu
     from reasonix_tui.widgets.composer import Composer
@@ -30,7 +29,7 @@ class SessionHost(Protocol):
     services: AppServices
     registry: CommandRegistry
     approver: TuiApprover
-    runner: Runner
+    runner: SessionHandle
     queue: list[str]
 
     @property

@@ -513,7 +513,7 @@ async def test_tui_compact_with_focus_folds_and_every_request_keeps_the_focus(
     async with anyio.create_task_group() as tg:
         tg.start_soon(services.serve)
         runner = services.resume_runner(session.id, FailClosedApprover())
-        events = [e async for e in services.compact(runner, "keep the note names")]
+        events = [e async for e in runner.compact("keep the note names")]
         tg.cancel_scope.cancel()
     fold = server.requests[before:]
     assert sum(1 for r in fold if part_of(r) is not None) >= 3 and is_merge(fold[-1])

@@ -109,7 +109,7 @@ async def test_tui_engine_compact_and_effective_ratio(workspace, home, server, m
         runner = services.new_runner(FailClosedApprover())
         turn = [e async for e in runner.run("read")]
         assert isinstance(turn[-1], ev.TurnFinished)
-        events = [e async for e in services.compact(runner)]
+        events = [e async for e in runner.compact()]
         tg.cancel_scope.cancel()
     assert [
         type(e).__name__

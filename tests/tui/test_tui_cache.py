@@ -114,23 +114,23 @@ async def test_the_real_services_price_a_recorded_session(workspace: Path, home:
     prompt = read_request_records(path)[0]["prompt_tokens"]
 
     fresh = EngineServices(workspace, home=home, clock=lambda: PEAK)
-    assert fresh.rebill_preview(fresh.new_runner(FailClosedApprover()), "model") is None
+    assert fresh.new_runner(FailClosedApprover()).rebill_preview("model") is None
 
     services = EngineServices(workspace, home=home, continue_last=True, clock=lambda: PEAK)
     runner = services.new_runner(FailClosedApprover())
-    switch = services.rebill_preview(runner, "model", "fixture/deepseek-v4-pro")
+    switch = runner.rebill_preview("model", "fixture/deepseek-v4-pro")
     assert switch is not None and switch.tokens == prompt
     assert switch.peak is True and switch.off_peak_at == PEAK.replace(hour=4)
     assert switch.cost == pytest.approx(prompt * (1.32 - 0.044) / 1e6)
-    compact = services.rebill_preview(runner, "compact")
+    compact = runner.rebill_preview("compact")
     assert compact is not None and 0 < compact.tokens < prompt  # the system prompt stays
-    report = services.cache_report(runner)
+    report = runner.cache_report()
     assert report is not None and [r.request for r in report.requests] == [1]
-    assert services.idle_preview(runner) is None  # the record is "later" than 02:00
+    assert runner.idle_preview() is None  # the record is "later" than 02:00
 
     later = datetime.now(UTC) + timedelta(hours=2)
     idle = EngineServices(workspace, home=home, continue_last=True, clock=lambda: later)
-    missed = idle.idle_preview(idle.new_runner(FailClosedApprover()))
+    missed = idle.new_runner(FailClosedApprover()).idle_preview()
     assert missed is not None and missed.tokens == prompt
     assert missed.idle is not None and missed.idle > timedelta(hours=1)
 
@@ -169,12 +169,12 @@ async def test_the_real_services_read_a_running_session_live(workspace: Path, ho
     async with anyio.create_task_group() as tg:
         tg.start_soon(services.serve)
         runner = services.new_runner(FailClosedApprover())
-        assert services.rebill_preview(runner, "model", "deepseek-v4-pro") is None  # nothing yet
+        assert runner.rebill_preview("model", "deepseek-v4-pro") is None  # nothing yet
         [e async for e in runner.run("hello")]
-        first = services.rebill_preview(runner, "effort")
+        first = runner.rebill_preview("effort")
         [e async for e in runner.run("again")]
-        second = services.rebill_preview(runner, "effort")
-        report = services.cache_report(runner)
+        second = runner.rebill_preview("effort")
+        report = runner.cache_report()
         tg.cancel_scope.cancel()
     assert first is not None and second is not None and second.tokens > first.tokens
     assert report is not None and [r.request for r in report.requests] == [1, 2]

@@ -217,7 +217,7 @@ async def test_goal_rounds_run_until_the_model_completes_the_goal(
         marks = [m.meta.get("host_turn") for m in saved if m.role == "user"]
         assert marks == [None, True]
         assert all("meta" not in m for m in configured.requests[-1].json["messages"])
-        heads = [t.head for t in services.rewind_turns()]
+        heads = [t.head for t in session(pilot).runner.rewind_turns()]
         assert heads[0].startswith("make the tests pass")
         assert heads[1].startswith("(goal round) Continue working")
 

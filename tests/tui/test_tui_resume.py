@@ -193,12 +193,12 @@ def test_engine_services_read_the_session_that_continue_reopens(
     store.close()
 
     fresh = EngineServices(workspace, home=home)
-    assert list(fresh.saved_messages(fresh.new_runner(approver=None))) == []  # type: ignore[arg-type]
+    assert list(fresh.new_runner(approver=None).saved_messages()) == []  # type: ignore[arg-type]
 
     services = EngineServices(workspace, home=home, continue_last=True)
     runner = services.new_runner(approver=None)  # type: ignore[arg-type]
     assert runner.session_id == "(new session)"
-    saved = services.saved_messages(runner)
+    saved = runner.saved_messages()
     assert [m.content for m in saved if m.role == "assistant" and m.content] == [
         "Answer **0**.",
         "Answer **1**.",
@@ -232,7 +232,7 @@ def test_the_launch_session_is_read_without_building_the_engine(
     saved = SavedSession(home / "sessions", workspace, None)  # -c: the newest
     services = DeferredServices(never, workspace=workspace, config_home=home, saved=saved)
     runner = services.new_runner(approver=None)  # type: ignore[arg-type]
-    assert [m.role for m in services.saved_messages(runner)] == [
+    assert [m.role for m in runner.saved_messages()] == [
         "user",
         "assistant",
         "tool",
@@ -240,4 +240,4 @@ def test_the_launch_session_is_read_without_building_the_engine(
     ]
     assert saved.session_id == header.id  # what the engine is then told to reopen
     fresh = DeferredServices(never, workspace=workspace, config_home=home)
-    assert fresh.saved_messages(fresh.new_runner(approver=None)) == ()  # type: ignore[arg-type]
+    assert fresh.new_runner(approver=None).saved_messages() == ()  # type: ignore[arg-type]

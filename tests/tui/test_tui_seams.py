@@ -13,23 +13,24 @@ import pytest
 
 import reasonix_tui
 from reasonix_testkit.tui import ScriptedServices
-from reasonix_tui.deferred import DeferredServices, _Delegated
+from reasonix_tui.deferred import DeferredServices
 from reasonix_tui.engine import EngineServices
-from reasonix_tui.services import AppServices, BaseServices
+from reasonix_tui.services import AppServices, BaseServices, SessionHandle
 
 PACKAGE = Path(reasonix_tui.__file__).parent
 
-#: The one place a member is resolved on the built services by name: the
-#: DeferredServices descriptor, whose name is its own attribute name (checked
-#: against the Protocol by test_deferred_delegates_only_declared_members).
-DELEGATION = {("deferred.py", "_Delegated.member")}
+#: Places allowed to resolve a member by name: none (DeferredServices spells out
+#: each member, so the type checker sees it implement the Protocol).
+DELEGATION: set[tuple[str, str]] = set()
 
 
-def declared_members() -> dict[str, Any]:
-    """Every member of AppServices: annotated attributes (None) and methods."""
-    members: dict[str, Any] = dict.fromkeys(AppServices.__annotations__)
-    for name, value in vars(AppServices).items():
-        if inspect.isfunction(value) and not name.startswith("_"):
+def declared_members(protocol: type = AppServices) -> dict[str, Any]:
+    """Every member of a protocol: annotated attributes and properties (None) and methods."""
+    members: dict[str, Any] = dict.fromkeys(protocol.__annotations__)
+    for name, value in vars(protocol).items():
+        if isinstance(value, property):
+            members[name] = None
+        elif inspect.isfunction(value) and not name.startswith("_"):
             members[name] = value
     return members
 
@@ -73,8 +74,6 @@ def test_no_services_member_is_looked_up_by_name() -> None:
     lookups = dynamic_lookups()
     unexpected = [hit for hit in lookups if (hit[0], hit[1]) not in DELEGATION]
     assert unexpected == [], "declare the member on AppServices instead"
-    # The allowance is still needed (else drop it).
-    assert {(file, scope) for file, scope, _ in lookups} == DELEGATION
 
 
 def test_the_scan_sees_the_lookups_it_forbids() -> None:
@@ -92,13 +91,18 @@ def ready(app):
     ]
 
 
-def test_deferred_delegates_only_declared_members() -> None:
-    members = declared_members()
-    delegated = {n for n, v in vars(DeferredServices).items() if isinstance(v, _Delegated)}
-    assert delegated, "DeferredServices delegates through _Delegated descriptors"
-    assert delegated <= set(members), delegated - set(members)
-    for name in delegated:
-        assert vars(DeferredServices)[name].name == name
+def test_deferred_serves_every_member_itself(tmp_path: Path) -> None:
+    """No member of the stand-in falls back to BaseServices' default: each waits for,
+    or stands in for, the built services' own."""
+    services = DeferredServices(
+        lambda: scripted(tmp_path), workspace=tmp_path, config_home=tmp_path
+    )
+    inherited = [
+        name
+        for name in declared_members()
+        if name not in vars(DeferredServices) and name not in vars(services)
+    ]
+    assert inherited == []
 
 
 def implementation(obj: object, name: str) -> object:
@@ -107,15 +111,15 @@ def implementation(obj: object, name: str) -> object:
         return vars(obj)[name]
     for klass in type(obj).__mro__:
         if name in vars(klass):
-            assert klass is not AppServices, f"{type(obj).__name__}.{name}: only the stub"
+            assert klass not in (AppServices, SessionHandle), f"{type(obj).__name__}.{name}: stub"
             return vars(klass)[name]
     raise AssertionError(f"{type(obj).__name__} lacks {name}")
 
 
-def assert_satisfies(obj: object) -> None:
+def assert_satisfies(obj: object, protocol: type = AppServices) -> None:
     """Every declared member is implemented, and each method is callable the
     way the Protocol declares it (awaited or not)."""
-    for name, declared in declared_members().items():
+    for name, declared in declared_members(protocol).items():
         implementation(obj, name)
         value = getattr(obj, name)
         if declared is None:
@@ -160,3 +164,25 @@ def test_deferred_services_satisfy_the_protocol_before_and_after_ready(tmp_path:
     assert_satisfies(services)  # a blocking member builds the services
     assert len(built) == 1 and services.is_ready
     assert services.context_window == built[0].context_window
+
+
+def test_every_session_handle_satisfies_the_protocol(tmp_path: Path) -> None:
+    """What belongs to one session is asked of the handle new_runner returns: the
+    scripted one, the engine's (over the core Session) and the deferred stand-in."""
+    from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_tui.deferred import DeferredRunner
+    from reasonix_tui.engine import EngineRunner
+
+    assert not set(declared_members(SessionHandle)) & set(declared_members()), "one owner"
+    services = scripted(tmp_path)
+    assert_satisfies(services.new_runner(FailClosedApprover()), SessionHandle)
+    deferred = DeferredServices(
+        lambda: scripted(tmp_path), workspace=tmp_path / "ws", config_home=tmp_path / "home"
+    )
+    stand_in = deferred.new_runner(FailClosedApprover())
+    assert isinstance(stand_in, DeferredRunner)
+    assert_satisfies(stand_in, SessionHandle)
+    for name, declared in declared_members(SessionHandle).items():
+        real = vars(EngineRunner)[name]
+        if declared is not None:
+            assert inspect.iscoroutinefunction(real) == inspect.iscoroutinefunction(declared)
