@@ -228,7 +228,7 @@ class _Output:
     text renderer or the stream-json lines."""
 
     def __init__(self, output_format: str, out: TextIO, err: TextIO, sink: MetricsSink) -> None:
-        self.output_format, self.out, self.sink = output_format, out, sink
+        self.output_format, self.out, self.err, self.sink = output_format, out, err, sink
         self.render = _TextRenderer(out, err) if output_format == "text" else None
         # Known once the session is built.
         self.shape: ClaudeShape | None = None
@@ -242,7 +242,13 @@ class _Output:
             self.shape.observe(event)
         if self.render is not None:
             self.render(event)
-        elif self.output_format == "stream-json" and self.shape is not None:
+            return
+        if isinstance(event, ev.Notice) and event.level != "info" and not event.agent_path:
+            # stdout is the JSON alone: a person (or a CI log) reads warnings on
+            # stderr, worded as text mode words them; the result lists them too.
+            self.err.write(f"{event.level}: {event.text}\n")
+            self.err.flush()
+        if self.output_format == "stream-json" and self.shape is not None:
             for line in self.shape.lines(event):
                 self.write(line)
             self.out.flush()
@@ -363,6 +369,7 @@ def _result(
         },
         "total_cost_usd": round(metrics.cost, 10) if metrics.currency == "USD" else None,
         "permission_denials": shape.permission_denials if shape is not None else [],
+        "warnings": list(shape.warnings) if shape is not None else [],
         "total_cost": round(metrics.cost, 10),
         "currency": metrics.currency,
         "schema_version": SCHEMA_VERSION,
