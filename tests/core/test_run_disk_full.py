@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from reasonix_testkit import ChatDialect, FixtureServer, Reply, ToolCallSpec
-from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
+from tests.conftest import TEST_KEY, TEST_KEY_ENV, reasonix, write_config
 
 DISK = 256 * 1024
 PAGE = 4096  # tmpfs counts whole pages: a sweep in pages meets every state
@@ -146,10 +146,19 @@ def test_every_full_disk_moment_of_the_session_ends_with_the_json_result(
             break
         assert_disk_full(proc, result, sessions)
         failures += 1
+        last_failed = keep
     else:
         pytest.fail("the run never fitted on the disk")
     # The sweep met the disk full at more than one moment before the run fitted.
     assert failures >= 3, failures
+    # Once there is space, the session the last full disk stopped mid-turn continues.
+    shutil.copytree(last_failed, sessions, dirs_exist_ok=True)
+    with FixtureServer(ChatDialect("deepseek"), api_key=TEST_KEY) as server:
+        write_config(home, server.base_url)
+        server.enqueue(Reply(content="continued"))
+        proc = reasonix(workspace, "run", "-c", "go on", "--output-format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert result_of(proc)["result"] == "continued"
 
 
 def test_a_full_disk_under_the_metrics_file_ends_with_the_json_result(
