@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reasonix_core.permission.summary import visible
+
 KEY_ARGUMENTS = ("path", "file_path", "command", "cmd", "pattern", "query", "url", "glob", "name")
 
 
@@ -69,3 +71,17 @@ def find_diff(text: str) -> str | None:
         if lines[i].startswith("--- ") and lines[i + 1].startswith("+++ "):
             return "\n".join(lines[i:])
     return None
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """Model or repository text on one line: every line break (``\\r``, ``\\u2028``...)
+    and run of spaces made one space, invisible characters escaped, cut at ``limit``.
+    In a dialog it can neither fake a line nor send an escape to the terminal."""
+    flat = visible(" ".join(text.split()))
+    return flat if limit is None or len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def exact_line(text: str) -> str:
+    """A name (a path) on one line, exactly: invisible characters, newlines and tabs
+    escaped, its spaces kept, nothing cut."""
+    return visible(text).replace("\n", "\\n").replace("\t", "\\t")

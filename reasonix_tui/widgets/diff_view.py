@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from reasonix_core.permission.summary import visible
+
 
 def render_diff(diff: str, max_lines: int | None = None) -> Content:
     lines = diff.splitlines()
@@ -13,7 +15,10 @@ def render_diff(diff: str, max_lines: int | None = None) -> Content:
         hidden = len(lines) - max_lines
         lines = lines[:max_lines]
     parts: list[Content] = []
-    for line in lines:
+    for raw in lines:
+        # A file's bytes (or a model-made file name) may hold escape sequences or
+        # bidi overrides: shown escaped, never sent to the terminal as they are.
+        line = visible(raw)
         if line.startswith(("+++ ", "--- ")):
             style = "bold $text-muted"
         elif line.startswith("@@"):
