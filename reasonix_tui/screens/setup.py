@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from reasonix_core.permission.summary import visible
 from reasonix_tui.services import ApiKeyInfo, AppServices, ProviderChoice
 
 log = logging.getLogger(__name__)
@@ -143,7 +144,8 @@ class SetupScreen(Screen[bool]):
             if choice is not None and info is not None
             else intro(self.services.api_key_info(), self.replacing)
         )
-        self.query_one("#intro", Static).update(text)
+        # Names from the config (a trusted project's too): escapes shown, never sent.
+        self.query_one("#intro", Static).update(visible(text))
         self.query_one("#error", Static).update("")
         self.query_one(OptionList).display = False
         self.query_one("#endpoint").display = False

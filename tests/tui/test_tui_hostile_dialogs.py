@@ -205,3 +205,28 @@ def test_login_refuses_a_key_that_would_add_a_variable_to_dotenv(tmp_path: Path,
     with pytest.raises(ConfigError, match="single line"):
         save_api_key("DEEPSEEK_API_KEY", f"sk-x{breaker}OPENAI_BASE_URL=http://evil", home)
     assert read_dotenv(home / ".env") == {"DEEPSEEK_API_KEY": "sk-old"}
+
+
+@pytest.mark.parametrize("hostile", [*ESCAPES, "\u2028"])
+async def test_login_names_a_hostile_provider_inertly(make_app, hostile) -> None:
+    """/login's words come from the config (a project's reasonix.toml once trusted):
+    a provider or endpoint name cannot send escapes or fake a line."""
+    from tui_helpers import send
+
+    from reasonix_tui.screens.setup import SetupScreen
+    from reasonix_tui.services import ApiKeyInfo
+
+    app, services = make_app()
+    services.api_key_info = lambda: ApiKeyInfo(  # type: ignore[method-assign]
+        provider=f"Deep{hostile}Seek",
+        variable="DEEPSEEK_API_KEY",
+        stored_in=Path(f"/home/u/.reasonix{hostile}/.env"),
+        signup_url=f"https://evil{hostile}/keys",
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "/login")
+        await until(pilot, lambda: isinstance(pilot.app.screen, SetupScreen))
+        await pilot.pause()
+        lines = rendered(pilot.app.screen.query_one("#intro", Static))
+        assert_inert(lines)
+        assert "\u2028" not in "".join(lines)
