@@ -15,7 +15,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from reasonix_core.permission.summary import visible
 from reasonix_tui.format import exact_line, one_line
 from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
@@ -74,6 +73,8 @@ class RewindScreen(Overlay[str | None]):
                 with VerticalScroll(id="preview"):
                     yield Static(render_diff(self.preview.diff, _PREVIEW_LINES))
             else:
+                from reasonix_core.permission.summary import visible  # off the first frame
+
                 note = visible(self.preview.note) or "No file changes to put back."
                 yield Static(note, id="note", markup=False)
             yield OptionList(*(Option(label, id=scope) for scope, label in CHOICES), id="choices")

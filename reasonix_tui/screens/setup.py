@@ -15,7 +15,6 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from reasonix_core.permission.summary import visible
 from reasonix_tui.services import ApiKeyInfo, AppServices, ProviderChoice
 
 log = logging.getLogger(__name__)
@@ -145,6 +144,8 @@ class SetupScreen(Screen[bool]):
             else intro(self.services.api_key_info(), self.replacing)
         )
         # Names from the config (a trusted project's too): escapes shown, never sent.
+        from reasonix_core.permission.summary import visible  # off the first frame's path
+
         self.query_one("#intro", Static).update(visible(text))
         self.query_one("#error", Static).update("")
         self.query_one(OptionList).display = False

@@ -5,10 +5,11 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from reasonix_core.permission.summary import visible
-
 
 def render_diff(diff: str, max_lines: int | None = None) -> Content:
+    # Deferred: this module is on the first frame's path, reasonix_core.permission is not.
+    from reasonix_core.permission.summary import visible
+
     lines = diff.splitlines()
     hidden = 0
     if max_lines is not None and len(lines) > max_lines:
