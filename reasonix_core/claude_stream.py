@@ -15,8 +15,8 @@ stream-json (schema version :data:`SCHEMA_VERSION`) is one JSON object per line:
 - last the ``result`` line (built by :mod:`reasonix_core.headless`).
 
 :class:`ClaudeShape` also tallies what the result line reports beyond the metrics:
-the time spent in model requests (``duration_api_ms``) and the denied tool calls
-(``permission_denials``).
+the time spent in model requests (``duration_api_ms``), the denied tool calls
+(``permission_denials``) and the run's warnings (``warnings``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ class ClaudeShape:
         self.model = model
         self._clock = clock
         self.permission_denials: list[dict[str, Any]] = []
+        # Every warning notice of the run (skipped skill files, unattachable
+        # mentions, unavailable MCP servers...), in order: the one list the result
+        # reports, whatever the output format.
+        self.warnings: list[str] = []
         self._api_seconds = 0.0
         self._request_started: float | None = None
         self._step = 0
@@ -82,8 +86,8 @@ class ClaudeShape:
         }
 
     def observe(self, event: ev.Event) -> None:
-        """Tally one event (both output formats): the main agent's request time, every
-        agent's denied calls."""
+        """Tally one event (every output format): the main agent's request time and
+        warnings, every agent's denied calls."""
         if event.agent_path and not isinstance(event, ev.ToolCallStarted | ev.ToolCallFinished):
             return
         match event:
@@ -95,6 +99,8 @@ class ClaudeShape:
             case ev.TurnFailed() | ev.TurnFinished() if self._request_started is not None:
                 self._api_seconds += self._clock() - self._request_started
                 self._request_started = None
+            case ev.Notice(level="warning", text=text):
+                self.warnings.append(text)
             case ev.ToolCallStarted(call_id=call_id, arguments=arguments):
                 self._inputs[call_id] = _input(arguments)
             case ev.ToolCallFinished(call_id=call_id, name=name, outcome="denied"):

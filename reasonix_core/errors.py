@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class ReasonixError(Exception):
     """Base class for every error Reasonix raises on purpose."""
@@ -35,6 +38,55 @@ class SessionBusy(SessionError):
         )
         self.session_id = session_id
         self.pid = pid
+
+
+#: TurnFailed.kind of a run the full disk stopped (``error_disk_full`` in its result).
+DISK_FULL_KIND = "disk_full"
+
+#: A write that failed for want of space: the file system is full, or the user's quota is.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+class DiskFull(ReasonixError):
+    """A file Reasonix keeps (a session, its lock or sidecars, a metrics file)
+    could not be written because its disk is full: a run that failed, not a usage
+    error (exit 1). ``path`` is the file that could not be written."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str | None = None) -> None:
+        self.path = os.fspath(path)
+        self.reason = reason or os.strerror(errno.ENOSPC)
+        super().__init__(f"the disk is full: cannot write {self.path}: {self.reason}")
+
+    @staticmethod
+    def caused(exc: BaseException) -> bool:
+        """Whether ``exc`` is a write refused for want of space."""
+        return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+
+    @classmethod
+    def find(cls, exc: BaseException) -> DiskFull | None:
+        """The disk-full failure behind ``exc``, if any: ``exc`` itself, one of an
+        exception group's members, or what it was raised from or while handling
+        (a bare ENOSPC becomes a :class:`DiskFull` naming its file when it knows
+        it). None when the disk was not the cause."""
+        seen: set[int] = set()
+        bare: OSError | None = None
+        stack = [exc]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if isinstance(current, DiskFull):
+                return current  # it names its file: better than a bare ENOSPC
+            if bare is None and cls.caused(current):
+                assert isinstance(current, OSError)
+                bare = current
+            if isinstance(current, BaseExceptionGroup):
+                stack.extend(current.exceptions)
+            stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        if bare is None:
+            return None
+        return cls(bare.filename or "a file", bare.strerror)
 
 
 class ProviderError(ReasonixError):

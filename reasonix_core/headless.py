@@ -6,6 +6,7 @@ only place that does.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import sys
@@ -19,7 +20,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
-from reasonix_core.errors import CommandError, ReasonixError, SkillError, UsageError
+from reasonix_core.errors import (
+    DISK_FULL_KIND,
+    CommandError,
+    DiskFull,
+    ReasonixError,
+    SkillError,
+    UsageError,
+)
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
@@ -186,28 +194,37 @@ async def run_headless(
     goal_driver: GoalDriver | None = None
     # MCP servers start once the first request has left (or at their first use).
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
-    async with build_session(
-        settings, approver=FailClosedApprover(), overrides=options.overrides
-    ) as session:
-        resume_collection()  # start-up is over (reasonix_core.startup_heap)
-        session_id = session.session_id
-        output.shape = ClaudeShape(session_id=session_id, model=session.model)
-        if options.output_format == "stream-json":
-            output.write(_init_line(output.shape, session, options))
-            out.flush()
-        for text in session.skills.notices():
-            emit(ev.Notice(level="warning", text=text))
-        try:
-            turn, goal_driver, notices = await _start(session, options)
-        except (CommandError, SkillError, UsageError) as exc:
-            # A usage error before anything is sent, raised once the session is
-            # closed (its task groups would wrap it in an exception group).
-            refused = exc
-        else:
-            for text in notices:
+    saved_plan = None
+    try:
+        async with build_session(
+            settings, approver=FailClosedApprover(), overrides=options.overrides
+        ) as session:
+            resume_collection()  # start-up is over (reasonix_core.startup_heap)
+            session_id = session.session_id
+            output.shape = ClaudeShape(session_id=session_id, model=session.model)
+            if options.output_format == "stream-json":
+                output.write(_init_line(output.shape, session, options))
+                out.flush()
+            for text in session.skills.notices():
                 emit(ev.Notice(level="warning", text=text))
-            await _consume(session, turn, emit, sink, ending)
-        saved_plan = session.plan_mode.saved
+            try:
+                turn, goal_driver, notices = await _start(session, options)
+            except (CommandError, SkillError, UsageError) as exc:
+                # A usage error before anything is sent, raised once the session is
+                # closed (its task groups would wrap it in an exception group).
+                refused = exc
+            else:
+                for text in notices:
+                    emit(ev.Notice(level="warning", text=text))
+                await _consume(session, turn, emit, sink, ending)
+            saved_plan = session.plan_mode.saved
+    except Exception as exc:
+        # The disk filled up while the session was created, locked or closed:
+        # the run failed, and still ends with its result (issue 29).
+        disk_full = DiskFull.find(exc)
+        if disk_full is None:
+            raise
+        ending.fail(_disk_full_failure(disk_full), emit)
     if saved_plan is not None and ending.finished is not None:
         # Plan mode, headless: the plan waiting for --approve-plan is the result.
         ending.finished = dataclasses.replace(ending.finished, stop_reason="plan_pending")
@@ -215,7 +232,13 @@ async def run_headless(
     if refused is not None:
         raise refused
     ok, outcome = _settle(ending, goal_driver)
-    metrics = sink.finish(outcome)
+    try:
+        metrics = sink.finish(outcome)
+    except DiskFull as exc:
+        ending.fail(_disk_full_failure(exc), emit)
+        ok, outcome = False, "error"
+        metrics = sink.metrics
+        metrics.outcome = outcome
     result = _result(ok, outcome, ending, metrics, session_id, started, output.shape)
     if options.output_format in ("json", "stream-json"):
         out.write(dumps_utf8(result) + "\n")
@@ -228,7 +251,7 @@ class _Output:
     text renderer or the stream-json lines."""
 
     def __init__(self, output_format: str, out: TextIO, err: TextIO, sink: MetricsSink) -> None:
-        self.output_format, self.out, self.sink = output_format, out, sink
+        self.output_format, self.out, self.err, self.sink = output_format, out, err, sink
         self.render = _TextRenderer(out, err) if output_format == "text" else None
         # Known once the session is built.
         self.shape: ClaudeShape | None = None
@@ -242,7 +265,16 @@ class _Output:
             self.shape.observe(event)
         if self.render is not None:
             self.render(event)
-        elif self.output_format == "stream-json" and self.shape is not None:
+            return
+        if not event.agent_path and isinstance(event, ev.Notice | ev.TurnFailed):
+            # stdout is the JSON alone: a person (or a CI log) reads warnings and
+            # errors on stderr, worded as text mode words them; the result has them too.
+            if isinstance(event, ev.TurnFailed):
+                self.err.write(f"reasonix: error: {event.error}\n")
+            elif event.level != "info":
+                self.err.write(f"{event.level}: {event.text}\n")
+            self.err.flush()
+        if self.output_format == "stream-json" and self.shape is not None:
             for line in self.shape.lines(event):
                 self.write(line)
             self.out.flush()
@@ -272,6 +304,15 @@ class _Ending:
     error: ev.TurnFailed | None = None
     text: str = ""
 
+    def fail(self, error: ev.TurnFailed, emit: Callable[[ev.Event], None]) -> None:
+        """The run failed after (or outside) its turn: ``error`` is its ending."""
+        self.error = error
+        emit(error)
+
+
+def _disk_full_failure(exc: DiskFull) -> ev.TurnFailed:
+    return ev.TurnFailed(error=str(exc), kind=DISK_FULL_KIND)
+
 
 async def _consume(
     session: Session,
@@ -293,14 +334,20 @@ async def _consume(
                 elif isinstance(event, ev.TurnFailed):
                     ending.error = event
     except Exception as exc:
-        # Last resort for a bug outside any tool call (a tool's own failure is
-        # already a result): the run still ends with its result and metrics.
+        # A full disk under the session (an append) or the metrics; else a bug
+        # outside any tool call (a tool's own failure is already a result): the
+        # run still ends with its result and metrics.
         log.info("the run raised", exc_info=exc)
         ending.finished = None
-        ending.error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
+        disk_full = DiskFull.find(exc)
+        if disk_full is not None:
+            ending.error = _disk_full_failure(disk_full)
+        else:
+            ending.error = ev.TurnFailed(error=f"internal error: {type(exc).__name__}: {exc}")
         emit(ending.error)
     except BaseException:
-        sink.finish("cancelled")
+        with contextlib.suppress(DiskFull):  # the cancellation is what to report
+            sink.finish("cancelled")
         raise
 
 
@@ -340,6 +387,8 @@ def _result(
         subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
         if error is not None and error.kind == BUDGET_EXHAUSTED_KIND:
             subtype = "error_max_budget"  # the message names which budget
+        elif error is not None and error.kind == DISK_FULL_KIND:
+            subtype = "error_disk_full"  # the message names the file
     return {
         "type": "result",
         "subtype": subtype,
@@ -363,6 +412,7 @@ def _result(
         },
         "total_cost_usd": round(metrics.cost, 10) if metrics.currency == "USD" else None,
         "permission_denials": shape.permission_denials if shape is not None else [],
+        "warnings": list(shape.warnings) if shape is not None else [],
         "total_cost": round(metrics.cost, 10),
         "currency": metrics.currency,
         "schema_version": SCHEMA_VERSION,

@@ -17,7 +17,7 @@ from typing import Any
 
 from reasonix_core import events as ev
 from reasonix_core.agent.prefix_change import PrefixChangeReason
-from reasonix_core.errors import EMPTY_RESPONSE_KIND, MISSING_REASONING_KIND
+from reasonix_core.errors import EMPTY_RESPONSE_KIND, MISSING_REASONING_KIND, DiskFull
 from reasonix_core.fsutil import atomic_write_text
 
 SUBAGENT_COUNTERS = (
@@ -143,6 +143,9 @@ class MetricsSink:
         self.snapshot_every = snapshot_every
         self._started = time.monotonic()
         self._last_snapshot = 0.0
+        # The partial snapshot is best effort: once the disk had no room for it,
+        # the run goes on without snapshots and finish() writes (or fails) once.
+        self._snapshots_failed = False
         # Path -> the first child that wrote it (duplicate_work_paths).
         self._written_by: dict[str, tuple[str, ...]] = {}
         self._duplicates: set[str] = set()
@@ -257,7 +260,7 @@ class MetricsSink:
         m.write_scope_violations += len(event.violations)
 
     def _snapshot(self) -> None:
-        if self.path is None:
+        if self.path is None or self._snapshots_failed:
             return
         now = time.monotonic()
         if self._last_snapshot and now - self._last_snapshot < self.snapshot_every:
@@ -268,9 +271,14 @@ class MetricsSink:
         # No fsync: the partial must survive the process being killed, which the page
         # cache does, and the next snapshot replaces it. An fsync here blocked the event
         # loop for 5-15 ms every 0.2 s (bench_step_overhead.py --bash).
-        _write_json(self.partial_path, self.metrics.to_json(), durable=False)  # type: ignore[arg-type]
+        try:
+            _write_json(self.partial_path, self.metrics.to_json(), durable=False)  # type: ignore[arg-type]
+        except DiskFull:
+            self._snapshots_failed = True
 
     def finish(self, outcome: str) -> RunMetrics:
+        """The complete metrics, written to ``path``: :class:`DiskFull` when the
+        disk has no room for them (the metrics are set all the same)."""
         self.metrics.outcome = outcome
         self.metrics.complete = True
         self.metrics.duration_ms = int((time.monotonic() - self._started) * 1000)
@@ -284,5 +292,11 @@ class MetricsSink:
 
 
 def _write_json(path: Path, data: dict[str, Any], *, durable: bool = True) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(data, indent=2) + "\n", durable=durable)
+    """Raises OSError, :class:`DiskFull` when the disk has no room for it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(data, indent=2) + "\n", durable=durable)
+    except OSError as exc:
+        if DiskFull.caused(exc):
+            raise DiskFull(path, exc.strerror) from None
+        raise

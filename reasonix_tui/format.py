@@ -69,3 +69,22 @@ def find_diff(text: str) -> str | None:
         if lines[i].startswith("--- ") and lines[i + 1].startswith("+++ "):
             return "\n".join(lines[i:])
     return None
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """Model or repository text on one line: every line break (``\\r``, ``\\u2028``...)
+    and run of spaces made one space, invisible characters escaped, cut at ``limit``.
+    In a dialog it can neither fake a line nor send an escape to the terminal."""
+    # Deferred: this module is on the first frame's path, reasonix_core.permission is not.
+    from reasonix_core.permission.summary import visible
+
+    flat = visible(" ".join(text.split()))
+    return flat if limit is None or len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def exact_line(text: str) -> str:
+    """A name (a path) on one line, exactly: invisible characters, newlines and tabs
+    escaped, its spaces kept, nothing cut."""
+    from reasonix_core.permission.summary import visible
+
+    return visible(text).replace("\n", "\\n").replace("\t", "\\t")

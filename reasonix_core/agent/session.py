@@ -1,10 +1,12 @@
 """Append-only JSONL session transcripts under ``<home>/sessions/``.
 
-One file per session, one record per line, flushed per record so a killed
-process loses at most the record in flight. A torn last line is ignored on
-load and moved aside to ``<file>.torn`` before the next append (so no record
-ever follows it). A record nested deeper than any Reasonix writes is skipped
-with a warning naming its line. The transcript is otherwise never rewritten.
+One file per session, one record per line, each written straight to the file
+(no buffer) so a killed process loses at most the record in flight. A torn last
+line is ignored on load and moved aside to ``<file>.torn`` before the next append
+(so no record ever follows it); a record that does not fit on the disk is cut off
+at once (:class:`DiskFull`). A record nested deeper than any Reasonix writes is
+skipped with a warning naming its line. The transcript is otherwise never
+rewritten.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from reasonix_core.errors import SessionError
+from reasonix_core.errors import DiskFull, SessionError
 from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, open_private, private_dir
 from reasonix_core.home import session_dir as session_dir
 from reasonix_core.home import workspace_key as workspace_key
@@ -83,7 +85,7 @@ class SessionStore:
     def __init__(self, path: Path, header: SessionHeader) -> None:
         self.path = path
         self.header = header
-        self._fh: TextIO | None = None
+        self._fd: int | None = None
 
     @property
     def id(self) -> str:
@@ -100,21 +102,24 @@ class SessionStore:
             store = cls(path, header)
             open_private(path).close()  # 0600 before its first record (fsutil)
             store._write(header.to_record())
+        except DiskFull:
+            raise
         except OSError as exc:
+            if DiskFull.caused(exc):
+                raise DiskFull(path, exc.strerror) from None
             raise SessionError(f"cannot create the session file {path}: {exc.strerror}") from None
         return store
 
-    def _open(self) -> TextIO:
-        if self._fh is None:
+    def _open(self) -> int:
+        if self._fd is None:
             set_torn_tail_aside(self.path)
-            self._fh = open(self.path, "a", encoding="utf-8")
-        return self._fh
+            self._fd = os.open(self.path, _APPEND_FLAGS)
+        return self._fd
 
     def _write(self, record: dict[str, Any]) -> None:
-        fh = self._open()
         # A lone surrogate from the model must not make the record unwritable.
-        fh.write(dumps_utf8(record, separators=(",", ":")) + "\n")
-        fh.flush()
+        line = dumps_utf8(record, separators=(",", ":")) + "\n"
+        _append_whole(self._open(), line.encode("utf-8"), self.path)
 
     def append(self, message: Message) -> None:
         self._write({"type": "message", "message": message.to_record()})
@@ -134,9 +139,10 @@ class SessionStore:
         return read_checkpoint(self.path)
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        # Nothing is buffered: closing never writes, so it cannot fail for want of space.
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class MemorySessionStore(SessionStore):
@@ -172,6 +178,8 @@ def write_checkpoint(session_path: Path, data: dict[str, Any]) -> None:
     try:
         atomic_write_text(path, dumps_utf8(data, separators=(",", ":")), mode=PRIVATE_FILE)
     except OSError as exc:
+        if DiskFull.caused(exc):
+            raise DiskFull(path, exc.strerror) from None
         raise SessionError(f"cannot write context checkpoint {path}: {exc}") from None
 
 
@@ -198,11 +206,19 @@ def requests_path(session_path: Path) -> Path:
 
 def append_request_record(session_path: Path, record: dict[str, Any]) -> None:
     path = requests_path(session_path)
+    line = dumps_utf8(record, separators=(",", ":")) + "\n"
     try:
         set_torn_tail_aside(path)
-        with open_private(path) as fh:
-            fh.write(dumps_utf8(record, separators=(",", ":")) + "\n")
+        fd = os.open(path, _APPEND_FLAGS | os.O_CREAT, PRIVATE_FILE)
+        try:
+            _append_whole(fd, line.encode("utf-8"), path)
+        finally:
+            os.close(fd)
+    except DiskFull:
+        raise
     except OSError as exc:
+        if DiskFull.caused(exc):
+            raise DiskFull(path, exc.strerror) from None
         raise SessionError(f"cannot write the request records {path}: {exc}") from None
 
 
@@ -229,6 +245,29 @@ def read_request_records(session_path: Path) -> list[dict[str, Any]]:
             continue
         out.append(record)
     return out
+
+
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+
+
+def _append_whole(fd: int, data: bytes, path: Path) -> None:
+    """Append ``data`` to the file open on ``fd`` whole or not at all: a write cut
+    short (the disk filled up) is cut off again, so the file still ends on a whole
+    record and a later append does not follow a torn one. :class:`DiskFull` when
+    the disk is full; other write errors as they are."""
+    end = os.lseek(fd, 0, os.SEEK_END)
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, end)  # never needs space
+        except OSError:
+            log.warning("cannot cut the unfinished record off %s", path)
+        if DiskFull.caused(exc):
+            raise DiskFull(path, exc.strerror) from None
+        raise
 
 
 def torn_path(path: Path) -> Path:

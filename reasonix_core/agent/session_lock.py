@@ -96,7 +96,12 @@ def _acquire(path: Path, session_id: str) -> int:
         log.warning("cannot lock the session %s (%s); continuing without the lock", path, exc)
         return fd
     os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    try:
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError as exc:
+        # The flock is the lock; the pid only names the holder in SessionBusy
+        # ("pid unknown" without it). A full disk fails the session's own writes.
+        log.info("cannot write the pid into the session lock %s (%s)", path, exc)
     return fd
 
 

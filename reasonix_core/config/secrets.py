@@ -112,7 +112,9 @@ def save_api_key(name: str, value: str, home: Path | None = None) -> Path:
     """
     if not _NAME.fullmatch(name):
         raise ConfigError(f"invalid environment variable name {name!r}")
-    if "\n" in value or "\r" in value or "\0" in value:
+    # Any line break the reader's splitlines() honours (\x0b, \x85, \u2028...), not
+    # only \n: a pasted "key" must not plant a second variable in the file.
+    if value.splitlines() not in ([value], []) or "\0" in value or "\r" in value:
         raise ConfigError(f"the value for {name} must be a single line")
     home = reasonix_home() if home is None else home
     path = home / ENV_FILE

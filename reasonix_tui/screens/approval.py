@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Requester
 from reasonix_core.permission.summary import visible
+from reasonix_tui.format import exact_line, one_line
 from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.widgets.diff_view import DiffView
 
@@ -49,20 +50,19 @@ def _argument_lines(arguments: dict[str, object]) -> list[str]:
 WHY_CHARS = 300
 
 
-def _one_line(text: str, limit: int) -> str:
-    """``text`` on one line (newlines and runs of spaces made one space), invisible
-    characters escaped, cut at ``limit``: model text in a dialog cannot fake lines or
-    push the real command out of sight."""
-    flat = visible(" ".join(text.split()))
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+#: The most characters of a subagent's name, path or task the dialog shows.
+REQUESTER_CHARS = 200
 
 
 def requester_lines(requester: Requester) -> list[str]:
-    """Who asks: the subagent's profile or kind, its agent path, its task."""
-    path = " › ".join(requester.agent_path)
-    lines = [f"Asked by a subagent, not the main agent: {requester.name} ({path})"]
+    """Who asks: the subagent's profile or kind, its agent path, its task; each the
+    model's words, so one line each and inert (a task cannot fake "Asked by the
+    main agent" on a line of its own)."""
+    path = " › ".join(one_line(label, REQUESTER_CHARS) for label in requester.agent_path)
+    name = one_line(requester.name, REQUESTER_CHARS)
+    lines = [f"Asked by a subagent, not the main agent: {name} ({path})"]
     if requester.task:
-        lines.append(f"its task: {requester.task}")
+        lines.append(f"its task: {one_line(requester.task, REQUESTER_CHARS)}")
     return lines
 
 
@@ -77,6 +77,7 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
         & #summary { margin-bottom: 1; }
         & #arguments { color: $text-muted; }
         & #preview { height: auto; max-height: 14; margin-top: 1; }
+        & #folders-scroll { height: auto; max-height: 8; }
         & OptionList { margin-top: 1; }
     }
     """
@@ -137,11 +138,12 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
             yield from self._compose_requester()
             # A folder's name may hold a newline or tab too: one line per folder, in
             # full (its spaces are real: it is escaped, never flattened nor cut).
-            folders = (
-                visible(d).replace("\n", "\\n").replace("\t", "\\t") for d in request.write_dirs
-            )
-            yield Static(Content("\n".join(f"  {d}" for d in folders)), id="folders")
-            why = _one_line(request.justification, WHY_CHARS) or "(no reason given)"
+            folders = (exact_line(d) for d in request.write_dirs)
+            # In a scroll of its own: thousands of folders, or one 60,000 characters
+            # long, cannot push the command and the answers off the screen.
+            with VerticalScroll(id="folders-scroll"):
+                yield Static(Content("\n".join(f"  {d}" for d in folders)), id="folders")
+            why = one_line(request.justification, WHY_CHARS) or "(no reason given)"
             yield Static(Content(f"Why: {why}"), id="summary")
             command = request.arguments.get("command")
             if isinstance(command, str):

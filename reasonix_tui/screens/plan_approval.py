@@ -14,10 +14,16 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Markdown, Static
+from textual.widgets import Markdown, Static, TextArea
 
 from reasonix_core.coordinator.plans import PlanVerdict
+from reasonix_core.permission.summary import visible
 from reasonix_tui.screens.overlay import Overlay
+
+#: Above this many characters the plan is shown as plain text: laying out a huge
+#: Markdown document stalls the app for seconds, and a plan is approved whole, so
+#: it is never cut.
+MARKDOWN_CHARS = 40_000
 
 
 class PlanApprovalScreen(Overlay[PlanVerdict]):
@@ -30,6 +36,7 @@ class PlanApprovalScreen(Overlay[PlanVerdict]):
         background: $surface;
     }
     PlanApprovalScreen #plan Markdown { margin: 0; padding: 0; background: $surface; }
+    PlanApprovalScreen #plan-text { height: 24; border: none; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -45,9 +52,14 @@ class PlanApprovalScreen(Overlay[PlanVerdict]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.title_text, id="title", markup=False)
-            with VerticalScroll(id="plan"):
-                yield Markdown(self.plan)
+            yield Static(visible(self.title_text), id="title", markup=False)
+            # The model's text: escape sequences and bidi overrides shown escaped.
+            shown = visible(self.plan)
+            if len(shown) > MARKDOWN_CHARS:
+                yield TextArea(shown, read_only=True, soft_wrap=True, id="plan-text")
+            else:
+                with VerticalScroll(id="plan"):
+                    yield Markdown(shown)
             yield Static(
                 "a/Enter approve and execute · k/Esc keep planning · r reject", classes="hint"
             )

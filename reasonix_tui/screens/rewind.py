@@ -15,6 +15,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from reasonix_tui.format import exact_line, one_line
 from reasonix_tui.screens.overlay import Overlay
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.services import RewindPreview, RewindTurn
@@ -32,6 +33,7 @@ CHOICES: tuple[tuple[str, str], ...] = (
 )
 _PREVIEW_LINES = 400
 _HEAD = 48
+_TITLE = 200
 
 
 class RewindScreen(Overlay[str | None]):
@@ -56,9 +58,11 @@ class RewindScreen(Overlay[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(f"Rewind to turn {self.turn.number}: {self.turn.head}", id="title", markup=False)  # fmt: skip
+            head = one_line(self.turn.head, _TITLE)
+            yield Static(f"Rewind to turn {self.turn.number}: {head}", id="title", markup=False)
             if self.preview.conflicts:
-                shown = ", ".join(self.preview.conflicts)
+                # Names of files the model may have made: one line each, inert.
+                shown = ", ".join(exact_line(path) for path in self.preview.conflicts)
                 yield Static(
                     f"Changed outside Reasonix since the last checkpoint: {shown}. "
                     "A code rewind overwrites them.",
@@ -69,7 +73,10 @@ class RewindScreen(Overlay[str | None]):
                 with VerticalScroll(id="preview"):
                     yield Static(render_diff(self.preview.diff, _PREVIEW_LINES))
             else:
-                yield Static(self.preview.note or "No file changes to put back.", id="note", markup=False)  # fmt: skip
+                from reasonix_core.permission.summary import visible  # off the first frame
+
+                note = visible(self.preview.note) or "No file changes to put back."
+                yield Static(note, id="note", markup=False)
             yield OptionList(*(Option(label, id=scope) for scope, label in CHOICES), id="choices")
             yield Static("↑↓ move · Enter choose · Esc close", classes="hint")
 
@@ -90,7 +97,8 @@ def turn_items(turns: list[RewindTurn]) -> list[PickerItem]:
     for turn in reversed(turns):
         count = len(turn.files)
         changed = f"{count} file{'s' * (count != 1)}" if count else "no file changes"
-        head = turn.head if len(turn.head) <= _HEAD else turn.head[: _HEAD - 1] + "…"
+        # A prompt can come from a project's command file: one row per turn, inert.
+        head = one_line(turn.head, _HEAD)
         items.append(
             PickerItem(
                 value=str(turn.number),

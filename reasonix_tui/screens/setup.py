@@ -143,7 +143,10 @@ class SetupScreen(Screen[bool]):
             if choice is not None and info is not None
             else intro(self.services.api_key_info(), self.replacing)
         )
-        self.query_one("#intro", Static).update(text)
+        # Names from the config (a trusted project's too): escapes shown, never sent.
+        from reasonix_core.permission.summary import visible  # off the first frame's path
+
+        self.query_one("#intro", Static).update(visible(text))
         self.query_one("#error", Static).update("")
         self.query_one(OptionList).display = False
         self.query_one("#endpoint").display = False

@@ -7,13 +7,19 @@ from textual.widgets import Static
 
 
 def render_diff(diff: str, max_lines: int | None = None) -> Content:
+    # Deferred: this module is on the first frame's path, reasonix_core.permission is not.
+    from reasonix_core.permission.summary import visible
+
     lines = diff.splitlines()
     hidden = 0
     if max_lines is not None and len(lines) > max_lines:
         hidden = len(lines) - max_lines
         lines = lines[:max_lines]
     parts: list[Content] = []
-    for line in lines:
+    for raw in lines:
+        # A file's bytes (or a model-made file name) may hold escape sequences or
+        # bidi overrides: shown escaped, never sent to the terminal as they are.
+        line = visible(raw)
         if line.startswith(("+++ ", "--- ")):
             style = "bold $text-muted"
         elif line.startswith("@@"):
