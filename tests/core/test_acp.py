@@ -1,0 +1,197 @@
+"""`reasonix acp` end to end: the agent-client-protocol package's client over a
+real `reasonix acp` subprocess, against the loopback fixture model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+from reasonix_testkit import Reply, ToolCallSpec
+from tests.conftest import TEST_KEY, TEST_KEY_ENV, reasonix, write_config
+
+
+@pytest.fixture
+def cfg(home, server):
+    write_config(home, server.base_url)
+    return server
+
+
+class RecordingClient:
+    """An editor: records every update; answers permission requests from a script."""
+
+    def __init__(self, answers: list[str] | None = None) -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.answers = list(answers or [])
+        self.permissions: list[Any] = []
+        self.update_seen = asyncio.Event()
+
+    async def request_permission(self, options, session_id, tool_call, **kwargs):
+        self.permissions.append(tool_call)
+        answer = self.answers.pop(0) if self.answers else "reject_once"
+        if answer == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=answer)
+        )
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append((session_id, update))
+        self.update_seen.set()
+
+    def kinds(self) -> list[str]:
+        return [u.session_update for _, u in self.updates]
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for _, u in self.updates if u.session_update == kind]
+
+    def text(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u.content.text for u in self.of(kind))
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env[TEST_KEY_ENV] = TEST_KEY
+    return env
+
+
+@asynccontextmanager
+async def agent(client: RecordingClient, workspace: Path, *args: str):
+    async with spawn_agent_process(
+        client, sys.executable, "-m", "reasonix_tui.cli", "acp", *args,
+        env=_env(), cwd=workspace,
+    ) as (conn, process):  # fmt: skip
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert init.protocol_version == PROTOCOL_VERSION
+        yield conn, process, init
+
+
+async def test_initialize_new_session_and_a_streamed_turn_with_a_tool(workspace, cfg, home):
+    (workspace / "a.txt").write_text("alpha\n")
+    cfg.enqueue(
+        Reply(reasoning="let me read", tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
+        Reply(content="it says alpha"),
+    )
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, init):
+        caps = init.agent_capabilities
+        assert caps.load_session is True and caps.prompt_capabilities.embedded_context is True
+        new = await conn.new_session(cwd=str(workspace))
+        assert new.modes.current_mode_id == "ask"
+        assert [m.id for m in new.modes.available_modes] == ["ask", "auto", "plan"]
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("read a.txt")])
+    assert response.stop_reason == "end_turn"
+    assert client.text() == "it says alpha"
+    assert client.text("agent_thought_chunk") == "let me read"
+    start = client.of("tool_call")[0]
+    assert start.title == "Read a.txt" and start.kind == "read"
+    assert start.locations[0].path == str(workspace.resolve() / "a.txt")
+    assert start.raw_input == {"path": "a.txt"}
+    statuses = [u.status for u in client.of("tool_call_update")]
+    assert statuses == ["in_progress", "completed"]
+    done = client.of("tool_call_update")[-1]
+    assert "alpha" in done.content[0].content.text
+    # The log went to its file; stdout carried protocol JSON only (the client parsed it).
+    assert (home / "logs" / "acp.log").is_file()
+
+
+async def test_an_allowed_edit_streams_a_diff(workspace, cfg):
+    target = workspace / "f.txt"
+    target.write_text("one\ntwo\n")
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"f.txt"}')]),
+        Reply(
+            tool_calls=[
+                ToolCallSpec("edit_file", '{"path":"f.txt","old_string":"two","new_string":"TWO"}')
+            ]
+        ),  # fmt: skip
+        Reply(content="done"),
+    )
+    client = RecordingClient(["allow_once"])
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("edit")])
+    assert response.stop_reason == "end_turn"
+    assert target.read_text() == "one\nTWO\n"
+    assert len(client.permissions) == 1 and client.permissions[0].kind == "edit"
+    edit = [u for u in client.of("tool_call") if u.kind == "edit"][0]
+    assert edit.title == "Edit f.txt"
+    done = [u for u in client.of("tool_call_update") if u.tool_call_id == edit.tool_call_id][-1]
+    assert done.status == "completed"
+    diff = [c for c in done.content if c.type == "diff"][0]
+    assert diff.path == str(target.resolve())
+    assert diff.old_text == "one\ntwo\n" and diff.new_text == "one\nTWO\n"
+
+
+async def test_a_rejected_edit_leaves_the_file_untouched(workspace, cfg):
+    target = workspace / "f.txt"
+    target.write_text("keep me\n")
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"f.txt"}')]),
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"f.txt","content":"gone\\n"}')]),
+        Reply(content="ok, I will not"),
+    )
+    client = RecordingClient(["reject_once"])
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("write")])
+    assert response.stop_reason == "end_turn"
+    assert target.read_text() == "keep me\n"
+    assert len(client.permissions) == 1
+    assert [u.status for u in client.of("tool_call_update")][-1] == "failed"
+    # The refusal reached the model as the call's result.
+    tool_msgs = [m for m in json.loads(cfg.requests[2].body)["messages"] if m["role"] == "tool"]
+    assert "denied" in tool_msgs[-1]["content"]
+
+
+async def test_allow_always_grants_the_scope_for_the_session(workspace, cfg):
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", '{"command":"touch one.txt"}')]),
+        Reply(content="first"),
+        Reply(tool_calls=[ToolCallSpec("bash", '{"command":"touch one.txt two.txt"}')]),
+        Reply(content="second"),
+    )
+    client = RecordingClient(["allow_always"])
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("one")])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("two")])
+    assert (workspace / "one.txt").exists()
+    # Asked once: the second `touch` ran under the session grant (its scope).
+    assert len(client.permissions) == 1
+    assert (workspace / "two.txt").exists()
+    assert client.of("tool_call")[0].kind == "execute"
+
+
+async def test_modes_switch_and_announce(workspace, cfg):
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.set_session_mode(session_id=new.session_id, mode_id="plan")
+        await conn.set_session_mode(session_id=new.session_id, mode_id="auto")
+        with pytest.raises(RequestError):
+            await conn.set_session_mode(session_id=new.session_id, mode_id="yolo")
+    assert [u.current_mode_id for u in client.of("current_mode_update")] == ["plan", "auto"]
+
+
+async def test_auto_mode_runs_an_edit_without_asking(workspace, cfg):
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"n.txt","content":"new\\n"}')]),
+        Reply(content="written"),
+    )
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.set_session_mode(session_id=new.session_id, mode_id="auto")
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("write")])
+    assert client.permissions == []
+    assert (workspace / "n.txt").read_text() == "new\n"
