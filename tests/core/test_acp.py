@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,7 +16,7 @@ from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
 from reasonix_testkit import Reply, ToolCallSpec
-from tests.conftest import TEST_KEY, TEST_KEY_ENV, reasonix, write_config
+from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
 
 
 @pytest.fixture
@@ -113,7 +112,7 @@ async def test_an_allowed_edit_streams_a_diff(workspace, cfg):
             tool_calls=[
                 ToolCallSpec("edit_file", '{"path":"f.txt","old_string":"two","new_string":"TWO"}')
             ]
-        ),  # fmt: skip
+        ),
         Reply(content="done"),
     )
     client = RecordingClient(["allow_once"])
