@@ -44,6 +44,9 @@ from reasonix_core.session.settings import RunSettings
 
 log = logging.getLogger(__name__)
 
+# The longest line read from the client (an embedded file in a prompt can be large).
+_LINE_LIMIT = 50 * 1024 * 1024
+
 
 @dataclass(kw_only=True)
 class AcpOptions:
@@ -312,10 +315,22 @@ def _modes(held: _Held) -> SessionModeState:
 
 async def serve(options: AcpOptions) -> None:
     """Speak ACP on stdin/stdout until the client closes stdin."""
-    from acp import run_agent
+    from acp.agent.connection import AgentSideConnection
+    from acp.stdio import stdio_streams
+    from acp.task import MessageSender, TaskSupervisor
+
+    from reasonix_core.acp.transport import AnsweringTransport
 
     agent = ReasonixAcpAgent(options)
+    reader, writer = await stdio_streams(limit=_LINE_LIMIT)
+    sends = TaskSupervisor(source="reasonix.acp.sender")
+    transport = AnsweringTransport(reader, MessageSender(writer, sends))
+    conn = AgentSideConnection(agent, transport, listening=False)
     try:
-        await run_agent(agent)
+        await conn.listen()
     finally:
-        await agent.close_all()
+        try:
+            await agent.close_all()
+        finally:
+            await asyncio.shield(conn.close())
+            await sends.shutdown()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,7 +17,7 @@ from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
 from reasonix_testkit import Reply, ToolCallSpec
-from tests.conftest import TEST_KEY, TEST_KEY_ENV, write_config
+from tests.conftest import TEST_KEY, TEST_KEY_ENV, reasonix, write_config
 
 
 @pytest.fixture
@@ -194,3 +195,116 @@ async def test_auto_mode_runs_an_edit_without_asking(workspace, cfg):
         await conn.prompt(session_id=new.session_id, prompt=[text_block("write")])
     assert client.permissions == []
     assert (workspace / "n.txt").read_text() == "new\n"
+
+
+async def _until(predicate, what: str) -> None:
+    """Wait for something the agent does in its own process (no time bound: the
+    test's own timeout is the bound)."""
+    while not predicate():  # noqa: ASYNC110 - a file the child writes: no event to await
+        await asyncio.sleep(0.02)
+
+
+async def test_cancel_stops_a_running_bash_command_and_the_session_continues(workspace, cfg):
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", '{"command":"echo $$ > pid.txt; sleep 300"}')]),
+    )
+    client = RecordingClient(["allow_once"])
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        turn = asyncio.create_task(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("run it")])
+        )
+        pid_file = workspace / "pid.txt"
+        await _until(lambda: pid_file.exists() and pid_file.read_text().strip(), "bash started")
+        pid = int(pid_file.read_text())
+        await conn.cancel(session_id=new.session_id)
+        response = await turn
+        assert response.stop_reason == "cancelled"
+        # The command was stopped with the turn.
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    # The transcript stays valid: `reasonix run -c` continues it.
+    cfg.enqueue(Reply(content="continued"))
+    proc = reasonix(workspace, "run", "-c", "and now?")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "continued"
+    messages = json.loads(cfg.requests[-1].body)["messages"]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    assert users[0].startswith("run it") and users[-1].startswith("and now?")
+    calls = [
+        c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or ()
+    ]
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    assert set(calls) <= answered
+
+
+async def test_load_replays_the_conversation_then_continues_it_append_only(workspace, cfg):
+    (workspace / "a.txt").write_text("alpha\n")
+    cfg.enqueue(
+        Reply(reasoning="look first", tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
+        Reply(content="it says alpha"),
+    )
+    first = RecordingClient()
+    async with agent(first, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("read a.txt")])
+    session_id = new.session_id
+    before = json.loads(cfg.requests[-1].body)["messages"]
+
+    cfg.enqueue(Reply(content="still alpha"))
+    second = RecordingClient()
+    async with agent(second, workspace) as (conn, _, _init):
+        loaded = await conn.load_session(cwd=str(workspace), session_id=session_id)
+        assert loaded.modes.current_mode_id == "ask"
+        replayed = list(second.kinds())
+        response = await conn.prompt(session_id=session_id, prompt=[text_block("again?")])
+    assert replayed == [
+        "user_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]
+    assert second.text("user_message_chunk").startswith("read a.txt")
+    assert second.of("tool_call")[0].title == "Read a.txt"
+    assert "alpha" in second.of("tool_call_update")[0].content[0].content.text
+    assert response.stop_reason == "end_turn"
+    assert second.text().endswith("still alpha")
+    # Append-only: the earlier request's messages are the new request's prefix.
+    after = json.loads(cfg.requests[-1].body)["messages"]
+    assert after[: len(before)] == before[:1] + after[1 : len(before)]
+    assert [m["role"] for m in after[: len(before)]] == [m["role"] for m in before]
+    assert after[len(before)]["role"] == "assistant"
+
+
+async def test_an_unknown_session_and_an_untrusted_project_are_errors(workspace, cfg):
+    (workspace / "reasonix.toml").write_text('[sandbox]\nbash = "off"\n')
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        with pytest.raises(RequestError):
+            await conn.prompt(session_id="nope", prompt=[text_block("hi")])
+        with pytest.raises(RequestError) as refused:
+            await conn.new_session(cwd=str(workspace))
+    assert "not trusted" in json.dumps(refused.value.data)
+    assert cfg.requests == []
+
+
+def test_bad_json_rpc_gets_errors_and_eof_exits_cleanly(workspace, cfg):
+    lines = [
+        "this is not json",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "no/such_method", "params": {}}),
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 1}}
+        ),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", "acp"],
+        input="\n".join(lines) + "\n", capture_output=True, text=True, cwd=workspace,
+        env=_env(), timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    by_id = {r.get("id"): r for r in replies}
+    assert by_id[1]["error"]["code"] == -32601
+    assert by_id[2]["result"]["protocolVersion"] == 1
+    assert any(r.get("error", {}).get("code") == -32700 for r in replies)
