@@ -44,6 +44,13 @@ from reasonix_core.session.settings import RunSettings
 
 log = logging.getLogger(__name__)
 
+# ACP's stop reason for the turn's (the rest, plan mode's included, end the turn).
+_STOP_REASONS = {
+    "max_steps": "max_turn_requests",  # [agent] max_steps stopped it
+    "length": "max_tokens",  # the model's output was cut at its limit
+    "content_filter": "refusal",  # the provider filtered the answer
+}
+
 # The longest line read from the client (an embedded file in a prompt can be large).
 _LINE_LIMIT = 50 * 1024 * 1024
 
@@ -209,7 +216,7 @@ class ReasonixAcpAgent:
         async with aclosing(session.prompt(expanded.text)) as events:
             async for event in events:
                 if isinstance(event, ev.TurnFinished) and not event.agent_path:
-                    stop = "max_turn_requests" if event.stop_reason == "max_steps" else "end_turn"
+                    stop = _STOP_REASONS.get(event.stop_reason, "end_turn")
                 elif isinstance(event, ev.TurnFailed) and not event.agent_path:
                     raise RequestError.internal_error({"details": event.error})
                 for update in updates.of(event):

@@ -308,3 +308,28 @@ def test_bad_json_rpc_gets_errors_and_eof_exits_cleanly(workspace, cfg):
     assert by_id[1]["error"]["code"] == -32601
     assert by_id[2]["result"]["protocolVersion"] == 1
     assert any(r.get("error", {}).get("code") == -32700 for r in replies)
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "stop_reason"), [("length", "max_tokens"), ("content_filter", "refusal")]
+)
+async def test_a_cut_or_filtered_answer_has_its_stop_reason(
+    workspace, cfg, finish_reason, stop_reason
+):
+    cfg.enqueue(Reply(content="partial", finish_reason=finish_reason))
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+    assert response.stop_reason == stop_reason
+
+
+async def test_max_steps_answers_max_turn_requests(workspace, cfg, monkeypatch):
+    monkeypatch.setenv("REASONIX_AGENT__MAX_STEPS", "1")
+    (workspace / "a.txt").write_text("alpha\n")
+    cfg.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]))
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
+    assert response.stop_reason == "max_turn_requests"
