@@ -20,12 +20,17 @@ from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_current_mode
 from acp.schema import (
     AgentCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
@@ -102,6 +107,7 @@ class ReasonixAcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="reasonix", title="Reasonix", version=__version__),
         )
@@ -165,10 +171,9 @@ class ReasonixAcpAgent:
         """Why the project's own files must not apply (as for ``reasonix run``)."""
         if self.options.trust_project:
             return None
-        from reasonix_core.home import reasonix_home
         from reasonix_core.trust import review_project
 
-        review = review_project(workspace, self.options.home or reasonix_home())
+        review = review_project(workspace, self._home())
         if not review.needs_trust:
             return None
         return (
@@ -182,7 +187,7 @@ class ReasonixAcpAgent:
 
     # -- turns -----------------------------------------------------------------
 
-    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         held = self._held(session_id)
         if held.turn is not None and not held.turn.done():
             raise RequestError.invalid_request({"details": "a turn is already running"})
@@ -232,7 +237,7 @@ class ReasonixAcpAgent:
     # -- modes -----------------------------------------------------------------
 
     async def set_session_mode(
-        self, mode_id: str, session_id: str, **kwargs: Any
+        self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
         held = self._held(session_id)
         if mode_id not in held.modes:
@@ -246,6 +251,53 @@ class ReasonixAcpAgent:
             session_id=session_id, update=update_current_mode(mode_id)
         )
         return SetSessionModeResponse()
+
+    # -- saved sessions --------------------------------------------------------
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """This workspace's saved sessions, newest first (``cwd`` is required: the
+        store is kept per workspace)."""
+        if cwd is None:
+            raise RequestError.invalid_params({"cwd": "required: sessions are kept per folder"})
+        workspace = _workspace(cwd)
+        return ListSessionsResponse(sessions=_saved_sessions(self._home(), workspace))
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        held = self._sessions.pop(session_id, None)
+        if held is None:
+            raise RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}"})
+        if held.turn is not None and not held.turn.done():
+            held.turn.cancel()
+            await asyncio.gather(held.turn, return_exceptions=True)
+        held.close.set()
+        await asyncio.gather(held.holder, return_exceptions=True)
+        return CloseSessionResponse()
+
+    def _home(self) -> Path:
+        from reasonix_core.home import reasonix_home
+
+        return self.options.home or reasonix_home()
+
+    # -- not offered -----------------------------------------------------------
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: Any, **kwargs: Any
+    ) -> Any:
+        raise RequestError.method_not_found("session/set_config_option")
+
+    async def fork_session(
+        self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
+        **kwargs: Any,
+    ) -> Any:  # fmt: skip
+        raise RequestError.method_not_found("session/fork")
+
+    async def resume_session(
+        self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
+        **kwargs: Any,
+    ) -> Any:  # fmt: skip
+        raise RequestError.method_not_found("session/resume")
 
     # -- the rest --------------------------------------------------------------
 
@@ -294,6 +346,22 @@ async def _hold(
             ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
             return
         log.warning("session closed with an error", exc_info=exc)
+
+
+def _saved_sessions(home: Path, workspace: Path) -> list[SessionInfo]:
+    from datetime import UTC, datetime
+
+    from reasonix_core.agent.session import list_sessions
+
+    return [
+        SessionInfo(
+            session_id=saved.id,
+            cwd=str(workspace),
+            title=saved.title,
+            updated_at=datetime.fromtimestamp(saved.modified, UTC).isoformat(),
+        )
+        for saved in list_sessions(home / "sessions", workspace)
+    ]
 
 
 def _workspace(cwd: str) -> Path:

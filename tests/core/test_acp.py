@@ -333,3 +333,15 @@ async def test_max_steps_answers_max_turn_requests(workspace, cfg, monkeypatch):
         new = await conn.new_session(cwd=str(workspace))
         response = await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
     assert response.stop_reason == "max_turn_requests"
+
+
+async def test_list_sessions_names_this_folders_saved_sessions(workspace, cfg):
+    cfg.enqueue(Reply(content="hello"))
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, init):
+        assert init.agent_capabilities.session_capabilities.list is not None
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("greet me")])
+        listed = await conn.list_sessions(cwd=str(workspace))
+    assert [s.session_id for s in listed.sessions] == [new.session_id]
+    assert listed.sessions[0].title == "greet me"
