@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from acp.helpers import (
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
@@ -33,6 +35,8 @@ class TurnUpdates:
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace.resolve()
         self._before: dict[str, tuple[Path, str | None]] = {}
+        # todo_write's list by call, shown as the plan once the call succeeds.
+        self._todos: dict[str, list[Any]] = {}
 
     def notice(self, text: str) -> Any:
         return update_agent_thought_text(text + "\n")
@@ -47,6 +51,8 @@ class TurnUpdates:
                 return [update_agent_thought_text(text)]
             case ev.ToolCallStarted(call_id=call_id, name=name, arguments=arguments):
                 view = tool_view(name, arguments, self.workspace)
+                if name == "todo_write":
+                    self._todos[call_id] = _plan_entries(view.raw_input)
                 if name in EDIT_TOOLS and view.paths:
                     self._before[call_id] = (view.paths[0], self._text(view.paths[0]))
                 return [
@@ -61,11 +67,13 @@ class TurnUpdates:
                     new = self._text(path)
                     if new is not None and new != old:
                         content.append(tool_diff_content(str(path), new, old))
-                return [
-                    update_tool_call(
-                        call_id, status="failed" if is_error else "completed", content=content
-                    )
-                ]
+                done = update_tool_call(
+                    call_id, status="failed" if is_error else "completed", content=content
+                )
+                entries = self._todos.pop(call_id, None)
+                if entries is not None and not is_error:
+                    return [done, update_plan(entries)]
+                return [done]
             case ev.Notice(level=level, text=text) if level != "info":
                 return [update_agent_thought_text(f"{level}: {text}\n")]
             case _:
@@ -81,6 +89,19 @@ class TurnUpdates:
             return real.read_text(encoding="utf-8", errors="replace")
         except (OSError, ValueError):
             return None
+
+
+def _plan_entries(arguments: Any) -> list[Any]:
+    """todo_write's ``todos`` as ACP plan entries (what does not fit is left out)."""
+    todos = arguments.get("todos") if isinstance(arguments, dict) else None
+    entries: list[Any] = []
+    for item in todos if isinstance(todos, list) else ():
+        if not isinstance(item, dict):
+            continue
+        content, status = item.get("content"), item.get("status")
+        if isinstance(content, str) and status in ("pending", "in_progress", "completed"):
+            entries.append(plan_entry(content, status=status))
+    return entries
 
 
 def _start(call_id: str, view: ToolView, status: str) -> Any:

@@ -345,3 +345,26 @@ async def test_list_sessions_names_this_folders_saved_sessions(workspace, cfg):
         listed = await conn.list_sessions(cwd=str(workspace))
     assert [s.session_id for s in listed.sessions] == [new.session_id]
     assert listed.sessions[0].title == "greet me"
+
+
+async def test_todo_write_becomes_the_plan(workspace, cfg):
+    todos = {
+        "todos": [
+            {"content": "Read the code", "status": "completed", "active_form": "Reading"},
+            {"content": "Fix the bug", "status": "in_progress", "active_form": "Fixing"},
+        ]
+    }
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("todo_write", json.dumps(todos))]),
+        Reply(content="planned"),
+    )
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("plan it")])
+    (plan,) = client.of("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("Read the code", "completed"),
+        ("Fix the bug", "in_progress"),
+    ]
+    assert client.of("tool_call")[0].kind == "think"
