@@ -56,6 +56,9 @@ _STOP_REASONS = {
     "content_filter": "refusal",  # the provider filtered the answer
 }
 
+# The tools whose plan goes to the user for approval (a permission request on that call).
+_PLAN_TOOLS = ("exit_plan_mode", "submit_plan")
+
 # The longest line read from the client (an embedded file in a prompt can be large).
 _LINE_LIMIT = 50 * 1024 * 1024
 
@@ -218,14 +221,22 @@ class ReasonixAcpAgent:
                 session_id=session.session_id, update=updates.notice(notice)
             )
         stop = "end_turn"
+        was_planning = session.plan_mode.active
         async with aclosing(session.prompt(expanded.text)) as events:
             async for event in events:
                 if isinstance(event, ev.TurnFinished) and not event.agent_path:
                     stop = _STOP_REASONS.get(event.stop_reason, "end_turn")
                 elif isinstance(event, ev.TurnFailed) and not event.agent_path:
                     raise RequestError.internal_error({"details": event.error})
+                if isinstance(event, ev.ToolCallStarted) and event.name in _PLAN_TOOLS:
+                    held.approver.plan_call_id = event.call_id
                 for update in updates.of(event):
                     await client.session_update(session_id=session.session_id, update=update)
+        if was_planning and not session.plan_mode.active:
+            # The plan was approved: plan mode is off, the preset rules again.
+            await client.session_update(
+                session_id=session.session_id, update=update_current_mode(session.policy.preset)
+            )
         return stop
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -338,7 +349,9 @@ async def _hold(
 ) -> None:
     """Build the session, hand it over, keep it open until ``close`` is set."""
     try:
-        async with build_session(settings, approver=approver) as session:
+        async with build_session(
+            settings, approver=approver, plan_approver=approver.approve_plan
+        ) as session:
             ready.set_result(session)
             await close.wait()
     except BaseException as exc:

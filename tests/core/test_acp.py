@@ -368,3 +368,25 @@ async def test_todo_write_becomes_the_plan(workspace, cfg):
         ("Fix the bug", "in_progress"),
     ]
     assert client.of("tool_call")[0].kind == "think"
+
+
+@pytest.mark.parametrize(("answer", "approved"), [("approve_plan", True), ("keep_planning", False)])
+async def test_plan_mode_plan_approval_is_a_permission_request(workspace, cfg, answer, approved):
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("exit_plan_mode", '{"plan":"1. add a test"}')]),
+        Reply(content="on it"),
+    )
+    client = RecordingClient([answer])
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.set_session_mode(session_id=new.session_id, mode_id="plan")
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("plan")])
+    assert response.stop_reason == "end_turn"
+    (asked,) = client.permissions
+    assert asked.title == "Approve the plan"
+    assert asked.tool_call_id == client.of("tool_call")[0].tool_call_id
+    assert asked.content[0].content.text == "1. add a test"
+    modes = [u.current_mode_id for u in client.of("current_mode_update")]
+    assert modes == (["plan", "ask"] if approved else ["plan"])
+    tool_msgs = [m for m in json.loads(cfg.requests[1].body)["messages"] if m["role"] == "tool"]
+    assert ("approved the plan" in tool_msgs[-1]["content"]) is approved
