@@ -20,6 +20,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_current_mode
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommandsUpdate,
     CloseSessionResponse,
     Implementation,
     InitializeResponse,
@@ -95,6 +96,8 @@ class ReasonixAcpAgent:
         self.options = options
         self.client: Client | None = None
         self._sessions: dict[str, _Held] = {}
+        # Notifications sent after a response (kept referenced until done).
+        self._background: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -122,6 +125,7 @@ class ReasonixAcpAgent:
         self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
         held = await self._open(cwd, resume_id=None)
+        self._announce_commands(held)
         return NewSessionResponse(session_id=held.session.session_id, modes=_modes(held))
 
     async def load_session(
@@ -135,6 +139,7 @@ class ReasonixAcpAgent:
         client = self._client()
         for update in replay_updates(held.session.agent.messages, held.session.workspace):
             await client.session_update(session_id=session_id, update=update)
+        self._announce_commands(held)
         return LoadSessionResponse(modes=_modes(held))
 
     async def _open(self, cwd: str, *, resume_id: str | None) -> _Held:
@@ -169,6 +174,25 @@ class ReasonixAcpAgent:
         self._sessions[session.session_id] = held
         log.info("session %s in %s", session.session_id, workspace)
         return held
+
+    def _announce_commands(self, held: _Held) -> None:
+        """``available_commands_update`` once the session's response has left (a
+        task: the client learns the session id from that response first)."""
+        from reasonix_core.acp.commands import available_commands
+
+        async def announce() -> None:
+            commands = available_commands(held.session)
+            if commands:
+                await self._client().session_update(
+                    session_id=held.session.session_id,
+                    update=AvailableCommandsUpdate(
+                        session_update="available_commands_update", available_commands=commands
+                    ),
+                )
+
+        task = asyncio.create_task(announce())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _untrusted(self, workspace: Path) -> str | None:
         """Why the project's own files must not apply (as for ``reasonix run``)."""

@@ -390,3 +390,20 @@ async def test_plan_mode_plan_approval_is_a_permission_request(workspace, cfg, a
     assert modes == (["plan", "ask"] if approved else ["plan"])
     tool_msgs = [m for m in json.loads(cfg.requests[1].body)["messages"] if m["role"] == "tool"]
     assert ("approved the plan" in tool_msgs[-1]["content"]) is approved
+
+
+async def test_custom_commands_and_skills_are_offered_and_expand(workspace, cfg, home):
+    (home / "commands").mkdir()
+    (home / "commands" / "greet.md").write_text(
+        "---\ndescription: Say hello\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS.\n"
+    )
+    cfg.enqueue(Reply(content="hello, world"))
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("/greet world")])
+    (offered,) = client.of("available_commands_update")
+    greet = [c for c in offered.available_commands if c.name == "greet"][0]
+    assert greet.description == "Say hello" and greet.input.root.hint == "NAME"
+    user = [m for m in json.loads(cfg.requests[0].body)["messages"] if m["role"] == "user"][0]
+    assert user["content"].startswith("Say hello to world.")
