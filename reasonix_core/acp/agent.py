@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -40,6 +42,7 @@ from acp.schema import (
 from reasonix_core import __version__
 from reasonix_core import events as ev
 from reasonix_core.acp.approver import AcpApprover
+from reasonix_core.acp.mcp_servers import write_mcp_json
 from reasonix_core.acp.prompt_text import prompt_text
 from reasonix_core.acp.updates import TurnUpdates, replay_updates
 from reasonix_core.errors import ReasonixError
@@ -114,6 +117,7 @@ class ReasonixAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
             ),
             agent_info=Implementation(name="reasonix", title="Reasonix", version=__version__),
         )
@@ -124,7 +128,7 @@ class ReasonixAcpAgent:
     async def new_session(
         self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
-        held = await self._open(cwd, resume_id=None)
+        held = await self._open(cwd, resume_id=None, mcp_servers=mcp_servers)
         self._announce_commands(held)
         return NewSessionResponse(session_id=held.session.session_id, modes=_modes(held))
 
@@ -135,14 +139,14 @@ class ReasonixAcpAgent:
         if session_id in self._sessions:
             held = self._sessions[session_id]
         else:
-            held = await self._open(cwd, resume_id=session_id)
+            held = await self._open(cwd, resume_id=session_id, mcp_servers=mcp_servers)
         client = self._client()
         for update in replay_updates(held.session.agent.messages, held.session.workspace):
             await client.session_update(session_id=session_id, update=update)
         self._announce_commands(held)
         return LoadSessionResponse(modes=_modes(held))
 
-    async def _open(self, cwd: str, *, resume_id: str | None) -> _Held:
+    async def _open(self, cwd: str, *, resume_id: str | None, mcp_servers: Any = None) -> _Held:
         workspace = _workspace(cwd)
         refusal = self._untrusted(workspace)
         if refusal:
@@ -157,6 +161,16 @@ class ReasonixAcpAgent:
             home=self.options.home,
             plan_mode=self.options.permission_mode == PLAN_MODE,
         )
+        client_servers = write_mcp_json(list(mcp_servers or []))
+        if client_servers is not None:
+            settings.mcp_config = [client_servers]
+        try:
+            return await self._start(settings, workspace)
+        finally:
+            if client_servers is not None:  # read while the session was built
+                shutil.rmtree(client_servers.parent, ignore_errors=True)
+
+    async def _start(self, settings: RunSettings, workspace: Path) -> _Held:
         approver = AcpApprover(self._client(), workspace)
         ready: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         close = asyncio.Event()

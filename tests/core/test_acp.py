@@ -407,3 +407,25 @@ async def test_custom_commands_and_skills_are_offered_and_expand(workspace, cfg,
     assert greet.description == "Say hello" and greet.input.root.hint == "NAME"
     user = [m for m in json.loads(cfg.requests[0].body)["messages"] if m["role"] == "user"][0]
     assert user["content"].startswith("Say hello to world.")
+
+
+async def test_a_client_passed_mcp_server_joins_the_session(workspace, cfg):
+    from acp.schema import McpServerStdio
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_stdio_server.py"
+    call = {"action": "call", "name": "mcp__editor__echo", "arguments": {"text": "from the editor"}}
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps(call))]),
+        Reply(content="echoed"),
+    )
+    client = RecordingClient(["allow_once"] * 3)
+    editor = McpServerStdio(
+        name="editor", command=sys.executable, args=[str(fixture), "serve"], env=[]
+    )
+    async with agent(client, workspace) as (conn, _, init):
+        assert init.agent_capabilities.mcp_capabilities.http is True
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[editor])
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("echo")])
+    assert response.stop_reason == "end_turn"
+    tool_msgs = [m for m in json.loads(cfg.requests[1].body)["messages"] if m["role"] == "tool"]
+    assert "from the editor" in tool_msgs[-1]["content"]
