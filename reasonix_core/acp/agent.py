@@ -23,6 +23,7 @@ from acp.schema import (
     AgentCapabilities,
     AvailableCommandsUpdate,
     CloseSessionResponse,
+    Cost,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -37,6 +38,7 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    UsageUpdate,
 )
 
 from reasonix_core import __version__
@@ -88,7 +90,8 @@ class _Held:
     holder: asyncio.Task[None]
     turn: asyncio.Task[str] | None = None
     cancel_requested: bool = False
-    yolo_offered: bool = False
+    # What the session's requests cost so far in this process (subagents' included).
+    cost: float = 0.0
     modes: list[str] = field(default_factory=list[str])
 
 
@@ -268,6 +271,12 @@ class ReasonixAcpAgent:
                     raise RequestError.internal_error({"details": event.error})
                 if isinstance(event, ev.ToolCallStarted) and event.name in _PLAN_TOOLS:
                     held.approver.plan_call_id = event.call_id
+                if isinstance(event, ev.UsageReported):
+                    held.cost += event.cost
+                    if not event.agent_path:
+                        await client.session_update(
+                            session_id=session.session_id, update=_usage(held, event)
+                        )
                 for update in updates.of(event):
                     await client.session_update(session_id=session.session_id, update=update)
         if was_planning and not session.plan_mode.active:
@@ -397,6 +406,25 @@ async def _hold(
             ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
             return
         log.warning("session closed with an error", exc_info=exc)
+
+
+def _usage(held: _Held, event: ev.UsageReported) -> UsageUpdate:
+    """The context's size after the request, the window, and the cost so far; the
+    prompt cache's hit and miss in ``_meta`` (ACP has no field for them)."""
+    usage = event.usage
+    return UsageUpdate(
+        session_update="usage_update",
+        used=usage.prompt_tokens + usage.completion_tokens,
+        size=held.session.agent.context.window,
+        cost=Cost(amount=round(held.cost, 10), currency=event.currency),
+        field_meta={
+            "reasonix": {
+                "cache_hit_tokens": usage.cache_hit_tokens,
+                "cache_miss_tokens": usage.cache_miss_tokens,
+                "model": event.model,
+            }
+        },
+    )
 
 
 def _saved_sessions(home: Path, workspace: Path) -> list[SessionInfo]:

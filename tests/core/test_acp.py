@@ -98,6 +98,10 @@ async def test_initialize_new_session_and_a_streamed_turn_with_a_tool(workspace,
     assert start.raw_input == {"path": "a.txt"}
     statuses = [u.status for u in client.of("tool_call_update")]
     assert statuses == ["in_progress", "completed"]
+    usage = client.of("usage_update")
+    assert len(usage) == 2 and usage[-1].size == 1000000
+    assert usage[-1].used > 0 and usage[-1].cost.amount > 0 and usage[-1].cost.currency == "USD"
+    assert usage[-1].field_meta["reasonix"]["cache_hit_tokens"] > 0
     done = client.of("tool_call_update")[-1]
     assert "alpha" in done.content[0].content.text
     # The log went to its file; stdout carried protocol JSON only (the client parsed it).
