@@ -433,3 +433,26 @@ async def test_a_client_passed_mcp_server_joins_the_session(workspace, cfg):
     assert response.stop_reason == "end_turn"
     tool_msgs = [m for m in json.loads(cfg.requests[1].body)["messages"] if m["role"] == "tool"]
     assert "from the editor" in tool_msgs[-1]["content"]
+
+
+async def test_a_client_gone_mid_turn_leaves_a_session_that_continues(workspace, cfg):
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", '{"command":"echo $$ > pid.txt; sleep 300"}')]),
+    )
+    client = RecordingClient(["allow_once"])
+    async with agent(client, workspace) as (conn, process, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        turn = asyncio.create_task(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("run it")])
+        )
+        pid_file = workspace / "pid.txt"
+        await _until(lambda: pid_file.exists() and pid_file.read_text().strip(), "bash started")
+        process.stdin.close()  # the editor went away
+        assert await process.wait() == 0
+        turn.cancel()
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+    cfg.enqueue(Reply(content="continued"))
+    proc = reasonix(workspace, "run", "-c", "still there?")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "continued"
