@@ -37,6 +37,7 @@ from acp.schema import (
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     UsageUpdate,
 )
@@ -44,6 +45,7 @@ from acp.schema import (
 from reasonix_core import __version__
 from reasonix_core import events as ev
 from reasonix_core.acp.approver import AcpApprover
+from reasonix_core.acp.config_options import config_options, set_config_option
 from reasonix_core.acp.mcp_servers import write_mcp_json
 from reasonix_core.acp.prompt_text import prompt_text
 from reasonix_core.acp.updates import TurnUpdates, replay_updates
@@ -133,7 +135,11 @@ class ReasonixAcpAgent:
     ) -> NewSessionResponse:
         held = await self._open(cwd, resume_id=None, mcp_servers=mcp_servers)
         self._announce_commands(held)
-        return NewSessionResponse(session_id=held.session.session_id, modes=_modes(held))
+        return NewSessionResponse(
+            session_id=held.session.session_id,
+            modes=_modes(held),
+            config_options=config_options(held.session),  # type: ignore[arg-type]
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, additional_directories: Any = None,
@@ -147,7 +153,10 @@ class ReasonixAcpAgent:
         for update in replay_updates(held.session.agent.messages, held.session.workspace):
             await client.session_update(session_id=session_id, update=update)
         self._announce_commands(held)
-        return LoadSessionResponse(modes=_modes(held))
+        return LoadSessionResponse(
+            modes=_modes(held),
+            config_options=config_options(held.session),  # type: ignore[arg-type]
+        )
 
     async def _open(self, cwd: str, *, resume_id: str | None, mcp_servers: Any = None) -> _Held:
         workspace = _workspace(cwd)
@@ -310,6 +319,16 @@ class ReasonixAcpAgent:
         )
         return SetSessionModeResponse()
 
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """Model and effort for the session's next request."""
+        session = self._held(session_id).session
+        if not isinstance(value, str):
+            raise RequestError.invalid_params({config_id: "a select option takes a string"})
+        set_config_option(session, config_id, value)
+        return SetSessionConfigOptionResponse(config_options=config_options(session))  # type: ignore[arg-type]
+
     # -- saved sessions --------------------------------------------------------
 
     async def list_sessions(
@@ -339,11 +358,6 @@ class ReasonixAcpAgent:
         return self.options.home or reasonix_home()
 
     # -- not offered -----------------------------------------------------------
-
-    async def set_config_option(
-        self, config_id: str, session_id: str, value: Any, **kwargs: Any
-    ) -> Any:
-        raise RequestError.method_not_found("session/set_config_option")
 
     async def fork_session(
         self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,

@@ -456,3 +456,26 @@ async def test_a_client_gone_mid_turn_leaves_a_session_that_continues(workspace,
     proc = reasonix(workspace, "run", "-c", "still there?")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "continued"
+
+
+async def test_model_and_effort_are_config_options(workspace, cfg):
+    cfg.enqueue(Reply(content="from pro"))
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        options = {o.id: o for o in new.config_options}
+        model = options["model"]
+        assert model.current_value == "deepseek-flash"
+        assert [o.value for o in model.options] == ["deepseek-flash", "deepseek-v4-pro"]
+        changed = await conn.set_config_option(
+            config_id="model", session_id=new.session_id, value="deepseek-v4-pro"
+        )
+        assert {o.id: o for o in changed.config_options}["model"].current_value == (
+            "deepseek-v4-pro"
+        )
+        with pytest.raises(RequestError):
+            await conn.set_config_option(
+                config_id="model", session_id=new.session_id, value="gpt-nope"
+            )
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+    assert json.loads(cfg.requests[0].body)["model"] == "deepseek-v4-pro"
