@@ -38,6 +38,8 @@ class RecordingClient:
     async def request_permission(self, options, session_id, tool_call, **kwargs):
         self.permissions.append(tool_call)
         answer = self.answers.pop(0) if self.answers else "reject_once"
+        if answer == "never":  # the user does not answer (the turn is cancelled meanwhile)
+            await asyncio.Event().wait()
         if answer == "cancelled":
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -479,3 +481,22 @@ async def test_model_and_effort_are_config_options(workspace, cfg):
             )
         await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
     assert json.loads(cfg.requests[0].body)["model"] == "deepseek-v4-pro"
+
+
+async def test_cancel_while_a_permission_is_asked_runs_nothing(workspace, cfg):
+    target = workspace / "f.txt"
+    target.write_text("keep me\n")
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"f.txt"}')]),
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"f.txt","content":"gone\\n"}')]),
+    )
+    client = RecordingClient(["never"])
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        turn = asyncio.create_task(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("write")])
+        )
+        await _until(lambda: client.permissions, "the permission request")
+        await conn.cancel(session_id=new.session_id)
+        assert (await turn).stop_reason == "cancelled"
+    assert target.read_text() == "keep me\n"
