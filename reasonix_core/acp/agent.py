@@ -91,7 +91,6 @@ class _Held:
     close: asyncio.Event
     holder: asyncio.Task[None]
     turn: asyncio.Task[str] | None = None
-    cancel_requested: bool = False
     # What the session's requests cost so far in this process (subagents' included).
     cost: float = 0.0
     modes: list[str] = field(default_factory=list[str])
@@ -247,7 +246,6 @@ class ReasonixAcpAgent:
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "empty"})
-        held.cancel_requested = False
         held.turn = asyncio.create_task(self._turn(held, text))
         try:
             stop = await held.turn
@@ -298,7 +296,6 @@ class ReasonixAcpAgent:
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         held = self._sessions.get(session_id)
         if held is not None and held.turn is not None and not held.turn.done():
-            held.cancel_requested = True
             held.turn.cancel()
 
     # -- modes -----------------------------------------------------------------
