@@ -243,7 +243,7 @@ class ReasonixAcpAgent:
         held = self._held(session_id)
         if held.turn is not None and not held.turn.done():
             raise RequestError.invalid_request({"details": "a turn is already running"})
-        text = prompt_text(prompt)
+        text = prompt_text(prompt, held.session.workspace)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "empty"})
         held.turn = asyncio.create_task(self._turn(held, text))

@@ -500,3 +500,21 @@ async def test_cancel_while_a_permission_is_asked_runs_nothing(workspace, cfg):
         await conn.cancel(session_id=new.session_id)
         assert (await turn).stop_reason == "cancelled"
     assert target.read_text() == "keep me\n"
+
+
+async def test_a_resource_link_attaches_the_file_and_a_selection_is_context(workspace, cfg):
+    (workspace / "notes.txt").write_text("the secret word is plover\n")
+    cfg.enqueue(Reply(content="plover"))
+    client = RecordingClient()
+    from acp import embedded_text_resource, resource_block, resource_link_block
+
+    link = resource_link_block(name="notes.txt", uri=(workspace / "notes.txt").resolve().as_uri())
+    selection = resource_block(embedded_text_resource("file:///elsewhere/sel.py", "x = 1"))
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(
+            session_id=new.session_id, prompt=[text_block("what is in"), link, selection]
+        )
+    user = [m for m in json.loads(cfg.requests[0].body)["messages"] if m["role"] == "user"][0]
+    assert "plover" in user["content"]  # attached by the @notes.txt mention
+    assert "x = 1" in user["content"] and "file:///elsewhere/sel.py" in user["content"]
