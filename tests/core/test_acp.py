@@ -284,11 +284,16 @@ async def test_load_replays_the_conversation_then_continues_it_append_only(works
 
 
 async def test_an_unknown_session_and_an_untrusted_project_are_errors(workspace, cfg):
-    (workspace / "reasonix.toml").write_text('[sandbox]\nbash = "off"\n')
     client = RecordingClient()
     async with agent(client, workspace) as (conn, _, _init):
         with pytest.raises(RequestError):
             await conn.prompt(session_id="nope", prompt=[text_block("hi")])
+        with pytest.raises(RequestError) as missing:
+            await conn.load_session(cwd=str(workspace), session_id="no-such-session")
+        assert "no-such-session" in json.dumps(missing.value.data)
+        with pytest.raises(RequestError):
+            await conn.new_session(cwd="relative/dir")
+        (workspace / "reasonix.toml").write_text('[sandbox]\nbash = "off"\n')
         with pytest.raises(RequestError) as refused:
             await conn.new_session(cwd=str(workspace))
     assert "not trusted" in json.dumps(refused.value.data)
