@@ -74,6 +74,14 @@ class TurnUpdates:
                 if entries is not None and not is_error:
                     return [done, update_plan(entries)]
                 return [done]
+            case ev.ToolProgress(call_id=call_id, output=output, message=message) if call_id:
+                # A running command's last lines (bash) or a tool's progress message
+                # (MCP): the call's content so far, replaced by the result at the end.
+                live = output or message
+                if not live:
+                    return []
+                content = [tool_content(text_block(live))]
+                return [update_tool_call(call_id, status="in_progress", content=content)]
             case ev.Notice(level=level, text=text) if level != "info":
                 return [update_agent_thought_text(f"{level}: {text}\n")]
             case _:

@@ -211,9 +211,8 @@ async def _until(predicate, what: str) -> None:
 
 
 async def test_cancel_stops_a_running_bash_command_and_the_session_continues(workspace, cfg):
-    cfg.enqueue(
-        Reply(tool_calls=[ToolCallSpec("bash", '{"command":"echo $$ > pid.txt; sleep 300"}')]),
-    )
+    command = {"command": "echo live-line; echo $$ > pid.txt; sleep 300"}
+    cfg.enqueue(Reply(tool_calls=[ToolCallSpec("bash", json.dumps(command))]))
     client = RecordingClient(["allow_once"])
     async with agent(client, workspace) as (conn, _, _init):
         new = await conn.new_session(cwd=str(workspace))
@@ -223,6 +222,14 @@ async def test_cancel_stops_a_running_bash_command_and_the_session_continues(wor
         pid_file = workspace / "pid.txt"
         await _until(lambda: pid_file.exists() and pid_file.read_text().strip(), "bash started")
         pid = int(pid_file.read_text())
+
+        def live_output() -> bool:
+            return any(
+                u.status == "in_progress" and u.content and "live-line" in u.content[0].content.text
+                for u in client.of("tool_call_update")
+            )
+
+        await _until(live_output, "the command's output while it runs")
         await conn.cancel(session_id=new.session_id)
         response = await turn
         assert response.stop_reason == "cancelled"
