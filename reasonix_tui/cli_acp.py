@@ -17,7 +17,11 @@ def add_acp_parser(sub: SubParsers) -> None:
         "acp", help="speak the Agent Client Protocol on stdio (Zed, Toad; docs/ACP.md)"
     )
     acp.add_argument(
-        "--model", "-m", dest="acp_model", help="provider name, model id or provider/model"
+        "--model",
+        "-m",
+        dest="acp_model",
+        metavar="MODEL",
+        help="provider name, model id or provider/model",
     )
     acp.add_argument("--effort", dest="acp_effort", metavar="LEVEL", help=EFFORT_HELP)
     acp.add_argument(
