@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reasonix_core import __version__
 from reasonix_core.permission_modes import MODE_CHOICES
-from reasonix_tui import cli_bench, cli_run, cli_sessions, cli_settings, cli_subagent
+from reasonix_tui import cli_acp, cli_bench, cli_run, cli_sessions, cli_settings, cli_subagent
 from reasonix_tui.cli_common import (
     EFFORT_HELP,
     EXIT_FAILED,
@@ -99,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_setup_parser(sub)
     cli_bench.add_bench_parser(sub)
+    cli_acp.add_acp_parser(sub)
     return parser
 
 
@@ -204,6 +205,7 @@ COMMANDS: dict[str, Command] = {
     "setup": _setup_command,
     "goal": cli_sessions.goal_command,
     "bench": cli_bench.bench_command,
+    "acp": cli_acp.acp_command,
 }
 # A command whose action is missing or unknown prints its help (and exits 0).
 NEEDS_ACTION: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -208,6 +208,7 @@ class ToolBatchRunner:
             progress=progress.progress,
             total=progress.total,
             message=progress.message,
+            output=progress.output,  # a running command's last lines (bash)
         )
 
     def _repeat(self, call: ToolCall) -> int:
