@@ -99,6 +99,23 @@ NOT_A_FILE = "not a regular file or symlink"
 log = logging.getLogger(__name__)
 
 
+def lstat_inside(workspace: Path, name: str) -> os.stat_result | None:
+    """``os.lstat`` of the workspace's ``name``, or None when absent, and also
+    when a folder on its way is not a folder (a symlink, a file): a path under
+    a symlink is not in the workspace's tree, whatever the link points at (a
+    folder replaced by a symlink to its moved self: its old paths are gone)."""
+    parts = name.split("/")
+    folder = workspace
+    try:
+        for part in parts[:-1]:
+            folder = folder / part
+            if not stat_mod.S_ISDIR(os.lstat(folder).st_mode):
+                return None
+        return os.lstat(folder / parts[-1])
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 class _ReadAll(Exception):
     """The quick path cannot be exact here: read the whole tree."""
 
@@ -370,9 +387,8 @@ class ShadowStore:
             if name.endswith("/"):
                 not_kept[name.rstrip("/")] = NESTED_REPOSITORY
                 continue
-            try:
-                info = os.lstat(self.workspace / name)
-            except (FileNotFoundError, NotADirectoryError):
+            info = lstat_inside(self.workspace, name)
+            if info is None:
                 removals.append(name)
                 continue
             if stat_mod.S_ISDIR(info.st_mode):
@@ -388,7 +404,9 @@ class ShadowStore:
             added += size
             additions.append(name)
         if removals:
-            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=nul_terminated(removals))
+            self._git(
+                "update-index", "-z", "--force-remove", "--stdin", stdin=nul_terminated(removals)
+            )
         if additions:
             self._git(
                 "update-index", "-z", "--add", "--remove", "--replace", "--stdin",
@@ -476,10 +494,11 @@ class ShadowStore:
         """What is at ``path`` now: files to read into ``found``, paths to drop into ``gone``."""
         from reasonix_core.tool.builtin._fs import SKIP_DIRS
 
-        try:
-            info = os.lstat(self.workspace / path)
-        except (FileNotFoundError, NotADirectoryError):
+        info = lstat_inside(self.workspace, path)
+        if info is None:
             gone.add(path)
+            if cache.is_folder(path):  # never looked into: all it held is gone too
+                gone.update(cache.files_under(path))
             return
         if not stat_mod.S_ISDIR(info.st_mode):
             if cache.is_folder(path):
@@ -654,9 +673,8 @@ def entry_on_disk(workspace: Path, name: str) -> Entry | str | None:
     """The workspace's ``name`` as a tree entry, None when absent, or a word
     saying what else is there (a folder, a FIFO...). Never follows a symlink."""
     path = workspace / name
-    try:
-        info = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    info = lstat_inside(workspace, name)
+    if info is None:
         return None
     if stat_mod.S_ISLNK(info.st_mode):
         return Entry(MODE_LINK, blob_id(os.fsencode(os.readlink(path))))
