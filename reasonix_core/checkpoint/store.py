@@ -318,11 +318,15 @@ class ShadowStore:
 
     # -- snapshots -------------------------------------------------------------
 
-    def snapshot(self, budget: int | None = None) -> Snapshot:
+    def snapshot(self, budget: int | None = None, *, whole: bool = False) -> Snapshot:
         """Record the workspace now. ``budget``: bytes this snapshot may still add
-        (None: unbounded); files beyond it are listed in ``not_kept``."""
+        (None: unbounded); files beyond it are listed in ``not_kept``.
+        ``whole``: read the whole tree's metadata even when the watcher could
+        answer (a turn boundary: what inotify cannot see, a write through a
+        shared mapping or through a hard link's name outside the workspace,
+        still changes the file's stat data)."""
         with self.locked():
-            return self._snapshot(budget)
+            return self._snapshot(budget, whole=whole)
 
     def _changed(self) -> list[str]:
         """Paths that differ from the last snapshot: ``status`` against HEAD (the
@@ -349,7 +353,7 @@ class ShadowStore:
             names.update(os.fsdecode(n) for n in listed.split(b"\0") if n)
         return sorted(names)
 
-    def _snapshot(self, budget: int | None) -> Snapshot:
+    def _snapshot(self, budget: int | None, *, whole: bool = False) -> Snapshot:
         dirty: set[str] | None = None
         if self._watch and self._watcher is None:
             from reasonix_core.tool.builtin._fs import SKIP_DIRS
@@ -363,7 +367,7 @@ class ShadowStore:
                 self._watch = False
         elif self._watcher is not None:
             dirty = self._watcher.take()
-        if dirty is not None and self._last_tree is not None:
+        if dirty is not None and self._last_tree is not None and not whole:
             try:
                 snap = self._quick(dirty, budget)
             except _ReadAll as why:
@@ -657,7 +661,16 @@ class ShadowStore:
             if len(header) < 3:
                 raise CheckpointError(f"blob {header[0]} is missing from the checkpoint store")
             size = int(header[2])
-            found[header[0]] = out[end + 1 : end + 1 + size]
+            data = out[end + 1 : end + 1 + size]
+            # Git does not check an object against its name when reading it: a
+            # tampered object (in the store, or in a repository a seed borrows
+            # from) would be restored as the file's bytes. Refuse it instead.
+            if header[1] != "blob" or blob_id(data) != header[0]:
+                raise CheckpointError(
+                    f"object {header[0]} in the checkpoint store does not hold "
+                    "what it is named for (damaged or tampered with)"
+                )
+            found[header[0]] = data
             pos = end + 1 + size + 1
         return found
 
