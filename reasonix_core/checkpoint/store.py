@@ -170,6 +170,7 @@ class ShadowStore:
         self.quick_snapshots = 0  # for tests and benches: how many skipped the full read
         self._seed_copy: SeedCopy | None = None  # a first session's blobs being copied in
         self._seed_checked = False
+        self._failed = False  # the last snapshot failed: the next reads the whole tree
 
     @classmethod
     def open(cls, root: Path, workspace: Path, *, watch: bool = False) -> ShadowStore | None:
@@ -326,7 +327,21 @@ class ShadowStore:
         shared mapping or through a hard link's name outside the workspace,
         still changes the file's stat data)."""
         with self.locked():
-            return self._snapshot(budget, whole=whole)
+            # A snapshot that fails has taken the watcher's paths with it, and
+            # may have left the tree in memory half updated: the next one reads
+            # the whole tree (git status against the last full read's commit).
+            whole = whole or self._failed
+            self._failed = True
+            try:
+                snap = self._snapshot(budget, whole=whole)
+            except OSError as exc:  # a full disk, a folder made unreadable...
+                self._cache = None
+                raise CheckpointError(f"checkpoint failed: {exc}") from None
+            except BaseException:
+                self._cache = None
+                raise
+            self._failed = False
+            return snap
 
     def _changed(self) -> list[str]:
         """Paths that differ from the last snapshot: ``status`` against HEAD (the

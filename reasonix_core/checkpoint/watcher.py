@@ -149,9 +149,7 @@ class ChangeWatcher:
             if not self._add(folder):
                 continue
             try:
-                with os.scandir(
-                    os.path.join(self.workspace, folder) if folder else self.workspace
-                ) as it:
+                with os.scandir(os.path.join(self.workspace, folder) if folder else self.workspace) as it:
                     for entry in it:
                         if entry.name in self._skip:
                             continue

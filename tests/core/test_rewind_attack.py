@@ -488,3 +488,57 @@ def test_a_write_the_watcher_cannot_see_is_caught_at_the_turn_boundary(ws, confi
 
     assert main(["rewind", "2", "--scope", "code"]) == 0
     assert state(ws) == before_2
+
+
+def test_odd_names_and_deep_paths(tmp_path, repo):
+    store = _store(tmp_path, repo)
+    store.snapshot()
+    odd = os.fsdecode(b"bad\xff name\nwith newline")
+    (repo / odd).write_text("odd\n")
+    (repo / "--force").write_text("an option-looking name\n")
+    (repo / "sp ace" / "ü").mkdir(parents=True)
+    (repo / "sp ace" / "ü" / "é.txt").write_text("é\n")
+    _check(store, tmp_path, repo)
+    # Deeper than Python's recursion limit: a snapshot must not crash.
+    try:
+        deep = "/".join(["d"] * (sys.getrecursionlimit() + 50))
+        fd = os.open(repo, os.O_RDONLY)
+        for _ in deep.split("/"):  # os.makedirs recurses itself
+            os.mkdir("d", dir_fd=fd)
+            fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+            os.close(old)
+        os.close(fd)
+        (repo / deep / "leaf.txt").write_text("leaf\n")
+        _check(store, tmp_path, repo)
+        (repo / deep / "leaf.txt").write_text("leaf changed\n")
+        _check(store, tmp_path, repo)
+        store.close()
+    finally:
+        # shutil.rmtree (pytest's clean-up too) recurses: removed here.
+        subprocess.run(["rm", "-rf", str(repo / "d")], check=True)
+
+
+def test_a_snapshot_that_fails_half_way_is_followed_by_an_exact_one(tmp_path, repo, monkeypatch):
+    """A full disk while the quick path writes its objects: the snapshot fails
+    with a checkpoint error (never another exception, which would fail the
+    tool call), and the paths the watcher had named are not forgotten."""
+    from reasonix_core.checkpoint import tree_cache
+
+    store = _store(tmp_path, repo)
+    store.snapshot()
+    real = tree_cache.os.write
+
+    def full_disk(fd, data):
+        raise OSError(28, "No space left on device")
+
+    (repo / "pkg1" / "mod1" / "f1.txt").write_text("written while the disk was full\n")
+    (repo / "new.txt").write_text("new while the disk was full\n")
+    monkeypatch.setattr(tree_cache.os, "write", full_disk)
+    with pytest.raises(CheckpointError):
+        store.snapshot()
+    monkeypatch.setattr(tree_cache.os, "write", real)
+    _check(store, tmp_path, repo)
+    (repo / "pkg2" / "mod2" / "f2.txt").write_text("the quick path is back\n")
+    _check(store, tmp_path, repo)
+    assert store.quick_snapshots == 1
+    store.close()
