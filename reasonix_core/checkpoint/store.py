@@ -34,6 +34,7 @@ leftover and is removed.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -94,6 +95,7 @@ OBJECTS = "checkpoint-objects"
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 OVER_BOUND = "over the checkpoint size bound"
 NOT_A_FILE = "not a regular file or symlink"
+UNREADABLE = "could not be read"
 
 
 log = logging.getLogger(__name__)
@@ -114,6 +116,10 @@ def lstat_inside(workspace: Path, name: str) -> os.stat_result | None:
         return os.lstat(folder / parts[-1])
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+class _Unreadable(Exception):
+    """A file that is there but cannot be read (permissions, an I/O error)."""
 
 
 class _ReadAll(Exception):
@@ -493,7 +499,12 @@ class ShadowStore:
                 continue
             if self._watcher is not None:
                 self._watcher.note(path, info)
-            entry = self._store_file(path, info)
+            try:
+                entry = self._store_file(path, info)
+            except _Unreadable as exc:
+                # Not "gone": its last version stays in the tree, named as not kept.
+                not_kept[path] = f"{UNREADABLE} ({exc})"
+                continue
             if entry is None:  # gone or replaced while read: seen again next time
                 changes.append((path, None))
                 continue
@@ -592,8 +603,12 @@ class ShadowStore:
                     os.close(fd)
                 data = b"".join(chunks)
                 mode = MODE_EXEC if info.st_mode & stat_mod.S_IXUSR else MODE_FILE
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a symlink now (O_NOFOLLOW): an event said so
+                return None
+            raise _Unreadable(exc.strerror or str(exc)) from None
         return Entry(mode, write_object(self.objects, b"blob", data))
 
     def _tree_cache(self) -> TreeCache:

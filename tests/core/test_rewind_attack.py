@@ -542,3 +542,30 @@ def test_a_snapshot_that_fails_half_way_is_followed_by_an_exact_one(tmp_path, re
     _check(store, tmp_path, repo)
     assert store.quick_snapshots == 1
     store.close()
+
+
+def test_a_file_that_cannot_be_read_is_not_recorded_as_deleted(tmp_path, repo, monkeypatch):
+    """An I/O error (or a file made unreadable) while the quick path reads it:
+    its last version stays in the tree and the checkpoint names it as not kept;
+    a rewind must never take it for a file the turn deleted."""
+    from reasonix_core.checkpoint import store as store_mod
+
+    target = repo / "pkg1" / "mod1" / "f1.txt"
+    store = _store(tmp_path, repo)
+    first = store.snapshot().tree
+    real = os.read
+
+    def failing(fd, n):
+        if os.readlink(f"/proc/self/fd/{fd}") == str(target):
+            raise OSError(5, "Input/output error")
+        return real(fd, n)
+
+    target.write_text("changed, then unreadable\n")
+    monkeypatch.setattr(store_mod.os, "read", failing)
+    snap = store.snapshot()
+    monkeypatch.setattr(store_mod.os, "read", real)
+    assert "pkg1/mod1/f1.txt" in snap.not_kept
+    assert store.entries(snap.tree)["pkg1/mod1/f1.txt"] == store.entries(first)["pkg1/mod1/f1.txt"]
+    target.write_text("readable again\n")
+    _check(store, tmp_path, repo)
+    store.close()
