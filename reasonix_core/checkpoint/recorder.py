@@ -63,6 +63,8 @@ class Checkpointer:
         self.preimages = preimages
         self._touched: set[str] = set()
         self._wrote = False  # a tool that may write ran in this turn
+        # The turn whose first snapshot read the whole tree (a turn boundary).
+        self._whole_read: int | None = None
         self.session = session
         self.clock = clock
         self.max_bytes = max_bytes
@@ -130,8 +132,14 @@ class Checkpointer:
         if self.stored_bytes is None:
             self.stored_bytes = self._stored_so_far()
         if self.store is not None:
+            # At a turn's boundaries (its first snapshot and its end) the whole
+            # tree's stat data are read (one git status): a write the watcher
+            # cannot see (a shared mapping, a hard link's outside name) is
+            # caught there; the steps between follow the watcher alone.
+            whole = at == AT_TURN_END or self._whole_read != turn
+            self._whole_read = turn
             try:
-                snap = self.store.snapshot(max(0, self.max_bytes - self.stored_bytes))
+                snap = self.store.snapshot(max(0, self.max_bytes - self.stored_bytes), whole=whole)
             except CheckpointError as exc:
                 log.warning("checkpoint failed: %s", exc)
                 not_kept = {"*": str(exc)}

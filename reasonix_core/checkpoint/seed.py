@@ -36,6 +36,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -126,7 +127,23 @@ class SeedCopy:
             except ProcessLookupError:
                 pass
             self.proc.wait()
+        # The git child holds the copy's lock too and dies a moment after the
+        # shell: until it is gone, the next session would take the copy for
+        # one still running and not resume it.
         self.done()
+        try:
+            fd = os.open(f"{self.marker}{_LOCK}", os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            return  # the copy had finished: nothing to resume
+        try:
+            for _ in range(2000):
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError:
+                    time.sleep(0.005)
+        finally:
+            os.close(fd)
 
 
 def _remove_marker(marker: Path) -> None:

@@ -34,6 +34,7 @@ leftover and is removed.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -94,9 +95,31 @@ OBJECTS = "checkpoint-objects"
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 OVER_BOUND = "over the checkpoint size bound"
 NOT_A_FILE = "not a regular file or symlink"
+UNREADABLE = "could not be read"
 
 
 log = logging.getLogger(__name__)
+
+
+def lstat_inside(workspace: Path, name: str) -> os.stat_result | None:
+    """``os.lstat`` of the workspace's ``name``, or None when absent, and also
+    when a folder on its way is not a folder (a symlink, a file): a path under
+    a symlink is not in the workspace's tree, whatever the link points at (a
+    folder replaced by a symlink to its moved self: its old paths are gone)."""
+    parts = name.split("/")
+    folder = workspace
+    try:
+        for part in parts[:-1]:
+            folder = folder / part
+            if not stat_mod.S_ISDIR(os.lstat(folder).st_mode):
+                return None
+        return os.lstat(folder / parts[-1])
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+class _Unreadable(Exception):
+    """A file that is there but cannot be read (permissions, an I/O error)."""
 
 
 class _ReadAll(Exception):
@@ -153,6 +176,7 @@ class ShadowStore:
         self.quick_snapshots = 0  # for tests and benches: how many skipped the full read
         self._seed_copy: SeedCopy | None = None  # a first session's blobs being copied in
         self._seed_checked = False
+        self._failed = False  # the last snapshot failed: the next reads the whole tree
 
     @classmethod
     def open(cls, root: Path, workspace: Path, *, watch: bool = False) -> ShadowStore | None:
@@ -301,11 +325,29 @@ class ShadowStore:
 
     # -- snapshots -------------------------------------------------------------
 
-    def snapshot(self, budget: int | None = None) -> Snapshot:
+    def snapshot(self, budget: int | None = None, *, whole: bool = False) -> Snapshot:
         """Record the workspace now. ``budget``: bytes this snapshot may still add
-        (None: unbounded); files beyond it are listed in ``not_kept``."""
+        (None: unbounded); files beyond it are listed in ``not_kept``.
+        ``whole``: read the whole tree's metadata even when the watcher could
+        answer (a turn boundary: what inotify cannot see, a write through a
+        shared mapping or through a hard link's name outside the workspace,
+        still changes the file's stat data)."""
         with self.locked():
-            return self._snapshot(budget)
+            # A snapshot that fails has taken the watcher's paths with it, and
+            # may have left the tree in memory half updated: the next one reads
+            # the whole tree (git status against the last full read's commit).
+            whole = whole or self._failed
+            self._failed = True
+            try:
+                snap = self._snapshot(budget, whole=whole)
+            except OSError as exc:  # a full disk, a folder made unreadable...
+                self._cache = None
+                raise CheckpointError(f"checkpoint failed: {exc}") from None
+            except BaseException:
+                self._cache = None
+                raise
+            self._failed = False
+            return snap
 
     def _changed(self) -> list[str]:
         """Paths that differ from the last snapshot: ``status`` against HEAD (the
@@ -332,7 +374,7 @@ class ShadowStore:
             names.update(os.fsdecode(n) for n in listed.split(b"\0") if n)
         return sorted(names)
 
-    def _snapshot(self, budget: int | None) -> Snapshot:
+    def _snapshot(self, budget: int | None, *, whole: bool = False) -> Snapshot:
         dirty: set[str] | None = None
         if self._watch and self._watcher is None:
             from reasonix_core.tool.builtin._fs import SKIP_DIRS
@@ -346,7 +388,7 @@ class ShadowStore:
                 self._watch = False
         elif self._watcher is not None:
             dirty = self._watcher.take()
-        if dirty is not None and self._last_tree is not None:
+        if dirty is not None and self._last_tree is not None and not whole:
             try:
                 snap = self._quick(dirty, budget)
             except _ReadAll as why:
@@ -370,9 +412,8 @@ class ShadowStore:
             if name.endswith("/"):
                 not_kept[name.rstrip("/")] = NESTED_REPOSITORY
                 continue
-            try:
-                info = os.lstat(self.workspace / name)
-            except (FileNotFoundError, NotADirectoryError):
+            info = lstat_inside(self.workspace, name)
+            if info is None:
                 removals.append(name)
                 continue
             if stat_mod.S_ISDIR(info.st_mode):
@@ -388,7 +429,9 @@ class ShadowStore:
             added += size
             additions.append(name)
         if removals:
-            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=nul_terminated(removals))
+            self._git(
+                "update-index", "-z", "--force-remove", "--stdin", stdin=nul_terminated(removals)
+            )
         if additions:
             self._git(
                 "update-index", "-z", "--add", "--remove", "--replace", "--stdin",
@@ -456,7 +499,12 @@ class ShadowStore:
                 continue
             if self._watcher is not None:
                 self._watcher.note(path, info)
-            entry = self._store_file(path, info)
+            try:
+                entry = self._store_file(path, info)
+            except _Unreadable as exc:
+                # Not "gone": its last version stays in the tree, named as not kept.
+                not_kept[path] = f"{UNREADABLE} ({exc})"
+                continue
             if entry is None:  # gone or replaced while read: seen again next time
                 changes.append((path, None))
                 continue
@@ -476,10 +524,11 @@ class ShadowStore:
         """What is at ``path`` now: files to read into ``found``, paths to drop into ``gone``."""
         from reasonix_core.tool.builtin._fs import SKIP_DIRS
 
-        try:
-            info = os.lstat(self.workspace / path)
-        except (FileNotFoundError, NotADirectoryError):
+        info = lstat_inside(self.workspace, path)
+        if info is None:
             gone.add(path)
+            if cache.is_folder(path):  # never looked into: all it held is gone too
+                gone.update(cache.files_under(path))
             return
         if not stat_mod.S_ISDIR(info.st_mode):
             if cache.is_folder(path):
@@ -554,8 +603,12 @@ class ShadowStore:
                     os.close(fd)
                 data = b"".join(chunks)
                 mode = MODE_EXEC if info.st_mode & stat_mod.S_IXUSR else MODE_FILE
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a symlink now (O_NOFOLLOW): an event said so
+                return None
+            raise _Unreadable(exc.strerror or str(exc)) from None
         return Entry(mode, write_object(self.objects, b"blob", data))
 
     def _tree_cache(self) -> TreeCache:
@@ -638,7 +691,16 @@ class ShadowStore:
             if len(header) < 3:
                 raise CheckpointError(f"blob {header[0]} is missing from the checkpoint store")
             size = int(header[2])
-            found[header[0]] = out[end + 1 : end + 1 + size]
+            data = out[end + 1 : end + 1 + size]
+            # Git does not check an object against its name when reading it: a
+            # tampered object (in the store, or in a repository a seed borrows
+            # from) would be restored as the file's bytes. Refuse it instead.
+            if header[1] != "blob" or blob_id(data) != header[0]:
+                raise CheckpointError(
+                    f"object {header[0]} in the checkpoint store does not hold "
+                    "what it is named for (damaged or tampered with)"
+                )
+            found[header[0]] = data
             pos = end + 1 + size + 1
         return found
 
@@ -654,9 +716,8 @@ def entry_on_disk(workspace: Path, name: str) -> Entry | str | None:
     """The workspace's ``name`` as a tree entry, None when absent, or a word
     saying what else is there (a folder, a FIFO...). Never follows a symlink."""
     path = workspace / name
-    try:
-        info = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    info = lstat_inside(workspace, name)
+    if info is None:
         return None
     if stat_mod.S_ISLNK(info.st_mode):
         return Entry(MODE_LINK, blob_id(os.fsencode(os.readlink(path))))

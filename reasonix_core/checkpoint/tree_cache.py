@@ -270,16 +270,17 @@ class TreeCache:
         self._folders.get(parent, {}).pop(os.fsencode(name), None)
 
     def _ensure(self, folder: str, touched: set[str]) -> None:
-        if folder in self._folders:
-            return
-        parent, _, name = folder.rpartition("/")
-        if folder:
-            self._ensure(parent, touched)
-            key = os.fsencode(name)
+        # A loop, not recursion: a path may be deeper than Python's stack.
+        missing: list[str] = []
+        while folder not in self._folders:
+            missing.append(folder)
+            folder = folder.rpartition("/")[0]
+        for folder in reversed(missing):  # the shallowest first
+            parent, _, name = folder.rpartition("/")
             # A file in the way becomes a folder.
-            self._folders[parent][key] = (TREE_MODE, bytes(20))
+            self._folders[parent][os.fsencode(name)] = (TREE_MODE, bytes(20))
             touched.add(parent)
-        self._folders[folder] = {}
+            self._folders[folder] = {}
 
 
 def nul_terminated(names: Iterable[str]) -> bytes:
