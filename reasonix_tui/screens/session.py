@@ -583,6 +583,14 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self.composer.menu_open = False
 
     def on_composer_menu_key_pressed(self, message: Composer.MenuKeyPressed) -> None:
+        if not self.menu.is_open:
+            # The menu closed after the key was pressed: the text changed under it (a
+            # space typed just before Enter was still queued here when the composer
+            # read its flag). The key is the composer's again, so Enter is not lost.
+            self.composer.menu_open = False
+            if message.key == "enter":
+                self.composer.action_submit()
+            return
         if message.key in ("up", "down"):
             self.menu.move(-1 if message.key == "up" else 1)
             return

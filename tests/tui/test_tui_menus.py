@@ -28,6 +28,23 @@ async def test_slash_menu_filters_and_enter_runs(make_app) -> None:
         assert not isinstance(app.screen, HelpScreen)
 
 
+async def test_enter_pressed_while_the_menu_was_closing_still_submits(make_app) -> None:
+    """The composer reads its menu flag when Enter arrives; the screen may close the
+    menu (the text gained a space) before it handles the key. The command runs."""
+    app, _ = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        await type_text(pilot, "/hel")
+        assert screen.menu.is_open
+        screen.composer.load_text("/help now")  # the space's change not yet handled,
+        screen.post_message(screen.composer.MenuKeyPressed("enter"))  # Enter read as the menu's
+        screen.close_menu()  # then the change is handled before the key is
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert screen.composer.text == ""
+
+
 async def test_slash_menu_tab_completes_and_escape_closes(make_app) -> None:
     app, _ = make_app()
     async with app.run_test(size=(100, 32)) as pilot:
