@@ -113,7 +113,7 @@ class ReasonixAcpAgent:
 
     async def initialize(
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> InitializeResponse:  # fmt: skip
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -126,11 +126,11 @@ class ReasonixAcpAgent:
             agent_info=Implementation(name="reasonix", title="Reasonix", version=__version__),
         )
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+    async def authenticate(self, method_id: str, **kwargs: object) -> None:
         return None  # keys come from the user's config, as for every surface
 
     async def new_session(
-        self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: Any
+        self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: object
     ) -> NewSessionResponse:
         held = await self._open(cwd, resume_id=None, mcp_servers=mcp_servers)
         self._announce_commands(held)
@@ -142,7 +142,7 @@ class ReasonixAcpAgent:
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, additional_directories: Any = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> LoadSessionResponse:  # fmt: skip
         if session_id in self._sessions:
             held = self._sessions[session_id]
@@ -239,7 +239,7 @@ class ReasonixAcpAgent:
 
     # -- turns -----------------------------------------------------------------
 
-    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: object) -> PromptResponse:
         held = self._held(session_id)
         if held.turn is not None and not held.turn.done():
             raise RequestError.invalid_request({"details": "a turn is already running"})
@@ -293,7 +293,7 @@ class ReasonixAcpAgent:
             )
         return stop
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+    async def cancel(self, session_id: str, **kwargs: object) -> None:
         held = self._sessions.get(session_id)
         if held is not None and held.turn is not None and not held.turn.done():
             held.turn.cancel()
@@ -301,7 +301,7 @@ class ReasonixAcpAgent:
     # -- modes -----------------------------------------------------------------
 
     async def set_session_mode(
-        self, session_id: str, mode_id: str, **kwargs: Any
+        self, session_id: str, mode_id: str, **kwargs: object
     ) -> SetSessionModeResponse:
         held = self._held(session_id)
         if mode_id not in held.modes:
@@ -317,7 +317,7 @@ class ReasonixAcpAgent:
         return SetSessionModeResponse()
 
     async def set_config_option(
-        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: object
     ) -> SetSessionConfigOptionResponse:
         """Model and effort for the session's next request."""
         session = self._held(session_id).session
@@ -329,7 +329,7 @@ class ReasonixAcpAgent:
     # -- saved sessions --------------------------------------------------------
 
     async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: object
     ) -> ListSessionsResponse:
         """This workspace's saved sessions, newest first (``cwd`` is required: the
         store is kept per workspace)."""
@@ -338,7 +338,7 @@ class ReasonixAcpAgent:
         workspace = _workspace(cwd)
         return ListSessionsResponse(sessions=_saved_sessions(self._home(), workspace))
 
-    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+    async def close_session(self, session_id: str, **kwargs: object) -> CloseSessionResponse:
         held = self._sessions.pop(session_id, None)
         if held is None:
             raise RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}"})
@@ -358,13 +358,13 @@ class ReasonixAcpAgent:
 
     async def fork_session(
         self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> Any:  # fmt: skip
         raise RequestError.method_not_found("session/fork")
 
     async def resume_session(
         self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> Any:  # fmt: skip
         raise RequestError.method_not_found("session/resume")
 
