@@ -9,7 +9,6 @@ the step), rather than by racing a thread.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import warnings
@@ -20,35 +19,14 @@ from typing import Any
 import pytest
 
 from reasonix_core.permission.policy import Policy
-from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.builtin import _walk
 from reasonix_core.tool.builtin import grep as grep_mod
-from reasonix_core.tool.env import SessionEnv
 from reasonix_core.tool.sandbox import SandboxPolicy
+from tests.core.tool_helpers import call_tool, policy_for, walk_ctx
 
 SECRET = "TOPSECRET"
 # What a hidden file holds besides SECRET (a search result echoes its pattern, not this).
 BODY = "s3cr3t-body"
-
-
-def _policy(ws: Path, deny: tuple[str, ...] = (), forbid: tuple[Path, ...] = ()) -> Policy:
-    cfg = SimpleNamespace(mode="ask", preset="ask", allow=(), ask=(), deny=deny)
-    return Policy.from_config(cfg, ws, forbid_read=forbid)
-
-
-def _ctx(tmp_path: Path, ws: Path, policy: Policy) -> ToolContext:
-    temp = tmp_path / "session-tmp"
-    temp.mkdir(exist_ok=True)
-    sandbox = SandboxPolicy(
-        workspace=ws, temp_dir=temp, forbid_read=tuple(Path(p) for p in policy.forbid_read)
-    )
-    return ToolContext(
-        env=SessionEnv(workspace=ws, temp_dir=temp, sandbox=sandbox, read_denied=policy.read_denied)
-    )
-
-
-async def _call(ctx: ToolContext, name: str, **args: Any) -> Any:
-    return await ToolRegistry(builtin_tools()).call(name, json.dumps(args), ctx)
 
 
 def _all_three() -> tuple[tuple[str, dict[str, Any]], ...]:
@@ -110,7 +88,7 @@ async def test_posix_class_is_not_skipped_by_the_literal_check(
     (arena.ws / "src" / "p.txt").write_text(line + "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # re: "possible nested set"
-        r = await _call(_ctx(arena.tmp, arena.ws, _policy(arena.ws)), "grep", pattern=pattern)
+        r = await call_tool(walk_ctx(arena.tmp, arena.ws, policy_for(arena.ws)), "grep", pattern=pattern)
     assert f"src/p.txt:1:{line}" in r.text.splitlines(), r.text
 
 
@@ -148,8 +126,8 @@ async def test_a_folder_swapped_under_a_listed_link_reveals_nothing(
     (ws / "a" / "passwd").symlink_to("harmless")  # a link the walk judges harmless
     to = ws / "secrets" if target == "deny-ruled" else arena.outside
     done = _swap_folder_before(monkeypatch, "search_entry", ws / "a", to)
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(secrets/**)",)))
-    r = await _call(ctx, "grep", pattern=SECRET, glob="passwd")
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=("Read(secrets/**)",)))
+    r = await call_tool(ctx, "grep", pattern=SECRET, glob="passwd")
     assert done, "the swap was not exercised"
     _assert_hidden(r.text)
 
@@ -164,8 +142,8 @@ async def test_a_folder_swapped_under_a_grepped_file_reveals_nothing(
     (ws / "a").mkdir()
     (ws / "a" / "k.txt").write_text("fine\n")
     done = _swap_folder_before(monkeypatch, "search_file", ws / "a", ws / "secrets")
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(secrets/**)",)))
-    r = await _call(ctx, "grep", pattern=SECRET, path="a/k.txt")
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=("Read(secrets/**)",)))
+    r = await call_tool(ctx, "grep", pattern=SECRET, path="a/k.txt")
     assert done
     _assert_hidden(r.text)
 
@@ -180,10 +158,10 @@ async def test_grep_and_glob_say_when_folders_were_too_deep_to_search(
     deep = arena.ws.joinpath(*["n"] * 8)
     deep.mkdir(parents=True)
     (deep / "bottom.py").write_text("needle\n")
-    ctx = _ctx(arena.tmp, arena.ws, _policy(arena.ws))
-    r = await _call(ctx, "grep", pattern="needle")
+    ctx = walk_ctx(arena.tmp, arena.ws, policy_for(arena.ws))
+    r = await call_tool(ctx, "grep", pattern="needle")
     assert "not searched" in r.text and "deep" in r.text, r.text
-    r = await _call(ctx, "glob", pattern="**/*.py")
+    r = await call_tool(ctx, "glob", pattern="**/*.py")
     assert "not searched" in r.text and "deep" in r.text, r.text
 
 
@@ -274,8 +252,8 @@ async def test_a_missing_path_suggests_no_denied_name(
     (ws / "src" / ".env").write_text("x\n")
     (ws / ".envrc").write_text("x\n")
     (ws / "src" / ".envrc").write_text("x\n")
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(**/.env)",)))
-    r = await _call(ctx, name, **args)
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=("Read(**/.env)",)))
+    r = await call_tool(ctx, name, **args)
     assert "does not exist" in r.text
     assert ".env?" not in r.text and ".env," not in r.text, r.text
     assert ".envrc" in r.text  # the hint still works for what may be seen
@@ -295,14 +273,14 @@ async def test_a_gitignore_link_to_a_protected_file_is_not_read(
     folder = ws if where == "root" else ws / "src"
     (folder / ".gitignore").symlink_to(arena.ssh / "config")
     (folder / "Host-github.com").write_text("probe\n")  # vanishes if the key line is a rule
-    ctx = _ctx(arena.tmp, ws, _policy(ws, forbid=(arena.ssh,)))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, forbid=(arena.ssh,)))
     for name, args in (("glob", {"pattern": "**/Host-*"}), ("grep", {"pattern": "probe"})):
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         assert "Host-github.com" in r.text, (name, r.text)
     # a regular .gitignore still works
     (folder / ".gitignore").unlink()
     (folder / ".gitignore").write_text("Host-*\n")
-    r = await _call(ctx, "glob", pattern="**/Host-*")
+    r = await call_tool(ctx, "glob", pattern="**/Host-*")
     assert "Host-github.com" not in r.text, r.text
 
 
@@ -322,9 +300,9 @@ async def test_planted_links_never_carry_a_search_out(arena: SimpleNamespace, ki
         "outside-file": arena.outside / "passwd",
     }[kind]
     (ws / "src" / "planted").symlink_to(target)
-    ctx = _ctx(arena.tmp, ws, _policy(ws, forbid=(arena.ssh,)))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, forbid=(arena.ssh,)))
     for name, args in _all_three():
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         _assert_hidden(r.text, "id_rsa", "passwd")
         if name == "ls" and kind in ("ssh-dir", "ssh-file"):
             assert "planted" not in r.text  # a link into a protected folder is not even named
@@ -338,9 +316,9 @@ async def test_a_link_to_a_deny_ruled_file_is_neither_searched_nor_listed(
     (ws / "secrets" / "k").write_text(f"{SECRET} {BODY}\n")
     (ws / "src" / "alias").symlink_to(ws / "secrets" / "k")
     (ws / "src" / "alias_dir").symlink_to(ws / "secrets")
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(secrets/**)",)))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=("Read(secrets/**)",)))
     for name, args in _all_three():
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         _assert_hidden(r.text, "alias", "secrets/k")
 
 
@@ -350,11 +328,11 @@ async def test_symlink_loops_end(arena: SimpleNamespace) -> None:
     (ws / "src" / "up").symlink_to("..")
     (ws / "src" / "a").symlink_to("b")
     (ws / "src" / "b").symlink_to("a")
-    ctx = _ctx(arena.tmp, ws, _policy(ws))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws))
     for name, args in _all_three():
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         assert not r.is_error, (name, r.text)
-    r = await _call(ctx, "grep", pattern="visible")
+    r = await call_tool(ctx, "grep", pattern="visible")
     assert r.text.splitlines() == ["src/app.py:1:visible line"]
 
 
@@ -393,7 +371,7 @@ async def test_a_file_swapped_for_a_link_after_listing_is_not_read(
         original(self, entry)
 
     monkeypatch.setattr(grep_mod._Search, "search_entry", swapped)
-    r = await _call(_ctx(arena.tmp, ws, _policy(ws)), "grep", pattern=SECRET)
+    r = await call_tool(walk_ctx(arena.tmp, ws, policy_for(ws)), "grep", pattern=SECRET)
     _assert_hidden(r.text)
 
 
@@ -408,9 +386,9 @@ async def test_a_hard_link_is_judged_by_its_own_name_as_read_file_judges_it(
     (ws / "secrets").mkdir()
     (ws / "secrets" / "k").write_text(f"{SECRET} {BODY}\n")
     os.link(ws / "secrets" / "k", ws / "src" / "same")
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(secrets/**)",)))
-    grep = await _call(ctx, "grep", pattern=SECRET)
-    read = await _call(ctx, "read_file", path="src/same")
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=("Read(secrets/**)",)))
+    grep = await call_tool(ctx, "grep", pattern=SECRET)
+    read = await call_tool(ctx, "read_file", path="src/same")
     assert ("src/same" in grep.text) == (SECRET in read.text)
     assert "secrets/k" not in grep.text
 
@@ -421,12 +399,12 @@ async def test_a_workspace_named_through_a_link_keeps_its_rules(arena: SimpleNam
     (ws / "secrets" / "k").write_text(f"{SECRET} {BODY}\n")
     via = arena.tmp / "ws-link"
     via.symlink_to(ws, target_is_directory=True)
-    policy = _policy(via, deny=(f"Read({via}/secrets/**)",), forbid=(arena.ssh,))
-    ctx = _ctx(arena.tmp, via, policy)
+    policy = policy_for(via, deny=(f"Read({via}/secrets/**)",), forbid=(arena.ssh,))
+    ctx = walk_ctx(arena.tmp, via, policy)
     for name, args in _all_three():
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         _assert_hidden(r.text, "secrets/k")
-    r = await _call(ctx, "grep", pattern="visible")
+    r = await call_tool(ctx, "grep", pattern="visible")
     assert r.text.splitlines() == ["src/app.py:1:visible line"]
 
 
@@ -440,8 +418,8 @@ async def test_the_real_depth_bound_walks_to_it_and_says_what_lies_past_it(
     far = near.joinpath(*["d"] * 20)
     far.mkdir(parents=True)
     (far / "far.py").write_text("needle far\n")
-    ctx = _ctx(arena.tmp, ws, _policy(ws))
-    r = await _call(ctx, "grep", pattern="needle")
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws))
+    r = await call_tool(ctx, "grep", pattern="needle")
     assert "needle near" in r.text and "needle far" not in r.text
     assert "too deep" in r.text, r.text
 
@@ -458,14 +436,14 @@ async def test_the_workspace_holding_a_protected_folder_shows_nothing_of_it(
     (vault / "deep" / "k.txt").write_text(f"{SECRET} {BODY}\n")
     (ws / ".env").write_text(f"{SECRET} {BODY}\n")
     (ws / ".shown").write_text("x\n")
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(**/.env)",), forbid=(vault,)))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=("Read(**/.env)",), forbid=(vault,)))
     for name, args in (*_all_three(), ("grep", {"pattern": ".", "glob": ".*"})):
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         _assert_hidden(r.text, ".vault", "k.txt", ".env")
     # The counts in the notes leave them out too: one hidden entry (.shown).
-    r = await _call(ctx, "ls", path=".", recursive=True)
+    r = await call_tool(ctx, "ls", path=".", recursive=True)
     assert "1 hidden" in r.text, r.text
-    r = await _call(ctx, "grep", pattern="zzz-no-such", glob=".*")
+    r = await call_tool(ctx, "grep", pattern="zzz-no-such", glob=".*")
     assert "(1 file searched)" in r.text, r.text  # .shown; not .env
 
 
@@ -475,9 +453,9 @@ async def test_a_workspace_inside_a_protected_folder_is_not_searched(
     ws = arena.ssh / "project"
     ws.mkdir()
     (ws / "a.txt").write_text(f"{SECRET} {BODY}\n")
-    ctx = _ctx(arena.tmp, ws, _policy(ws, forbid=(arena.ssh,)))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, forbid=(arena.ssh,)))
     for name, args in _all_three():
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         _assert_hidden(r.text, "a.txt")
 
 
@@ -524,14 +502,14 @@ async def test_read_deny_rules_hide_what_they_name(
     rule = rule.replace("{ws}", str(ws))
     if rule.startswith("Read(="):
         rule = "Read=" + rule[len("Read(=") : -1]
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=(rule,)))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=(rule,)))
     for name, args in (
         ("grep", {"pattern": SECRET}),
         ("grep", {"pattern": SECRET, "glob": "**/*"}),
         ("glob", {"pattern": "**/*"}),
         ("ls", {"path": ".", "recursive": True}),
     ):
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         for rel in hidden:
             assert f"{SECRET} {rel}" not in r.text and rel not in r.text, (rule, name, r.text)
         for rel in shown:
@@ -566,9 +544,9 @@ async def test_gitignore_negations_nesting_anchors_dirs_and_stars(arena: SimpleN
         "*.log\n!keep.log\nbuild/\n/top.py\n**/gen/\ndocs/**/c.md\n!docs/c.md\n"
     )
     (ws / "sub" / ".gitignore").write_text("*.tmp\n!ok.tmp\n")
-    ctx = _ctx(arena.tmp, ws, _policy(ws))
-    grep = await _call(ctx, "grep", pattern="needle")
-    glob = await _call(ctx, "glob", pattern="**/*")
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws))
+    grep = await call_tool(ctx, "grep", pattern="needle")
+    glob = await call_tool(ctx, "glob", pattern="**/*")
     for rel, shown in files.items():
         assert (f"{rel}:1:needle" in grep.text.splitlines()) == shown, (rel, grep.text)
         assert (rel in glob.text.splitlines()) == shown, (rel, glob.text)
@@ -582,7 +560,7 @@ async def test_binary_files_are_skipped_and_output_is_bounded(arena: SimpleNames
     (ws / "bin.dat").write_bytes(b"needle\x00\x01\x02" * 10)
     (ws / "long.txt").write_text("needle" + "x" * 100_000 + "\n")
     (ws / "many.txt").write_text("needle\n" * 5000)
-    r = await _call(_ctx(arena.tmp, ws, _policy(ws)), "grep", pattern="needle")
+    r = await call_tool(walk_ctx(arena.tmp, ws, policy_for(ws)), "grep", pattern="needle")
     assert "bin.dat" not in r.text.replace("binary", "")
     assert len(r.text.encode()) < 200_000
     assert "results capped" in r.text and r.meta["capped"] is True
@@ -670,8 +648,8 @@ async def test_the_literal_check_never_skips_a_line_the_pattern_matches(
             re.compile(pattern)
         except re.error:
             pytest.skip("not a pattern grep takes")
-        r = await _call(
-            _ctx(arena.tmp, ws, _policy(ws)),
+        r = await call_tool(
+            walk_ctx(arena.tmp, ws, policy_for(ws)),
             "grep",
             pattern=pattern,
             path="src/t.txt",
@@ -698,11 +676,11 @@ async def test_no_descriptor_outlives_a_call_or_an_abandoned_walk(arena: SimpleN
         (ws / f"d{i}" / "e").mkdir(parents=True)
         (ws / f"d{i}" / "e" / "f.py").write_text("needle\n")
     (ws / "loop").symlink_to("loop")
-    ctx = _ctx(arena.tmp, ws, _policy(ws, deny=("Read(d3/**)",)))
+    ctx = walk_ctx(arena.tmp, ws, policy_for(ws, deny=("Read(d3/**)",)))
     before = _open_fds()
     for _ in range(30):
         for name, args in _all_three():
-            await _call(ctx, name, **args)
+            await call_tool(ctx, name, **args)
     assert _open_fds() == before
     sandbox = SandboxPolicy(workspace=ws, temp_dir=arena.tmp)
     walk = iter(_walk.Walker(root=ws.resolve(), sandbox=sandbox))
@@ -751,7 +729,7 @@ def _mention_arena(arena: SimpleNamespace) -> tuple[Path, Policy]:
     (ws / "alias_dir").symlink_to(ws / "secrets")
     (ws / "vault").mkdir()
     (ws / "vault" / "vault-name.txt").write_text("x\n")
-    policy = _policy(ws, deny=("Read(secrets/**)",), forbid=(arena.ssh, ws / "vault"))
+    policy = policy_for(ws, deny=("Read(secrets/**)",), forbid=(arena.ssh, ws / "vault"))
     return ws, policy
 
 

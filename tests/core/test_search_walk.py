@@ -7,39 +7,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
-from reasonix_core.permission.policy import Policy
-from reasonix_core.tool import ToolContext, ToolRegistry, builtin_tools
 from reasonix_core.tool.builtin import _walk
 from reasonix_core.tool.builtin import grep as grep_mod
-from reasonix_core.tool.env import SessionEnv
-from reasonix_core.tool.sandbox import SandboxPolicy
-
-
-def _policy(ws: Path, deny: tuple[str, ...] = (), forbid: tuple[Path, ...] = ()) -> Policy:
-    cfg = SimpleNamespace(mode="ask", preset="ask", allow=(), ask=(), deny=deny)
-    return Policy.from_config(cfg, ws, forbid_read=forbid)
-
-
-def _ctx(tmp_path: Path, ws: Path, policy: Policy) -> ToolContext:
-    temp = tmp_path / "session-tmp"
-    temp.mkdir(exist_ok=True)
-    sandbox = SandboxPolicy(
-        workspace=ws, temp_dir=temp, forbid_read=tuple(Path(p) for p in policy.forbid_read)
-    )
-    return ToolContext(
-        env=SessionEnv(workspace=ws, temp_dir=temp, sandbox=sandbox, read_denied=policy.read_denied)
-    )
-
-
-async def _call(ctx: ToolContext, name: str, **args: Any) -> Any:
-    import json
-
-    return await ToolRegistry(builtin_tools()).call(name, json.dumps(args), ctx)
+from tests.core.tool_helpers import call_tool, policy_for, walk_ctx
 
 
 @pytest.fixture
@@ -56,7 +29,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 async def test_grep_within_its_budget_is_complete(tmp_path: Path, ws: Path) -> None:
-    r = await _call(_ctx(tmp_path, ws, _policy(ws)), "grep", pattern="needle")
+    r = await call_tool(walk_ctx(tmp_path, ws, policy_for(ws)), "grep", pattern="needle")
     assert sorted(r.text.splitlines()) == [f"d{i}/a.py:1:needle {i}" for i in range(5)]
     assert "files_total" not in r.meta
 
@@ -67,7 +40,7 @@ async def test_grep_past_its_budget_says_how_many_files_of_how_many(
     # A budget of nothing: the first file is searched, then the budget is spent
     # (no wall-clock race: any time at all is past it).
     monkeypatch.setattr(grep_mod, "TIME_BUDGET_SECONDS", 0.0)
-    r = await _call(_ctx(tmp_path, ws, _policy(ws)), "grep", pattern="needle")
+    r = await call_tool(walk_ctx(tmp_path, ws, policy_for(ws)), "grep", pattern="needle")
     assert r.text.splitlines()[0] == "d0/a.py:1:needle 0"
     assert "search stopped early" in r.text
     assert "after 1 of 5 files" in r.text
@@ -81,7 +54,7 @@ async def test_grep_budget_counts_only_the_files_its_glob_takes(
     for i in range(3):
         (ws / f"d{i}" / "b.txt").write_text("needle\n")
     monkeypatch.setattr(grep_mod, "TIME_BUDGET_SECONDS", 0.0)
-    r = await _call(_ctx(tmp_path, ws, _policy(ws)), "grep", pattern="needle", glob="*.txt")
+    r = await call_tool(walk_ctx(tmp_path, ws, policy_for(ws)), "grep", pattern="needle", glob="*.txt")
     assert "after 1 of 3 files" in r.text
 
 
@@ -96,19 +69,19 @@ async def test_deny_rules_deep_in_the_tree_still_hide_entries(tmp_path: Path, ws
     (ws / "d3" / "vault").mkdir()
     (ws / "d3" / "vault" / "v.txt").write_text("needle SECRET-C\n")
     (ws / "d4" / "alias.txt").symlink_to(deep / "secret.txt")
-    policy = _policy(
+    policy = policy_for(
         ws,
         deny=("Read(d1/x/y/secret.txt)", "Read(**/*.key)"),
         forbid=(ws / "d3" / "vault",),
     )
-    ctx = _ctx(tmp_path, ws, policy)
+    ctx = walk_ctx(tmp_path, ws, policy)
     for name, args in (
         ("grep", {"pattern": "needle"}),
         ("grep", {"pattern": "needle", "glob": "**/*"}),
         ("glob", {"pattern": "**/*"}),
         ("ls", {"path": ".", "recursive": True}),
     ):
-        r = await _call(ctx, name, **args)
+        r = await call_tool(ctx, name, **args)
         assert "SECRET" not in r.text, (name, r.text)
         for hidden in ("secret.txt", "id.key", "v.txt", "alias.txt"):
             assert hidden not in r.text, (name, hidden, r.text)
@@ -118,7 +91,7 @@ async def test_deny_rules_deep_in_the_tree_still_hide_entries(tmp_path: Path, ws
 def test_read_filter_tells_which_folders_need_no_check(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "src" / "deep").mkdir(parents=True)
-    policy = _policy(ws, deny=("Read(src/deep/.env)",), forbid=(ws / "vault",))
+    policy = policy_for(ws, deny=("Read(src/deep/.env)",), forbid=(ws / "vault",))
     walk = policy.read_filter("grep")
     root = str(ws.resolve())
     assert walk.may_deny_in(root)  # vault and src/deep/.env are below it
@@ -132,11 +105,11 @@ def test_read_filter_tells_which_folders_need_no_check(tmp_path: Path) -> None:
     for rel in ("src/deep/.env", "vault/x", "src/deep/ok.py", "lib/a.py"):
         assert walk(f"{root}/{rel}") == policy.read_denied("grep", f"{root}/{rel}")
     # A glob rule: every folder it could reach below its literal lead is checked.
-    globbed = _policy(ws, deny=("Read(src/**/*.pem)",)).read_filter("grep")
+    globbed = policy_for(ws, deny=("Read(src/**/*.pem)",)).read_filter("grep")
     assert globbed.may_deny_in(f"{root}/src/deep")
     assert not globbed.may_deny_in(f"{root}/lib")
     # A rule for every read: every folder.
-    assert _policy(ws, deny=("Read",)).read_filter("grep").may_deny_in(f"{root}/lib")
+    assert policy_for(ws, deny=("Read",)).read_filter("grep").may_deny_in(f"{root}/lib")
 
 
 # -- descriptors ---------------------------------------------------------------------------------
@@ -150,14 +123,14 @@ def _open_fds() -> int:
 async def test_a_walk_stopped_early_leaves_no_descriptor_open(
     tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ctx = _ctx(tmp_path, ws, _policy(ws))
+    ctx = walk_ctx(tmp_path, ws, policy_for(ws))
     before = _open_fds()
     monkeypatch.setattr(grep_mod, "MAX_MATCHES", 1)  # the output fills at the first match
-    r = await _call(ctx, "grep", pattern="needle")
+    r = await call_tool(ctx, "grep", pattern="needle")
     assert "results capped" in r.text
     monkeypatch.setattr(grep_mod, "TIME_BUDGET_SECONDS", 0.0)
-    await _call(ctx, "grep", pattern="needle")
-    await _call(ctx, "glob", pattern="**/*.py")
+    await call_tool(ctx, "grep", pattern="needle")
+    await call_tool(ctx, "glob", pattern="**/*.py")
     assert _open_fds() == before
 
 
@@ -170,7 +143,7 @@ async def test_a_tree_deeper_than_the_walk_holds_open_is_reported_not_walked(
     deep.mkdir(parents=True)
     (ws / "n" / "top.txt").write_text("needle\n")
     (deep / "bottom.txt").write_text("needle\n")
-    r = await _call(_ctx(tmp_path, ws, _policy(ws)), "ls", path=".", recursive=True)
+    r = await call_tool(walk_ctx(tmp_path, ws, policy_for(ws)), "ls", path=".", recursive=True)
     assert "n/top.txt" in r.text and "bottom.txt" not in r.text
     assert "could not be read" in r.text
 
@@ -207,7 +180,7 @@ async def test_grep_with_the_literal_check_finds_what_re_finds(
 
     (ws / "d0" / "crlf.txt").write_bytes(b"needle 7\r\nneedle\r\n")
     (ws / "d0" / "cr.txt").write_bytes(b"one\rtwo e\r\n")
-    r = await _call(_ctx(tmp_path, ws, _policy(ws)), "grep", pattern=pattern)
+    r = await call_tool(walk_ctx(tmp_path, ws, policy_for(ws)), "grep", pattern=pattern)
     want = []
     for path in sorted(ws.rglob("*")):
         if path.is_file():

@@ -1,9 +1,15 @@
-"""What several tool tests share: the file tools' names and a sandboxed bash call."""
+"""What several tool tests share: the file tools' names, a sandboxed bash call, and a
+context and call for the walking tools (grep, glob, ls)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
+from reasonix_core.permission.policy import Policy
+from reasonix_core.tool import ToolRegistry, builtin_tools
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.bash import BashTool
 from reasonix_core.tool.env import SessionEnv
@@ -34,3 +40,27 @@ def sandbox_ctx(ws: Path, tmp: Path, **policy: object) -> ToolContext:
 async def run_bash(ctx: ToolContext, command: str, **args: object) -> ToolResult:
     """One ``bash`` tool call (``args``: its other parameters, e.g. ``timeout_seconds``)."""
     return await BashTool().execute({"command": command, **args}, ctx)
+
+
+def policy_for(ws: Path, deny: tuple[str, ...] = (), forbid: tuple[Path, ...] = ()) -> Policy:
+    """An ``ask`` policy for ``ws`` with ``deny`` rules and ``forbid`` protected paths."""
+    cfg = SimpleNamespace(mode="ask", preset="ask", allow=(), ask=(), deny=deny)
+    return Policy.from_config(cfg, ws, forbid_read=forbid)
+
+
+def walk_ctx(tmp_path: Path, ws: Path, policy: Policy) -> ToolContext:
+    """A tool context as the session builds it for the walking tools: the sandbox with
+    the policy's protected paths, the policy's ``read_denied``."""
+    temp = tmp_path / "session-tmp"
+    temp.mkdir(exist_ok=True)
+    sandbox = SandboxPolicy(
+        workspace=ws, temp_dir=temp, forbid_read=tuple(Path(p) for p in policy.forbid_read)
+    )
+    return ToolContext(
+        env=SessionEnv(workspace=ws, temp_dir=temp, sandbox=sandbox, read_denied=policy.read_denied)
+    )
+
+
+async def call_tool(ctx: ToolContext, name: str, **args: Any) -> Any:
+    """Call a built-in tool the way the agent does (JSON arguments through the registry)."""
+    return await ToolRegistry(builtin_tools()).call(name, json.dumps(args), ctx)
