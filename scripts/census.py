@@ -28,6 +28,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Beside this script (its folder is on sys.path when it runs): one Tarjan for both checks.
+from import_cycles import strongly_connected
+
 CORE = "reasonix_core"
 TUI = "reasonix_tui"
 LONG_FUNCTION = 60
@@ -119,53 +122,11 @@ def _longest_known(name: str, known: set[str]) -> str | None:
     return None
 
 
-def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's algorithm (iterative); components of more than one node, largest first."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    components: list[list[str]] = []
-    counter = 0
-    for start in sorted(graph):
-        if start in index:
-            continue
-        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, edges = work[-1]
-            advanced = False
-            for nxt in edges:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
-                    advanced = True
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component: list[str] = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    components.append(sorted(component))
-    return sorted(components, key=lambda c: (-len(c), c))
+def knots(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node, largest first
+    (:func:`import_cycles.strongly_connected`, Tarjan's algorithm)."""
+    groups = [group for group in strongly_connected(graph) if len(group) > 1]
+    return sorted(groups, key=lambda c: (-len(c), c))
 
 
 def package_of(module: str) -> str:
@@ -292,14 +253,14 @@ def take_census(root: Path) -> Census:
         if m.is_package and m.name != CORE and m.name.count(".") == 1
     )
     graph, witnesses = core_package_graph(core)
-    census.core_knots = strongly_connected(graph)
+    census.core_knots = knots(graph)
     for knot in census.core_knots:
         members = set(knot)
         for (source, dest), via in sorted(witnesses.items()):
             if source in members and dest in members:
                 census.core_knot_edges[f"{source} -> {dest}"] = sorted(via)
 
-    census.tui_circles = strongly_connected(module_graph(tui))
+    census.tui_circles = knots(module_graph(tui))
 
     everything = list(core.values()) + list(tui.values())
     longs = sorted(
