@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reasonix_core.fsutil import private_tree
+from reasonix_core.fsutil import PRIVATE_DIR, open_private, private_tree
 
 #: The folder under the home that holds every saved fact (both scopes).
 MEMORY_DIR = "memory"
@@ -63,11 +63,10 @@ def secure_home(home: Path | None = None) -> None:
         return  # not made yet: whoever makes it makes it private
     try:
         if st.st_mode & 0o077:
-            os.chmod(home, 0o700)
+            os.chmod(home, PRIVATE_DIR)
         if os.path.exists(home / PRIVATE_MARK):
             return
         private_tree(home)
-        fd = os.open(home / PRIVATE_MARK, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        os.close(fd)
+        open_private(home / PRIVATE_MARK, "w").close()
     except OSError:
         return

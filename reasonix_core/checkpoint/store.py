@@ -52,7 +52,7 @@ from reasonix_core.checkpoint.seed import (
     resume_seed_copies,
     seed_from_workspace,
 )
-from reasonix_core.checkpoint.tree_cache import TreeCache, nul_terminated, write_object
+from reasonix_core.checkpoint.tree_cache import TreeCache, nul_terminated, object_id, write_object
 from reasonix_core.checkpoint.watcher import MAX_PATHS, ChangeWatcher, WatchFailed
 from reasonix_core.errors import CheckpointError
 from reasonix_core.fsutil import private_dir, private_tree
@@ -707,9 +707,7 @@ class ShadowStore:
 
 def blob_id(data: bytes) -> str:
     """Git's blob id of ``data`` (what the store would name it)."""
-    import hashlib
-
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    return object_id(b"blob", data)[0]
 
 
 def entry_on_disk(workspace: Path, name: str) -> Entry | str | None:

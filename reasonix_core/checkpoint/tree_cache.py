@@ -20,28 +20,30 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from reasonix_core.fsutil import PRIVATE_DIR
+
 TREE_MODE = b"40000"
 
 
-def _object_id(kind: bytes, body: bytes) -> tuple[str, bytes]:
+def object_id(kind: bytes, body: bytes) -> tuple[str, bytes]:
+    """Git's id of an object of ``kind`` holding ``body``, and its stored bytes."""
     data = kind + b" %d\0" % len(body) + body
     return hashlib.sha1(data, usedforsecurity=False).hexdigest(), data
 
 
-# The store lives in the private Reasonix home (fsutil.PRIVATE_FILE): objects
-# read-only to their owner alone, as git writes them under core.sharedRepository=0600.
-_PRIVATE_DIR = 0o700
+# The store lives in the private Reasonix home (fsutil): objects read-only to their
+# owner alone, as git writes them under core.sharedRepository=0600.
 _OBJECT_MODE = 0o400
 
 
 def write_object(objects: Path, kind: bytes, body: bytes) -> str:
     """Store one object (a no-op when it is there) and return its id."""
-    oid, data = _object_id(kind, body)
+    oid, data = object_id(kind, body)
     folder = objects / oid[:2]
     path = folder / oid[2:]
     if os.path.exists(path):
         return oid
-    folder.mkdir(mode=_PRIVATE_DIR, exist_ok=True)
+    folder.mkdir(mode=PRIVATE_DIR, exist_ok=True)
     tmp = folder / f"tmp_obj_{os.getpid()}_{oid[2:10]}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _OBJECT_MODE)
     try:
@@ -61,14 +63,13 @@ def write_pack(objects: Path, items: list[tuple[bytes, bytes]]) -> list[str]:
     ``items``: (kind, body); returns their ids. The index is renamed into place
     last, so git never sees a pack without it."""
     import struct
-    import zlib as _zlib
 
     seen: dict[str, tuple[int, int]] = {}  # id -> (offset, crc32)
     ids: list[str] = []
     chunks: list[bytes] = [b"PACK" + struct.pack(">II", 2, 0)]  # count patched below
     offset = 12
     for kind, body in items:
-        oid, _data = _object_id(kind, body)
+        oid, _data = object_id(kind, body)
         ids.append(oid)
         if oid in seen:
             continue
@@ -81,8 +82,8 @@ def write_pack(objects: Path, items: list[tuple[bytes, bytes]]) -> list[str]:
             byte = size & 0x7F
             size >>= 7
         header.append(byte)
-        packed = bytes(header) + _zlib.compress(body, 1)
-        seen[oid] = (offset, _zlib.crc32(packed))
+        packed = bytes(header) + zlib.compress(body, 1)
+        seen[oid] = (offset, zlib.crc32(packed))
         chunks.append(packed)
         offset += len(packed)
     if not seen:
@@ -110,7 +111,7 @@ def write_pack(objects: Path, items: list[tuple[bytes, bytes]]) -> list[str]:
     idx += trailer
     idx += hashlib.sha1(idx, usedforsecurity=False).digest()
     folder = objects / "pack"
-    folder.mkdir(mode=_PRIVATE_DIR, parents=True, exist_ok=True)
+    folder.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
     name = f"pack-{trailer.hex()}"
     for suffix, data in ((".pack", b"".join(chunks) + trailer), (".idx", bytes(idx))):
         tmp = folder / f"tmp_{name}{suffix}_{os.getpid()}"
@@ -124,6 +125,14 @@ def write_pack(objects: Path, items: list[tuple[bytes, bytes]]) -> list[str]:
 def _sort_key(item: tuple[bytes, tuple[bytes, bytes]]) -> bytes:
     name, (mode, _oid) = item
     return name + b"/" if mode == TREE_MODE else name  # git's tree order
+
+
+def _tree_body(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
+    """A tree object's body: its entries (name -> (mode, binary id)) in git's order."""
+    return b"".join(
+        mode + b" " + name + b"\0" + oid
+        for name, (mode, oid) in sorted(entries.items(), key=_sort_key)
+    )
 
 
 class TreeCache:
@@ -171,11 +180,8 @@ class TreeCache:
         packed: list[tuple[bytes, bytes]] = []
         root = ""
         for folder in sorted(folders, key=lambda f: -f.count(b"/") if f else 1):
-            body = b"".join(
-                mode + b" " + entry + b"\0" + oid
-                for entry, (mode, oid) in sorted(folders[folder].items(), key=_sort_key)
-            )
-            oid_hex = _object_id(b"tree", body)[0]
+            body = _tree_body(folders[folder])
+            oid_hex = object_id(b"tree", body)[0]
             packed.append((b"tree", body))
             if folder:
                 up, _, base = folder.rpartition(b"/")
@@ -205,11 +211,8 @@ class TreeCache:
                     found.append(f"{name}/{os.fsdecode(entry)}" if name else os.fsdecode(entry))
         return found
 
-    def apply(
-        self, changes: Iterable[tuple[str, tuple[str, str] | None]], *, pack: bool = False
-    ) -> str:
-        """Set (mode, id) or remove (None) each path; returns the new root tree id.
-        ``pack``: write the new trees as one pack (many of them: a whole tree)."""
+    def apply(self, changes: Iterable[tuple[str, tuple[str, str] | None]]) -> str:
+        """Set (mode, id) or remove (None) each path; returns the new root tree id."""
         touched: set[str] = set()
         for path, entry in changes:
             parent, _, name = path.rpartition("/")
@@ -234,7 +237,6 @@ class TreeCache:
                 if folder == "":
                     break
                 folder = folder.rpartition("/")[0]
-        packed: list[tuple[bytes, bytes]] = []
         for folder in sorted(pending, key=lambda f: (-f.count("/") if f else 1, f)):
             entries = self._folders.get(folder, {})
             parent, _, name = folder.rpartition("/")
@@ -242,21 +244,11 @@ class TreeCache:
                 del self._folders[folder]  # git keeps no empty folder
                 self._folders.get(parent, {}).pop(os.fsencode(name), None)
                 continue
-            body = b"".join(
-                mode + b" " + entry + b"\0" + oid
-                for entry, (mode, oid) in sorted(entries.items(), key=_sort_key)
-            )
-            if pack:
-                oid = _object_id(b"tree", body)[0]
-                packed.append((b"tree", body))
-            else:
-                oid = write_object(self.objects, b"tree", body)
+            oid = write_object(self.objects, b"tree", _tree_body(entries))
             if folder == "":
                 self.root = oid
             else:
                 self._folders[parent][os.fsencode(name)] = (TREE_MODE, bytes.fromhex(oid))
-        if packed:
-            write_pack(self.objects, packed)
         return self.root
 
     def _remove(self, path: str) -> None:
