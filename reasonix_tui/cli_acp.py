@@ -5,7 +5,6 @@ log goes to a file (docs/ACP.md)."""
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
 from reasonix_core.permission_modes import MODE_CHOICES
@@ -39,7 +38,9 @@ def add_acp_parser(sub: SubParsers) -> None:
 
 
 def acp_command(args: argparse.Namespace) -> int:
+    # Here, not at the top: the parser imports this module on every `reasonix` start.
     import asyncio
+    import logging
 
     from reasonix_core.acp.agent import AcpOptions, serve
     from reasonix_core.home import reasonix_home
