@@ -23,6 +23,7 @@ from reasonix_core.agent.compaction_meta import (
     EntryMode,
     FailureStatus,
     ProjectionKind,
+    mark,
 )
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.messages import Message, Role
@@ -103,7 +104,7 @@ class Entry:
 
 def literal(role: Role, content: str, kind: CompactionMark) -> Entry:
     """A message compaction adds to the view (not in the canonical transcript)."""
-    return Entry(Message(role=role, content=content, meta={COMPACTION_KEY: kind.value}))
+    return Entry(Message(role=role, content=content, meta=mark(kind)))
 
 
 def view_entries(checkpoint: Checkpoint | None, canonical: Sequence[Message]) -> list[Entry]:

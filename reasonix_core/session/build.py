@@ -169,7 +169,7 @@ async def _assemble(
     return Session(
         agent=agent, config=base.config, resolved=model.resolved, home=base.home,
         policy=policy, workspace=base.workspace, plan_mode=plan_mode, goals=goals,
-        continued=opened.loaded is not None, mcp=mcp, skills=skills,
+        mcp=mcp, skills=skills,
         coordinator=coordinator, checkpoints=checkpoints,
     )  # fmt: skip
 
@@ -422,7 +422,6 @@ class OpenedStore:
     store: SessionStore
     system_prompt: str
     history: list[Message]
-    loaded: LoadedSession | None
 
 
 def open_store(
@@ -443,7 +442,6 @@ def open_store(
             store=loaded.store,
             system_prompt=loaded.header.system_prompt,
             history=loaded.messages,
-            loaded=loaded,
         )
     config, workspace = base.config, base.workspace
     system_prompt = build_system_prompt(
@@ -473,7 +471,7 @@ def open_store(
         store = SessionStore.create(base.home / "sessions", workspace, header)
     else:
         store = MemorySessionStore(temp_dir / f"{header.id}.jsonl", header)
-    return OpenedStore(store=store, system_prompt=system_prompt, history=[], loaded=None)
+    return OpenedStore(store=store, system_prompt=system_prompt, history=[])
 
 
 def open_checkpoints(

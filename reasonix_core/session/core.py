@@ -57,8 +57,6 @@ class Session:
     plan_mode: PlanMode
     # The session's goal (goal/state.py): in its records; armed only when told.
     goals: GoalBook
-    # Continued from the sessions store (--continue / --resume).
-    continued: bool = False
     # The MCP host, or None when no server is declared.
     mcp: McpHost | None = None
     # The session's skills (docs/SKILLS.md): run_skill and ``/<skill>`` read them.
