@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Beside this script (its folder is on sys.path when it runs): one Tarjan for both checks.
-from import_cycles import strongly_connected
+from import_cycles import import_statements, longest_known, strongly_connected
 
 CORE = "reasonix_core"
 TUI = "reasonix_tui"
@@ -63,32 +63,11 @@ def load_modules(root: Path, top: str) -> dict[str, Module]:
     return modules
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    if isinstance(test, ast.Name):
-        return test.id == "TYPE_CHECKING"
-    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-
-
-def _import_nodes(tree: ast.AST, *, type_checking: bool) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement, deferred ones included; ``if TYPE_CHECKING:`` bodies only
-    when ``type_checking`` is set."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node
-            continue
-        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-
-
 def imported_modules(module: Module, known: set[str], *, type_checking: bool) -> set[str]:
     """The dotted names this module imports, resolved to the longest known module."""
     targets: set[str] = set()
     package = module.name if module.is_package else module.name.rpartition(".")[0]
-    for node in _import_nodes(module.tree, type_checking=type_checking):
+    for node in import_statements(module.tree, type_checking):
         if isinstance(node, ast.Import):
             bases = [alias.name for alias in node.names]
             candidates = [[base] for base in bases]
@@ -104,22 +83,12 @@ def imported_modules(module: Module, known: set[str], *, type_checking: bool) ->
             candidates = [[f"{base}.{alias.name}", base] for alias in node.names]
         for options in candidates:
             for option in options:
-                resolved = _longest_known(option, known)
+                resolved = longest_known(option, known)
                 if resolved is not None:
                     targets.add(resolved)
                     break
     targets.discard(module.name)
     return targets
-
-
-def _longest_known(name: str, known: set[str]) -> str | None:
-    parts = name.split(".")
-    while parts:
-        candidate = ".".join(parts)
-        if candidate in known:
-            return candidate
-        parts.pop()
-    return None
 
 
 def knots(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 
@@ -34,7 +35,7 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.ImportFrom]:
+def import_statements(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.ImportFrom]:
     """Every import statement; those under ``if TYPE_CHECKING:`` only if asked."""
     found: list[ast.Import | ast.ImportFrom] = []
     stack: list[ast.AST] = [tree]
@@ -49,7 +50,7 @@ def _imports(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.Import
     return found
 
 
-def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+def longest_known(name: str, modules: Collection[str]) -> str | None:
     """The longest prefix of ``name`` that is one of ``modules``."""
     parts = name.split(".")
     while parts:
@@ -65,7 +66,7 @@ def import_graph(modules: dict[str, Path], type_checking: bool) -> dict[str, set
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in _imports(tree, type_checking):
+        for node in import_statements(tree, type_checking):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -76,7 +77,7 @@ def import_graph(modules: dict[str, Path], type_checking: bool) -> dict[str, set
                     base = ".".join([*anchor, *([base] if base else [])])
                 targets = [f"{base}.{alias.name}" for alias in node.names]
             for target in targets:
-                resolved = _resolve(target, modules)
+                resolved = longest_known(target, modules)
                 if resolved is not None:
                     graph[name].add(resolved)
     return graph
