@@ -93,7 +93,9 @@ async def aload() -> Sdk:
             done.set()
 
     threading.Thread(target=work, name="mcp-sdk-import", daemon=True).start()
-    while not done.is_set():
+    # Polled: a thread outside anyio's pool cannot set an anyio.Event with anyio 4.6
+    # (from_thread needs a token there), and the import takes ~25 polls.
+    while not done.is_set():  # noqa: ASYNC110
         await anyio.sleep(_POLL_SECONDS)
     if failure:
         raise failure[0]
