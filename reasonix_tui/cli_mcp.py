@@ -233,7 +233,8 @@ def _auth(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
         return fail("--timeout must be a positive number of seconds")
     import anyio
-    from reasonix_core.mcp.oauth import login
+
+    from reasonix_core.mcp.login import login
 
     def announce(url: str) -> None:
         sys.stderr.write(
@@ -243,7 +244,9 @@ def _auth(args: argparse.Namespace) -> int:
         sys.stderr.flush()
 
     status = anyio.run(
-        lambda: login(server, home, workspace=workspace, timeout=args.timeout, announce=announce)
+        lambda: login(
+            server, home, workspace=workspace, browser_timeout=args.timeout, announce=announce
+        )
     )
     if status.phase != "ready":
         return fail(f"could not log in to {server.name!r}: {status.reason or status.phase}",

@@ -498,7 +498,11 @@ class _Env:
 
 
 def expand_vars(
-    value: str, lookup: Callable[[str], str | None], where: str = "value", *, empty_is_error: bool = False
+    value: str,
+    lookup: Callable[[str], str | None],
+    where: str = "value",
+    *,
+    empty_is_error: bool = False,
 ) -> str:
     """Expand ``${VAR}`` / ``${VAR:-default}`` (default when unset or empty).
 
