@@ -17,6 +17,7 @@ from reasonix_tui.cli_common import EXIT_FAILED, EXIT_OK, SubParsers, fail
 if TYPE_CHECKING:
     from reasonix_core.config import Config
     from reasonix_core.mcp import McpServerConfig
+    from reasonix_core.mcp.declare import Scope
 
 ACTIONS = ("list", "get", "add", "remove", "auth")
 _SCOPE_HELP = "user: ~/.reasonix/config.toml; project: ./reasonix.toml"
@@ -43,7 +44,7 @@ def add_mcp_parser(sub: SubParsers) -> None:
             "[--env K=V]... -- CMD ARGS..."
         ),
     )
-    add.add_argument("--scope", choices=("user", "project"), default="user", help=_SCOPE_HELP)
+    add.add_argument("--scope", choices=("user", "project"), help=_SCOPE_HELP + " (default user)")
     add.add_argument("--transport", choices=("http", "sse"), help="a remote server's transport")
     add.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header")
     add.add_argument("--env", action="append", default=[], metavar="K=V", help="environment")
@@ -87,32 +88,15 @@ def _context() -> tuple[Config, Path, Path]:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from reasonix_core.errors import UsageError
-    from reasonix_core.mcp.declare import add_server, remote_fields, stdio_fields
+    from reasonix_core.mcp.declare import add_server
 
-    options, positional, command = _split_add_rest(args.rest)
-    if not command and positional and not (len(positional) == 1 and "://" in positional[0]):
-        # argparse drops a `--` that directly follows NAME: what is left is the command.
-        positional, command = [], positional
-    transport = options.get("transport", [args.transport])[-1]
-    headers = [*args.header, *options.get("header", [])]
-    env = [*args.env, *options.get("env", [])]
-    scope = options.get("scope", [args.scope])[-1]
-    if scope not in ("user", "project"):
-        raise UsageError(f"--scope {scope!r}: use user or project")
-    if command:
-        if positional:
-            raise UsageError(f"unexpected {positional[0]!r} before --")
-        if transport or headers:
-            raise UsageError("--transport and --header are for a remote server (NAME URL)")
-        fields = stdio_fields(args.name, command, env=env)
-    else:
-        if len(positional) != 1:
-            raise UsageError("give either a URL or -- CMD ARGS... after the name")
-        if env:
-            raise UsageError("--env is for a local server (NAME -- CMD ARGS...)")
-        fields = remote_fields(args.name, positional[0], transport=transport or "http",
-                               headers=headers)  # fmt: skip
+    argv = ["--scope", args.scope] if args.scope else []
+    argv += ["--transport", args.transport] if args.transport else []
+    for header in args.header:
+        argv += ["--header", header]
+    for item in args.env:
+        argv += ["--env", item]
+    scope, fields = add_request([*argv, args.name, *args.rest])
     _, workspace, home = _context()
     path = add_server(scope, fields, workspace, home)
     sys.stdout.write(f"added MCP server {fields['name']!r} to {path}\n")
@@ -123,24 +107,56 @@ def _add(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _split_add_rest(rest: list[str]) -> tuple[dict[str, list[str]], list[str], list[str]]:
-    """``rest`` as (options given after NAME, positionals, the command after ``--``)."""
+def add_request(argv: list[str]) -> tuple[Scope, dict[str, Any]]:
+    """``[options] NAME URL`` or ``[options] NAME -- CMD ARGS...`` (what follows
+    ``reasonix mcp add``, also typed in ``/mcp``) as (scope, the entry's fields).
+    :class:`UsageError` naming what is wrong."""
+    from reasonix_core.errors import UsageError
+    from reasonix_core.mcp.declare import remote_fields, stdio_fields
+
+    options, positional, command = _split_add_args(argv)
+    if not positional:
+        raise UsageError("no server name: NAME URL, or NAME -- CMD ARGS...")
+    name, positional = positional[0], positional[1:]
+    if not command and positional and not (len(positional) == 1 and "://" in positional[0]):
+        # argparse drops a `--` that directly follows NAME: what is left is the command.
+        positional, command = [], positional
+    transport = (options.get("transport") or [""])[-1]
+    headers, env = options.get("header", []), options.get("env", [])
+    scope = (options.get("scope") or ["user"])[-1]
+    if scope not in ("user", "project"):
+        raise UsageError(f"--scope {scope!r}: use user or project")
+    if command:
+        if positional:
+            raise UsageError(f"unexpected {positional[0]!r} before --")
+        if transport or headers:
+            raise UsageError("--transport and --header are for a remote server (NAME URL)")
+        return scope, stdio_fields(name, command, env=env)
+    if len(positional) != 1:
+        raise UsageError("give either a URL or -- CMD ARGS... after the name")
+    if env:
+        raise UsageError("--env is for a local server (NAME -- CMD ARGS...)")
+    return scope, remote_fields(name, positional[0], transport=transport or "http", headers=headers)
+
+
+def _split_add_args(argv: list[str]) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """``argv`` as (options, positionals, the command after ``--``)."""
     from reasonix_core.errors import UsageError
 
     options: dict[str, list[str]] = {}
     positional: list[str] = []
     i = 0
-    while i < len(rest):
-        token = rest[i]
+    while i < len(argv):
+        token = argv[i]
         if token == "--":
-            return options, positional, rest[i + 1 :]
+            return options, positional, argv[i + 1 :]
         key, eq, value = token.partition("=")
         if key in ("--scope", "--transport", "--header", "--env"):
             if not eq:
-                if i + 1 >= len(rest):
+                if i + 1 >= len(argv):
                     raise UsageError(f"{key} needs a value")
                 i += 1
-                value = rest[i]
+                value = argv[i]
             options.setdefault(key[2:], []).append(value)
         elif token.startswith("-") and len(token) > 1:
             raise UsageError(f"unknown option {token!r} (a command goes after --)")
