@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from reasonix_core.mcp.declare import Scope
 
 ACTIONS = ("list", "get", "add", "remove", "auth")
+_ADD_OPTIONS = (
+    "--scope", "--transport", "--header", "--env", "--client-id", "--callback-port",
+)  # fmt: skip
 _SCOPE_HELP = "user: ~/.reasonix/config.toml; project: ./reasonix.toml"
 
 
@@ -48,6 +51,10 @@ def add_mcp_parser(sub: SubParsers) -> None:
     add.add_argument("--transport", choices=("http", "sse"), help="a remote server's transport")
     add.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header")
     add.add_argument("--env", action="append", default=[], metavar="K=V", help="environment")
+    add.add_argument("--client-id", metavar="ID", help="OAuth client registered beforehand")
+    add.add_argument(
+        "--callback-port", metavar="PORT", help="the login's loopback port that client names"
+    )
     add.add_argument("name", help="the server's name")
     # Everything after NAME: the URL, or `-- CMD ARGS...`, and options given after NAME
     # (argparse cannot intermix them with a variable-length positional).
@@ -96,6 +103,8 @@ def _add(args: argparse.Namespace) -> int:
         argv += ["--header", header]
     for item in args.env:
         argv += ["--env", item]
+    argv += ["--client-id", args.client_id] if args.client_id else []
+    argv += ["--callback-port", args.callback_port] if args.callback_port else []
     scope, fields = add_request([*argv, args.name, *args.rest])
     _, workspace, home = _context()
     path = add_server(scope, fields, workspace, home)
@@ -123,20 +132,26 @@ def add_request(argv: list[str]) -> tuple[Scope, dict[str, Any]]:
         positional, command = [], positional
     transport = (options.get("transport") or [""])[-1]
     headers, env = options.get("header", []), options.get("env", [])
+    oauth = {k: (options.get(k) or [""])[-1] for k in ("client_id", "callback_port")}
     scope = (options.get("scope") or ["user"])[-1]
     if scope not in ("user", "project"):
         raise UsageError(f"--scope {scope!r}: use user or project")
     if command:
         if positional:
             raise UsageError(f"unexpected {positional[0]!r} before --")
-        if transport or headers:
-            raise UsageError("--transport and --header are for a remote server (NAME URL)")
+        if transport or headers or oauth["client_id"] or oauth["callback_port"]:
+            raise UsageError(
+                "--transport, --header, --client-id and --callback-port are for a remote "
+                "server (NAME URL)"
+            )
         return scope, stdio_fields(name, command, env=env)
     if len(positional) != 1:
         raise UsageError("give either a URL or -- CMD ARGS... after the name")
     if env:
         raise UsageError("--env is for a local server (NAME -- CMD ARGS...)")
-    return scope, remote_fields(name, positional[0], transport=transport or "http", headers=headers)
+    return scope, remote_fields(
+        name, positional[0], transport=transport or "http", headers=headers, **oauth
+    )
 
 
 def _split_add_args(argv: list[str]) -> tuple[dict[str, list[str]], list[str], list[str]]:
@@ -151,13 +166,13 @@ def _split_add_args(argv: list[str]) -> tuple[dict[str, list[str]], list[str], l
         if token == "--":
             return options, positional, argv[i + 1 :]
         key, eq, value = token.partition("=")
-        if key in ("--scope", "--transport", "--header", "--env"):
+        if key in _ADD_OPTIONS:
             if not eq:
                 if i + 1 >= len(argv):
                     raise UsageError(f"{key} needs a value")
                 i += 1
                 value = argv[i]
-            options.setdefault(key[2:], []).append(value)
+            options.setdefault(key[2:].replace("-", "_"), []).append(value)
         elif token.startswith("-") and len(token) > 1:
             raise UsageError(f"unknown option {token!r} (a command goes after --)")
         else:
@@ -210,6 +225,8 @@ def _get(args: argparse.Namespace) -> int:
         lines.append(f"  url: {server.url}")
         if server.headers:
             lines.append(f"  headers: {', '.join(sorted(server.headers))}")
+        if server.client_id:
+            lines.append(f"  client_id: {server.client_id}")
         lines.append(f"  auth: {_login_state(TokenStore(home), server.url)}")
     lines.append(f"  enabled: {'yes' if server.enabled else 'no'}")
     sys.stdout.write("\n".join(lines) + "\n")

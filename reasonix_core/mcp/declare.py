@@ -59,9 +59,16 @@ def check_name(name: str) -> str:
 
 
 def remote_fields(
-    name: str, url: str, *, transport: str = "http", headers: Sequence[str] = ()
+    name: str,
+    url: str,
+    *,
+    transport: str = "http",
+    headers: Sequence[str] = (),
+    client_id: str = "",
+    callback_port: str = "",
 ) -> dict[str, Any]:
-    """The ``[[mcp.servers]]`` fields of a remote server; ``headers`` as ``K:V``."""
+    """The ``[[mcp.servers]]`` fields of a remote server; ``headers`` as ``K:V``;
+    ``client_id`` / ``callback_port``: an OAuth client registered beforehand."""
     if transport not in ("http", "sse"):
         raise UsageError(f"--transport {transport!r}: use http or sse")
     if not re.match(r"https?://[^/\s]", url, re.IGNORECASE) or any(c.isspace() for c in url):
@@ -76,6 +83,12 @@ def remote_fields(
     fields: dict[str, Any] = {"name": check_name(name), "type": transport, "url": url}
     if parsed:
         fields["headers"] = parsed
+    if client_id.strip():
+        fields["client_id"] = client_id.strip()
+    if callback_port:
+        if not callback_port.isdigit() or not 1 <= int(callback_port) <= 65535:
+            raise UsageError(f"--callback-port {callback_port!r}: a port number, 1-65535")
+        fields["callback_port"] = int(callback_port)
     return fields
 
 

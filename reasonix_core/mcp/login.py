@@ -54,7 +54,7 @@ async def _connect_once(
     open_url: Callable[[str], object] | None,
 ) -> McpServerStatus:
     async with LoopbackLogin(
-        timeout=browser_timeout, announce=announce, open_url=open_url
+        timeout=browser_timeout, port=server.callback_port, announce=announce, open_url=open_url
     ) as loopback:
         # The start-up bound covers the person at the browser; the listener's own
         # timeout fires first, with a clearer message.

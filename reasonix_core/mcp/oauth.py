@@ -89,10 +89,12 @@ class LoopbackLogin:
         self,
         *,
         timeout: float = 300.0,
+        port: int = 0,
         announce: Callable[[str], None] | None = None,
         open_url: Callable[[str], object] | None = None,
     ) -> None:
         self.timeout = timeout
+        self._want_port = port  # 0: any free port
         self._announce = announce
         self._open_url = open_url if open_url is not None else _open_in_browser
         self._state: str | None = None
@@ -107,7 +109,14 @@ class LoopbackLogin:
         return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
 
     async def __aenter__(self) -> LoopbackLogin:
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        try:
+            listener = await anyio.create_tcp_listener(
+                local_host="127.0.0.1", local_port=self._want_port
+            )
+        except OSError as exc:
+            raise LoginFailed(
+                f"cannot listen on 127.0.0.1:{self._want_port} for the login: {exc.strerror or exc}"
+            ) from None
         self._listener = listener
         self.port = int(listener.extra(anyio.abc.SocketAttribute.local_port))
         self._tg = anyio.create_task_group()

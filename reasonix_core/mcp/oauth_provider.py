@@ -81,6 +81,7 @@ class ReasonixOAuthProvider(OAuthClientProvider):
         self, config: McpServerConfig, store: TokenStore, login: LoopbackLogin | None
     ) -> None:
         self._server = config.name
+        self._config = config
         self._store = store
         self._login = login
         self._refresh_tried = False
@@ -112,6 +113,8 @@ class ReasonixOAuthProvider(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        if self._config.client_id:  # registered beforehand: the declaration is the truth
+            self.context.client_info = self._configured_client()
         record = self._store.record(self.context.server_url)
         expires_at = record.get("expires_at")
         if isinstance(expires_at, int | float):
@@ -123,6 +126,20 @@ class ReasonixOAuthProvider(OAuthClientProvider):
             self.context.protected_resource_metadata = prm
             if prm is not None and prm.authorization_servers and not self.context.auth_server_url:
                 self.context.auth_server_url = str(prm.authorization_servers[0])
+
+    def _configured_client(self) -> OAuthClientInformationFull:
+        redirect = self._login.redirect_uri if self._login is not None else _NO_REDIRECT
+        secret = self._config.client_secret
+        return OAuthClientInformationFull.model_validate(
+            {
+                "client_id": self._config.client_id,
+                "client_secret": secret or None,
+                "redirect_uris": [redirect],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "client_secret_post" if secret else "none",
+            }
+        )
 
     def _save_metadata(self) -> None:
         ctx = self.context
@@ -192,6 +209,8 @@ class ReasonixOAuthProvider(OAuthClientProvider):
         refused at /authorize (its redirect URI differs), so register again."""
         client = self.context.client_info
         if self._login is None or client is None or self.context.can_refresh_token():
+            return
+        if self._config.client_id:  # a configured client is never re-registered
             return
         registered = {str(u) for u in client.redirect_uris or []}
         if self._login.redirect_uri not in registered:

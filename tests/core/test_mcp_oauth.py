@@ -51,10 +51,11 @@ def oauth_server(tmp_path: Path) -> Iterator[Any]:
     """Start protected servers on demand: ``oauth_server(lifetime=3)``."""
     started: list[Any] = []
 
-    def start(lifetime: int = 60, name: str = "as") -> OAuthServer:
+    def start(lifetime: int = 60, name: str = "as", callback_port: int = 0) -> OAuthServer:
         port = free_port()
         srv = OAuthServer(port, tmp_path / f"{name}-events.jsonl")
         argv = [sys.executable, str(OAUTH_SERVER), str(port), str(srv.events_file), str(lifetime)]
+        argv += [str(callback_port)] if callback_port else []
         manager = http_process(argv, port)
         manager.__enter__()
         started.append(manager)
@@ -96,7 +97,7 @@ def test_login_then_a_tool_call_and_no_token_leaves_the_store(
     srv = oauth_server()
     assert reasonix(workspace, "mcp", "add", "sec", srv.url).returncode == 0
 
-    done = reasonix(workspace, "mcp", "auth", "sec", env=browser)
+    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "logged in to 'sec'" in done.stdout
     assert "/authorize?" in done.stderr  # the URL, for a machine without a browser
@@ -148,7 +149,7 @@ def test_an_expired_token_is_refreshed_without_a_new_authorization(
 ) -> None:
     srv = oauth_server(lifetime=2)
     reasonix(workspace, "mcp", "add", "sec", srv.url)
-    assert reasonix(workspace, "mcp", "auth", "sec", env=browser).returncode == 0
+    assert reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120).returncode == 0
     first = _stored(home, srv.url)
     deadline = time.monotonic() + 60
     while _stored(home, srv.url)["expires_at"] > time.time() and time.monotonic() < deadline:
@@ -205,7 +206,7 @@ def test_a_hostile_project_cannot_send_a_known_name_elsewhere_for_its_token(
     legit = oauth_server(name="legit")
     attacker = oauth_server(name="attacker")
     reasonix(workspace, "mcp", "add", "sec", legit.url)
-    assert reasonix(workspace, "mcp", "auth", "sec", env=browser).returncode == 0
+    assert reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120).returncode == 0
     token = _stored(home, legit.url)["tokens"]["access_token"]
 
     # The repository redeclares "sec" at its own URL: untrusted, it is not even started.
@@ -256,10 +257,33 @@ def test_logout_forgets_the_tokens(
 ) -> None:
     srv = oauth_server()
     reasonix(workspace, "mcp", "add", "sec", srv.url)
-    assert reasonix(workspace, "mcp", "auth", "sec", env=browser).returncode == 0
+    assert reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120).returncode == 0
     assert "logged in" in reasonix(workspace, "mcp", "get", "sec").stdout
     done = reasonix(workspace, "mcp", "auth", "--logout", "sec")
     assert done.returncode == 0 and "forgotten" in done.stdout
     assert srv.url not in json.loads((home / TOKEN_FILE).read_text())
     assert "not logged in" in reasonix(workspace, "mcp", "get", "sec").stdout
     assert os.stat(home / TOKEN_FILE).st_mode & 0o777 == 0o600
+
+
+def test_a_configured_client_id_logs_in_without_registering(
+    workspace: Path, home: Path, server: Any, oauth_server: Any, browser: dict[str, str]
+) -> None:
+    write_config(home, server.base_url)
+    callback = free_port()
+    srv = oauth_server(callback_port=callback)
+    added = reasonix(
+        workspace, "mcp", "add", "sec", srv.url, "--client-id", "preset-client",
+        "--callback-port", str(callback),
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert 'client_id = "preset-client"' in (home / "config.toml").read_text()
+    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert srv.events("register") == []
+    [authorize] = srv.events("authorize")
+    assert authorize["redirect_uri"] == f"http://127.0.0.1:{callback}/callback"
+    server.enqueue(_use("sec", "whoami"), Reply(content="done"))
+    run = reasonix(workspace, "run", "who am I?")
+    assert run.returncode == 0, run.stderr
+    assert any("client preset-client" in r for r in _tool_results(server.requests[1].body))
