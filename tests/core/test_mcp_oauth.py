@@ -51,12 +51,14 @@ def oauth_server(tmp_path: Path) -> Iterator[Any]:
     """Start protected servers on demand: ``oauth_server(lifetime=3)``."""
     started: list[Any] = []
 
-    def start(lifetime: int = 60, name: str = "as", callback_port: int = 0) -> OAuthServer:
+    def start(
+        lifetime: int = 60, name: str = "as", callback_port: int = 0, openid_only: bool = False
+    ) -> OAuthServer:
         port = free_port()
         srv = OAuthServer(port, tmp_path / f"{name}-events.jsonl")
         argv = [sys.executable, str(OAUTH_SERVER), str(port), str(srv.events_file), str(lifetime)]
         argv += [str(callback_port)] if callback_port else []
-        manager = http_process(argv, port)
+        manager = http_process(argv, port, {"FIXTURE_OPENID_ONLY": "1" if openid_only else "0"})
         manager.__enter__()
         started.append(manager)
         return srv
@@ -149,7 +151,12 @@ def test_an_expired_token_is_refreshed_without_a_new_authorization(
 ) -> None:
     srv = oauth_server(lifetime=2)
     reasonix(workspace, "mcp", "add", "sec", srv.url)
-    assert reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120).returncode == 0
+    assert (
+        reasonix(
+            workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120
+        ).returncode
+        == 0
+    )
     first = _stored(home, srv.url)
     deadline = time.monotonic() + 60
     while _stored(home, srv.url)["expires_at"] > time.time() and time.monotonic() < deadline:
@@ -206,7 +213,12 @@ def test_a_hostile_project_cannot_send_a_known_name_elsewhere_for_its_token(
     legit = oauth_server(name="legit")
     attacker = oauth_server(name="attacker")
     reasonix(workspace, "mcp", "add", "sec", legit.url)
-    assert reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120).returncode == 0
+    assert (
+        reasonix(
+            workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120
+        ).returncode
+        == 0
+    )
     token = _stored(home, legit.url)["tokens"]["access_token"]
 
     # The repository redeclares "sec" at its own URL: untrusted, it is not even started.
@@ -257,7 +269,12 @@ def test_logout_forgets_the_tokens(
 ) -> None:
     srv = oauth_server()
     reasonix(workspace, "mcp", "add", "sec", srv.url)
-    assert reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120).returncode == 0
+    assert (
+        reasonix(
+            workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120
+        ).returncode
+        == 0
+    )
     assert "logged in" in reasonix(workspace, "mcp", "get", "sec").stdout
     done = reasonix(workspace, "mcp", "auth", "--logout", "sec")
     assert done.returncode == 0 and "forgotten" in done.stdout
@@ -287,3 +304,18 @@ def test_a_configured_client_id_logs_in_without_registering(
     run = reasonix(workspace, "run", "who am I?")
     assert run.returncode == 0, run.stderr
     assert any("client preset-client" in r for r in _tool_results(server.requests[1].body))
+
+
+def test_authorization_server_metadata_falls_back_to_openid_discovery(
+    workspace: Path, home: Path, oauth_server: Any, browser: dict[str, str]
+) -> None:
+    srv = oauth_server(openid_only=True)
+    reasonix(workspace, "mcp", "add", "sec", srv.url)
+    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    assert done.returncode == 0, done.stderr
+    paths = [e["path"] for e in srv.events("metadata")]
+    assert paths[-2:] == [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ]
+    assert len(srv.events("authorize")) == 1
