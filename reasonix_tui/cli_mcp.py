@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from reasonix_core.config import Config
     from reasonix_core.mcp import McpServerConfig
     from reasonix_core.mcp.declare import Scope
+    from reasonix_core.mcp.tokens import TokenStore
 
 ACTIONS = ("list", "get", "add", "remove", "auth")
 _ADD_OPTIONS = (
@@ -233,7 +234,7 @@ def _get(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _login_state(store: Any, url: str) -> str:
+def _login_state(store: TokenStore, url: str) -> str:
     import time
 
     if not store.logged_in(url):
