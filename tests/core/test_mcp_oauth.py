@@ -29,9 +29,9 @@ BROWSER_SCRIPT = FIXTURES / "browser.py"
 
 
 class OAuthServer:
-    def __init__(self, port: int, events: Path) -> None:
+    def __init__(self, port: int, events: Path, path: str = "/mcp") -> None:
         self.port = port
-        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.url = f"http://127.0.0.1:{port}{path}"
         self.events_file = events
 
     def events(self, kind: str | None = None) -> list[dict[str, Any]]:
@@ -52,13 +52,19 @@ def oauth_server(tmp_path: Path) -> Iterator[Any]:
     started: list[Any] = []
 
     def start(
-        lifetime: int = 60, name: str = "as", callback_port: int = 0, openid_only: bool = False
+        lifetime: int = 60,
+        name: str = "as",
+        callback_port: int = 0,
+        openid_only: bool = False,
+        transport: str = "http",
     ) -> OAuthServer:
         port = free_port()
-        srv = OAuthServer(port, tmp_path / f"{name}-events.jsonl")
+        path = "/sse" if transport == "sse" else "/mcp"
+        srv = OAuthServer(port, tmp_path / f"{name}-events.jsonl", path)
         argv = [sys.executable, str(OAUTH_SERVER), str(port), str(srv.events_file), str(lifetime)]
         argv += [str(callback_port)] if callback_port else []
-        manager = http_process(argv, port, {"FIXTURE_OPENID_ONLY": "1" if openid_only else "0"})
+        env = {"FIXTURE_OPENID_ONLY": "1" if openid_only else "0", "FIXTURE_TRANSPORT": transport}
+        manager = http_process(argv, port, env)
         manager.__enter__()
         started.append(manager)
         return srv
@@ -319,3 +325,18 @@ def test_authorization_server_metadata_falls_back_to_openid_discovery(
         "/.well-known/openid-configuration",
     ]
     assert len(srv.events("authorize")) == 1
+
+
+def test_login_and_a_tool_call_over_sse(
+    workspace: Path, home: Path, server: Any, oauth_server: Any, browser: dict[str, str]
+) -> None:
+    write_config(home, server.base_url)
+    srv = oauth_server(transport="sse")
+    assert reasonix(workspace, "mcp", "add", "sec", srv.url, "--transport", "sse").returncode == 0
+    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert srv.events("authorize")[0]["resource"] == srv.url
+    server.enqueue(_use("sec", "whoami"), Reply(content="done"))
+    run = reasonix(workspace, "run", "who am I?")
+    assert run.returncode == 0, run.stderr
+    assert any("client " in r for r in _tool_results(server.requests[1].body))
