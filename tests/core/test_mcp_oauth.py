@@ -155,7 +155,7 @@ def test_login_then_a_tool_call_and_no_token_leaves_the_store(
 def test_an_expired_token_is_refreshed_without_a_new_authorization(
     workspace: Path, home: Path, oauth_server: Any, browser: dict[str, str]
 ) -> None:
-    srv = oauth_server(lifetime=2)
+    srv = oauth_server(lifetime=3)
     reasonix(workspace, "mcp", "add", "sec", srv.url)
     assert (
         reasonix(
@@ -164,6 +164,8 @@ def test_an_expired_token_is_refreshed_without_a_new_authorization(
         == 0
     )
     first = _stored(home, srv.url)
+    # (On a slow machine the login's own connection may already have refreshed once.)
+    seen = len(srv.grants())
     deadline = time.monotonic() + 60
     while _stored(home, srv.url)["expires_at"] > time.time() and time.monotonic() < deadline:
         time.sleep(0.1)  # the stored absolute expiry passes
@@ -174,7 +176,8 @@ def test_an_expired_token_is_refreshed_without_a_new_authorization(
     assert listed.returncode == 0, listed.stderr
     [status] = json.loads(listed.stdout)
     assert status["phase"] == "ready", status
-    assert srv.grants() == ["authorization_code", "refresh_token"]
+    assert srv.grants()[0] == "authorization_code"
+    assert srv.grants()[seen:] and set(srv.grants()[1:]) == {"refresh_token"}
     assert len(srv.events("authorize")) == 1
     second = _stored(home, srv.url)
     # The rotated refresh token was saved (the old one is spent on the server).
@@ -186,9 +189,10 @@ def test_an_expired_token_is_refreshed_without_a_new_authorization(
     data[srv.url]["tokens"]["access_token"] = "revoked-by-the-server"
     data[srv.url]["expires_at"] = time.time() + 3600
     (home / TOKEN_FILE).write_text(json.dumps(data))
+    seen = len(srv.grants())
     listed = reasonix(workspace, "mcp", "list", "--json", env=no_browser)
     assert json.loads(listed.stdout)[0]["phase"] == "ready", listed.stdout
-    assert srv.grants() == ["authorization_code", "refresh_token", "refresh_token"]
+    assert srv.grants()[seen:] and set(srv.grants()[seen:]) == {"refresh_token"}
     assert len(srv.events("authorize")) == 1
 
 
