@@ -36,6 +36,8 @@ class Sdk:
     stdio_client: Callable[..., Any]
     streamable_http_client: Callable[..., Any]
     MCPError: type[MCPError]
+    # reasonix_core.mcp.oauth_provider: the SDK's OAuth provider on our token store.
+    oauth_provider: ModuleType
 
 
 _lock = threading.Lock()
@@ -56,6 +58,8 @@ def load() -> Sdk:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared.exceptions import MCPError
 
+        from reasonix_core.mcp import oauth_provider
+
         _sdk = Sdk(
             httpx=httpx2,
             types=types,
@@ -65,6 +69,7 @@ def load() -> Sdk:
             stdio_client=stdio_client,
             streamable_http_client=streamable_http_client,
             MCPError=MCPError,
+            oauth_provider=oauth_provider,
         )
         return _sdk
 
