@@ -45,6 +45,7 @@ from acp.schema import (
 from reasonix_core import __version__
 from reasonix_core import events as ev
 from reasonix_core.acp.approver import AcpApprover
+from reasonix_core.acp.client_files import AcpTextFiles
 from reasonix_core.acp.config_options import config_options, set_config_option
 from reasonix_core.acp.mcp_servers import write_mcp_json
 from reasonix_core.acp.prompt_text import prompt_text
@@ -88,6 +89,8 @@ class _Held:
 
     session: Session
     approver: AcpApprover
+    # The editor's files when the client offers them (None: the host disk).
+    files: AcpTextFiles | None
     close: asyncio.Event
     holder: asyncio.Task[None]
     turn: asyncio.Task[str] | None = None
@@ -103,6 +106,8 @@ class ReasonixAcpAgent:
         self.options = options
         self.client: Client | None = None
         self._sessions: dict[str, _Held] = {}
+        # The client advertised fs/read_text_file and fs/write_text_file.
+        self._editor_files = False
         # Notifications sent after a response (kept referenced until done).
         self._background: set[asyncio.Task[None]] = set()
 
@@ -115,6 +120,8 @@ class ReasonixAcpAgent:
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
         **kwargs: object,
     ) -> InitializeResponse:  # fmt: skip
+        fs = getattr(client_capabilities, "fs", None)
+        self._editor_files = bool(fs and fs.read_text_file and fs.write_text_file)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -183,16 +190,19 @@ class ReasonixAcpAgent:
 
     async def _start(self, settings: RunSettings, workspace: Path) -> _Held:
         approver = AcpApprover(self._client(), workspace)
+        files = AcpTextFiles(self._client()) if self._editor_files else None
         ready: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         close = asyncio.Event()
-        holder = asyncio.create_task(_hold(settings, approver, ready, close))
+        holder = asyncio.create_task(_hold(settings, approver, files, ready, close))
         try:
             session = await ready
         except ReasonixError as exc:
             await asyncio.gather(holder, return_exceptions=True)
             raise RequestError.invalid_params({"details": str(exc)}) from None
         approver.session_id = session.session_id
-        held = _Held(session=session, approver=approver, close=close, holder=holder)
+        if files is not None:
+            files.session_id = session.session_id
+        held = _Held(session=session, approver=approver, files=files, close=close, holder=holder)
         held.modes = list(MODE_CYCLE)
         if session.policy.preset not in held.modes:
             held.modes.insert(0, session.policy.preset)  # yolo only when started in it
@@ -263,7 +273,7 @@ class ReasonixAcpAgent:
             expanded = await session.expand(text)
         except ReasonixError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
-        updates = TurnUpdates(session.workspace)
+        updates = TurnUpdates(session.workspace, held.files)
         for notice in expanded.notices:
             await client.session_update(
                 session_id=session.session_id, update=updates.notice(notice)
@@ -402,13 +412,14 @@ class ReasonixAcpAgent:
 async def _hold(
     settings: RunSettings,
     approver: AcpApprover,
+    files: AcpTextFiles | None,
     ready: asyncio.Future[Session],
     close: asyncio.Event,
 ) -> None:
     """Build the session, hand it over, keep it open until ``close`` is set."""
     try:
         async with build_session(
-            settings, approver=approver, plan_approver=approver.approve_plan
+            settings, approver=approver, plan_approver=approver.approve_plan, text_files=files
         ) as session:
             ready.set_result(session)
             await close.wait()

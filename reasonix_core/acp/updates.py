@@ -21,6 +21,7 @@ from acp.helpers import (
 from acp.schema import ToolCallLocation
 
 from reasonix_core import events as ev
+from reasonix_core.acp.client_files import AcpTextFiles
 from reasonix_core.acp.tool_calls import EDIT_TOOLS, ToolView, tool_view
 from reasonix_core.messages import Message
 
@@ -32,8 +33,10 @@ class TurnUpdates:
     """One turn's events to updates; remembers an edited file's text before the
     call, so its update carries a ``diff`` (path, oldText, newText)."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, files: AcpTextFiles | None = None) -> None:
         self.workspace = workspace.resolve()
+        # The editor's files: an edit made there shows the editor's texts.
+        self.files = files
         self._before: dict[str, tuple[Path, str | None]] = {}
         # todo_write's list by call, shown as the plan once the call succeeds.
         self._todos: dict[str, list[Any]] = {}
@@ -65,6 +68,9 @@ class TurnUpdates:
                 if before is not None and not is_error:
                     path, old = before
                     new = self._text(path)
+                    written = self.files.take_write(path) if self.files is not None else None
+                    if written is not None:
+                        old, new = written
                     if new is not None and new != old:
                         content.append(tool_diff_content(str(path), new, old))
                 done = update_tool_call(
