@@ -288,6 +288,8 @@ class ReasonixAcpAgent:
                     raise RequestError.internal_error({"details": event.error})
                 if isinstance(event, ev.ToolCallStarted) and event.name in _PLAN_TOOLS:
                     held.approver.plan_call_id = event.call_id
+                elif isinstance(event, ev.ToolCallStarted) and event.name == "ask":
+                    held.approver.ask_call_id = event.call_id
                 if isinstance(event, ev.UsageReported):
                     held.cost += event.cost
                     if not event.agent_path:

@@ -68,7 +68,7 @@ class EditorClient(RecordingClient):
 
 
 @asynccontextmanager
-async def editor_agent(client: EditorClient, workspace: Path, *args: str, fs: bool = True):
+async def editor_agent(client: RecordingClient, workspace: Path, *args: str, fs: bool = True):
     caps = ClientCapabilities(
         fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=False
     )
@@ -168,7 +168,9 @@ async def test_the_file_contract_holds_in_the_editor(workspace, cfg):
     assert "outside" in results[5] and "outside" in results[6]
     assert client.writes == [(str((workspace / "new.txt").resolve()), "n\n")]
     assert not (workspace / "new.txt").exists()  # in the editor's buffer only
-    assert client.reads == [str(target.resolve())] * 3 + [str((workspace / "new.txt").resolve())] * 2
+    assert (
+        client.reads == [str(target.resolve())] * 3 + [str((workspace / "new.txt").resolve())] * 2
+    )
 
 
 async def test_an_editor_refusal_is_the_calls_error(workspace, cfg):
@@ -199,3 +201,39 @@ async def test_without_the_capability_files_stay_on_disk(workspace, cfg):
         new = await conn.new_session(cwd=str(workspace))
         await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
     assert client.reads == [] and "disk" in _tool_results(cfg, 1)[0]
+
+
+_QUESTIONS = json.dumps(
+    {
+        "questions": [
+            {"question": "Which database?", "options": ["sqlite", "postgres"]},
+            {"question": "Add tests?", "options": ["yes", "no", "later"]},
+        ]
+    }
+)
+
+
+async def test_ask_questions_are_permission_requests_and_the_model_gets_the_answers(workspace, cfg):
+    cfg.enqueue(Reply(tool_calls=[ToolCallSpec("ask", _QUESTIONS)]), Reply(content="noted"))
+    client = RecordingClient(["answer-1", "answer-0"])
+    async with editor_agent(client, workspace, fs=False) as (conn, _):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("plan it")])
+    assert response.stop_reason == "end_turn"
+    first, second = client.permissions
+    assert first.title == "Question (1/2): Which database?" and first.kind == "think"
+    call = client.of("tool_call")[0]
+    assert first.tool_call_id == second.tool_call_id == call.tool_call_id
+    result = _tool_results(cfg, 1)[0]
+    assert result == "Q: Which database?\nA: postgres\nQ: Add tests?\nA: yes"
+
+
+@pytest.mark.parametrize("answer", ["decline", "cancelled", "answer-7"])
+async def test_a_declined_question_tells_the_model(workspace, cfg, answer):
+    cfg.enqueue(Reply(tool_calls=[ToolCallSpec("ask", _QUESTIONS)]), Reply(content="assuming"))
+    client = RecordingClient([answer])
+    async with editor_agent(client, workspace, fs=False) as (conn, _):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("plan it")])
+    assert len(client.permissions) == 1  # the second question is not asked
+    assert _tool_results(cfg, 1)[0].startswith("The user declined to answer")
