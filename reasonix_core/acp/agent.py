@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
-from acp.helpers import update_current_mode
+from acp.helpers import update_agent_message_text, update_current_mode
 from acp.schema import (
     AgentCapabilities,
     AvailableCommandsUpdate,
@@ -50,6 +51,7 @@ from reasonix_core.acp.config_options import config_options, set_config_option
 from reasonix_core.acp.mcp_servers import write_mcp_json
 from reasonix_core.acp.prompt_text import prompt_text
 from reasonix_core.acp.updates import TurnUpdates, replay_updates
+from reasonix_core.command.builtin import SessionCommand, session_command
 from reasonix_core.errors import ReasonixError
 from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
 from reasonix_core.session.build import build_session
@@ -256,7 +258,11 @@ class ReasonixAcpAgent:
         text = prompt_text(prompt, held.session.workspace)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "empty"})
-        held.turn = asyncio.create_task(self._turn(held, text))
+        command = session_command(text)
+        if command is not None:
+            held.turn = asyncio.create_task(self._command(held, *command))
+        else:
+            held.turn = asyncio.create_task(self._turn(held, text))
         try:
             stop = await held.turn
         except asyncio.CancelledError:
@@ -278,31 +284,54 @@ class ReasonixAcpAgent:
             await client.session_update(
                 session_id=session.session_id, update=updates.notice(notice)
             )
-        stop = "end_turn"
         was_planning = session.plan_mode.active
         async with aclosing(session.prompt(expanded.text)) as events:
-            async for event in events:
-                if isinstance(event, ev.TurnFinished) and not event.agent_path:
-                    stop = _STOP_REASONS.get(event.stop_reason, "end_turn")
-                elif isinstance(event, ev.TurnFailed) and not event.agent_path:
-                    raise RequestError.internal_error({"details": event.error})
-                if isinstance(event, ev.ToolCallStarted) and event.name in _PLAN_TOOLS:
-                    held.approver.plan_call_id = event.call_id
-                elif isinstance(event, ev.ToolCallStarted) and event.name == "ask":
-                    held.approver.ask_call_id = event.call_id
-                if isinstance(event, ev.UsageReported):
-                    held.cost += event.cost
-                    if not event.agent_path:
-                        await client.session_update(
-                            session_id=session.session_id, update=_usage(held, event)
-                        )
-                for update in updates.of(event):
-                    await client.session_update(session_id=session.session_id, update=update)
+            stop = await self._stream(held, events, updates)
         if was_planning and not session.plan_mode.active:
             # The plan was approved: plan mode is off, the preset rules again.
             await client.session_update(
                 session_id=session.session_id, update=update_current_mode(session.policy.preset)
             )
+        return stop
+
+    async def _command(self, held: _Held, command: SessionCommand, args: str) -> str:
+        """A built-in session command typed as the prompt (/compact, /plan, /goal...)."""
+        from reasonix_core.acp.session_commands import run_session_command
+
+        session = held.session
+        outputs = run_session_command(session, held.approver, command, args, cost=held.cost)
+        async with aclosing(outputs) as outs:
+            return await self._stream(held, outs, TurnUpdates(session.workspace, held.files))
+
+    async def _stream(
+        self, held: _Held, events: AsyncIterator[ev.Event | str], updates: TurnUpdates
+    ) -> str:
+        """Send the events' updates (a string: a line of the agent's message); the
+        turn's stop reason."""
+        session, client = held.session, self._client()
+        stop = "end_turn"
+        async for event in events:
+            if isinstance(event, str):
+                await client.session_update(
+                    session_id=session.session_id, update=update_agent_message_text(event)
+                )
+                continue
+            if isinstance(event, ev.TurnFinished) and not event.agent_path:
+                stop = _STOP_REASONS.get(event.stop_reason, "end_turn")
+            elif isinstance(event, ev.TurnFailed) and not event.agent_path:
+                raise RequestError.internal_error({"details": event.error})
+            if isinstance(event, ev.ToolCallStarted) and event.name in _PLAN_TOOLS:
+                held.approver.plan_call_id = event.call_id
+            elif isinstance(event, ev.ToolCallStarted) and event.name == "ask":
+                held.approver.ask_call_id = event.call_id
+            if isinstance(event, ev.UsageReported):
+                held.cost += event.cost
+                if not event.agent_path:
+                    await client.session_update(
+                        session_id=session.session_id, update=_usage(held, event)
+                    )
+            for update in updates.of(event):
+                await client.session_update(session_id=session.session_id, update=update)
         return stop
 
     async def cancel(self, session_id: str, **kwargs: object) -> None:
