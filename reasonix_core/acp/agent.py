@@ -25,6 +25,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     CloseSessionResponse,
     Cost,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -33,11 +34,15 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     UsageUpdate,
@@ -129,7 +134,12 @@ class ReasonixAcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    fork=SessionForkCapabilities(),
+                    close=SessionCloseCapabilities(),
+                ),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
             ),
             agent_info=Implementation(name="reasonix", title="Reasonix", version=__version__),
@@ -395,19 +405,43 @@ class ReasonixAcpAgent:
 
         return self.options.home or reasonix_home()
 
-    # -- not offered -----------------------------------------------------------
+    async def resume_session(
+        self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
+        **kwargs: object,
+    ) -> ResumeSessionResponse:  # fmt: skip
+        """``session/load`` without the replay (the client kept the conversation)."""
+        held = self._sessions.get(session_id)
+        if held is None:
+            held = await self._open(cwd, resume_id=session_id, mcp_servers=mcp_servers)
+        self._announce_commands(held)
+        return ResumeSessionResponse(
+            modes=_modes(held),
+            config_options=config_options(held.session),  # type: ignore[arg-type]
+        )
 
     async def fork_session(
         self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
         **kwargs: object,
-    ) -> Any:  # fmt: skip
-        raise RequestError.method_not_found("session/fork")
+    ) -> ForkSessionResponse:  # fmt: skip
+        """A new session holding the saved conversation as it is now (the original
+        is untouched and stays open if it is); the fork continues append-only."""
+        from reasonix_core.session.fork import fork_session
 
-    async def resume_session(
-        self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
-        **kwargs: object,
-    ) -> Any:  # fmt: skip
-        raise RequestError.method_not_found("session/resume")
+        workspace = _workspace(cwd)
+        held = self._sessions.get(session_id)
+        if held is not None and held.turn is not None and not held.turn.done():
+            raise RequestError.invalid_request({"details": "a turn is running in that session"})
+        try:
+            forked = fork_session(self._home() / "sessions", workspace, session_id)
+        except ReasonixError as exc:
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        held = await self._open(cwd, resume_id=forked, mcp_servers=mcp_servers)
+        self._announce_commands(held)
+        return ForkSessionResponse(
+            session_id=forked,
+            modes=_modes(held),
+            config_options=config_options(held.session),  # type: ignore[arg-type]
+        )
 
     # -- the rest --------------------------------------------------------------
 
@@ -532,7 +566,8 @@ async def serve(options: AcpOptions) -> None:
     reader, writer = await stdio_streams(limit=_LINE_LIMIT)
     sends = TaskSupervisor(source="reasonix.acp.sender")
     transport = AnsweringTransport(reader, MessageSender(writer, sends))
-    conn = AgentSideConnection(agent, transport, listening=False)
+    # The unstable protocol routes session/close, session/fork and session/resume.
+    conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     try:
         await conn.listen()
     finally:
