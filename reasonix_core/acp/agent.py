@@ -45,6 +45,7 @@ from acp.schema import (
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    Usage,
     UsageUpdate,
 )
 
@@ -62,6 +63,7 @@ from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE, PLAN_MODE_SUMM
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
 from reasonix_core.session.settings import RunSettings
+from reasonix_core.usage import Usage as TokenUsage
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,8 @@ class _Held:
     # What the session's requests cost so far in this process (subagents' included).
     cost: float = 0.0
     modes: list[str] = field(default_factory=list[str])
+    # The running turn's billed calls (subagents' included), for the prompt's usage.
+    turn_usage: list[TokenUsage] = field(default_factory=list[TokenUsage])
 
 
 class ReasonixAcpAgent:
@@ -149,7 +153,11 @@ class ReasonixAcpAgent:
         return None  # keys come from the user's config, as for every surface
 
     async def new_session(
-        self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: object
+        self,
+        cwd: str,
+        additional_directories: Any = None,
+        mcp_servers: Any = None,
+        **kwargs: object,
     ) -> NewSessionResponse:
         held = await self._open(cwd, resume_id=None, mcp_servers=mcp_servers)
         self._announce_commands(held)
@@ -268,6 +276,7 @@ class ReasonixAcpAgent:
         text = prompt_text(prompt, held.session.workspace)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "empty"})
+        held.turn_usage = []
         command = session_command(text)
         if command is not None:
             held.turn = asyncio.create_task(self._command(held, *command))
@@ -281,7 +290,7 @@ class ReasonixAcpAgent:
                 return PromptResponse(stop_reason="cancelled")
             held.turn.cancel()
             raise
-        return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+        return PromptResponse(stop_reason=stop, usage=_turn_usage(held.turn_usage))  # type: ignore[arg-type]
 
     async def _turn(self, held: _Held, text: str) -> str:
         session, client = held.session, self._client()
@@ -336,6 +345,7 @@ class ReasonixAcpAgent:
                 held.approver.ask_call_id = event.call_id
             if isinstance(event, ev.UsageReported):
                 held.cost += event.cost
+                held.turn_usage.append(event.usage)
                 if not event.agent_path:
                     await client.session_update(
                         session_id=session.session_id, update=_usage(held, event)
@@ -511,6 +521,21 @@ def _usage(held: _Held, event: ev.UsageReported) -> UsageUpdate:
                 "model": event.model,
             }
         },
+    )
+
+
+def _turn_usage(calls: list[TokenUsage]) -> Usage | None:
+    """The turn's tokens (ACP's prompt usage): the cache's hits are ``cachedReadTokens``."""
+    if not calls:
+        return None
+    prompt = sum(u.prompt_tokens for u in calls)
+    output = sum(u.completion_tokens for u in calls)
+    return Usage(
+        total_tokens=prompt + output,
+        input_tokens=prompt,
+        output_tokens=output,
+        thought_tokens=sum(u.reasoning_tokens for u in calls) or None,
+        cached_read_tokens=sum(u.cache_hit_tokens for u in calls),
     )
 
 

@@ -84,3 +84,28 @@ async def test_close_ends_the_session(workspace, cfg):
         await conn.close_session(session_id=new.session_id)
         with pytest.raises(RequestError):
             await conn.prompt(session_id=new.session_id, prompt=[text_block("still there?")])
+
+
+async def test_the_prompt_response_carries_the_turns_usage(workspace, cfg):
+    from reasonix_testkit import ToolCallSpec
+
+    (workspace / "a.txt").write_text("alpha\n")
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')]),
+        Reply(content="it says alpha"),
+    )
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("read")])
+        status = await conn.prompt(session_id=new.session_id, prompt=[text_block("/status")])
+    usage = response.usage
+    updates = client.of("usage_update")
+    assert len(updates) == 2  # one per request, beside the turn's total here
+    meta = [u.field_meta["reasonix"] for u in updates]
+    hits = sum(m["cache_hit_tokens"] for m in meta)
+    misses = sum(m["cache_miss_tokens"] for m in meta)
+    assert usage.input_tokens == hits + misses and usage.cached_read_tokens == hits > 0
+    assert usage.output_tokens > 0
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
+    assert status.usage is None  # /status asked no model
