@@ -108,6 +108,8 @@ class _Held:
     modes: list[str] = field(default_factory=list[str])
     # The running turn's billed calls (subagents' included), for the prompt's usage.
     turn_usage: list[TokenUsage] = field(default_factory=list[TokenUsage])
+    # The running turn's updates (its open tool calls end as failed if it is cancelled).
+    updates: TurnUpdates | None = None
 
 
 class ReasonixAcpAgent:
@@ -287,10 +289,19 @@ class ReasonixAcpAgent:
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if held.turn.cancelled() and not (current is not None and current.cancelling()):
+                await self._end_open_calls(held)
                 return PromptResponse(stop_reason="cancelled")
             held.turn.cancel()
             raise
         return PromptResponse(stop_reason=stop, usage=_turn_usage(held.turn_usage))  # type: ignore[arg-type]
+
+    async def _end_open_calls(self, held: _Held) -> None:
+        """A cancelled turn's running tool calls end as failed in the client (the
+        transcript has their interrupted result)."""
+        if held.updates is None:
+            return
+        for update in held.updates.cancelled():
+            await self._client().session_update(session_id=held.session.session_id, update=update)
 
     async def _turn(self, held: _Held, text: str) -> str:
         session, client = held.session, self._client()
@@ -298,7 +309,7 @@ class ReasonixAcpAgent:
             expanded = await session.expand(text)
         except ReasonixError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
-        updates = TurnUpdates(session.workspace, held.files)
+        updates = held.updates = TurnUpdates(session.workspace, held.files)
         for notice in expanded.notices:
             await client.session_update(
                 session_id=session.session_id, update=updates.notice(notice)
@@ -320,7 +331,8 @@ class ReasonixAcpAgent:
         session = held.session
         outputs = run_session_command(session, held.approver, command, args, cost=held.cost)
         async with aclosing(outputs) as outs:
-            return await self._stream(held, outs, TurnUpdates(session.workspace, held.files))
+            updates = held.updates = TurnUpdates(session.workspace, held.files)
+            return await self._stream(held, outs, updates)
 
     async def _stream(
         self, held: _Held, events: AsyncIterator[ev.Event | str], updates: TurnUpdates

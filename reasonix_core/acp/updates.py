@@ -40,6 +40,8 @@ class TurnUpdates:
         self._before: dict[str, tuple[Path, str | None]] = {}
         # todo_write's list by call, shown as the plan once the call succeeds.
         self._todos: dict[str, list[Any]] = {}
+        # Calls started and not finished (a cancelled turn ends them as failed).
+        self.open_calls: list[str] = []
 
     def notice(self, text: str) -> Any:
         return update_agent_thought_text(text + "\n")
@@ -58,11 +60,14 @@ class TurnUpdates:
                     self._todos[call_id] = _plan_entries(view.raw_input)
                 if name in EDIT_TOOLS and view.paths:
                     self._before[call_id] = (view.paths[0], self._text(view.paths[0]))
+                self.open_calls.append(call_id)
                 return [
                     _start(call_id, view, "pending"),
                     update_tool_call(call_id, status="in_progress"),
                 ]
             case ev.ToolCallFinished(call_id=call_id, result=result, is_error=is_error):
+                if call_id in self.open_calls:
+                    self.open_calls.remove(call_id)
                 content: list[Any] = [tool_content(text_block(result))] if result else []
                 before = self._before.pop(call_id, None)
                 if before is not None and not is_error:
@@ -92,6 +97,17 @@ class TurnUpdates:
                 return [update_agent_thought_text(f"{level}: {text}\n")]
             case _:
                 return []
+
+    def cancelled(self) -> list[Any]:
+        """The open calls as failed: the turn was cancelled while they ran."""
+        done = [
+            update_tool_call(
+                call_id, status="failed", content=[tool_content(text_block("cancelled"))]
+            )
+            for call_id in self.open_calls
+        ]
+        self.open_calls.clear()
+        return done
 
     def _text(self, path: Path) -> str | None:
         """The file's text when it is a regular file inside the workspace, else None."""
