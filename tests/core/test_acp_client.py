@@ -237,3 +237,30 @@ async def test_a_declined_question_tells_the_model(workspace, cfg, answer):
         await conn.prompt(session_id=new.session_id, prompt=[text_block("plan it")])
     assert len(client.permissions) == 1  # the second question is not asked
     assert _tool_results(cfg, 1)[0].startswith("The user declined to answer")
+
+
+async def test_forbid_read_and_a_path_outside_are_never_asked_of_the_editor(workspace, cfg, home):
+    config = home / "config.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[sandbox]\n", f'[sandbox]\nforbid_read = ["{workspace}/secret"]\n'
+        )
+    )
+    (workspace / "secret").mkdir()
+    (workspace / "secret" / "key.txt").write_text("hunter2\n")
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path":"secret/key.txt"}')]),
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"secret/new.txt","content":"x"}')]),
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"../escape.txt","content":"x"}')]),
+        Reply(content="ok"),
+    )
+    client = EditorClient(buffers={(workspace / "secret" / "key.txt").resolve(): "buffer secret"})
+    async with editor_agent(client, workspace, "--permission-mode", "yolo") as (conn, _):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
+    results = _tool_results(cfg, 3)
+    assert all("hunter2" not in r and "buffer secret" not in r for r in results)
+    assert "forbid_read" in results[0] and "forbid_read" in results[1]
+    assert results[2].startswith(("PATH_DENIED", "path denied"))
+    assert client.reads == [] and client.writes == []
+    assert not (workspace.parent / "escape.txt").exists()
