@@ -24,6 +24,7 @@ from acp.schema import (
     AgentCapabilities,
     AvailableCommandsUpdate,
     CloseSessionResponse,
+    ConfigOptionUpdate,
     Cost,
     ForkSessionResponse,
     Implementation,
@@ -314,25 +315,43 @@ class ReasonixAcpAgent:
             await client.session_update(
                 session_id=session.session_id, update=updates.notice(notice)
             )
-        was_planning = session.plan_mode.active
+        before = _state(session)
         async with aclosing(session.prompt(expanded.text)) as events:
             stop = await self._stream(held, events, updates)
+        await self._announce_state(held, before)
+        return stop
+
+    async def _announce_state(self, held: _Held, before: tuple[bool, str, str]) -> None:
+        """What the turn or command changed of the mode, model and effort, told to
+        the client (``current_mode_update``, ``config_option_update``)."""
+        session, client = held.session, self._client()
+        was_planning, model, effort = before
         if was_planning and not session.plan_mode.active:
             # The plan was approved: plan mode is off, the preset rules again.
             await client.session_update(
                 session_id=session.session_id, update=update_current_mode(session.policy.preset)
             )
-        return stop
+        if (model, effort) != (session.model, session.effort):
+            await client.session_update(
+                session_id=session.session_id,
+                update=ConfigOptionUpdate(
+                    session_update="config_option_update",
+                    config_options=config_options(session),  # type: ignore[arg-type]
+                ),
+            )
 
     async def _command(self, held: _Held, command: SessionCommand, args: str) -> str:
         """A built-in session command typed as the prompt (/compact, /plan, /goal...)."""
         from reasonix_core.acp.session_commands import run_session_command
 
         session = held.session
+        before = _state(session)
         outputs = run_session_command(session, held.approver, command, args, cost=held.cost)
         async with aclosing(outputs) as outs:
             updates = held.updates = TurnUpdates(session.workspace, held.files)
-            return await self._stream(held, outs, updates)
+            stop = await self._stream(held, outs, updates)
+        await self._announce_state(held, before)
+        return stop
 
     async def _stream(
         self, held: _Held, events: AsyncIterator[ev.Event | str], updates: TurnUpdates
@@ -534,6 +553,11 @@ def _usage(held: _Held, event: ev.UsageReported) -> UsageUpdate:
             }
         },
     )
+
+
+def _state(session: Session) -> tuple[bool, str, str]:
+    """What a turn or command may change that the client shows: plan mode, model, effort."""
+    return session.plan_mode.active, session.model, session.effort
 
 
 def _turn_usage(calls: list[TokenUsage]) -> Usage | None:

@@ -96,6 +96,8 @@ async def _plan(session: Session, approver: AcpApprover) -> AsyncIterator[Output
     approver.plan_call_id = ""
     verdict = await approver.approve_plan(saved)
     if verdict is PlanVerdict.APPROVE:
+        # Plan mode ends with the approval, as the terminal app's /plan ends it.
+        session.set_mode(session.policy.preset, plan=False)
         yield "Plan approved; executing it.\n"
         async with aclosing(session.approve_plan()) as events:
             async for event in events:

@@ -87,6 +87,8 @@ async def test_plan_approves_a_waiting_plan_through_a_permission_request(workspa
         if u.session_update == "agent_message_chunk"
     )  # fmt: skip
     assert said.startswith("Plan approved; executing it.") and said.endswith("executed the plan")
+    # Plan mode ended with the approval: the client is told.
+    assert [u.current_mode_id for u in client.of("current_mode_update")] == ["plan", "ask"]
 
 
 async def test_goal_drives_rounds_until_the_goal_is_complete(workspace, cfg):
@@ -110,3 +112,16 @@ async def test_goal_drives_rounds_until_the_goal_is_complete(workspace, cfg):
     assert "I did the first half." in said and "Goal round 1: active." in said
     assert "Goal round 2: complete." in said
     assert "complete" in said.splitlines()[-1] and len(cfg.requests) == 3
+
+
+async def test_effort_set_by_command_updates_the_clients_config_options(workspace, cfg):
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        (effort,) = [o for o in new.config_options if o.id == "effort"]
+        other = next(o.value for o in effort.options if o.value != effort.current_value)
+        await conn.prompt(session_id=new.session_id, prompt=[text_block(f"/effort {other}")])
+    assert f"Reasoning effort set to {other}." in client.text()
+    (update,) = client.of("config_option_update")
+    options = {o.id: o.current_value for o in update.config_options}
+    assert options["effort"] == other
