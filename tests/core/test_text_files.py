@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from reasonix_core.tool import builtin_tools
@@ -15,8 +16,8 @@ from reasonix_core.tool.text_files import TextFilesError
 
 
 class Editor:
-    """Open buffers over the disk; a write lands in the buffer. ``slow``: each call
-    yields to the loop first (so concurrent calls interleave)."""
+    """Open buffers over the disk; a write lands in the buffer. Each call yields to
+    the loop first, so concurrent calls interleave."""
 
     def __init__(self, buffers: dict[Path, str] | None = None) -> None:
         self.buffers = dict(buffers or {})
@@ -24,14 +25,14 @@ class Editor:
         self.refuse: str = ""
 
     async def read_text(self, path: Path) -> str | None:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         self.calls.append(("read", path))
         if path in self.buffers:
             return self.buffers[path]
         return path.read_text() if path.exists() else None
 
     async def write_text(self, path: Path, text: str) -> None:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         self.calls.append(("write", path))
         if self.refuse:
             raise TextFilesError(self.refuse)
@@ -93,9 +94,7 @@ async def test_concurrent_edits_are_serialised_and_none_is_lost(ws, tmp_path):
     assert editor.buffers[target] == "ONE\nTWO\n"
 
 
-async def test_a_buffer_changed_under_the_model_is_stale_and_a_refusal_is_an_error(
-    ws, tmp_path
-):
+async def test_a_buffer_changed_under_the_model_is_stale_and_a_refusal_is_an_error(ws, tmp_path):
     target = ws / "f.txt"
     editor = Editor({target: "v1\n"})
     ctx = _ctx(ws, tmp_path, editor)
