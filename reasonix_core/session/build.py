@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from reasonix_core.checkpoint.recorder import Checkpointer
     from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator
     from reasonix_core.mcp.host import McpHost
+    from reasonix_core.tool.text_files import TextFiles
 
 Clock = Callable[[], datetime]
 
@@ -95,6 +96,7 @@ async def build_session(
     mcp_host: McpHost | None = None,
     skills: SkillCatalog | None = None,
     plan_approver: ApproveFn | None = None,
+    text_files: TextFiles | None = None,
 ) -> AsyncGenerator[Session, None]:
     """Build the session; close the provider, jobs, store and temp dir on exit.
 
@@ -103,13 +105,15 @@ async def build_session(
     declared for the workspace and closed on exit. ``skills``: the skills the
     caller already discovered (the TUI lists them as commands); otherwise they
     are discovered here. ``plan_approver``: the host's plan-approval boundary
-    (None: plans wait in the session for ``--approve-plan``)."""
+    (None: plans wait in the session for ``--approve-plan``). ``text_files``: an
+    editor holding the workspace's files, which the file tools read and write
+    through (an ACP client's buffers; None: the host disk)."""
     base = load_base(settings, overrides)
     model = choose_model(base, settings)
     async with AsyncExitStack() as stack:
         session = await _assemble(
             stack, base, model, settings, approver, clock, provider_factory, mcp_host, skills,
-            plan_approver,
+            plan_approver, text_files,
         )  # fmt: skip
         if session.mcp is not None and settings.mcp_wait:
             await session.mcp.wait_ready()
@@ -127,6 +131,7 @@ async def _assemble(
     mcp_host: McpHost | None,
     skills: SkillCatalog | None,
     plan_approver: ApproveFn | None,
+    text_files: TextFiles | None = None,
 ) -> Session:
     """Every step after the model's, in order; what must be closed goes on ``stack``."""
     temp_dir = open_temp_dir(stack)
@@ -156,7 +161,9 @@ async def _assemble(
     stack.enter_context(hold_session(opened.store))  # one writer per session (session_lock.py)
     stack.callback(opened.store.close)
     plan_mode, goals = build_modes(policy, opened.store, plan_approver, settings)
-    env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id)
+    env = build_env(
+        base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, text_files
+    )
     budget = task_budget(settings, base.config)
     delegation = lend_to_children(base, env, model, provider, effort, mcp, skills, budget)
     context = ToolContext(
@@ -372,6 +379,7 @@ def build_env(
     clock: Clock,
     gate: PermissionGate,
     session_id: str,
+    text_files: TextFiles | None = None,
 ) -> SessionEnv:
     """The session's facts, once: its agent's tools read them, its subagents
     derive theirs from them (:meth:`SessionEnv.child`)."""
@@ -388,6 +396,7 @@ def build_env(
         bash_timeout_seconds=base.config.tools.bash_timeout_seconds,
         clock=clock,
         session_id=session_id,
+        text_files=text_files,
     )
 
 

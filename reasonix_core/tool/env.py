@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # types only: building an environment imports none of these
     from reasonix_core.permission.approver import Approver
     from reasonix_core.tool.call_gate import CallGate
     from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.text_files import TextFiles
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +58,9 @@ class SessionEnv:
     clock: Callable[[], datetime] | None = None
     # The transcript this agent writes ("this session" to the memory tools).
     session_id: str = ""
+    # An editor's view of the workspace's files (an ACP client's unsaved buffers):
+    # read_file and the writers go through it. None: the host disk. Subagents share it.
+    text_files: TextFiles | None = None
 
     def child(self, *, session_id: str, sandbox: SandboxPolicy) -> SessionEnv:
         """A subagent's environment: the session's workspace, home, temp dir, gate,
