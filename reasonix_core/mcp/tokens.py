@@ -119,7 +119,9 @@ class TokenStore:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         private_dir(self.home)
-        fd = os.open(self.home / f".{TOKEN_FILE}.lock", os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        # O_NOFOLLOW: a link planted under the lock's name must not create a file elsewhere.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(self.home / f".{TOKEN_FILE}.lock", flags, PRIVATE_FILE)
         try:
             try:
                 import fcntl

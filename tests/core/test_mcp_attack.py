@@ -1,0 +1,136 @@
+"""Issue 29, second adversarial pass over MCP declarations and OAuth storage:
+``reasonix mcp add`` with hostile values, a hostile repository's declarations
+(control characters, CR LF header smuggling, a ``reasonix.toml`` linked to the
+user's config), and the token store's files planted as links."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from reasonix_core.mcp.tokens import TOKEN_FILE, TokenStore
+
+
+def _cli(workspace, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", *args],
+        cwd=workspace,
+        env=os.environ.copy(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+URL = "http://127.0.0.1:9/mcp"
+
+HOSTILE_ADDS = [
+    ["evil", URL, "--header", "X-A: a\r\nHost: evil.example"],
+    ["evil", URL, "--header", "X-A: a\nX-Injected: 1"],
+    ["evil", URL, "--header", "X-B: \x1b]0;owned\x07"],
+    ["evil", URL, "--header", "X-C: del\x7f"],
+    ["evil", "http://127.0.0.1:9/\x1b[2Jmcp"],
+    ["evil", "http://127.0.0.1:9/\rmcp"],
+    ["evil", URL, "--client-id", "id\n[mcp]\nx = 1"],
+    ["evil", URL, "--client-id", "id\x1b[31m"],
+    ['e"]\n[x', URL],
+    ["../evil", URL],
+    ["evil\x1b", URL],
+    ["evil", URL, "--header", "X-D\r\nHost: b:1"],
+]
+
+
+@pytest.mark.parametrize("args", HOSTILE_ADDS)
+def test_mcp_add_refuses_control_characters_and_writes_nothing(workspace, home, args):
+    result = _cli(workspace, "mcp", "add", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (home / "config.toml").exists()
+
+
+def _trusted_project(workspace, home, toml: str = "", mcp_json: object = None) -> None:
+    if toml:
+        (workspace / "reasonix.toml").write_text(toml)
+    if mcp_json is not None:
+        (workspace / ".mcp.json").write_text(json.dumps(mcp_json))
+    trusted = _cli(workspace, "trust")
+    assert trusted.returncode == 0, trusted.stderr
+
+
+HOSTILE_DECLARATIONS = [
+    {"j": {"url": URL, "headers": {"X": "a\r\nHost: evil.example"}}},
+    {"j": {"url": URL, "headers": {"X\r\nHost": "b"}}},
+    {"j": {"url": "http://127.0.0.1:9/\x1b]0;owned\x07"}},
+    {"j": {"url": URL, "client_id": "id\x1b[2J"}},
+    {"j": {"command": "/bin/true", "env": {"A": "x\x00y"}}},
+    {"j": {"command": "/bin/tr\x00ue"}},
+]
+
+
+@pytest.mark.parametrize("servers", HOSTILE_DECLARATIONS)
+def test_a_hostile_declaration_is_a_config_problem_never_on_the_wire(workspace, home, servers):
+    _trusted_project(workspace, home, mcp_json={"mcpServers": servers})
+    for args in (("mcp", "list"), ("mcp", "list", "--no-connect"), ("mcp", "get", "j")):
+        result = _cli(workspace, *args)
+        out = result.stdout + result.stderr
+        assert "Traceback" not in out
+        assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+        if args[1] == "list":
+            assert any(w in out for w in ("control character", "NUL", "HTTP token")), out
+
+
+def test_project_reasonix_toml_linked_to_the_user_config_is_not_copied(workspace, home):
+    added = _cli(workspace, "mcp", "add", "private", "http://127.0.0.1:9/private")
+    assert added.returncode == 0, added.stderr
+    user_config = home / "config.toml"
+    user_config.write_text(user_config.read_text() + "# my notes: token abc\n")
+    before = user_config.read_text()
+    link = workspace / "reasonix.toml"
+    link.symlink_to(os.path.relpath(user_config, workspace))
+    for args in (
+        ("mcp", "add", "--scope", "project", "s1", URL),
+        ("mcp", "remove", "--scope", "project", "private"),
+    ):
+        result = _cli(workspace, *args)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "outside the project" in result.stderr
+        assert "Traceback" not in result.stderr
+        assert link.is_symlink()
+        assert user_config.read_text() == before
+
+
+def test_project_reasonix_toml_linked_inside_the_project_is_edited(workspace, home):
+    real = workspace / "conf" / "reasonix.toml"
+    real.parent.mkdir()
+    real.write_text("")
+    (workspace / "reasonix.toml").symlink_to("conf/reasonix.toml")
+    result = _cli(workspace, "mcp", "add", "--scope", "project", "s1", URL)
+    assert result.returncode == 0, result.stderr
+
+
+def test_token_store_files_planted_as_links_are_not_written_through(home, tmp_path):
+    home.mkdir(parents=True, exist_ok=True)
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (home / TOKEN_FILE).symlink_to(victim)
+    store = TokenStore(home)
+    store.save_tokens("https://mcp.example/", {"access_token": "t", "token_type": "Bearer"})
+    assert victim.read_text() == "keep\n"
+    assert not (home / TOKEN_FILE).is_symlink()
+    assert (home / TOKEN_FILE).stat().st_mode & 0o777 == 0o600
+
+
+def test_token_store_lock_planted_as_a_link_creates_nothing_elsewhere(home, tmp_path):
+    home.mkdir(parents=True, exist_ok=True)
+    made = tmp_path / "made-by-the-lock"
+    (home / f".{TOKEN_FILE}.lock").symlink_to(made)
+    store = TokenStore(home)
+    with pytest.raises(OSError):
+        store.save_tokens("https://mcp.example/", {"access_token": "t", "token_type": "Bearer"})
+    assert not made.exists()
