@@ -13,6 +13,12 @@ import sys
 import pytest
 
 from reasonix_core.mcp.tokens import TOKEN_FILE, TokenStore
+from tests.core import test_mcp_oauth as _oauth
+
+# The OAuth fixtures (a protected MCP server with its authorization server, and
+# the browser script), shared with test_mcp_oauth.py.
+oauth_server = _oauth.oauth_server
+browser = _oauth.browser
 
 
 def _cli(workspace, *args: str) -> subprocess.CompletedProcess[str]:
@@ -134,3 +140,44 @@ def test_token_store_lock_planted_as_a_link_creates_nothing_elsewhere(home, tmp_
     with pytest.raises(OSError):
         store.save_tokens("https://mcp.example/", {"access_token": "t", "token_type": "Bearer"})
     assert not made.exists()
+
+
+# -- a hostile authorization server --------------------------------------------
+
+
+@pytest.mark.parametrize("token", ["crlf", "esc"])
+def test_a_token_with_control_characters_is_refused_at_login(
+    workspace, home, oauth_server, browser, token
+):
+    from tests.conftest import reasonix
+
+    hostile = _hostile_server(oauth_server, token)
+    assert _cli(workspace, "mcp", "add", "sec", hostile.url).returncode == 0
+    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert "Traceback" not in out
+    assert "control character" in out
+    assert "X-Injected" not in out and "\x1b" not in out
+    assert not TokenStore(home).logged_in(hostile.url)
+
+
+@pytest.mark.parametrize("token", ["huge-expiry", "negative-expiry"])
+def test_a_token_with_a_hostile_lifetime_logs_in(workspace, home, oauth_server, browser, token):
+    from tests.conftest import reasonix
+
+    hostile = _hostile_server(oauth_server, token)
+    assert _cli(workspace, "mcp", "add", "sec", hostile.url).returncode == 0
+    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    expires = TokenStore(home).expires_at(hostile.url)
+    assert expires is not None
+
+
+def _hostile_server(start, token: str):
+    os.environ["FIXTURE_TOKEN"] = token
+    try:
+        return start(name=f"hostile-{token}")
+    finally:
+        del os.environ["FIXTURE_TOKEN"]
