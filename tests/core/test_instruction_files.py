@@ -272,3 +272,14 @@ def test_working_in_home_an_import_of_the_reasonix_home_is_refused(
         "@.reasonix/.env (imported by CLAUDE.md): a protected path (keys and credentials); "
         "not included"
     ]
+
+
+def test_an_outside_file_two_files_import_is_asked_about_once(
+    home: Path, workspace: Path, user_home: Path
+) -> None:
+    _write(user_home / "notes.md", "notes")
+    _write(workspace / "CLAUDE.md", "@~/notes.md")
+    _write(workspace / "GEMINI.md", "@~/notes.md")
+    found = _gather(workspace, home)
+    assert [o.label for o in found.outside] == ["~/notes.md"]
+    assert len(found.notices) == 1
