@@ -41,19 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# MCP servers start once the run goes on past its first answer: at its first tool call
-# (a run that calls a tool sends another request, which may use a server), a goal's
-# round or a subagent, or at a call to a server (McpHost.start_now at first use). A
-# run that only answers never spawns them (nor imports the MCP SDK), so it does not
-# wait for them to start and shut down at exit (issue 31); spawning them later than
-# the first request also keeps them from competing with it for the CPU.
-_RUN_GOES_ON = (
-    ev.ToolCallDelta,
-    ev.ToolCallStarted,
-    ev.SubagentStarted,
-    ev.GoalRound,
-)
-
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
@@ -191,7 +178,11 @@ async def run_headless(
     session_id = ""
     refused: ReasonixError | None = None
     goal_driver: GoalDriver | None = None
-    # MCP servers start once the run goes on past its first answer (_RUN_GOES_ON) or at first use.
+    # MCP servers start at their first use (a use_capability call, an MCP prompt or
+    # resource: McpHost.start_now), never before: a run that does not use them neither
+    # spawns them nor imports the MCP SDK, so it does not wait for them at exit (issue
+    # 31: 1-3 s for servers still starting, which the SDK shuts down gracefully), and
+    # they never compete with the first request for the CPU.
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
     saved_plan = None
     try:
@@ -320,12 +311,10 @@ async def _consume(
     sink: MetricsSink,
     ending: _Ending,
 ) -> None:
-    """Emit the turn's events (the MCP servers start once the run goes on)."""
+    """Emit the turn's events."""
     try:
         async with aclosing(turn) as agent_events:
             async for event in _with_mcp_notices(session.mcp, agent_events):
-                if isinstance(event, _RUN_GOES_ON) and session.mcp is not None:
-                    session.mcp.start_now()
                 emit(event)
                 if isinstance(event, ev.TurnFinished):
                     ending.finished = event

@@ -83,6 +83,8 @@ class EngineRunner:
     plan_applied: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
+    # The session's start-up notices (an instruction import refused) were shown.
+    announced: bool = False
 
     @property
     def session_id(self) -> str:
@@ -106,6 +108,10 @@ class EngineRunner:
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
+        if not self.announced:
+            self.announced = True
+            for text in runtime.instruction_notices:
+                yield ev.Notice(level="warning", text=text)
         async with aclosing(runtime.prompt(prompt, meta)) as events:
             async for event in events:
                 yield event

@@ -31,8 +31,8 @@ class RunSettings:
     append_system_prompt: str = ""
     # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
     mcp_config: list[Path] = field(default_factory=list[Path])
-    # Start the servers only at Session.mcp.start_now() (or their first use):
-    # `reasonix run` lets its first request leave before they compete for the CPU.
+    # Start the servers only at Session.mcp.start_now() or their first use:
+    # `reasonix run` starts none it does not use (headless.py).
     mcp_deferred: bool = False
     # --max-cost / --max-tokens / --max-time (seconds); None: [agent] task_*_budget.
     max_cost: float | None = None
