@@ -131,10 +131,12 @@ def build_system_prompt(
     denied: Callable[[str], bool] | None = None,
     skills_index: str = "",
     reasoning_language: str = "auto",
+    base: str = BASE_PROMPT,
 ) -> str:
     """``skills_index``: the session's skills index (reasonix_core/skills/index.py),
-    last, so a session with skills shares every earlier byte with one without."""
-    parts = [BASE_PROMPT.rstrip(), language_instruction(reasoning_language)]
+    last, so a session with skills shares every earlier byte with one without.
+    ``base``: the agent's role and rules (``--system-prompt`` replaces them)."""
+    parts = [base.rstrip(), language_instruction(reasoning_language)]
     if extra.strip():
         parts.append(extra.strip())
     for label, text in load_instructions(workspace, home, protected, denied):

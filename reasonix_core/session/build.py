@@ -24,7 +24,7 @@ from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.loop import Agent
-from reasonix_core.agent.prompt import build_system_prompt, workspace_context
+from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
     LoadedSession,
     MemorySessionStore,
@@ -456,9 +456,10 @@ def open_store(
         denied=functools.partial(policy.read_denied, "read_file"),
         skills_index=skills.index.text if "run_skill" in registry else "",
         reasoning_language=config.agent.reasoning_language,
+        base=settings.system_prompt or BASE_PROMPT,
     )
     header = SessionHeader(
-        id=new_session_id(clock()),
+        id=settings.session_id or new_session_id(clock()),
         workspace=str(workspace),
         created=clock().isoformat(),
         model=model.resolved.ref,
