@@ -73,6 +73,8 @@ class HeadlessOptions:
     goal: bool = False
     max_goal_rounds: int | None = None
     goal_token_budget: int | None = None
+    # --include-partial-messages: stream_event lines as each answer streams.
+    partial_messages: bool = False
 
 
 @dataclass(kw_only=True)
@@ -200,7 +202,9 @@ async def run_headless(
         ) as session:
             resume_collection()  # start-up is over (reasonix_core.startup_heap)
             session_id = session.session_id
-            output.shape = ClaudeShape(session_id=session_id, model=session.model)
+            output.shape = ClaudeShape(
+                session_id=session_id, model=session.model, partial=options.partial_messages
+            )
             if options.output_format == "stream-json":
                 output.write(_init_line(output.shape, session, options))
                 out.flush()

@@ -330,6 +330,7 @@ def _options(args: argparse.Namespace, inline: InlineMcpConfigs) -> HeadlessOpti
         goal=args.goal is not None,
         max_goal_rounds=args.max_goal_rounds,
         goal_token_budget=args.goal_token_budget,
+        partial_messages=args.include_partial_messages,
     )
 
 

@@ -187,9 +187,29 @@ async def test_an_allow_for_the_session_applies_the_suggested_rule(workspace, cf
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
 
 
+def running(marker: str) -> bool:
+    """Whether a process whose command line holds ``marker`` is still alive."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if marker.encode() in (proc / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+async def until(condition: Any) -> None:
+    """Poll ``condition`` until it holds (the generous deadline fails the test)."""
+    async with asyncio.timeout(DEADLINE):
+        while not condition():  # noqa: ASYNC110 - a /proc scan, nothing to wait on
+            await asyncio.sleep(0.05)
+
+
 async def test_interrupt_stops_a_running_bash_command(workspace, cfg, cli, home):
+    marker = f"slow-{os.getpid()}-{id(cfg)}"
+    command = json.dumps({"command": f"sleep 120; echo {marker} > late.txt"})
     cfg.enqueue(
-        Reply(tool_calls=[ToolCallSpec("bash", '{"command":"sleep 120; echo late > late.txt"}')]),
+        Reply(tool_calls=[ToolCallSpec("bash", command)]),
         Reply(content="after the interrupt"),
     )
     opts = options(cli, workspace, permission_mode="bypassPermissions")
@@ -201,12 +221,14 @@ async def test_interrupt_stops_a_running_bash_command(workspace, cfg, cli, home)
                 seen.append(message)
                 if isinstance(message, SystemMessage) and message.data.get("subtype") == "tool_call_started":
                     break
+            await until(lambda: running(marker))  # the command has started
         await client.interrupt()
         async with asyncio.timeout(DEADLINE):
             rest = [m async for m in client.receive_response()]
         result = rest[-1]
         assert isinstance(result, ResultMessage) and result.is_error
         assert "interrupted" in (result.result or "")
+        await until(lambda: not running(marker))  # killed with the turn
         # The session goes on: the next query continues it.
         await client.query("go on")
         after = [m async for m in client.receive_response()]
