@@ -454,3 +454,64 @@ def test_stream_json_input_refuses_what_it_cannot_do(workspace, cfg):
     proc = run_stream(workspace, [], "--tools", "Read,Edit")
     assert proc.returncode == 2 and "--tools" in proc.stderr
     assert os.listdir(workspace) == []
+
+
+async def test_a_second_query_resumes_the_first_session(workspace, cfg, cli, home):
+    cfg.enqueue(Reply(content="first answer"), Reply(content="second answer"))
+    first = await collect("one", options(cli, workspace))
+    session_id = first[-1].session_id
+    second = await collect("two", options(cli, workspace, resume=session_id))
+    assert second[-1].session_id == session_id and second[-1].result == "second answer"
+    assert "first answer" in json.dumps(cfg.requests[1].json["messages"])
+    assert [p.stem for p in session_files(home)] == [session_id]
+
+
+async def test_a_client_that_disconnects_mid_turn_leaves_a_valid_session(workspace, cfg, cli, home):
+    """disconnect() closes stdin while a command runs; the SDK sends SIGTERM 5 s later:
+    the turn stops, the session closes valid, and `reasonix run -c` continues it."""
+    marker = f"hang-{os.getpid()}-{id(cfg)}"
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", json.dumps({"command": f"sleep 300; echo {marker}"}))]),
+        Reply(content="continued"),
+    )
+    opts = options(cli, workspace, permission_mode="bypassPermissions")
+    async with ClaudeSDKClient(opts) as client:
+        await client.query("hang")
+        await until(lambda: running(marker))
+    await until(lambda: not running(marker))
+    (path,) = session_files(home)
+    messages = [r["message"] for r in records(path) if r["type"] == "message"]
+    # The stopped call got its result before the session closed (SIGTERM was handled).
+    assert messages[-1]["role"] == "tool" and "interrupted" in messages[-1]["content"]
+    again = reasonix(workspace, "run", "-c", "go on", "--output-format", "json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["result"] == "continued"
+    sent = cfg.requests[-1].json["messages"]
+    calls = [c["id"] for m in sent if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    assert calls and set(calls) <= {m["tool_call_id"] for m in sent if m["role"] == "tool"}
+
+
+async def test_plan_mode_asks_the_program_to_approve_the_plan(workspace, cfg, cli):
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def decide(name: str, data: dict[str, Any], context: Any) -> Any:
+        asked.append((name, data))
+        return PermissionResultAllow()
+
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"p.txt","content":"early"}')]),
+        Reply(tool_calls=[ToolCallSpec("exit_plan_mode", '{"plan":"1. write p.txt"}')]),
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"p.txt","content":"planned"}')]),
+        Reply(content="done"),
+    )
+    opts = options(cli, workspace, permission_mode="plan", can_use_tool=decide)
+    async with ClaudeSDKClient(opts) as client:
+        await client.query("plan, then write p.txt")
+        messages = [m async for m in client.receive_response()]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
+    # Blocked while planning (nobody asked); the plan asked; the write then asked too.
+    assert asked == [
+        ("exit_plan_mode", {"plan": "1. write p.txt"}),
+        ("write_file", {"path": "p.txt", "content": "planned"}),
+    ]
+    assert (workspace / "p.txt").read_text() == "planned"
