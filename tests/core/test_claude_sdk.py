@@ -166,6 +166,22 @@ async def test_can_use_tool_denies_and_the_model_gets_the_refusal(workspace, cfg
     assert [d["tool_name"] for d in result.permission_denials or []] == ["write_file"]
 
 
+async def test_an_allow_that_changes_the_input_is_refused(workspace, cfg, cli):
+    async def rewrite(name: str, data: dict[str, Any], context: Any) -> PermissionResultAllow:
+        return PermissionResultAllow(updated_input={**data, "path": "elsewhere.txt"})
+
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path":"w.txt","content":"x"}')]),
+        Reply(content="refused"),
+    )
+    async with ClaudeSDKClient(options(cli, workspace, can_use_tool=rewrite)) as client:
+        await client.query("write w.txt")
+        messages = [m async for m in client.receive_response()]
+    assert not (workspace / "w.txt").exists() and not (workspace / "elsewhere.txt").exists()
+    assert "changed the call's input" in cfg.requests[1].json["messages"][-1]["content"]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "refused"
+
+
 async def test_an_allow_for_the_session_applies_the_suggested_rule(workspace, cfg, cli):
     calls = 0
 
@@ -376,13 +392,15 @@ def test_malformed_lines_are_skipped_and_named(workspace, cfg):
             {"type": "control_request", "request": {"subtype": "interrupt"}},
             {"type": "control_response", "response": {"request_id": "nobody", "subtype": "success"}},
             {"type": "keep_alive"},
+            "[" * 100_000,
+            '{"type": "user", "message": {"role": "user", "content": "\\ud800"}}',
             user("two"),
         ],
     )
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     problems = [(o["line"], o["error"]) for o in out if o.get("subtype") == "input_error"]
-    assert [n for n, _ in problems] == [1, 2, 3, 7, 8]
+    assert [n for n, _ in problems] == [1, 2, 3, 7, 8, 10]
     assert "not JSON" in problems[0][1] and "unknown message type" in problems[2][1]
     assert "line 1: not JSON; skipped" in proc.stderr
     answers = [o["response"] for o in out if o["type"] == "control_response"]
@@ -393,6 +411,7 @@ def test_malformed_lines_are_skipped_and_named(workspace, cfg):
     assert [(r["is_error"], r["result"]) for r in results] == [
         (False, "first"),
         (True, "images in user messages are not supported yet"),
+        (True, "the user message is not valid UTF-8 (a lone surrogate)"),
         (False, "second"),
     ]
     from claude_agent_sdk._internal.message_parser import parse_message
@@ -453,6 +472,9 @@ def test_stream_json_input_refuses_what_it_cannot_do(workspace, cfg):
     assert proc.returncode == 2 and "only stdio" in proc.stderr
     proc = run_stream(workspace, [], "--tools", "Read,Edit")
     assert proc.returncode == 2 and "--tools" in proc.stderr
+    proc = run_stream(workspace, [user("hi")], "--model", "claude-opus-9")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("reasonix: error: ") and "claude-opus-9" in proc.stderr
     assert os.listdir(workspace) == []
 
 
