@@ -44,6 +44,12 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
         "layers, the project's once trusted",
     )
     parser.add_argument(
+        "--include-hook-events",
+        action="store_true",
+        help="accepted: claude-agent-sdk's hooks are not run here, so there are no hook "
+        "events to include",
+    )
+    parser.add_argument(
         "--tools",
         metavar="default",
         help="default: the built-in tool set (claude-agent-sdk's claude_code preset); a "

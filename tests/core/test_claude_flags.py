@@ -187,9 +187,10 @@ def test_harmless_flags_are_accepted(workspace, cfg):
     cfg.enqueue(Reply(content="ok"))
     proc = reasonix(
         workspace, "-p", "x", "--json", "--verbose", "--setting-sources=user,project,local",
-        "--tools", "default",
+        "--tools", "default", "--include-hook-events",
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr and result(proc)["result"] == "ok"
+    assert proc.returncode == 0, proc.stderr
+    assert result(proc)["result"] == "ok"
 
 
 @pytest.mark.parametrize(
