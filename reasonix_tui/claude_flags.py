@@ -51,9 +51,9 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tools",
-        metavar="default",
-        help="default: the built-in tool set (claude-agent-sdk's claude_code preset); a "
-        "list of tools is refused (use --disallowed-tools)",
+        metavar="LIST",
+        help="the built-in tools offered, e.g. \"Read,Grep,Glob\" (Claude Code's names or "
+        "Reasonix's; replaces [tools] enabled); default: all of them",
     )
 
 
@@ -71,11 +71,6 @@ def check_claude_code_flags(args: argparse.Namespace) -> None:
         )
     if prompt_tool == "stdio" and args.input_format != "stream-json":
         raise FlagProblem("--permission-prompt-tool stdio needs --input-format stream-json")
-    if args.tools is not None and args.tools.strip() != "default":
-        raise FlagProblem(
-            f"--tools {args.tools!r}: only the default tool set is offered; "
-            "deny the others with --disallowed-tools"
-        )
     if args.setting_sources is not None:
         unknown = [
             name
@@ -101,6 +96,36 @@ def _check_session_id(args: argparse.Namespace) -> None:
         raise FlagProblem("--session-id names a new session: it cannot be given with -c or -r")
     if any((reasonix_home() / "sessions").glob(f"*/{session_id}.jsonl")):
         raise FlagProblem(f"--session-id {session_id}: a session with this id already exists")
+
+
+def tool_overrides(text: str | None) -> dict[str, list[str]]:
+    """``--tools`` as the config override it is (``tools.enabled``): Claude Code's
+    tool names mapped to Reasonix's built-ins; ``default`` (the SDK's claude_code
+    preset) or no flag: the config's own set."""
+    if text is None or text.strip() == "default":
+        return {}
+    from reasonix_core.permission.rules import canonical_tool, family_of, split_rules
+
+    names = split_rules(text)
+    if not names:
+        raise FlagProblem(
+            "--tools with no tool: a session without tools is not supported; "
+            "deny what must not run with --disallowed-tools"
+        )
+    enabled: list[str] = []
+    for name in names:
+        tools = _SPECIAL_TOOLS.get(name) or family_of(canonical_tool(name))
+        if tools is None:
+            raise FlagProblem(f"--tools: {name!r} is not a tool Reasonix has")
+        enabled.extend(sorted(tools))
+    return {"tools.enabled": list(dict.fromkeys(enabled))}
+
+
+# Claude Code's tool names whose Reasonix tool is not found by the rule grammar.
+_SPECIAL_TOOLS: dict[str, frozenset[str]] = {
+    "Skill": frozenset({"run_skill"}),
+    "LS": frozenset({"ls"}),
+}
 
 
 def system_prompt(args: argparse.Namespace) -> str | None:

@@ -19,6 +19,7 @@ from reasonix_tui.claude_flags import (
     add_claude_code_flags,
     check_claude_code_flags,
     system_prompt,
+    tool_overrides,
 )
 from reasonix_tui.cli_common import (
     EFFORT_HELP,
@@ -313,6 +314,7 @@ def _stream_options(args: argparse.Namespace, inline: InlineMcpConfigs) -> Strea
         settings=_settings(args, inline),
         partial=args.include_partial_messages,
         ask_program=args.permission_prompt_tool == "stdio",
+        overrides=tool_overrides(args.tools),
     )
 
 
@@ -331,6 +333,7 @@ def _options(args: argparse.Namespace, inline: InlineMcpConfigs) -> HeadlessOpti
         max_goal_rounds=args.max_goal_rounds,
         goal_token_budget=args.goal_token_budget,
         partial_messages=args.include_partial_messages,
+        overrides=tool_overrides(args.tools),
     )
 
 

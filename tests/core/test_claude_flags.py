@@ -197,7 +197,8 @@ def test_harmless_flags_are_accepted(workspace, cfg):
     ("args", "named"),
     [
         (["--setting-sources", "user,cloud"], "--setting-sources: unknown source 'cloud'"),
-        (["--tools", "Read,Edit"], "--tools 'Read,Edit'"),
+        (["--tools", "Read,WebSearch"], "--tools: 'WebSearch' is not a tool Reasonix has"),
+        (["--tools="], "--tools with no tool"),
         (["--permission-prompt-tool", "stdio"], "needs --input-format stream-json"),
         (["--fallback-model", "claude-haiku"], "unrecognized arguments: --fallback-model"),
         (["--json-schema", "{}"], "unrecognized arguments: --json-schema"),
@@ -241,3 +242,17 @@ def test_claude_codes_tool_names_in_rules():
         assert parse_rule(claude).tool == ours
     # A tool Reasonix does not have stays its own name: it matches no call.
     assert parse_rule("WebSearch").tool == "WebSearch"
+
+
+def test_tools_restricts_the_offered_tools(workspace, cfg):
+    cfg.enqueue(Reply(content="ok"))
+    proc = reasonix(
+        workspace, "-p", "x", "--tools", "Read,Grep,Glob", "--output-format", "stream-json",
+        "--verbose",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    init = json.loads(proc.stdout.splitlines()[0])
+    builtins = {"read_file", "ls", "glob", "grep"}
+    assert set(init["tools"]) - {"use_capability"} == builtins
+    sent = {t["function"]["name"] for t in cfg.requests[0].json["tools"]}
+    assert sent - {"use_capability"} == builtins

@@ -470,8 +470,8 @@ def test_stream_json_input_refuses_what_it_cannot_do(workspace, cfg):
     assert proc.returncode == 2 and "--metrics cannot be used" in proc.stderr
     proc = run_stream(workspace, [], "--permission-prompt-tool", "mcp__x__approve")
     assert proc.returncode == 2 and "only stdio" in proc.stderr
-    proc = run_stream(workspace, [], "--tools", "Read,Edit")
-    assert proc.returncode == 2 and "--tools" in proc.stderr
+    proc = run_stream(workspace, [], "--tools", "Read,Teleport")
+    assert proc.returncode == 2 and "'Teleport' is not a tool" in proc.stderr
     proc = run_stream(workspace, [user("hi")], "--model", "claude-opus-9")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("reasonix: error: ") and "claude-opus-9" in proc.stderr
