@@ -12,7 +12,14 @@ stream-json (schema version :data:`SCHEMA_VERSION`) is one JSON object per line:
 - every Reasonix event as well, as ``{"type": "system", "subtype": <event kind>, ...}``
   with the event's own fields (reasoning and text deltas, usage per request, prefix
   changes, retries, notices...; ``docs/CLI.md`` lists them);
-- last the ``result`` line (built by :mod:`reasonix_core.headless`).
+- with ``--include-partial-messages``, each answer also as it streams:
+  ``{"type": "stream_event", "event": {...}}`` lines carrying Anthropic's
+  streaming events (:class:`_PartialMessages`);
+- last the ``result`` line (:func:`result_line`; one per turn in the
+  claude-agent-sdk mode, :mod:`reasonix_core.stream_session`).
+
+Thinking blocks carry an empty ``signature``: claude-agent-sdk's parser requires
+the field, and only Anthropic signs reasoning.
 
 :class:`ClaudeShape` also tallies what the result line reports beyond the metrics:
 the time spent in model requests (``duration_api_ms``), the denied tool calls
