@@ -175,6 +175,7 @@ class _Driver:
         finished: ev.TurnFinished | None = None
         error: ev.TurnFailed | None = None
         text = ""
+        told = False  # the error came as the turn's own TurnFailed event
         with anyio.CancelScope() as scope:
             self._turn = scope
             try:
@@ -192,7 +193,7 @@ class _Driver:
                         if isinstance(event, ev.TurnFinished) and not event.agent_path:
                             finished, text = event, event.text
                         elif isinstance(event, ev.TurnFailed) and not event.agent_path:
-                            error = event
+                            error, told = event, True
             except (CommandError, SkillError, UsageError) as exc:
                 error = ev.TurnFailed(error=str(exc), kind="usage")
             except ReasonixError as exc:
@@ -203,8 +204,11 @@ class _Driver:
         self._turn = None
         if scope.cancelled_caught:
             finished, error = None, ev.TurnFailed(error=INTERRUPTED, kind=INTERRUPTED_KIND)
-        if error is not None and finished is None:
-            for line in shape.lines(error):  # the turn's last lines, its answer so far
+            told = False
+        if error is not None and finished is None and not told:
+            # Ended outside the event stream (an interrupt, a refusal, a bug): the
+            # answer so far, then the error, as a TurnFailed event would have it.
+            for line in shape.lines(error):
                 if line["type"] != "system":
                     self.writer.write(line)
             self._tell(error)

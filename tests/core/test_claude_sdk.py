@@ -537,3 +537,21 @@ async def test_plan_mode_asks_the_program_to_approve_the_plan(workspace, cfg, cl
         ("write_file", {"path": "p.txt", "content": "planned"}),
     ]
     assert (workspace / "p.txt").read_text() == "planned"
+
+
+async def test_a_failed_turn_is_an_error_result_and_the_sdk_raises_it(workspace, cfg, cli):
+    from claude_agent_sdk import ResultError
+
+    from reasonix_testkit import HttpError
+
+    cfg.enqueue(HttpError(400, "bad request: the model is unwell"))
+    lines: list[str] = []
+    seen: list[Any] = []
+    with pytest.raises(ResultError, match="the model is unwell"):
+        async for message in query(prompt="hi", options=options(cli, workspace, stderr_lines=lines)):
+            seen.append(message)
+    result = seen[-1]
+    assert isinstance(result, ResultMessage) and result.is_error
+    assert result.subtype == "error_during_execution"
+    errors = [line for line in lines if line.startswith("reasonix: error:")]
+    assert len(errors) == 1 and "the model is unwell" in errors[0]
