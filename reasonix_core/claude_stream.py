@@ -19,7 +19,7 @@ stream-json (schema version :data:`SCHEMA_VERSION`) is one JSON object per line:
   claude-agent-sdk mode, :mod:`reasonix_core.stream_session`).
 
 Thinking blocks carry an empty ``signature``: claude-agent-sdk's parser requires
-the field, and only Anthropic signs reasoning.
+the field, and Reasonix passes no provider's signature on.
 
 :class:`ClaudeShape` also tallies what the result line reports beyond the metrics:
 the time spent in model requests (``duration_api_ms``), the denied tool calls
@@ -72,6 +72,7 @@ class ClaudeShape:
         self._api_seconds = 0.0
         self._request_started: float | None = None
         self._step = 0
+        self._message_id = _new_message_id()
         self._thinking: list[str] = []
         self._text: list[str] = []
         self._inputs: dict[str, Any] = {}
@@ -150,6 +151,7 @@ class ClaudeShape:
             case ev.StepStarted(step=step, model=model):
                 out = self._flush() + out
                 self._step = step
+                self._message_id = _new_message_id()
                 self.model = model or self.model
                 if self._partial is not None:
                     out.extend(self._partial.start())
@@ -180,8 +182,8 @@ class ClaudeShape:
         out = self._partial.stop() if self._partial is not None else []
         if self._thinking:
             thinking = "".join(self._thinking)
-            # The SDK's parser requires a signature on every thinking block; only
-            # Anthropic signs its reasoning, and Reasonix replays none: empty.
+            # The SDK's parser requires a signature on every thinking block;
+            # Reasonix passes no provider's signature on: empty.
             block = {"type": "thinking", "thinking": thinking, "signature": ""}
             out.append(self._assistant(block))
         if self._text:
@@ -191,8 +193,9 @@ class ClaudeShape:
 
     @property
     def message_id(self) -> str:
-        """The id of the answer being streamed (one per model request)."""
-        return f"msg_{self.session_id}_{self._step}"
+        """The id of the answer being streamed: one per model request, unique across
+        turns and runs of a session, as Claude Code's are (a program may key on it)."""
+        return self._message_id
 
     def _assistant(self, block: dict[str, Any]) -> dict[str, Any]:
         message = {
@@ -360,6 +363,10 @@ class _PartialMessages:
             "event": event,
             "parent_tool_use_id": None,
         }
+
+
+def _new_message_id() -> str:
+    return f"msg_{uuid.uuid4().hex[:24]}"
 
 
 def _input(arguments: str) -> dict[str, Any]:

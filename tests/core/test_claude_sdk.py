@@ -555,3 +555,16 @@ async def test_a_failed_turn_is_an_error_result_and_the_sdk_raises_it(workspace,
     assert result.subtype == "error_during_execution"
     errors = [line for line in lines if line.startswith("reasonix: error:")]
     assert len(errors) == 1 and "the model is unwell" in errors[0]
+
+
+async def test_message_ids_are_unique_across_turns(workspace, cfg, cli):
+    cfg.enqueue(Reply(content="a"), Reply(content="b"))
+    async with ClaudeSDKClient(options(cli, workspace)) as client:
+        ids = []
+        for prompt in ("one", "two"):
+            await client.query(prompt)
+            async for message in client.receive_response():
+                if isinstance(message, AssistantMessage):
+                    ids.append(message.message_id)
+    assert len(ids) == 2 and len(set(ids)) == 2
+    assert all(i and i.startswith("msg_") for i in ids)
