@@ -45,6 +45,8 @@ RUN_EXAMPLES = """examples:
   reasonix run --output-format stream-json "List the TODOs"
   reasonix run "/review src/app.py"          a custom command (.reasonix/commands/review.md)
   reasonix run -c "Now add a test for it"
+  reasonix -p "Fix the lint" --allowedTools "Read,Bash(ruff:*)" --permission-mode acceptEdits
+  reasonix run --input-format stream-json --output-format stream-json < turns.jsonl
 """
 
 
