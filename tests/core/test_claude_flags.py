@@ -82,7 +82,14 @@ def test_permission_mode_takes_claude_codes_words(workspace, cfg, word, preset):
 
 
 def test_permission_mode_plan_and_an_unknown_word(workspace, cfg):
-    cfg.enqueue(Reply(content="the plan"))
+    cfg.enqueue(Reply(content="ok"), Reply(content="the plan"))
+    # The global flag (the TUI's, given before -p) takes Claude Code's words too.
+    proc = reasonix(
+        workspace, "--permission-mode", "bypassPermissions", "-p", "hi", "--output-format",
+        "stream-json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[0])["permission_preset"] == "yolo"
     proc = reasonix(workspace, "--permission-mode", "plan", "-p", "plan it", "--json")
     assert proc.returncode == 0, proc.stderr
     proc = reasonix(workspace, "run", "x", "--permission-mode", "dontAsk")
