@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
-from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND
-from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
+from reasonix_core.claude_stream import ClaudeShape, result_line, turn_outcome
 from reasonix_core.errors import (
     DISK_FULL_KIND,
     CommandError,
@@ -60,6 +59,8 @@ class HeadlessOptions:
     goal: bool = False
     max_goal_rounds: int | None = None
     goal_token_budget: int | None = None
+    # --include-partial-messages: stream_event lines as each answer streams.
+    partial_messages: bool = False
 
 
 @dataclass(kw_only=True)
@@ -191,7 +192,9 @@ async def run_headless(
         ) as session:
             resume_collection()  # start-up is over (reasonix_core.startup_heap)
             session_id = session.session_id
-            output.shape = ClaudeShape(session_id=session_id, model=session.model)
+            output.shape = ClaudeShape(
+                session_id=session_id, model=session.model, partial=options.partial_messages
+            )
             if options.output_format == "stream-json":
                 output.write(_init_line(output.shape, session, options))
                 out.flush()
@@ -342,9 +345,10 @@ async def _consume(
 def _settle(ending: _Ending, goal_driver: GoalDriver | None) -> tuple[bool, str]:
     """Whether the run succeeded, and its outcome for the metrics."""
     finished, error = ending.finished, ending.error
-    # A run stopped by --max-steps did not finish its task: scripts must see that.
-    ok = error is None and finished is not None and finished.stop_reason != "max_steps"
-    if goal_driver is not None and finished is not None:
+    ok, outcome = turn_outcome(finished, error)
+    if goal_driver is None:
+        return ok, outcome
+    if finished is not None:
         # Only a completed goal is a success (blocked, a bound or a stop is not).
         stop = goal_driver.stop.value if goal_driver.stop is not None else "stopped"
         ok = ok and stop == "complete"
@@ -367,45 +371,17 @@ def _result(
     started: float,
     shape: ClaudeShape | None,
 ) -> dict[str, Any]:
-    """Claude Code's result fields (docs/CLI.md), then Reasonix's own."""
-    error, finished = ending.error, ending.finished
-    if ok:
-        subtype = "success"
-    else:
-        subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
-        if error is not None and error.kind == BUDGET_EXHAUSTED_KIND:
-            subtype = "error_max_budget"  # the message names which budget
-        elif error is not None and error.kind == DISK_FULL_KIND:
-            subtype = "error_disk_full"  # the message names the file
-    return {
-        "type": "result",
-        "subtype": subtype,
-        "is_error": not ok,
-        "result": ending.text
-        if ok
-        else (error.error if error else f"the run did not finish ({outcome})"),
-        "session_id": session_id,
-        "num_turns": metrics.steps,
-        "stop_reason": finished.stop_reason if finished else None,
-        "duration_ms": int((time.monotonic() - started) * 1000),
-        "duration_api_ms": shape.duration_api_ms if shape is not None else 0,
-        "usage": {
-            # Uncached input only, as Claude Code counts it: a consumer adding
-            # cache_read_input_tokens gets the whole prompt.
-            "input_tokens": metrics.cache_miss_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": metrics.cache_hit_tokens,
-            "output_tokens": metrics.completion_tokens,
-            "cache_miss_input_tokens": metrics.cache_miss_tokens,
-        },
-        "total_cost_usd": round(metrics.cost, 10) if metrics.currency == "USD" else None,
-        "permission_denials": shape.permission_denials if shape is not None else [],
-        "warnings": list(shape.warnings) if shape is not None else [],
-        "total_cost": round(metrics.cost, 10),
-        "currency": metrics.currency,
-        "schema_version": SCHEMA_VERSION,
-        "metrics": metrics.to_json(),
-    }
+    return result_line(
+        ok=ok,
+        outcome=outcome,
+        text=ending.text,
+        finished=ending.finished,
+        error=ending.error,
+        metrics=metrics,
+        session_id=session_id,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        shape=shape,
+    )
 
 
 def _goal_driver(session: Session, options: HeadlessOptions) -> GoalDriver:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reasonix_core import __version__
-from reasonix_core.permission_modes import MODE_CHOICES
+from reasonix_core.permission_modes import MODE_CHOICES, mode_arg
 from reasonix_tui import (
     cli_acp,
     cli_bench,
@@ -69,8 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
         "--permission-mode",
+        type=mode_arg,
         choices=MODE_CHOICES,
-        help="permission preset; plan: start in plan mode (writes wait for the plan's approval)",
+        help="permission preset; plan: start in plan mode (writes wait for the plan's "
+        "approval); Claude Code's default, acceptEdits and bypassPermissions are ask, auto "
+        "and yolo",
     )
     parser.add_argument(
         "--add-dir",
@@ -170,7 +173,19 @@ def _print_as_run(argv: list[str], parser: argparse.ArgumentParser) -> list[str]
             return [*argv[:index], "run", *argv[index + 1 :]]
         if token.startswith("--print="):
             return [*argv[:index], "run", token.partition("=")[2], *argv[index + 1 :]]
+    for token in argv:
+        if token in commands or token == "--":
+            break
+        if token.partition("=")[0] in _PRINT_MODE_FLAGS:
+            # `claude --output-format stream-json --input-format stream-json ...`, the
+            # command line claude-agent-sdk runs: Claude Code's print mode is `run`
+            # (whose parser takes the global options too).
+            return ["run", *argv]
     return argv
+
+
+# Flags only Claude Code's print mode takes: given without a command, they mean `run`.
+_PRINT_MODE_FLAGS = ("--output-format", "--input-format")
 
 
 def _completion(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.instructions import Instructions, OutsideImport, gather_instructions
 from reasonix_core.agent.loop import Agent
-from reasonix_core.agent.prompt import build_system_prompt, workspace_context
+from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
     LoadedSession,
     MemorySessionStore,
@@ -476,9 +476,10 @@ def open_store(
         skills_index=skills.index.text if "run_skill" in registry else "",
         reasoning_language=config.agent.reasoning_language,
         instructions=instructions.sections if instructions is not None else None,
+        base=settings.system_prompt or BASE_PROMPT,
     )
     header = SessionHeader(
-        id=new_session_id(clock()),
+        id=settings.session_id or new_session_id(clock()),
         workspace=str(workspace),
         created=clock().isoformat(),
         model=model.resolved.ref,

@@ -15,6 +15,8 @@ class RunSettings:
     effort: str | None = None
     permission_mode: str | None = None
     allowed_tools: list[str] = field(default_factory=list[str])
+    # --disallowed-tools (Claude Code's --disallowedTools): deny rules for this run.
+    disallowed_tools: list[str] = field(default_factory=list[str])
     max_steps: int | None = None
     continue_last: bool = False
     resume_id: str | None = None
@@ -29,6 +31,11 @@ class RunSettings:
     trust_project: bool = False
     # --append-system-prompt: after [agent] system_prompt_extra, in a new session's prompt.
     append_system_prompt: str = ""
+    # --system-prompt: a new session's base prompt instead of Reasonix's own (None
+    # or empty: Reasonix's own); the instructions and extras still follow it.
+    system_prompt: str | None = None
+    # --session-id: the id a new session is created under (None: a fresh one).
+    session_id: str | None = None
     # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
     mcp_config: list[Path] = field(default_factory=list[Path])
     # Start the servers only at Session.mcp.start_now() or their first use:
