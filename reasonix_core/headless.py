@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
 from reasonix_core.errors import (
     DISK_FULL_KIND,
@@ -293,7 +294,8 @@ async def _start(
     # `/command args` (a custom command, a skill, an MCP prompt), @path and
     # @server:uri exactly as the TUI expands them.
     expanded = await session.expand(options.prompt)
-    return session.prompt(expanded.text), None, tuple(expanded.notices)
+    meta = TurnMeta(images=expanded.images) if expanded.images else None
+    return session.prompt(expanded.text, meta), None, tuple(expanded.notices)
 
 
 @dataclass

@@ -72,6 +72,7 @@ from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.trust import MCP_JSON
 
 if TYPE_CHECKING:
+    from reasonix_core.agent.vision import VisionFallback
     from reasonix_core.checkpoint.recorder import Checkpointer
     from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator
     from reasonix_core.mcp.host import McpHost
@@ -157,9 +158,10 @@ async def _assemble(
         subagents=delegation, run_subagent_skill=delegation.run_skill,
     )  # fmt: skip
     checkpoints = open_checkpoints(stack, opened.store, base, clock)
+    vision = vision_fallback(stack, base, model, provider, provider_factory)
     agent = build_agent(
         base, settings, model, provider, effort, registry, context, opened, gate, clock, budget,
-        checkpoints,
+        checkpoints, vision,
     )  # fmt: skip
     if base.loaded is not None and base.last_used is not None:
         restore_continued(agent, base.loaded, base.last_used, registry)
@@ -233,6 +235,8 @@ class ModelChoice:
     planner: ResolvedModel | None
     # The effort asked for, before the provider checks it.
     effort: str
+    # The image fallback ([agent] vision_model), else None (agent/vision.py).
+    vision: ResolvedModel | None = None
 
 
 def choose_model(base: Base, settings: RunSettings) -> ModelChoice:
@@ -252,12 +256,18 @@ def choose_model(base: Base, settings: RunSettings) -> ModelChoice:
 
         # Before anything is built or sent: an unresolvable planner is a config error.
         planner = resolve_planner(config)
+    vision = None
+    if config.agent.vision_model.strip():
+        from reasonix_core.agent.vision import resolve_vision
+
+        # Before anything is built or sent, as for the planner.
+        vision = resolve_vision(config, resolved)
     effort = (
         settings.effort
         or (last_used[1] if last_used else None)
         or (config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort)
     )
-    return ModelChoice(resolved=resolved, planner=planner, effort=effort)
+    return ModelChoice(resolved=resolved, planner=planner, effort=effort, vision=vision)
 
 
 async def open_provider(
@@ -523,6 +533,7 @@ def build_agent(
     clock: Clock,
     budget: BudgetMeter | None,
     checkpoints: Checkpointer | None,
+    vision: VisionFallback | None = None,
 ) -> Agent:
     config = base.config
     return assemble_agent(
@@ -542,7 +553,32 @@ def build_agent(
         context_suffix=context_suffix(base.workspace, clock, context),
         budget=budget,
         snapshots=checkpoints,
+        vision=vision,
     )
+
+
+def vision_fallback(
+    stack: AsyncExitStack,
+    base: Base,
+    model: ModelChoice,
+    provider: Provider,
+    factory: ProviderFactory | None,
+) -> VisionFallback:
+    """What the session's turns do with images: the executor's capability, and the
+    vision model's describer when ``[agent] vision_model`` names one (its own provider
+    when it is another's, closed with the session)."""
+    from reasonix_core.agent.vision import VisionDescriber, VisionFallback
+
+    executor = model.resolved.provider
+    if model.vision is None or model.vision == model.resolved:
+        return VisionFallback(provider=executor)
+    reaching = provider
+    if model.vision.provider.name != executor.name:
+        key = read_api_key(model.vision.provider, base.home)
+        reaching = (factory or create_provider)(model.vision.provider, key)
+        stack.push_async_callback(reaching.aclose)
+    describer = VisionDescriber(resolved=model.vision, provider=reaching)
+    return VisionFallback(provider=executor, describer=describer)
 
 
 def context_suffix(
