@@ -19,7 +19,9 @@ from tests.core.test_images import B64, PNG, turn
 
 
 def configure(home: Path, base_url: str, vision_model: str, **kwargs: object) -> None:
-    text = provider_toml(base_url, **kwargs) + f"""
+    text = (
+        provider_toml(base_url, **kwargs)
+        + f"""
 [agent]
 retry_base_delay = 0.01
 retry_max_delay = 0.05
@@ -28,6 +30,7 @@ vision_model = "{vision_model}"
 [sandbox]
 bash = "off"
 """
+    )
     (home / "config.toml").write_text(text)
 
 
@@ -38,9 +41,7 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
 
 
-async def test_auto_describes_for_a_blind_executor_then_sends_text_only(
-    workspace, home, server
-):
+async def test_auto_describes_for_a_blind_executor_then_sends_text_only(workspace, home, server):
     configure(home, server.base_url, "auto")
     (workspace / "shot.png").write_bytes(PNG)
     server.enqueue(
@@ -51,7 +52,7 @@ async def test_auto_describes_for_a_blind_executor_then_sends_text_only(
     async with runtime(workspace, model="fixture/deepseek-v4-pro") as rt:
         events = await turn(rt, "what does @shot.png say?")
         await turn(rt, "and again?")
-    vision, executor, later = (json.loads(r.body) for r in server.requests)
+    vision, executor, _later = (json.loads(r.body) for r in server.requests)
     # 1: the vision model (auto: the provider's model that takes images), with the bytes.
     assert vision["model"] == "deepseek-flash"
     assert B64 in json.dumps(vision) and "tools" not in vision
