@@ -175,6 +175,11 @@ def _session_flags(parser: argparse.ArgumentParser) -> None:
         "-r", "--resume", dest="run_resume", metavar="ID", help="continue session ID"
     )
     parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with -c or -r ID: run in a new session copied from that one (it stays as it was)",
+    )
+    parser.add_argument(
         "--trust-project",
         action="store_true",
         help="apply this folder's risky project settings for this run only (for CI)",
@@ -319,8 +324,12 @@ def _settings(args: argparse.Namespace) -> RunSettings:
     if isinstance(add_dirs, str):
         raise _Refused(add_dirs)
     resume = args.run_resume or args.resume_id
+    fork_session = args.fork_session
+    if fork_session and not (args.run_continue or args.continue_last or resume):
+        raise _Refused("--fork-session needs -c or -r ID (the session to copy)")
     if resume and "@" in resume:
         resume = _fork(resume)  # -r ID@TURN: run in a new session forked from the turn
+        fork_session = False  # that is a fork already
     return RunSettings(
         workspace=workspace,
         model=args.run_model or args.model,
@@ -330,6 +339,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
         resume_id=resume,
+        fork_session=fork_session,
         trust_project=args.trust_project,
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,

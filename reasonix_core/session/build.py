@@ -206,7 +206,13 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
     loaded = None
     last_used = None
     if settings.continue_last or settings.resume_id:
-        loaded = open_session(home / "sessions", workspace, settings.resume_id)
+        resume_id = settings.resume_id
+        if settings.fork_session:
+            from reasonix_core.session.rewind import fork_saved_session
+
+            # A copy to run in; the session it came from is only read.
+            resume_id = fork_saved_session(home, workspace, resume_id)
+        loaded = open_session(home / "sessions", workspace, resume_id)
         last_used = _last_used(loaded.header, loaded.store.path)
     return Base(config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used)
 

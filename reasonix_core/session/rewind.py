@@ -90,6 +90,20 @@ def rewind_session(
     return Rewound(message=format_outcome(outcome).strip(), resume_id=resume)
 
 
+def fork_saved_session(home: Path, workspace: Path, session_id: str | None) -> str:
+    """Fork saved session ``session_id`` (None: the workspace's newest) whole into a new
+    session and return its id (``/fork``, ``reasonix run --fork-session``): the original
+    is only read, the fork's first request extends the original's last byte for byte.
+    Raises SessionError."""
+    from reasonix_core.agent.session import fork_session
+
+    sessions = home / "sessions"
+    loaded = open_session(sessions, workspace, session_id)
+    forked = fork_session(loaded, sessions, workspace, datetime.now(UTC))
+    forked.close()
+    return forked.id
+
+
 def _scope(scope: str) -> Scope:
     # rewind() refuses a scope it does not know (checkpoint.SCOPES).
     return cast("Scope", scope)

@@ -18,6 +18,9 @@ class RunSettings:
     max_steps: int | None = None
     continue_last: bool = False
     resume_id: str | None = None
+    # With continue_last / resume_id: run in a new session copied from that one
+    # (--fork-session); the original is left untouched.
+    fork_session: bool = False
     home: Path | None = None
     # --add-dir: extra folders read-family tools reach without asking (reads only).
     add_dirs: list[Path] = field(default_factory=list[Path])
