@@ -34,7 +34,7 @@ from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
-from reasonix_core.session.settings import RunSettings
+from reasonix_core.session.settings import RunSettings, arm_name
 from reasonix_core.startup_heap import resume_collection
 
 if TYPE_CHECKING:
@@ -187,6 +187,7 @@ async def run_headless(
 ) -> HeadlessOutcome:
     started = time.monotonic()
     sink = MetricsSink(options.metrics_path)
+    sink.metrics.arm = arm_name(options.settings.ablate)
     output = _Output(options.output_format, stdout or sys.stdout, stderr or sys.stderr, sink)
     out, emit = output.out, output.emit
     ending = _Ending()

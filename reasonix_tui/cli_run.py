@@ -175,6 +175,14 @@ def _session_flags(parser: argparse.ArgumentParser) -> None:
         "-r", "--resume", dest="run_resume", metavar="ID", help="continue session ID"
     )
     parser.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="PART",
+        help="take PART of the harness away for a comparison arm (subagent: no task, "
+        "read_only_task or fleet); metrics name the arm",
+    )
+    parser.add_argument(
         "--fork-session",
         action="store_true",
         help="with -c or -r ID: run in a new session copied from that one (it stays as it was)",
@@ -340,6 +348,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         continue_last=args.run_continue or args.continue_last,
         resume_id=resume,
         fork_session=fork_session,
+        ablate=_ablations(args.ablate),
         trust_project=args.trust_project,
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,
@@ -444,6 +453,15 @@ def _metrics_problem(path: Path | None) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"--metrics {path}: the folder {folder} is not writable"
     return None
+
+
+def _ablations(parts: list[str]) -> tuple[str, ...]:
+    from reasonix_core.session.settings import ABLATIONS
+
+    for part in parts:
+        if part not in ABLATIONS:
+            raise _Refused(f"--ablate {part!r}: one of {', '.join(ABLATIONS)}")
+    return tuple(sorted(set(parts)))
 
 
 def _fork(text: str) -> str:

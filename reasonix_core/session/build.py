@@ -134,7 +134,7 @@ async def _assemble(
     mcp = mcp_host if mcp_host is not None else declared_mcp_host(base, settings)
     if skills is None:
         skills = load_catalog(base.workspace, base.home)
-    registry = build_tools(base.config, skills, mcp)
+    registry = build_tools(base.config, skills, mcp, settings.ablate)
     provider, effort = await open_provider(stack, base, model, provider_factory)
     sandbox = build_sandbox(base.config, base.workspace, temp_dir, policy)
     from reasonix_core.tool.jobs import JobManager
@@ -356,15 +356,17 @@ def declared_mcp_host(base: Base, settings: RunSettings) -> McpHost | None:
     return host if host.configured else None
 
 
-def build_tools(config: Config, skills: SkillCatalog, mcp: McpHost | None) -> ToolRegistry:
+def build_tools(
+    config: Config, skills: SkillCatalog, mcp: McpHost | None, ablate: tuple[str, ...] = ()
+) -> ToolRegistry:
     """The built-ins ``[tools] enabled`` allows, and ``use_capability`` last. ``run_skill``
     only when the session has skills to offer the model. Decided once, when the session
     starts, like the MCP proxy: the tool list never changes within a session."""
     tools: list[Tool] = builtin_tools(config.tools.enabled)
     if not skills.index.text:
         tools = [tool for tool in tools if tool.name != "run_skill"]
-    if config.agent.max_subagent_depth < 1:
-        # max_subagent_depth = 0: no delegation at all (docs/SUBAGENTS.md).
+    if config.agent.max_subagent_depth < 1 or "subagent" in ablate:
+        # max_subagent_depth = 0, --ablate subagent: no delegation tools (docs/SUBAGENTS.md).
         from reasonix_core.subagent.scope import DELEGATION
 
         tools = [tool for tool in tools if tool.name not in DELEGATION]
