@@ -207,7 +207,7 @@ async def run_headless(
             if options.output_format == "stream-json":
                 output.write(_init_line(output.shape, session, options))
                 out.flush()
-            for text in session.skills.notices():
+            for text in (*session.notices, *session.skills.notices()):
                 emit(ev.Notice(level="warning", text=text))
             try:
                 turn, goal_driver, notices = await _start(session, options)

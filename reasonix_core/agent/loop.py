@@ -281,14 +281,18 @@ class Agent:
         until one ends the turn with TurnFinished or TurnFailed. ``meta`` routes a
         Coordinator's turn; a single model has one route, so only its images are read."""
         images = meta.images if meta is not None else ()
-        notices: list[ev.Notice] = []
+        # Describing the images (a model without them, [agent] vision_model) comes
+        # before the turn: its events (usage, retries, notices) in the order made.
+        notices: list[ev.Event] = []
         descriptions = await self._describe_images(images, prompt, notices) if images else []
-        yield self._begin_turn(
-            prompt, host_turn=meta is not None and meta.synthetic, images=images,
-            descriptions=descriptions,
-        )  # fmt: skip
         for notice in notices:
             yield notice
+        yield self._begin_turn(
+            prompt,
+            host_turn=meta is not None and meta.synthetic,
+            images=images,
+            descriptions=descriptions,
+        )
         try:
             async with aclosing(event_stream(self._turn)) as events:
                 async for event in events:
@@ -339,7 +343,7 @@ class Agent:
             self.append_message(repair)
 
     async def _describe_images(
-        self, images: tuple[ImagePart, ...], prompt: str, notices: list[ev.Notice]
+        self, images: tuple[ImagePart, ...], prompt: str, notices: list[ev.Event]
     ) -> list[str]:
         """Descriptions of the turn's images when the model takes none and a vision
         model is set (one extra request per image), else none: a model that takes
@@ -362,7 +366,20 @@ class Agent:
         def notice(level: Literal["info", "warning"], text: str) -> None:
             notices.append(self._events(ev.Notice, level=level, text=text))
 
-        return await describe_all(vision.describer, images, prompt, notice)
+        async def keep(event: ev.Event) -> None:
+            notices.append(event)  # its usage and retries
+
+        # The agent's own call machinery (retries, usage, cost, budget) over the vision
+        # model's provider; a side request: its own ledger, not the session's records.
+        call = ModelCall(
+            provider=vision.describer.provider,
+            retry=self.retry,
+            events=self._events,
+            price=self.model_call.price,
+            clock=self.clock,
+            budget=self.options.budget,
+        )
+        return await describe_all(vision.describer, call, images, prompt, keep, notice)
 
     def _begin_turn(
         self,

@@ -21,11 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from reasonix_core.agent.event_sink import EventSink
+from reasonix_core.agent.model_call import ModelCall, Purpose
 from reasonix_core.config import Config, ResolvedModel, resolve_model
 from reasonix_core.errors import ConfigError, ReasonixError
 from reasonix_core.images import ImagePart, model_takes_images
 from reasonix_core.messages import Message
-from reasonix_core.provider.base import Provider, Request, StreamEnd, TextChunk
+from reasonix_core.provider.base import Provider, Request
 
 if TYPE_CHECKING:
     from reasonix_core.config.schema import ProviderConfig
@@ -80,6 +82,10 @@ class VisionFailed(ReasonixError):
     """The vision model gave no description (its error, or an empty answer)."""
 
 
+#: A description request: silent (its text is not the conversation's), its own cost bucket.
+VISION = Purpose(source="vision", deltas=False, retry_label="vision: ")
+
+
 @dataclass(frozen=True, kw_only=True)
 class VisionFallback:
     """What a turn's images become: the executor's capability, and the describer
@@ -94,14 +100,15 @@ class VisionFallback:
 
 @dataclass(frozen=True, kw_only=True)
 class VisionDescriber:
-    """The vision model and the provider that reaches it."""
+    """The vision model and the provider that reaches it (the agent sends through
+    its own :class:`ModelCall` machinery: retries, usage, cost, the task budget)."""
 
     resolved: ResolvedModel
     provider: Provider
 
-    async def describe(self, image: ImagePart, prompt: str) -> str:
-        """One image's description (one request, the user's words as context)."""
-        request = Request(
+    def request(self, image: ImagePart, prompt: str) -> Request:
+        """One image's description request (the user's words as context)."""
+        return Request(
             model=self.resolved.model,
             messages=(
                 Message(role="system", content=VISION_SYSTEM_PROMPT),
@@ -113,17 +120,15 @@ class VisionDescriber:
             ),
             max_output_tokens=DESCRIPTION_MAX_TOKENS,
         )
-        prepared = self.provider.prepare(request)
-        parts: list[str] = []
-        try:
-            async for chunk in self.provider.stream(prepared):
-                if isinstance(chunk, TextChunk):
-                    parts.append(chunk.text)
-                elif isinstance(chunk, StreamEnd):
-                    break
-        except ReasonixError as exc:
-            raise VisionFailed(f"{self.resolved.ref}: {exc}") from None
-        text = "".join(parts).strip()
+
+    async def describe(
+        self, call: ModelCall, image: ImagePart, prompt: str, emit: EventSink
+    ) -> str:
+        """One image's description, through ``call`` (bound to :attr:`provider`)."""
+        reply = await call.request(call.prepare(self.request(image, prompt)), VISION, emit)
+        if reply.error is not None:
+            raise VisionFailed(f"{self.resolved.ref}: {reply.error}")
+        text = reply.text.strip()
         if not text:
             raise VisionFailed(f"{self.resolved.ref} answered with no description")
         return text
@@ -140,8 +145,10 @@ def description_block(image: ImagePart, model_ref: str, text: str) -> str:
 
 async def describe_all(
     describer: VisionDescriber,
+    call: ModelCall,
     images: Sequence[ImagePart],
     prompt: str,
+    emit: EventSink,
     notice: Callable[[Literal["info", "warning"], str], None],
 ) -> list[str]:
     """A block per image the vision model described; a failure is a notice and the
@@ -149,7 +156,7 @@ async def describe_all(
     blocks: list[str] = []
     for image in images:
         try:
-            text = await describer.describe(image, prompt)
+            text = await describer.describe(call, image, prompt, emit)
         except VisionFailed as exc:
             notice("warning", f"image {image.label or ''} not described: {exc}")
             continue

@@ -256,6 +256,8 @@ class AgentConfig(_Table):
             "completion_validation",
             "completion_evaluator_model",
             "memory_compiler",
+            # Auto Guard (seed 004): read and ignored with a notice (config/retired.py).
+            "guardian_model",
         }
     )
 

@@ -21,7 +21,7 @@ from reasonix_core.errors import ConfigError
 from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, private_dir
 from reasonix_core.home import reasonix_home
 
-__all__ = ["add_provider", "set_config_value"]
+__all__ = ["add_provider", "remove_table_keys", "set_config_value"]
 
 _KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -93,6 +93,22 @@ def add_provider(path: Path, fields: Mapping[str, Any], *, make_default: bool = 
     if make_default:
         doc["default_model"] = name
     _save(path, doc, trim=was_empty)
+
+
+def remove_table_keys(path: Path, table: str, keys: tuple[str, ...]) -> list[str]:
+    """Remove ``keys`` from top-level ``[table]`` of ``path`` (comments and layout kept);
+    the keys removed. Nothing to remove leaves the file untouched. ConfigError when
+    the file cannot be read, parsed or written."""
+    doc = _parse(path)
+    found: Any = doc.get(table)
+    if not _is_table(found):
+        return []
+    removed = [key for key in keys if key in found]
+    for key in removed:
+        del found[key]
+    if removed:
+        _save(path, doc)
+    return removed
 
 
 def _parse(path: Path) -> tomlkit.TOMLDocument:

@@ -172,7 +172,7 @@ async def _assemble(
         agent=agent, config=base.config, resolved=model.resolved, home=base.home,
         policy=policy, workspace=base.workspace, plan_mode=plan_mode, goals=goals,
         mcp=mcp, skills=skills,
-        coordinator=coordinator, checkpoints=checkpoints,
+        coordinator=coordinator, checkpoints=checkpoints, notices=base.notices,
     )  # fmt: skip
 
 
@@ -190,6 +190,8 @@ class Base:
     loaded: LoadedSession | None
     # A continued session's last (model reference, effort), else None.
     last_used: tuple[str, str] | None
+    # What the start has to say (retired settings: config/retired.py).
+    notices: tuple[str, ...] = ()
 
 
 def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> Base:
@@ -201,6 +203,9 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
         trust_project=settings.trust_project,
     )
     config = loaded_config.config
+    from reasonix_core.config.retired import retired_notices
+
+    notices = tuple(retired_notices(config, loaded_config.user_file))
     # Start-up work: a few small synchronous reads before the first request.
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
     loaded = None
@@ -214,7 +219,10 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
             resume_id = fork_saved_session(home, workspace, resume_id)
         loaded = open_session(home / "sessions", workspace, resume_id)
         last_used = _last_used(loaded.header, loaded.store.path)
-    return Base(config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used)
+    return Base(
+        config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used,
+        notices=notices,
+    )  # fmt: skip
 
 
 def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:

@@ -66,6 +66,9 @@ class Session:
     # The workspace snapshots around the agent's turns (docs/REWIND.md); None when
     # [checkpoints] enabled = false.
     checkpoints: Checkpointer | None = None
+    # What the start has to tell the user once (retired settings read and ignored or
+    # removed: config/retired.py); every surface shows them before the first turn.
+    notices: tuple[str, ...] = ()
 
     @property
     def runner(self) -> Runner:
@@ -174,6 +177,20 @@ class Session:
         from reasonix_core.session.goals import drive_goal
 
         return drive_goal(self.runner, driver, objective)
+
+    # -- recovery (retired) ----------------------------------------------------
+
+    def recovery(self) -> dict[str, object]:
+        """The calls whose outcome is unknown, as read-only facts (``retired=True``)."""
+        from reasonix_core.session.recovery import recovery_query
+
+        return recovery_query(self.agent.session.path)
+
+    def resolve_recovery(self, call_id: str, action: str) -> None:
+        """Always ToolRecoveryRetired (``tool_recovery_retired``): nothing is replayed."""
+        from reasonix_core.session.recovery import recovery_action
+
+        recovery_action(self.agent.session.path, call_id, action)
 
     # -- rewind ----------------------------------------------------------------
 

@@ -73,6 +73,10 @@ async def test_auto_describes_for_a_blind_executor_then_sends_text_only(workspac
     assert without_attachments(user).startswith("what does @shot.png say?")
     assert "image-description" not in without_attachments(user)
     assert any(isinstance(e, ev.Notice) and "described by" in e.text for e in events)
+    # Sent through the agent's call machinery: its usage in its own bucket, events in order.
+    assert any(isinstance(e, ev.UsageReported) and e.source == "vision" for e in events)
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(seqs)
 
 
 async def test_an_executor_that_takes_images_gets_them_directly(workspace, home, server):
