@@ -15,7 +15,7 @@ import shutil
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_current_mode
@@ -47,13 +47,17 @@ from reasonix_core import events as ev
 from reasonix_core.acp.approver import AcpApprover
 from reasonix_core.acp.config_options import config_options, set_config_option
 from reasonix_core.acp.mcp_servers import write_mcp_json
-from reasonix_core.acp.prompt_text import prompt_text
+from reasonix_core.acp.prompt_text import prompt_images, prompt_text
 from reasonix_core.acp.updates import TurnUpdates, replay_updates
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.errors import ReasonixError
 from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
 from reasonix_core.session.settings import RunSettings
+
+if TYPE_CHECKING:
+    from reasonix_core.images import ImagePart
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +123,7 @@ class ReasonixAcpAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
             ),
@@ -244,9 +248,10 @@ class ReasonixAcpAgent:
         if held.turn is not None and not held.turn.done():
             raise RequestError.invalid_request({"details": "a turn is already running"})
         text = prompt_text(prompt, held.session.workspace)
-        if not text.strip():
-            raise RequestError.invalid_params({"prompt": "empty"})
-        held.turn = asyncio.create_task(self._turn(held, text))
+        images, problems = prompt_images(prompt)  # issue 32: image blocks (seed2 helper)
+        if not text.strip() and not images:
+            raise RequestError.invalid_params({"prompt": "empty" if not problems else problems})
+        held.turn = asyncio.create_task(self._turn(held, text, images, problems))
         try:
             stop = await held.turn
         except asyncio.CancelledError:
@@ -257,20 +262,27 @@ class ReasonixAcpAgent:
             raise
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
 
-    async def _turn(self, held: _Held, text: str) -> str:
+    async def _turn(
+        self,
+        held: _Held,
+        text: str,
+        images: tuple[ImagePart, ...] = (),
+        problems: list[str] | None = None,
+    ) -> str:
         session, client = held.session, self._client()
         try:
             expanded = await session.expand(text)
         except ReasonixError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
         updates = TurnUpdates(session.workspace)
-        for notice in expanded.notices:
+        for notice in (*(problems or ()), *expanded.notices):
             await client.session_update(
                 session_id=session.session_id, update=updates.notice(notice)
             )
         stop = "end_turn"
         was_planning = session.plan_mode.active
-        async with aclosing(session.prompt(expanded.text)) as events:
+        meta = TurnMeta(images=(*images, *expanded.images)) if images or expanded.images else None
+        async with aclosing(session.prompt(expanded.text, meta)) as events:
             async for event in events:
                 if isinstance(event, ev.TurnFinished) and not event.agent_path:
                     stop = _STOP_REASONS.get(event.stop_reason, "end_turn")
