@@ -253,3 +253,22 @@ async def test_discovered_metadata_says_which_models_take_images():
     # The user's own list wins over what a listing says.
     declared = ProviderConfig(name="disc", base_url="http://127.0.0.1:9/v1", vision_models=[])
     assert not model_takes_images(declared, "eyes")
+
+
+def test_an_image_link_out_of_the_workspace_or_into_the_home_is_not_attached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("REASONIX_HOME", str(home))
+    (home / "secret.png").write_bytes(PNG)
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(PNG)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "leak.png").symlink_to(outside)
+    (ws / "key.png").symlink_to(home / "secret.png")
+    found = expand_mentions(f"@leak.png @key.png @{home}/secret.png", ws)
+    assert found.images == []
+    assert any("leads out of the workspace" in n for n in found.notices)
+    assert any("protected path" in n for n in found.notices)
