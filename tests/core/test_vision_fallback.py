@@ -130,3 +130,27 @@ def test_misconfigured_vision_model_is_a_config_error_at_start(
     assert proc.returncode == 2, proc.stderr
     assert wording in proc.stderr and "Traceback" not in proc.stderr
     assert server.requests == []
+
+
+async def test_a_planned_turn_hands_the_images_to_the_executor(
+    workspace, home, server, monkeypatch
+):
+    from tests.core.coordinator_helpers import (
+        EXECUTOR_MODEL,
+        PLANNER_MODEL,
+        configure,
+        requests_for,
+        submit,
+    )
+
+    script = configure(home, server, monkeypatch)
+    script.planner(submit("1. look at the image"), Reply(content="planned"))
+    script.executor(Reply(content="it is red"))
+    (workspace / "shot.png").write_bytes(PNG)
+    async with runtime(workspace) as rt:
+        events = await turn(rt, "plan first, then say what @shot.png shows")
+    assert isinstance(events[-1], ev.TurnFinished)
+    assert not any(B64 in json.dumps(r) for r in requests_for(server, PLANNER_MODEL))
+    (executor,) = requests_for(server, EXECUTOR_MODEL)
+    user = [m for m in executor["messages"] if m["role"] == "user"][-1]["content"]
+    assert {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{B64}"}} in user
