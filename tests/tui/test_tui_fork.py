@@ -53,3 +53,22 @@ async def test_slash_fork_before_any_turn_says_so(workspace: Path, home: Path, c
             30,
         )
     assert configured.requests == []
+
+
+async def test_start_notices_show_once_in_the_app(workspace: Path, home: Path, configured) -> None:  # type: ignore[no-untyped-def]
+    """Retired settings (issue 32 item 6) are said once, with the session's first turn."""
+    config = home / "config.toml"
+    config.write_text(
+        config.read_text().replace("[agent]\n", '[agent]\nguardian_model = "x/y"\n', 1)
+    )
+    services = EngineServices(workspace, home=home, permission_mode="yolo")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = session(pilot)
+        configured.enqueue(Reply(content="one"), Reply(content="two"))
+        await send(pilot, "first")
+        await until(pilot, lambda: len(configured.requests) >= 1 and not screen.busy, 30)
+        await send(pilot, "second")
+        await until(pilot, lambda: len(configured.requests) >= 2 and not screen.busy, 30)
+        texts = [str(b.text) for b in screen.transcript.query("NoticeBlock")]  # type: ignore[attr-defined]
+    assert sum("guardian_model is ignored" in t for t in texts) == 1
