@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.claude_stream import ClaudeShape, result_line, turn_outcome
 from reasonix_core.errors import (
     DISK_FULL_KIND,
@@ -32,7 +33,7 @@ from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
-from reasonix_core.session.settings import RunSettings
+from reasonix_core.session.settings import RunSettings, arm_name
 from reasonix_core.startup_heap import resume_collection
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ async def run_headless(
 ) -> HeadlessOutcome:
     started = time.monotonic()
     sink = MetricsSink(options.metrics_path)
+    sink.metrics.arm = arm_name(options.settings.ablate)
     output = _Output(options.output_format, stdout or sys.stdout, stderr or sys.stderr, sink)
     out, emit = output.out, output.emit
     ending = _Ending()
@@ -198,7 +200,7 @@ async def run_headless(
             if options.output_format == "stream-json":
                 output.write(_init_line(output.shape, session, options))
                 out.flush()
-            for text in (*session.instruction_notices, *session.skills.notices()):
+            for text in (*session.notices, *session.skills.notices()):
                 emit(ev.Notice(level="warning", text=text))
             try:
                 turn, goal_driver, notices = await _start(session, options)
@@ -286,7 +288,8 @@ async def _start(
     # `/command args` (a custom command, a skill, an MCP prompt), @path and
     # @server:uri exactly as the TUI expands them.
     expanded = await session.expand(options.prompt)
-    return session.prompt(expanded.text), None, tuple(expanded.notices)
+    meta = TurnMeta(images=expanded.images) if expanded.images else None
+    return session.prompt(expanded.text, meta), None, tuple(expanded.notices)
 
 
 @dataclass

@@ -230,6 +230,19 @@ def _session_flags(parser: argparse.ArgumentParser) -> None:
         help="start the new session under ID (a UUID, as Claude Code's, or any plain name)",
     )
     parser.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="PART",
+        help="take PART of the harness away for a comparison arm (subagent: no task, "
+        "read_only_task or fleet); metrics name the arm",
+    )
+    parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with -c or -r ID: run in a new session copied from that one (it stays as it was)",
+    )
+    parser.add_argument(
         "--trust-project",
         action="store_true",
         help="apply this folder's risky project settings for this run only (for CI)",
@@ -423,8 +436,12 @@ def _settings(args: argparse.Namespace, inline: InlineMcpConfigs) -> RunSettings
     if isinstance(add_dirs, str):
         raise _Refused(add_dirs)
     resume = args.run_resume or args.resume_id
+    fork_session = args.fork_session
+    if fork_session and not (args.run_continue or args.continue_last or resume):
+        raise _Refused("--fork-session needs -c or -r ID (the session to copy)")
     if resume and "@" in resume:
         resume = _fork(resume)  # -r ID@TURN: run in a new session forked from the turn
+        fork_session = False  # that is a fork already
     return RunSettings(
         workspace=workspace,
         model=args.run_model or args.model,
@@ -435,6 +452,8 @@ def _settings(args: argparse.Namespace, inline: InlineMcpConfigs) -> RunSettings
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
         resume_id=resume,
+        fork_session=fork_session,
+        ablate=_ablations(args.ablate),
         trust_project=args.trust_project,
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,
@@ -539,6 +558,15 @@ def _metrics_problem(path: Path | None) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"--metrics {path}: the folder {folder} is not writable"
     return None
+
+
+def _ablations(parts: list[str]) -> tuple[str, ...]:
+    from reasonix_core.session.settings import ABLATIONS
+
+    for part in parts:
+        if part not in ABLATIONS:
+            raise _Refused(f"--ablate {part!r}: one of {', '.join(ABLATIONS)}")
+    return tuple(sorted(set(parts)))
 
 
 def _fork(text: str) -> str:

@@ -119,7 +119,6 @@ class ProviderConfig(_Table):
             "supported_efforts",
             "extra_body",
             "web_search",
-            "vision_models",
             "display_name",
             "balance_url",
         }
@@ -147,6 +146,9 @@ class ProviderConfig(_Table):
     prices: dict[str, Price] | None = None
     # Replay reasoning_content as "" instead of the text (saves input tokens).
     strip_chain_of_thought: bool = False
+    # Models of this endpoint that take images (the Go product's key). None: not
+    # said, so discovered metadata and the presets decide (reasonix_core/images.py).
+    vision_models: list[str] | None = None
     # The file this entry came from (set by the loader), for error messages.
     _declared_in: str = PrivateAttr(default="")
 
@@ -240,7 +242,6 @@ class AgentConfig(_Table):
             "subagent_efforts",
             "output_style",
             "plan_mode_read_only_commands",
-            "vision_model",
             "keep",
             "recent_keep",
             # Retired in the Go product (removed on save there, ignored here).
@@ -255,6 +256,8 @@ class AgentConfig(_Table):
             "completion_validation",
             "completion_evaluator_model",
             "memory_compiler",
+            # Auto Guard (seed 004): read and ignored with a notice (config/retired.py).
+            "guardian_model",
         }
     )
 
@@ -267,6 +270,9 @@ class AgentConfig(_Table):
     retry_max_delay: float = Field(default=8.0, ge=0)
     stream_idle_timeout: float = Field(default=300, gt=0)
     planner_model: str = ""
+    # Image fallback (seed 000 §3.5): "" none; "auto" a vision model of the
+    # executor's provider; "provider/model" any. See reasonix_core/agent/vision.py.
+    vision_model: str = ""
     # Goal mode bounds per driven stretch (docs/MODES.md#goal-mode); None: observed only.
     max_goal_rounds: int | None = Field(default=None, ge=1)
     goal_token_budget: int | None = Field(default=None, ge=1)

@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: What ``--ablate`` may take away (seed 000 §3.17): ``subagent`` removes the delegation
+#: tools (task, read_only_task, fleet). A profile skill run as a subagent can still
+#: delegate: read ``subagent_runs``, not the arm's name.
+ABLATIONS = ("subagent",)
+
+
+def arm_name(ablate: tuple[str, ...]) -> str:
+    """The experiment arm a run is (RunMetrics.arm): ``full``, or ``no-subagent``..."""
+    return "-".join(f"no-{part}" for part in sorted(ablate)) if ablate else "full"
+
 
 @dataclass(kw_only=True)
 class RunSettings:
@@ -20,6 +30,11 @@ class RunSettings:
     max_steps: int | None = None
     continue_last: bool = False
     resume_id: str | None = None
+    # --ablate: parts of the harness taken away for a comparison arm (ABLATIONS).
+    ablate: tuple[str, ...] = ()
+    # With continue_last / resume_id: run in a new session copied from that one
+    # (--fork-session); the original is left untouched.
+    fork_session: bool = False
     home: Path | None = None
     # --add-dir: extra folders read-family tools reach without asking (reads only).
     add_dirs: list[Path] = field(default_factory=list[Path])

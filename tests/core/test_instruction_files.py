@@ -231,7 +231,7 @@ async def test_session_asks_before_an_outside_import(
             "Include ~/other.md in the standing instructions "
             "(outside the project, imported by CLAUDE.md)",
         ]
-        assert rt.instruction_notices == (
+        assert rt.notices == (
             "@~/other.md (imported by CLAUDE.md): outside the project and not approved; "
             "not included",
         )
