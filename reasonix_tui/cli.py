@@ -17,7 +17,15 @@ from pathlib import Path
 
 from reasonix_core import __version__
 from reasonix_core.permission_modes import MODE_CHOICES
-from reasonix_tui import cli_acp, cli_bench, cli_run, cli_sessions, cli_settings, cli_subagent
+from reasonix_tui import (
+    cli_acp,
+    cli_bench,
+    cli_run,
+    cli_serve,
+    cli_sessions,
+    cli_settings,
+    cli_subagent,
+)
 from reasonix_tui.cli_common import (
     EFFORT_HELP,
     EXIT_FAILED,
@@ -100,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     add_setup_parser(sub)
     cli_bench.add_bench_parser(sub)
     cli_acp.add_acp_parser(sub)
+    cli_serve.add_serve_parser(sub)
     return parser
 
 
@@ -206,6 +215,7 @@ COMMANDS: dict[str, Command] = {
     "goal": cli_sessions.goal_command,
     "bench": cli_bench.bench_command,
     "acp": cli_acp.acp_command,
+    "serve": cli_serve.serve_command,
 }
 # A command whose action is missing or unknown prints its help (and exits 0).
 NEEDS_ACTION: dict[str, tuple[str, tuple[str, ...]]] = {
