@@ -10,7 +10,6 @@ on every ``reasonix`` start.
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 from pathlib import Path
 
@@ -142,6 +141,8 @@ def _announce(url: str) -> None:
 
 
 def _set_password(config: Path) -> int:
+    import getpass
+
     from reasonix_core.config.writeback import set_config_value
     from reasonix_tui.serve.password import MIN_LENGTH, hash_password
 
