@@ -65,7 +65,13 @@ def _parse(stored: str) -> tuple[int, int, int, bytes, bytes]:
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int, length: int) -> bytes:
     maxmem = max(_MAXMEM, 130 * n * r * p)
     return hashlib.scrypt(
-        password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=maxmem, dklen=length
+        password.encode("utf-8", "surrogatepass"),
+        salt=salt,
+        n=n,
+        r=r,
+        p=p,
+        maxmem=maxmem,
+        dklen=length,
     )
 
 

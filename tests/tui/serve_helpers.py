@@ -85,9 +85,14 @@ class Served:
         return self.process.returncode
 
 
-def start_serve(workspace: Path, *args: str, env: dict[str, str] | None = None) -> Served:
+def start_serve(
+    workspace: Path, *args: str, env: dict[str, str] | None = None, key: bool = True
+) -> Served:
     child_env = dict(os.environ)
-    child_env[TEST_KEY_ENV] = TEST_KEY
+    if key:
+        child_env[TEST_KEY_ENV] = TEST_KEY
+    else:
+        child_env.pop(TEST_KEY_ENV, None)
     child_env.update(env or {})
     process = subprocess.Popen(
         [sys.executable, "-m", "reasonix_tui.cli", "serve", "--port", "0", *args],

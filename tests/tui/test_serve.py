@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from reasonix_testkit.serve import demo_responder
-from tests.conftest import reasonix
+from tests.conftest import TEST_KEY, reasonix
 from tests.tui.serve_helpers import Served, alive, start_serve, wait_for
 
 pytestmark = pytest.mark.slow
@@ -174,6 +174,67 @@ async def test_a_tab_runs_its_own_app_and_closing_it_ends_the_app(
     assert len(served.apps()) == 1
     await second.close()
     wait_for(lambda: served.apps() == [], "every app to end")
+
+
+async def _press_until(ws: aiohttp.ClientWebSocketResponse, key: str, shown: bytes) -> None:
+    """Press ``key`` until ``shown`` appears (a key pressed while the app starts is lost)."""
+    end = asyncio.get_running_loop().time() + 60
+    while True:
+        await ws.send_json(["stdin", key])
+        try:
+            await _screen_text(ws, shown, deadline=5)
+            return
+        except AssertionError:
+            assert asyncio.get_running_loop().time() < end, f"never showed {shown!r}"
+
+
+async def test_first_run_setup_works_in_the_browser(
+    workspace: Path, configured: object, home: Path, client: aiohttp.ClientSession
+) -> None:
+    served = start_serve(workspace, key=False)  # the provider's key is nowhere yet
+    try:
+        await _sign_in(client, served)
+        ws = await client.ws_connect(_ws(served), headers={"Origin": served.base})
+        await _screen_text(ws, b"Welcome to Reasonix")
+        await _press_until(ws, "\r", b"Enter save and continue")  # the configured provider
+        for key in TEST_KEY:
+            await ws.send_json(["stdin", key])
+        await ws.send_json(["stdin", "\r"])
+        await _screen_text(ws, b"Ask Reasonix")
+        assert TEST_KEY in (home / ".env").read_text(encoding="utf-8")
+        await _type(ws, "hello after setup")
+        await _screen_text(ws, b"You said: hello after setup")
+        await ws.close()
+    finally:
+        served.stop()
+
+
+async def test_continue_goes_to_one_tab_at_a_time(
+    workspace: Path, configured: object, client: aiohttp.ClientSession
+) -> None:
+    served = start_serve(workspace, "-c")
+    try:
+        await _sign_in(client, served)
+        first = await client.ws_connect(_ws(served), headers={"Origin": served.base})
+        [one] = wait_for(served.apps, "the first app")  # type: ignore[misc]
+        second = await client.ws_connect(_ws(served), headers={"Origin": served.base})
+        pids = wait_for(lambda: len(served.apps()) == 2 and served.apps(), "the second app")
+        [two] = [p for p in pids if p != one]  # type: ignore[union-attr]
+
+        def argv(pid: int) -> list[str]:
+            return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+        assert "--continue" in argv(one) and "--continue" not in argv(two)
+        await first.close()
+        wait_for(lambda: not alive(one), "the first app to end")
+        third = await client.ws_connect(_ws(served), headers={"Origin": served.base})
+        pids = wait_for(lambda: len(served.apps()) == 2 and served.apps(), "the third app")
+        [three] = [p for p in pids if p != two]  # type: ignore[union-attr]
+        assert "--continue" in argv(three)  # the holder is gone: the next tab continues
+        await second.close()
+        await third.close()
+    finally:
+        served.stop()
 
 
 async def test_ctrl_c_stops_the_server_and_its_apps(
