@@ -366,3 +366,29 @@ def test_a_missing_extra_is_one_line(workspace: Path, configured: object, tmp_pa
         "reasonix: error: reasonix serve needs the serve extra: pip install 'reasonix[serve]' "
         "(or: uv tool install 'reasonix[serve]')\n"
     )
+
+
+async def test_behind_a_proxy(
+    workspace: Path, configured: object, client: aiohttp.ClientSession
+) -> None:
+    served = start_serve(workspace, "--behind-proxy")
+    try:
+        proxied = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"}
+        response = await client.get(served.url, headers=proxied, allow_redirects=False)
+        assert response.status == 303 and "Secure" in response.headers["Set-Cookie"]
+        # A Secure cookie: the client keeps it for https only, as a browser would; the
+        # proxy forwards it over loopback http.
+        cookie = response.headers["Set-Cookie"].split(";", 1)[0]
+        page = await client.get(served.base + "/", headers={**proxied, "Cookie": cookie})
+        # The page was served over https by the proxy: its websocket is wss on the same host.
+        assert f"wss://127.0.0.1:{served.port}/ws" in await page.text()
+    finally:
+        served.stop()
+    # auth none off loopback is allowed only this way (the proxy authenticates).
+    served = start_serve(workspace, "--host", "0.0.0.0", "--auth", "none", "--behind-proxy")
+    try:
+        local = served.base.replace("0.0.0.0", "127.0.0.1")
+        assert (await client.get(local + "/")).status == 200
+        assert (await client.get(local + "/", headers={"Host": "evil.example"})).status == 403
+    finally:
+        served.stop()
