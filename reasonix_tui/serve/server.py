@@ -126,7 +126,13 @@ class ReasonixAppService(AppService):
         process = self._process
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.stop(), QUIT_GRACE_SECONDS)
-        if process is None or process.returncode is not None:
+        if process is None:
+            return
+        # Its output ended; wait for the exit to be reported before any signal: a signal
+        # to a dead child makes Popen reap it behind asyncio's child watcher.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(process.wait(), QUIT_GRACE_SECONDS)
+        if process.returncode is not None:
             return
         for send in (process.terminate, process.kill):
             with contextlib.suppress(ProcessLookupError):
