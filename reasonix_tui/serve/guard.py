@@ -81,7 +81,8 @@ def split_host(header: str) -> tuple[str, str] | None:
 class HostRule:
     """Which Host headers the server answers (DNS rebinding).
 
-    Accepted: a configured name (``[serve] hosts``); ``localhost`` or a loopback
+    Accepted: a configured name (``[serve] hosts``) or the bind name (``--host
+    myhost.lan``: the user chose it); ``localhost`` or a loopback
     address when the server listens on loopback or everywhere; the bind address
     itself; any IP address when it listens everywhere. A DNS name is accepted only
     when configured: a rebinding attack needs a name the attacker controls."""
@@ -98,7 +99,7 @@ class HostRule:
         if parsed is None:
             return False
         name = parsed[0]
-        if name in self.names:
+        if name in self.names or name == self.bind.lower().rstrip("."):
             return True
         wildcard = is_wildcard(self.bind)
         if name == "localhost":

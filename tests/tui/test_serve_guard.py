@@ -32,6 +32,8 @@ from reasonix_tui.serve.password import (
         ("0.0.0.0", (), "myhost.lan:8765", False),
         ("0.0.0.0", ("MyHost.lan",), "myhost.lan:8765", True),
         ("127.0.0.1", ("agent.example.com",), "agent.example.com", True),
+        ("myhost.lan", (), "myhost.lan:8765", True),
+        ("myhost.lan", (), "other.lan:8765", False),
         # Malformed headers.
         ("127.0.0.1", (), "", False),
         ("127.0.0.1", (), "127.0.0.1:80x", False),
