@@ -118,7 +118,7 @@ def served(env: dict[str, str], folder: Path, runs: int) -> tuple[list[float], l
         options.add_argument(flag)
     paints: list[float] = []
     prompts: list[float] = []
-    rss = 0
+    rss = server_rss = 0
     try:
         for _ in range(runs):
             driver = webdriver.Chrome(
@@ -142,13 +142,14 @@ def served(env: dict[str, str], folder: Path, runs: int) -> tuple[list[float], l
                 prompts.append(time.perf_counter() - start)
                 apps = _children(process.pid)
                 rss = max(rss, sum(_settle(p) for p in apps[:1]))
+                server_rss = _rss_kb(process.pid)
             finally:
                 driver.quit()
             time.sleep(1)
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(60)
-    return paints, prompts, rss
+    return paints, prompts, rss, server_rss
 
 
 def main() -> int:
@@ -170,7 +171,7 @@ def main() -> int:
             encoding="utf-8",
         )
         env = {**os.environ, "REASONIX_HOME": str(home), KEY_ENV: KEY, "TERM": "xterm-256color"}
-        paints, prompts, served_rss = served(env, folder, args.runs)
+        paints, prompts, served_rss, server_rss = served(env, folder, args.runs)
         terms = [terminal(env, folder) for _ in range(args.runs)]
     term_rss = max(t[2] for t in terms)
 
@@ -182,7 +183,7 @@ def main() -> int:
     print(f"terminal, from exec: first byte median {median([t[0] for t in terms]):.2f} s, "
           f"prompt shown median {median([t[1] for t in terms]):.2f} s ({args.runs} runs each)")  # fmt: skip
     print(f"app RSS: served {served_rss / 1024:.0f} MB, terminal {term_rss / 1024:.0f} MB, "
-          f"ratio {served_rss / max(term_rss, 1):.2f}")  # fmt: skip
+          f"ratio {served_rss / max(term_rss, 1):.2f}; the server process {server_rss / 1024:.0f} MB")  # fmt: skip
     return 0
 
 
