@@ -111,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     add_setup_parser(sub)
     cli_bench.add_bench_parser(sub)
     cli_acp.add_acp_parser(sub)
+    # Imported here, not at the top: `reasonix --version` never builds the parser.
+    from reasonix_tui.cli_serve import add_serve_parser
+
+    add_serve_parser(sub)
     return parser
 
 
@@ -205,6 +209,12 @@ def _memory_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     return EXIT_OK
 
 
+def _serve_command(args: argparse.Namespace) -> int:
+    from reasonix_tui.cli_serve import serve_command
+
+    return serve_command(args)
+
+
 def _setup_command(args: argparse.Namespace) -> int:
     from reasonix_core.home import reasonix_home
     from reasonix_tui.setup_cli import run_setup
@@ -229,6 +239,7 @@ COMMANDS: dict[str, Command] = {
     "goal": cli_sessions.goal_command,
     "bench": cli_bench.bench_command,
     "acp": cli_acp.acp_command,
+    "serve": _serve_command,
 }
 # A command whose action is missing or unknown prints its help (and exits 0).
 NEEDS_ACTION: dict[str, tuple[str, tuple[str, ...]]] = {
