@@ -117,6 +117,9 @@ class RunMetrics:
     routes: dict[str, int] = field(default_factory=dict)
     # Goal mode: rounds the goal driver admitted (GoalRound).
     goal_rounds: int = 0
+    # The experiment arm (seed 000 §3.17): "full", or what --ablate took away
+    # ("no-subagent"); compare arms on the counts above, not on this label.
+    arm: str = "full"
 
     @property
     def cache_hit_ratio(self) -> float:

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_agent_message_text, update_current_mode
@@ -56,8 +56,9 @@ from reasonix_core.acp.approver import AcpApprover
 from reasonix_core.acp.client_files import AcpTextFiles
 from reasonix_core.acp.config_options import config_options, set_config_option
 from reasonix_core.acp.mcp_servers import write_mcp_json
-from reasonix_core.acp.prompt_text import prompt_text
+from reasonix_core.acp.prompt_text import prompt_images, prompt_text
 from reasonix_core.acp.updates import TurnUpdates, replay_updates
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.command.builtin import SessionCommand, session_command
 from reasonix_core.errors import ReasonixError
 from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
@@ -65,6 +66,9 @@ from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
 from reasonix_core.session.settings import RunSettings
 from reasonix_core.usage import Usage as TokenUsage
+
+if TYPE_CHECKING:
+    from reasonix_core.images import ImagePart
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +144,7 @@ class ReasonixAcpAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
@@ -281,14 +285,15 @@ class ReasonixAcpAgent:
         if held.turn is not None and not held.turn.done():
             raise RequestError.invalid_request({"details": "a turn is already running"})
         text = prompt_text(prompt, held.session.workspace)
-        if not text.strip():
-            raise RequestError.invalid_params({"prompt": "empty"})
+        images, problems = prompt_images(prompt)  # image blocks (issue 32)
+        if not text.strip() and not images:
+            raise RequestError.invalid_params({"prompt": "empty" if not problems else problems})
         held.turn_usage = []
-        command = session_command(text)
+        command = session_command(text) if not images else None
         if command is not None:
             held.turn = asyncio.create_task(self._command(held, *command))
         else:
-            held.turn = asyncio.create_task(self._turn(held, text))
+            held.turn = asyncio.create_task(self._turn(held, text, images, problems))
         try:
             stop = await held.turn
         except asyncio.CancelledError:
@@ -308,19 +313,26 @@ class ReasonixAcpAgent:
         for update in held.updates.cancelled():
             await self._client().session_update(session_id=held.session.session_id, update=update)
 
-    async def _turn(self, held: _Held, text: str) -> str:
+    async def _turn(
+        self,
+        held: _Held,
+        text: str,
+        images: tuple[ImagePart, ...] = (),
+        problems: list[str] | None = None,
+    ) -> str:
         session, client = held.session, self._client()
         try:
             expanded = await session.expand(text)
         except ReasonixError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
         updates = held.updates = TurnUpdates(session.workspace, held.files)
-        for notice in expanded.notices:
+        for notice in (*(problems or ()), *expanded.notices):
             await client.session_update(
                 session_id=session.session_id, update=updates.notice(notice)
             )
         before = _state(session)
-        async with aclosing(session.prompt(expanded.text)) as events:
+        meta = TurnMeta(images=(*images, *expanded.images)) if images or expanded.images else None
+        async with aclosing(session.prompt(expanded.text, meta)) as events:
             stop = await self._stream(held, events, updates)
         await self._announce_state(held, before)
         return stop
@@ -470,14 +482,14 @@ class ReasonixAcpAgent:
     ) -> ForkSessionResponse:  # fmt: skip
         """A new session holding the saved conversation as it is now (the original
         is untouched and stays open if it is); the fork continues append-only."""
-        from reasonix_core.session.fork import fork_session
+        from reasonix_core.session.fork import fork_saved_session
 
         workspace = _workspace(cwd)
         held = self._sessions.get(session_id)
         if held is not None and held.turn is not None and not held.turn.done():
             raise RequestError.invalid_request({"details": "a turn is running in that session"})
         try:
-            forked = fork_session(self._home() / "sessions", workspace, session_id)
+            forked = fork_saved_session(self._home(), workspace, session_id)
         except ReasonixError as exc:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         held = await self._open(cwd, resume_id=forked, mcp_servers=mcp_servers)

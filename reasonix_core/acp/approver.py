@@ -62,6 +62,10 @@ class AcpApprover:
         self.ask_call_id = ""
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        if not self.session_id:
+            # Asked while the session is being built (an instruction file's import from
+            # outside the project): the editor knows no session to ask about yet.
+            return ApprovalDecision.DENY
         if request.scope and request.scope in self._rejected_scopes:
             return ApprovalDecision.DENY
         view = tool_view(request.tool, _json(request.arguments), self.workspace)

@@ -29,6 +29,7 @@ from reasonix_core.permission.approver import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    Refusal,
     current_requester,
 )
 from reasonix_core.permission.policy import Decision, Policy, Verdict
@@ -167,11 +168,12 @@ class PermissionGate:
                 ),
                 asked=True,
             )
+        why = f" ({answer.message.strip()})" if isinstance(answer, Refusal) else ""
         return Authorization(
             allowed=False,
             decision=Decision(Verdict.DENY, None, "denied by the user"),
             message=(
-                f"The user denied this {tool} call; it was not executed. "
+                f"The user denied this {tool} call{why}; it was not executed. "
                 "Do not retry it unchanged; choose another approach or ask the user."
             ),
             asked=True,
@@ -256,9 +258,9 @@ class PermissionGate:
         try:
             answer = await approver.decide(request)
         except Exception as exc:  # a broken approver must not widen the sandbox
-            answer, failure = ApprovalDecision.DENY, str(exc)
+            answer, failure = ApprovalDecision.DENY, f"approval failed: {exc}"
         else:
-            failure = ""
+            failure = answer.message.strip() if isinstance(answer, Refusal) else ""
         if answer is ApprovalDecision.ALLOW_SESSION:
             grants.grant_session(missing)
             return Authorization(
@@ -274,7 +276,7 @@ class PermissionGate:
                 decision=Decision(Verdict.ALLOW, None, f"write access granted once: {listed}"),
                 asked=True,
             )
-        why = f" (approval failed: {failure})" if failure else ""
+        why = f" ({failure})" if failure else ""
         return Authorization(
             allowed=False,
             decision=Decision(Verdict.DENY, None, "write access denied by the user"),

@@ -25,7 +25,7 @@ from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.instructions import Instructions, OutsideImport, gather_instructions
 from reasonix_core.agent.loop import Agent
-from reasonix_core.agent.prompt import build_system_prompt, workspace_context
+from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
     LoadedSession,
     MemorySessionStore,
@@ -73,6 +73,7 @@ from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.trust import MCP_JSON
 
 if TYPE_CHECKING:
+    from reasonix_core.agent.vision import VisionFallback
     from reasonix_core.checkpoint.recorder import Checkpointer
     from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator
     from reasonix_core.mcp.host import McpHost
@@ -139,7 +140,7 @@ async def _assemble(
     mcp = mcp_host if mcp_host is not None else declared_mcp_host(base, settings)
     if skills is None:
         skills = load_catalog(base.workspace, base.home)
-    registry = build_tools(base.config, skills, mcp)
+    registry = build_tools(base.config, skills, mcp, settings.ablate)
     provider, effort = await open_provider(stack, base, model, provider_factory)
     sandbox = build_sandbox(base.config, base.workspace, temp_dir, policy)
     from reasonix_core.tool.jobs import JobManager
@@ -171,9 +172,10 @@ async def _assemble(
         subagents=delegation, run_subagent_skill=delegation.run_skill,
     )  # fmt: skip
     checkpoints = open_checkpoints(stack, opened.store, base, clock)
+    vision = vision_fallback(stack, base, model, provider, provider_factory)
     agent = build_agent(
         base, settings, model, provider, effort, registry, context, opened, gate, clock, budget,
-        checkpoints,
+        checkpoints, vision,
     )  # fmt: skip
     if base.loaded is not None and base.last_used is not None:
         restore_continued(agent, base.loaded, base.last_used, registry)
@@ -185,7 +187,7 @@ async def _assemble(
         policy=policy, workspace=base.workspace, plan_mode=plan_mode, goals=goals,
         mcp=mcp, skills=skills,
         coordinator=coordinator, checkpoints=checkpoints,
-        instruction_notices=tuple(instructions.notices) if instructions is not None else (),
+        notices=(*base.notices, *(instructions.notices if instructions is not None else ())),
     )  # fmt: skip
 
 
@@ -203,6 +205,8 @@ class Base:
     loaded: LoadedSession | None
     # A continued session's last (model reference, effort), else None.
     last_used: tuple[str, str] | None
+    # What the start has to say (retired settings: config/retired.py).
+    notices: tuple[str, ...] = ()
 
 
 def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> Base:
@@ -214,14 +218,26 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
         trust_project=settings.trust_project,
     )
     config = loaded_config.config
+    from reasonix_core.config.retired import retired_notices
+
+    notices = tuple(retired_notices(config, loaded_config.user_file))
     # Start-up work: a few small synchronous reads before the first request.
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
     loaded = None
     last_used = None
     if settings.continue_last or settings.resume_id:
-        loaded = open_session(home / "sessions", workspace, settings.resume_id)
+        resume_id = settings.resume_id
+        if settings.fork_session:
+            from reasonix_core.session.fork import fork_saved_session
+
+            # A copy to run in; the session it came from is only read.
+            resume_id = fork_saved_session(home, workspace, resume_id)
+        loaded = open_session(home / "sessions", workspace, resume_id)
         last_used = _last_used(loaded.header, loaded.store.path)
-    return Base(config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used)
+    return Base(
+        config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used,
+        notices=notices,
+    )  # fmt: skip
 
 
 def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:
@@ -248,6 +264,8 @@ class ModelChoice:
     planner: ResolvedModel | None
     # The effort asked for, before the provider checks it.
     effort: str
+    # The image fallback ([agent] vision_model), else None (agent/vision.py).
+    vision: ResolvedModel | None = None
 
 
 def choose_model(base: Base, settings: RunSettings) -> ModelChoice:
@@ -267,12 +285,18 @@ def choose_model(base: Base, settings: RunSettings) -> ModelChoice:
 
         # Before anything is built or sent: an unresolvable planner is a config error.
         planner = resolve_planner(config)
+    vision = None
+    if config.agent.vision_model.strip():
+        from reasonix_core.agent.vision import resolve_vision
+
+        # Before anything is built or sent, as for the planner.
+        vision = resolve_vision(config, resolved)
     effort = (
         settings.effort
         or (last_used[1] if last_used else None)
         or (config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort)
     )
-    return ModelChoice(resolved=resolved, planner=planner, effort=effort)
+    return ModelChoice(resolved=resolved, planner=planner, effort=effort, vision=vision)
 
 
 async def open_provider(
@@ -355,15 +379,17 @@ def declared_mcp_host(base: Base, settings: RunSettings) -> McpHost | None:
     return host if host.configured else None
 
 
-def build_tools(config: Config, skills: SkillCatalog, mcp: McpHost | None) -> ToolRegistry:
+def build_tools(
+    config: Config, skills: SkillCatalog, mcp: McpHost | None, ablate: tuple[str, ...] = ()
+) -> ToolRegistry:
     """The built-ins ``[tools] enabled`` allows, and ``use_capability`` last. ``run_skill``
     only when the session has skills to offer the model. Decided once, when the session
     starts, like the MCP proxy: the tool list never changes within a session."""
     tools: list[Tool] = builtin_tools(config.tools.enabled)
     if not skills.index.text:
         tools = [tool for tool in tools if tool.name != "run_skill"]
-    if config.agent.max_subagent_depth < 1:
-        # max_subagent_depth = 0: no delegation at all (docs/SUBAGENTS.md).
+    if config.agent.max_subagent_depth < 1 or "subagent" in ablate:
+        # max_subagent_depth = 0, --ablate subagent: no delegation tools (docs/SUBAGENTS.md).
         from reasonix_core.subagent.scope import DELEGATION
 
         tools = [tool for tool in tools if tool.name not in DELEGATION]
@@ -476,9 +502,10 @@ def open_store(
         skills_index=skills.index.text if "run_skill" in registry else "",
         reasoning_language=config.agent.reasoning_language,
         instructions=instructions.sections if instructions is not None else None,
+        base=settings.system_prompt or BASE_PROMPT,
     )
     header = SessionHeader(
-        id=new_session_id(clock()),
+        id=settings.session_id or new_session_id(clock()),
         workspace=str(workspace),
         created=clock().isoformat(),
         model=model.resolved.ref,
@@ -583,6 +610,7 @@ def build_agent(
     clock: Clock,
     budget: BudgetMeter | None,
     checkpoints: Checkpointer | None,
+    vision: VisionFallback | None = None,
 ) -> Agent:
     config = base.config
     return assemble_agent(
@@ -602,7 +630,32 @@ def build_agent(
         context_suffix=context_suffix(base.workspace, clock, context),
         budget=budget,
         snapshots=checkpoints,
+        vision=vision,
     )
+
+
+def vision_fallback(
+    stack: AsyncExitStack,
+    base: Base,
+    model: ModelChoice,
+    provider: Provider,
+    factory: ProviderFactory | None,
+) -> VisionFallback:
+    """What the session's turns do with images: the executor's capability, and the
+    vision model's describer when ``[agent] vision_model`` names one (its own provider
+    when it is another's, closed with the session)."""
+    from reasonix_core.agent.vision import VisionDescriber, VisionFallback
+
+    executor = model.resolved.provider
+    if model.vision is None or model.vision == model.resolved:
+        return VisionFallback(provider=executor)
+    reaching = provider
+    if model.vision.provider.name != executor.name:
+        key = read_api_key(model.vision.provider, base.home)
+        reaching = (factory or create_provider)(model.vision.provider, key)
+        stack.push_async_callback(reaching.aclose)
+    describer = VisionDescriber(resolved=model.vision, provider=reaching)
+    return VisionFallback(provider=executor, describer=describer)
 
 
 def context_suffix(

@@ -103,6 +103,9 @@ def build_policy(
     if preset not in PRESETS:
         raise ConfigError(f"unknown permission mode {preset!r}; choose one of {', '.join(PRESETS)}")
     perms = config.permissions.model_copy(update={"preset": preset})
+    if settings.disallowed_tools:
+        # Deny rules of this run only, after the config's (deny wins whatever the order).
+        perms = perms.model_copy(update={"deny": [*perms.deny, *settings.disallowed_tools]})
     return Policy.from_config(
         perms,
         workspace,

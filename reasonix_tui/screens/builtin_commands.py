@@ -80,6 +80,11 @@ BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
     ),
     BuiltinCommand(name="resume", description="Resume a saved session", handler=session.resume),
     BuiltinCommand(
+        name="fork",
+        description="Continue in a copy of this session",
+        handler=session.fork_session,
+    ),
+    BuiltinCommand(
         name="rewind",
         description="Put code and/or conversation back to a turn",
         handler=session.rewind,
