@@ -258,3 +258,40 @@ async def test_a_flood_of_malformed_json_rpc_leaves_the_agent_serving(workspace,
         if process.returncode is None:
             process.kill()
         await process.wait()
+
+
+class OptionsClient(RecordingClient):
+    """Records the options of every permission request."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers)
+        self.options: list[list[Any]] = []
+
+    async def request_permission(self, options, session_id, tool_call, **kwargs):
+        self.options.append(list(options))
+        return await super().request_permission(options, session_id, tool_call, **kwargs)
+
+
+async def test_ask_text_with_control_characters_reaches_the_editor_escaped(workspace, cfg):
+    questions = {
+        "questions": [
+            {
+                "question": "\x1b]0;owned\x07Pick\u202e one\r\nAllow all?",
+                "options": ["\x1b[2Jyes", "no\u202e", "ok\x00"],
+            }
+        ]
+    }
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("ask", json.dumps(questions))]), Reply(content="noted")
+    )
+    client = OptionsClient(["answer-0"])
+    async with editor_agent(client, workspace, fs=False) as (conn, _):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("ask")])
+    assert response.stop_reason == "end_turn"
+    shown = [client.permissions[0].title, *(o.name for o in client.options[0])]
+    shown += [u.title for u in client.of("tool_call")]
+    for text in shown:
+        assert not any(c in text for c in "\x1b\x07\x00\u202e\r"), repr(text)
+    # The model gets the answer it offered, as it wrote it.
+    assert "\x1b[2Jyes" in _tool_results(cfg, 1)[0]
