@@ -295,3 +295,28 @@ async def test_ask_text_with_control_characters_reaches_the_editor_escaped(works
         assert not any(c in text for c in "\x1b\x07\x00\u202e\r"), repr(text)
     # The model gets the answer it offered, as it wrote it.
     assert "\x1b[2Jyes" in _tool_results(cfg, 1)[0]
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+async def test_a_tool_call_with_deeply_nested_arguments_is_shown_and_reloaded(workspace, cfg):
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", DEEP)]),
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path": ' + DEEP + "}")]),
+        Reply(content="done"),
+    )
+    client = RecordingClient()
+    async with editor_agent(client, workspace, fs=False) as (conn, process):
+        new = await conn.new_session(cwd=str(workspace))
+        response = await asyncio.wait_for(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("go")]), 120
+        )
+        assert response.stop_reason == "end_turn"
+        assert process.returncode is None
+    # The session file holds the hostile arguments: loading it replays them.
+    replay = RecordingClient()
+    async with editor_agent(replay, workspace, fs=False) as (conn, process):
+        await conn.load_session(cwd=str(workspace), session_id=new.session_id)
+        assert process.returncode is None
+    assert replay.of("tool_call"), replay.kinds()
