@@ -181,3 +181,55 @@ def _hostile_server(start, token: str):
         return start(name=f"hostile-{token}")
     finally:
         del os.environ["FIXTURE_TOKEN"]
+
+
+# -- the loopback listener, as anything on this machine can reach it -------------
+
+
+async def test_the_loopback_listener_survives_hostile_requests() -> None:
+    import anyio
+    import httpx
+
+    from reasonix_core.mcp.oauth import LoopbackLogin
+
+    async with LoopbackLogin(timeout=60, open_url=lambda url: None) as login:
+        await login.open_browser("http://as.example/authorize?state=right-state")
+        base = login.redirect_uri
+        port = login.port
+        # Raw requests: an oversized head, garbage, a request line with no target,
+        # a connection that sends nothing and closes, a POST, a path traversal.
+        raw = [
+            b"GET /callback?state=guess&code=" + b"A" * 40_000 + b" HTTP/1.1\r\n\r\n",
+            b"\x00\xff\xfe garbage\r\n\r\n",
+            b"GET\r\n\r\n",
+            b"",
+            b"POST /callback?state=right-state&code=x HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+            b"GET /../callback?state=right-state&code=x HTTP/1.1\r\n\r\n",
+        ]
+        for payload in raw:
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                if payload:
+                    await stream.send(payload)
+                try:
+                    with anyio.fail_after(30):
+                        await stream.receive()
+                except (anyio.EndOfStream, anyio.BrokenResourceError, TimeoutError):
+                    pass
+        async with httpx.AsyncClient() as client:
+            for params in (
+                {"code": "c", "state": "right-state\r\nX: y"},
+                {"code": "c", "state": ""},
+                {"code": "c"},
+                {"state": "right-state"},  # no code
+            ):
+                response = await client.get(base, params=params)
+                assert response.status_code == 400, params
+            # A refusal from the "server" with a hostile error text: shortened, filtered.
+            refused = await client.get(
+                base, params={"state": "right-state", "error": "\x1b[2Jaccess_denied" + "x" * 500}
+            )
+            assert refused.status_code == 200
+        with pytest.raises(Exception) as failed:
+            await login.wait()
+        message = str(failed.value)
+        assert "\x1b" not in message and len(message) < 120, message
