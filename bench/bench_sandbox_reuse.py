@@ -18,6 +18,10 @@ command, interleaved call by call with the two references:
 - ``zygote pid``: the same without the mount namespace (so ``/proc`` and ``/tmp`` are
   the zygote's, shared between commands: *not* enough, measured to split the cost);
 - ``zygote fork``: the same three forks without any namespace (not enough either);
+- ``zygote sweep``: one PID namespace for the session (the zygote is pid 2 under
+  bubblewrap's init, a child subreaper, not dumpable): ``posix_spawn`` of bash in a new
+  session, then ``kill(-1, SIGKILL)`` (everything in the namespace but the init and the
+  zygote), reaping until no child is left, and emptying ``/tmp``;
 - ``zygote unshare``: pid+mnt done by util-linux instead of Python forks:
   ``posix_spawn`` of ``unshare --pid --mount --fork --mount-proc`` running ``setpriv``
   (every capability dropped, ``no_new_privs``) running bash (no fresh ``/tmp`` yet);
@@ -53,6 +57,25 @@ def drop_caps():
     hdr = struct.pack("II", 0x20080522, 0)
     chk(libc.capset(ctypes.c_char_p(hdr), ctypes.c_char_p(b"\0" * 24)), "capset")
     chk(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")
+libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back to the zygote
+libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: commands cannot ptrace or read its /proc
+def sweep():
+    # kill everything but the init and ourselves, reap it, empty /tmp
+    try:
+        os.kill(-1, 9)
+    except ProcessLookupError:
+        pass  # nothing left
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    for name in os.listdir("/tmp"):
+        path = "/tmp/" + name
+        if os.path.isdir(path) and not os.path.islink(path):
+            __import__("shutil").rmtree(path)
+        else:
+            os.unlink(path)
 ctl = os.fdopen(int(sys.argv[1]), "rb", buffering=0)
 out = os.fdopen(int(sys.argv[2]), "wb", buffering=0)
 while line := ctl.readline():
@@ -61,6 +84,11 @@ while line := ctl.readline():
     if mode == "unshare":
         argv = ["/usr/bin/unshare", "--pid", "--mount", "--fork", "--mount-proc", "--propagation", "slave",
                 "/usr/bin/setpriv", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
+    if mode == "sweep":
+        pid = os.posix_spawn(argv[0], argv, os.environ, setsid=True)
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        sweep()
+        out.write(b"%d\n" % code); continue
     if mode in ("spawn", "unshare"):
         pid = os.posix_spawn(argv[0], argv, os.environ)
         out.write(b"%d\n" % os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])); continue
@@ -88,11 +116,18 @@ BWRAP = [
     "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
     "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
 ]  # fmt: skip
-MODES = ("zygote pid+mnt", "zygote unshare", "zygote pid", "zygote fork", "zygote spawn")
+MODES = (
+    "zygote pid+mnt",
+    "zygote sweep",
+    "zygote unshare",
+    "zygote pid",
+    "zygote fork",
+    "zygote spawn",
+)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=40)
     args = parser.parse_args()
     bwrap = bwrap_available()
@@ -116,6 +151,9 @@ def main() -> None:
 
     # The isolation the real thing needs, checked once: own PID namespace (bash is
     # pid 2 under its init), no capabilities, a private /tmp, a setsid daemon killed.
+    sweep_probe = 'test -z "$(ls /tmp)" && touch /tmp/x && (setsid sleep 1000 &); exit 5'
+    assert via_zygote("zygote sweep", sweep_probe) == 5
+    assert via_zygote("zygote sweep", '! pgrep -x sleep && test -z "$(ls /tmp)"') == 0
     probe = "test $$ = 2 && grep -q 'CapEff:.0000000000000000' /proc/self/status && test -z \"$(ls /tmp)\" && touch /tmp/x"
     assert via_zygote("zygote pid+mnt", probe) == 0, "zygote isolation probe failed"
     assert via_zygote("zygote pid+mnt", "(setsid sleep 1000 &); exit 7") == 7

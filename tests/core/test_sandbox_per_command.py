@@ -19,6 +19,7 @@ of a sandbox must keep these passing unchanged:
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from pathlib import Path
 
@@ -140,3 +141,33 @@ async def test_the_environment_is_taken_afresh_per_command(
     result = await run_bash(ctx, 'echo "key=${LATE_API_KEY-unset} plain=$REASONIX_LATE_PLAIN"')
     assert "key=unset" in result.text and "plain=plain-value" in result.text
     assert "sk-late-secret" not in result.text
+
+
+async def test_a_spawning_loop_left_behind_is_dead_before_the_next(dirs: tuple[Path, Path]) -> None:
+    """A daemon that keeps forking (the race a kill-by-list would lose) dies too."""
+    ws, tmp = dirs
+    ctx = sandbox_ctx(ws, tmp)
+    tag = f"reasonix-spawner-{uuid.uuid4().hex[:8]}"
+    loop = f"while :; do (exec -a {tag} sleep 1000) & sleep 0.01; done"
+    await run_bash(ctx, f"(setsid sh -c '{loop}' </dev/null >/dev/null 2>&1 &); sleep 0.2; echo ok")
+    assert await _gone(tag), f"{tag} outlived its command"
+
+
+async def test_a_command_that_kills_all_it_sees_leaves_the_next_confined(
+    dirs: tuple[Path, Path],
+) -> None:
+    """``kill -9 -1`` reaches whatever shares the command's PID namespace (a kept
+    sandbox's own process included): the next command still runs, and still confined."""
+    ws, tmp = dirs
+    ctx = sandbox_ctx(ws, tmp)
+    await run_bash(ctx, "kill -9 -1; echo after")
+    # outside /tmp (the sandbox's /tmp is its own), so the sandbox sees it read-only
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
+    outside = base / f"reasonix-killall-{uuid.uuid4().hex[:10]}"
+    outside.mkdir()
+    try:
+        result = await run_bash(ctx, f"ls -d {outside} && echo escaped > {outside}/f; echo ran")
+        assert "ran" in result.text and str(outside) in result.text, result.text
+        assert not (outside / "f").exists()
+    finally:
+        shutil.rmtree(outside)
