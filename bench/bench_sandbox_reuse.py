@@ -154,6 +154,9 @@ def main() -> None:
     sweep_probe = 'test -z "$(ls /tmp)" && touch /tmp/x && (setsid sleep 1000 &); exit 5'
     assert via_zygote("zygote sweep", sweep_probe) == 5
     assert via_zygote("zygote sweep", '! pgrep -x sleep && test -z "$(ls /tmp)"') == 0
+    spawner = "(setsid sh -c 'while :; do sleep 1000 & done' >/dev/null 2>&1 &); sleep 0.2"
+    assert via_zygote("zygote sweep", spawner) == 0
+    assert via_zygote("zygote sweep", "! pgrep -x sleep && ! pgrep -x sh") == 0
     probe = "test $$ = 2 && grep -q 'CapEff:.0000000000000000' /proc/self/status && test -z \"$(ls /tmp)\" && touch /tmp/x"
     assert via_zygote("zygote pid+mnt", probe) == 0, "zygote isolation probe failed"
     assert via_zygote("zygote pid+mnt", "(setsid sleep 1000 &); exit 7") == 7
