@@ -21,7 +21,8 @@ command, interleaved call by call with the two references:
 - ``zygote sweep``: one PID namespace for the session (the zygote is pid 2 under
   bubblewrap's init, a child subreaper, not dumpable): ``posix_spawn`` of bash in a new
   session, then ``kill(-1, SIGKILL)`` (everything in the namespace but the init and the
-  zygote), reaping until no child is left, and emptying ``/tmp``;
+  zygote), reaping until no child is left, and emptying ``/tmp`` (checked once first:
+  a ``setsid`` daemon and a daemon that keeps forking are gone at the next command);
 - ``zygote unshare``: pid+mnt done by util-linux instead of Python forks:
   ``posix_spawn`` of ``unshare --pid --mount --fork --mount-proc`` running ``setpriv``
   (every capability dropped, ``no_new_privs``) running bash (no fresh ``/tmp`` yet);
