@@ -171,3 +171,28 @@ async def test_a_command_that_kills_all_it_sees_leaves_the_next_confined(
         assert not (outside / "f").exists()
     finally:
         shutil.rmtree(outside)
+
+
+async def test_a_command_keeps_no_capability_even_when_reasonix_runs_as_root(
+    dirs: tuple[Path, Path],
+) -> None:
+    """Run as root (containers, CI), bubblewrap keeps every capability for the command
+    unless told otherwise: it could `umount` a mask or remount `/` read-write and write
+    the host. Unprivileged, the same checks hold trivially."""
+    ws, tmp = dirs
+    (ws / ".env").write_text("TOKEN=root-secret\n")
+    ctx = sandbox_ctx(ws, tmp, forbid_read=(Path(".env"),))
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
+    outside = base / f"reasonix-caps-{uuid.uuid4().hex[:10]}"
+    outside.mkdir()
+    try:
+        result = await run_bash(
+            ctx,
+            "grep CapEff /proc/self/status; umount .env 2>/dev/null; cat .env 2>/dev/null; "
+            f"mount -o remount,rw / 2>/dev/null; echo x > {outside}/f 2>/dev/null; echo end",
+        )
+        assert "CapEff:\t0000000000000000" in result.text, result.text
+        assert "root-secret" not in result.text and "end" in result.text
+        assert not (outside / "f").exists()
+    finally:
+        shutil.rmtree(outside)
