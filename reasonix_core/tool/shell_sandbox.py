@@ -199,6 +199,10 @@ def build_command(
         if seccomp_fd is not None:
             argv += ["--seccomp", str(seccomp_fd)]
     argv += [
+        # Run as root, bubblewrap keeps every capability for the command unless told
+        # otherwise: `umount` of a mask would show the secret and `mount -o
+        # remount,rw /` would make the host writable. Unprivileged, this is a no-op.
+        "--cap-drop", "ALL",
         "--unshare-pid",
         "--die-with-parent",
         "--new-session",
