@@ -47,7 +47,7 @@ from reasonix_core.config import (
     secret_env_names,
 )
 from reasonix_core.coordinator.plan_mode import PlanMode
-from reasonix_core.errors import ConfigError
+from reasonix_core.errors import ConfigError, SessionError
 from reasonix_core.goal.state import GoalBook
 from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.messages import Message
@@ -225,6 +225,9 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
     loaded = None
     last_used = None
+    if settings.resume_id is not None and not settings.resume_id.strip():
+        # `-r "$ID"` with an empty variable: never a new session in its place.
+        raise SessionError("an empty session id: give the id of the session to resume")
     if settings.continue_last or settings.resume_id:
         resume_id = settings.resume_id
         if settings.fork_session:
