@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +48,7 @@ from reasonix_core.config import (
 from reasonix_core.coordinator.plan_mode import PlanMode
 from reasonix_core.errors import ConfigError
 from reasonix_core.goal.state import GoalBook
+from reasonix_core.hooks.settings import LoadedSettings, load_settings
 from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
@@ -58,7 +59,7 @@ from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, ProviderFactory, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.session.core import Session
-from reasonix_core.session.policy import added_dirs, build_policy
+from reasonix_core.session.policy import added_dirs, build_policy, starts_in_plan
 from reasonix_core.session.prices import make_price_fn
 from reasonix_core.session.settings import RunSettings
 from reasonix_core.skills import SkillCatalog, load_catalog
@@ -148,7 +149,9 @@ async def _assemble(
     opened = open_store(base, settings, model, effort, policy, skills, registry, temp_dir, clock)
     stack.enter_context(hold_session(opened.store))  # one writer per session (session_lock.py)
     stack.callback(opened.store.close)
-    plan_mode, goals = build_modes(policy, opened.store, plan_approver, settings)
+    plan_mode, goals = build_modes(
+        policy, opened.store, plan_approver, starts_in_plan(settings, base.claude)
+    )
     env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id)
     budget = task_budget(settings, base.config)
     delegation = lend_to_children(base, env, model, provider, effort, mcp, skills, budget)
@@ -188,6 +191,8 @@ class Base:
     loaded: LoadedSession | None
     # A continued session's last (model reference, effort), else None.
     last_used: tuple[str, str] | None
+    # Claude Code's settings.json files: hooks and permission rules (hooks/settings.py).
+    claude: LoadedSettings = field(default_factory=LoadedSettings)
 
 
 def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> Base:
@@ -201,12 +206,18 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
     config = loaded_config.config
     # Start-up work: a few small synchronous reads before the first request.
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
+    claude = load_settings(
+        workspace, home, trust_project=settings.trust_project, extra=settings.settings_files
+    )
     loaded = None
     last_used = None
     if settings.continue_last or settings.resume_id:
         loaded = open_session(home / "sessions", workspace, settings.resume_id)
         last_used = _last_used(loaded.header, loaded.store.path)
-    return Base(config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used)
+    return Base(
+        config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used,
+        claude=claude,
+    )  # fmt: skip
 
 
 def _last_used(header: SessionHeader, path: Path) -> tuple[str, str]:
@@ -306,7 +317,7 @@ def session_policy(base: Base, settings: RunSettings, temp_dir: Path) -> Policy:
     (reasonix_core.memory builds the store, index and recall on first use). A
     surface that does not own the store (a sub-agent) must not install it, and
     then every memory write follows the preset - headless, that fails closed."""
-    policy = build_policy(base.config, settings, base.workspace, base.home, temp_dir)
+    policy = build_policy(base.config, settings, base.workspace, base.home, temp_dir, base.claude)
     policy.add_auto_allow("remember", auto_save_reason)
     return policy
 
@@ -592,12 +603,13 @@ def build_modes(
     policy: Policy,
     store: SessionStore,
     plan_approver: ApproveFn | None,
-    settings: RunSettings,
+    plan: bool,
 ) -> tuple[PlanMode, GoalBook]:
     """The session's plan mode and goal. Plan mode is not persisted: a continued
-    session starts outside it unless asked; the goal is in the session's records."""
+    session starts outside it unless asked (``plan``); the goal is in the session's
+    records."""
     plan_mode = PlanMode(policy, store, plan_approver)
-    if settings.plan_mode:
+    if plan:
         plan_mode.enter()
     return plan_mode, GoalBook(store)
 

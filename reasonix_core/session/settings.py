@@ -29,6 +29,8 @@ class RunSettings:
     trust_project: bool = False
     # --append-system-prompt: after [agent] system_prompt_extra, in a new session's prompt.
     append_system_prompt: str = ""
+    # --settings: extra settings.json files or inline JSON (the user's own: trusted).
+    settings_files: list[str] = field(default_factory=list[str])
     # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
     mcp_config: list[Path] = field(default_factory=list[Path])
     # Start the servers only at Session.mcp.start_now() (or their first use):
