@@ -112,6 +112,9 @@ class _TextRenderer:
             case ev.Notice(level=level, text=text):
                 self._break_line()
                 self.err.write(f"{level}: {text}\n")
+            case ev.HookRan():
+                self._break_line()
+                self.err.write(hook_line(event) + "\n")
             case ev.TurnFailed(error=error):
                 self._break_line()
                 self.err.write(f"reasonix: error: {error}\n")
@@ -162,6 +165,16 @@ async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncI
         for notice in news():
             yield notice
         yield event
+
+
+def hook_line(event: ev.HookRan) -> str:
+    """One line for a hook run (docs/HOOKS.md): which hook, from which file, how it ended."""
+    head = f"⚓ {event.hook_event} hook {_printable(event.command)} ({event.source})"
+    if event.outcome == "ok":
+        return head
+    detail = f": {_short(event.message, 200)}" if event.message else ""
+    label = "warning" if event.outcome in ("error", "timeout") else event.outcome
+    return f"{head} {label}{detail}"
 
 
 def _printable(text: str) -> str:
@@ -266,6 +279,9 @@ class _Output:
         if self.render is not None:
             self.render(event)
             return
+        if isinstance(event, ev.HookRan) and event.outcome in ("error", "timeout"):
+            self.err.write(hook_line(event) + "\n")  # a failing hook is a warning
+            self.err.flush()
         if not event.agent_path and isinstance(event, ev.Notice | ev.TurnFailed):
             # stdout is the JSON alone: a person (or a CI log) reads warnings and
             # errors on stderr, worded as text mode words them; the result has them too.

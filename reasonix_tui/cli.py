@@ -73,6 +73,14 @@ def _parser() -> argparse.ArgumentParser:
         help="let the read tools reach PATH without asking (repeatable; reads only)",
     )
     parser.add_argument(
+        "--settings",
+        dest="settings",
+        action="append",
+        metavar="FILE|JSON",
+        help="also read hooks and permissions from this settings.json file or inline JSON "
+        "(Claude Code's format; repeatable; your own, so no trust needed)",
+    )
+    parser.add_argument(
         "-c",
         "--continue",
         dest="continue_last",

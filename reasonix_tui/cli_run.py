@@ -138,6 +138,14 @@ def _context_flags(parser: argparse.ArgumentParser) -> None:
         "system_prompt_extra); a continued session keeps its own",
     )
     parser.add_argument(
+        "--settings",
+        dest="run_settings",
+        action="append",
+        metavar="FILE|JSON",
+        help="also read hooks and permissions from this settings.json file or inline JSON "
+        "(Claude Code's format; repeatable; your own, so no trust needed)",
+    )
+    parser.add_argument(
         "--mcp-config",
         action="append",
         type=Path,
@@ -334,6 +342,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,
         mcp_config=[p.expanduser().absolute() for p in args.mcp_config],
+        settings_files=[*(getattr(args, "settings", None) or []), *(args.run_settings or [])],
         **budgets,
         plan_mode=plan_mode,
     )

@@ -312,9 +312,11 @@ class EngineServices(BaseServices):
         home: Path | None = None,
         clock: Callable[[], datetime] = datetime.now,
         add_dirs: Sequence[Path] = (),
+        settings_files: Sequence[str] = (),
     ) -> None:
         self.workspace = workspace.resolve()
         self.add_dirs = list(add_dirs)  # --add-dir: extra readable folders
+        self.settings_files = list(settings_files)  # --settings (docs/HOOKS.md)
         self.config_home = home or reasonix_home()
         from reasonix_tui.prompt_history import history_path
 
@@ -451,6 +453,7 @@ class EngineServices(BaseServices):
             home=self.config_home,
             add_dirs=self.add_dirs,
             discovered_models=dict(self._discovered),
+            settings_files=self.settings_files,
         )
         try:
             async with build_session(

@@ -19,13 +19,17 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from reasonix_core.hooks.names import claude_name, claude_tool_input, matcher_names
 from reasonix_core.hooks.outcome import HookOutcome, HookResult, combine, interpret
 from reasonix_core.hooks.runner import HookRun, hook_env, run_hook
 from reasonix_core.hooks.settings import HookSpec, LoadedSettings
+
+if TYPE_CHECKING:
+    from reasonix_core.permission.approver import ApprovalRequest
 
 __all__ = ["HookReport", "Hooks"]
 
@@ -147,6 +151,38 @@ class Hooks:
         """The runs not yet sent as events (each is taken once)."""
         reports, self._reports = self._reports, []
         return reports
+
+    # -- the permission gate's (permission/gate.py PermissionHooks) -------------
+
+    def tool_fields(self, tool: str, args: Mapping[str, Any], call_id: str = "") -> dict[str, Any]:
+        """A tool call as Claude Code's hooks read it."""
+        fields: dict[str, Any] = {
+            "tool_name": claude_name(tool),
+            "tool_input": claude_tool_input(tool, args),
+        }
+        if call_id:
+            fields["tool_use_id"] = call_id
+        return fields
+
+    async def permission_request(self, request: ApprovalRequest) -> tuple[str, str] | None:
+        if not self.has("PermissionRequest"):
+            return None
+        outcome = await self.fire(
+            "PermissionRequest",
+            self.tool_fields(request.tool, request.arguments, request.call_id),
+            subject=matcher_names(request.tool),
+        )
+        if outcome.blocked:
+            return "deny", outcome.reason
+        if outcome.permission in ("allow", "deny"):
+            return outcome.permission, outcome.permission_reason
+        return None
+
+    async def notify(self, message: str, kind: str = "permission_prompt") -> None:
+        if self.has("Notification"):
+            await self.fire(
+                "Notification", {"message": message, "notification_type": kind}, subject=(kind,)
+            )
 
     # -- context for the next user turn ----------------------------------------
 

@@ -48,6 +48,7 @@ from reasonix_core.config import (
 from reasonix_core.coordinator.plan_mode import PlanMode
 from reasonix_core.errors import ConfigError
 from reasonix_core.goal.state import GoalBook
+from reasonix_core.hooks.engine import Hooks
 from reasonix_core.hooks.settings import LoadedSettings, load_settings
 from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.messages import Message
@@ -113,6 +114,13 @@ async def build_session(
         )  # fmt: skip
         if session.mcp is not None and settings.mcp_wait:
             await session.mcp.wait_ready()
+        if session.hooks is not None:
+            from reasonix_core.session.hook_turns import session_end, session_start
+
+            await session_start(session.hooks, settings.session_source or (
+                "resume" if base.loaded is not None else "startup"
+            ))  # fmt: skip
+            stack.push_async_callback(session_end, session.hooks, settings.session_end_reason)
         yield session
 
 
@@ -143,16 +151,17 @@ async def _assemble(
     if mcp is not None and mcp_host is None:
         # Servers start in the background from here; nothing waits yet.
         await stack.enter_async_context(mcp)
-    gate = PermissionGate(
-        policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace))
-    )
     opened = open_store(base, settings, model, effort, policy, skills, registry, temp_dir, clock)
     stack.enter_context(hold_session(opened.store))  # one writer per session (session_lock.py)
     stack.callback(opened.store.close)
+    hooks = build_hooks(base, policy, opened.store)
+    gate = PermissionGate(
+        policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace)), hooks
+    )
     plan_mode, goals = build_modes(
         policy, opened.store, plan_approver, starts_in_plan(settings, base.claude)
     )
-    env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id)
+    env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, hooks)
     budget = task_budget(settings, base.config)
     delegation = lend_to_children(base, env, model, provider, effort, mcp, skills, budget)
     context = ToolContext(
@@ -173,7 +182,7 @@ async def _assemble(
         agent=agent, config=base.config, resolved=model.resolved, home=base.home,
         policy=policy, workspace=base.workspace, plan_mode=plan_mode, goals=goals,
         mcp=mcp, skills=skills,
-        coordinator=coordinator, checkpoints=checkpoints,
+        coordinator=coordinator, checkpoints=checkpoints, hooks=hooks,
     )  # fmt: skip
 
 
@@ -322,6 +331,29 @@ def session_policy(base: Base, settings: RunSettings, temp_dir: Path) -> Policy:
     return policy
 
 
+def build_hooks(base: Base, policy: Policy, store: SessionStore) -> Hooks | None:
+    """The session's hooks (docs/HOOKS.md), or None when no settings file that
+    applies declares one (a project's only once its folder is trusted)."""
+    if not base.claude.hooks:
+        return None
+
+    def permission_mode() -> str:
+        # Claude Code's names for the posture hooks are told about.
+        if policy.plan_mode:
+            return "plan"
+        names = {"ask": "default", "auto": "acceptEdits", "yolo": "bypassPermissions"}
+        return names.get(policy.preset, policy.preset)
+
+    return Hooks(
+        base.claude,
+        workspace=base.workspace,
+        secret_env=secret_env_names(base.config),
+        session_id=store.id,
+        transcript_path=store.path,
+        permission_mode=permission_mode,
+    )
+
+
 # -- tools -----------------------------------------------------------------
 
 
@@ -375,6 +407,7 @@ def build_env(
     clock: Clock,
     gate: PermissionGate,
     session_id: str,
+    hooks: Hooks | None = None,
 ) -> SessionEnv:
     """The session's facts, once: its agent's tools read them, its subagents
     derive theirs from them (:meth:`SessionEnv.child`)."""
@@ -391,6 +424,7 @@ def build_env(
         bash_timeout_seconds=base.config.tools.bash_timeout_seconds,
         clock=clock,
         session_id=session_id,
+        hooks=hooks,
     )
 
 
@@ -572,6 +606,11 @@ def context_suffix(
         goal = context.goals.context_block() if context.goals is not None else ""
         if goal:
             parts.append(goal)
+        # What SessionStart / UserPromptSubmit hooks said (docs/HOOKS.md): the user
+        # turn too, so configuring a hook never changes the prefix.
+        hooked = context.env.hooks.take_context() if context.env.hooks is not None else ""
+        if hooked:
+            parts.append(hooked)
         return "\n\n".join(parts)
 
     return suffix

@@ -29,6 +29,10 @@ class RunSettings:
     trust_project: bool = False
     # --append-system-prompt: after [agent] system_prompt_extra, in a new session's prompt.
     append_system_prompt: str = ""
+    # Why the session starts and ends, as SessionStart / SessionEnd hooks are told
+    # ("": startup or resume; "clear" for a /clear; end: "other", "clear", ...).
+    session_source: str = ""
+    session_end_reason: str = "other"
     # --settings: extra settings.json files or inline JSON (the user's own: trusted).
     settings_files: list[str] = field(default_factory=list[str])
     # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
