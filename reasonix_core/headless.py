@@ -28,6 +28,7 @@ from reasonix_core.errors import (
     SkillError,
     UsageError,
 )
+from reasonix_core.hooks.display import hook_line
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
@@ -165,16 +166,6 @@ async def _with_mcp_notices(mcp: Any, events: AsyncIterator[ev.Event]) -> AsyncI
         for notice in news():
             yield notice
         yield event
-
-
-def hook_line(event: ev.HookRan) -> str:
-    """One line for a hook run (docs/HOOKS.md): which hook, from which file, how it ended."""
-    head = f"⚓ {event.hook_event} hook {_printable(event.command)} ({event.source})"
-    if event.outcome == "ok":
-        return head
-    detail = f": {_short(event.message, 200)}" if event.message else ""
-    label = "warning" if event.outcome in ("error", "timeout") else event.outcome
-    return f"{head} {label}{detail}"
 
 
 def _printable(text: str) -> str:

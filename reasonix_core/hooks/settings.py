@@ -48,6 +48,7 @@ __all__ = [
     "HookSpec",
     "LoadedSettings",
     "SettingsRule",
+    "hooks_listing",
     "load_settings",
     "parse_settings",
 ]
@@ -229,6 +230,25 @@ def load_settings(
             trusted = False
             withheld = review.risky
     return _collect(parsed, trusted, withheld)
+
+
+def hooks_listing(workspace: Path, home: Path, *, extra: Sequence[str] = ()) -> str:
+    """``/hooks``: every hook that applies, by event, with its matcher and file;
+    the project's that wait for trust; the events named that Reasonix does not run."""
+    loaded = load_settings(workspace, home, extra=extra)
+    lines: list[str] = []
+    for event in EVENTS:
+        for hook in loaded.for_event(event):
+            matcher = f" [{hook.matcher}]" if hook.matcher else ""
+            lines.append(f"{event}{matcher}: {hook.command}  ({hook.source}, {hook.timeout:g} s)")
+    if not lines:
+        lines.append("No hooks configured (docs/HOOKS.md: settings.json \"hooks\").")
+    waiting = [s for s in loaded.withheld if s.setting.startswith("hooks")]
+    if waiting:
+        lines.append("Not applied until this folder is trusted (`reasonix trust`):")
+        lines.extend(f"  {s}" for s in waiting)
+    lines.extend(f"Ignored: {entry}" for entry in loaded.ignored)
+    return "Hooks\n  " + "\n  ".join(lines)
 
 
 def _user_label(path: Path) -> str:
