@@ -323,11 +323,23 @@ class EngineServices(BaseServices):
         self._history_path = history_path(self.config_home, self.workspace)
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
+        from reasonix_core.hooks.settings import load_settings
+
+        # settings.json files (docs/HOOKS.md): their deny rules bind @path too.
+        claude = load_settings(self.workspace, self.config_home, extra=self.settings_files)
         # What ``@path`` references never attach: what tools may not read
         # (protected paths and ``Read`` deny rules), decided by the same policy.
         self._mention_policy = build_policy(
-            self.config, RunSettings(workspace=self.workspace), self.workspace, self.config_home
+            self.config,
+            RunSettings(workspace=self.workspace),
+            self.workspace,
+            self.config_home,
+            claude=claude,
         )
+        if permission_mode is None and claude.default_mode is not None:
+            from reasonix_core.session.policy import claude_mode_name
+
+            permission_mode = claude_mode_name(claude.default_mode[0])
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
         # What each provider's /models listed (the /model probe): pickable this session.
@@ -347,6 +359,9 @@ class EngineServices(BaseServices):
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
+        # Sessions this app opened: a fresh one after the first is a /new or /clear
+        # (SessionStart hooks are told "clear").
+        self._opened = 0
         self._tg: anyio.abc.TaskGroup | None = None
         self._tg_ready = anyio.Event()
         self._active: EngineRunner | None = None
@@ -454,7 +469,9 @@ class EngineServices(BaseServices):
             add_dirs=self.add_dirs,
             discovered_models=dict(self._discovered),
             settings_files=self.settings_files,
+            session_source="clear" if self._opened and not continued else "",
         )
+        self._opened += 1
         try:
             async with build_session(
                 settings,

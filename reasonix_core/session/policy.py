@@ -121,10 +121,11 @@ def build_policy(
     claude = claude or LoadedSettings()
     mode_update: dict[str, object] = {}
     preset = settings.permission_mode
-    if preset is None and claude.default_mode is not None:
-        preset, fallback = CLAUDE_MODES[claude.default_mode[0]]
-        if fallback is not None:
-            mode_update["mode"] = fallback
+    wanted = CLAUDE_MODES[claude.default_mode[0]] if claude.default_mode is not None else None
+    if preset is None and wanted is not None:
+        preset = wanted[0]
+    if wanted is not None and wanted[1] is not None and preset in (None, wanted[0]):
+        mode_update["mode"] = wanted[1]  # dontAsk: tightens whichever surface set "ask"
     preset = preset or config.permissions.preset
     if preset not in PRESETS:
         raise ConfigError(f"unknown permission mode {preset!r}; choose one of {', '.join(PRESETS)}")
@@ -149,6 +150,11 @@ def build_policy(
         ],
         forbid_read=protected_paths(config, home or settings.home or reasonix_home(), workspace),
     )
+
+
+def claude_mode_name(mode: str) -> str:
+    """Our ``--permission-mode`` value for Claude Code's ``defaultMode``."""
+    return "plan" if mode == "plan" else CLAUDE_MODES[mode][0]
 
 
 def starts_in_plan(settings: RunSettings, claude: LoadedSettings) -> bool:
