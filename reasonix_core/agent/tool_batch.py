@@ -21,7 +21,7 @@ from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
 from reasonix_core.errors import ToolArgumentError
-from reasonix_core.hooks.names import matcher_names
+from reasonix_core.hooks.names import hook_tool
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
@@ -280,7 +280,7 @@ class ToolBatchRunner:
             pre = await hooks.fire(
                 "PreToolUse",
                 hooks.tool_fields(call.name, args, call.id),
-                subject=matcher_names(call.name),
+                subject=hook_tool(call.name, args)[2],
                 session_id=host.tool_context.env.session_id,
             )
             if pre.blocked or pre.stop:
@@ -333,7 +333,7 @@ class ToolBatchRunner:
         post = await hooks.fire(
             "PostToolUse",
             fields,
-            subject=matcher_names(call.name),
+            subject=hook_tool(call.name, args)[2],
             session_id=self.host.tool_context.env.session_id,
         )
         notes = [n for n in (post.reason if post.blocked else "", post.context) if n]

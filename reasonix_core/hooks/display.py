@@ -21,7 +21,7 @@ def hook_line(event: ev.HookRan) -> str:
     """``⚓ PreToolUse hook ./guard.sh (.claude/settings.json) blocked: reason``."""
     head = f"⚓ {event.hook_event} hook {_one_line(event.command)} ({_one_line(event.source)})"
     if event.outcome == "ok":
-        return head
+        return f"{head}: {_one_line(event.message)}" if event.message else head
     detail = f": {_one_line(event.message)}" if event.message else ""
     label = "warning" if event.outcome in ("error", "timeout") else event.outcome
     return f"{head} {label}{detail}"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from reasonix_core.hooks.names import claude_name, claude_tool_input, matcher_names
+from reasonix_core.hooks.names import hook_tool
 from reasonix_core.hooks.outcome import HookOutcome, HookResult, combine, interpret
 from reasonix_core.hooks.runner import HookRun, hook_env, run_hook
 from reasonix_core.hooks.settings import HookSpec, LoadedSettings
@@ -156,10 +156,8 @@ class Hooks:
 
     def tool_fields(self, tool: str, args: Mapping[str, Any], call_id: str = "") -> dict[str, Any]:
         """A tool call as Claude Code's hooks read it."""
-        fields: dict[str, Any] = {
-            "tool_name": claude_name(tool),
-            "tool_input": claude_tool_input(tool, args),
-        }
+        name, tool_input, _ = hook_tool(tool, args)
+        fields: dict[str, Any] = {"tool_name": name, "tool_input": tool_input}
         if call_id:
             fields["tool_use_id"] = call_id
         return fields
@@ -170,7 +168,7 @@ class Hooks:
         outcome = await self.fire(
             "PermissionRequest",
             self.tool_fields(request.tool, request.arguments, request.call_id),
-            subject=matcher_names(request.tool),
+            subject=hook_tool(request.tool, request.arguments)[2],
         )
         if outcome.blocked:
             return "deny", outcome.reason

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["claude_name", "claude_tool_input", "matcher_names", "our_name"]
+__all__ = [
+    "claude_name",
+    "claude_tool_input",
+    "hook_tool",
+    "matcher_names",
+    "our_name",
+]
 
 #: Ours -> Claude Code's, for the tools that have an equivalent.
 CLAUDE_NAMES: dict[str, str] = {
@@ -75,3 +81,17 @@ def claude_tool_input(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     if tool == "bash" and "command" in out:
         out.setdefault("description", "")
     return out
+
+
+def hook_tool(tool: str, args: Mapping[str, Any]) -> tuple[str, dict[str, Any], tuple[str, ...]]:
+    """What a hook sees of one call: ``(tool_name, tool_input, matcher names)``.
+
+    An MCP tool called through ``use_capability`` is shown as Claude Code shows it,
+    ``mcp__server__tool`` with its own arguments, so ``mcp__github__.*`` matches."""
+    target = args.get("name")
+    if tool == "use_capability" and args.get("action") == "call" and isinstance(target, str):
+        if target.startswith("mcp__"):
+            inner = args.get("arguments")
+            tool_input: dict[str, Any] = dict(inner) if isinstance(inner, Mapping) else {}  # type: ignore[arg-type]
+            return target, tool_input, (target, tool)
+    return claude_name(tool), claude_tool_input(tool, args), matcher_names(tool)

@@ -409,3 +409,24 @@ def test_hostile_project_settings_are_listed_escaped_before_trust(workspace, cfg
 
 def test_os_environ_is_not_changed(workspace):
     assert "CLAUDE_PROJECT_DIR" not in os.environ
+
+
+def test_post_tool_use_feedback_reaches_the_model(workspace, home, cfg):
+    context = json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                          "additionalContext": "formatted with ruff"}})  # fmt: skip
+    _settings(home / "settings.json", {"PostToolUse": [
+        {"matcher": "Write", "hooks": [
+            {"type": "command", "command": "echo 'lint: line too long' >&2; exit 2"},
+            {"type": "command", "command": f"echo '{context}'"},
+        ]},
+    ]})  # fmt: skip
+    cfg.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", '{"path": "a.py", "content": "x=1\\n"}')])
+    )
+    cfg.enqueue(Reply(content="ok"))
+    proc = reasonix(workspace, "run", "write", "-y", "--output-format", "json")
+    assert proc.returncode == 0, proc.stderr
+    result = _tool_results(cfg, 1)[0]
+    assert "[PostToolUse hook feedback]\nlint: line too long\nformatted with ruff" in result
+    assert (workspace / "a.py").read_text() == "x=1\n"  # the write itself stands
+    assert _metrics(proc)["hook_blocks"] == 1
