@@ -26,6 +26,7 @@ from reasonix_tui.cli_common import (
     Parser,
     SubParsers,
     absolute_dirs,
+    add_settings_option,
     fail,
 )
 
@@ -72,14 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="let the read tools reach PATH without asking (repeatable; reads only)",
     )
-    parser.add_argument(
-        "--settings",
-        dest="settings",
-        action="append",
-        metavar="FILE|JSON",
-        help="also read hooks and permissions from this settings.json file or inline JSON "
-        "(Claude Code's format; repeatable; your own, so no trust needed)",
-    )
+    add_settings_option(parser, "settings")
     parser.add_argument(
         "-c",
         "--continue",

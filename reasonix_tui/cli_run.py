@@ -19,6 +19,7 @@ from reasonix_tui.cli_common import (
     EXIT_OK,
     SubParsers,
     absolute_dirs,
+    add_settings_option,
     fail,
     skip_httpx_cli,
     untrusted_project,
@@ -137,14 +138,7 @@ def _context_flags(parser: argparse.ArgumentParser) -> None:
         help="add TEXT to the system prompt of a new session (after [agent] "
         "system_prompt_extra); a continued session keeps its own",
     )
-    parser.add_argument(
-        "--settings",
-        dest="run_settings",
-        action="append",
-        metavar="FILE|JSON",
-        help="also read hooks and permissions from this settings.json file or inline JSON "
-        "(Claude Code's format; repeatable; your own, so no trust needed)",
-    )
+    add_settings_option(parser, "run_settings")
     parser.add_argument(
         "--mcp-config",
         action="append",

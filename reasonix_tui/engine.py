@@ -63,6 +63,7 @@ from reasonix_tui.services import (
 if TYPE_CHECKING:  # /plan and /goal import the coordinator and goal modules on first use
     from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.coordinator.routes import TurnMeta
+    from reasonix_core.permission.policy import Policy
 
 log = logging.getLogger(__name__)
 
@@ -323,23 +324,10 @@ class EngineServices(BaseServices):
         self._history_path = history_path(self.config_home, self.workspace)
         loaded = load_config(self.workspace, home=self.config_home)  # ConfigError -> exit 2
         self.config = loaded.config
-        from reasonix_core.hooks.settings import load_settings
-
-        # settings.json files (docs/HOOKS.md): their deny rules bind @path too.
-        claude = load_settings(self.workspace, self.config_home, extra=self.settings_files)
         # What ``@path`` references never attach: what tools may not read
         # (protected paths and ``Read`` deny rules), decided by the same policy.
-        self._mention_policy = build_policy(
-            self.config,
-            RunSettings(workspace=self.workspace),
-            self.workspace,
-            self.config_home,
-            claude=claude,
-        )
-        if permission_mode is None and claude.default_mode is not None:
-            from reasonix_core.session.policy import claude_mode_name
-
-            permission_mode = claude_mode_name(claude.default_mode[0])
+        self._mention_policy, default_mode = self._settings_policy()
+        permission_mode = permission_mode or default_mode
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
         # What each provider's /models listed (the /model probe): pickable this session.
@@ -359,9 +347,7 @@ class EngineServices(BaseServices):
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
-        # Sessions this app opened: a fresh one after the first is a /new or /clear
-        # (SessionStart hooks are told "clear").
-        self._opened = 0
+        self._opened = 0  # sessions opened: a later fresh one is a /new or /clear
         self._tg: anyio.abc.TaskGroup | None = None
         self._tg_ready = anyio.Event()
         self._active: EngineRunner | None = None
@@ -453,6 +439,23 @@ class EngineServices(BaseServices):
         assert runner.runtime is not None
         self._apply_mode(runner)
         return runner.runtime
+
+    def _settings_policy(self) -> tuple[Policy, str | None]:
+        """The policy ``@path`` references answer to, with the settings.json files'
+        rules (docs/HOOKS.md), and the mode their ``defaultMode`` starts in."""
+        from reasonix_core.hooks.settings import load_settings
+        from reasonix_core.session.policy import claude_mode_name
+
+        claude = load_settings(self.workspace, self.config_home, extra=self.settings_files)
+        policy = build_policy(
+            self.config,
+            RunSettings(workspace=self.workspace),
+            self.workspace,
+            self.config_home,
+            claude=claude,
+        )
+        mode = claude.default_mode
+        return policy, claude_mode_name(mode[0]) if mode is not None else None
 
     async def _hold(self, runner: EngineRunner) -> None:
         continue_last = runner.continue_last and runner.resume_id is None

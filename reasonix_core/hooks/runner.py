@@ -28,7 +28,6 @@ __all__ = ["MAX_OUTPUT", "HookRun", "hook_env", "run_hook"]
 
 #: Bytes kept of each of a hook's stdout and stderr.
 MAX_OUTPUT = 64 * 1024
-_CHUNK = 65536
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,56 +74,65 @@ async def run_hook(spec: HookSpec, payload: bytes, env: Mapping[str, str], cwd: 
         )
     except OSError as exc:
         return HookRun(spec, None, error=f"could not start: {exc.strerror or exc}")
-    out, err = bytearray(), bytearray()
-    truncated = [False]
-    timed_out = False
-    try:
-
-        async def feed() -> None:
-            assert process.stdin is not None
-            try:
-                await process.stdin.send(payload)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                pass  # a hook need not read its input
-            finally:
-                try:
-                    await process.stdin.aclose()
-                except (anyio.BrokenResourceError, OSError):
-                    pass
-
-        async def drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
-            if stream is None:
-                return
-            async for chunk in stream:
-                room = MAX_OUTPUT - len(into)
-                if room > 0:
-                    into += chunk[:room]
-                if len(chunk) > room:
-                    truncated[0] = True
-
-        with anyio.move_on_after(spec.timeout) as scope:
+    out, err = _Output(), _Output()
+    with anyio.move_on_after(spec.timeout) as scope:
+        try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(feed)
-                tg.start_soon(drain, process.stdout, out)
-                tg.start_soon(drain, process.stderr, err)
+                tg.start_soon(_feed, process, payload)
+                tg.start_soon(out.drain, process.stdout)
+                tg.start_soon(err.drain, process.stderr)
                 await process.wait()
                 # Whatever it left running in its group (a forked sleeper holding
                 # the pipes open) goes with it.
                 _kill_group(process.pid)
-        timed_out = scope.cancelled_caught
-    finally:
-        _kill_group(process.pid)
-        with anyio.CancelScope(shield=True):
-            await _reap(process)
-    code = None if timed_out else process.returncode
+        finally:  # timed out, cancelled or done: nothing of it stays
+            _kill_group(process.pid)
+            with anyio.CancelScope(shield=True):
+                await _reap(process)
+    timed_out = scope.cancelled_caught
     return HookRun(
         spec,
-        code,
-        stdout=out.decode("utf-8", "replace"),
-        stderr=err.decode("utf-8", "replace"),
+        None if timed_out else process.returncode,
+        stdout=out.text(),
+        stderr=err.text(),
         timed_out=timed_out,
-        truncated=truncated[0],
+        truncated=out.truncated or err.truncated,
     )
+
+
+class _Output:
+    """One of a hook's streams: the first :data:`MAX_OUTPUT` bytes, the rest dropped."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.truncated = False
+
+    async def drain(self, stream: ByteReceiveStream | None) -> None:
+        if stream is None:
+            return
+        async for chunk in stream:
+            room = MAX_OUTPUT - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            if len(chunk) > room:
+                self.truncated = True
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+async def _feed(process: anyio.abc.Process, payload: bytes) -> None:
+    if process.stdin is None:
+        return
+    try:
+        await process.stdin.send(payload)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        pass  # a hook need not read its input
+    finally:
+        try:
+            await process.stdin.aclose()
+        except (anyio.BrokenResourceError, OSError):
+            pass
 
 
 def _kill_group(pid: int) -> None:

@@ -319,8 +319,6 @@ def _collect(
     trusted: bool,
     withheld: tuple[RiskySetting, ...],
 ) -> LoadedSettings:
-    from reasonix_core.permission.rules import RuleError, parse_rule
-
     hooks: list[HookSpec] = []
     rules: list[SettingsRule] = []
     dirs: list[Path] = []
@@ -328,23 +326,11 @@ def _collect(
     ignored: list[str] = []
     disabled = False
     for f, model, _raw in parsed:
+        # An untrusted project's file only tightens: its deny and ask rules, a
+        # default mode that asks no less.
         applies = f.scope != "project" or trusted
         perms = model.permissions
-        kinds: tuple[Literal["allow", "ask", "deny"], ...] = (
-            ("allow", "ask", "deny") if applies else ("ask", "deny")
-        )
-        for kind in kinds:
-            for i, text in enumerate(getattr(perms, kind)):
-                rule = translate_rule(text, f.base)
-                try:
-                    parse_rule(rule)
-                except RuleError as exc:
-                    raise ConfigError(f"{f.label}: permissions.{kind}[{i}]: {exc}") from None
-                rules.append(SettingsRule(kind, rule, f.label))
-                if kind != "allow" and rule != text and _single_slash(text):
-                    # `/etc/x` means <settings folder>/etc/x in Claude Code; a deny or
-                    # ask rule also holds for the absolute path a user may have meant.
-                    rules.append(SettingsRule(kind, text.strip(), f.label))
+        rules += _rules(f, perms, ("allow", "ask", "deny") if applies else ("ask", "deny"))
         mode = perms.defaultMode
         if mode is not None and (applies or mode in ("default", "plan", "dontAsk")):
             default_mode = (mode, f.label)
@@ -353,26 +339,8 @@ def _collect(
         for entry in perms.additionalDirectories:
             p = Path(os.path.expanduser(entry))
             dirs.append(p if p.is_absolute() else f.base / p)
-        if model.disableAllHooks:
-            disabled = True
-        for event, groups in model.hooks.items():
-            if event not in EVENTS:
-                ignored.append(f"{f.label}: hooks.{event}")
-                continue
-            for group in groups:
-                for hook in group.hooks:
-                    if hook.type != "command" or not hook.command.strip():
-                        ignored.append(f"{f.label}: hooks.{event} ({hook.type} hook)")
-                        continue
-                    hooks.append(
-                        HookSpec(
-                            event=event,
-                            matcher=group.matcher,
-                            command=hook.command,
-                            timeout=hook.timeout or DEFAULT_TIMEOUT,
-                            source=f.label,
-                        )
-                    )
+        disabled = disabled or model.disableAllHooks
+        hooks += _hooks(f, model, ignored)
     return LoadedSettings(
         hooks=() if disabled else tuple(hooks),
         rules=tuple(rules),
@@ -382,6 +350,45 @@ def _collect(
         files=tuple(f.label for f, _m, _r in parsed),
         ignored=tuple(ignored),
     )
+
+
+def _rules(
+    f: _File, perms: PermissionsModel, kinds: Sequence[Literal["allow", "ask", "deny"]]
+) -> list[SettingsRule]:
+    """One file's rules of ``kinds``, in our grammar; a bad one names file and field."""
+    from reasonix_core.permission.rules import RuleError, parse_rule
+
+    out: list[SettingsRule] = []
+    for kind in kinds:
+        for i, text in enumerate(getattr(perms, kind)):
+            rule = translate_rule(text, f.base)
+            try:
+                parse_rule(rule)
+            except RuleError as exc:
+                raise ConfigError(f"{f.label}: permissions.{kind}[{i}]: {exc}") from None
+            out.append(SettingsRule(kind, rule, f.label))
+            if kind != "allow" and rule != text and _single_slash(text):
+                # `/etc/x` means <settings folder>/etc/x in Claude Code; a deny or
+                # ask rule also holds for the absolute path a user may have meant.
+                out.append(SettingsRule(kind, text.strip(), f.label))
+    return out
+
+
+def _hooks(f: _File, model: SettingsModel, ignored: list[str]) -> list[HookSpec]:
+    """One file's command hooks; what Reasonix does not run goes to ``ignored``."""
+    out: list[HookSpec] = []
+    for event, groups in model.hooks.items():
+        if event not in EVENTS:
+            ignored.append(f"{f.label}: hooks.{event}")
+            continue
+        for group in groups:
+            for hook in group.hooks:
+                if hook.type != "command" or not hook.command.strip():
+                    ignored.append(f"{f.label}: hooks.{event} ({hook.type} hook)")
+                    continue
+                timeout = hook.timeout or DEFAULT_TIMEOUT
+                out.append(HookSpec(event, group.matcher, hook.command, timeout, f.label))
+    return out
 
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\((.*)\))?\s*$", re.S)

@@ -114,13 +114,8 @@ class PermissionGate:
     ) -> Authorization:
         """``precheck``: why the call is sure to fail, or "" — asked only when a person
         would be asked, so that nobody approves a call the tool would then refuse.
-
-        ``hook``: a PreToolUse hook's ``(permissionDecision, reason)``. A hook can
-        tighten, never loosen (docs/HOOKS.md#a-hook-can-tighten-never-loosen): "ask"
-        turns an allowed call into a question (refused where nobody can answer);
-        "allow" skips the question only where a person would have been asked
-        (an interactive approver, not a subagent's call), and never beats a deny
-        rule nor approves on a fail-closed surface."""
+        ``hook``: a PreToolUse hook's ``(permissionDecision, reason)`` (:meth:`_decide`,
+        :meth:`_hook_allows`)."""
         args = dict(args) if isinstance(args, Mapping) else {}
         decision = self._decide(tool, read_only, args, hook)
         if decision.verdict is not Verdict.ASK:
@@ -166,7 +161,9 @@ class PermissionGate:
     def _decide(
         self, tool: str, read_only: bool, args: Mapping[str, Any], hook: tuple[str, str] | None
     ) -> Decision:
-        """The policy's decision, tightened by a PreToolUse hook's "ask"."""
+        """The policy's decision, tightened by a PreToolUse hook's "ask": an allowed
+        call becomes a question (refused where nobody can answer). A hook tightens,
+        never loosens (docs/HOOKS.md#a-hook-can-tighten-never-loosen)."""
         decision = self.policy.decide(tool, read_only, args)
         if hook is not None and hook[0] == "ask" and decision.verdict is Verdict.ALLOW:
             why = f": {hook[1]}" if hook[1] else ""
@@ -180,8 +177,10 @@ class PermissionGate:
 
     @staticmethod
     def _hook_allows(decision: Decision, hook: tuple[str, str] | None) -> Decision | None:
-        """A PreToolUse "allow" skips the question, for the main agent only: a
-        subagent's call is a fail-closed surface (seed 000 §3.6)."""
+        """A PreToolUse "allow" skips a question a person would have been asked, for
+        the main agent only; it never beats a deny rule (those are settled before)
+        and is no approval on a fail-closed surface: headless (settled before) or a
+        subagent's call (seed 000 §3.6)."""
         if hook is None or hook[0] != "allow" or current_requester.get() is not None:
             return None
         why = f": {hook[1]}" if hook[1] else ""
