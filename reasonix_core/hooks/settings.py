@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,16 +275,9 @@ def _read(f: _File) -> dict[str, Any] | None:
         text = f.text
     else:
         assert f.path is not None
-        try:
-            if f.path.exists() and not f.path.is_file():
-                raise ConfigError(f"{f.label}: cannot read: not a regular file")
-            raw = f.path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
+        raw = _read_bounded(f.path, f.label)
+        if raw is None:
             return None
-        except OSError as exc:
-            raise ConfigError(f"{f.label}: cannot read: {exc.strerror or exc}") from None
-        if len(raw) > MAX_SETTINGS_BYTES:
-            raise ConfigError(f"{f.label}: too large to be a settings file")
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
@@ -299,6 +293,33 @@ def _read(f: _File) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{f.label}: a settings file holds a JSON object")
     return data  # type: ignore[return-value]
+
+
+def _read_bounded(path: Path, label: str) -> bytes | None:
+    """A regular file's bytes (None: absent). O_NONBLOCK and the fstat check keep a
+    FIFO or a device planted under the name from hanging the reader, and a huge
+    file is refused before it is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise ConfigError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{label}: cannot read: not a regular file")
+        if info.st_size > MAX_SETTINGS_BYTES:
+            raise ConfigError(f"{label}: too large to be a settings file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read(MAX_SETTINGS_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise ConfigError(f"{label}: too large to be a settings file")
+    return raw
 
 
 def parse_settings(data: Mapping[str, Any], label: str) -> SettingsModel:

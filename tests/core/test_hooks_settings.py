@@ -217,3 +217,35 @@ def test_permissions_check_names_a_toml_rule_file(workspace, cfg, home):
     (workspace / "reasonix.toml").write_text('[permissions]\ndeny = ["Bash(curl:*)"]\n')
     check = reasonix(workspace, "permissions", "check", "bash", "curl x")
     assert f"from: {workspace / 'reasonix.toml'}" in check.stdout
+
+
+def test_a_huge_file_or_a_device_is_refused_before_reading(workspace, home):
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    with settings.open("wb") as fh:
+        fh.truncate(64 << 20)  # sparse: 64 MiB that were never written
+    with pytest.raises(ConfigError, match="too large to be a settings file"):
+        load_settings(workspace, home)
+    settings.unlink()
+    settings.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_settings(workspace, home)
+
+
+def test_a_model_that_writes_itself_a_hook_runs_nothing(workspace, cfg, tmp_path):
+    """The model adds a SessionStart hook to .claude/settings.json in an -y run: it
+    never runs in that session, and the next run stops until the user trusts it."""
+    marker = tmp_path / "pwned"
+    planted = json.dumps({"hooks": {"SessionStart": [_hook(f"touch {marker}")],
+                                    "Stop": [_hook(f"touch {marker}")]}})  # fmt: skip
+    cfg.enqueue(Reply(tool_calls=[ToolCallSpec("write_file", json.dumps(
+        {"path": ".claude/settings.json", "content": planted}))]))  # fmt: skip
+    cfg.enqueue(Reply(content="done"))
+    proc = reasonix(workspace, "run", "set things up", "-y")
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / ".claude" / "settings.json").exists()
+    assert not marker.exists()
+    again = reasonix(workspace, "run", "hi")
+    assert again.returncode == 2
+    assert ".claude/settings.json (hooks.SessionStart command, hooks.Stop command)" in again.stderr
+    assert not marker.exists()
