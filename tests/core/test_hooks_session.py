@@ -198,3 +198,23 @@ async def test_cancelling_a_turn_kills_a_hanging_hook_and_keeps_the_transcript_v
         assert _gone(pid)
         tool_messages = [m for m in rt.agent.messages if m.role == "tool"]
         assert [m.tool_call_id for m in tool_messages] == ["r"]
+
+
+async def test_a_question_to_the_user_runs_the_notification_hooks(workspace, server, tmp_path):
+    from reasonix_core.tool.questions import QuestionAnswer
+
+    notified = tmp_path / "notified.json"
+    question = {"questions": [{"question": "Which db?", "options": ["sqlite", "postgres"]}]}
+    server.enqueue(
+        Reply(tool_calls=[ToolCallSpec("ask", json.dumps(question))]), Reply(content="ok")
+    )
+    approver = ScriptedApprover(
+        answers=[[QuestionAnswer(question="Which db?", answers=("sqlite",))]]
+    )
+    hooks = _on("Notification", f"cat > {notified}", "elicitation_dialog")
+    async with runtime(workspace, approver=approver, settings_files=_inline(hooks)) as rt:
+        events = await _turn(rt, "pick")
+    note = json.loads(notified.read_text())
+    assert note["notification_type"] == "elicitation_dialog"
+    finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
+    assert "sqlite" in finished.result
