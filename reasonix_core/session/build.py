@@ -155,9 +155,9 @@ async def _assemble(
     stack.enter_context(hold_session(opened.store))  # one writer per session (session_lock.py)
     stack.callback(opened.store.close)
     hooks = build_hooks(base, policy, opened.store)
-    gate = PermissionGate(
-        policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace)), hooks
-    )
+    # Folders the user added (--add-dir, additional_directories, additionalDirectories).
+    added = [*added_dirs(base.config, settings, base.workspace), *base.claude.additional_directories]
+    gate = PermissionGate(policy, approver, WriteGrants(added), hooks)
     plan_mode, goals = build_modes(
         policy, opened.store, plan_approver, starts_in_plan(settings, base.claude)
     )
