@@ -42,18 +42,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# MCP servers start once the first model request has left (its first answer event):
-# spawning them while that request is still being built and sent makes them compete
-# for the CPU with it (six servers delayed it by ~30 % on two cores). A call to a
-# server before then starts it at once (McpHost.start_now at first use).
-_REQUEST_HAS_LEFT = (
-    ev.TextDelta,
-    ev.ReasoningDelta,
+# MCP servers start once the run goes on past its first answer: at its first tool call
+# (a run that calls a tool sends another request, which may use a server), a goal's
+# round or a subagent, or at a call to a server (McpHost.start_now at first use). A
+# run that only answers never spawns them (nor imports the MCP SDK), so it does not
+# wait for them to start and shut down at exit (issue 31); spawning them later than
+# the first request also keeps them from competing with it for the CPU.
+_RUN_GOES_ON = (
     ev.ToolCallDelta,
-    ev.UsageReported,
-    ev.Retrying,
-    ev.TurnFinished,
-    ev.TurnFailed,
+    ev.ToolCallStarted,
+    ev.SubagentStarted,
+    ev.GoalRound,
 )
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -196,7 +195,7 @@ async def run_headless(
     session_id = ""
     refused: ReasonixError | None = None
     goal_driver: GoalDriver | None = None
-    # MCP servers start once the first request has left (or at their first use).
+    # MCP servers start once the run goes on past its first answer (_RUN_GOES_ON) or at first use.
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
     saved_plan = None
     try:
@@ -209,7 +208,7 @@ async def run_headless(
             if options.output_format == "stream-json":
                 output.write(_init_line(output.shape, session, options))
                 out.flush()
-            for text in session.skills.notices():
+            for text in (*session.instruction_notices, *session.skills.notices()):
                 emit(ev.Notice(level="warning", text=text))
             try:
                 turn, goal_driver, notices = await _start(session, options)
@@ -328,11 +327,11 @@ async def _consume(
     sink: MetricsSink,
     ending: _Ending,
 ) -> None:
-    """Emit the turn's events (the MCP servers start once its request has left)."""
+    """Emit the turn's events (the MCP servers start once the run goes on)."""
     try:
         async with aclosing(turn) as agent_events:
             async for event in _with_mcp_notices(session.mcp, agent_events):
-                if isinstance(event, _REQUEST_HAS_LEFT) and session.mcp is not None:
+                if isinstance(event, _RUN_GOES_ON) and session.mcp is not None:
                     session.mcp.start_now()
                 emit(event)
                 if isinstance(event, ev.TurnFinished):

@@ -17,7 +17,15 @@ from pathlib import Path
 
 from reasonix_core import __version__
 from reasonix_core.permission_modes import MODE_CHOICES
-from reasonix_tui import cli_acp, cli_bench, cli_run, cli_sessions, cli_settings, cli_subagent
+from reasonix_tui import (
+    cli_acp,
+    cli_bench,
+    cli_mcp,
+    cli_run,
+    cli_sessions,
+    cli_settings,
+    cli_subagent,
+)
 from reasonix_tui.cli_common import (
     EFFORT_HELP,
     EXIT_FAILED,
@@ -87,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_sessions.add_goal_parser(sub)
     cli_settings.add_trust_parser(sub)
     cli_settings.add_permissions_parser(sub)
-    cli_settings.add_mcp_parser(sub)
+    cli_mcp.add_mcp_parser(sub)
     cli_settings.add_config_parser(sub)
     cli_subagent.add_subagent_parser(sub)
     _add_completion_parser(sub)
@@ -196,7 +204,7 @@ Command = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, Command] = {
     "run": cli_run.run_command,
     "permissions": cli_settings.permissions_command,
-    "mcp": cli_settings.mcp_command,
+    "mcp": cli_mcp.mcp_command,
     "config": cli_settings.config_command,
     "compact": cli_sessions.compact_command,
     "subagent": cli_subagent.subagent_command,
@@ -212,7 +220,7 @@ COMMANDS: dict[str, Command] = {
 # A command whose action is missing or unknown prints its help (and exits 0).
 NEEDS_ACTION: dict[str, tuple[str, tuple[str, ...]]] = {
     "permissions": ("permissions_command", ("check",)),
-    "mcp": ("mcp_command", ("list",)),
+    "mcp": ("mcp_command", cli_mcp.ACTIONS),
     "config": ("config_command", ("compact-ratio",)),
     "subagent": ("subagent_command", ("list", "run", "try")),
     "bench": ("bench_command", ("run", "report")),

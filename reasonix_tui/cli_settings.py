@@ -1,5 +1,5 @@
-"""``reasonix trust``, ``permissions``, ``mcp`` and ``config``: the settings a folder
-runs with, its permission rules and its MCP servers."""
+"""``reasonix trust``, ``permissions`` and ``config``: the settings a folder runs with
+and its permission rules (``reasonix mcp`` is :mod:`reasonix_tui.cli_mcp`)."""
 
 from __future__ import annotations
 
@@ -32,18 +32,6 @@ def add_permissions_parser(sub: SubParsers) -> None:
         dest="check_permission_mode",
         choices=PRESETS,
         help="the preset to check under (default from config)",
-    )
-
-
-def add_mcp_parser(sub: SubParsers) -> None:
-    mcp = sub.add_parser("mcp", help="inspect the configured MCP servers")
-    mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
-    mcp_list = mcp_sub.add_parser("list", help="start each server and show its status")
-    mcp_list.add_argument("--json", dest="mcp_json", action="store_true", help="one JSON array")
-    mcp_list.add_argument(
-        "--no-connect",
-        action="store_true",
-        help="show the declarations without starting any server",
     )
 
 
@@ -129,68 +117,6 @@ def permissions_command(args: argparse.Namespace) -> int:
             f"note: this folder is not trusted; not applied: {settings_named} "
             "(`reasonix trust` applies them)\n"
         )
-    return EXIT_OK
-
-
-def mcp_command(args: argparse.Namespace) -> int:
-    import json
-
-    import anyio
-
-    from reasonix_core.config import load_config, reasonix_home
-    from reasonix_core.mcp import make_host
-
-    home = reasonix_home()
-    config = load_config(Path.cwd(), home=home).config
-    workspace = Path(config.sandbox.workspace_root or Path.cwd()).resolve()
-    host = make_host(config, workspace, home)
-
-    async def collect() -> list:
-        if args.no_connect:
-            return host.status()
-        async with host:
-            return await host.wait_ready()
-
-    statuses = anyio.run(collect)
-    if args.mcp_json:
-        sys.stdout.write(json.dumps([s.to_json() for s in statuses], ensure_ascii=False) + "\n")
-        return EXIT_OK
-    from reasonix_core.trust import review_project
-
-    review = review_project(workspace, home)
-    if review.needs_trust:
-        sys.stdout.write(
-            f"note: {review.folder} is not trusted: its project settings "
-            f"({review.summary()}) are not applied; `reasonix trust` applies them\n"
-        )
-    if not statuses:
-        sys.stdout.write(
-            "No MCP servers configured (add [[mcp.servers]] to reasonix.toml or a .mcp.json).\n"
-        )
-        return EXIT_OK
-    rows = [("NAME", "TRANSPORT", "STATE", "TOOLS", "PROMPTS", "RESOURCES", "RECONNECTS", "ERROR")]
-    for s in statuses:
-        error = f"{s.error_class}: {s.reason}" if s.error_class else s.reason
-        rows.append(
-            (
-                s.name,
-                s.transport,
-                s.phase,
-                str(s.tools),
-                str(s.prompts),
-                str(s.resources),
-                str(s.reconnects),
-                error or "-",
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
-        cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)]
-        sys.stdout.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
-    for problem in host.problems:
-        sys.stdout.write(f"\n{problem}")
-    if host.problems:
-        sys.stdout.write("\n")
     return EXIT_OK
 
 

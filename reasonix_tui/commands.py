@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reasonix_core.command.custom import CustomCommand, LoadProblem, load_custom_commands
+from reasonix_core.command.custom import (
+    CustomCommand,
+    LoadProblem,
+    command_name,
+    load_custom_commands,
+)
 
 CommandKind = Literal["builtin", "custom", "mcp", "skill"]
 
@@ -87,7 +92,16 @@ class CommandRegistry:
 
     def get(self, name: str) -> SlashCommand | None:
         name = self._aliases.get(name, name)
-        return self._commands.get(name)
+        found = self._commands.get(name)
+        if found is not None:
+            return found
+        # Codex's /prompts:NAME: the custom command /NAME (never a built-in).
+        custom = self._commands.get(command_name(name, self._is_custom))
+        return custom if custom is not None and custom.kind == "custom" else None
+
+    def _is_custom(self, name: str) -> bool:
+        command = self._commands.get(name)
+        return command is not None and command.kind == "custom"
 
     def match(self, query: str) -> list[SlashCommand]:
         """Commands whose name starts with ``query``, then those containing it."""

@@ -7,16 +7,15 @@ turn instead (see :func:`workspace_context`).
 
 from __future__ import annotations
 
-import os
 import platform
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from reasonix_core.project import file_label, project_folders
+from reasonix_core.agent.instructions import load_instructions
 
-INSTRUCTION_FILES = ("REASONIX.md", "AGENTS.md", "CLAUDE.md")
-MAX_INSTRUCTION_BYTES = 64 * 1024
+__all__ = ["build_system_prompt", "language_instruction", "load_instructions", "workspace_context"]
+
 
 BASE_PROMPT = """\
 You are Reasonix, a coding agent working in the user's terminal, inside their project.
@@ -67,62 +66,6 @@ def language_instruction(reasoning_language: str) -> str:
     )
 
 
-def load_instructions(
-    workspace: Path,
-    home: Path | None = None,
-    protected: Iterable[Path | str] = (),
-    denied: Callable[[str], bool] | None = None,
-) -> list[tuple[str, str]]:
-    """(label, text) for each standing-instruction file found, user-level first,
-    then the project's from the git root down to ``workspace``
-    (:func:`reasonix_core.project.project_folders`), each labelled relative to
-    the root. A file reached twice (``CLAUDE.md -> AGENTS.md``) is included once.
-
-    ``protected``: the run's ``forbid_read`` paths. A project file that links
-    into one of them (or into ``home``) is skipped even when the link stays
-    inside the project: with the workspace at ``$HOME``, ``AGENTS.md ->
-    .reasonix/.env`` would put the key into every request."""
-    found: list[tuple[str, str]] = []
-    candidates: list[tuple[str, Path, Path | None]] = []
-    if home is not None:
-        candidates.append(("~/.reasonix/REASONIX.md", home / "REASONIX.md", None))
-    folders = project_folders(workspace)
-    root = folders[0]
-    shielded = [Path(os.path.realpath(p)) for p in protected]
-    if home is not None:
-        shielded.append(Path(os.path.realpath(home)))
-    for folder in folders:
-        candidates.extend(
-            (file_label(folder / name, root), folder / name, root) for name in INSTRUCTION_FILES
-        )
-    seen: set[Path] = set()
-    for label, path, inside in candidates:
-        try:
-            if not path.is_file():
-                continue
-            real_path = path.resolve()
-            if real_path in seen:
-                continue
-            seen.add(real_path)
-            # A repository's AGENTS.md that links out (to ~/.reasonix/.env, ~/.ssh/...)
-            # would put that file into every request: only the workspace's own files.
-            if inside is not None:
-                real = path.resolve()
-                if not real.is_relative_to(inside) or any(real.is_relative_to(p) for p in shielded):
-                    continue
-                # ``Read(.env)`` in deny: AGENTS.md -> .env must not pass it either.
-                if denied is not None and denied(str(path)):
-                    continue
-            with path.open("rb") as fh:  # at most the cap, however large the file
-                data = fh.read(MAX_INSTRUCTION_BYTES)
-        except OSError:
-            continue
-        text = data.decode("utf-8", "replace").strip()
-        if text:
-            found.append((label, text))
-    return found
-
-
 def build_system_prompt(
     workspace: Path,
     home: Path | None = None,
@@ -131,13 +74,18 @@ def build_system_prompt(
     denied: Callable[[str], bool] | None = None,
     skills_index: str = "",
     reasoning_language: str = "auto",
+    instructions: Sequence[tuple[str, str]] | None = None,
 ) -> str:
     """``skills_index``: the session's skills index (reasonix_core/skills/index.py),
-    last, so a session with skills shares every earlier byte with one without."""
+    last, so a session with skills shares every earlier byte with one without.
+    ``instructions``: the standing instructions the session gathered (with the
+    outside imports the user approved); None: read them here, none approved."""
     parts = [BASE_PROMPT.rstrip(), language_instruction(reasoning_language)]
     if extra.strip():
         parts.append(extra.strip())
-    for label, text in load_instructions(workspace, home, protected, denied):
+    if instructions is None:
+        instructions = load_instructions(workspace, home, protected, denied)
+    for label, text in instructions:
         parts.append(f"# Standing instructions from {label}\n\n{text}")
     if skills_index:
         parts.append(skills_index)

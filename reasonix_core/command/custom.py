@@ -22,6 +22,7 @@ import os
 import re
 import shlex
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -61,6 +62,20 @@ class LoadProblem:
     message: str
     # The command a clash is about ("" for a file that could not be loaded).
     name: str = ""
+
+
+#: Codex's spelling of a custom prompt, ``/prompts:NAME``: the same command as ``/NAME``.
+CODEX_PROMPTS_PREFIX = "prompts:"
+
+
+def command_name(name: str, known: Callable[[str], bool]) -> str:
+    """The custom command ``/name`` means: ``name`` itself when ``known`` (a
+    ``.reasonix/commands/prompts/x.md`` is ``/prompts:x``), else Codex's
+    ``prompts:NAME`` read as ``NAME``."""
+    if known(name) or not name.startswith(CODEX_PROMPTS_PREFIX):
+        return name
+    short = name.removeprefix(CODEX_PROMPTS_PREFIX)
+    return short if known(short) else name
 
 
 def expand_template(body: str, arguments: str) -> str:

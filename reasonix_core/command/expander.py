@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from reasonix_core.command.custom import CustomCommand, LoadProblem
+from reasonix_core.command.custom import CustomCommand, LoadProblem, command_name
 from reasonix_core.command.mentions import (
     expand_mentions,
     find_mentions,
@@ -114,17 +114,21 @@ class PromptExpander:
         self._denied = denied
         self._approve_outside = approve_outside
 
+    def _custom_name(self, name: str) -> str:
+        """``name``, or the custom command Codex's ``prompts:NAME`` spells."""
+        return command_name(name, self.commands.__contains__)
+
     def knows(self, name: str) -> bool:
         """Whether ``/name`` is a command this expander renders (without rendering it)."""
         return (
-            name in self.commands
+            self._custom_name(name) in self.commands
             or (self._skills is not None and name in self._skills)
             or (self._mcp_prompt is not None and name.startswith(MCP_PROMPT_PREFIX))
         )
 
     async def expand_command(self, name: str, arguments: str) -> str | None:
         """The user turn for ``/name arguments``; None when no command has that name."""
-        custom = self.commands.get(name)
+        custom = self.commands.get(self._custom_name(name))
         if custom is not None:
             return custom.render(arguments)
         if self._skills is not None:
@@ -145,11 +149,11 @@ class PromptExpander:
         """Who wrote the text ``/name`` renders to besides the user: None for the
         user's own command file (``~/.claude/commands``...), whose references are
         as trusted as typed ones."""
-        custom = self.commands.get(name)
+        custom = self.commands.get(self._custom_name(name))
         if custom is not None:
             if custom.scope != "project":
                 return None
-            return Provenance(typed=arguments, author=f"the project command /{name}")
+            return Provenance(typed=arguments, author=f"the project command /{custom.name}")
         if self._skills is not None and name in self._skills:
             return Provenance(typed=arguments, author=f"the skill /{name}", skill=True)
         if name.startswith(MCP_PROMPT_PREFIX):
@@ -224,7 +228,8 @@ class PromptExpander:
                 )
             text = rendered
             # Said when the command is used: which file won a name two agents' folders share.
-            clashes = tuple(f"{p.path}: {p.message}" for p in self._clashes if p.name == name)
+            custom = self._custom_name(name)
+            clashes = tuple(f"{p.path}: {p.message}" for p in self._clashes if p.name == custom)
             expanded = await self.expand_references(text, self.provenance(name, arguments))
             return Expanded(text=expanded.text, notices=clashes + expanded.notices)
         return await self.expand_references(text)

@@ -21,7 +21,13 @@ from reasonix_core.errors import ConfigError
 from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, private_dir
 from reasonix_core.home import reasonix_home
 
-__all__ = ["add_provider", "set_config_value"]
+__all__ = [
+    "add_mcp_server",
+    "add_provider",
+    "mcp_server_names",
+    "remove_mcp_server",
+    "set_config_value",
+]
 
 _KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -95,6 +101,110 @@ def add_provider(path: Path, fields: Mapping[str, Any], *, make_default: bool = 
     _save(path, doc, trim=was_empty)
 
 
+def mcp_server_names(path: Path) -> list[str]:
+    """The names of the MCP servers the TOML file at ``path`` declares (either
+    ``[[mcp.servers]]`` or ``[mcp.servers.<name>]``); none when it is missing."""
+    servers = _mcp_servers(_parse(path), path)
+    if servers is None:
+        return []
+    if isinstance(servers, AoT):
+        return [str(t.get("name", "")).strip() for t in servers if isinstance(t, Table | dict)]
+    return [str(name) for name in servers]
+
+
+def add_mcp_server(path: Path, fields: Mapping[str, Any]) -> None:
+    """Append an MCP server declaration with ``fields`` (``name`` first) to the TOML
+    file at ``path`` (created if missing), as a ``[[mcp.servers]]`` table, or as a
+    ``[mcp.servers.<name>]`` table where the file already uses that form.
+
+    Comments and layout are kept; a server of the same name already there is a
+    :class:`ConfigError` and the file is left untouched."""
+    doc = _parse(path)
+    was_empty = not doc.as_string().strip()
+    name = str(fields["name"])
+    if name in mcp_server_names(path):
+        raise ConfigError(f"{path} already declares an MCP server named {name!r}")
+    servers = _mcp_servers(doc, path)
+    table = tomlkit.table()
+    if not was_empty:
+        table.trivia.indent = "\n"  # a blank line between it and what comes before
+    if servers is None:
+        mcp = doc.get("mcp")
+        if mcp is None:
+            mcp = tomlkit.table(is_super_table=True)
+            doc.append("mcp", mcp)
+        servers = tomlkit.aot()
+        mcp.append("servers", servers)
+    for key, value in fields.items():
+        if key != "name" or isinstance(servers, AoT):
+            table[key] = _inline(value)
+    if isinstance(servers, AoT):
+        servers.append(table)
+    else:
+        servers.append(name, table)
+    _save(path, doc, trim=was_empty)
+
+
+def remove_mcp_server(path: Path, name: str) -> bool:
+    """Remove the MCP server ``name`` from the TOML file at ``path``, keeping every
+    other line and comment; False (and the file untouched) when it is not there."""
+    doc = _parse(path)
+    servers = _mcp_servers(doc, path)
+    if servers is None:
+        return False
+    if isinstance(servers, AoT):
+        index = next(
+            (
+                i
+                for i, t in enumerate(servers)
+                if isinstance(t, Table | dict) and str(t.get("name", "")).strip() == name
+            ),
+            None,
+        )
+        if index is None:
+            return False
+        del servers[index]
+        if not len(servers):
+            _drop_empty_servers(doc)
+    else:
+        if name not in servers:
+            return False
+        del servers[name]
+    _save(path, doc, tidy_end=True)
+    return True
+
+
+def _inline(value: Any) -> Any:
+    """``env`` and ``headers`` as ``{ K = "v" }`` on the entry's own line, not sub-tables."""
+    if isinstance(value, Mapping):
+        inline = tomlkit.inline_table()
+        inline.update(value)
+        return inline
+    return value
+
+
+def _drop_empty_servers(doc: tomlkit.TOMLDocument) -> None:
+    # An empty array of tables renders as `servers = []`, which reads as no servers
+    # too; drop it (and a now-empty [mcp]) so the file looks as before the add.
+    mcp: Any = doc["mcp"]
+    del mcp["servers"]
+    if not len(mcp):
+        del doc["mcp"]
+
+
+def _mcp_servers(doc: tomlkit.TOMLDocument, path: Path) -> Any:
+    """``mcp.servers`` of ``doc`` (an array of tables or a table), or None if absent."""
+    mcp = doc.get("mcp")
+    if mcp is None:
+        return None
+    if not _is_table(mcp):
+        raise ConfigError(f"{path}: mcp is not a table; edit it by hand")
+    servers = mcp.get("servers")
+    if servers is None or isinstance(servers, AoT) or _is_table(servers):
+        return servers
+    raise ConfigError(f"{path}: mcp.servers is not written as [[mcp.servers]]; edit it by hand")
+
+
 def _parse(path: Path) -> tomlkit.TOMLDocument:
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -109,12 +219,17 @@ def _parse(path: Path) -> tomlkit.TOMLDocument:
         raise ConfigError(f"{path}:{exc.line}:{exc.col}: invalid TOML: {msg}") from None
 
 
-def _save(path: Path, doc: tomlkit.TOMLDocument, *, trim: bool = False) -> None:
+def _save(
+    path: Path, doc: tomlkit.TOMLDocument, *, trim: bool = False, tidy_end: bool = False
+) -> None:
     """Validate the edited file on its own, then replace the old one (``trim``: a
-    new file does not start with the blank line tomlkit puts before a table)."""
+    new file does not start with the blank line tomlkit puts before a table;
+    ``tidy_end``: a removed last table leaves no blank lines at the end)."""
     new_text = tomlkit.dumps(doc)
     if trim:
         new_text = new_text.lstrip()
+    if tidy_end and new_text.endswith("\n\n"):
+        new_text = new_text.rstrip("\n") + "\n" if new_text.strip() else ""
     check_layer(tomllib.loads(new_text), str(path))
     _replace(path, new_text)
 

@@ -66,6 +66,9 @@ def make_host(
     """An (unentered) host for the servers declared for ``workspace``; the project's
     own declarations only when the folder is trusted (or ``trust_project``)."""
     from reasonix_core.mcp.host import McpHost
+    from reasonix_core.mcp.oauth import McpAuth
+    from reasonix_core.mcp.tokens import TokenStore
 
     setup = setup_for(config, workspace, home, trust_project=trust_project, extra_files=extra_files)
+    options.setdefault("auth", McpAuth(TokenStore(home)))
     return McpHost(setup, workspace=workspace, log_dir=home / "logs", **options)

@@ -96,6 +96,11 @@ class McpServerConfig:
     concurrency: Literal["parallel", "serial"] = "parallel"
     enabled: bool = True
     source: str = ""
+    # OAuth with a client registered beforehand (no dynamic registration), and the
+    # loopback port such a registration names; 0: a random port.
+    client_id: str = ""
+    client_secret: str = ""
+    callback_port: int = 0
 
     @property
     def serial(self) -> bool:
@@ -143,6 +148,9 @@ class _Entry(BaseModel):
     tool_timeout_seconds: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
     concurrency: Literal["parallel", "serial"] | None = None
     enabled: bool = True
+    client_id: str = ""
+    client_secret: str = ""
+    callback_port: int | None = Field(default=None, ge=1, le=65535)
 
 
 class _JsonEntry(_Entry):
@@ -466,6 +474,9 @@ def _build(
         concurrency=concurrency,
         enabled=entry.enabled,
         source=label,
+        client_id=env.expand(entry.client_id, "client_id"),
+        client_secret=env.expand(entry.client_secret, "client_secret", empty_is_error=True),
+        callback_port=entry.callback_port or 0,
     )
 
 
@@ -498,7 +509,11 @@ class _Env:
 
 
 def expand_vars(
-    value: str, lookup: Callable[[str], str | None], where: str = "value", *, empty_is_error: bool = False
+    value: str,
+    lookup: Callable[[str], str | None],
+    where: str = "value",
+    *,
+    empty_is_error: bool = False,
 ) -> str:
     """Expand ``${VAR}`` / ``${VAR:-default}`` (default when unset or empty).
 

@@ -66,6 +66,8 @@ if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
     from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
     from mcp_types import InitializeResult, ListRootsResult, LoggingMessageNotificationParams
 
+    from reasonix_core.mcp.oauth import McpAuth
+
 T = TypeVar("T")
 
 __all__ = [
@@ -100,8 +102,10 @@ class ServerConnection:
         backoff: tuple[float, float] = (BACKOFF_BASE, BACKOFF_MAX),
         max_attempts: int = MAX_RECONNECT_ATTEMPTS,
         on_status: Callable[[McpServerStatus], None] | None = None,
+        auth: McpAuth | None = None,
     ) -> None:
         self.config = config
+        self._auth = auth
         self.catalog = Catalog()
         self._workspace = workspace
         self._log_dir = log_dir
@@ -458,6 +462,7 @@ class ServerConnection:
 
             client = await stack.enter_async_context(
                 sdk.httpx.AsyncClient(
+                    auth=sdk.oauth_provider.provider_for(cfg, self._auth),
                     headers=dict(cfg.headers),
                     timeout=sdk.httpx.Timeout(30.0, read=300.0),
                     event_hooks={"response": [on_response]},
@@ -468,7 +473,11 @@ class ServerConnection:
             )
         else:
             return await stack.enter_async_context(
-                sdk.sse_client(cfg.url, headers=dict(cfg.headers) or None)
+                sdk.sse_client(
+                    cfg.url,
+                    headers=dict(cfg.headers) or None,
+                    auth=sdk.oauth_provider.provider_for(cfg, self._auth),
+                )
             )
 
     async def _discover(

@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # the SDK loads off the event loop (_sdk)
     from mcp.client.session import ClientSession
     from mcp_types import GetPromptResult, ReadResourceResult
 
+    from reasonix_core.mcp.oauth import McpAuth
+
 __all__ = ["McpHost"]
 
 _SDK_LOGGERS = ("mcp", "mcp_types", "client", "server", "httpx2", "reasonix_core.mcp")
@@ -59,8 +61,11 @@ class McpHost:
         backoff: tuple[float, float] | None = None,
         max_attempts: int | None = None,
         deferred: bool = False,
+        auth: McpAuth | None = None,
     ) -> None:
         self.setup = setup
+        # OAuth for remote servers (None: no token store, e.g. in unit tests).
+        self.auth = auth
         # Deferred: the servers start at start_now() (or at the first use) instead of
         # on entry, so `reasonix run`'s first request does not share the CPU with them.
         self.deferred = deferred
@@ -98,6 +103,7 @@ class McpHost:
                 log_dir=self.log_dir,
                 connector=self._connectors.get(server.name) or self._connectors.get(server.key),
                 on_status=self._notify,
+                auth=self.auth,
                 **self._options,
             )
         if not any(s.enabled for s in self.setup.servers):

@@ -13,6 +13,7 @@ import anyio
 
 from reasonix_core.errors import ReasonixError
 from reasonix_core.mcp import _sdk
+from reasonix_core.mcp.oauth import McpAuthError
 from reasonix_core.mcp.status import McpServerStatus
 
 if TYPE_CHECKING:
@@ -142,6 +143,10 @@ def startup_reason(sdk: _sdk.Sdk, transport: str, cause: BaseException | None) -
     found = leaf(cause)
     if found is None:
         return "start-up failed"
+    if isinstance(found, McpAuthError):  # its message is written to be shown
+        return str(found)
+    if type(found).__module__.startswith("mcp.client.auth"):
+        return "authorization failed (see its log)"
     if isinstance(found, sdk.MCPError):
         if found.code == sdk.types.CONNECTION_CLOSED:
             if transport == "stdio":

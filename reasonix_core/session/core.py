@@ -67,6 +67,9 @@ class Session:
     # The workspace snapshots around the agent's turns (docs/REWIND.md); None when
     # [checkpoints] enabled = false.
     checkpoints: Checkpointer | None = None
+    # What the user should hear about the instruction files (an import refused,
+    # a file cut at its cap); empty for a continued session.
+    instruction_notices: tuple[str, ...] = ()
     # The configured hooks (docs/HOOKS.md); None when none applies.
     hooks: Hooks | None = None
 

@@ -183,7 +183,20 @@ async def discovered_models(
 
 
 async def show_mcp(screen: SessionHost, args: str) -> None:
-    screen.app.push_screen(McpStatusScreen(screen.services))
+    """``/mcp``; ``/mcp add …`` / ``remove NAME`` / ``auth NAME`` act on the screen."""
+    status = McpStatusScreen(screen.services)
+    await screen.app.push_screen(status)
+    action, _, rest = args.strip().partition(" ")
+    rest = rest.strip()
+    if action == "add":
+        status.add_server(rest)
+    elif action == "remove" and rest:
+        status.remove_server(rest)
+    elif action in ("auth", "login") and rest:
+        status.run_worker(status.authenticate(rest), exclusive=True, group="mcp-login")
+    elif action:
+        status.notify("usage: /mcp [add NAME URL | add NAME -- CMD ARGS | remove NAME | auth NAME]",
+                      severity="error")  # fmt: skip
 
 
 async def show_hooks(screen: SessionHost, args: str) -> None:
