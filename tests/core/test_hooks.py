@@ -430,3 +430,34 @@ def test_post_tool_use_feedback_reaches_the_model(workspace, home, cfg):
     assert "[PostToolUse hook feedback]\nlint: line too long\nformatted with ruff" in result
     assert (workspace / "a.py").read_text() == "x=1\n"  # the write itself stands
     assert _metrics(proc)["hook_blocks"] == 1
+
+
+def test_a_trusted_project_hook_script_via_claude_project_dir(workspace, cfg, tmp_path):
+    """The layout Claude Code's docs use: a script in .claude/hooks, named through
+    "$CLAUDE_PROJECT_DIR", run once the folder is trusted."""
+    hooks_dir = workspace / ".claude" / "hooks"
+    hooks_dir.mkdir(parents=True)
+    _script(
+        hooks_dir,
+        "format.py",
+        f"""#!{sys.executable}
+import json, os, sys
+data = json.load(sys.stdin)
+path = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], data["tool_input"]["file_path"])
+with open(path) as fh:
+    text = fh.read()
+with open(path, "w") as fh:
+    fh.write(text.replace("\\t", "    "))
+""",
+    )
+    _settings(workspace / ".claude" / "settings.json", _on(
+        "PostToolUse", '"$CLAUDE_PROJECT_DIR"/.claude/hooks/format.py', "Write|Edit"
+    ))  # fmt: skip
+    assert reasonix(workspace, "trust").returncode == 0
+    cfg.enqueue(Reply(tool_calls=[ToolCallSpec("write_file", json.dumps(
+        {"path": "a.py", "content": "if x:\n\treturn 1\n"}))]))  # fmt: skip
+    cfg.enqueue(Reply(content="ok"))
+    proc = reasonix(workspace, "run", "write", "-y")
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "a.py").read_text() == "if x:\n    return 1\n"
+    assert "⚓ PostToolUse hook" in proc.stderr and "(.claude/settings.json)" in proc.stderr
