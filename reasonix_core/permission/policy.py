@@ -750,9 +750,10 @@ def explain(
         f"rule: {decision.rule if decision.rule is not None else 'none (fallback)'}",
     ]
     if decision.rule is not None and origin is not None:
-        files = [origin(decision.rule)] if origin(decision.rule) else []
-        if not files:
-            files = [f for part in decision.rule.split(", ") if (f := origin(part))]
+        whole = origin(decision.rule)
+        # Several rules that covered the call together are joined with ", ".
+        parts = [whole] if whole else [origin(p) for p in decision.rule.split(", ")]
+        files = [f for f in parts if f]
         if files:
             lines.append("from: " + ", ".join(dict.fromkeys(files)))
     lines.append(f"reason: {decision.reason}")
