@@ -249,3 +249,34 @@ def test_a_model_that_writes_itself_a_hook_runs_nothing(workspace, cfg, tmp_path
     assert again.returncode == 2
     assert ".claude/settings.json (hooks.SessionStart command, hooks.Stop command)" in again.stderr
     assert not marker.exists()
+
+
+def test_default_mode_and_additional_directories_shape_the_policy(workspace, home, tmp_path):
+    from reasonix_core.config import load_config
+    from reasonix_core.session.policy import starts_in_plan
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "notes.md").write_text("x")
+    config = load_config(workspace, home=home).config
+
+    def policy_for(mode: str, permission_mode: str | None = None):
+        _write(home / "settings.json", {"permissions": {
+            "defaultMode": mode, "additionalDirectories": [str(shared)]}})  # fmt: skip
+        claude = load_settings(workspace, home)
+        settings = RunSettings(workspace=workspace, permission_mode=permission_mode)
+        return build_policy(config, settings, workspace, home, claude=claude), claude, settings
+
+    policy, _, _ = policy_for("acceptEdits")
+    assert policy.preset == "auto"
+    policy, _, _ = policy_for("bypassPermissions")
+    assert policy.preset == "yolo"
+    policy, _, _ = policy_for("bypassPermissions", permission_mode="ask")
+    assert policy.preset == "ask"  # --permission-mode wins
+    policy, _, _ = policy_for("dontAsk")
+    assert (policy.preset, policy.mode) == ("ask", "deny")
+    assert policy.decide("bash", False, {"command": "make"}).verdict is Verdict.DENY
+    policy, claude, settings = policy_for("plan")
+    assert starts_in_plan(settings, claude)
+    read = policy.decide("read_file", True, {"path": str(shared / "notes.md")})
+    assert read.verdict is Verdict.ALLOW
