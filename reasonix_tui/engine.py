@@ -317,7 +317,7 @@ class EngineServices(BaseServices):
     ) -> None:
         self.workspace = workspace.resolve()
         self.add_dirs = list(add_dirs)  # --add-dir: extra readable folders
-        self.settings_files = list(settings_files)  # --settings (docs/HOOKS.md)
+        self._settings_files = tuple(settings_files)  # --settings (docs/HOOKS.md)
         self.config_home = home or reasonix_home()
         from reasonix_tui.prompt_history import history_path
 
@@ -440,13 +440,17 @@ class EngineServices(BaseServices):
         self._apply_mode(runner)
         return runner.runtime
 
+    @property
+    def settings_files(self) -> Sequence[str]:
+        return self._settings_files
+
     def _settings_policy(self) -> tuple[Policy, str | None]:
         """The policy ``@path`` references answer to, with the settings.json files'
         rules (docs/HOOKS.md), and the mode their ``defaultMode`` starts in."""
         from reasonix_core.hooks.settings import load_settings
         from reasonix_core.session.policy import claude_mode_name
 
-        claude = load_settings(self.workspace, self.config_home, extra=self.settings_files)
+        claude = load_settings(self.workspace, self.config_home, extra=self._settings_files)
         policy = build_policy(
             self.config,
             RunSettings(workspace=self.workspace),
@@ -471,7 +475,7 @@ class EngineServices(BaseServices):
             home=self.config_home,
             add_dirs=self.add_dirs,
             discovered_models=dict(self._discovered),
-            settings_files=self.settings_files,
+            settings_files=list(self._settings_files),
             session_source="clear" if self._opened and not continued else "",
         )
         self._opened += 1

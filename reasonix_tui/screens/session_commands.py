@@ -210,7 +210,7 @@ async def show_hooks(screen: SessionHost, args: str) -> None:
         text = hooks_listing(
             services.workspace,
             services.config_home,
-            extra=getattr(services, "settings_files", ()),
+            extra=services.settings_files,
         )
     except ConfigError as exc:
         await screen.notice(str(exc), "error")
