@@ -1,9 +1,12 @@
 """``reasonix acp`` over the loopback fixture: how long a 2,000-message
 ``session/load`` takes (the replay beside a ``session/new`` in the same
-process, so the session build is measured apart from the replay), and the time
-from a prompt to its first ``agent_message_chunk`` (an upper bound on the
-adapter's share: it includes building and sending the request and the
-fixture's answer).
+process, so the session build is measured apart from the replay), and how soon
+the first ``agent_message_chunk`` reaches the client: from the moment the
+fixture provider wrote its first answer token on the socket (the issue's
+measure: the adapter's share, through ``reasonix acp``'s parse, event, ACP
+update and pipe), beside the time from the prompt sent (which adds building and
+sending the request). Both instants are this process's monotonic clock: the
+fixture's server thread and the ACP client run here.
 
 Run: ``.venv/bin/python bench/bench_acp.py [--messages 2000] [--reps 3]``
 """
@@ -24,6 +27,30 @@ from _common import KEY, bench_env, write_config
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 
 from reasonix_testkit import ChatDialect, FixtureServer, Reply
+
+# The fixture's answer; its first content delta (chunk_size 8) is "zqx hell".
+ANSWER = "zqx hello there, from the fixture"
+FIRST_TOKEN = b'"content":"zqx hell'
+
+
+class TokenClock:
+    """Records when the fixture's server thread wrote the first content token."""
+
+    def __init__(self) -> None:
+        self.sent: float | None = None
+
+    def install(self) -> None:
+        from reasonix_core.bench.loopback_http import ChunkedWriter
+
+        write = ChunkedWriter.write
+        clock = self
+
+        def timed(writer: ChunkedWriter, data: bytes) -> None:
+            write(writer, data)
+            if clock.sent is None and FIRST_TOKEN in data:
+                clock.sent = time.perf_counter()
+
+        ChunkedWriter.write = timed  # type: ignore[method-assign]
 
 
 class Client:
@@ -66,18 +93,22 @@ async def main(messages: int, reps: int) -> None:
         write_config(home, server.base_url)
         env = bench_env(home)
         first_chunk_ms: list[float] = []
-        server.enqueue(*[Reply(content="hello there, from the fixture") for _ in range(reps + 1)])
+        token_chunk_ms: list[float] = []
+        tokens = TokenClock()
+        tokens.install()
+        server.enqueue(*[Reply(content=ANSWER) for _ in range(reps + 1)])
         client = Client()
         async with _spawn(client, workspace, env) as (conn, _):
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
             new = await conn.new_session(cwd=str(workspace))
             await conn.prompt(session_id=new.session_id, prompt=[text_block("warm up")])
             for _ in range(reps):
-                client.first_chunk = None
+                client.first_chunk, tokens.sent = None, None
                 sent = time.perf_counter()
                 await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
-                assert client.first_chunk is not None
+                assert client.first_chunk is not None and tokens.sent is not None
                 first_chunk_ms.append((client.first_chunk - sent) * 1000)
+                token_chunk_ms.append((client.first_chunk - tokens.sent) * 1000)
         session_file = next((home / "sessions").rglob(f"{new.session_id}.jsonl"))
         _grow(session_file, messages - 2 * (reps + 1))
         load_ms: list[float] = []
@@ -95,8 +126,10 @@ async def main(messages: int, reps: int) -> None:
                 load_ms.append((time.perf_counter() - started) * 1000)
                 replayed = len(client.updates)
         print(
-            f"prompt -> first agent_message_chunk: median {statistics.median(first_chunk_ms):.1f} ms "
-            f"(min {min(first_chunk_ms):.1f}, {reps} turns)"
+            "provider's first token written -> first agent_message_chunk received: median "
+            f"{statistics.median(token_chunk_ms):.1f} ms (max {max(token_chunk_ms):.1f}, "
+            f"{reps} turns); prompt sent -> that chunk: median "
+            f"{statistics.median(first_chunk_ms):.1f} ms (max {max(first_chunk_ms):.1f})"
         )
         print(
             f"session/load of {messages} messages ({replayed} updates): median "

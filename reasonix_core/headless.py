@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from reasonix_core import events as ev
-from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND
-from reasonix_core.claude_stream import SCHEMA_VERSION, ClaudeShape
+from reasonix_core.agent.turn_meta import TurnMeta
+from reasonix_core.claude_stream import ClaudeShape, result_line, turn_outcome
 from reasonix_core.errors import (
     DISK_FULL_KIND,
     CommandError,
@@ -34,26 +34,13 @@ from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
-from reasonix_core.session.settings import RunSettings
+from reasonix_core.session.settings import RunSettings, arm_name
 from reasonix_core.startup_heap import resume_collection
 
 if TYPE_CHECKING:
     from reasonix_core.goal.driver import GoalDriver
 
 log = logging.getLogger(__name__)
-
-# MCP servers start once the run goes on past its first answer: at its first tool call
-# (a run that calls a tool sends another request, which may use a server), a goal's
-# round or a subagent, or at a call to a server (McpHost.start_now at first use). A
-# run that only answers never spawns them (nor imports the MCP SDK), so it does not
-# wait for them to start and shut down at exit (issue 31); spawning them later than
-# the first request also keeps them from competing with it for the CPU.
-_RUN_GOES_ON = (
-    ev.ToolCallDelta,
-    ev.ToolCallStarted,
-    ev.SubagentStarted,
-    ev.GoalRound,
-)
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -74,6 +61,8 @@ class HeadlessOptions:
     goal: bool = False
     max_goal_rounds: int | None = None
     goal_token_budget: int | None = None
+    # --include-partial-messages: stream_event lines as each answer streams.
+    partial_messages: bool = False
 
 
 @dataclass(kw_only=True)
@@ -189,13 +178,18 @@ async def run_headless(
 ) -> HeadlessOutcome:
     started = time.monotonic()
     sink = MetricsSink(options.metrics_path)
+    sink.metrics.arm = arm_name(options.settings.ablate)
     output = _Output(options.output_format, stdout or sys.stdout, stderr or sys.stderr, sink)
     out, emit = output.out, output.emit
     ending = _Ending()
     session_id = ""
     refused: ReasonixError | None = None
     goal_driver: GoalDriver | None = None
-    # MCP servers start once the run goes on past its first answer (_RUN_GOES_ON) or at first use.
+    # MCP servers start at their first use (a use_capability call, an MCP prompt or
+    # resource: McpHost.start_now), never before: a run that does not use them neither
+    # spawns them nor imports the MCP SDK, so it does not wait for them at exit (issue
+    # 31: 1-3 s for servers still starting, which the SDK shuts down gracefully), and
+    # they never compete with the first request for the CPU.
     settings = dataclasses.replace(options.settings, mcp_deferred=True)
     saved_plan = None
     try:
@@ -204,11 +198,13 @@ async def run_headless(
         ) as session:
             resume_collection()  # start-up is over (reasonix_core.startup_heap)
             session_id = session.session_id
-            output.shape = ClaudeShape(session_id=session_id, model=session.model)
+            output.shape = ClaudeShape(
+                session_id=session_id, model=session.model, partial=options.partial_messages
+            )
             if options.output_format == "stream-json":
                 output.write(_init_line(output.shape, session, options))
                 out.flush()
-            for text in (*session.instruction_notices, *session.skills.notices()):
+            for text in (*session.notices, *session.skills.notices()):
                 emit(ev.Notice(level="warning", text=text))
             try:
                 turn, goal_driver, notices = await _start(session, options)
@@ -299,7 +295,8 @@ async def _start(
     # `/command args` (a custom command, a skill, an MCP prompt), @path and
     # @server:uri exactly as the TUI expands them.
     expanded = await session.expand(options.prompt)
-    return session.prompt(expanded.text), None, tuple(expanded.notices)
+    meta = TurnMeta(images=expanded.images) if expanded.images else None
+    return session.prompt(expanded.text, meta), None, tuple(expanded.notices)
 
 
 @dataclass
@@ -327,12 +324,10 @@ async def _consume(
     sink: MetricsSink,
     ending: _Ending,
 ) -> None:
-    """Emit the turn's events (the MCP servers start once the run goes on)."""
+    """Emit the turn's events."""
     try:
         async with aclosing(turn) as agent_events:
             async for event in _with_mcp_notices(session.mcp, agent_events):
-                if isinstance(event, _RUN_GOES_ON) and session.mcp is not None:
-                    session.mcp.start_now()
                 emit(event)
                 if isinstance(event, ev.TurnFinished):
                     ending.finished = event
@@ -360,9 +355,10 @@ async def _consume(
 def _settle(ending: _Ending, goal_driver: GoalDriver | None) -> tuple[bool, str]:
     """Whether the run succeeded, and its outcome for the metrics."""
     finished, error = ending.finished, ending.error
-    # A run stopped by --max-steps did not finish its task: scripts must see that.
-    ok = error is None and finished is not None and finished.stop_reason != "max_steps"
-    if goal_driver is not None and finished is not None:
+    ok, outcome = turn_outcome(finished, error)
+    if goal_driver is None:
+        return ok, outcome
+    if finished is not None:
         # Only a completed goal is a success (blocked, a bound or a stop is not).
         stop = goal_driver.stop.value if goal_driver.stop is not None else "stopped"
         ok = ok and stop == "complete"
@@ -385,45 +381,17 @@ def _result(
     started: float,
     shape: ClaudeShape | None,
 ) -> dict[str, Any]:
-    """Claude Code's result fields (docs/CLI.md), then Reasonix's own."""
-    error, finished = ending.error, ending.finished
-    if ok:
-        subtype = "success"
-    else:
-        subtype = "error_max_turns" if outcome == "max_steps" else "error_during_execution"
-        if error is not None and error.kind == BUDGET_EXHAUSTED_KIND:
-            subtype = "error_max_budget"  # the message names which budget
-        elif error is not None and error.kind == DISK_FULL_KIND:
-            subtype = "error_disk_full"  # the message names the file
-    return {
-        "type": "result",
-        "subtype": subtype,
-        "is_error": not ok,
-        "result": ending.text
-        if ok
-        else (error.error if error else f"the run did not finish ({outcome})"),
-        "session_id": session_id,
-        "num_turns": metrics.steps,
-        "stop_reason": finished.stop_reason if finished else None,
-        "duration_ms": int((time.monotonic() - started) * 1000),
-        "duration_api_ms": shape.duration_api_ms if shape is not None else 0,
-        "usage": {
-            # Uncached input only, as Claude Code counts it: a consumer adding
-            # cache_read_input_tokens gets the whole prompt.
-            "input_tokens": metrics.cache_miss_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": metrics.cache_hit_tokens,
-            "output_tokens": metrics.completion_tokens,
-            "cache_miss_input_tokens": metrics.cache_miss_tokens,
-        },
-        "total_cost_usd": round(metrics.cost, 10) if metrics.currency == "USD" else None,
-        "permission_denials": shape.permission_denials if shape is not None else [],
-        "warnings": list(shape.warnings) if shape is not None else [],
-        "total_cost": round(metrics.cost, 10),
-        "currency": metrics.currency,
-        "schema_version": SCHEMA_VERSION,
-        "metrics": metrics.to_json(),
-    }
+    return result_line(
+        ok=ok,
+        outcome=outcome,
+        text=ending.text,
+        finished=ending.finished,
+        error=ending.error,
+        metrics=metrics,
+        session_id=session_id,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        shape=shape,
+    )
 
 
 def _goal_driver(session: Session, options: HeadlessOptions) -> GoalDriver:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reasonix_core.images import ImagePart
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -33,6 +35,9 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    # Images of a user turn, inline (reasonix_core/images.py); each provider kind
+    # writes them in its own shape, for a model that takes images.
+    images: tuple[ImagePart, ...] = ()
     # Metadata kept in the transcript beside the message: the full text of a
     # bounded tool result (local only), the outcome of a tool call, or a
     # provider's reasoning signature that its kind replays on later requests.
@@ -43,6 +48,8 @@ class Message:
         record: dict[str, Any] = {"role": self.role}
         if self.content is not None:
             record["content"] = self.content
+        if self.images:
+            record["images"] = [image.to_record() for image in self.images]
         if self.reasoning_content is not None:
             record["reasoning_content"] = self.reasoning_content
         if self.tool_calls:
@@ -73,6 +80,7 @@ class Message:
             tool_calls=calls,
             tool_call_id=record.get("tool_call_id"),
             name=record.get("name"),
+            images=tuple(ImagePart.from_record(i) for i in record.get("images") or ()),
             meta=dict(record.get("meta") or {}),
         )
 

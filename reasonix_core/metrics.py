@@ -120,6 +120,9 @@ class RunMetrics:
     # Hooks (docs/HOOKS.md): runs of configured hooks, and those that blocked.
     hook_runs: int = 0
     hook_blocks: int = 0
+    # The experiment arm (seed 000 §3.17): "full", or what --ablate took away
+    # ("no-subagent"); compare arms on the counts above, not on this label.
+    arm: str = "full"
 
     @property
     def cache_hit_ratio(self) -> float:

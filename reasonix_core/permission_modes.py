@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = [
+    "CLAUDE_MODES",
     "MODE_CHOICES",
     "MODE_CYCLE",
     "PLAN_MODE",
@@ -18,6 +19,8 @@ __all__ = [
     "PRESETS",
     "PRESET_SUMMARY",
     "PresetName",
+    "claude_word",
+    "mode_arg",
 ]
 
 #: A permission preset's name (``[permissions] preset``, ``--permission-mode``).
@@ -38,3 +41,25 @@ MODE_CHOICES: tuple[str, ...] = (*PRESETS, PLAN_MODE)
 #: The TUI's Shift+Tab cycle. yolo is never one keystroke away from ask; it
 #: joins the cycle only when the session started in it.
 MODE_CYCLE: tuple[str, ...] = ("ask", "auto", PLAN_MODE)
+
+#: Claude Code's ``--permission-mode`` words (``claude-agent-sdk``'s
+#: ``permission_mode``) and the Reasonix mode each one is. Claude Code's
+#: ``dontAsk`` and its classifier ``auto`` have no counterpart here: ``auto``
+#: keeps Reasonix's meaning, ``dontAsk`` is refused (docs/CLI.md).
+CLAUDE_MODES: dict[str, str] = {
+    "default": "ask",
+    "acceptEdits": "auto",
+    "bypassPermissions": "yolo",
+    "plan": PLAN_MODE,
+}
+
+
+def mode_arg(text: str) -> str:
+    """A ``--permission-mode`` value as the Reasonix mode it names (Claude Code's
+    words mapped, Reasonix's own unchanged; argparse checks the result)."""
+    return CLAUDE_MODES.get(text, text)
+
+
+def claude_word(mode: str) -> str:
+    """A Reasonix mode in Claude Code's words (``permissionMode`` of the init line)."""
+    return next((word for word, ours in CLAUDE_MODES.items() if ours == mode), mode)

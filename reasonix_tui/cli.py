@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reasonix_core import __version__
-from reasonix_core.permission_modes import MODE_CHOICES
+from reasonix_core.permission_modes import MODE_CHOICES, mode_arg
 from reasonix_tui import (
     cli_acp,
     cli_bench,
@@ -70,8 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--effort", metavar="LEVEL", help=EFFORT_HELP)
     parser.add_argument(
         "--permission-mode",
+        type=mode_arg,
         choices=MODE_CHOICES,
-        help="permission preset; plan: start in plan mode (writes wait for the plan's approval)",
+        help="permission preset; plan: start in plan mode (writes wait for the plan's "
+        "approval); Claude Code's default, acceptEdits and bypassPermissions are ask, auto "
+        "and yolo",
     )
     parser.add_argument(
         "--add-dir",
@@ -110,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
     add_setup_parser(sub)
     cli_bench.add_bench_parser(sub)
     cli_acp.add_acp_parser(sub)
+    # Imported here, not at the top: `reasonix --version` never builds the parser.
+    from reasonix_tui.cli_serve import add_serve_parser
+
+    add_serve_parser(sub)
     return parser
 
 
@@ -172,7 +179,19 @@ def _print_as_run(argv: list[str], parser: argparse.ArgumentParser) -> list[str]
             return [*argv[:index], "run", *argv[index + 1 :]]
         if token.startswith("--print="):
             return [*argv[:index], "run", token.partition("=")[2], *argv[index + 1 :]]
+    for token in argv:
+        if token in commands or token == "--":
+            break
+        if token.partition("=")[0] in _PRINT_MODE_FLAGS:
+            # `claude --output-format stream-json --input-format stream-json ...`, the
+            # command line claude-agent-sdk runs: Claude Code's print mode is `run`
+            # (whose parser takes the global options too).
+            return ["run", *argv]
     return argv
+
+
+# Flags only Claude Code's print mode takes: given without a command, they mean `run`.
+_PRINT_MODE_FLAGS = ("--output-format", "--input-format")
 
 
 def _completion(args: argparse.Namespace) -> int:
@@ -190,6 +209,12 @@ def _memory_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.parse_args(["memory", "--help"])
     sys.stdout.write(run_memory(args, reasonix_home(), Path.cwd()))
     return EXIT_OK
+
+
+def _serve_command(args: argparse.Namespace) -> int:
+    from reasonix_tui.cli_serve import serve_command
+
+    return serve_command(args)
 
 
 def _setup_command(args: argparse.Namespace) -> int:
@@ -216,6 +241,7 @@ COMMANDS: dict[str, Command] = {
     "goal": cli_sessions.goal_command,
     "bench": cli_bench.bench_command,
     "acp": cli_acp.acp_command,
+    "serve": _serve_command,
 }
 # A command whose action is missing or unknown prints its help (and exits 0).
 NEEDS_ACTION: dict[str, tuple[str, tuple[str, ...]]] = {

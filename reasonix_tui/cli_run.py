@@ -12,7 +12,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reasonix_core.permission_modes import MODE_CHOICES
+from reasonix_core.permission_modes import MODE_CHOICES, mode_arg
+from reasonix_tui.claude_flags import (
+    FlagProblem,
+    InlineMcpConfigs,
+    add_claude_code_flags,
+    check_claude_code_flags,
+    system_prompt,
+    tool_overrides,
+)
 from reasonix_tui.cli_common import (
     EFFORT_HELP,
     EXIT_FAILED,
@@ -28,6 +36,7 @@ from reasonix_tui.cli_common import (
 if TYPE_CHECKING:
     from reasonix_core.headless import HeadlessOptions
     from reasonix_core.session.settings import RunSettings
+    from reasonix_core.stream_session import StreamOptions
 
 RUN_EXAMPLES = """examples:
   reasonix run "Where is the retry policy configured?"
@@ -37,6 +46,8 @@ RUN_EXAMPLES = """examples:
   reasonix run --output-format stream-json "List the TODOs"
   reasonix run "/review src/app.py"          a custom command (.reasonix/commands/review.md)
   reasonix run -c "Now add a test for it"
+  reasonix -p "Fix the lint" --allowedTools "Read,Bash(ruff:*)" --permission-mode acceptEdits
+  reasonix run --input-format stream-json --output-format stream-json < turns.jsonl
 """
 
 
@@ -54,6 +65,7 @@ def add_run_parser(sub: SubParsers) -> None:
     _limit_flags(parser)
     _context_flags(parser)
     _session_flags(parser)
+    add_claude_code_flags(parser)
 
 
 def _output_flags(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +97,19 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metrics", type=Path, metavar="PATH", help="write RunMetrics JSON to PATH"
     )
+    parser.add_argument(
+        "--input-format",
+        choices=("text", "stream-json"),
+        default="text",
+        help="text (the prompt), or stream-json: user messages as JSON lines on standard "
+        "input, several turns in one session, and claude-agent-sdk's control protocol "
+        "(needs --output-format stream-json)",
+    )
+    parser.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="with stream-json: also each answer as it streams (Claude Code's stream_event lines)",
+    )
 
 
 def _permission_flags(parser: argparse.ArgumentParser) -> None:
@@ -92,16 +117,29 @@ def _permission_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--permission-mode",
         dest="run_permission_mode",
+        type=mode_arg,
         choices=MODE_CHOICES,
         help="permission preset (default from config); plan: plan mode, writes blocked, "
-        "the plan saved for --approve-plan",
+        "the plan saved for --approve-plan; Claude Code's default, acceptEdits and "
+        "bypassPermissions are ask, auto and yolo",
     )
     parser.add_argument("-y", "--auto", action="store_true", help="same as --permission-mode auto")
     parser.add_argument(
         "--allowed-tools",
-        default="",
+        "--allowedTools",
+        action="append",
+        default=[],
         metavar="RULES",
-        help='space-separated rules allowed for this run, e.g. "Bash(pytest:*) Edit"',
+        help='rules allowed for this run, separated by spaces or commas, e.g. "Bash(pytest:*) '
+        'Edit" (repeatable)',
+    )
+    parser.add_argument(
+        "--disallowed-tools",
+        "--disallowedTools",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help="rules denied for this run (Claude Code's rule grammar, like --allowed-tools)",
     )
 
 
@@ -116,8 +154,9 @@ def _limit_flags(parser: argparse.ArgumentParser) -> None:
         help="stop after N model requests (--max-turns: Claude Code's name)",
     )
     parser.add_argument(
-        "--max-cost", type=float, metavar="USD", help="stop at a step boundary once the "
-        "task has cost USD (every source counted; overrides [agent] task_cost_budget)"
+        "--max-cost", "--max-budget-usd", type=float, metavar="USD", help="stop at a step "
+        "boundary once the task has cost USD (every source counted; overrides [agent] "
+        "task_cost_budget; --max-budget-usd: Claude Code's name)"
     )  # fmt: skip
     parser.add_argument(
         "--max-tokens", type=int, metavar="N", help="stop at a step boundary once the "
@@ -140,13 +179,24 @@ def _context_flags(parser: argparse.ArgumentParser) -> None:
     )
     add_settings_option(parser, "run_settings")
     parser.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="a new session's base system prompt instead of Reasonix's own (standing "
+        "instructions and --append-system-prompt still follow); empty: Reasonix's own",
+    )
+    parser.add_argument(
+        "--system-prompt-file",
+        type=Path,
+        metavar="FILE",
+        help="the same as --system-prompt, read from FILE",
+    )
+    parser.add_argument(
         "--mcp-config",
         action="append",
-        type=Path,
         default=[],
-        metavar="FILE",
-        help="load MCP servers from FILE (.mcp.json format; repeatable; above the "
-        "config files, no trust needed)",
+        metavar="FILE|JSON",
+        help="load MCP servers from FILE, or from the JSON text itself (.mcp.json format; "
+        "repeatable; above the config files, no trust needed)",
     )
     parser.add_argument(
         "--workspace",
@@ -175,6 +225,24 @@ def _session_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "-r", "--resume", dest="run_resume", metavar="ID", help="continue session ID"
+    )
+    parser.add_argument(
+        "--session-id",
+        metavar="ID",
+        help="start the new session under ID (a UUID, as Claude Code's, or any plain name)",
+    )
+    parser.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="PART",
+        help="take PART of the harness away for a comparison arm (subagent: no task, "
+        "read_only_task or fleet); metrics name the arm",
+    )
+    parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with -c or -r ID: run in a new session copied from that one (it stays as it was)",
     )
     parser.add_argument(
         "--trust-project",
@@ -218,30 +286,71 @@ def _start_run(args: argparse.Namespace) -> int:
     skip_httpx_cli()
     import anyio
 
-    from reasonix_core.headless import run_headless
-
+    inline = InlineMcpConfigs()
     try:
-        options = _options(args)
-    except _Refused as exc:
-        return fail(str(exc))
-    outcome = anyio.run(run_headless, options)
-    return EXIT_OK if outcome.ok else EXIT_FAILED
+        if args.input_format == "stream-json":
+            from reasonix_core.stream_session import run_stream_session
+
+            try:
+                stream = _stream_options(args, inline)
+            except (_Refused, FlagProblem) as exc:
+                return fail(str(exc))
+            ok = anyio.run(run_stream_session, stream)
+        else:
+            from reasonix_core.headless import run_headless
+
+            try:
+                options = _options(args, inline)
+            except (_Refused, FlagProblem) as exc:
+                return fail(str(exc))
+            ok = anyio.run(run_headless, options).ok
+    finally:
+        inline.remove()
+    return EXIT_OK if ok else EXIT_FAILED
 
 
-def _options(args: argparse.Namespace) -> HeadlessOptions:
+def _stream_options(args: argparse.Namespace, inline: InlineMcpConfigs) -> StreamOptions:
+    """--input-format stream-json: the session's turns come as JSON lines on stdin."""
+    from reasonix_core.stream_session import StreamOptions
+
+    if args.output_format != "stream-json":
+        raise _Refused("--input-format stream-json needs --output-format stream-json")
+    if args.prompt is not None:
+        raise _Refused("--input-format stream-json takes no prompt: user messages come on stdin")
+    for flag, given in (
+        ("--goal", args.goal is not None),
+        ("--approve-plan", args.approve_plan),
+        ("--metrics", args.metrics is not None),
+    ):
+        if given:
+            raise _Refused(
+                f"{flag} cannot be used with --input-format stream-json "
+                "(each turn's result line carries its metrics)"
+            )
+    return StreamOptions(
+        settings=_settings(args, inline),
+        partial=args.include_partial_messages,
+        ask_program=args.permission_prompt_tool == "stdio",
+        overrides=tool_overrides(args.tools),
+    )
+
+
+def _options(args: argparse.Namespace, inline: InlineMcpConfigs) -> HeadlessOptions:
     from reasonix_core.headless import HeadlessOptions
 
     _plan_and_goal_flags(args)
     prompt = _prompt(args)
     return HeadlessOptions(
         prompt=prompt,
-        settings=_settings(args),
+        settings=_settings(args, inline),
         output_format=args.output_format,
         metrics_path=args.metrics,
         approve_plan=args.approve_plan,
         goal=args.goal is not None,
         max_goal_rounds=args.max_goal_rounds,
         goal_token_budget=args.goal_token_budget,
+        partial_messages=args.include_partial_messages,
+        overrides=tool_overrides(args.tools),
     )
 
 
@@ -298,15 +407,23 @@ def _prompt(args: argparse.Namespace) -> str:
     return prompt
 
 
-def _settings(args: argparse.Namespace) -> RunSettings:
+def _settings(args: argparse.Namespace, inline: InlineMcpConfigs) -> RunSettings:
     from reasonix_core.session.settings import RunSettings
+
+    check_claude_code_flags(args)
+    if args.include_partial_messages and args.output_format != "stream-json":
+        raise _Refused("--include-partial-messages needs --output-format stream-json")
 
     if args.max_steps is not None and args.max_steps < 1:
         raise _Refused("--max-steps must be at least 1")
     budgets = _budget_flags(args)
     if isinstance(budgets, str):
         raise _Refused(budgets)
-    problem = _rules_problem(args.allowed_tools) or _metrics_problem(args.metrics)
+    problem = (
+        _rules_problem("--allowed-tools", args.allowed_tools)
+        or _rules_problem("--disallowed-tools", args.disallowed_tools)
+        or _metrics_problem(args.metrics)
+    )
     if problem:
         raise _Refused(problem)
     mode = args.run_permission_mode or args.permission_mode
@@ -321,21 +438,30 @@ def _settings(args: argparse.Namespace) -> RunSettings:
     if isinstance(add_dirs, str):
         raise _Refused(add_dirs)
     resume = args.run_resume or args.resume_id
+    fork_session = args.fork_session
+    if fork_session and not (args.run_continue or args.continue_last or resume):
+        raise _Refused("--fork-session needs -c or -r ID (the session to copy)")
     if resume and "@" in resume:
         resume = _fork(resume)  # -r ID@TURN: run in a new session forked from the turn
+        fork_session = False  # that is a fork already
     return RunSettings(
         workspace=workspace,
         model=args.run_model or args.model,
         effort=args.run_effort or args.effort,
         permission_mode=mode,
         allowed_tools=_split_rules(args.allowed_tools),
+        disallowed_tools=_split_rules(args.disallowed_tools),
         max_steps=args.max_steps,
         continue_last=args.run_continue or args.continue_last,
         resume_id=resume,
+        fork_session=fork_session,
+        ablate=_ablations(args.ablate),
         trust_project=args.trust_project,
         add_dirs=add_dirs,
         append_system_prompt=args.append_system_prompt,
-        mcp_config=[p.expanduser().absolute() for p in args.mcp_config],
+        mcp_config=inline.paths(args.mcp_config),
+        system_prompt=system_prompt(args),
+        session_id=args.session_id,
         settings_files=[*(getattr(args, "settings", None) or []), *(args.run_settings or [])],
         **budgets,
         plan_mode=plan_mode,
@@ -349,9 +475,6 @@ def _workspace(args: argparse.Namespace) -> Path:
         workspace = args.workspace.expanduser().absolute()
         if not workspace.is_dir():
             raise _Refused(f"--workspace {args.workspace}: not a directory")
-    for path in args.mcp_config:
-        if not path.is_file():
-            raise _Refused(f"--mcp-config {path}: no such file")
     if not args.trust_project:
         refusal = untrusted_project(workspace)
         if refusal is not None:
@@ -407,21 +530,22 @@ def _read_stdin(cap: int) -> bytes:
     return buffer.read(cap + 1)
 
 
-def _split_rules(text: str) -> list[str]:
+def _split_rules(values: list[str]) -> list[str]:
     # The one rule splitter is the core's: a CLI copy split `Bash=echo a b` in three.
+    # Each value on its own: a `Tool=<literal>` rule takes the rest of its value only.
     from reasonix_core.permission.rules import split_rules
 
-    return split_rules(text)
+    return [rule for text in values for rule in split_rules(text)]
 
 
-def _rules_problem(text: str) -> str | None:
+def _rules_problem(flag: str, values: list[str]) -> str | None:
     from reasonix_core.permission import RuleError, parse_rule
 
-    for rule in _split_rules(text):
+    for rule in _split_rules(values):
         try:
             parse_rule(rule)
         except RuleError as exc:
-            return f"--allowed-tools: {exc}"
+            return f"{flag}: {exc}"
     return None
 
 
@@ -437,6 +561,15 @@ def _metrics_problem(path: Path | None) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"--metrics {path}: the folder {folder} is not writable"
     return None
+
+
+def _ablations(parts: list[str]) -> tuple[str, ...]:
+    from reasonix_core.session.settings import ABLATIONS
+
+    for part in parts:
+        if part not in ABLATIONS:
+            raise _Refused(f"--ablate {part!r}: one of {', '.join(ABLATIONS)}")
+    return tuple(sorted(set(parts)))
 
 
 def _fork(text: str) -> str:

@@ -82,6 +82,8 @@ class EngineRunner:
     # Plan mode as last put into the runtime (at a turn's start): a runtime out of
     # plan mode after that means the user approved the model's plan.
     plan_applied: bool = False
+    # The session's start notices were shown (with its first turn).
+    start_noticed: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
 
@@ -107,6 +109,10 @@ class EngineRunner:
         except ReasonixError as exc:
             yield ev.TurnFailed(error=str(exc), kind="config")
             return
+        if not self.start_noticed:
+            self.start_noticed = True  # once per session (Session.notices)
+            for text in runtime.notices:
+                yield ev.Notice(level="warning", text=text)
         async with aclosing(runtime.prompt(prompt, meta)) as events:
             async for event in events:
                 yield event

@@ -163,3 +163,39 @@ def test_the_wheel_installs_in_a_clean_venv_and_runs(wheel: Path, tmp_path: Path
     )
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.strip() == f"reasonix {__version__}"
+
+
+# -- install footprint (docs/PERFORMANCE.md#install-footprint) -------------------------
+
+#: What the MCP SDK installs for its server side (an ASGI server, a second web stack,
+#: JWT and cryptography). Reasonix is only an MCP client, yet the SDK's client package
+#: imports its server (``mcp.client`` -> the in-memory transport -> ``mcp.server``), and
+#: no SDK release makes these an extra: they stay, and the footprint page says so.
+MCP_SERVER_SIDE = ("uvicorn", "starlette", "sse-starlette", "python-multipart", "pyjwt")
+
+
+def _unconditional(requirements: list[str]) -> set[str]:
+    """Distribution names required without an extra (a marker on the platform or
+    the Python version still counts as required)."""
+    out = set()
+    for line in requirements:
+        name, _, marker = line.partition(";")
+        if "extra ==" in marker:
+            continue
+        for stop in "[<>=!~ (":
+            name = name.split(stop, 1)[0]
+        out.add(name.strip().lower())
+    return out
+
+
+def test_the_mcp_sdk_still_requires_its_server_side() -> None:
+    """A canary: the day an SDK release makes its server side optional, this fails,
+    and the footprint can shrink (about 20 MB and 9 packages, measured)."""
+    from importlib.metadata import requires
+
+    required = _unconditional(requires("mcp") or [])
+    still = [name for name in MCP_SERVER_SIDE if name in required]
+    assert still == list(MCP_SERVER_SIDE), (
+        f"the installed mcp SDK no longer requires {sorted(set(MCP_SERVER_SIDE) - set(still))}: "
+        "depend on its client-only form and update docs/PERFORMANCE.md#install-footprint"
+    )

@@ -12,18 +12,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
-from acp.helpers import update_current_mode
+from acp.helpers import update_agent_message_text, update_current_mode
 from acp.schema import (
     AgentCapabilities,
     AvailableCommandsUpdate,
     CloseSessionResponse,
+    ConfigOptionUpdate,
     Cost,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -32,28 +35,40 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    Usage,
     UsageUpdate,
 )
 
 from reasonix_core import __version__
 from reasonix_core import events as ev
 from reasonix_core.acp.approver import AcpApprover
+from reasonix_core.acp.client_files import AcpTextFiles
 from reasonix_core.acp.config_options import config_options, set_config_option
 from reasonix_core.acp.mcp_servers import write_mcp_json
-from reasonix_core.acp.prompt_text import prompt_text
+from reasonix_core.acp.prompt_text import prompt_images, prompt_text
 from reasonix_core.acp.updates import TurnUpdates, replay_updates
+from reasonix_core.agent.turn_meta import TurnMeta
+from reasonix_core.command.builtin import SessionCommand, session_command
 from reasonix_core.errors import ReasonixError
 from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE, PLAN_MODE_SUMMARY, PRESET_SUMMARY
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
 from reasonix_core.session.settings import RunSettings
+from reasonix_core.usage import Usage as TokenUsage
+
+if TYPE_CHECKING:
+    from reasonix_core.images import ImagePart
 
 log = logging.getLogger(__name__)
 
@@ -88,12 +103,18 @@ class _Held:
 
     session: Session
     approver: AcpApprover
+    # The editor's files when the client offers them (None: the host disk).
+    files: AcpTextFiles | None
     close: asyncio.Event
     holder: asyncio.Task[None]
     turn: asyncio.Task[str] | None = None
     # What the session's requests cost so far in this process (subagents' included).
     cost: float = 0.0
     modes: list[str] = field(default_factory=list[str])
+    # The running turn's billed calls (subagents' included), for the prompt's usage.
+    turn_usage: list[TokenUsage] = field(default_factory=list[TokenUsage])
+    # The running turn's updates (its open tool calls end as failed if it is cancelled).
+    updates: TurnUpdates | None = None
 
 
 class ReasonixAcpAgent:
@@ -103,6 +124,8 @@ class ReasonixAcpAgent:
         self.options = options
         self.client: Client | None = None
         self._sessions: dict[str, _Held] = {}
+        # The client advertised fs/read_text_file and fs/write_text_file.
+        self._editor_files = False
         # Notifications sent after a response (kept referenced until done).
         self._background: set[asyncio.Task[None]] = set()
 
@@ -115,12 +138,19 @@ class ReasonixAcpAgent:
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
         **kwargs: object,
     ) -> InitializeResponse:  # fmt: skip
+        fs = getattr(client_capabilities, "fs", None)
+        self._editor_files = bool(fs and fs.read_text_file and fs.write_text_file)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    fork=SessionForkCapabilities(),
+                    close=SessionCloseCapabilities(),
+                ),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
             ),
             agent_info=Implementation(name="reasonix", title="Reasonix", version=__version__),
@@ -130,7 +160,11 @@ class ReasonixAcpAgent:
         return None  # keys come from the user's config, as for every surface
 
     async def new_session(
-        self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: object
+        self,
+        cwd: str,
+        additional_directories: Any = None,
+        mcp_servers: Any = None,
+        **kwargs: object,
     ) -> NewSessionResponse:
         held = await self._open(cwd, resume_id=None, mcp_servers=mcp_servers)
         self._announce_commands(held)
@@ -183,16 +217,19 @@ class ReasonixAcpAgent:
 
     async def _start(self, settings: RunSettings, workspace: Path) -> _Held:
         approver = AcpApprover(self._client(), workspace)
+        files = AcpTextFiles(self._client()) if self._editor_files else None
         ready: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         close = asyncio.Event()
-        holder = asyncio.create_task(_hold(settings, approver, ready, close))
+        holder = asyncio.create_task(_hold(settings, approver, files, ready, close))
         try:
             session = await ready
         except ReasonixError as exc:
             await asyncio.gather(holder, return_exceptions=True)
             raise RequestError.invalid_params({"details": str(exc)}) from None
         approver.session_id = session.session_id
-        held = _Held(session=session, approver=approver, close=close, holder=holder)
+        if files is not None:
+            files.session_id = session.session_id
+        held = _Held(session=session, approver=approver, files=files, close=close, holder=holder)
         held.modes = list(MODE_CYCLE)
         if session.policy.preset not in held.modes:
             held.modes.insert(0, session.policy.preset)  # yolo only when started in it
@@ -244,53 +281,120 @@ class ReasonixAcpAgent:
         if held.turn is not None and not held.turn.done():
             raise RequestError.invalid_request({"details": "a turn is already running"})
         text = prompt_text(prompt, held.session.workspace)
-        if not text.strip():
-            raise RequestError.invalid_params({"prompt": "empty"})
-        held.turn = asyncio.create_task(self._turn(held, text))
+        images, problems = prompt_images(prompt)  # image blocks (issue 32)
+        if not text.strip() and not images:
+            raise RequestError.invalid_params({"prompt": "empty" if not problems else problems})
+        held.turn_usage = []
+        command = session_command(text) if not images else None
+        if command is not None:
+            held.turn = asyncio.create_task(self._command(held, *command))
+        else:
+            held.turn = asyncio.create_task(self._turn(held, text, images, problems))
         try:
             stop = await held.turn
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if held.turn.cancelled() and not (current is not None and current.cancelling()):
+                await self._end_open_calls(held)
                 return PromptResponse(stop_reason="cancelled")
             held.turn.cancel()
             raise
-        return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+        return PromptResponse(stop_reason=stop, usage=_turn_usage(held.turn_usage))  # type: ignore[arg-type]
 
-    async def _turn(self, held: _Held, text: str) -> str:
+    async def _end_open_calls(self, held: _Held) -> None:
+        """A cancelled turn's running tool calls end as failed in the client (the
+        transcript has their interrupted result)."""
+        if held.updates is None:
+            return
+        for update in held.updates.cancelled():
+            await self._client().session_update(session_id=held.session.session_id, update=update)
+
+    async def _turn(
+        self,
+        held: _Held,
+        text: str,
+        images: tuple[ImagePart, ...] = (),
+        problems: list[str] | None = None,
+    ) -> str:
         session, client = held.session, self._client()
         try:
             expanded = await session.expand(text)
         except ReasonixError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
-        updates = TurnUpdates(session.workspace)
-        for notice in expanded.notices:
+        updates = held.updates = TurnUpdates(session.workspace, held.files)
+        for notice in (*(problems or ()), *expanded.notices):
             await client.session_update(
                 session_id=session.session_id, update=updates.notice(notice)
             )
-        stop = "end_turn"
-        was_planning = session.plan_mode.active
-        async with aclosing(session.prompt(expanded.text)) as events:
-            async for event in events:
-                if isinstance(event, ev.TurnFinished) and not event.agent_path:
-                    stop = _STOP_REASONS.get(event.stop_reason, "end_turn")
-                elif isinstance(event, ev.TurnFailed) and not event.agent_path:
-                    raise RequestError.internal_error({"details": event.error})
-                if isinstance(event, ev.ToolCallStarted) and event.name in _PLAN_TOOLS:
-                    held.approver.plan_call_id = event.call_id
-                if isinstance(event, ev.UsageReported):
-                    held.cost += event.cost
-                    if not event.agent_path:
-                        await client.session_update(
-                            session_id=session.session_id, update=_usage(held, event)
-                        )
-                for update in updates.of(event):
-                    await client.session_update(session_id=session.session_id, update=update)
+        before = _state(session)
+        meta = TurnMeta(images=(*images, *expanded.images)) if images or expanded.images else None
+        async with aclosing(session.prompt(expanded.text, meta)) as events:
+            stop = await self._stream(held, events, updates)
+        await self._announce_state(held, before)
+        return stop
+
+    async def _announce_state(self, held: _Held, before: tuple[bool, str, str]) -> None:
+        """What the turn or command changed of the mode, model and effort, told to
+        the client (``current_mode_update``, ``config_option_update``)."""
+        session, client = held.session, self._client()
+        was_planning, model, effort = before
         if was_planning and not session.plan_mode.active:
             # The plan was approved: plan mode is off, the preset rules again.
             await client.session_update(
                 session_id=session.session_id, update=update_current_mode(session.policy.preset)
             )
+        if (model, effort) != (session.model, session.effort):
+            await client.session_update(
+                session_id=session.session_id,
+                update=ConfigOptionUpdate(
+                    session_update="config_option_update",
+                    config_options=config_options(session),  # type: ignore[arg-type]
+                ),
+            )
+
+    async def _command(self, held: _Held, command: SessionCommand, args: str) -> str:
+        """A built-in session command typed as the prompt (/compact, /plan, /goal...)."""
+        from reasonix_core.acp.session_commands import run_session_command
+
+        session = held.session
+        before = _state(session)
+        outputs = run_session_command(session, held.approver, command, args, cost=held.cost)
+        async with aclosing(outputs) as outs:
+            updates = held.updates = TurnUpdates(session.workspace, held.files)
+            stop = await self._stream(held, outs, updates)
+        await self._announce_state(held, before)
+        return stop
+
+    async def _stream(
+        self, held: _Held, events: AsyncIterator[ev.Event | str], updates: TurnUpdates
+    ) -> str:
+        """Send the events' updates (a string: a line of the agent's message); the
+        turn's stop reason."""
+        session, client = held.session, self._client()
+        stop = "end_turn"
+        async for event in events:
+            if isinstance(event, str):
+                await client.session_update(
+                    session_id=session.session_id, update=update_agent_message_text(event)
+                )
+                continue
+            if isinstance(event, ev.TurnFinished) and not event.agent_path:
+                stop = _STOP_REASONS.get(event.stop_reason, "end_turn")
+            elif isinstance(event, ev.TurnFailed) and not event.agent_path:
+                raise RequestError.internal_error({"details": event.error})
+            if isinstance(event, ev.ToolCallStarted) and event.name in _PLAN_TOOLS:
+                held.approver.plan_call_id = event.call_id
+            elif isinstance(event, ev.ToolCallStarted) and event.name == "ask":
+                held.approver.ask_call_id = event.call_id
+            if isinstance(event, ev.UsageReported):
+                held.cost += event.cost
+                held.turn_usage.append(event.usage)
+                if not event.agent_path:
+                    await client.session_update(
+                        session_id=session.session_id, update=_usage(held, event)
+                    )
+            for update in updates.of(event):
+                await client.session_update(session_id=session.session_id, update=update)
         return stop
 
     async def cancel(self, session_id: str, **kwargs: object) -> None:
@@ -354,19 +458,43 @@ class ReasonixAcpAgent:
 
         return self.options.home or reasonix_home()
 
-    # -- not offered -----------------------------------------------------------
+    async def resume_session(
+        self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
+        **kwargs: object,
+    ) -> ResumeSessionResponse:  # fmt: skip
+        """``session/load`` without the replay (the client kept the conversation)."""
+        held = self._sessions.get(session_id)
+        if held is None:
+            held = await self._open(cwd, resume_id=session_id, mcp_servers=mcp_servers)
+        self._announce_commands(held)
+        return ResumeSessionResponse(
+            modes=_modes(held),
+            config_options=config_options(held.session),  # type: ignore[arg-type]
+        )
 
     async def fork_session(
         self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
         **kwargs: object,
-    ) -> Any:  # fmt: skip
-        raise RequestError.method_not_found("session/fork")
+    ) -> ForkSessionResponse:  # fmt: skip
+        """A new session holding the saved conversation as it is now (the original
+        is untouched and stays open if it is); the fork continues append-only."""
+        from reasonix_core.session.fork import fork_saved_session
 
-    async def resume_session(
-        self, session_id: str, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
-        **kwargs: object,
-    ) -> Any:  # fmt: skip
-        raise RequestError.method_not_found("session/resume")
+        workspace = _workspace(cwd)
+        held = self._sessions.get(session_id)
+        if held is not None and held.turn is not None and not held.turn.done():
+            raise RequestError.invalid_request({"details": "a turn is running in that session"})
+        try:
+            forked = fork_saved_session(self._home(), workspace, session_id)
+        except ReasonixError as exc:
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        held = await self._open(cwd, resume_id=forked, mcp_servers=mcp_servers)
+        self._announce_commands(held)
+        return ForkSessionResponse(
+            session_id=forked,
+            modes=_modes(held),
+            config_options=config_options(held.session),  # type: ignore[arg-type]
+        )
 
     # -- the rest --------------------------------------------------------------
 
@@ -402,13 +530,14 @@ class ReasonixAcpAgent:
 async def _hold(
     settings: RunSettings,
     approver: AcpApprover,
+    files: AcpTextFiles | None,
     ready: asyncio.Future[Session],
     close: asyncio.Event,
 ) -> None:
     """Build the session, hand it over, keep it open until ``close`` is set."""
     try:
         async with build_session(
-            settings, approver=approver, plan_approver=approver.approve_plan
+            settings, approver=approver, plan_approver=approver.approve_plan, text_files=files
         ) as session:
             ready.set_result(session)
             await close.wait()
@@ -435,6 +564,26 @@ def _usage(held: _Held, event: ev.UsageReported) -> UsageUpdate:
                 "model": event.model,
             }
         },
+    )
+
+
+def _state(session: Session) -> tuple[bool, str, str]:
+    """What a turn or command may change that the client shows: plan mode, model, effort."""
+    return session.plan_mode.active, session.model, session.effort
+
+
+def _turn_usage(calls: list[TokenUsage]) -> Usage | None:
+    """The turn's tokens (ACP's prompt usage): the cache's hits are ``cachedReadTokens``."""
+    if not calls:
+        return None
+    prompt = sum(u.prompt_tokens for u in calls)
+    output = sum(u.completion_tokens for u in calls)
+    return Usage(
+        total_tokens=prompt + output,
+        input_tokens=prompt,
+        output_tokens=output,
+        thought_tokens=sum(u.reasoning_tokens for u in calls) or None,
+        cached_read_tokens=sum(u.cache_hit_tokens for u in calls),
     )
 
 
@@ -490,7 +639,8 @@ async def serve(options: AcpOptions) -> None:
     reader, writer = await stdio_streams(limit=_LINE_LIMIT)
     sends = TaskSupervisor(source="reasonix.acp.sender")
     transport = AnsweringTransport(reader, MessageSender(writer, sends))
-    conn = AgentSideConnection(agent, transport, listening=False)
+    # The unstable protocol routes session/close, session/fork and session/resume.
+    conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     try:
         await conn.listen()
     finally:

@@ -33,6 +33,9 @@ OPTIONS = [
     PermissionOption(option_id=REJECT_ALWAYS, name="Always reject", kind="reject_always"),
 ]
 
+# The ask tool's options: ``answer-<index>`` for each answer, and a decline.
+ANSWER, DECLINE = "answer-", "decline"
+
 PLAN_APPROVE, PLAN_KEEP, PLAN_REJECT = "approve_plan", "keep_planning", "reject_plan"
 PLAN_OPTIONS = [
     PermissionOption(option_id=PLAN_APPROVE, name="Approve and execute", kind="allow_once"),
@@ -55,8 +58,14 @@ class AcpApprover:
         self._rejected_scopes: set[str] = set()
         # The exit_plan_mode / submit_plan call being answered (set by the turn).
         self.plan_call_id = ""
+        # The ask call being answered (set by the turn).
+        self.ask_call_id = ""
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        if not self.session_id:
+            # Asked while the session is being built (an instruction file's import from
+            # outside the project): the editor knows no session to ask about yet.
+            return ApprovalDecision.DENY
         if request.scope and request.scope in self._rejected_scopes:
             return ApprovalDecision.DENY
         view = tool_view(request.tool, _json(request.arguments), self.workspace)
@@ -109,7 +118,48 @@ class AcpApprover:
         return PlanVerdict.REJECT if chosen == PLAN_REJECT else PlanVerdict.KEEP
 
     async def ask(self, questions: Sequence[Question]) -> list[QuestionAnswer] | None:
-        return None  # ACP has no multiple-choice question yet: nobody can answer
+        """The ``ask`` tool's questions, one permission request each on the ask
+        call, its options the answers (ACP v1's only choice a client surely
+        shows; a multi-select question takes one answer here). Declining, or
+        cancelling, any question declines them all: [] (the model is told so)."""
+        from acp.helpers import text_block, tool_content
+
+        answers: list[QuestionAnswer] = []
+        for n, question in enumerate(questions, 1):
+            options = [
+                PermissionOption(option_id=f"{ANSWER}{i}", name=option, kind="allow_once")
+                for i, option in enumerate(question.options)
+            ]
+            options.append(PermissionOption(option_id=DECLINE, name="Decline", kind="reject_once"))
+            count = f" ({n}/{len(questions)})" if len(questions) > 1 else ""
+            tool_call = ToolCallUpdate(
+                tool_call_id=self.ask_call_id or f"ask-{n}",
+                title=f"Question{count}: {question.question}",
+                kind="think",
+                status="pending",
+                content=[tool_content(text_block(question.question))],
+            )
+            response = await self.client.request_permission(
+                session_id=self.session_id, tool_call=tool_call, options=options
+            )
+            outcome = response.outcome
+            chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else DECLINE
+            index = _answer_index(chosen, len(question.options))
+            log.info("question %d: %s", n, chosen)
+            if index is None:
+                return []
+            answers.append(
+                QuestionAnswer(question=question.question, answers=(question.options[index],))
+            )
+        return answers
+
+
+def _answer_index(option_id: str, count: int) -> int | None:
+    """The chosen answer's index, None for a decline or an option not offered."""
+    if not option_id.startswith(ANSWER) or not option_id[len(ANSWER) :].isdigit():
+        return None
+    index = int(option_id[len(ANSWER) :])
+    return index if index < count else None
 
 
 def _json(arguments: dict[str, Any]) -> str:

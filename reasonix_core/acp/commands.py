@@ -1,12 +1,16 @@
 """The slash commands an ACP client offers (``available_commands_update``): the
-custom commands and the skills a user may type, which the session's expander
-runs exactly as the terminal app's input. The terminal app's own built-ins
-(``/model``, ``/rewind``...) are screens, not prompts: not offered here."""
+session's built-ins (``reasonix_core.command.builtin``: /compact, /effort,
+/status, /plan, /goal), the custom commands and the skills a user may type. The
+built-ins run on the session (``session_commands.py``), the rest through the
+session's expander exactly as the terminal app's input. The terminal app's
+screen commands (``/model``'s picker, ``/rewind``...) are not offered: model and
+effort are config options."""
 
 from __future__ import annotations
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+from reasonix_core.command.builtin import SESSION_COMMANDS
 from reasonix_core.session.core import Session
 
 
@@ -21,6 +25,8 @@ def available_commands(session: Session) -> list[AvailableCommand]:
         offered[command.name] = _command(
             command.name, command.description or f"/{command.name}", command.argument_hint
         )
+    for builtin in SESSION_COMMANDS:  # a built-in wins, as in the terminal app
+        offered[builtin.name] = _command(builtin.name, builtin.description, builtin.argument_hint)
     return [offered[name] for name in sorted(offered)]
 
 

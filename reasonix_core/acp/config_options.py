@@ -23,8 +23,8 @@ def config_options(session: Session) -> list[SessionConfigOptionSelect]:
             options=[SessionConfigSelectOption(value=m, name=m) for m in _models(session)],
         )
     ]
-    efforts = _efforts(session)
-    if efforts:
+    levels = efforts(session)
+    if levels:
         options.append(
             SessionConfigOptionSelect(
                 type="select",
@@ -32,7 +32,7 @@ def config_options(session: Session) -> list[SessionConfigOptionSelect]:
                 name="Reasoning effort",
                 category="thought_level",
                 current_value=session.effort,
-                options=[SessionConfigSelectOption(value=e, name=e) for e in efforts],
+                options=[SessionConfigSelectOption(value=e, name=e) for e in levels],
             )
         )
     return options
@@ -46,7 +46,7 @@ def set_config_option(session: Session, config_id: str, value: str) -> None:
         session.set_model(
             resolve_model(session.config, f"{session.resolved.provider.name}/{value}")
         )
-    elif config_id == EFFORT and value in _efforts(session):
+    elif config_id == EFFORT and value in efforts(session):
         session.set_effort(value)
     else:
         raise RequestError.invalid_params({config_id: f"unknown option or value {value!r}"})
@@ -57,8 +57,9 @@ def _models(session: Session) -> list[str]:
     return models if session.model in models else [session.model, *models]
 
 
-def _efforts(session: Session) -> list[str]:
-    efforts = list(session.agent.provider.efforts())
-    if efforts and session.effort not in efforts:
-        efforts.insert(0, session.effort)
-    return efforts
+def efforts(session: Session) -> list[str]:
+    """The efforts the session's provider accepts (the current one first if not)."""
+    levels = list(session.agent.provider.efforts())
+    if levels and session.effort not in levels:
+        levels.insert(0, session.effort)
+    return levels

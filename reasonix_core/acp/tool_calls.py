@@ -30,6 +30,7 @@ _KINDS: dict[str, str] = {
     "todo_write": "think",
     "exit_plan_mode": "think",
     "submit_plan": "think",
+    "ask": "think",
 }
 #: The tools whose file a diff is shown for (old text before, new text after).
 EDIT_TOOLS = frozenset(

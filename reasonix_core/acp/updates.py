@@ -21,6 +21,7 @@ from acp.helpers import (
 from acp.schema import ToolCallLocation
 
 from reasonix_core import events as ev
+from reasonix_core.acp.client_files import AcpTextFiles
 from reasonix_core.acp.tool_calls import EDIT_TOOLS, ToolView, tool_view
 from reasonix_core.messages import Message
 
@@ -32,11 +33,15 @@ class TurnUpdates:
     """One turn's events to updates; remembers an edited file's text before the
     call, so its update carries a ``diff`` (path, oldText, newText)."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, files: AcpTextFiles | None = None) -> None:
         self.workspace = workspace.resolve()
+        # The editor's files: an edit made there shows the editor's texts.
+        self.files = files
         self._before: dict[str, tuple[Path, str | None]] = {}
         # todo_write's list by call, shown as the plan once the call succeeds.
         self._todos: dict[str, list[Any]] = {}
+        # Calls started and not finished (a cancelled turn ends them as failed).
+        self.open_calls: list[str] = []
 
     def notice(self, text: str) -> Any:
         return update_agent_thought_text(text + "\n")
@@ -55,16 +60,22 @@ class TurnUpdates:
                     self._todos[call_id] = _plan_entries(view.raw_input)
                 if name in EDIT_TOOLS and view.paths:
                     self._before[call_id] = (view.paths[0], self._text(view.paths[0]))
+                self.open_calls.append(call_id)
                 return [
                     _start(call_id, view, "pending"),
                     update_tool_call(call_id, status="in_progress"),
                 ]
             case ev.ToolCallFinished(call_id=call_id, result=result, is_error=is_error):
+                if call_id in self.open_calls:
+                    self.open_calls.remove(call_id)
                 content: list[Any] = [tool_content(text_block(result))] if result else []
                 before = self._before.pop(call_id, None)
                 if before is not None and not is_error:
                     path, old = before
                     new = self._text(path)
+                    written = self.files.take_write(path) if self.files is not None else None
+                    if written is not None:
+                        old, new = written
                     if new is not None and new != old:
                         content.append(tool_diff_content(str(path), new, old))
                 done = update_tool_call(
@@ -86,6 +97,17 @@ class TurnUpdates:
                 return [update_agent_thought_text(f"{level}: {text}\n")]
             case _:
                 return []
+
+    def cancelled(self) -> list[Any]:
+        """The open calls as failed: the turn was cancelled while they ran."""
+        done = [
+            update_tool_call(
+                call_id, status="failed", content=[tool_content(text_block("cancelled"))]
+            )
+            for call_id in self.open_calls
+        ]
+        self.open_calls.clear()
+        return done
 
     def _text(self, path: Path) -> str | None:
         """The file's text when it is a regular file inside the workspace, else None."""

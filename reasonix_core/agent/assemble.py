@@ -30,6 +30,7 @@ from reasonix_core.tool.capability import UseCapabilityTool
 from reasonix_core.tool.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from reasonix_core.agent.vision import VisionFallback
     from reasonix_core.mcp.host import McpHost
 
 
@@ -54,6 +55,7 @@ def assemble_agent(
     agent_path: tuple[str, ...] = (),
     budget: BudgetMeter | None = None,
     snapshots: TurnSnapshots | None = None,
+    vision: VisionFallback | None = None,
 ) -> Agent:
     """An Agent for ``resolved`` over ``provider``; ``checkpoints``: whether its
     context manager writes compaction checkpoints beside ``session``;
@@ -66,6 +68,7 @@ def assemble_agent(
         source=source,
         agent_path=agent_path,
         budget=budget,
+        vision=vision,
     )
     return Agent(
         provider=provider,

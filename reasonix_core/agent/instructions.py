@@ -161,6 +161,8 @@ class _Reader:
         self.denied = denied
         self.approved = approved
         self.seen: set[str] = set()
+        # Imports refused once: a second importer of one adds no second notice.
+        self.refused: set[str] = set()
         self.total = 0
         self.result = Instructions()
 
@@ -223,8 +225,9 @@ class _Reader:
                 continue  # an e-mail, a handle, a file that is not there: text
             label_token, path = found
             real = os.path.realpath(path)
-            if real in self.seen:
-                continue  # included already (a second name, a cycle)
+            if real in self.seen or real in self.refused:
+                continue  # included already (a second name, a cycle), or refused
+
             source = _Source(
                 self._label(path),
                 path,
@@ -234,6 +237,7 @@ class _Reader:
             )
             refusal = self._refusal(source, label_token, real)
             if refusal is not None:
+                self.refused.add(real)
                 self._notice(source, refusal, token=label_token)
                 continue
             self._include(source, real)

@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
@@ -73,6 +73,8 @@ from reasonix_core.usage import Usage
 if TYPE_CHECKING:
     from reasonix_core.agent.snapshots import TurnSnapshots
     from reasonix_core.agent.turn_meta import TurnMeta
+    from reasonix_core.agent.vision import VisionFallback
+    from reasonix_core.images import ImagePart
 
 log = logging.getLogger(__name__)
 E = TypeVar("E", bound=ev.Event)
@@ -92,6 +94,8 @@ class AgentOptions:
     agent_path: tuple[str, ...] = ()
     # Task budgets (budget.py), shared by every agent of the task; None: no budget.
     budget: BudgetMeter | None = None
+    # What a turn's images become (agent/vision.py); None: sent as the provider decides.
+    vision: VisionFallback | None = None
 
 
 class TurnOver(Exception):
@@ -270,12 +274,26 @@ class Agent:
 
     # -- the turn ---------------------------------------------------------
 
-    async def run(self, prompt: str, meta: TurnMeta | None = None) -> AsyncGenerator[ev.Event, None]:
+    async def run(
+        self, prompt: str, meta: TurnMeta | None = None
+    ) -> AsyncGenerator[ev.Event, None]:
         """The turn's events as its phases make them: TurnStarted, then steps
         (prepare -> request with retry -> commit the answer, or run the tools)
         until one ends the turn with TurnFinished or TurnFailed. ``meta`` routes a
-        Coordinator's turn; a single model has one route, so it is not read here."""
-        yield self._begin_turn(prompt, host_turn=meta is not None and meta.synthetic)
+        Coordinator's turn; a single model has one route, so only its images are read."""
+        images = meta.images if meta is not None else ()
+        # Describing the images (a model without them, [agent] vision_model) comes
+        # before the turn: its events (usage, retries, notices) in the order made.
+        notices: list[ev.Event] = []
+        descriptions = await self._describe_images(images, prompt, notices) if images else []
+        for notice in notices:
+            yield notice
+        yield self._begin_turn(
+            prompt,
+            host_turn=meta is not None and meta.synthetic,
+            images=images,
+            descriptions=descriptions,
+        )
         try:
             async with aclosing(event_stream(self._turn)) as events:
                 async for event in events:
@@ -325,17 +343,70 @@ class Agent:
         for repair in repair_messages(self.messages):
             self.append_message(repair)
 
-    def _begin_turn(self, prompt: str, host_turn: bool = False) -> ev.TurnStarted:
+    async def _describe_images(
+        self, images: tuple[ImagePart, ...], prompt: str, notices: list[ev.Event]
+    ) -> list[str]:
+        """Descriptions of the turn's images when the model takes none and a vision
+        model is set (one extra request per image), else none: a model that takes
+        images gets them directly (agent/vision.py)."""
+        vision = self.options.vision
+        if vision is None or vision.takes_images(self._model):
+            return []
+        if vision.describer is None:
+            notices.append(
+                self._events(
+                    ev.Notice,
+                    level="warning",
+                    text=f"{self._model} does not take images; set [agent] vision_model to "
+                    "have them described (the image is only noted)",
+                )
+            )
+            return []
+        from reasonix_core.agent.vision import describe_all
+
+        def notice(level: Literal["info", "warning"], text: str) -> None:
+            notices.append(self._events(ev.Notice, level=level, text=text))
+
+        async def keep(event: ev.Event) -> None:
+            notices.append(event)  # its usage and retries
+
+        # The agent's own call machinery (retries, usage, cost, budget) over the vision
+        # model's provider; a side request: its own ledger, not the session's records.
+        call = ModelCall(
+            provider=vision.describer.provider,
+            retry=self.retry,
+            events=self._events,
+            price=self.model_call.price,
+            clock=self.clock,
+            budget=self.options.budget,
+        )
+        return await describe_all(vision.describer, call, images, prompt, keep, notice)
+
+    def _begin_turn(
+        self,
+        prompt: str,
+        host_turn: bool = False,
+        images: tuple[ImagePart, ...] = (),
+        descriptions: Sequence[str] = (),
+    ) -> ev.TurnStarted:
         self._repair()
         self._observe_attachments(prompt)
         first_turn = not any(m.role == "user" for m in self.messages)
         text = prompt
+        if descriptions:
+            # Hidden content of this turn (not drawn): what the executor reads instead.
+            text = "\n\n".join([prompt, *descriptions])
         if self.context_suffix is not None:
             suffix = self.context_suffix(first_turn, prompt)
             if suffix:
-                text = f"{prompt}\n\n{suffix}"
+                text = f"{text}\n\n{suffix}"
         self.append_message(
-            Message(role="user", content=text, meta={HOST_TURN: True} if host_turn else {})
+            Message(
+                role="user",
+                content=text,
+                images=images,
+                meta={HOST_TURN: True} if host_turn else {},
+            )
         )
         if self.checkpoints is not None:
             self.checkpoints.turn_started(self.turn_number())

@@ -75,12 +75,14 @@ def build_system_prompt(
     skills_index: str = "",
     reasoning_language: str = "auto",
     instructions: Sequence[tuple[str, str]] | None = None,
+    base: str = BASE_PROMPT,
 ) -> str:
     """``skills_index``: the session's skills index (reasonix_core/skills/index.py),
     last, so a session with skills shares every earlier byte with one without.
     ``instructions``: the standing instructions the session gathered (with the
-    outside imports the user approved); None: read them here, none approved."""
-    parts = [BASE_PROMPT.rstrip(), language_instruction(reasoning_language)]
+    outside imports the user approved); None: read them here, none approved.
+    ``base``: the agent's role and rules (``--system-prompt`` replaces them)."""
+    parts = [base.rstrip(), language_instruction(reasoning_language)]
     if extra.strip():
         parts.append(extra.strip())
     if instructions is None:

@@ -448,6 +448,14 @@ def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:
     return out
 
 
+def session_path(sessions_root: Path, workspace: Path, session_id: str) -> Path:
+    """Where session ``session_id`` of ``workspace`` lives under ``sessions_root``;
+    SessionError for anything that is not a session id (a name, never a path)."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise SessionError(f"{session_id!r} is not a session id")
+    return session_dir(sessions_root, workspace) / f"{session_id}.jsonl"
+
+
 def open_session(sessions_root: Path, workspace: Path, session_id: str | None) -> LoadedSession:
     """Open a session for continuing: ``session_id`` None means the newest one."""
     if session_id is None:
@@ -467,3 +475,34 @@ def open_session(sessions_root: Path, workspace: Path, session_id: str | None) -
             path = matches[0]
     header, messages = read_session(path)
     return LoadedSession(store=SessionStore(path, header), header=header, messages=messages)
+
+
+def fork_session(
+    loaded: LoadedSession, sessions_dir: Path, workspace: Path, now: datetime, **extra: Any
+) -> SessionStore:
+    """A new session holding a copy of ``loaded`` whole (``/fork``, ``--fork-session``,
+    a subagent's ``fork_from``); the original is only read. Its conversation, its
+    compaction checkpoint and its request records are copied, so the fork's first
+    request extends the original's last byte for byte (the cache hits) and the cache
+    ledger knows the prefix it extends. ``extra``: more header facts."""
+    header = loaded.header
+    new = SessionHeader(
+        id=new_session_id(now),
+        workspace=header.workspace,
+        created=now.isoformat(),
+        model=header.model,
+        effort=header.effort,
+        system_prompt=header.system_prompt,
+        tools_fingerprint=header.tools_fingerprint,
+        extra={**header.extra, "forked_from": header.id, **extra},
+    )
+    store = SessionStore.create(sessions_dir, workspace, new)
+    for message in loaded.messages:
+        store.append(message)
+    source = loaded.store.path
+    checkpoint = read_checkpoint(source)
+    if checkpoint is not None:
+        write_checkpoint(store.path, checkpoint)
+    for record in read_request_records(source):
+        append_request_record(store.path, record)
+    return store

@@ -267,6 +267,11 @@ class ToolBatchRunner:
         host = self.host
         tool = host.tools.get(call.name)
         if tool is None:
+            from reasonix_core.tool.retired import retired_result
+
+            retired = retired_result(call.name)
+            if retired is not None:
+                return retired
             return ToolResult.error(
                 f"unknown tool {call.name!r}; available tools: {', '.join(host.tools.names)}"
             )

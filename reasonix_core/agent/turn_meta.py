@@ -4,6 +4,10 @@ below the modes that route on it (coordinator/routes.py re-exports it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reasonix_core.images import ImagePart
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,3 +18,6 @@ class TurnMeta:
     goal_start: bool = False
     # A host-made turn (a goal round, a continuation): always the executor's.
     synthetic: bool = False
+    # Images the user attached (``@shot.png``, a pasted path, an editor's image
+    # block): the host read them; the agent sends or describes them (agent/vision.py).
+    images: tuple[ImagePart, ...] = ()

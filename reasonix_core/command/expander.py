@@ -40,6 +40,7 @@ from reasonix_core.command.mentions import (
 from reasonix_core.errors import CommandError
 
 if TYPE_CHECKING:
+    from reasonix_core.images import ImagePart
     from reasonix_core.skills import SkillCatalog
 
 #: ``/mcp__server__prompt args`` -> the prompt's text (the MCP host's ``render_prompt``).
@@ -71,6 +72,8 @@ class Provenance:
 class Expanded:
     text: str
     notices: tuple[str, ...] = ()
+    # The ``@`` image files among the references (sent as images: see TurnMeta).
+    images: tuple[ImagePart, ...] = ()
 
 
 def split_command(text: str) -> tuple[str, str] | None:
@@ -168,6 +171,7 @@ class PromptExpander:
         if "@" not in text:
             return Expanded(text=text)
         notices: list[str] = []
+        images: tuple[ImagePart, ...] = ()
         foreign = provenance.foreign(text) if provenance is not None else set()
         skipped = foreign if provenance is not None and provenance.skill else set()
         confined = foreign - skipped
@@ -201,6 +205,7 @@ class PromptExpander:
             notices.append(f"Could not read @ references: {_reason(exc)}")
         else:
             notices.extend(expansion.notices)
+            images = tuple(expansion.images)
             text = expansion.apply(text)
         if self._mcp_resources is not None:
             # A skill body's @server:uri stays text too: only the user's words are read.
@@ -211,7 +216,7 @@ class PromptExpander:
             except Exception as exc:
                 problems = [f"Could not read MCP resources: {_reason(exc)}"]
             notices.extend(problems)
-        return Expanded(text=text, notices=tuple(notices))
+        return Expanded(text=text, notices=tuple(notices), images=images)
 
     async def expand(self, text: str) -> Expanded:
         """Command, then references; an unknown ``/name`` raises :class:`CommandError`."""
@@ -231,7 +236,9 @@ class PromptExpander:
             custom = self._custom_name(name)
             clashes = tuple(f"{p.path}: {p.message}" for p in self._clashes if p.name == custom)
             expanded = await self.expand_references(text, self.provenance(name, arguments))
-            return Expanded(text=expanded.text, notices=clashes + expanded.notices)
+            return Expanded(
+                text=expanded.text, notices=clashes + expanded.notices, images=expanded.images
+            )
         return await self.expand_references(text)
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from reasonix_core.fsutil import within
 from reasonix_core.home import reasonix_home
+from reasonix_core.images import IMAGE_SUFFIXES, MAX_IMAGE_BYTES, ImageError, ImagePart, image_part
 
 if TYPE_CHECKING:  # the TUI imports this module before its first frame: no anyio there
     from reasonix_core.tool.ledger import FileLedger
@@ -52,6 +53,9 @@ class MentionExpansion:
     blocks: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    # Image files among them (reasonix_core/images.py): sent as images, beside the
+    # ``<image>`` line that marks each one's place in the text.
+    images: list[ImagePart] = field(default_factory=list)
 
     def apply(self, text: str) -> str:
         if not self.blocks:
@@ -60,7 +64,7 @@ class MentionExpansion:
 
 
 # Where :meth:`MentionExpansion.apply` starts appending (the first block it adds).
-_APPENDED = re.compile(r'\n\n<(?:file|directory) path="')
+_APPENDED = re.compile(r'\n\n<(?:file|directory|image|image-description) path="')
 
 
 def without_attachments(turn: str) -> str:
@@ -72,7 +76,7 @@ def without_attachments(turn: str) -> str:
 
 # One whole-file block as :func:`_file_block` writes it, up to the next appended block.
 _FILE_BLOCK = re.compile(
-    r'<file path="([^"]*)">\n(.*?)\n</file>(?=\n\n<(?:file|directory) path="|\Z)', re.DOTALL
+    r'<file path="([^"]*)">\n(.*?)\n</file>(?=\n\n<(?:file|directory|image) path="|\Z)', re.DOTALL
 )
 
 
@@ -107,6 +111,26 @@ class PathCandidate:
     name: str  # entry name, "src" or "app.py"
     completion: str  # text after "@", e.g. "src/" or "src/app.py"
     is_dir: bool
+
+
+def pasted_image_mention(text: str) -> str | None:
+    """``@path`` for a paste that is just the path of an image file (what a terminal
+    types when a file is dropped on it: maybe quoted, maybe a ``file://`` URL), so
+    the turn attaches it as an ``@`` reference would; None for any other paste.
+    A path with whitespace cannot be a mention and stays text."""
+    name = text.strip()
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
+        name = name[1:-1]
+    name = name.removeprefix("file://")
+    if not name or any(ch.isspace() for ch in name) or "@" in name:
+        return None
+    path = Path(os.path.expanduser(name))
+    if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_absolute():
+        return None
+    try:
+        return f"@{name}" if path.is_file() else None
+    except OSError:
+        return None
 
 
 def find_mentions(text: str) -> list[str]:
@@ -197,6 +221,7 @@ def expand_mentions(
     blocks: list[str] = []
     notices: list[str] = []
     paths: list[str] = []
+    images: list[ImagePart] = []
     shielded = [os.path.realpath(p) for p in (reasonix_home(), *protected)]
     for token in dict.fromkeys(find_mentions(text)):
         if token in skipped:
@@ -221,12 +246,18 @@ def expand_mentions(
         try:
             if path.is_dir():
                 blocks.append(_directory_block(label, path, listing_cap, hidden))
+            elif path.suffix.lower() in IMAGE_SUFFIXES:
+                block, image = _image_attachment(label, path, hidden)
+                blocks.append(block)
+                images.append(image)
             else:
                 blocks.append(_file_block(label, path, file_cap, hidden))
             paths.append(label)
         except OSError as exc:
             notices.append(f"@{label}: {exc.strerror or exc}")
-    return MentionExpansion(blocks=blocks, notices=notices, paths=paths)
+        except ImageError as exc:
+            notices.append(f"@{exc}; not attached")
+    return MentionExpansion(blocks=blocks, notices=notices, paths=paths, images=images)
 
 
 def _denied(path: Path, denied: Callable[[str], bool] | None) -> bool:
@@ -244,6 +275,27 @@ def _file_block(
 ) -> str:
     """The file's text; ``hidden`` judges what was opened (a folder on the way
     may have been swapped for a link since the checks by name)."""
+    data, size = _read_capped(path, cap, hidden)
+    if b"\x00" in data[:8192]:
+        return f'<file path="{label}" binary="true" size="{size}" />'
+    truncated = len(data) > cap
+    body = data[:cap].decode("utf-8", errors="replace")
+    note = f"\n[truncated: showing {cap} of {size} bytes]" if truncated else ""
+    return f'<file path="{label}">\n{body}{note}\n</file>'
+
+
+def _image_attachment(
+    label: str, path: Path, hidden: Callable[[str], bool] = lambda real: False
+) -> tuple[str, ImagePart]:
+    """An image file: the ``<image>`` line that marks its place in the text, and the
+    part itself (ImageError for a file that is not the image its name says)."""
+    data, _ = _read_capped(path, MAX_IMAGE_BYTES, hidden)
+    part = image_part(IMAGE_SUFFIXES[path.suffix.lower()], data, label)
+    return f'<image path="{label}" media_type="{part.media_type}" size="{part.size}" />', part
+
+
+def _read_capped(path: Path, cap: int, hidden: Callable[[str], bool]) -> tuple[bytes, int]:
+    """Up to ``cap + 1`` bytes of a regular file, and its size."""
     from reasonix_core.tool.fs_walk import opened_path  # lazily: not on the TUI's start path
 
     # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the turn.
@@ -255,17 +307,11 @@ def _file_block(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
-        size = info.st_size
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(cap + 1)
     finally:
         os.close(fd)
-    if b"\x00" in data[:8192]:
-        return f'<file path="{label}" binary="true" size="{size}" />'
-    truncated = len(data) > cap
-    body = data[:cap].decode("utf-8", errors="replace")
-    note = f"\n[truncated: showing {cap} of {size} bytes]" if truncated else ""
-    return f'<file path="{label}">\n{body}{note}\n</file>'
+    return data, info.st_size
 
 
 def _directory_block(

@@ -64,6 +64,8 @@ class LoadedConfig:
     withheld: tuple[RiskySetting, ...] = ()
     # The REASONIX_* environment variables applied, by name.
     environment: Mapping[str, str] = field(default_factory=dict)
+    # One notice per user-only table ([serve]) a project file set and was left out.
+    ignored: tuple[str, ...] = ()
 
     @property
     def user_file(self) -> Path:
@@ -126,6 +128,7 @@ def load_config(
         workspace=workspace,
         withheld=tuple(dict.fromkeys(w for p in projects for w in p.withheld)),
         environment=env.applied,
+        ignored=tuple(line for p in projects for line in p.ignored),
     )
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "Price",
     "ProviderConfig",
     "SandboxConfig",
+    "ServeConfig",
     "ToolsConfig",
     "builtin_provider",
     "expand_path",
@@ -74,9 +75,7 @@ class _Table(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _set_aside_legacy(
-        cls, data: object, handler: ModelWrapValidatorHandler[Self]
-    ) -> Self:
+    def _set_aside_legacy(cls, data: object, handler: ModelWrapValidatorHandler[Self]) -> Self:
         legacy: dict[str, Any] = {}
         if isinstance(data, dict) and cls._LEGACY:
             legacy = {k: v for k, v in data.items() if k in cls._LEGACY}
@@ -119,7 +118,6 @@ class ProviderConfig(_Table):
             "supported_efforts",
             "extra_body",
             "web_search",
-            "vision_models",
             "display_name",
             "balance_url",
         }
@@ -147,6 +145,9 @@ class ProviderConfig(_Table):
     prices: dict[str, Price] | None = None
     # Replay reasoning_content as "" instead of the text (saves input tokens).
     strip_chain_of_thought: bool = False
+    # Models of this endpoint that take images (the Go product's key). None: not
+    # said, so discovered metadata and the presets decide (reasonix_core/images.py).
+    vision_models: list[str] | None = None
     # The file this entry came from (set by the loader), for error messages.
     _declared_in: str = PrivateAttr(default="")
 
@@ -240,7 +241,6 @@ class AgentConfig(_Table):
             "subagent_efforts",
             "output_style",
             "plan_mode_read_only_commands",
-            "vision_model",
             "keep",
             "recent_keep",
             # Retired in the Go product (removed on save there, ignored here).
@@ -255,6 +255,8 @@ class AgentConfig(_Table):
             "completion_validation",
             "completion_evaluator_model",
             "memory_compiler",
+            # Auto Guard (seed 004): read and ignored with a notice (config/retired.py).
+            "guardian_model",
         }
     )
 
@@ -267,6 +269,9 @@ class AgentConfig(_Table):
     retry_max_delay: float = Field(default=8.0, ge=0)
     stream_idle_timeout: float = Field(default=300, gt=0)
     planner_model: str = ""
+    # Image fallback (seed 000 §3.5): "" none; "auto" a vision model of the
+    # executor's provider; "provider/model" any. See reasonix_core/agent/vision.py.
+    vision_model: str = ""
     # Goal mode bounds per driven stretch (docs/MODES.md#goal-mode); None: observed only.
     max_goal_rounds: int | None = Field(default=None, ge=1)
     goal_token_budget: int | None = Field(default=None, ge=1)
@@ -441,6 +446,27 @@ class TuiConfig(_Table):
     notify_after_seconds: float = Field(default=10, ge=0)
 
 
+class ServeConfig(_Table):
+    """``[serve]``: ``reasonix serve``, the app in a browser (docs/SERVE.md).
+
+    Read from the user's ``config.toml`` only: a project file's ``[serve]`` is left
+    out with a notice (the loader's ``USER_ONLY_TABLES``), and no environment
+    variable sets it, since a repository must not open the user's agent to a network."""
+
+    # The original's fixed `token`: per-launch tokens only here, so it is set aside.
+    _LEGACY: ClassVar[frozenset[str]] = frozenset({"token"})
+
+    auth_mode: Literal["token", "password", "none"] = "token"
+    # `reasonix serve --set-password` writes it: scrypt$N$r$p$salt$hash (base64).
+    password_hash: str = ""
+    # Only behind a trusted reverse proxy (it terminates TLS and sets X-Forwarded-*).
+    behind_proxy: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    # Host names the browser may use beside the bind address (DNS rebinding check).
+    hosts: list[str] = Field(default_factory=_new_list)
+
+
 class Config(_Table):
     """The whole effective configuration."""
 
@@ -469,9 +495,9 @@ class Config(_Table):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
-    # Passed through untouched; their own schemas arrive with their features.
+    serve: ServeConfig = Field(default_factory=ServeConfig)
+    # Passed through untouched; its own schema arrives with its feature.
     mcp: dict[str, Any] | None = None
-    serve: dict[str, Any] | None = None
 
     @field_validator("providers")
     @classmethod

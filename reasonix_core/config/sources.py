@@ -61,6 +61,7 @@ from reasonix_core.trust import RiskySetting, review_project, risky_settings, st
 __all__ = [
     "ENV_PREFIX",
     "UNION_LISTS",
+    "USER_ONLY_TABLES",
     "EnvironmentSource",
     "FlagsSource",
     "LayerSource",
@@ -78,6 +79,11 @@ UNION_LISTS: tuple[tuple[str, str], ...] = (
     ("permissions", "ask"),
     ("sandbox", "forbid_read"),
 )
+
+#: Tables only the user's own ``config.toml`` (and flags) may set: a project file's
+#: are left out with a notice, and no environment variable names them. ``[serve]``
+#: decides who on the network reaches the user's agent.
+USER_ONLY_TABLES: tuple[str, ...] = ("serve",)
 
 ENV_PREFIX = "REASONIX_"
 #: Between a table and its key in a variable name: ``REASONIX_AGENT__MAX_STEPS``.
@@ -160,8 +166,18 @@ class ProjectFileSource(TomlFileSource):
         self.workspace = folder if workspace is None else workspace
         self.home, self.trust = home, trust
         self.withheld: tuple[RiskySetting, ...] = ()
+        #: One line per user-only table the file set and that was left out.
+        self.ignored: tuple[str, ...] = ()
 
     def admit(self, data: dict[str, Any]) -> dict[str, Any]:
+        refused = [t for t in USER_ONLY_TABLES if t in data]
+        if refused:
+            # Trusted or not: trust is about a folder's own settings, never the server's.
+            self.ignored = tuple(
+                f"{self.path}: [{t}] is ignored: only the user's {USER_FILE} may set it"
+                for t in refused
+            )
+            data = {k: v for k, v in data.items() if k not in refused}
         if self.trust:
             return data
         review = review_project(self.workspace, self.home, preread={self.path: data})
@@ -377,6 +393,8 @@ def environment_settings() -> dict[str, tuple[str, ...]]:
     level or in a table; never providers, lists or free-form tables."""
     out: dict[str, tuple[str, ...]] = {}
     for name, field in Config.model_fields.items():
+        if name in USER_ONLY_TABLES:
+            continue
         table = _table_model(field.annotation)
         if table is not None:
             for key, inner in table.model_fields.items():
@@ -426,6 +444,8 @@ def _not_settable(suffix: str) -> str:
     settable = environment_settings()
     head, _, key = suffix.partition(ENV_NESTING)
     dotted = suffix.replace(ENV_NESTING, ".")
+    if head in USER_ONLY_TABLES:
+        return f"[{head}] cannot be set from the environment; set it in the user's {USER_FILE}"
     if head in Config.model_fields and (not key or _table_model(_annotation(head)) is None):
         return (
             f"{head} cannot be set from the environment (only single-value settings can); "

@@ -26,6 +26,7 @@ __all__ = [
     "add_provider",
     "mcp_server_names",
     "remove_mcp_server",
+    "remove_table_keys",
     "set_config_value",
 ]
 
@@ -203,6 +204,21 @@ def _mcp_servers(doc: tomlkit.TOMLDocument, path: Path) -> Any:
     if servers is None or isinstance(servers, AoT) or _is_table(servers):
         return servers
     raise ConfigError(f"{path}: mcp.servers is not written as [[mcp.servers]]; edit it by hand")
+
+def remove_table_keys(path: Path, table: str, keys: tuple[str, ...]) -> list[str]:
+    """Remove ``keys`` from top-level ``[table]`` of ``path`` (comments and layout kept);
+    the keys removed. Nothing to remove leaves the file untouched. ConfigError when
+    the file cannot be read, parsed or written."""
+    doc = _parse(path)
+    found: Any = doc.get(table)
+    if not _is_table(found):
+        return []
+    removed = [key for key in keys if key in found]
+    for key in removed:
+        del found[key]
+    if removed:
+        _save(path, doc)
+    return removed
 
 
 def _parse(path: Path) -> tomlkit.TOMLDocument:

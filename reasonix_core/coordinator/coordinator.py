@@ -29,6 +29,7 @@ import itertools
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
@@ -44,6 +45,9 @@ from reasonix_core.coordinator.plans import (
 )
 from reasonix_core.coordinator.routes import Route, RouteDecision, TurnMeta, decide_route
 from reasonix_core.errors import UsageError
+
+if TYPE_CHECKING:
+    from reasonix_core.images import ImagePart
 
 #: The planner's research bound (model requests) before the summary round.
 RESEARCH_STEPS = 12
@@ -116,7 +120,8 @@ class Coordinator:
                 async for event in events:
                     yield self._events.adopt(event)
             return
-        async with aclosing(self._planned_turn(prompt, decision)) as events:
+        images = meta.images if meta is not None else ()
+        async with aclosing(self._planned_turn(prompt, decision, images)) as events:
             async for event in events:
                 yield event
 
@@ -128,7 +133,9 @@ class Coordinator:
 
     # -- a planning turn --------------------------------------------------
 
-    async def _planned_turn(self, prompt: str, decision: RouteDecision) -> AsyncGenerator[ev.Event, None]:
+    async def _planned_turn(
+        self, prompt: str, decision: RouteDecision, images: tuple[ImagePart, ...] = ()
+    ) -> AsyncGenerator[ev.Event, None]:
         route = decision.route
         yield self._events(ev.TurnStarted, session_id=self.session_id, prompt=prompt)
         plan: str | None = None
@@ -184,7 +191,7 @@ class Coordinator:
             yield self._ready(saved, "approved")
         else:
             yield self._ready(saved, "execute")
-        async with aclosing(self._execute(saved, announce=False)) as events:
+        async with aclosing(self._execute(saved, announce=False, images=images)) as events:
             async for event in events:
                 yield event
 
@@ -197,8 +204,12 @@ class Coordinator:
             disposition=disposition,
         )
 
-    async def _execute(self, saved: SavedPlan, *, announce: bool) -> AsyncGenerator[ev.Event, None]:
-        async with aclosing(_execute(self.executor, saved, self._events, announce)) as events:
+    async def _execute(
+        self, saved: SavedPlan, *, announce: bool, images: tuple[ImagePart, ...] = ()
+    ) -> AsyncGenerator[ev.Event, None]:
+        # The user's images go to the executor's turn (the planner plans from the text).
+        turn = _execute(self.executor, saved, self._events, announce, images)
+        async with aclosing(turn) as events:
             async for event in events:
                 yield event
 
@@ -272,11 +283,16 @@ async def run_pending_plan(
 
 
 async def _execute(
-    executor: Agent, saved: SavedPlan, sequence: EventSequence, announce: bool
+    executor: Agent,
+    saved: SavedPlan,
+    sequence: EventSequence,
+    announce: bool,
+    images: tuple[ImagePart, ...] = (),
 ) -> AsyncGenerator[ev.Event, None]:
     """The executor's turn over the request and its plan; its TurnStarted is
     the coordinator's own unless ``announce`` (a turn of its own)."""
-    async with aclosing(executor.run(handoff_text(saved.request, saved.plan))) as events:
+    meta = TurnMeta(images=images) if images else None
+    async with aclosing(executor.run(handoff_text(saved.request, saved.plan), meta)) as events:
         async for event in events:
             if isinstance(event, ev.TurnStarted) and not announce:
                 continue

@@ -23,6 +23,14 @@ class ApprovalDecision(enum.Enum):
     DENY = "deny"
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A denial in the approver's own words, which the model is given (a program's
+    ``can_use_tool`` answer through claude-agent-sdk carries one)."""
+
+    message: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Requester:
     """Which subagent a request comes from, so the user never approves a child's
@@ -70,7 +78,7 @@ class ApprovalRequest:
 class Approver(Protocol):
     interactive: bool
 
-    async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision | Refusal: ...
 
     async def ask(self, questions: Sequence[Question]) -> list[QuestionAnswer] | None:
         """Ask the user multiple-choice questions (an answer may be free text); None when

@@ -29,6 +29,7 @@ from reasonix_core.permission.approver import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    Refusal,
     current_requester,
 )
 from reasonix_core.permission.policy import Decision, Policy, Verdict
@@ -249,11 +250,12 @@ class PermissionGate:
                 ),
                 asked=True,
             )
+        why = f" ({answer.message.strip()})" if isinstance(answer, Refusal) else ""
         return Authorization(
             allowed=False,
             decision=Decision(Verdict.DENY, None, "denied by the user"),
             message=(
-                f"The user denied this {tool} call; it was not executed. "
+                f"The user denied this {tool} call{why}; it was not executed. "
                 "Do not retry it unchanged; choose another approach or ask the user."
             ),
             asked=True,
@@ -338,9 +340,9 @@ class PermissionGate:
         try:
             answer = await self._decide_notified(approver, request)
         except Exception as exc:  # a broken approver must not widen the sandbox
-            answer, failure = ApprovalDecision.DENY, str(exc)
+            answer, failure = ApprovalDecision.DENY, f"approval failed: {exc}"
         else:
-            failure = ""
+            failure = answer.message.strip() if isinstance(answer, Refusal) else ""
         if answer is ApprovalDecision.ALLOW_SESSION:
             grants.grant_session(missing)
             return Authorization(
@@ -356,7 +358,7 @@ class PermissionGate:
                 decision=Decision(Verdict.ALLOW, None, f"write access granted once: {listed}"),
                 asked=True,
             )
-        why = f" (approval failed: {failure})" if failure else ""
+        why = f" ({failure})" if failure else ""
         return Authorization(
             allowed=False,
             decision=Decision(Verdict.DENY, None, "write access denied by the user"),
@@ -370,14 +372,14 @@ class PermissionGate:
 
     async def _decide_notified(
         self, approver: Approver, request: ApprovalRequest
-    ) -> ApprovalDecision:
+    ) -> ApprovalDecision | Refusal:
         """Ask ``approver``, running the Notification hooks beside the question
         (a hook that hangs is killed at its timeout; the answer does not wait on it
         longer than that)."""
         hooks = self.hooks
         if hooks is None:
             return await approver.decide(request)
-        answer: list[ApprovalDecision] = []
+        answer: list[ApprovalDecision | Refusal] = []
         failure: list[Exception] = []
 
         async def ask() -> None:

@@ -140,6 +140,11 @@ def canonical_tool(name: str) -> str:
         return alias
     if builtin_family(name.lower()) is not None:
         return name.lower()
+    # Claude Code's CamelCase names of the tools Reasonix has too (TodoWrite,
+    # NotebookEdit, MultiEdit, BashOutput, KillShell, ExitPlanMode).
+    snake = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
+    if snake != name.lower() and builtin_family(snake) is not None:
+        return snake
     if name.startswith("mcp__") and name.endswith("__*"):
         return name[:-3]
     return name

@@ -33,6 +33,7 @@ import math
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.images import ImagePart
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
@@ -159,6 +160,16 @@ def parse_usage(raw: dict[str, Any], *, deepseek: bool = False) -> Usage:
     return make_usage(prompt, output, min(read, prompt))
 
 
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    """An inline image (Anthropic Messages: ``source.type`` ``base64``)."""
+    source = {"type": "base64", "media_type": image.media_type, "data": image.data}
+    return {"type": "image", "source": source}
+
+
 class AnthropicProvider(HttpProvider):
     """One endpoint speaking the Anthropic Messages API (streamed)."""
 
@@ -219,8 +230,12 @@ class AnthropicProvider(HttpProvider):
             )
         return blocks
 
-    def encode_messages(self, messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
-        """(system text, Anthropic messages). Same input, same output, always."""
+    def encode_messages(
+        self, messages: tuple[Message, ...], *, images: bool = False
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """(system text, Anthropic messages). Same input, same output, always.
+        ``images``: the model takes images (``image`` blocks, base64), else a note
+        stands in for each."""
         system: list[str] = []
         turns: list[tuple[str, list[dict[str, Any]]]] = []
 
@@ -249,8 +264,13 @@ class AnthropicProvider(HttpProvider):
                 blocks = self._assistant_blocks(msg)
                 if blocks:  # an empty assistant turn cannot be sent; drop it
                     add("assistant", blocks)
+            elif msg.images and images:
+                add("user", [*map(_image_block, msg.images), _text(msg.content or "")])
+            elif msg.images:
+                notes = [image.note() for image in msg.images]
+                add("user", [_text("\n\n".join([msg.content or "", *notes]))])
             else:
-                add("user", [{"type": "text", "text": msg.content or ""}])
+                add("user", [_text(msg.content or "")])
         out: list[dict[str, Any]] = []
         for role, blocks in turns:
             content: str | list[dict[str, Any]] = blocks
@@ -278,7 +298,9 @@ class AnthropicProvider(HttpProvider):
         max_tokens = request.max_output_tokens
         if max_tokens is None or max_tokens <= 0:
             max_tokens = self.max_output_tokens(request.model) or ANTHROPIC_MAX_OUTPUT
-        system, messages = self.encode_messages(request.messages)
+        system, messages = self.encode_messages(
+            request.messages, images=self.takes_images(request.model)
+        )
         body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
         if system:
             body["system"] = system

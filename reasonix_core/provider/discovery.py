@@ -15,6 +15,7 @@ import anyio
 import httpx
 
 from reasonix_core.config.schema import ProviderConfig
+from reasonix_core.images import learn_vision_models
 
 MAX_MODELS = 500
 MAX_ID_LENGTH = 200
@@ -65,6 +66,20 @@ def _ids(payload: object) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _vision_ids(payload: object, models: tuple[str, ...]) -> set[str]:
+    """Listed models whose metadata says they take images (``input_modalities``,
+    DeepSeek's and OpenCode's listings): discovered capability (images.py)."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    out: set[str] = set()
+    for item in data[:MAX_MODELS] if isinstance(data, list) else ():
+        if not isinstance(item, dict):
+            continue
+        modalities = item.get("input_modalities")
+        if isinstance(modalities, list) and "image" in modalities and item.get("id") in models:
+            out.add(item["id"])
+    return out
+
+
 async def discover_models(
     provider: ProviderConfig,
     api_key: str | None,
@@ -83,7 +98,9 @@ async def discover_models(
             return ModelListing(configured, "configured", f"HTTP {status}")
         if body is None:
             return ModelListing(configured, "configured", "listing too large")
-        models = _ids(json.loads(body))
+        payload = json.loads(body)
+        models = _ids(payload)
+        learn_vision_models(provider.name, _vision_ids(payload, models))
     except (TimeoutError, httpx.TimeoutException):  # the deadline, or one network wait
         return ModelListing(configured, "configured", "timed out")
     except (httpx.HTTPError, ValueError, RecursionError) as exc:

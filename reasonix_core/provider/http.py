@@ -111,6 +111,12 @@ class HttpProvider:
         """DeepSeek's reasoning protocol (by host or ``reasoning_protocol``)."""
         return self._protocol == "deepseek"
 
+    def takes_images(self, model: str) -> bool:
+        """Whether ``model`` is sent images inline (else a note stands in for each)."""
+        from reasonix_core.images import model_takes_images
+
+        return model_takes_images(self.config, model)
+
     # -- what a kind supplies -------------------------------------------------
 
     def endpoint(self, base: str) -> str:

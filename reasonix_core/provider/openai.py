@@ -113,7 +113,9 @@ class OpenAIProvider(HttpProvider):
     def max_output_tokens(self, model: str) -> int | None:
         return DEEPSEEK_MAX_OUTPUT if self._protocol == "deepseek" else None
 
-    def encode_message(self, msg: Message, *, replay_reasoning: bool) -> dict[str, Any]:
+    def encode_message(
+        self, msg: Message, *, replay_reasoning: bool, images: bool = False
+    ) -> dict[str, Any]:
         if msg.role == "assistant":
             out: dict[str, Any] = {"role": "assistant"}
             out["content"] = msg.content if (msg.content or not msg.tool_calls) else None
@@ -135,6 +137,8 @@ class OpenAIProvider(HttpProvider):
         if msg.role == "tool":
             return {"role": "tool", "tool_call_id": msg.tool_call_id, "content": msg.content or ""}
         out = {"role": msg.role, "content": msg.content or ""}
+        if msg.images:
+            out["content"] = _user_content(msg, images)
         if msg.name:
             out["name"] = msg.name
         return out
@@ -145,9 +149,13 @@ class OpenAIProvider(HttpProvider):
         # DeepSeek rejects tool requests whose earlier assistant turns lack the
         # reasoning_content key (HTTP 400), so replay it on every one of them.
         replay = bool(request.tools) and (thinking or self.replays_reasoning(request))
+        images = self.takes_images(request.model)
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": [self.encode_message(m, replay_reasoning=replay) for m in request.messages],
+            "messages": [
+                self.encode_message(m, replay_reasoning=replay, images=images)
+                for m in request.messages
+            ],
         }
         if request.tools:
             body["tools"] = [t.to_openai() for t in request.tools]
@@ -169,6 +177,17 @@ class OpenAIProvider(HttpProvider):
 
     def event_parser(self) -> EventParser:
         return _ChatStream()
+
+
+def _user_content(msg: Message, images: bool) -> str | list[dict[str, Any]]:
+    """A user turn with images: text then ``image_url`` data-URL parts (wire-formats.md
+    §1.3), or the text with a note per image for a model that takes none."""
+    text = msg.content or ""
+    if not images:
+        return "\n\n".join([text, *(image.note() for image in msg.images)])
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    parts.extend({"type": "image_url", "image_url": {"url": i.data_url}} for i in msg.images)
+    return parts
 
 
 class _ChatStream(EventParser):

@@ -88,6 +88,17 @@ PRESETS: tuple[ProviderPreset, ...] = (
         ("qwen3-coder-plus",),
         "DASHSCOPE_API_KEY",
     ),
+    # OpenCode Go (subscription): GLM, Kimi, DeepSeek and MiMo models answer on its
+    # OpenAI-compatible /chat/completions route (MiniMax and Qwen only on /messages:
+    # add those as a kind = "anthropic" entry). /model lists the live catalog.
+    ProviderPreset(
+        "opencode-go",
+        "OpenCode Go (subscription, OpenAI-compatible route)",
+        "openai",
+        "https://opencode.ai/zen/go/v1",
+        ("glm-5.1", "kimi-k2.5"),
+        "OPENCODE_API_KEY",
+    ),
     ProviderPreset(
         "ollama", "Ollama (local, no key)", "openai", "http://127.0.0.1:11434/v1", (), ""
     ),

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
+from reasonix_core.images import ImagePart
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
     Chunk,
@@ -96,6 +97,21 @@ def _message_item(role: str, kind: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": role, "content": [_text_part(kind, text)]}
 
 
+def _user_item(msg: Message, images: bool) -> dict[str, Any]:
+    """A user turn with images: ``input_text`` then ``input_image`` data URLs, or the
+    text with a note per image for a model that takes none."""
+    text = msg.content or ""
+    if not images:
+        return _message_item("user", "input_text", "\n\n".join([text, *map(_note, msg.images)]))
+    parts = [_text_part("input_text", text)]
+    parts.extend({"type": "input_image", "image_url": i.data_url} for i in msg.images)
+    return {"type": "message", "role": "user", "content": parts}
+
+
+def _note(image: ImagePart) -> str:
+    return image.note()
+
+
 @dataclass(slots=True)
 class _Call:
     """One function call being assembled from the stream."""
@@ -134,7 +150,9 @@ class ResponsesProvider(HttpProvider):
             return {"effort": OPENAI_RESPONSES_EFFORTS[effort]}
         return None
 
-    def encode_input(self, messages: tuple[Message, ...], *, replay_reasoning: bool) -> list[Any]:
+    def encode_input(
+        self, messages: tuple[Message, ...], *, replay_reasoning: bool, images: bool = False
+    ) -> list[Any]:
         items: list[Any] = []
         for msg in messages:
             if msg.role == "assistant":
@@ -166,6 +184,8 @@ class ResponsesProvider(HttpProvider):
                         "output": msg.content or "",
                     }
                 )
+            elif msg.images:
+                items.append(_user_item(msg, images))
             else:
                 items.append(_message_item(msg.role, "input_text", msg.content or ""))
         return items
@@ -183,7 +203,9 @@ class ResponsesProvider(HttpProvider):
         body: dict[str, Any] = {"model": request.model}
         if instructions is not None:
             body["instructions"] = instructions
-        body["input"] = self.encode_input(messages, replay_reasoning=replay)
+        body["input"] = self.encode_input(
+            messages, replay_reasoning=replay, images=self.takes_images(request.model)
+        )
         if request.tools:
             tools = []
             for tool in request.tools:

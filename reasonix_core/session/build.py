@@ -25,7 +25,7 @@ from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.instructions import Instructions, OutsideImport, gather_instructions
 from reasonix_core.agent.loop import Agent
-from reasonix_core.agent.prompt import build_system_prompt, workspace_context
+from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
     LoadedSession,
     MemorySessionStore,
@@ -75,9 +75,11 @@ from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.trust import MCP_JSON
 
 if TYPE_CHECKING:
+    from reasonix_core.agent.vision import VisionFallback
     from reasonix_core.checkpoint.recorder import Checkpointer
     from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator
     from reasonix_core.mcp.host import McpHost
+    from reasonix_core.tool.text_files import TextFiles
 
 Clock = Callable[[], datetime]
 
@@ -97,6 +99,7 @@ async def build_session(
     mcp_host: McpHost | None = None,
     skills: SkillCatalog | None = None,
     plan_approver: ApproveFn | None = None,
+    text_files: TextFiles | None = None,
 ) -> AsyncGenerator[Session, None]:
     """Build the session; close the provider, jobs, store and temp dir on exit.
 
@@ -105,13 +108,15 @@ async def build_session(
     declared for the workspace and closed on exit. ``skills``: the skills the
     caller already discovered (the TUI lists them as commands); otherwise they
     are discovered here. ``plan_approver``: the host's plan-approval boundary
-    (None: plans wait in the session for ``--approve-plan``)."""
+    (None: plans wait in the session for ``--approve-plan``). ``text_files``: an
+    editor holding the workspace's files, which the file tools read and write
+    through (an ACP client's buffers; None: the host disk)."""
     base = load_base(settings, overrides)
     model = choose_model(base, settings)
     async with AsyncExitStack() as stack:
         session = await _assemble(
             stack, base, model, settings, approver, clock, provider_factory, mcp_host, skills,
-            plan_approver,
+            plan_approver, text_files,
         )  # fmt: skip
         if session.mcp is not None and settings.mcp_wait:
             await session.mcp.wait_ready()
@@ -136,6 +141,7 @@ async def _assemble(
     mcp_host: McpHost | None,
     skills: SkillCatalog | None,
     plan_approver: ApproveFn | None,
+    text_files: TextFiles | None = None,
 ) -> Session:
     """Every step after the model's, in order; what must be closed goes on ``stack``."""
     temp_dir = open_temp_dir(stack)
@@ -143,7 +149,7 @@ async def _assemble(
     mcp = mcp_host if mcp_host is not None else declared_mcp_host(base, settings)
     if skills is None:
         skills = load_catalog(base.workspace, base.home)
-    registry = build_tools(base.config, skills, mcp)
+    registry = build_tools(base.config, skills, mcp, settings.ablate)
     provider, effort = await open_provider(stack, base, model, provider_factory)
     sandbox = build_sandbox(base.config, base.workspace, temp_dir, policy)
     from reasonix_core.tool.jobs import JobManager
@@ -168,7 +174,9 @@ async def _assemble(
     plan_mode, goals = build_modes(
         policy, opened.store, plan_approver, starts_in_plan(settings, base.claude)
     )
-    env = build_env(base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, hooks)
+    env = build_env(
+        base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, text_files, hooks
+    )
     budget = task_budget(settings, base.config)
     delegation = lend_to_children(base, env, model, provider, effort, mcp, skills, budget)
     context = ToolContext(
@@ -176,9 +184,10 @@ async def _assemble(
         subagents=delegation, run_subagent_skill=delegation.run_skill,
     )  # fmt: skip
     checkpoints = open_checkpoints(stack, opened.store, base, clock)
+    vision = vision_fallback(stack, base, model, provider, provider_factory)
     agent = build_agent(
         base, settings, model, provider, effort, registry, context, opened, gate, clock, budget,
-        checkpoints,
+        checkpoints, vision,
     )  # fmt: skip
     if base.loaded is not None and base.last_used is not None:
         restore_continued(agent, base.loaded, base.last_used, registry)
@@ -190,7 +199,7 @@ async def _assemble(
         policy=policy, workspace=base.workspace, plan_mode=plan_mode, goals=goals,
         mcp=mcp, skills=skills,
         coordinator=coordinator, checkpoints=checkpoints, hooks=hooks,
-        instruction_notices=tuple(instructions.notices) if instructions is not None else (),
+        notices=(*base.notices, *(instructions.notices if instructions is not None else ())),
     )  # fmt: skip
 
 
@@ -208,6 +217,8 @@ class Base:
     loaded: LoadedSession | None
     # A continued session's last (model reference, effort), else None.
     last_used: tuple[str, str] | None
+    # What the start has to say (retired settings: config/retired.py).
+    notices: tuple[str, ...] = ()
     # Claude Code's settings.json files: hooks and permission rules (hooks/settings.py).
     claude: LoadedSettings = field(default_factory=LoadedSettings)
 
@@ -221,6 +232,9 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
         trust_project=settings.trust_project,
     )
     config = loaded_config.config
+    from reasonix_core.config.retired import retired_notices
+
+    notices = tuple(retired_notices(config, loaded_config.user_file))
     # Start-up work: a few small synchronous reads before the first request.
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
     claude = load_settings(
@@ -229,11 +243,17 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
     loaded = None
     last_used = None
     if settings.continue_last or settings.resume_id:
-        loaded = open_session(home / "sessions", workspace, settings.resume_id)
+        resume_id = settings.resume_id
+        if settings.fork_session:
+            from reasonix_core.session.fork import fork_saved_session
+
+            # A copy to run in; the session it came from is only read.
+            resume_id = fork_saved_session(home, workspace, resume_id)
+        loaded = open_session(home / "sessions", workspace, resume_id)
         last_used = _last_used(loaded.header, loaded.store.path)
     return Base(
         config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used,
-        claude=claude,
+        notices=notices, claude=claude,
     )  # fmt: skip
 
 
@@ -261,6 +281,8 @@ class ModelChoice:
     planner: ResolvedModel | None
     # The effort asked for, before the provider checks it.
     effort: str
+    # The image fallback ([agent] vision_model), else None (agent/vision.py).
+    vision: ResolvedModel | None = None
 
 
 def choose_model(base: Base, settings: RunSettings) -> ModelChoice:
@@ -280,12 +302,18 @@ def choose_model(base: Base, settings: RunSettings) -> ModelChoice:
 
         # Before anything is built or sent: an unresolvable planner is a config error.
         planner = resolve_planner(config)
+    vision = None
+    if config.agent.vision_model.strip():
+        from reasonix_core.agent.vision import resolve_vision
+
+        # Before anything is built or sent, as for the planner.
+        vision = resolve_vision(config, resolved)
     effort = (
         settings.effort
         or (last_used[1] if last_used else None)
         or (config.agent.effort if config.agent.effort != "auto" else resolved.provider.effort)
     )
-    return ModelChoice(resolved=resolved, planner=planner, effort=effort)
+    return ModelChoice(resolved=resolved, planner=planner, effort=effort, vision=vision)
 
 
 async def open_provider(
@@ -391,15 +419,17 @@ def declared_mcp_host(base: Base, settings: RunSettings) -> McpHost | None:
     return host if host.configured else None
 
 
-def build_tools(config: Config, skills: SkillCatalog, mcp: McpHost | None) -> ToolRegistry:
+def build_tools(
+    config: Config, skills: SkillCatalog, mcp: McpHost | None, ablate: tuple[str, ...] = ()
+) -> ToolRegistry:
     """The built-ins ``[tools] enabled`` allows, and ``use_capability`` last. ``run_skill``
     only when the session has skills to offer the model. Decided once, when the session
     starts, like the MCP proxy: the tool list never changes within a session."""
     tools: list[Tool] = builtin_tools(config.tools.enabled)
     if not skills.index.text:
         tools = [tool for tool in tools if tool.name != "run_skill"]
-    if config.agent.max_subagent_depth < 1:
-        # max_subagent_depth = 0: no delegation at all (docs/SUBAGENTS.md).
+    if config.agent.max_subagent_depth < 1 or "subagent" in ablate:
+        # max_subagent_depth = 0, --ablate subagent: no delegation tools (docs/SUBAGENTS.md).
         from reasonix_core.subagent.scope import DELEGATION
 
         tools = [tool for tool in tools if tool.name not in DELEGATION]
@@ -415,6 +445,7 @@ def build_env(
     clock: Clock,
     gate: PermissionGate,
     session_id: str,
+    text_files: TextFiles | None = None,
     hooks: Hooks | None = None,
 ) -> SessionEnv:
     """The session's facts, once: its agent's tools read them, its subagents
@@ -432,6 +463,7 @@ def build_env(
         bash_timeout_seconds=base.config.tools.bash_timeout_seconds,
         clock=clock,
         session_id=session_id,
+        text_files=text_files,
         hooks=hooks,
     )
 
@@ -512,9 +544,10 @@ def open_store(
         skills_index=skills.index.text if "run_skill" in registry else "",
         reasoning_language=config.agent.reasoning_language,
         instructions=instructions.sections if instructions is not None else None,
+        base=settings.system_prompt or BASE_PROMPT,
     )
     header = SessionHeader(
-        id=new_session_id(clock()),
+        id=settings.session_id or new_session_id(clock()),
         workspace=str(workspace),
         created=clock().isoformat(),
         model=model.resolved.ref,
@@ -619,6 +652,7 @@ def build_agent(
     clock: Clock,
     budget: BudgetMeter | None,
     checkpoints: Checkpointer | None,
+    vision: VisionFallback | None = None,
 ) -> Agent:
     config = base.config
     return assemble_agent(
@@ -638,7 +672,32 @@ def build_agent(
         context_suffix=context_suffix(base.workspace, clock, context),
         budget=budget,
         snapshots=checkpoints,
+        vision=vision,
     )
+
+
+def vision_fallback(
+    stack: AsyncExitStack,
+    base: Base,
+    model: ModelChoice,
+    provider: Provider,
+    factory: ProviderFactory | None,
+) -> VisionFallback:
+    """What the session's turns do with images: the executor's capability, and the
+    vision model's describer when ``[agent] vision_model`` names one (its own provider
+    when it is another's, closed with the session)."""
+    from reasonix_core.agent.vision import VisionDescriber, VisionFallback
+
+    executor = model.resolved.provider
+    if model.vision is None or model.vision == model.resolved:
+        return VisionFallback(provider=executor)
+    reaching = provider
+    if model.vision.provider.name != executor.name:
+        key = read_api_key(model.vision.provider, base.home)
+        reaching = (factory or create_provider)(model.vision.provider, key)
+        stack.push_async_callback(reaching.aclose)
+    describer = VisionDescriber(resolved=model.vision, provider=reaching)
+    return VisionFallback(provider=executor, describer=describer)
 
 
 def context_suffix(

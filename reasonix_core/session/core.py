@@ -67,9 +67,10 @@ class Session:
     # The workspace snapshots around the agent's turns (docs/REWIND.md); None when
     # [checkpoints] enabled = false.
     checkpoints: Checkpointer | None = None
-    # What the user should hear about the instruction files (an import refused,
-    # a file cut at its cap); empty for a continued session.
-    instruction_notices: tuple[str, ...] = ()
+    # What the start has to tell the user once: retired settings read and ignored or
+    # removed (config/retired.py), an instruction import refused or a file cut at its
+    # cap (agent/instructions.py); every surface shows them before the first turn.
+    notices: tuple[str, ...] = ()
     # The configured hooks (docs/HOOKS.md); None when none applies.
     hooks: Hooks | None = None
 
@@ -186,6 +187,20 @@ class Session:
         from reasonix_core.session.goals import drive_goal
 
         return drive_goal(self.runner, driver, objective)
+
+    # -- recovery (retired) ----------------------------------------------------
+
+    def recovery(self) -> dict[str, object]:
+        """The calls whose outcome is unknown, as read-only facts (``retired=True``)."""
+        from reasonix_core.session.recovery import recovery_query
+
+        return recovery_query(self.agent.session.path)
+
+    def resolve_recovery(self, call_id: str, action: str) -> None:
+        """Always ToolRecoveryRetired (``tool_recovery_retired``): nothing is replayed."""
+        from reasonix_core.session.recovery import recovery_action
+
+        recovery_action(self.agent.session.path, call_id, action)
 
     # -- rewind ----------------------------------------------------------------
 

@@ -136,7 +136,8 @@ def build_policy(
             **mode_update,
             "allow": [*base.allow, *claude.rules_of("allow")],
             "ask": [*base.ask, *claude.rules_of("ask")],
-            "deny": [*base.deny, *claude.rules_of("deny")],
+            # --disallowed-tools: deny rules of this run only (deny wins whatever the order).
+            "deny": [*base.deny, *claude.rules_of("deny"), *settings.disallowed_tools],
         }
     )
     return Policy.from_config(

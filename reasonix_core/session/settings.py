@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: What ``--ablate`` may take away (seed 000 §3.17): ``subagent`` removes the delegation
+#: tools (task, read_only_task, fleet). A profile skill run as a subagent can still
+#: delegate: read ``subagent_runs``, not the arm's name.
+ABLATIONS = ("subagent",)
+
+
+def arm_name(ablate: tuple[str, ...]) -> str:
+    """The experiment arm a run is (RunMetrics.arm): ``full``, or ``no-subagent``..."""
+    return "-".join(f"no-{part}" for part in sorted(ablate)) if ablate else "full"
+
 
 @dataclass(kw_only=True)
 class RunSettings:
@@ -15,9 +25,16 @@ class RunSettings:
     effort: str | None = None
     permission_mode: str | None = None
     allowed_tools: list[str] = field(default_factory=list[str])
+    # --disallowed-tools (Claude Code's --disallowedTools): deny rules for this run.
+    disallowed_tools: list[str] = field(default_factory=list[str])
     max_steps: int | None = None
     continue_last: bool = False
     resume_id: str | None = None
+    # --ablate: parts of the harness taken away for a comparison arm (ABLATIONS).
+    ablate: tuple[str, ...] = ()
+    # With continue_last / resume_id: run in a new session copied from that one
+    # (--fork-session); the original is left untouched.
+    fork_session: bool = False
     home: Path | None = None
     # --add-dir: extra folders read-family tools reach without asking (reads only).
     add_dirs: list[Path] = field(default_factory=list[Path])
@@ -35,10 +52,15 @@ class RunSettings:
     session_end_reason: str = "other"
     # --settings: extra settings.json files or inline JSON (the user's own: trusted).
     settings_files: list[str] = field(default_factory=list[str])
+    # --system-prompt: a new session's base prompt instead of Reasonix's own (None
+    # or empty: Reasonix's own); the instructions and extras still follow it.
+    system_prompt: str | None = None
+    # --session-id: the id a new session is created under (None: a fresh one).
+    session_id: str | None = None
     # --mcp-config: .mcp.json-shaped files declaring more servers for this run.
     mcp_config: list[Path] = field(default_factory=list[Path])
-    # Start the servers only at Session.mcp.start_now() (or their first use):
-    # `reasonix run` lets its first request leave before they compete for the CPU.
+    # Start the servers only at Session.mcp.start_now() or their first use:
+    # `reasonix run` starts none it does not use (headless.py).
     mcp_deferred: bool = False
     # --max-cost / --max-tokens / --max-time (seconds); None: [agent] task_*_budget.
     max_cost: float | None = None

@@ -60,6 +60,10 @@ class ContextCapsule:
     parent_session_id: str = ""
     parent_tool_call_id: str = ""
     continued_from: str | None = None
+    # The earlier child's transcript this run copied (fork_from), else None.
+    forked_from: str | None = None
+    # The run options the child was told (plan mode, language), only those set.
+    run_options: dict[str, object] = field(default_factory=dict)
     # The session's tools the child did not get, and why (bash without a sandbox
     # that can rebind the claim, the memory tools, ...).
     dropped_tools: dict[str, str] = field(default_factory=dict)
@@ -85,6 +89,8 @@ class ContextCapsule:
             "parent_session_id": self.parent_session_id,
             "parent_tool_call_id": self.parent_tool_call_id,
             "continued_from": self.continued_from,
+            "forked_from": self.forked_from,
+            "run_options": dict(sorted(self.run_options.items())),
             "inherited": dict(sorted(self.inherited.items())),
         }
 

@@ -48,6 +48,22 @@ confirm becomes unsatisfied. Then answer briefly.
 </completion-contract>"""
 
 
+def run_options_block(plan_mode: bool, language: str) -> str:
+    """The run options a child is told (seed 000 §3.13), "" when none is set: the
+    parent's plan mode and the configured language, never anything else."""
+    lines: list[str] = []
+    if plan_mode:
+        lines.append(
+            "plan-mode: on. The user is reviewing a plan before anything changes: "
+            "investigate and report; do not modify files or run commands that do."
+        )
+    if language:
+        lines.append(f"language: think and answer in {language}.")
+    if not lines:
+        return ""
+    return "<run-options>\n" + "\n".join(lines) + "\n</run-options>"
+
+
 def subagent_context(depth: int, max_depth: int) -> str:
     """The delegation note on a nested child's fresh session (seed 000 §3.13):
     where it sits, so it neither expects the caller's context nor delegates past

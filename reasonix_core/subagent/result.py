@@ -79,3 +79,11 @@ class SubagentResult:
                 lines.append(f"- WRITES OUTSIDE THE CLAIM: {', '.join(self.violations)}")
             parts.append("\n".join(lines))
         return "\n\n".join(parts)
+
+    def render_resumable(self) -> str:
+        """:meth:`render` and the line that names the child's transcript, for the tools
+        that can go on in it (``continue_from`` / ``fork_from``)."""
+        return (
+            f"{self.render()}\n\n[subagent session: {self.session_id} - give it as "
+            "continue_from to go on in this context, or fork_from to branch a copy]"
+        )

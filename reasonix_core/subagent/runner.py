@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +38,19 @@ from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.prompt import workspace_context
 from reasonix_core.agent.session import (
+    LoadedSession,
     MemorySessionStore,
     SessionHeader,
     SessionStore,
+    fork_session,
     new_session_id,
+    read_session,
+    session_path,
 )
+from reasonix_core.agent.session_lock import hold_session
 from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
-from reasonix_core.errors import ConfigError, ReasonixError
+from reasonix_core.errors import ConfigError, ReasonixError, SessionError
+from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Requester, current_requester
 from reasonix_core.provider.base import Provider, StreamIdleTimeout, create_provider
 from reasonix_core.provider.efforts import check_effort
@@ -61,6 +67,7 @@ from reasonix_core.subagent.prompts import (
     COMPLETION_CONTRACT,
     DEFAULT_READ_ONLY_PROMPT,
     DEFAULT_TASK_PROMPT,
+    run_options_block,
     subagent_context,
 )
 from reasonix_core.subagent.receipts import Receipts, RecordedTool, changed, snapshot
@@ -103,8 +110,12 @@ class SubagentRunner:
         depth: int = 0,
         session_id: str | None = None,
         bound: tuple[Path, ...] | None = None,
+        plan_mode: bool = False,
     ) -> None:
         self.services = services
+        # The agent this runner spawns for was told it runs in plan mode (a child):
+        # its own children are told too.
+        self.plan_mode = plan_mode
         # The write claim of the agent this runner spawns for, which bounds its
         # children's claims (a child cannot hand out more than it holds); None:
         # the session's agent, bounded by the workspace alone.
@@ -127,6 +138,9 @@ class SubagentRunner:
         """A spec for a child of this runner's agent (depth, parent session filled in)."""
         fields.setdefault("depth", self.depth + 1)
         fields.setdefault("parent_session_id", self.session_id)
+        fields["plan_mode"] = fields.get("plan_mode", False) or self.plan_mode
+        language = self.services.config.agent.reasoning_language
+        fields.setdefault("language", "" if language.lower() == "auto" else language)
         return SubagentSpec(prompt=prompt, **fields)
 
     def profile(self, name: str | None) -> Profile | None:
@@ -148,6 +162,9 @@ class SubagentRunner:
         Raises :class:`SubagentError` when it cannot start (before anything ran)."""
         s = self.services
         plan = self._plan(spec)
+        earlier = None
+        if spec.continue_from or spec.fork_from:
+            earlier = await anyio.to_thread.run_sync(self._earlier, spec, plan)
         async with AsyncExitStack() as stack:
             # Scheduling: the claim decides who may run beside whom; a fleet
             # item adopts the slot its fleet took for it, a nested child borrows
@@ -166,11 +183,22 @@ class SubagentRunner:
             # Creating the transcript and writing the capsule (atomic, fsync: a few
             # ms) happen off the event loop the parent and a fleet's children share.
             store = await anyio.to_thread.run_sync(
-                self._store, plan, spec, capsule, resolved.ref, effort
+                self._store, plan, spec, capsule, resolved.ref, effort, earlier
             )
             stack.callback(store.close)
+            if earlier is not None:
+                # One writer per transcript: a sibling going on in the same child waits
+                # for nothing, it is refused (session_lock.py).
+                try:
+                    stack.enter_context(hold_session(store))
+                except SessionError as exc:
+                    raise SubagentError(str(exc)) from None
             context = self._context(spec, plan, store.id)
-            agent = self._agent(provider, resolved, effort, plan, context, store, spec)
+            history = earlier.messages if earlier is not None else ()
+            agent = self._agent(provider, resolved, effort, plan, context, store, spec, history)
+            if earlier is not None:
+                # Its compaction checkpoint (if any) as it left it: never re-planned.
+                agent.context.restore(store.read_checkpoint(), agent.messages)
             # Subagent* go in the spawner's stream (its path); the child's own
             # events carry the child's path.
             seq = EventSequence(self.agent_path)
@@ -187,7 +215,7 @@ class SubagentRunner:
                         capsule_hash=capsule.capsule_hash,
                     )
                 )
-            answer, error = await self._drive_watched(agent, spec, plan, emit)
+            answer, error = await self._drive_watched(agent, spec, plan, emit, earlier is not None)
             result = _result(plan, store.id, answer, error, capsule)
             if emit is not None:
                 await emit(_finished(seq, result, plan.name))
@@ -212,7 +240,12 @@ class SubagentRunner:
         s = self.services
         nested = (
             SubagentRunner(
-                s, agent_path=plan.path, depth=spec.depth, session_id=session_id, bound=plan.claim
+                s,
+                agent_path=plan.path,
+                depth=spec.depth,
+                session_id=session_id,
+                bound=plan.claim,
+                plan_mode=spec.plan_mode,
             )
             if plan.can_nest
             else None
@@ -224,7 +257,7 @@ class SubagentRunner:
         )
 
     async def _drive_watched(
-        self, agent: Agent, spec: SubagentSpec, plan: _Plan, emit: Emit | None
+        self, agent: Agent, spec: SubagentSpec, plan: _Plan, emit: Emit | None, going_on: bool
     ) -> tuple[str, str | None]:
         """Drive the child's turn as its requester; note what its bash commands changed."""
         watch = "bash" in plan.scope.names
@@ -233,8 +266,14 @@ class SubagentRunner:
         asking = current_requester.set(
             Requester(agent_path=plan.path, name=plan.name, task=_short(spec.prompt))
         )
+        if going_on:
+            # An earlier context (continue_from / fork_from): the options, then the task.
+            options = run_options_block(spec.plan_mode, spec.language)
+            turn = f"{options}\n\n{spec.prompt}" if options else spec.prompt
+        else:
+            turn = self._first_turn(spec, plan)
         try:
-            answer, error = await self._drive_hooked(agent, spec, plan, emit)
+            answer, error = await self._drive_hooked(agent, turn, plan, emit)
         finally:
             current_requester.reset(asking)
         if watch:
@@ -320,19 +359,19 @@ class SubagentRunner:
         return claim
 
     async def _drive_hooked(
-        self, agent: Agent, spec: SubagentSpec, plan: _Plan, emit: Emit | None
+        self, agent: Agent, turn: str, plan: _Plan, emit: Emit | None
     ) -> tuple[str, str | None]:
         """The child's turn between its SubagentStart and SubagentStop hooks
         (docs/HOOKS.md): a SubagentStop that blocks (exit 2, ``decision: block``)
         sends the child on with the reason, a bounded number of times."""
         hooks = self.services.env.hooks
         if hooks is None:
-            return await self._drive(agent, self._first_turn(spec, plan), emit)
+            return await self._drive(agent, turn, emit)
         who = {"agent_id": plan.path[-1], "agent_type": plan.name}
         if hooks.has("SubagentStart"):
             await hooks.fire("SubagentStart", who, subject=(plan.name,))
             await self._hook_events(emit)
-        answer, error = await self._drive(agent, self._first_turn(spec, plan), emit)
+        answer, error = await self._drive(agent, turn, emit)
         for rounds in range(MAX_SUBAGENT_STOP_CONTINUATIONS + 1):
             if error is not None or not hooks.has("SubagentStop"):
                 break
@@ -411,13 +450,64 @@ class SubagentRunner:
             provider.stream_idle_timeout = s.config.agent.stream_idle_timeout
         return resolved, provider
 
+    def _earlier(self, spec: SubagentSpec, plan: _Plan) -> LoadedSession:
+        """The earlier child ``continue_from`` / ``fork_from`` names, checked: a child
+        of this same agent (a model cannot reach another session's transcripts, nor
+        a path), of the same kind (its system prompt is this run's)."""
+        if spec.continue_from and spec.fork_from:
+            raise SubagentError("give continue_from or fork_from, not both")
+        wanted = spec.continue_from or spec.fork_from
+        key = "continue_from" if spec.continue_from else "fork_from"
+        root = self.services.home / "sessions" / "subagents"
+        try:
+            path = session_path(root, self.services.env.workspace, wanted)
+            if not path.is_file():
+                raise SubagentError(f"{key}: no subagent session {wanted!r} in this workspace")
+            header, messages = read_session(path)
+        except (SessionError, OSError) as exc:
+            raise SubagentError(f"{key}: {exc}") from None
+        origin = header.extra.get("subagent")
+        parent = origin.get("parent_session_id") if isinstance(origin, dict) else None
+        if parent != self.session_id:
+            raise SubagentError(f"{key}: {wanted!r} is not a subagent this agent started")
+        if header.system_prompt != plan.system_prompt:
+            raise SubagentError(
+                f"{key}: {wanted!r} ran as another kind of subagent; go on in it with the "
+                "same profile and read_only as it started with"
+            )
+        return LoadedSession(store=SessionStore(path, header), header=header, messages=messages)
+
     def _store(
-        self, plan: _Plan, spec: SubagentSpec, capsule: ContextCapsule, model: str, effort: str
+        self,
+        plan: _Plan,
+        spec: SubagentSpec,
+        capsule: ContextCapsule,
+        model: str,
+        effort: str,
+        earlier: LoadedSession | None = None,
     ) -> SessionStore:
         """The child's transcript (the capsule beside it), or an in-memory one for
-        an ephemeral spec."""
+        an ephemeral spec; going on from an ``earlier`` one, that transcript
+        (``continue_from``) or a copy of it (``fork_from``)."""
         s = self.services
         now = s.clock()
+        origin = {
+            "parent_session_id": spec.parent_session_id,
+            "parent_tool_call_id": spec.parent_call_id,
+            "agent_path": list(plan.path),
+            "capsuleHash": capsule.capsule_hash,
+        }
+        if earlier is not None and not spec.ephemeral:
+            if spec.continue_from:
+                store = earlier.store
+                store.append_event("subagent_continued", **origin, time=now.isoformat())
+            else:
+                store = fork_session(
+                    earlier, s.home / "sessions" / "subagents", s.env.workspace, now,
+                    subagent=origin,
+                )  # fmt: skip
+            capsule.write(store.path.with_name(f"{store.id}.capsule.json"))
+            return store
         header = SessionHeader(
             id=new_session_id(now),
             workspace=str(s.env.workspace),
@@ -426,14 +516,7 @@ class SubagentRunner:
             effort=effort,
             system_prompt=plan.system_prompt,
             tools_fingerprint=capsule.tool_schema_sha256[:16],
-            extra={
-                "subagent": {
-                    "parent_session_id": spec.parent_session_id,
-                    "parent_tool_call_id": spec.parent_call_id,
-                    "agent_path": list(plan.path),
-                    "capsuleHash": capsule.capsule_hash,
-                }
-            },
+            extra={"subagent": origin},
         )
         if spec.ephemeral:
             # Named in the session's temp dir (removed with the session), so
@@ -455,6 +538,7 @@ class SubagentRunner:
         context: ToolContext,
         store: SessionStore,
         spec: SubagentSpec,
+        history: Sequence[Message] = (),
     ) -> Agent:
         s = self.services
         agent = assemble_agent(
@@ -465,6 +549,7 @@ class SubagentRunner:
             tool_context=context,
             session=store,
             system_prompt=plan.system_prompt,
+            history=history,
             effort=effort,
             max_steps=spec.max_steps or s.config.agent.max_steps,
             gate=s.gate,
@@ -489,6 +574,9 @@ class SubagentRunner:
             parts.append(subagent_context(spec.depth, self.services.max_depth))
         if not plan.read_only:
             parts.append(COMPLETION_CONTRACT)
+        options = run_options_block(spec.plan_mode, spec.language)
+        if options:
+            parts.append(options)
         parts.append(spec.prompt)
         return "\n\n".join(parts)
 
@@ -538,6 +626,9 @@ class _Plan:
             depth=spec.depth,
             parent_session_id=spec.parent_session_id,
             parent_tool_call_id=spec.parent_call_id,
+            continued_from=spec.continue_from or None,
+            forked_from=spec.fork_from or None,
+            run_options=spec.run_options,
         )
 
 

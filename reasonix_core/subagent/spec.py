@@ -40,6 +40,25 @@ class SubagentSpec:
     depth: int = 1
     # A per-run step limit from the caller (0: the session's setting).
     max_steps: int = 0
+    # An earlier child of the same agent to go on from (seed 000 §3.13), by its
+    # session id: ``continue_from`` appends to its transcript, ``fork_from`` to a
+    # copy (the earlier one untouched). "": a fresh context.
+    continue_from: str = ""
+    fork_from: str = ""
+    # Run options the child is told (seed 000 §3.13): the parent is in plan mode;
+    # the configured reasoning / response language ("": auto, not said).
+    plan_mode: bool = False
+    language: str = ""
+
+    @property
+    def run_options(self) -> dict[str, object]:
+        """The run options that are set, as the capsule records them."""
+        options: dict[str, object] = {}
+        if self.plan_mode:
+            options["plan_mode"] = True
+        if self.language:
+            options["language"] = self.language
+        return options
 
     @property
     def is_read_only(self) -> bool:

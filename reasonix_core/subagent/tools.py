@@ -42,11 +42,15 @@ class TaskArgs(_Args):
     model: str | None = None
     effort: str | None = None
     write_paths: list[str] | None = Field(default=None, max_length=200)
+    continue_from: str | None = Field(default=None, max_length=128)
+    fork_from: str | None = Field(default=None, max_length=128)
 
 
 class ReadOnlyTaskArgs(_Args):
     prompt: str = Field(min_length=1)
     profile: str | None = None
+    continue_from: str | None = Field(default=None, max_length=128)
+    fork_from: str | None = Field(default=None, max_length=128)
 
 
 class FleetItemArgs(_Args):
@@ -56,11 +60,18 @@ class FleetItemArgs(_Args):
     depends_on: list[str] = Field(default_factory=list, max_length=64)
     write_paths: list[str] | None = Field(default=None, max_length=200)
     read_only: bool = False
+    continue_from: str | None = Field(default=None, max_length=128)
+    fork_from: str | None = Field(default=None, max_length=128)
 
 
 class FleetArgs(_Args):
     items: list[FleetItemArgs] = Field(min_length=1, max_length=64)
     fail_fast: bool = False
+
+
+def in_plan_mode(ctx: ToolContext) -> bool:
+    """The session is in plan mode (a run option its children are told)."""
+    return ctx.plan_mode is not None and bool(getattr(ctx.plan_mode, "active", False))
 
 
 def _runner(ctx: ToolContext, tool: str) -> SubagentRunner | ToolResult:
@@ -78,6 +89,7 @@ async def _delegate(
     tool: str,
     runner: SubagentRunner,
     *,
+    resumable: bool = True,
     profile_name: str | None = None,
     profile: Profile | None = None,
     **fields: Any,
@@ -86,11 +98,17 @@ async def _delegate(
     try:
         if profile is None:
             profile = runner.profile(profile_name)
-        spec = runner.spec(fields.pop("prompt"), profile=profile, parent_call_id=call_id, **fields)
+        spec = runner.spec(
+            fields.pop("prompt"),
+            profile=profile,
+            parent_call_id=call_id,
+            plan_mode=in_plan_mode(ctx),
+            **fields,
+        )
         result = await runner.run(spec, emit=ctx.child_events)
     except SubagentError as exc:
         return ToolResult.error(f"{tool}: {exc}")
-    text = result.render()
+    text = result.render_resumable() if resumable and not spec.ephemeral else result.render()
     if not result.ok:
         return ToolResult(text=text, is_error=True, outcome="error")
     return ToolResult(text=text, meta={"subagent": result.session_id})
@@ -106,7 +124,7 @@ async def run_skill_as_subagent(
     except ProfileError as exc:
         return ToolResult.error(f"run_skill: {exc}")
     task = arguments.strip() or f"Do what your instructions describe: {skill.description}"
-    return await _delegate(ctx, "run_skill", runner, profile=profile, prompt=task)
+    return await _delegate(ctx, "run_skill", runner, resumable=False, profile=profile, prompt=task)
 
 
 class TaskTool(SpecifiedTool, spec=TASK):
@@ -125,6 +143,8 @@ class TaskTool(SpecifiedTool, spec=TASK):
             model=(a.model or "").strip() or None,
             effort=(a.effort or "").strip() or None,
             write_paths=paths,
+            continue_from=(a.continue_from or "").strip(),
+            fork_from=(a.fork_from or "").strip(),
         )
 
 
@@ -135,7 +155,14 @@ class ReadOnlyTaskTool(SpecifiedTool, spec=READ_ONLY_TASK):
             return runner
         a: ReadOnlyTaskArgs = validate_args(ReadOnlyTaskArgs, args)
         return await _delegate(
-            ctx, self.name, runner, prompt=a.prompt, profile_name=a.profile, read_only=True
+            ctx,
+            self.name,
+            runner,
+            prompt=a.prompt,
+            profile_name=a.profile,
+            read_only=True,
+            continue_from=(a.continue_from or "").strip(),
+            fork_from=(a.fork_from or "").strip(),
         )
 
 
@@ -160,6 +187,20 @@ def _checked_plan(
     return plan, profiles
 
 
+def _continuations(a: FleetArgs, plan: FleetPlan) -> dict[str, tuple[str, str]]:
+    """Each item's (continue_from, fork_from), by the id preflight gave it; two items
+    going on in one transcript could not both write it, so that is refused here."""
+    out = {
+        item.id: ((i.continue_from or "").strip(), (i.fork_from or "").strip())
+        for item, i in zip(plan.items, a.items, strict=True)
+        if item.id
+    }
+    continued = [c for c, _ in out.values() if c]
+    if len(continued) != len(set(continued)):
+        raise FleetPlanError("two items continue_from the same subagent; fork_from one of them")
+    return out
+
+
 class FleetTool(SpecifiedTool, spec=FLEET):
     """Checks the plan (fleet.preflight), then runs it (fleet.run_fleet) with one
     spec per item through the runner; the scheduler holds each item's slot."""
@@ -171,6 +212,7 @@ class FleetTool(SpecifiedTool, spec=FLEET):
         a: FleetArgs = validate_args(FleetArgs, args)
         try:
             plan, profiles = _checked_plan(a, runner)
+            going_on = _continuations(a, plan)
         except (FleetPlanError, SubagentError) as exc:
             return ToolResult.error(f"{self.name}: {exc}")
         call_id = current_call_id.get()
@@ -191,12 +233,15 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                 parent_call_id=call_id,
                 label=f"{call_id}#{item.id}",
                 fleet_item=item.id,
+                continue_from=going_on[item.id][0],
+                fork_from=going_on[item.id][1],
+                plan_mode=in_plan_mode(ctx),
             )
             try:
                 result = await runner.run(spec, emit=send.send)
             except SubagentError as exc:
                 return ItemResult(ok=False, text=str(exc))
-            return ItemResult(ok=result.ok, text=result.render(), status=result.status)
+            return ItemResult(ok=result.ok, text=result.render_resumable(), status=result.status)
 
         async def drain() -> None:
             async with receive:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # types only: building an environment imports none of these
     from reasonix_core.permission.approver import Approver
     from reasonix_core.tool.call_gate import CallGate
     from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.text_files import TextFiles
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +62,9 @@ class SessionEnv:
     # The session's configured hooks (docs/HOOKS.md), shared with its subagents.
     # None: no hook runs.
     hooks: Hooks | None = None
+    # An editor's view of the workspace's files (an ACP client's unsaved buffers):
+    # read_file and the writers go through it. None: the host disk. Subagents share it.
+    text_files: TextFiles | None = None
 
     def child(self, *, session_id: str, sandbox: SandboxPolicy) -> SessionEnv:
         """A subagent's environment: the session's workspace, home, temp dir, gate,

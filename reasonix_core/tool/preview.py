@@ -19,12 +19,15 @@ def preview_diff(tool: str, args: dict[str, Any], ctx: ToolContext) -> str:
     """A unified diff of what ``tool`` would write, or "" when none can be made."""
     if tool not in PREVIEW_TOOLS or not isinstance(args.get("path"), str):
         return ""
+    from reasonix_core.tool.builtin._editor import editor_for
     from reasonix_core.tool.builtin._fs import decode, services, unified_diff
     from reasonix_core.tool.builtin.edit_file import apply_edit
 
     try:
         sandbox, _ = services(ctx)
         path = sandbox.resolve(args["path"])
+        if editor_for(ctx, path, sandbox) is not None:
+            return ""  # the disk is not what the editor holds
         display = sandbox.display(path)
         old = ""
         if path.is_file():
@@ -65,12 +68,15 @@ def precondition_failure(tool: str, args: dict[str, Any], ctx: ToolContext) -> s
     """
     if tool not in PREVIEW_TOOLS or not isinstance(args.get("path"), str):
         return ""
+    from reasonix_core.tool.builtin._editor import editor_for
     from reasonix_core.tool.builtin._fs import fs_failure, services
     from reasonix_core.tool.ledger import FS_NOT_FOUND, read_version
 
     try:
         sandbox, ledger = services(ctx)
         path = sandbox.resolve(args["path"])
+        if editor_for(ctx, path, sandbox) is not None:
+            return ""  # the editor holds the file: the tool asks it when it runs
         display = sandbox.display(path)
         current = read_version(path)
     except Exception:

@@ -185,6 +185,11 @@ class ToolRegistry:
         (cancellation excepted)."""
         tool = self._tools.get(name)
         if tool is None:
+            from reasonix_core.tool.retired import retired_result
+
+            retired = retired_result(name)
+            if retired is not None:
+                return retired
             return ToolResult.error(
                 f"unknown tool {name!r}; available tools: {', '.join(self._tools)}"
             )

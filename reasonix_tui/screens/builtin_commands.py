@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reasonix_core.command.builtin import COMPACT, EFFORT, GOAL, PLAN, STATUS
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.screens import mode_commands as modes
 from reasonix_tui.screens import session_commands as session
@@ -62,15 +63,11 @@ BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
         handler=session.clear_session,
     ),
     # No argument hint: Enter in the menu runs it; words after it steer the summary.
+    BuiltinCommand(name=COMPACT.name, description=COMPACT.description, handler=session.compact),
     BuiltinCommand(
-        name="compact",
-        description="Fold the history now (words after it: what to keep)",
-        handler=session.compact,
-    ),
-    BuiltinCommand(
-        name="effort",
-        description="Show or set reasoning effort",
-        argument_hint="[level]",
+        name=EFFORT.name,
+        description=EFFORT.description,
+        argument_hint=EFFORT.argument_hint,
         handler=session.effort,
         runs_while_busy=without_arguments,
     ),
@@ -83,13 +80,18 @@ BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
     ),
     BuiltinCommand(name="resume", description="Resume a saved session", handler=session.resume),
     BuiltinCommand(
+        name="fork",
+        description="Continue in a copy of this session",
+        handler=session.fork_session,
+    ),
+    BuiltinCommand(
         name="rewind",
         description="Put code and/or conversation back to a turn",
         handler=session.rewind,
     ),
     BuiltinCommand(
-        name="status",
-        description="Model, effort, mode, usage and cost",
+        name=STATUS.name,
+        description=STATUS.description,
         handler=session.show_status,
         runs_while_busy=always,
     ),
@@ -118,15 +120,11 @@ BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
         handler=session.copy_answer,
         runs_while_busy=always,
     ),
+    BuiltinCommand(name=PLAN.name, description=PLAN.description, handler=modes.review_plan),
     BuiltinCommand(
-        name="plan",
-        description="Show the plan waiting for approval (approve it)",
-        handler=modes.review_plan,
-    ),
-    BuiltinCommand(
-        name="goal",
-        description="Start a goal the app drives in rounds; status, pause, resume, clear",
-        argument_hint="<objective> | status | pause | resume | clear",
+        name=GOAL.name,
+        description=GOAL.description,
+        argument_hint=GOAL.argument_hint,
         handler=modes.goal_command,
         runs_while_busy=goal_records,
     ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from reasonix_core.command.builtin import GOAL_USAGE, GOAL_WORDS
 from reasonix_tui import format as fmt
 
 if TYPE_CHECKING:
@@ -20,9 +21,6 @@ if TYPE_CHECKING:
     from reasonix_core.events import Event
     from reasonix_tui.screens.session_host import SessionHost
     from reasonix_tui.services import GoalView
-
-GOAL_USAGE = "Usage: /goal <objective> | status | pause | resume | clear"
-GOAL_WORDS = ("status", "pause", "resume", "clear")
 
 
 def goal_line(goal: GoalView) -> str:

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerState
 
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.command.expander import PromptExpander, Provenance, split_command
 from reasonix_core.errors import CommandError, SkillError
 from reasonix_tui import format as fmt
@@ -414,7 +415,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         expanded = await self.expander().expand_references(prompt, provenance)
         for text in expanded.notices:
             await self.notice(text, "warning")
-        await self.controller.drive(self.runner.run(expanded.text))
+        meta = TurnMeta(images=expanded.images) if expanded.images else None
+        await self.controller.drive(self.runner.run(expanded.text, meta))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:
         """Drive a non-prompt stream (e.g. ``/compact``) as a turn."""

@@ -222,6 +222,28 @@ async def rewind(screen: SessionHost, args: str) -> None:
     open_rewind(screen)
 
 
+async def fork_session(screen: SessionHost, args: str) -> None:
+    """``/fork``: a new session copied from this one whole; the screen goes on in it."""
+    import anyio.to_thread
+
+    from reasonix_core.errors import ReasonixError
+    from reasonix_core.session.fork import fork_saved_session
+
+    original = screen.runner.session_id
+    services = screen.services
+    try:
+        forked = await anyio.to_thread.run_sync(
+            fork_saved_session, services.config_home, services.workspace, original
+        )
+    except (ReasonixError, OSError) as exc:
+        await screen.notice(f"Nothing to fork yet ({exc}): send a first prompt.", "warning")
+        return
+    if await screen.continue_session(forked):
+        screen.show_saved_session(
+            f"Forked into session {forked}; {original} is unchanged (/resume reopens it)."
+        )
+
+
 async def resume(screen: SessionHost, args: str) -> None:
     async def picked(session_id: str | None) -> None:
         if session_id and await screen.continue_session(session_id):

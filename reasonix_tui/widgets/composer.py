@@ -73,6 +73,19 @@ class Composer(TextArea):
         event.prevent_default()
         getattr(self, action)()
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A pasted (dropped) image file's path becomes an ``@`` reference, so the turn
+        sends the image; any other paste is TextArea's (MRO dispatch)."""
+        from reasonix_core.command.mentions import pasted_image_mention
+
+        mention = pasted_image_mention(event.text)
+        if mention is None or self.read_only:
+            return
+        event.prevent_default()
+        event.stop()
+        self.insert(mention + " ")
+        self.focus()
+
     def set_text(self, text: str) -> None:
         """Replace the text and put the cursor at the end."""
         self.load_text(text)

@@ -233,6 +233,10 @@ async def test_cancel_stops_a_running_bash_command_and_the_session_continues(wor
         await conn.cancel(session_id=new.session_id)
         response = await turn
         assert response.stop_reason == "cancelled"
+        # The running call ends as failed in the client (not left in progress).
+        await _until(
+            lambda: client.of("tool_call_update")[-1].status == "failed", "the call's end"
+        )
         # The command was stopped with the turn.
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

@@ -64,7 +64,7 @@ def test_defaults_with_no_files(home: Path, ws: Path) -> None:
     assert cfg.tools.bash_timeout_seconds == 120
     assert cfg.permissions.mode == "ask"
     assert cfg.sandbox.bash == "enforce"
-    assert cfg.mcp is None and cfg.serve is None
+    assert cfg.mcp is None and cfg.serve.auth_mode == "token"  # [serve] has its schema now
     [ds] = cfg.providers
     assert ds.name == "deepseek"
     assert ds.base_url == "https://api.deepseek.com"
@@ -142,12 +142,17 @@ allow = ["Bash(pytest:*)"]
     assert only_user.sources == [user]
 
 
-def test_passthrough_tables_merge_deeply(home: Path, ws: Path) -> None:
-    write(home / "config.toml", '[serve]\nauth_mode = "token"\ntoken = "t"\n')
+def test_serve_is_user_only_and_mcp_passes_through(home: Path, ws: Path) -> None:
+    write(home / "config.toml", '[serve]\nauth_mode = "password"\ntoken = "t"\n')
     write(ws / "reasonix.toml", '[serve]\nauth_mode = "none"\n[mcp]\nfoo = 1\n')
-    cfg = load_config(ws, home=home, trust_project=True).config
-    assert cfg.serve == {"auth_mode": "none", "token": "t"}
-    assert cfg.mcp == {"foo": 1}
+    loaded = load_config(ws, home=home, trust_project=True)
+    # A project never sets [serve], trusted or not; the original's fixed token is set aside.
+    assert loaded.config.serve.auth_mode == "password"
+    assert loaded.config.serve.legacy == {"token": "t"}
+    assert loaded.ignored == (
+        f"{ws / 'reasonix.toml'}: [serve] is ignored: only the user's config.toml may set it",
+    )
+    assert loaded.config.mcp == {"foo": 1}
 
 
 def test_providers_merge_by_name(home: Path, ws: Path) -> None:

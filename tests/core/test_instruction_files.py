@@ -231,7 +231,7 @@ async def test_session_asks_before_an_outside_import(
             "Include ~/other.md in the standing instructions "
             "(outside the project, imported by CLAUDE.md)",
         ]
-        assert rt.instruction_notices == (
+        assert rt.notices == (
             "@~/other.md (imported by CLAUDE.md): outside the project and not approved; "
             "not included",
         )
@@ -253,3 +253,33 @@ def test_headless_run_refuses_outside_imports_with_a_notice(
     system = bodies(configured)[0]["messages"][0]["content"]
     assert "extra-rules-31" in system and "local-rules-31" in system
     assert "outside-notes-31" not in system
+
+
+def test_working_in_home_an_import_of_the_reasonix_home_is_refused(
+    user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workspace is ``$HOME``: ``.reasonix`` is inside it, and a planted
+    ``CLAUDE.md`` imports the key file from there."""
+    home = user_home / ".reasonix"
+    monkeypatch.setenv("REASONIX_HOME", str(home))
+    _write(home / ".env", "DEEPSEEK_API_KEY=sk-home-31")
+    _write(user_home / "CLAUDE.md", "@.reasonix/.env")
+    _write(user_home / ".claude/CLAUDE.md", "user rules")  # user-level and project: once
+    found = _gather(user_home, home)
+    assert "sk-home-31" not in json.dumps(found.sections)
+    assert _labels(found) == ["~/.claude/CLAUDE.md", "CLAUDE.md"]
+    assert found.notices == [
+        "@.reasonix/.env (imported by CLAUDE.md): a protected path (keys and credentials); "
+        "not included"
+    ]
+
+
+def test_an_outside_file_two_files_import_is_asked_about_once(
+    home: Path, workspace: Path, user_home: Path
+) -> None:
+    _write(user_home / "notes.md", "notes")
+    _write(workspace / "CLAUDE.md", "@~/notes.md")
+    _write(workspace / "GEMINI.md", "@~/notes.md")
+    found = _gather(workspace, home)
+    assert [o.label for o in found.outside] == ["~/notes.md"]
+    assert len(found.notices) == 1

@@ -46,6 +46,7 @@ class WalkFilter:
             return self.reached(path, real)
         return self.denied(real, False)
 
+
 class _WalkChecks(Protocol):
     """One walk's deny check (the permission policy's ``ReadFilter``)."""
 

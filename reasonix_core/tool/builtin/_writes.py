@@ -11,11 +11,12 @@ and :func:`file_result` are the replace and the result every writer assembles.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._editor import current_observed, editor_for, publish
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     Loaded,
@@ -39,6 +40,7 @@ from reasonix_core.tool.builtin._fs import (
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.text_files import TextFiles
 
 #: A structured edit: the file's text and its display name -> the new text and
 #: a summary of what changed ("1 replacement at line 4").
@@ -57,17 +59,28 @@ class WriteTarget:
     display: str
 
 
+#: The same write when an editor holds the file (:mod:`._editor`).
+EditorStep = Callable[[TextFiles, WriteTarget], Awaitable[ToolResult]]
+
+
 async def locked_write(
-    ctx: ToolContext, text_path: str, step: Callable[[WriteTarget], ToolResult]
+    ctx: ToolContext,
+    text_path: str,
+    step: Callable[[WriteTarget], ToolResult],
+    editor_step: EditorStep,
 ) -> ToolResult:
-    """Run ``step`` for ``text_path`` under the path's lock, in a worker thread."""
+    """Run ``step`` for ``text_path`` under the path's lock, in a worker thread;
+    ``editor_step`` instead when the session's editor holds the file."""
     sandbox, ledger = services(ctx)
 
     async def body() -> ToolResult:
         path = sandbox.check_write(text_path)
         sandbox.check_read(text_path)
         target = WriteTarget(sandbox, ledger, text_path, path, sandbox.display(path))
+        files = editor_for(ctx, path, sandbox)
         async with ledger.lock(path):
+            if files is not None:
+                return await editor_step(files, target)
             return await run_writer(lambda: step(target))
 
     return await guarded(body, sandbox)
@@ -75,7 +88,28 @@ async def locked_write(
 
 async def run_structured_edit(ctx: ToolContext, text_path: str, transform: Transform) -> ToolResult:
     """An observed-file edit whose new text ``transform`` computes."""
-    return await locked_write(ctx, text_path, lambda target: edit_sync(target, transform))
+    return await locked_write(
+        ctx,
+        text_path,
+        lambda target: edit_sync(target, transform),
+        lambda files, target: edit_in_editor(files, target, transform),
+    )
+
+
+async def edit_in_editor(files: TextFiles, target: WriteTarget, transform: Transform) -> ToolResult:
+    """:func:`edit_sync`'s sequence on the editor's text: observed, transformed,
+    compared again, written, observed anew."""
+    path, display, ledger = target.path, target.display, target.ledger
+    text = await current_observed(files, path, display, ledger, target.sandbox, "editing")
+    new_text, summary = transform(text, display)
+    await publish(files, path, display, ledger, text, new_text, "editing")
+    return file_result(
+        display,
+        "edited",
+        text,
+        new_text,
+        lambda plus, minus: f"edited {display}: {summary} (+{plus} -{minus} lines)",
+    )
 
 
 def edit_sync(target: WriteTarget, transform: Transform) -> ToolResult:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._editor import editor_for, not_found, read_text, text_version
 from reasonix_core.tool.builtin._fs import (
     BINARY_SNIFF,
     BinaryFile,
@@ -34,6 +35,7 @@ from reasonix_core.tool.builtin.specs import READ_FILE as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger, FileVersion
 from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.text_files import TextFiles
 
 DEFAULT_LIMIT = 2000
 LINE_MAX = 2000
@@ -219,6 +221,25 @@ def _window_result(window: _Window, display: str, start: int) -> ToolResult:
     return ToolResult(text="\n".join(out + trailer), meta=meta)
 
 
+async def read_editor_window(
+    files: TextFiles,
+    path: Path,
+    display: str,
+    start: int,
+    limit: int,
+    ledger: FileLedger,
+    sandbox: SandboxPolicy,
+) -> ToolResult:
+    """The window of the editor's text of ``path`` (an unsaved buffer's if open)."""
+    text = await read_text(files, path, display)
+    if text is None:
+        raise not_found(path, display, sandbox)
+    version = text_version(text)
+    out, last, total = render(split_lines(text), start, limit)
+    ledger.observe(path, version)
+    return _window_result(_Window(out, last, total, version, ""), display, start)
+
+
 class ReadFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: ReadFileArgs = validate_args(ReadFileArgs, args)
@@ -229,7 +250,12 @@ class ReadFile(SpecifiedTool, spec=SPEC):
         async def body() -> ToolResult:
             path = sandbox.check_read(a.path)
             display = sandbox.display(path)
+            files = editor_for(ctx, path, sandbox)
             async with ledger.lock(path):
+                if files is not None:
+                    return await read_editor_window(
+                        files, path, display, start, limit, ledger, sandbox
+                    )
                 return await run_reader(
                     lambda stop: read_window(
                         a.path, path, display, start, limit, ledger, sandbox, stop

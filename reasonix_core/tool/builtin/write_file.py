@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.builtin._editor import created_text, current_observed, publish, read_text
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     Loaded,
@@ -16,6 +17,7 @@ from reasonix_core.tool.builtin._fs import (
     ToolFailure,
     count_lines,
     decode,
+    detect_newline,
     encode,
     fs_failure,
     load_current,
@@ -33,6 +35,7 @@ from reasonix_core.tool.builtin.specs import WRITE_FILE as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.fs_walk import Located
 from reasonix_core.tool.ledger import FileLedger
+from reasonix_core.tool.text_files import TextFiles
 
 
 class WriteFileArgs(BaseModel):
@@ -146,7 +149,48 @@ def _overwrite(
     )
 
 
+async def write_in_editor(files: TextFiles, target: WriteTarget, content: str) -> ToolResult:
+    """:func:`write_sync`'s rules on the editor's text: a new file is created, an
+    existing one must be observed as it is now; CRLF line endings are kept."""
+    path, display, ledger = target.path, target.display, target.ledger
+    old = await read_text(files, path, display)
+    if old is None:
+        if path in target.sandbox.roots_never_created():
+            raise ToolFailure(f"cannot write {display}: it is a workspace or sandbox root")
+        await publish(files, path, display, ledger, None, content, "creating")
+        return file_result(
+            display, "created", "", content, lambda _p, _m: created_text(display, content)
+        )
+    old = await current_observed(files, path, display, ledger, target.sandbox, "overwriting")
+    new_text, extra = content, ""
+    if detect_newline(old) == "\r\n" and "\n" in content and "\r\n" not in content:
+        new_text, extra = content.replace("\n", "\r\n"), "; kept CRLF line endings"
+    if new_text == old:
+        return ToolResult(
+            text=f"{display} already has exactly this content; nothing was written",
+            meta={"path": display, "action": "unchanged", "diff": ""},
+        )
+    await publish(files, path, display, ledger, old, new_text, "overwriting")
+    size = len(new_text.encode("utf-8", errors="surrogatepass"))
+    return file_result(
+        display,
+        "overwrote",
+        old,
+        new_text,
+        lambda plus, minus: (
+            f"overwrote {display} ({_plural(size, 'byte')}, "
+            f"{_plural(count_lines(new_text), 'line')}; was {_plural(count_lines(old), 'line')}; "
+            f"+{plus} -{minus}{extra})"
+        ),
+    )
+
+
 class WriteFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: WriteFileArgs = validate_args(WriteFileArgs, args)
-        return await locked_write(ctx, a.path, lambda target: write_sync(target, a.content))
+        return await locked_write(
+            ctx,
+            a.path,
+            lambda target: write_sync(target, a.content),
+            lambda files, target: write_in_editor(files, target, a.content),
+        )

@@ -23,6 +23,17 @@ _WRITE_PATHS = {
     "beside another writer.",
 }
 
+_CONTINUE_FROM = {
+    "type": "string",
+    "description": "The session id of an earlier subagent of yours (its result names it): "
+    "go on in its context, with `prompt` as its next turn. Same profile and kind as before.",
+}
+_FORK_FROM = {
+    "type": "string",
+    "description": "As continue_from, on a copy of that subagent's context (the original "
+    "is left as it was), e.g. to try two directions from one investigation.",
+}
+
 TASK = ToolSpec(
     name="task",
     description="Delegate a self-contained piece of work that changes files to a subagent with a "
@@ -45,6 +56,8 @@ TASK = ToolSpec(
                 "description": "Reasoning effort for the subagent (default: yours).",
             },
             "write_paths": _WRITE_PATHS,
+            "continue_from": _CONTINUE_FROM,
+            "fork_from": _FORK_FROM,
         },
         "required": ["prompt"],
         "additionalProperties": False,
@@ -64,7 +77,12 @@ READ_ONLY_TASK = ToolSpec(
     family=ToolFamily.OTHER,
     parameters={
         "type": "object",
-        "properties": {"prompt": _DELEGATE_PROMPT, "profile": _DELEGATE_PROFILE},
+        "properties": {
+            "prompt": _DELEGATE_PROMPT,
+            "profile": _DELEGATE_PROFILE,
+            "continue_from": _CONTINUE_FROM,
+            "fork_from": _FORK_FROM,
+        },
         "required": ["prompt"],
         "additionalProperties": False,
     },
@@ -105,6 +123,8 @@ FLEET = ToolSpec(
                             "type": "boolean",
                             "description": "Run it as a read-only subagent (default false).",
                         },
+                        "continue_from": _CONTINUE_FROM,
+                        "fork_from": _FORK_FROM,
                     },
                     "required": ["prompt"],
                     "additionalProperties": False,

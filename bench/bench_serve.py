@@ -1,0 +1,191 @@
+"""``reasonix serve``: the app's first paint in a browser, and one served session's memory
+beside the terminal app's (docs/PERFORMANCE.md, "reasonix serve").
+
+    .venv/bin/python bench/bench_serve.py [--runs 3]
+
+Needs Debian's chromium and chromium-driver (scripts/test installs them) and the
+serve extra. Against the loopback fixture model, in a throwaway home and folder.
+First paint: from ``driver.get(URL)`` (the token exchange included) until the page
+marks the terminal's first byte (``body.-first-byte``). Memory: the resident set
+(VmRSS) of the app process once it shows its prompt, served vs. in a pty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from reasonix_testkit import ChatDialect, FixtureServer  # noqa: E402
+from reasonix_testkit.serve import demo_responder  # noqa: E402
+
+KEY_ENV, KEY = "REASONIX_BENCH_KEY", "sk-bench"
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _settle(pid: int, seconds: float = 4.0) -> int:
+    """The app's RSS once it has been idle a moment (its prompt is up)."""
+    time.sleep(seconds)
+    return _rss_kb(pid)
+
+
+def terminal(env: dict[str, str], folder: Path) -> tuple[float, float, int]:
+    """The app in a pty: seconds to its first byte and to its prompt, and its RSS."""
+    start = time.perf_counter()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(folder)
+        os.execve(sys.executable, [sys.executable, "-m", "reasonix_tui"], env)
+    deadline = time.monotonic() + 60
+    seen = b""
+    first = 0.0
+    while b"Ask Reasonix" not in re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", seen):
+        if time.monotonic() > deadline:
+            break
+        try:
+            seen += os.read(fd, 65536)
+        except OSError:
+            break
+        first = first or time.perf_counter() - start
+    prompt = time.perf_counter() - start
+    rss = _settle(pid)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    return first, prompt, rss
+
+
+_RECORD_FRAMES = """
+window.__screen = "";
+const Native = window.WebSocket;
+window.WebSocket = function (...args) {
+  const socket = new Native(...args);
+  const decoder = new TextDecoder();
+  socket.addEventListener("message", async (event) => {
+    const data = event.data instanceof Blob ? await event.data.arrayBuffer() : event.data;
+    window.__screen += typeof data === "string" ? data : decoder.decode(data);
+  });
+  return socket;
+};
+window.WebSocket.prototype = Native.prototype;
+"""
+
+
+def served(env: dict[str, str], folder: Path, runs: int) -> tuple[list[float], list[float], int]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reasonix_tui", "serve", "--port", "0"],
+        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    url = re.search(r"http://\S+", process.stdout.readline()).group(0)  # type: ignore[union-attr]
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or ""
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,800"):
+        options.add_argument(flag)
+    paints: list[float] = []
+    prompts: list[float] = []
+    rss = server_rss = 0
+    try:
+        for _ in range(runs):
+            driver = webdriver.Chrome(
+                service=Service(shutil.which("chromedriver")), options=options
+            )
+            driver.execute_cdp_cmd(
+                "Page.addScriptToEvaluateOnNewDocument", {"source": _RECORD_FRAMES}
+            )
+            try:
+                start = time.perf_counter()
+                driver.get(url)
+                while "-first-byte" not in (
+                    driver.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
+                ):
+                    time.sleep(0.01)
+                paints.append(time.perf_counter() - start)
+                while "Ask Reasonix" not in re.sub(
+                    r"\x1b\[[0-9;?]*[A-Za-z]", "", driver.execute_script("return window.__screen")
+                ):
+                    time.sleep(0.01)
+                prompts.append(time.perf_counter() - start)
+                apps = _children(process.pid)
+                rss = max(rss, sum(_settle(p) for p in apps[:1]))
+                server_rss = _rss_kb(process.pid)
+            finally:
+                driver.quit()
+            time.sleep(1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(60)
+    return paints, prompts, rss, server_rss
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FixtureServer(ChatDialect("deepseek"), api_key=KEY) as fixture,
+    ):
+        fixture.responder = demo_responder
+        home, folder = Path(tmp) / "home", Path(tmp) / "ws"
+        home.mkdir()
+        folder.mkdir()
+        (home / "config.toml").write_text(
+            f'[[providers]]\nname = "fixture"\nkind = "openai"\nbase_url = "{fixture.base_url}"\n'
+            f'models = ["deepseek-flash"]\ndefault = "deepseek-flash"\napi_key_env = "{KEY_ENV}"\n'
+            'reasoning_protocol = "deepseek"\n',
+            encoding="utf-8",
+        )
+        env = {**os.environ, "REASONIX_HOME": str(home), KEY_ENV: KEY, "TERM": "xterm-256color"}
+        paints, prompts, served_rss, server_rss = served(env, folder, args.runs)
+        terms = [terminal(env, folder) for _ in range(args.runs)]
+    term_rss = max(t[2] for t in terms)
+
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    print(f"browser, from the URL: first paint median {median(paints):.2f} s (max "
+          f"{max(paints):.2f}), prompt shown median {median(prompts):.2f} s; target <= 2 s")  # fmt: skip
+    print(f"terminal, from exec: first byte median {median([t[0] for t in terms]):.2f} s, "
+          f"prompt shown median {median([t[1] for t in terms]):.2f} s ({args.runs} runs each)")  # fmt: skip
+    print(f"app RSS: served {served_rss / 1024:.0f} MB, terminal {term_rss / 1024:.0f} MB, "
+          f"ratio {served_rss / max(term_rss, 1):.2f}; the server process {server_rss / 1024:.0f} MB")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
