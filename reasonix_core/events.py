@@ -172,6 +172,19 @@ class Notice(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookRan(Event):
+    """A configured hook ran (docs/HOOKS.md): which, from which file, and how it ended."""
+
+    hook_event: str  # "PreToolUse", "Stop", ...
+    command: str  # shortened for display
+    source: str  # the settings file it came from
+    outcome: Literal["ok", "blocked", "error", "timeout"] = "ok"
+    exit_code: int | None = None
+    # What the user is told about it ("" when it went on quietly).
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionStarted(Event):
     """A maintenance transaction on the context began."""
 
@@ -302,6 +315,7 @@ class TurnFailed(Event):
 
 _KIND_BY_CLASS: dict[type[Event], str] = {
     TurnStarted: "turn_started",
+    HookRan: "hook_ran",
     StepStarted: "step_started",
     TextDelta: "text_delta",
     ReasoningDelta: "reasoning_delta",

@@ -117,6 +117,9 @@ class RunMetrics:
     routes: dict[str, int] = field(default_factory=dict)
     # Goal mode: rounds the goal driver admitted (GoalRound).
     goal_rounds: int = 0
+    # Hooks (docs/HOOKS.md): runs of configured hooks, and those that blocked.
+    hook_runs: int = 0
+    hook_blocks: int = 0
     # The experiment arm (seed 000 §3.17): "full", or what --ablate took away
     # ("no-subagent"); compare arms on the counts above, not on this label.
     arm: str = "full"
@@ -189,6 +192,10 @@ class MetricsSink:
             m.routes[event.route] = m.routes.get(event.route, 0) + 1
         elif isinstance(event, ev.GoalRound):
             m.goal_rounds += 1
+        elif isinstance(event, ev.HookRan):
+            m.hook_runs += 1
+            if event.outcome == "blocked":
+                m.hook_blocks += 1
         elif isinstance(event, ev.CompactionFinished):
             # Only a compaction that changed the view counts (a blocked one did nothing).
             if event.tokens_after is not None:

@@ -22,6 +22,7 @@ from reasonix_core.events import (
     CompactionStarted,
     Event,
     GoalRound,
+    HookRan,
     Notice,
     PlanReady,
     PrefixChanged,
@@ -210,6 +211,12 @@ class TurnController:
                     f"The prompt cache broke for no named reason: {tokens:,} cached "
                     "tokens billed again (/cache shows where).",
                     "warning",
+                )
+            case HookRan(outcome=outcome):
+                from reasonix_core.hooks.display import hook_line
+
+                await self.notice(
+                    hook_line(event), "warning" if outcome in ("error", "timeout") else "info"
                 )
             case Notice(level=level, text=text):
                 self.compaction_explained = level != "info" or text.startswith("nothing to")

@@ -358,6 +358,11 @@ class DeferredServices(BaseServices):
         services = self._ready_services
         return services.skills if services is not None else None
 
+    @property
+    def settings_files(self) -> Sequence[str]:
+        services = self._ready_services
+        return services.settings_files if services is not None else ()
+
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         services = self._ready_services
         return services.mcp_prompts() if services is not None else []

@@ -77,6 +77,7 @@ def _build_engine(
         resume_id=resume_id or args.resume_id,
         home=home,
         add_dirs=getattr(args, "add_dir", None) or [],
+        settings_files=getattr(args, "settings", None) or [],
     )
     # The first answer's rendering (Rich Markdown, Pygments and the common lexers):
     # loaded here, off the event loop, rather than when its first token arrives.

@@ -293,6 +293,12 @@ class AppServices(Protocol):
         services are built, or when the surface has none."""
         ...
 
+    @property
+    def settings_files(self) -> Sequence[str]:
+        """Optional. The ``--settings`` values (files or inline JSON) sessions read
+        hooks and permissions from besides the settings files (docs/HOOKS.md)."""
+        ...
+
     trust_review: ProjectReview | None
     """Optional. The folder's untrusted risky project settings, asked about (trust
     dialog) before :meth:`ready`; None when there is nothing to ask."""
@@ -427,6 +433,10 @@ class BaseServices(AppServices):
     @property
     def skills(self) -> SkillCatalog | None:
         return None
+
+    @property
+    def settings_files(self) -> Sequence[str]:
+        return ()
 
     async def ready(self) -> None:
         return None

@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from reasonix_core.images import ImagePart
 
 log = logging.getLogger(__name__)
+E = TypeVar("E", bound=ev.Event)
 
 __all__ = ["Agent", "AgentOptions", "PriceFn", "TurnOver"]
 
@@ -688,11 +689,43 @@ class Agent:
                     self._events(ev.Notice, level="warning", text="a compaction is already running")
                 )
             return
+        hooks = self.tool_context.env.hooks if not self.options.agent_path else None
+        trigger = "manual" if reason is CompactionReason.MANUAL else "auto"
+        if hooks is not None and hooks.has("PreCompact"):
+            await hooks.fire(
+                "PreCompact",
+                {"trigger": trigger, "custom_instructions": focus},
+                subject=(trigger,),
+                session_id=self.session_id,
+            )
+            await self.emit_hook_reports(emit)
         with self.context.running():
             await emit(self._events(ev.CompactionStarted, reason=reason.value))
             outcome = await self.context.compact(decision, conversation)
             for event in outcome_events(outcome, self._events):
                 await emit(event)
+        if hooks is not None and hooks.has("SessionStart"):
+            # Claude Code's SessionStart "compact": context for after the summary,
+            # carried in the next user turn.
+            started = await hooks.fire(
+                "SessionStart", {"source": "compact"}, subject=("compact",),
+                session_id=self.session_id,
+            )  # fmt: skip
+            hooks.add_context(started.context)
+            await self.emit_hook_reports(emit)
+
+    async def emit_hook_reports(self, emit: EventSink) -> None:
+        """The hook runs not yet in the stream, as HookRan events (docs/HOOKS.md)."""
+        hooks = self.tool_context.env.hooks
+        if hooks is None:
+            return
+        for report in hooks.take_reports():
+            await emit(self._events(ev.HookRan, **report.fields()))
+
+    def make_event(self, cls: type[E], **fields: object) -> E:
+        """An event numbered in this agent's stream (for the session's own phases:
+        its hooks around a turn)."""
+        return self._events(cls, **fields)
 
     async def _overflow_compaction(self, overflow: ProviderError, emit: EventSink) -> None:
         """The provider refused the step's request as too long: learn what it

@@ -265,6 +265,7 @@ def test_launch_passes_the_command_line_to_the_engine(
         continue_last=True,
         resume_id=None,
         add_dir=[tmp_path / "shared"],
+        settings=['{"hooks": {}}'],
     )
     monkeypatch.chdir(tmp_path)
     assert launch(args) == 0
@@ -277,6 +278,7 @@ def test_launch_passes_the_command_line_to_the_engine(
         "resume_id": None,
         "home": tmp_path / "reasonix-home",
         "add_dirs": [tmp_path / "shared"],
+        "settings_files": ['{"hooks": {}}'],
     }
 
 
