@@ -83,6 +83,10 @@ class StreamEnd:
     # Opaque proof of the reasoning (Anthropic's thinking-block signature),
     # kept with the assistant message so it can be replayed unchanged.
     reasoning_signature: str = ""
+    # What the assistant message keeps for the kind to replay unchanged: (meta key,
+    # JSON text) pairs, e.g. the Anthropic kind's whole content when a server-side
+    # web search ran (its blocks are replayed exactly as received).
+    replay_meta: tuple[tuple[str, str], ...] = ()
 
 
 Chunk = TextChunk | ReasoningChunk | ToolCallFragment | StreamEnd
