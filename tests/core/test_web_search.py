@@ -236,7 +236,7 @@ models = ["deepseek-flash"]
     notices = retired_notices(config, home / "config.toml")
     assert notices == [
         "[[providers]] 'legacy': web_search is ignored on kind 'openai' "
-        "(the kinds with a server-side web search: anthropic, responses)"
+        "(the kinds with a server-side web search: anthropic)"
     ]
 
 
