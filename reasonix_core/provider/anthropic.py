@@ -43,6 +43,7 @@ from reasonix_core.provider.base import (
     StreamEnd,
     TextChunk,
     ToolCallFragment,
+    WebSearchChunk,
     register_kind,
 )
 from reasonix_core.provider.efforts import (
@@ -432,6 +433,8 @@ class _StreamState(EventParser):
             # The provider's own tool: kept for replay, never a call for us to run.
             self.server_blocks = True
             self.blocks[index] = (btype, 0)
+            if btype == "web_search_tool_result":
+                out.append(self._search_done(block))
         elif btype == "tool_use":
             ordinal = len(self.calls)
             start_input = block.get("input")
@@ -543,6 +546,24 @@ class _StreamState(EventParser):
             reasoning_signature=self.signature,
         )
 
+
+    def _search_done(self, block: dict[str, Any]) -> WebSearchChunk:
+        """The search a ``web_search_tool_result`` answers: its query (from the
+        ``server_tool_use`` block of the same id) and how many results came."""
+        call_id = str(block.get("tool_use_id") or "")
+        query = ""
+        for record in self.content.values():
+            use = record["block"]
+            if use.get("type") == "server_tool_use" and use.get("id") == call_id:
+                streamed = tool_input("".join(record["parts"])) if record["parts"] else None
+                raw = streamed if streamed is not None else use.get("input")
+                if isinstance(raw, dict):
+                    query = str(raw.get("query") or "")
+        results = block.get("content")
+        if isinstance(results, list):
+            return WebSearchChunk(call_id=call_id, query=query, results=len(results))
+        error = results.get("error_code") if isinstance(results, dict) else None
+        return WebSearchChunk(call_id=call_id, query=query, results=0, error=str(error or "error"))
 
     def _content(self, calls: list[ToolCall]) -> list[dict[str, Any]]:
         """The answer's content blocks in stream order, as the next request sends

@@ -63,6 +63,18 @@ class ReasoningChunk:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WebSearchChunk:
+    """A web search the provider ran server-side (its results arrived), for display:
+    it is no tool call of ours and is replayed with the answer (StreamEnd.replay_meta)."""
+
+    call_id: str
+    query: str
+    results: int
+    # The provider's error code when the search failed ("" when it did not).
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFragment:
     """A piece of a tool call as it streams (accumulated by ``index``)."""
 
@@ -89,7 +101,7 @@ class StreamEnd:
     replay_meta: tuple[tuple[str, str], ...] = ()
 
 
-Chunk = TextChunk | ReasoningChunk | ToolCallFragment | StreamEnd
+Chunk = TextChunk | ReasoningChunk | ToolCallFragment | WebSearchChunk | StreamEnd
 
 
 class Provider(Protocol):

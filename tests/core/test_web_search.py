@@ -243,3 +243,53 @@ models = ["deepseek-flash"]
 def test_web_search_max_uses_must_be_positive():
     with pytest.raises(ValueError, match="web_search_max_uses"):
         ProviderConfig(name="x", kind="anthropic", web_search=True, web_search_max_uses=0)
+
+
+async def test_the_search_is_an_event_and_an_acp_search_call(workspace, searching):
+    from reasonix_core.acp.updates import TurnUpdates
+
+    searching.enqueue(Reply(web_searches=["q one"], content="Found."))
+    async with runtime(workspace) as rt:
+        events = await run_turn(rt, "search")
+    searched = [e for e in events if isinstance(e, ev.WebSearched)]
+    assert len(searched) == 1
+    assert (searched[0].query, searched[0].results, searched[0].error) == ("q one", 2, "")
+    assert searched[0].call_id.startswith("srvtoolu_")
+    assert searched[0].to_json()["type"] == "web_search"
+    (update,) = TurnUpdates(workspace).of(searched[0])
+    assert update.kind == "search" and update.status == "completed"
+    assert update.title == "Searched the web: q one"
+    assert update.tool_call_id == searched[0].call_id
+
+
+def test_stream_json_has_the_search_line(workspace, searching):
+    import os
+    import subprocess
+    import sys
+
+    searching.enqueue(Reply(web_searches=["q one"], content="Found it."))
+    env = dict(os.environ)
+    env[TEST_KEY_ENV] = TEST_KEY
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reasonix_tui.cli",
+            "run",
+            "search",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    (search,) = [x for x in lines if x.get("subtype") == "web_search"]
+    assert search["query"] == "q one" and search["results"] == 2
+    result = lines[-1]
+    assert result["type"] == "result" and result["result"] == "Found it."
