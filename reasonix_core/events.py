@@ -101,7 +101,8 @@ class WebSearched(Event):
 
     call_id: str
     query: str
-    results: int
+    # None: the provider does not say how many (the Responses kind).
+    results: int | None
     # The provider's error code when the search failed ("" when it did not).
     error: str = ""
 
@@ -114,6 +115,8 @@ class WebSearched(Event):
     def outcome(self) -> str:
         if self.error:
             return f"search failed: {self.error}"
+        if self.results is None:
+            return "done"
         return f"{self.results} result{'' if self.results == 1 else 's'}"
 
 

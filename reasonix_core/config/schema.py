@@ -107,7 +107,7 @@ class ModelOverride(_Table):
 
 
 #: Provider kinds whose endpoint runs a web search tool server-side.
-WEB_SEARCH_KINDS = ("anthropic",)
+WEB_SEARCH_KINDS = ("anthropic", "responses")
 
 
 class ProviderConfig(_Table):

@@ -69,7 +69,8 @@ class WebSearchChunk:
 
     call_id: str
     query: str
-    results: int
+    # None: the provider does not say (the Responses kind's web_search_call).
+    results: int | None
     # The provider's error code when the search failed ("" when it did not).
     error: str = ""
 

@@ -236,7 +236,7 @@ models = ["deepseek-flash"]
     notices = retired_notices(config, home / "config.toml")
     assert notices == [
         "[[providers]] 'legacy': web_search is ignored on kind 'openai' "
-        "(the kinds with a server-side web search: anthropic)"
+        "(the kinds with a server-side web search: anthropic, responses)"
     ]
 
 
@@ -293,3 +293,65 @@ def test_stream_json_has_the_search_line(workspace, searching):
     assert search["query"] == "q one" and search["results"] == 2
     result = lines[-1]
     assert result["type"] == "result" and result["result"] == "Found it."
+
+
+# --------------------------------------------------------------------------- kind = "responses"
+
+
+@pytest.fixture
+def rs_searching(home, monkeypatch):
+    from reasonix_testkit import ResponsesDialect
+    from tests.core.test_provider_responses import responses_config
+
+    with FixtureServer(ResponsesDialect("deepseek"), api_key=TEST_KEY, seed=9) as srv:
+        responses_config(home, srv.base_url)
+        path = home / "config.toml"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(
+            text.replace('kind = "responses"', 'kind = "responses"\nweb_search = true'),
+            encoding="utf-8",
+        )
+        monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+        yield srv
+
+
+async def test_responses_kind_sends_the_tool_and_replays_web_search_call_items(
+    workspace, rs_searching
+):
+    (workspace / "a.txt").write_text("alpha\n")
+    rs_searching.enqueue(
+        Reply(
+            reasoning="search first",
+            web_searches=["python 3.13"],
+            content="Searching done, reading.",
+            tool_calls=[ToolCallSpec("read_file", '{"path":"a.txt"}')],
+        ),
+        Reply(reasoning="done", content="Done."),
+        Reply(content="again"),
+    )
+    async with runtime(workspace) as rt:
+        events = await run_turn(rt, "search and read")
+        await run_turn(rt, "more?")
+    assert [r.status for r in rs_searching.requests] == [200, 200, 200]
+    sent = bodies(rs_searching)
+    assert len({_enc(b["tools"]) for b in sent}) == 1
+    assert sent[0]["tools"][-1] == {"type": "web_search"}
+    for before, after in zip(sent, sent[1:], strict=False):
+        n = len(before["input"])
+        assert _enc(after["input"][:n]) == _enc(before["input"])
+    turn = sent[1]["input"][len(sent[0]["input"]) :]
+    kinds = [item.get("type") for item in turn]
+    assert kinds == [
+        "reasoning",
+        "web_search_call",
+        "message",
+        "function_call",
+        "function_call_output",
+    ]
+    assert turn[1]["action"] == {"type": "search", "query": "python 3.13"}
+    started = [e.name for e in events if isinstance(e, ev.ToolCallStarted)]
+    assert started == ["read_file"]
+    searched = [e for e in events if isinstance(e, ev.WebSearched)]
+    assert [(e.query, e.results, e.outcome) for e in searched] == [("python 3.13", None, "done")]
+    usage = [e.usage for e in events if isinstance(e, ev.UsageReported)]
+    assert [u.web_search_requests for u in usage] == [1, 0]
