@@ -236,7 +236,14 @@ class AnthropicProvider(HttpProvider):
             except ValueError:
                 kept = None
             if isinstance(kept, list) and all(isinstance(b, dict) for b in kept):
-                return cast("list[dict[str, Any]]", kept)
+                blocks = cast("list[dict[str, Any]]", kept)
+                thinking = self._thinking_block(msg)
+                if self.deepseek and thinking is not None and not any(
+                    b.get("type") == "thinking" for b in blocks
+                ):
+                    # DeepSeek wants a thinking block on every tool turn (as below).
+                    blocks = [thinking, *blocks]
+                return blocks
         blocks: list[dict[str, Any]] = []
         thinking = self._thinking_block(msg)
         if thinking is not None:

@@ -355,3 +355,86 @@ async def test_responses_kind_sends_the_tool_and_replays_web_search_call_items(
     assert [(e.query, e.results, e.outcome) for e in searched] == [("python 3.13", None, "done")]
     usage = [e.usage for e in events if isinstance(e, ev.UsageReported)]
     assert [u.web_search_requests for u in usage] == [1, 0]
+
+
+async def test_searches_reach_the_metrics_and_a_configured_price(workspace, home, monkeypatch):
+    from reasonix_core.metrics import MetricsSink
+
+    prices = """
+[providers.prices."deepseek-flash"]
+cache_hit = 0
+cache_miss = 0
+output = 0
+web_search_per_1k = 10.0
+"""
+    with FixtureServer(AnthropicDialect("deepseek"), api_key=TEST_KEY, seed=10) as srv:
+        _config(home, srv.base_url + "/anthropic", search="web_search = true")
+        path = home / "config.toml"
+        text = path.read_text(encoding="utf-8").replace("\n[agent]", prices + "\n[agent]")
+        path.write_text(text, encoding="utf-8")
+        monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+        srv.enqueue(Reply(web_searches=["a", "b", "c"], content="Three."))
+        async with runtime(workspace) as rt:
+            events = await run_turn(rt, "search")
+    sink = MetricsSink()
+    for event in events:
+        sink.record(event)
+    assert sink.metrics.web_search_requests == 3
+    (usage,) = [e for e in events if isinstance(e, ev.UsageReported)]
+    assert usage.usage.web_search_requests == 3
+    assert usage.cost == pytest.approx(0.03) and sink.metrics.cost == pytest.approx(0.03)
+
+
+async def test_hostile_server_blocks_never_become_calls_and_bad_results_are_errors():
+    payload = _sse(
+        _start({"input_tokens": 10, "output_tokens": 1}),
+        # A server block named like one of our tools, with broken input JSON.
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "server_tool_use", "id": "srvtoolu_x", "name": "bash"},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"command": "rm -rf /'},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {
+                "type": "web_search_tool_result",
+                "tool_use_id": "srvtoolu_x",
+                "content": {"type": "web_search_tool_result_error", "error_code": "unavailable"},
+            },
+        },
+        {"type": "content_block_stop", "index": 1},
+        *_stop("tool_use", {"output_tokens": 5}),
+    )
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=payload, headers={"content-type": "text/event-stream"})
+
+    cfg = ProviderConfig(name="raw", kind="anthropic", base_url="https://api.anthropic.com")
+    provider = AnthropicProvider(cfg, "k", transport=httpx.MockTransport(handler))
+    chunks = await collect(provider, request())
+    from reasonix_core.provider.base import WebSearchChunk
+
+    (search,) = [c for c in chunks if isinstance(c, WebSearchChunk)]
+    assert search.error == "unavailable" and search.results == 0 and search.query == ""
+    end = chunks[-1]
+    assert isinstance(end, StreamEnd) and end.tool_calls == ()
+    assert not [c for c in chunks if isinstance(c, ToolCallFragment)]
+    content = json.loads(dict(end.replay_meta)[CONTENT_META])
+    assert content[0]["input"] == {"_raw": '{"command": "rm -rf /'}
+
+
+def test_a_damaged_stored_content_falls_back_to_the_message_fields():
+    from reasonix_core.messages import Message
+
+    cfg = ProviderConfig(name="x", kind="anthropic", base_url="https://api.anthropic.com")
+    provider = AnthropicProvider(cfg, "k")
+    for stored in ("not json", '{"a": 1}', "[1, 2]"):
+        msg = Message(role="assistant", content="hello", meta={CONTENT_META: stored})
+        assert provider._assistant_blocks(msg) == [{"type": "text", "text": "hello"}]
