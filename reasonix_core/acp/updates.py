@@ -85,18 +85,8 @@ class TurnUpdates:
                 if entries is not None and not is_error:
                     return [done, update_plan(entries)]
                 return [done]
-            case ev.WebSearched(call_id=call_id, query=query, error=error):
-                # The provider's own search, already done: one finished "search" call.
-                return [
-                    start_tool_call(
-                        call_id,
-                        event.title,
-                        kind="search",
-                        status="failed" if error else "completed",
-                        content=[tool_content(text_block(event.outcome))],
-                        raw_input={"query": query},
-                    )
-                ]
+            case ev.WebSearched():
+                return [_web_search(event)]
             case ev.ToolProgress(call_id=call_id, output=output, message=message) if call_id:
                 # A running command's last lines (bash) or a tool's progress message
                 # (MCP): the call's content so far, replaced by the result at the end.
@@ -144,6 +134,18 @@ def _plan_entries(arguments: Any) -> list[Any]:
         if isinstance(content, str) and status in ("pending", "in_progress", "completed"):
             entries.append(plan_entry(content, status=status))
     return entries
+
+
+def _web_search(event: ev.WebSearched) -> Any:
+    """The provider's own search, already done: one finished ``search`` call."""
+    return start_tool_call(
+        event.call_id,
+        event.title,
+        kind="search",
+        status="failed" if event.error else "completed",
+        content=[tool_content(text_block(event.outcome))],
+        raw_input={"query": event.query},
+    )
 
 
 def _start(call_id: str, view: ToolView, status: str) -> Any:
