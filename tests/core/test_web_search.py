@@ -293,6 +293,8 @@ def test_stream_json_has_the_search_line(workspace, searching):
     assert search["query"] == "q one" and search["results"] == 2
     result = lines[-1]
     assert result["type"] == "result" and result["result"] == "Found it."
+    assert result["usage"]["server_tool_use"] == {"web_search_requests": 1}
+    assert result["metrics"]["web_search_requests"] == 1
 
 
 # --------------------------------------------------------------------------- kind = "responses"
