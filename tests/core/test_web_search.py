@@ -440,3 +440,26 @@ def test_a_damaged_stored_content_falls_back_to_the_message_fields():
     for stored in ("not json", '{"a": 1}', "[1, 2]"):
         msg = Message(role="assistant", content="hello", meta={CONTENT_META: stored})
         assert provider._assistant_blocks(msg) == [{"type": "text", "text": "hello"}]
+
+
+def test_the_documented_entry_is_one_paste_to_web_search():
+    """docs/CONFIG.md's ready-to-paste entry turns web search on (the built-in stays)."""
+    import re
+    import tomllib
+
+    from reasonix_core.provider.base import Request
+
+    doc = (Path(__file__).parents[2] / "docs" / "CONFIG.md").read_text(encoding="utf-8")
+    section = doc.split("### The built-in DeepSeek provider", 1)[1].split("\n### ", 1)[0]
+    (block,) = re.findall(r"```toml\n(.*?)```", section, flags=re.S)
+    (entry,) = tomllib.loads(block)["providers"]
+    cfg = ProviderConfig.model_validate(entry)
+    assert (cfg.kind, cfg.web_search) == ("anthropic", True)
+    assert cfg.base_url == "https://api.deepseek.com/anthropic"
+    from reasonix_core.tool_schema import ToolSchema
+
+    schema = ToolSchema(name="echo", description="d", parameters={"type": "object"})
+    body = AnthropicProvider(cfg, "k").build_body(
+        Request(model="deepseek-flash", messages=request().messages, tools=(schema,))
+    )
+    assert body["tools"][-1] == {"type": "web_search_20250305", "name": "web_search"}
