@@ -463,3 +463,24 @@ def test_the_documented_entry_is_one_paste_to_web_search():
         Request(model="deepseek-flash", messages=request().messages, tools=(schema,))
     )
     assert body["tools"][-1] == {"type": "web_search_20250305", "name": "web_search"}
+
+
+def test_text_output_says_the_search_on_stderr(workspace, searching):
+    import os
+    import subprocess
+    import sys
+
+    searching.enqueue(Reply(web_searches=["q one"], content="Found it."))
+    env = dict(os.environ)
+    env[TEST_KEY_ENV] = TEST_KEY
+    proc = subprocess.run(
+        [sys.executable, "-m", "reasonix_tui.cli", "run", "search"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Found it."
+    assert "● Searched the web: q one (2 results)" in proc.stderr
