@@ -24,6 +24,7 @@ from reasonix_core import events as ev
 from reasonix_core.acp.client_files import AcpTextFiles
 from reasonix_core.acp.tool_calls import EDIT_TOOLS, ToolView, tool_view
 from reasonix_core.messages import Message
+from reasonix_core.provider.searches import past_searches
 
 # A diff shows files up to this size (the editor gets both texts whole).
 _DIFF_LIMIT = 1 << 20
@@ -169,6 +170,7 @@ def replay_updates(messages: Sequence[Message], workspace: Path) -> Iterator[Any
                 yield update_agent_thought_text(message.reasoning_content)
             if message.content:
                 yield update_agent_message_text(message.content)
+            yield from map(_web_search, past_searches(message))
             for call in message.tool_calls:
                 view = tool_view(call.name, call.arguments, workspace)
                 yield _start(call.id, view, "in_progress")

@@ -558,19 +558,13 @@ class _StreamState(EventParser):
         """The search a ``web_search_tool_result`` answers: its query (from the
         ``server_tool_use`` block of the same id) and how many results came."""
         call_id = str(block.get("tool_use_id") or "")
-        query = ""
+        query_input: object = None
         for record in self.content.values():
             use = record["block"]
             if use.get("type") == "server_tool_use" and use.get("id") == call_id:
-                streamed = tool_input("".join(record["parts"])) if record["parts"] else None
-                raw = streamed if streamed is not None else use.get("input")
-                if isinstance(raw, dict):
-                    query = str(raw.get("query") or "")
-        results = block.get("content")
-        if isinstance(results, list):
-            return WebSearchChunk(call_id=call_id, query=query, results=len(results))
-        error = results.get("error_code") if isinstance(results, dict) else None
-        return WebSearchChunk(call_id=call_id, query=query, results=0, error=str(error or "error"))
+                parts = record["parts"]
+                query_input = tool_input("".join(parts)) if parts else use.get("input")
+        return _search_result(block, query_input)
 
     def _content(self, calls: list[ToolCall]) -> list[dict[str, Any]]:
         """The answer's content blocks in stream order, as the next request sends
@@ -614,6 +608,39 @@ class _StreamState(EventParser):
             else:  # web_search_tool_result, redacted_thinking, ...: as received
                 out.append(block)
         return out
+
+
+def _search_result(block: dict[str, Any], query_input: object) -> WebSearchChunk:
+    """One ``web_search_tool_result`` block (and its search's input) as a search."""
+    call_id = str(block.get("tool_use_id") or "")
+    query = str(query_input.get("query") or "") if isinstance(query_input, dict) else ""
+    results = block.get("content")
+    if isinstance(results, list):
+        return WebSearchChunk(call_id=call_id, query=query, results=len(results))
+    error = results.get("error_code") if isinstance(results, dict) else None
+    return WebSearchChunk(call_id=call_id, query=query, results=0, error=str(error or "error"))
+
+
+def stored_searches(msg: Message) -> list[WebSearchChunk]:
+    """The searches of a saved answer (its kept content), for a replayed transcript."""
+    stored = msg.meta.get(CONTENT_META)
+    try:
+        blocks: object = json.loads(stored) if isinstance(stored, str) else None
+    except ValueError:
+        return []
+    if not isinstance(blocks, list):
+        return []
+    inputs: dict[object, object] = {}
+    out: list[WebSearchChunk] = []
+    for block in cast("list[object]", blocks):
+        if not isinstance(block, dict):
+            continue
+        entry = cast("dict[str, Any]", block)
+        if entry.get("type") == "server_tool_use":
+            inputs[entry.get("id")] = entry.get("input")
+        elif entry.get("type") == "web_search_tool_result":
+            out.append(_search_result(entry, inputs.get(entry.get("tool_use_id"))))
+    return out
 
 
 def stream_error(err: object) -> ProviderError:

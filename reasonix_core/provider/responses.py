@@ -262,6 +262,11 @@ def _kept_searches(msg: Message) -> list[dict[str, Any]]:
     return [item for item in cast("list[object]", kept) if isinstance(item, dict)]
 
 
+def stored_searches(msg: Message) -> list[WebSearchChunk]:
+    """The searches of a saved answer (its kept items), for a replayed transcript."""
+    return [_search_chunk(item) for item in _kept_searches(msg)]
+
+
 def _search_chunk(item: dict[str, Any]) -> WebSearchChunk:
     action = item.get("action")
     query = action.get("query") if isinstance(action, dict) else None

@@ -484,3 +484,23 @@ def test_text_output_says_the_search_on_stderr(workspace, searching):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Found it."
     assert "● Searched the web: q one (2 results)" in proc.stderr
+
+
+async def test_replayed_transcripts_show_the_past_searches(workspace, searching):
+    """ACP's session/load and the TUI's resume draw the saved searches as cards."""
+    from reasonix_core.acp.updates import replay_updates
+    from reasonix_core.provider.searches import past_searches
+    from reasonix_tui.replay import ToolEntry, replay_entries
+
+    searching.enqueue(Reply(web_searches=["q one", "q two"], content="Two."))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "search twice")
+        messages = list(rt.agent.messages)
+    (answer,) = [m for m in messages if m.role == "assistant"]
+    assert [(s.query, s.results) for s in past_searches(answer)] == [("q one", 2), ("q two", 2)]
+    searches = [
+        u for u in replay_updates(messages, workspace) if getattr(u, "kind", "") == "search"
+    ]
+    assert [u.title for u in searches] == ["Searched the web: q one", "Searched the web: q two"]
+    cards = [e for e in replay_entries(messages) if isinstance(e, ToolEntry)]
+    assert [(c.name, c.result) for c in cards] == [("Searched the web", "2 results")] * 2
