@@ -95,6 +95,9 @@ class _TextRenderer:
             case ev.ToolCallFinished(name=name, outcome=outcome, is_error=is_error, result=result):
                 if is_error:
                     self.err.write(f"  ✗ {name} {outcome}: {_short(result, 160)}\n")
+            case ev.WebSearched():
+                self._break_line()
+                self.err.write(f"● {_printable(_short(event.title))} ({event.outcome})\n")
             case ev.Retrying(attempt=attempt, delay=delay, reason=reason):
                 self._break_line()
                 self.err.write(f"retrying ({attempt}) in {delay:.1f}s: {reason}\n")

@@ -74,6 +74,8 @@ class RunMetrics:
     cache_hit_tokens: int = 0
     cache_miss_tokens: int = 0
     reasoning_tokens: int = 0
+    # Searches the provider ran server-side (provider web search; billed per search).
+    web_search_requests: int = 0
     steps: int = 0
     # Requests whose usage the provider did not report: counted locally (an estimate).
     estimated_usage_requests: int = 0
@@ -233,6 +235,7 @@ class MetricsSink:
         m.cache_hit_tokens += u.cache_hit_tokens
         m.cache_miss_tokens += u.cache_miss_tokens
         m.reasoning_tokens += u.reasoning_tokens
+        m.web_search_requests += u.web_search_requests
         bucket = m.usage_by_source.setdefault(event.source or "executor", SourceUsage())
         bucket.calls += 1
         bucket.prompt_tokens += u.prompt_tokens

@@ -9,6 +9,7 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from reasonix_core.agent.transcript import FAILED_MARK, INTERRUPTED_MARK
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, Message
+from reasonix_core.provider.searches import past_searches
 
 # Messages compaction adds to the working context; the summary is the one a user sees.
 COMPACTION_SUMMARY = "summary"
@@ -90,6 +92,17 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
         out.append(AnswerEntry(text))
     if interrupted:
         out.append(NoticeEntry("Turn cancelled.", "warning"))
+    for search in past_searches(message):
+        out.append(
+            ToolEntry(
+                call_id=search.call_id,
+                name="Searched the web",
+                arguments=json.dumps({"query": search.query}),
+                result=search.outcome,
+                outcome="ok",
+                is_error=bool(search.error),
+            )
+        )
     for call in message.tool_calls:
         result = results.get(call.id)
         if result is None:

@@ -64,7 +64,7 @@ from reasonix_core.errors import (
 )
 from reasonix_core.messages import HOST_TURN, Message, ToolCall
 from reasonix_core.permission.gate import Gate
-from reasonix_core.provider.base import PreparedRequest, Provider, Request
+from reasonix_core.provider.base import PreparedRequest, Provider, Request, StreamEnd
 from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry
@@ -625,10 +625,7 @@ class Agent:
                 content=reply.text,
                 reasoning_content=reply.reasoning or None,
                 tool_calls=calls,
-                # Replayed unchanged by providers that sign reasoning (Anthropic).
-                meta={"reasoning_signature": end.reasoning_signature}
-                if end.reasoning_signature
-                else {},
+                meta=_replay_meta(end),
             )
         )
         if calls:
@@ -802,3 +799,13 @@ class Agent:
         self.append_message(
             Message(role="assistant", content=text, reasoning_content=reply.reasoning or None)
         )
+
+
+def _replay_meta(end: StreamEnd) -> dict[str, str]:
+    """What the assistant message keeps for its provider kind to replay unchanged:
+    the reasoning signature (Anthropic signs reasoning) and the kind's own records
+    (its server-side web search blocks, :attr:`StreamEnd.replay_meta`)."""
+    meta = dict(end.replay_meta)
+    if end.reasoning_signature:
+        meta["reasoning_signature"] = end.reasoning_signature
+    return meta
