@@ -11,11 +11,14 @@ is a :class:`ClipboardImageError` whose words say in one line what is missing.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import os
 import re
 import shutil
+import subprocess
 import sys
+
+import anyio
 
 from reasonix_core.images import (
     IMAGE_MEDIA_TYPES,
@@ -80,6 +83,10 @@ def _pick(offered: list[str], tool: str) -> str:
 
 
 def _part(media_type: str, data: bytes, label: str) -> ImagePart:
+    if len(data) >= _READ_LIMIT:
+        raise ClipboardImageError(
+            f"{label}: the clipboard's image is over {MAX_IMAGE_BYTES} bytes, the most sent"
+        )
     try:
         return image_part(media_type, data, label)
     except ImageError as exc:
@@ -88,46 +95,34 @@ def _part(media_type: str, data: bytes, label: str) -> ImagePart:
 
 async def _run(argv: list[str], tool: str) -> bytes:
     """The tool's standard output (at most ``_READ_LIMIT`` bytes); ClipboardImageError
-    when it fails or hangs."""
+    when it fails or hangs. The process is always waited for (killed when needed)."""
+    out, err = bytearray(), b""
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        with anyio.fail_after(TOOL_TIMEOUT):
+            # Leaving the block closes the pipes and waits; a cancel kills first.
+            async with await anyio.open_process(argv, stdin=subprocess.DEVNULL) as process:
+                assert process.stdout is not None and process.stderr is not None
+                while len(out) < _READ_LIMIT:
+                    try:
+                        out += await process.stdout.receive(min(65536, _READ_LIMIT - len(out)))
+                    except anyio.EndOfStream:
+                        break
+                if len(out) >= _READ_LIMIT:
+                    process.kill()  # more than any image sent: stop the writer now
+                else:
+                    with contextlib.suppress(anyio.EndOfStream):
+                        err = await process.stderr.receive(4096)
+    except TimeoutError:
+        raise ClipboardImageError(f"{tool} did not answer in {TOOL_TIMEOUT:g} s") from None
     except OSError as exc:
         raise ClipboardImageError(f"{tool} could not start: {exc.strerror or exc}") from None
-    assert proc.stdout is not None and proc.stderr is not None
-    stdout, stderr = proc.stdout, proc.stderr
-
-    async def capped() -> bytes:
-        out = bytearray()
-        while len(out) < _READ_LIMIT:
-            chunk = await stdout.read(min(65536, _READ_LIMIT - len(out)))
-            if not chunk:
-                break
-            out += chunk
-        return bytes(out)
-
-    try:
-        out, err = await asyncio.wait_for(
-            asyncio.gather(capped(), stderr.read(4096)), TOOL_TIMEOUT
-        )
-        if len(out) >= _READ_LIMIT:
-            proc.kill()
-        await asyncio.wait_for(proc.wait(), TOOL_TIMEOUT)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise ClipboardImageError(f"{tool} did not answer in {TOOL_TIMEOUT:.0f} s") from None
     if len(out) >= _READ_LIMIT:
-        return out  # image_part refuses it by size, naming the cap
-    if proc.returncode != 0:
+        return bytes(out)  # _part refuses it by size, naming the cap
+    if process.returncode != 0:
         said = err.decode(errors="replace").strip().splitlines()
-        why = said[0][:120] if said else f"exit status {proc.returncode}"
+        why = said[0][:120] if said else f"exit status {process.returncode}"
         raise ClipboardImageError(f"no image in the clipboard ({tool}: {why})")
-    return out
+    return bytes(out)
 
 
 # ``«data PNGf89504E47...»``: what AppleScript prints for the clipboard as PNG.

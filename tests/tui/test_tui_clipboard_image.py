@@ -163,3 +163,42 @@ async def test_ctrl_v_without_an_image_keeps_the_apps_own_text_paste(
         await pilot.press("ctrl+v")
         await until(pilot, lambda: composer.text == "copied words", 30)
         assert composer.images == {}
+
+
+# -- a hostile or stuck clipboard owner ------------------------------------------
+
+
+async def test_a_huge_clipboard_image_is_refused_without_reading_it_all(
+    clip: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from reasonix_core.images import MAX_IMAGE_BYTES
+    from reasonix_tui.clipboard_image import ClipboardImageError, read_clipboard_image
+
+    # 64 MiB of "PNG" from a tool that would go on writing: read up to the cap only.
+    script = clip / "wl-paste"
+    script.write_text(
+        "#!/bin/sh\ncase \"$*\" in *--list-types*) echo image/png ;; "
+        "*) printf '\\211PNG\\r\\n\\032\\n'; exec head -c 67108864 /dev/zero ;; esac\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-test")
+    with pytest.raises(ClipboardImageError) as caught:
+        await read_clipboard_image("Image #1")
+    assert str(caught.value) == (
+        f"Image #1: the clipboard's image is over {MAX_IMAGE_BYTES} bytes, the most sent"
+    )
+
+
+async def test_a_clipboard_tool_that_hangs_is_given_up_on(
+    clip: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    import reasonix_tui.clipboard_image as clipboard_image
+
+    script = clip / "xclip"
+    script.write_text("#!/bin/sh\nexec sleep 60\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setattr(clipboard_image, "TOOL_TIMEOUT", 0.5)
+    with pytest.raises(clipboard_image.ClipboardImageError) as caught:
+        await clipboard_image.read_clipboard_image()
+    assert str(caught.value) == "xclip did not answer in 0.5 s"
