@@ -659,3 +659,17 @@ async def test_message_ids_are_unique_across_turns(workspace, cfg, cli):
                     ids.append(message.message_id)
     assert len(ids) == 2 and len(set(ids)) == 2
     assert all(i and i.startswith("msg_") for i in ids)
+
+
+def test_an_image_alone_is_a_turn(workspace, cfg):
+    import base64
+
+    data = base64.b64encode(_png()).decode()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+    cfg.enqueue(Reply(content="a pixel"))
+    proc = run_stream(workspace, [_message(image)])
+    assert proc.returncode == 0, proc.stderr
+    (result,) = [o for o in map(json.loads, proc.stdout.splitlines()) if o["type"] == "result"]
+    assert result["result"] == "a pixel" and not result["is_error"]
+    parts = cfg.requests[0].json["messages"][-1]["content"]
+    assert {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}} in parts
