@@ -304,6 +304,9 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         return True
 
     # ---- input -----------------------------------------------------------
+    async def on_composer_paste_problem(self, message: Composer.PasteProblem) -> None:
+        await self.notice(message.text, "warning")
+
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         self.ctrl_c_armed = False
         self.status.update_state(hint="")
@@ -415,7 +418,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         expanded = await self.expander().expand_references(prompt, provenance)
         for text in expanded.notices:
             await self.notice(text, "warning")
-        meta = TurnMeta(images=expanded.images) if expanded.images else None
+        images = (*self.composer.images_in(prompt), *expanded.images)  # Ctrl+V chips
+        meta = TurnMeta(images=images) if images else None
         await self.controller.drive(self.runner.run(expanded.text, meta))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:
