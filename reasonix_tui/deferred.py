@@ -438,6 +438,10 @@ class DeferredServices(BaseServices):
     async def serve(self) -> None:
         await (await self._built_services()).serve()
 
+    async def wait_mcp(self) -> bool:
+        waited = not self.is_ready
+        return await (await self._built_services()).wait_mcp() or waited
+
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         return await (await self._built_services()).render_mcp_prompt(name, args)
 

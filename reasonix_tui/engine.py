@@ -655,6 +655,14 @@ class EngineServices(BaseServices):
         """(command name without "/", description, argument hint) of ready servers."""
         return [(p.full_name, p.description, p.argument_hint) for p in self._mcp.prompts()]
 
+    async def wait_mcp(self) -> bool:
+        from reasonix_core.mcp.status import WAITABLE
+
+        starting = any(s.phase in WAITABLE for s in self._mcp.status())
+        if starting:
+            await self._mcp.wait_ready()
+        return starting
+
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         return await self._mcp.render_prompt(name, args)
 

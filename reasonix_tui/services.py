@@ -387,6 +387,11 @@ class AppServices(Protocol):
         (command name without "/", description, argument hint)."""
         ...
 
+    async def wait_mcp(self) -> bool:
+        """Optional. Wait until every MCP server still starting is ready or has given
+        up, as ``reasonix run`` does before its prompt; True if any was starting."""
+        ...
+
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         """Optional. The text of MCP prompt ``name`` for ``args`` (raises on failure)."""
         ...
@@ -460,6 +465,9 @@ class BaseServices(AppServices):
 
     def priced(self, model: str) -> bool:
         return True
+
+    async def wait_mcp(self) -> bool:
+        return False
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         raise LookupError(f"no MCP prompt named {name}")

@@ -346,9 +346,13 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         else:
             await self.start_turn(text, text)
 
-    async def run_slash(self, text: str) -> None:
+    async def run_slash(self, text: str, waited_for_mcp: bool = False) -> None:
         self._refresh_mcp_commands()
         command, name, args = self.registry.parse(text)
+        if command is None and name.startswith("mcp__") and not waited_for_mcp:
+            # Its server may still be starting: wait for it, as `reasonix run` does.
+            self.run_after_mcp_start(text)
+            return
         if command is None:
             await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
             return
@@ -370,6 +374,21 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             await self.notice(f"/{command.name} is not available yet.", "warning")
             return
         await command.handler(self, args)
+
+    @work(group="mcp-wait", exit_on_error=False)
+    async def run_after_mcp_start(self, text: str) -> None:
+        """An MCP prompt typed before its server is ready runs once the servers have
+        started (the status bar says they are starting meanwhile)."""
+        self.status.update_state(hint="waiting for MCP servers to start…")
+        try:
+            await self.services.wait_mcp()
+        finally:
+            self.status.update_state(hint="")
+        if self.busy:  # a turn started meanwhile: the prompt queues behind it
+            self.queue.append(text)
+            self.refresh_status()
+            return
+        await self.run_slash(text, waited_for_mcp=True)
 
     def expander(self) -> PromptExpander:
         """The core's expander (the same as ``reasonix run``'s) over this session's
