@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reasonix_core.agent.session import SessionStore, iter_records
+from reasonix_core.goal_block import goal_block
 
 GOAL_RECORD = "goal"
 ROUND_RECORD = "goal_round"
@@ -187,9 +188,4 @@ class GoalBook:
         goal = self.active()
         if goal is None:
             return ""
-        return (
-            f'<active-goal id="{goal.id}" revision="{goal.revision}" rounds="{goal.rounds}">\n'
-            f"{goal.objective}\n</active-goal>\n"
-            "Work toward this goal. A final answer does not end it: call update_goal with "
-            "action complete when it is met (or blocked, after real attempts)."
-        )
+        return goal_block(goal.id, goal.revision, goal.rounds, goal.objective)

@@ -82,6 +82,10 @@ async def goal_command(screen: SessionHost, args: str) -> None:
         return
     show_goal(screen, goal)
     if action == "start":
+        from reasonix_tui.widgets.blocks import UserBlock
+
+        # The objective is the user's words (the rounds' goal block is the host's).
+        await screen.transcript.add(UserBlock(words))
         await screen.notice(f"Goal started; rounds run until it is complete. {GOAL_HINT}")
         screen.run_events(goal_rounds(screen, words))
     elif action == "resume" and goal is not None:
