@@ -106,10 +106,18 @@ def show_goal(screen: SessionHost, goal: GoalView | None) -> None:
 
 async def goal_rounds(screen: SessionHost, objective: str = "") -> AsyncIterator[Event]:
     """The driver's rounds, then the goal as it ended (armed or not) in the bar."""
+    from reasonix_core.events import TurnStarted, UsageReported
+
     runner = screen.runner
     async with aclosing(runner.drive_goal(objective)) as events:
         async for event in events:
             yield event
+            if isinstance(event, TurnStarted | UsageReported) and runner is screen.runner:
+                # The running round counts, as update_goal and /goal status count it.
+                try:
+                    show_goal(screen, await runner.goal("status"))
+                except ValueError:
+                    pass
     if runner is screen.runner:
         try:
             show_goal(screen, await runner.goal("status"))
