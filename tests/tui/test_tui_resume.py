@@ -241,3 +241,23 @@ def test_the_launch_session_is_read_without_building_the_engine(
     assert saved.session_id == header.id  # what the engine is then told to reopen
     fresh = DeferredServices(never, workspace=workspace, config_home=home)
     assert fresh.new_runner(approver=None).saved_messages() == ()  # type: ignore[arg-type]
+
+
+async def test_ctrl_home_reaches_the_first_message_in_one_press(tmp_path: Path) -> None:
+    """Issue 30 item 7: on a 342-message session, one Ctrl+Home shows the first prompt
+    (it drew one batch per press before: 4-16 presses)."""
+    messages = conversation(86)[:342]
+    app, _ = resumed_app(tmp_path, messages)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0)
+        await pilot.press("ctrl+home")
+        await until(pilot, lambda: transcript.history is not None and not transcript.history.pending)
+        await until(pilot, lambda: not transcript.history.drawing)
+        await settle(pilot)
+        assert transcript.scroll_y == 0
+        first = screen.query(UserBlock).first()
+        assert first.text == "question 0"
+        assert first.region.y >= transcript.region.y and first.region.height > 0
