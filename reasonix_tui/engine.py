@@ -512,7 +512,7 @@ class EngineServices(BaseServices):
                 session_id=s.id,
                 title=s.title,
                 updated=datetime.fromtimestamp(s.modified),
-                turns=s.messages // 2,
+                turns=s.prompts,
             )
             for s in list_sessions(self.config_home / "sessions", self.workspace)
         ]

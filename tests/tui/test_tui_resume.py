@@ -204,6 +204,8 @@ def test_engine_services_read_the_session_that_continue_reopens(
         "Answer **1**.",
     ]
     assert runner.session_id == header.id  # /status names it before the first turn
+    # /resume counts the prompts (2), not messages / 2 (4: each turn has a tool step).
+    assert [s.turns for s in services.list_sessions()] == [2]
 
 
 def test_the_launch_session_is_read_without_building_the_engine(
