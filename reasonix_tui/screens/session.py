@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, ClassVar
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
     from reasonix_tui.controller import TurnController
 
 TICK_SECONDS = 0.25
+
+log = logging.getLogger(__name__)
 
 
 class SessionScreen(TranscriptKeys, Screen[None]):
@@ -203,6 +206,20 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         if note:
             await self.notice(note)
         self.refresh_status()
+        await self.restore_gauges()
+
+    async def restore_gauges(self) -> None:
+        """The gauges (ctx, cache, cost) of the session as saved, before any new request:
+        from its request records (the core's cache report)."""
+        runner = self.runner
+        try:
+            report = await asyncio.to_thread(runner.cache_report)
+        except Exception:  # a bad record file: the gauges stay empty, /cache says why
+            log.warning("cannot read the saved session's usage", exc_info=True)
+            return
+        gauges = report.gauges() if report is not None else None
+        if runner is self.runner and gauges is not None and self.status.state.prompt_tokens == 0:
+            self.status.restore_usage(gauges)
 
     # ---- modal overlays hide the composer --------------------------------
     def on_screen_suspend(self) -> None:
@@ -300,6 +317,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         await self.transcript.clear()
         self.status.reset_usage()
         self.refresh_status()
+        await self.restore_gauges()  # a rewind or /resume: that session's figures
         return True
 
     # ---- input -----------------------------------------------------------

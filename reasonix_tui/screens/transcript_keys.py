@@ -44,7 +44,7 @@ class TranscriptKeys:
     def action_scroll_line_down(self: SessionHost, when: str = "") -> None:
         self.transcript.scroll_down(animate=False, immediate=True)
 
-    async def action_scroll_home(self: SessionHost, when: str = "") -> None:
+    def action_scroll_home(self: SessionHost, when: str = "") -> None:
         transcript = self.transcript
         history = transcript.history
         if history is None or not history.pending:
@@ -52,7 +52,7 @@ class TranscriptKeys:
         else:
             # The top of the session, not of what is drawn: the rest of a resumed
             # session in one go (the view goes to the top once it is laid out).
-            await history.draw_earlier(everything=True)
+            transcript.call_later(history.draw_earlier, everything=True)
 
     def action_scroll_end(self: SessionHost, when: str = "") -> None:
         self.transcript.follow()

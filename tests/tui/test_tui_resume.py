@@ -263,3 +263,36 @@ async def test_ctrl_home_reaches_the_first_message_in_one_press(tmp_path: Path) 
         first = screen.query(UserBlock).first()
         assert first.text == "question 0"
         assert first.region.y >= transcript.region.y and first.region.height > 0
+
+
+async def test_resumed_gauges_show_the_saved_figures_before_any_request(tmp_path: Path) -> None:
+    """Issue 30 item 7: ctx, cache and cost of the saved session, before any request,
+    and again after the session is reopened (a chat rewind, /resume)."""
+    from reasonix_core.agent.cache_report import build_report
+
+    records = [
+        {"request": 1, "source": "executor", "prompt_tokens": 10000, "cache_hit_tokens": 0,
+         "completion_tokens": 500, "cost": 0.01, "currency": "USD"},
+        {"request": 2, "source": "executor", "prompt_tokens": 20000, "cache_hit_tokens": 15000,
+         "completion_tokens": 700, "cost": 0.02, "currency": "USD"},
+        {"request": 3, "source": "executor", "agent_path": ["explore"], "prompt_tokens": 90000,
+         "cache_hit_tokens": 0, "completion_tokens": 10, "cost": 0.5, "currency": "USD"},
+    ]  # fmt: skip
+    app, services = resumed_app(tmp_path, conversation(2))
+    services.report = build_report("old-1", records)
+    services.sessions = [
+        SessionSummary(session_id="old-1", title="q", updated=datetime(2025, 1, 1), turns=2)
+    ]
+    async with app.run_test(size=(140, 32)) as pilot:
+        screen = session(pilot)
+        await until(pilot, lambda: screen.status.state.cost > 0)
+        state = screen.status.state
+        assert state.context_tokens == 20700  # the session's own last request
+        assert state.last_cache_pct == 75
+        assert (state.cache_hit_tokens, state.prompt_tokens) == (15000, 30000)
+        assert round(state.cost, 4) == 0.53  # the subagent's request was paid too
+        bar = str(screen.status.render())
+        assert "ctx 20.7k" in bar and "cache 75%" in bar
+        assert await screen.continue_session("old-1")
+        assert screen.status.state.context_tokens == 20700
+        assert round(screen.status.state.cost, 4) == 0.53
