@@ -296,3 +296,18 @@ async def test_resumed_gauges_show_the_saved_figures_before_any_request(tmp_path
         assert await screen.continue_session("old-1")
         assert screen.status.state.context_tokens == 20700
         assert round(screen.status.state.cost, 4) == 0.53
+
+
+def test_a_resumed_failed_request_keeps_its_error() -> None:
+    """Issue 30 item 7: the resumed card says what failed, as the live one did."""
+    from reasonix_core.agent.transcript import FAILURE
+
+    entries = replay_entries(
+        [
+            Message(role="user", content="hi"),
+            Message(
+                role="assistant", content=FAILED_MARK, meta={FAILURE: "HTTP 402: Insufficient Balance"}
+            ),
+        ]
+    )
+    assert entries[-1] == NoticeEntry("Turn failed: HTTP 402: Insufficient Balance", "error")
