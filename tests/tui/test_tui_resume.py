@@ -311,3 +311,28 @@ def test_a_resumed_failed_request_keeps_its_error() -> None:
         ]
     )
     assert entries[-1] == NoticeEntry("Turn failed: HTTP 402: Insufficient Balance", "error")
+
+
+async def test_no_new_output_marker_when_nothing_new_arrived(tmp_path: Path) -> None:
+    """Issue 30 item 7: reading a resumed session upward (older blocks drawn, answers
+    laid out) is not "new output below"; a notice added meanwhile is."""
+    from reasonix_tui.widgets.transcript import NewOutputMarker
+
+    app, _ = resumed_app(tmp_path, conversation(40))
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0)
+        marker = screen.query_one(NewOutputMarker)
+        for _ in range(12):
+            await pilot.press("pageup")
+            await pilot.pause(0.05)
+        await until(pilot, lambda: transcript.history is not None and not transcript.history.drawing)
+        await settle(pilot)
+        for _ in range(10):
+            await pilot.pause(0.05)
+        assert transcript.scroll_y < transcript.max_scroll_y
+        assert not transcript.unseen and not marker.has_class("-shown")
+        await screen.notice("something new")
+        await until(pilot, lambda: transcript.unseen)
