@@ -412,6 +412,8 @@ class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
 
     trust_review: ProjectReview | None = None
+    # Said once in the transcript when the app starts (e.g. `-c` found no session).
+    startup_notes: tuple[str, ...] = ()
 
     @property
     def compact_ratio(self) -> float | None:

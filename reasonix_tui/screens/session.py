@@ -153,6 +153,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()
         await self.welcome()
+        for note in getattr(self.services, "startup_notes", ()):
+            await self.notice(note, "warning")
         for problem in self.registry.problems:
             await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
         await self.announce_skills()
@@ -220,6 +222,12 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         gauges = report.gauges() if report is not None else None
         if runner is self.runner and gauges is not None and self.status.state.prompt_tokens == 0:
             self.status.restore_usage(gauges)
+
+    def on_unmount(self) -> None:
+        """The app is closing: remember the session for the line printed after it."""
+        session_id = self.runner.session_id
+        if session_id and not session_id.startswith("("):  # "(new session)": nothing saved
+            self.app.session_id = session_id  # type: ignore[attr-defined]
 
     # ---- modal overlays hide the composer --------------------------------
     def on_screen_suspend(self) -> None:
