@@ -197,4 +197,7 @@ def run_app(services: AppServices) -> int:
 
 def continue_hint(session_id: str) -> str:
     """What the terminal says after the app exits: how to come back to the session."""
-    return f"Session {session_id} saved. Continue it: reasonix -c  (or reasonix -r {session_id})"
+    return (
+        f"Session {session_id} saved.\n"
+        f"Continue it with: reasonix -c   (or: reasonix -r {session_id})"
+    )

@@ -21,7 +21,13 @@ log = logging.getLogger(__name__)
 
 
 CHOOSE = (
-    "Choose the provider to talk to; local servers need no key. `reasonix setup` adds more later."
+    "Choose the provider to talk to; local servers need no key. "
+    "More later with: reasonix setup"
+)
+# Printed after Esc on the first-run list: the app quits with nothing configured.
+CONFIGURE_LATER = (
+    "No provider configured yet. Run reasonix again to choose one, or reasonix setup "
+    "to list and add providers (docs/CONFIG.md)."
 )
 
 
@@ -225,4 +231,4 @@ class SetupScreen(Screen[bool]):
         if self.replacing:
             self.dismiss(False)
         else:
-            self.app.exit(return_code=1)
+            self.app.exit(return_code=1, message=CONFIGURE_LATER)

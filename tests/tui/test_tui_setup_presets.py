@@ -197,3 +197,28 @@ async def test_a_local_server_that_is_down_is_refused_and_nothing_written(
         await services.use_provider("ollama", None)
     assert (home / "config.toml").read_text() == before
     assert services.model == "deepseek-flash"
+
+
+async def test_esc_on_the_first_run_list_says_how_to_configure_later(make_app, tmp_path) -> None:
+    """Issue 30 item 9: quitting the first-run list says what to run later; the
+    first-run text has no literal backticks."""
+    from reasonix_tui.screens.setup import CONFIGURE_LATER
+
+    app, _ = make_app(api_key_missing=True, choices=preset_choices(tmp_path))
+    said: list[object] = []
+    exit_app = app.exit
+
+    def exit_saying(*args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        said.append(kwargs.get("message"))
+        exit_app(*args, **kwargs)
+
+    app.exit = exit_saying  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        intro = str(app.screen.query_one("#intro", Static).render())
+        assert "`" not in intro and "reasonix setup" in intro
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_code == 1
+    assert said == [CONFIGURE_LATER]
+    assert "reasonix setup" in CONFIGURE_LATER and "`" not in CONFIGURE_LATER

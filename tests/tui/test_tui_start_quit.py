@@ -24,6 +24,7 @@ async def test_the_app_remembers_the_session_to_continue_after_exit(make_app) ->
     assert app.session_id == session_id
     hint = continue_hint(session_id)
     assert "reasonix -c" in hint and f"reasonix -r {session_id}" in hint
+    assert all(len(line) <= 80 for line in hint.splitlines())
     assert "`" not in hint
 
 
