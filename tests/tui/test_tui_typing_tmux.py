@@ -42,17 +42,24 @@ def test_goal_status_typed_during_rounds_is_never_cut(tmp_path: Path) -> None:
         pane.send_keys("BTab")
         pane.wait_for("auto  ready")
         pane.send_keys("/goal keep streaming", "Enter")
-        pane.wait_for("streaming words")
+        first = pane.wait_for("streaming words")
+        assert "keep streaming" in first  # the objective, drawn as the user's message
         typed = 0
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and "The goal is complete" not in pane.screen():
+        screens: list[str] = []
+        while time.monotonic() < deadline:
+            screens.append(pane.screen())
+            if "The goal is complete" in screens[-1]:
+                break
             for char in "/goal status":
                 pane.send_keys("-l", char)
                 time.sleep(0.03)
             pane.send_keys("Enter")
             typed += 1
             time.sleep(0.5)
-        pane.wait_for("The goal is complete", 120)
+        screens.append(pane.wait_for("The goal is complete", 120))
+        # Item 3: the host's goal block is never drawn as the user's text.
+        assert not any("<active-goal" in x or "Work toward this goal" in x for x in screens)
         sent = [
             m["content"]
             for r in provider.server.requests
