@@ -8,6 +8,7 @@ worker; it dispatches slash commands to the handlers that
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import time
@@ -208,6 +209,12 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         if note:
             await self.notice(note)
         self.refresh_status()
+        # After the newest blocks are on screen: reading the records (a thread) must
+        # not compete with drawing the last answer.
+        history = self.transcript.history
+        if history is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(history.on_screen.wait(), 5)
         await self.restore_gauges()
 
     async def restore_gauges(self) -> None:

@@ -11,6 +11,7 @@ what is shown, without moving it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,7 @@ class SavedHistory:
         self.marker = EarlierMarker()
         self.drawing = False
         self.shown = False  # the newest blocks are laid out and the view is at the bottom
+        self.on_screen = asyncio.Event()  # set with ``shown``
         self.wants_everything = False  # Ctrl+Home came while a batch was being drawn
 
     @property
