@@ -451,5 +451,8 @@ class DeferredServices(BaseServices):
     async def use_provider(self, key: str, api_key: str | None) -> None:
         await (await self._built_services()).use_provider(key, api_key)
 
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        await (await self._built_services()).use_endpoint(base_url, api_key)
+
     async def probe_models(self) -> ModelProbe | None:
         return await (await self._built_services()).probe_models()

@@ -367,6 +367,12 @@ class AppServices(Protocol):
         first; empty: the screen asks for the current provider's key only."""
         ...
 
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        """Optional. Add the OpenAI-compatible endpoint at ``base_url`` to the user's
+        config (its models listed by it; ``api_key`` stored when given) and use it;
+        ValueError with the reason when it cannot."""
+        ...
+
     async def use_provider(self, key: str, api_key: str | None) -> None:
         """Optional. Make choice ``key`` the provider sessions start with: store
         ``api_key`` (if given) where :meth:`save_api_key` does, add the preset to the
@@ -461,6 +467,9 @@ class BaseServices(AppServices):
     async def use_provider(self, key: str, api_key: str | None) -> None:
         if api_key:
             self.save_api_key(api_key)
+
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        raise ValueError("a custom endpoint is not available here")
 
     async def probe_models(self) -> ModelProbe | None:
         return None
