@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # /plan and /goal import the coordinator and goal modules on 
     from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.coordinator.routes import TurnMeta
     from reasonix_core.permission.policy import Policy
+    from reasonix_core.provider.presets import ProviderPreset
 
 log = logging.getLogger(__name__)
 
@@ -545,7 +546,7 @@ class EngineServices(BaseServices):
                 session_id=s.id,
                 title=s.title,
                 updated=datetime.fromtimestamp(s.modified),
-                turns=s.messages // 2,
+                turns=s.prompts,
             )
             for s in list_sessions(self.config_home / "sessions", self.workspace)
         ]
@@ -624,8 +625,7 @@ class EngineServices(BaseServices):
         return provider_choices(self.config, self._resolved.provider, self.config_home)
 
     async def use_provider(self, key: str, api_key: str | None) -> None:
-        from reasonix_core.provider.discovery import discover_models
-        from reasonix_core.provider.presets import install_preset, preset, preset_provider
+        from reasonix_core.provider.presets import preset, preset_provider
 
         current = self._resolved.provider
         if key == current.name:
@@ -636,7 +636,28 @@ class EngineServices(BaseServices):
             entry = preset(key)
         except KeyError as exc:
             raise ValueError(str(exc.args[0])) from None
-        provider = self.config.provider(key) or preset_provider(entry)
+        await self._install(entry, self.config.provider(key) or preset_provider(entry), api_key)
+
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        from reasonix_core.provider.presets import custom_preset, preset_provider
+
+        entry = custom_preset(base_url, needs_key=bool(api_key))
+        if self.config.provider(entry.key) is not None:
+            raise ValueError(
+                f"a provider named {entry.key!r} is already configured; edit it in "
+                f"{self.config_home / 'config.toml'}"
+            )
+        await self._install(entry, preset_provider(entry), api_key)
+
+    async def _install(
+        self, entry: ProviderPreset, provider: ProviderConfig, api_key: str | None
+    ) -> None:
+        """Write ``entry`` into the user's config (its models listed by the endpoint
+        when it names none), store its key, and use it from now on."""
+        from reasonix_core.provider.discovery import discover_models
+        from reasonix_core.provider.presets import install_preset
+
+        key = entry.key
         models: tuple[str, ...] = ()
         if not provider.all_models():
             # A local server's preset lists no models: the server says which it has.
@@ -687,6 +708,14 @@ class EngineServices(BaseServices):
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         """(command name without "/", description, argument hint) of ready servers."""
         return [(p.full_name, p.description, p.argument_hint) for p in self._mcp.prompts()]
+
+    async def wait_mcp(self) -> bool:
+        from reasonix_core.mcp.status import WAITABLE
+
+        starting = any(s.phase in WAITABLE for s in self._mcp.status())
+        if starting:
+            await self._mcp.wait_ready()
+        return starting
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         return await self._mcp.render_prompt(name, args)

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reasonix_core.agent.transcript import FAILED_MARK, INTERRUPTED_MARK
+from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, Message
@@ -84,7 +84,11 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
         out.append(ReasoningEntry(message.reasoning_content or ""))
     text = message.content or ""
     if text == FAILED_MARK:
-        return [*out, NoticeEntry("The request failed; there was no answer.", "error")]
+        error = message.meta.get(FAILURE)
+        said = f"Turn failed: {error}" if isinstance(error, str) and error else (
+            "The request failed; there was no answer."
+        )
+        return [*out, NoticeEntry(said, "error")]
     interrupted = text.endswith(INTERRUPTED_MARK)
     if interrupted:
         text = text[: -len(INTERRUPTED_MARK)].rstrip()

@@ -53,6 +53,7 @@ from reasonix_core.agent.session import SessionStore
 from reasonix_core.agent.tool_batch import ToolBatchRunner
 from reasonix_core.agent.transcript import (
     FAILED_MARK,
+    FAILURE,
     INTERRUPTED_MARK,
     repair_messages,
 )
@@ -777,14 +778,17 @@ class Agent:
         return await self.model_call.request(self.model_call.prepare(request), COMPACTION, emit)
 
     def _failed(self, exc: ProviderError, reply: Reply, number: int) -> ev.TurnFailed:
-        if self.messages and self.messages[-1].role == "user":
-            # Close the turn now, honestly: left open, the next turn's repair would
-            # close it as an interruption by the user.
-            self.append_message(Message(role="assistant", content=FAILED_MARK))
         attempts = reply.attempts
         message = str(exc)
         if exc.retryable:
             message = f"{message} (gave up after {attempts} attempts)"
+        if self.messages and self.messages[-1].role == "user":
+            # Close the turn now, honestly: left open, the next turn's repair would
+            # close it as an interruption by the user. The error is kept for a
+            # resumed view (meta: never sent).
+            self.append_message(
+                Message(role="assistant", content=FAILED_MARK, meta={FAILURE: message})
+            )
         return self._events(
             ev.TurnFailed,
             error=message,

@@ -268,6 +268,12 @@ def test_launch_passes_the_command_line_to_the_engine(
         settings=['{"hooks": {}}'],
     )
     monkeypatch.chdir(tmp_path)
+    # A session to continue (with none, -c starts a new one: test_tui_start_quit.py).
+    from reasonix_core.home import session_dir
+
+    folder = session_dir(tmp_path / "reasonix-home" / "sessions", tmp_path.resolve())
+    folder.mkdir(parents=True)
+    (folder / "20250101-000000-abcdef.jsonl").write_text("")
     assert launch(args) == 0
     assert got == {
         "workspace": tmp_path.resolve(),
