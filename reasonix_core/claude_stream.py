@@ -271,6 +271,8 @@ def result_line(
             "cache_read_input_tokens": metrics.cache_hit_tokens,
             "output_tokens": metrics.completion_tokens,
             "cache_miss_input_tokens": metrics.cache_miss_tokens,
+            # Claude Code's count of the provider's own searches (web_search = true).
+            "server_tool_use": {"web_search_requests": metrics.web_search_requests},
         },
         "total_cost_usd": round(metrics.cost, 10) if metrics.currency == "USD" else None,
         "permission_denials": shape.permission_denials if shape is not None else [],

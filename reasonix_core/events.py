@@ -95,6 +95,32 @@ class ToolCallFinished(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WebSearched(Event):
+    """The provider ran a web search server-side (``web_search = true``): shown like
+    a tool call, though nothing ran here and no permission was asked."""
+
+    call_id: str
+    query: str
+    # None: the provider does not say how many (the Responses kind).
+    results: int | None
+    # The provider's error code when the search failed ("" when it did not).
+    error: str = ""
+
+    @property
+    def title(self) -> str:
+        """The one line every surface shows for it."""
+        return f"Searched the web: {self.query}" if self.query else "Searched the web"
+
+    @property
+    def outcome(self) -> str:
+        if self.error:
+            return f"search failed: {self.error}"
+        if self.results is None:
+            return "done"
+        return f"{self.results} result{'' if self.results == 1 else 's'}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolProgress(Event):
     """Progress reported by a running tool (e.g. MCP ``notifications/progress``).
 
@@ -169,6 +195,19 @@ class Notice(Event):
 
     level: Literal["info", "warning", "error"] = "info"
     text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookRan(Event):
+    """A configured hook ran (docs/HOOKS.md): which, from which file, and how it ended."""
+
+    hook_event: str  # "PreToolUse", "Stop", ...
+    command: str  # shortened for display
+    source: str  # the settings file it came from
+    outcome: Literal["ok", "blocked", "error", "timeout"] = "ok"
+    exit_code: int | None = None
+    # What the user is told about it ("" when it went on quietly).
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -302,6 +341,7 @@ class TurnFailed(Event):
 
 _KIND_BY_CLASS: dict[type[Event], str] = {
     TurnStarted: "turn_started",
+    HookRan: "hook_ran",
     StepStarted: "step_started",
     TextDelta: "text_delta",
     ReasoningDelta: "reasoning_delta",
@@ -309,6 +349,7 @@ _KIND_BY_CLASS: dict[type[Event], str] = {
     ToolCallStarted: "tool_call_started",
     ToolCallFinished: "tool_call_finished",
     ToolProgress: "tool_progress",
+    WebSearched: "web_search",
     UsageReported: "usage",
     Retrying: "retrying",
     PrefixChanged: "prefix_changed",

@@ -28,6 +28,7 @@ from reasonix_core.errors import (
     SkillError,
     UsageError,
 )
+from reasonix_core.hooks.display import hook_line
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.metrics import MetricsSink, RunMetrics
 from reasonix_core.permission.approver import FailClosedApprover
@@ -94,12 +95,18 @@ class _TextRenderer:
             case ev.ToolCallFinished(name=name, outcome=outcome, is_error=is_error, result=result):
                 if is_error:
                     self.err.write(f"  ✗ {name} {outcome}: {_short(result, 160)}\n")
+            case ev.WebSearched():
+                self._break_line()
+                self.err.write(f"● {_printable(_short(event.title))} ({event.outcome})\n")
             case ev.Retrying(attempt=attempt, delay=delay, reason=reason):
                 self._break_line()
                 self.err.write(f"retrying ({attempt}) in {delay:.1f}s: {reason}\n")
             case ev.Notice(level=level, text=text):
                 self._break_line()
                 self.err.write(f"{level}: {text}\n")
+            case ev.HookRan():
+                self._break_line()
+                self.err.write(hook_line(event) + "\n")
             case ev.TurnFailed(error=error):
                 self._break_line()
                 self.err.write(f"reasonix: error: {error}\n")
@@ -261,6 +268,9 @@ class _Output:
         if self.render is not None:
             self.render(event)
             return
+        if isinstance(event, ev.HookRan) and event.outcome in ("error", "timeout"):
+            self.err.write(hook_line(event) + "\n")  # a failing hook is a warning
+            self.err.flush()
         if not event.agent_path and isinstance(event, ev.Notice | ev.TurnFailed):
             # stdout is the JSON alone: a person (or a CI log) reads warnings and
             # errors on stderr, worded as text mode words them; the result has them too.

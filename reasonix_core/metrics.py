@@ -74,6 +74,8 @@ class RunMetrics:
     cache_hit_tokens: int = 0
     cache_miss_tokens: int = 0
     reasoning_tokens: int = 0
+    # Searches the provider ran server-side (provider web search; billed per search).
+    web_search_requests: int = 0
     steps: int = 0
     # Requests whose usage the provider did not report: counted locally (an estimate).
     estimated_usage_requests: int = 0
@@ -117,6 +119,9 @@ class RunMetrics:
     routes: dict[str, int] = field(default_factory=dict)
     # Goal mode: rounds the goal driver admitted (GoalRound).
     goal_rounds: int = 0
+    # Hooks (docs/HOOKS.md): runs of configured hooks, and those that blocked.
+    hook_runs: int = 0
+    hook_blocks: int = 0
     # The experiment arm (seed 000 §3.17): "full", or what --ablate took away
     # ("no-subagent"); compare arms on the counts above, not on this label.
     arm: str = "full"
@@ -189,6 +194,10 @@ class MetricsSink:
             m.routes[event.route] = m.routes.get(event.route, 0) + 1
         elif isinstance(event, ev.GoalRound):
             m.goal_rounds += 1
+        elif isinstance(event, ev.HookRan):
+            m.hook_runs += 1
+            if event.outcome == "blocked":
+                m.hook_blocks += 1
         elif isinstance(event, ev.CompactionFinished):
             # Only a compaction that changed the view counts (a blocked one did nothing).
             if event.tokens_after is not None:
@@ -226,6 +235,7 @@ class MetricsSink:
         m.cache_hit_tokens += u.cache_hit_tokens
         m.cache_miss_tokens += u.cache_miss_tokens
         m.reasoning_tokens += u.reasoning_tokens
+        m.web_search_requests += u.web_search_requests
         bucket = m.usage_by_source.setdefault(event.source or "executor", SourceUsage())
         bucket.calls += 1
         bucket.prompt_tokens += u.prompt_tokens

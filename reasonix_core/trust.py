@@ -7,6 +7,13 @@ folder (``reasonix trust``, ``--trust-project``, or the TUI's trust dialog).
 Everything else in the project file (tightening rules, effort, compaction...)
 always applies.
 
+Claude Code's ``settings.json`` files in a project (``.claude/settings.json``,
+``.claude/settings.local.json``, ``.reasonix/settings.json``) are project files
+too: their ``hooks`` run commands on the host, and their ``permissions``
+``allow`` rules, ``additionalDirectories`` and a loosening ``defaultMode``
+(``acceptEdits``, ``bypassPermissions``) widen what runs without asking; those are
+risky (:func:`risky_claude_settings`). Their ``deny`` and ``ask`` rules always apply.
+
 Risky (see :func:`risky_settings`): any ``[[providers]]`` entry,
 ``default_model``; ``[permissions]`` ``mode = "allow"``, a ``preset`` other than
 ``ask``, ``allow`` rules, ``additional_directories``; ``[sandbox]`` ``bash`` other
@@ -41,20 +48,29 @@ from reasonix_core.errors import ConfigError
 from reasonix_core.project import file_label, project_folders
 
 __all__ = [
+    "CLAUDE_SETTINGS_FILES",
     "MCP_JSON",
     "PROJECT_FILE",
     "TRUST_FILE",
     "ProjectReview",
     "RiskySetting",
+    "read_settings_json",
     "record_trust",
     "review_project",
     "revoke_trust",
+    "risky_claude_settings",
     "risky_settings",
     "strip_risky",
 ]
 
 PROJECT_FILE = "reasonix.toml"
 MCP_JSON = ".mcp.json"
+#: Claude Code's settings files in a project folder, lowest precedence first.
+CLAUDE_SETTINGS_FILES: tuple[str, ...] = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".reasonix/settings.json",
+)
 TRUST_FILE = "trusted.toml"
 # A trust file is a few lines per folder; anything far larger is not one.
 MAX_TRUST_FILE_BYTES = 1 << 20
@@ -131,6 +147,35 @@ def risky_settings(data: Mapping[str, Any]) -> dict[str, Any]:
             out["tools"] = {"enabled": tools["enabled"]}
     elif "tools" in data:
         out["tools"] = tools
+    return out
+
+
+#: ``permissions.defaultMode`` values that run more without asking than the default.
+_LOOSE_DEFAULT_MODES = frozenset({"acceptEdits", "bypassPermissions"})
+
+
+def risky_claude_settings(data: object) -> dict[str, Any]:
+    """The risky part of a parsed ``settings.json``: its ``hooks`` (commands run on
+    the host) and the ``permissions`` that loosen (empty when it only tightens)."""
+    if not isinstance(data, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    hooks = data.get("hooks")
+    if hooks not in (None, {}, []):
+        out["hooks"] = hooks
+    perms = data.get("permissions")
+    if isinstance(perms, Mapping):
+        risky: dict[str, Any] = {}
+        for key in ("allow", "additionalDirectories"):
+            if key in perms and perms[key] not in ([], None):
+                risky[key] = perms[key]
+        mode = perms.get("defaultMode")
+        if mode is not None and not (isinstance(mode, str) and mode not in _LOOSE_DEFAULT_MODES):
+            risky["defaultMode"] = mode
+        if risky:
+            out["permissions"] = risky
+    elif perms is not None:
+        out["permissions"] = perms
     return out
 
 
@@ -219,6 +264,16 @@ def review_project(
         servers = _mcp_json_servers(mcp_data)
         if servers is not None:
             content[file_label(mcp_file, folder)] = {"mcpServers": servers}
+        for name in CLAUDE_SETTINGS_FILES:
+            settings_file = place / name
+            if _is_user_settings(settings_file):
+                continue  # the user's own ~/.claude/settings.json, seen from a repo at ~
+            settings_data = known.get(settings_file, _NOT_READ)
+            if settings_data is _NOT_READ:
+                settings_data = read_settings_json(settings_file)
+            risky_part = risky_claude_settings(settings_data)
+            if risky_part:
+                content[file_label(settings_file, folder)] = risky_part
     if not content:
         return ProjectReview(folder)
     try:
@@ -272,6 +327,26 @@ def _read_project_toml(path: Path) -> dict[str, Any] | None:
         return None
 
 
+def read_settings_json(path: Path) -> object:
+    """A project ``settings.json`` as parsed JSON (None: absent, unreadable or not
+    JSON; the hooks loader reports a broken file and applies nothing from it)."""
+    return _read_mcp_json(path)
+
+
+def claude_user_dir() -> Path:
+    """Claude Code's user folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    return Path(os.path.expanduser(configured or "~/.claude"))
+
+
+def _is_user_settings(path: Path) -> bool:
+    user = claude_user_dir() / "settings.json"
+    try:
+        return os.path.realpath(path) == os.path.realpath(user)
+    except (OSError, ValueError):
+        return False
+
+
 def _read_mcp_json(path: Path) -> object:
     raw = _read_limited(path, MAX_PROJECT_FILE_BYTES)
     if raw is None:
@@ -309,6 +384,8 @@ def _describe(file: str, part: Mapping[str, Any]) -> list[RiskySetting]:
                 out.append(_describe_provider(file, i, entry))
         elif key in ("mcp", "mcpServers"):
             out.extend(_describe_mcp(file, key, value))
+        elif key == "hooks":
+            out.extend(_describe_hooks(file, value))
         elif isinstance(value, Mapping):
             out.extend(RiskySetting(file, f"{key}.{k}", _show(v)) for k, v in value.items())
         else:
@@ -360,6 +437,33 @@ def _describe_mcp(file: str, key: str, value: object) -> list[RiskySetting]:
         if names:
             shown = ", ".join(json.dumps(n, ensure_ascii=True)[1:-1] for n in names)
             out.append(RiskySetting(file, f"{setting} reads environment", shown))
+    return out
+
+
+def _plain(value: object) -> str:
+    """A name escaped onto one line, without quotes (a hostile key cannot move the cursor)."""
+    return json.dumps(str(value), ensure_ascii=True)[1:-1][:_VALUE_WIDTH]
+
+
+def _describe_hooks(file: str, hooks: object) -> list[RiskySetting]:
+    """Each hook command, by event and matcher: what would run on the host."""
+    if not isinstance(hooks, Mapping):
+        return [RiskySetting(file, "hooks", _show(hooks))]
+    out: list[RiskySetting] = []
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            out.append(RiskySetting(file, f"hooks.{_plain(event)}", _show(groups)))
+            continue
+        for group in groups:
+            matcher = group.get("matcher", "") if isinstance(group, Mapping) else ""
+            where = f"hooks.{_plain(event)}" + (f"[{_plain(matcher)}]" if matcher else "")
+            commands = group.get("hooks") if isinstance(group, Mapping) else None
+            if not isinstance(commands, list):
+                out.append(RiskySetting(file, where, _show(group)))
+                continue
+            for hook in commands:
+                command = hook.get("command") if isinstance(hook, Mapping) else hook
+                out.append(RiskySetting(file, f"{where} command", _show(command)))
     return out
 
 

@@ -18,6 +18,9 @@ class Usage:
     cache_hit_tokens: int = 0
     cache_miss_tokens: int = 0
     reasoning_tokens: int = 0
+    # Searches the provider ran server-side for this call (Anthropic's
+    # ``usage.server_tool_use.web_search_requests``); billed per search.
+    web_search_requests: int = 0
     # Counted locally because the provider's stream carried no usage
     # (agent/usage_estimate.py); shown with a mark, never used to calibrate.
     estimated: bool = False

@@ -51,6 +51,10 @@ class Reply:
     # DeepSeek's flavours with thinking on reason before tool calls, a stand-in when
     # ``reasoning`` is empty; True scripts a strict provider's fault: none at all.
     omit_reasoning: bool = False
+    # Provider-side web searches run before the answer's text (the Anthropic dialect
+    # streams a ``server_tool_use`` and a ``web_search_tool_result`` block per query,
+    # with two results each; the Responses dialect a ``web_search_call`` item).
+    web_searches: list[str] = field(default_factory=list)
 
     def deepseek_reasoning(self) -> str:
         """What a thinking DeepSeek "model" reasons in this answer (every dialect's

@@ -403,6 +403,12 @@ class ScriptedServices(BaseServices):
         if key in self.provider_errors:
             raise ValueError(self.provider_errors[key])
         self.providers_used.append((key, api_key))
+
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        from reasonix_core.provider.presets import custom_preset
+
+        custom_preset(base_url, needs_key=bool(api_key))  # the core's checks
+        self.providers_used.append((base_url, api_key))
         self.api_key_missing = False
 
     def mcp_status(self) -> list[McpServerView]:

@@ -59,6 +59,9 @@ class ReasonixApp(App[int]):
         self._initial_theme = theme
         # Set by run_app (tests leave it off, so that they never freeze their objects).
         self.heap: HeapPolicy | None = None
+        # The session the user was in, once it has one (printed after exit: how to
+        # continue it).
+        self.session_id: str | None = None
         self.last_input = time.monotonic()
 
     def on_mount(self) -> None:
@@ -185,6 +188,16 @@ def run_app(services: AppServices) -> int:
     except Exception:  # never dump a traceback over the user's terminal
         log.exception("the TUI crashed")
         return 1
+    if app.session_id:
+        print(continue_hint(app.session_id))
     if app.return_code not in (None, 0):
         return app.return_code
     return result if isinstance(result, int) else 0
+
+
+def continue_hint(session_id: str) -> str:
+    """What the terminal says after the app exits: how to come back to the session."""
+    return (
+        f"Session {session_id} saved.\n"
+        f"Continue it with: reasonix -c   (or: reasonix -r {session_id})"
+    )

@@ -34,6 +34,7 @@ from reasonix_tui.cli_common import (
     Parser,
     SubParsers,
     absolute_dirs,
+    add_settings_option,
     fail,
 )
 
@@ -83,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="let the read tools reach PATH without asking (repeatable; reads only)",
     )
+    add_settings_option(parser, "settings")
     parser.add_argument(
         "-c",
         "--continue",

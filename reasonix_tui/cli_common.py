@@ -71,3 +71,24 @@ def absolute_dirs(paths: list[Path]) -> list[Path] | str:
             return f"--add-dir {path}: not a directory"
         out.append(full)
     return out
+
+
+def _settings_value(value: str) -> str:
+    """Inline JSON as given; a file relative to where the command was typed (not
+    to ``--workspace``), as the shell the user typed it in reads it."""
+    if value.lstrip().startswith("{"):
+        return value
+    return str(Path(value).expanduser().absolute())
+
+
+def add_settings_option(parser: argparse.ArgumentParser, dest: str) -> None:
+    """``--settings FILE|JSON`` (Claude Code's spelling), on the TUI and on ``run``."""
+    parser.add_argument(
+        "--settings",
+        dest=dest,
+        action="append",
+        type=_settings_value,
+        metavar="FILE|JSON",
+        help="also read hooks and permissions from this settings.json file or inline JSON "
+        "(Claude Code's format; repeatable; your own, so no trust needed)",
+    )

@@ -27,6 +27,7 @@ from reasonix_tui.cli_common import (
     EXIT_OK,
     SubParsers,
     absolute_dirs,
+    add_settings_option,
     fail,
     skip_httpx_cli,
     untrusted_project,
@@ -176,6 +177,7 @@ def _context_flags(parser: argparse.ArgumentParser) -> None:
         help="add TEXT to the system prompt of a new session (after [agent] "
         "system_prompt_extra); a continued session keeps its own",
     )
+    add_settings_option(parser, "run_settings")
     parser.add_argument(
         "--system-prompt",
         metavar="TEXT",
@@ -461,6 +463,7 @@ def _settings(args: argparse.Namespace, inline: InlineMcpConfigs) -> RunSettings
         mcp_config=inline.paths(args.mcp_config),
         system_prompt=system_prompt(args),
         session_id=args.session_id,
+        settings_files=[*(getattr(args, "settings", None) or []), *(args.run_settings or [])],
         **budgets,
         plan_mode=plan_mode,
     )

@@ -85,8 +85,9 @@ def trust_command(args: argparse.Namespace) -> int:
 
 def permissions_command(args: argparse.Namespace) -> int:
     from reasonix_core.config import load_config
+    from reasonix_core.hooks.settings import load_settings
     from reasonix_core.permission import explain
-    from reasonix_core.session.policy import build_policy
+    from reasonix_core.session.policy import build_policy, rule_origins
     from reasonix_core.session.settings import RunSettings
 
     workspace = Path.cwd()
@@ -96,12 +97,22 @@ def permissions_command(args: argparse.Namespace) -> int:
     if isinstance(add_dirs, str):
         return fail(add_dirs)
     settings = RunSettings(
-        workspace=workspace, permission_mode=args.check_permission_mode, add_dirs=add_dirs
+        workspace=workspace,
+        permission_mode=args.check_permission_mode,
+        add_dirs=add_dirs,
+        settings_files=list(getattr(args, "settings", None) or []),
     )
-    policy = build_policy(config, settings, workspace)
-    sys.stdout.write(explain(policy, args.tool, args.arg) + "\n")
-    if loaded.withheld:
-        settings_named = ", ".join(dict.fromkeys(s.setting for s in loaded.withheld))
+    claude = load_settings(
+        Path(config.sandbox.workspace_root or workspace).resolve(),
+        loaded.home,
+        extra=settings.settings_files,
+    )
+    policy = build_policy(config, settings, workspace, claude=claude)
+    origin = rule_origins(loaded.sources, claude.origin)
+    sys.stdout.write(explain(policy, args.tool, args.arg, origin=origin) + "\n")
+    withheld = [*loaded.withheld, *claude.withheld]
+    if withheld:
+        settings_named = ", ".join(dict.fromkeys(f"{s.file}: {s.setting}" for s in withheld))
         sys.stdout.write(
             f"note: this folder is not trusted; not applied: {settings_named} "
             "(`reasonix trust` applies them)\n"

@@ -9,6 +9,7 @@ closed, running tool cards marked cancelled, and the error re-raised.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -22,6 +23,7 @@ from reasonix_core.events import (
     CompactionStarted,
     Event,
     GoalRound,
+    HookRan,
     Notice,
     PlanReady,
     PrefixChanged,
@@ -38,6 +40,7 @@ from reasonix_core.events import (
     TurnFinished,
     TurnStarted,
     UsageReported,
+    WebSearched,
 )
 from reasonix_tui.subagent_router import SubagentRouter
 from reasonix_tui.widgets.blocks import NoticeBlock, NoticeLevel
@@ -174,6 +177,12 @@ class TurnController:
                     block = ToolBlock(call_id, name, "")
                     await self.transcript.add(block)
                 await block.finish(result, event.outcome, event.is_error, event.diff)
+            case WebSearched(call_id=call_id, query=query, error=error):
+                # The provider's own search, already done: a finished tool-like card.
+                await self._close_blocks()
+                searched = ToolBlock(call_id, "Searched the web", json.dumps({"query": query}))
+                await self.transcript.add(searched)
+                await searched.finish(event.outcome, "error" if error else "ok")
             case ToolProgress(call_id=call_id, progress=progress, total=total, message=message):
                 block = self.tools.get(call_id)
                 if block is not None:
@@ -210,6 +219,12 @@ class TurnController:
                     f"The prompt cache broke for no named reason: {tokens:,} cached "
                     "tokens billed again (/cache shows where).",
                     "warning",
+                )
+            case HookRan(outcome=outcome):
+                from reasonix_core.hooks.display import hook_line
+
+                await self.notice(
+                    hook_line(event), "warning" if outcome in ("error", "timeout") else "info"
                 )
             case Notice(level=level, text=text):
                 self.compaction_explained = level != "info" or text.startswith("nothing to")

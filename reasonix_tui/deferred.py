@@ -358,6 +358,11 @@ class DeferredServices(BaseServices):
         services = self._ready_services
         return services.skills if services is not None else None
 
+    @property
+    def settings_files(self) -> Sequence[str]:
+        services = self._ready_services
+        return services.settings_files if services is not None else ()
+
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         services = self._ready_services
         return services.mcp_prompts() if services is not None else []
@@ -438,6 +443,10 @@ class DeferredServices(BaseServices):
     async def serve(self) -> None:
         await (await self._built_services()).serve()
 
+    async def wait_mcp(self) -> bool:
+        waited = not self.is_ready
+        return await (await self._built_services()).wait_mcp() or waited
+
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         return await (await self._built_services()).render_mcp_prompt(name, args)
 
@@ -446,6 +455,9 @@ class DeferredServices(BaseServices):
 
     async def use_provider(self, key: str, api_key: str | None) -> None:
         await (await self._built_services()).use_provider(key, api_key)
+
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        await (await self._built_services()).use_endpoint(base_url, api_key)
 
     async def probe_models(self) -> ModelProbe | None:
         return await (await self._built_services()).probe_models()

@@ -63,6 +63,8 @@ from reasonix_tui.services import (
 if TYPE_CHECKING:  # /plan and /goal import the coordinator and goal modules on first use
     from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.coordinator.routes import TurnMeta
+    from reasonix_core.permission.policy import Policy
+    from reasonix_core.provider.presets import ProviderPreset
 
 log = logging.getLogger(__name__)
 
@@ -318,9 +320,11 @@ class EngineServices(BaseServices):
         home: Path | None = None,
         clock: Callable[[], datetime] = datetime.now,
         add_dirs: Sequence[Path] = (),
+        settings_files: Sequence[str] = (),
     ) -> None:
         self.workspace = workspace.resolve()
         self.add_dirs = list(add_dirs)  # --add-dir: extra readable folders
+        self._settings_files = tuple(settings_files)  # --settings (docs/HOOKS.md)
         self.config_home = home or reasonix_home()
         from reasonix_tui.prompt_history import history_path
 
@@ -329,9 +333,8 @@ class EngineServices(BaseServices):
         self.config = loaded.config
         # What ``@path`` references never attach: what tools may not read
         # (protected paths and ``Read`` deny rules), decided by the same policy.
-        self._mention_policy = build_policy(
-            self.config, RunSettings(workspace=self.workspace), self.workspace, self.config_home
-        )
+        self._mention_policy, default_mode = self._settings_policy()
+        permission_mode = permission_mode or default_mode
         self._resolved = resolve_model(self.config, model)
         self.model = self._resolved.model
         # What each provider's /models listed (the /model probe): pickable this session.
@@ -351,6 +354,7 @@ class EngineServices(BaseServices):
         self.clock = clock
         self._first_resume = resume_id
         self._first_continue = continue_last
+        self._opened = 0  # sessions opened: a later fresh one is a /new or /clear
         self._tg: anyio.abc.TaskGroup | None = None
         self._tg_ready = anyio.Event()
         self._active: EngineRunner | None = None
@@ -443,6 +447,27 @@ class EngineServices(BaseServices):
         self._apply_mode(runner)
         return runner.runtime
 
+    @property
+    def settings_files(self) -> Sequence[str]:
+        return self._settings_files
+
+    def _settings_policy(self) -> tuple[Policy, str | None]:
+        """The policy ``@path`` references answer to, with the settings.json files'
+        rules (docs/HOOKS.md), and the mode their ``defaultMode`` starts in."""
+        from reasonix_core.hooks.settings import load_settings
+        from reasonix_core.session.policy import claude_mode_name
+
+        claude = load_settings(self.workspace, self.config_home, extra=self._settings_files)
+        policy = build_policy(
+            self.config,
+            RunSettings(workspace=self.workspace),
+            self.workspace,
+            self.config_home,
+            claude=claude,
+        )
+        mode = claude.default_mode
+        return policy, claude_mode_name(mode[0]) if mode is not None else None
+
     async def _hold(self, runner: EngineRunner) -> None:
         continue_last = runner.continue_last and runner.resume_id is None
         continued = continue_last or runner.resume_id is not None
@@ -457,7 +482,10 @@ class EngineServices(BaseServices):
             home=self.config_home,
             add_dirs=self.add_dirs,
             discovered_models=dict(self._discovered),
+            settings_files=list(self._settings_files),
+            session_source="clear" if self._opened and not continued else "",
         )
+        self._opened += 1
         try:
             async with build_session(
                 settings,
@@ -518,7 +546,7 @@ class EngineServices(BaseServices):
                 session_id=s.id,
                 title=s.title,
                 updated=datetime.fromtimestamp(s.modified),
-                turns=s.messages // 2,
+                turns=s.prompts,
             )
             for s in list_sessions(self.config_home / "sessions", self.workspace)
         ]
@@ -597,8 +625,7 @@ class EngineServices(BaseServices):
         return provider_choices(self.config, self._resolved.provider, self.config_home)
 
     async def use_provider(self, key: str, api_key: str | None) -> None:
-        from reasonix_core.provider.discovery import discover_models
-        from reasonix_core.provider.presets import install_preset, preset, preset_provider
+        from reasonix_core.provider.presets import preset, preset_provider
 
         current = self._resolved.provider
         if key == current.name:
@@ -609,7 +636,28 @@ class EngineServices(BaseServices):
             entry = preset(key)
         except KeyError as exc:
             raise ValueError(str(exc.args[0])) from None
-        provider = self.config.provider(key) or preset_provider(entry)
+        await self._install(entry, self.config.provider(key) or preset_provider(entry), api_key)
+
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        from reasonix_core.provider.presets import custom_preset, preset_provider
+
+        entry = custom_preset(base_url, needs_key=bool(api_key))
+        if self.config.provider(entry.key) is not None:
+            raise ValueError(
+                f"a provider named {entry.key!r} is already configured; edit it in "
+                f"{self.config_home / 'config.toml'}"
+            )
+        await self._install(entry, preset_provider(entry), api_key)
+
+    async def _install(
+        self, entry: ProviderPreset, provider: ProviderConfig, api_key: str | None
+    ) -> None:
+        """Write ``entry`` into the user's config (its models listed by the endpoint
+        when it names none), store its key, and use it from now on."""
+        from reasonix_core.provider.discovery import discover_models
+        from reasonix_core.provider.presets import install_preset
+
+        key = entry.key
         models: tuple[str, ...] = ()
         if not provider.all_models():
             # A local server's preset lists no models: the server says which it has.
@@ -660,6 +708,14 @@ class EngineServices(BaseServices):
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         """(command name without "/", description, argument hint) of ready servers."""
         return [(p.full_name, p.description, p.argument_hint) for p in self._mcp.prompts()]
+
+    async def wait_mcp(self) -> bool:
+        from reasonix_core.mcp.status import WAITABLE
+
+        starting = any(s.phase in WAITABLE for s in self._mcp.status())
+        if starting:
+            await self._mcp.wait_ready()
+        return starting
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         return await self._mcp.render_prompt(name, args)

@@ -34,6 +34,11 @@ def launch(args: argparse.Namespace) -> int:
     # The session to reopen is drawn without waiting for the engine, which then
     # reopens exactly that one (``-c`` picks the newest once, for both).
     saved = None
+    notes: tuple[str, ...] = ()
+    if args.continue_last and not args.resume_id and not _has_sessions(home, workspace):
+        # Nothing to continue: say so, and start a new session rather than fail.
+        notes = (NO_SESSION_TO_CONTINUE,)
+        args.continue_last = False
     if args.continue_last or args.resume_id:
         from reasonix_tui.saved_session import SavedSession
 
@@ -47,6 +52,7 @@ def launch(args: argparse.Namespace) -> int:
         trust_review=review,
         saved=saved,
     )
+    services.startup_notes = notes
     from reasonix_tui.app import run_app
 
     code = run_app(services)
@@ -59,6 +65,16 @@ def launch(args: argparse.Namespace) -> int:
             f"(details in {home / 'logs' / 'reasonix.log'})"
         ) from error
     return code
+
+
+NO_SESSION_TO_CONTINUE = "No earlier session in this folder to continue (-c): this is a new one."
+
+
+def _has_sessions(home: Path, workspace: Path) -> bool:
+    from reasonix_core.home import session_dir
+
+    folder = session_dir(home / "sessions", workspace)
+    return folder.is_dir() and any(folder.glob("*.jsonl"))
 
 
 def _build_engine(
@@ -77,6 +93,7 @@ def _build_engine(
         resume_id=resume_id or args.resume_id,
         home=home,
         add_dirs=getattr(args, "add_dir", None) or [],
+        settings_files=getattr(args, "settings", None) or [],
     )
     # The first answer's rendering (Rich Markdown, Pygments and the common lexers):
     # loaded here, off the event loop, rather than when its first token arrives.

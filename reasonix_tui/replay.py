@@ -9,13 +9,15 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reasonix_core.agent.transcript import FAILED_MARK, INTERRUPTED_MARK
+from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, Message
+from reasonix_core.provider.searches import past_searches
 
 # Messages compaction adds to the working context; the summary is the one a user sees.
 COMPACTION_SUMMARY = "summary"
@@ -82,7 +84,11 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
         out.append(ReasoningEntry(message.reasoning_content or ""))
     text = message.content or ""
     if text == FAILED_MARK:
-        return [*out, NoticeEntry("The request failed; there was no answer.", "error")]
+        error = message.meta.get(FAILURE)
+        said = f"Turn failed: {error}" if isinstance(error, str) and error else (
+            "The request failed; there was no answer."
+        )
+        return [*out, NoticeEntry(said, "error")]
     interrupted = text.endswith(INTERRUPTED_MARK)
     if interrupted:
         text = text[: -len(INTERRUPTED_MARK)].rstrip()
@@ -90,6 +96,17 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
         out.append(AnswerEntry(text))
     if interrupted:
         out.append(NoticeEntry("Turn cancelled.", "warning"))
+    for search in past_searches(message):
+        out.append(
+            ToolEntry(
+                call_id=search.call_id,
+                name="Searched the web",
+                arguments=json.dumps({"query": search.query}),
+                result=search.outcome,
+                outcome="ok",
+                is_error=bool(search.error),
+            )
+        )
     for call in message.tool_calls:
         result = results.get(call.id)
         if result is None:

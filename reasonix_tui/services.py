@@ -293,6 +293,12 @@ class AppServices(Protocol):
         services are built, or when the surface has none."""
         ...
 
+    @property
+    def settings_files(self) -> Sequence[str]:
+        """Optional. The ``--settings`` values (files or inline JSON) sessions read
+        hooks and permissions from besides the settings files (docs/HOOKS.md)."""
+        ...
+
     trust_review: ProjectReview | None
     """Optional. The folder's untrusted risky project settings, asked about (trust
     dialog) before :meth:`ready`; None when there is nothing to ask."""
@@ -367,6 +373,12 @@ class AppServices(Protocol):
         first; empty: the screen asks for the current provider's key only."""
         ...
 
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        """Optional. Add the OpenAI-compatible endpoint at ``base_url`` to the user's
+        config (its models listed by it; ``api_key`` stored when given) and use it;
+        ValueError with the reason when it cannot."""
+        ...
+
     async def use_provider(self, key: str, api_key: str | None) -> None:
         """Optional. Make choice ``key`` the provider sessions start with: store
         ``api_key`` (if given) where :meth:`save_api_key` does, add the preset to the
@@ -385,6 +397,11 @@ class AppServices(Protocol):
     def mcp_prompts(self) -> list[tuple[str, str, str]]:
         """Optional. MCP prompts of ready servers as slash commands:
         (command name without "/", description, argument hint)."""
+        ...
+
+    async def wait_mcp(self) -> bool:
+        """Optional. Wait until every MCP server still starting is ready or has given
+        up, as ``reasonix run`` does before its prompt; True if any was starting."""
         ...
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
@@ -407,6 +424,8 @@ class BaseServices(AppServices):
     """The optional members' defaults: ready at once, nothing to serve, no MCP."""
 
     trust_review: ProjectReview | None = None
+    # Said once in the transcript when the app starts (e.g. `-c` found no session).
+    startup_notes: tuple[str, ...] = ()
 
     @property
     def compact_ratio(self) -> float | None:
@@ -427,6 +446,10 @@ class BaseServices(AppServices):
     @property
     def skills(self) -> SkillCatalog | None:
         return None
+
+    @property
+    def settings_files(self) -> Sequence[str]:
+        return ()
 
     async def ready(self) -> None:
         return None
@@ -455,11 +478,17 @@ class BaseServices(AppServices):
         if api_key:
             self.save_api_key(api_key)
 
+    async def use_endpoint(self, base_url: str, api_key: str | None) -> None:
+        raise ValueError("a custom endpoint is not available here")
+
     async def probe_models(self) -> ModelProbe | None:
         return None
 
     def priced(self, model: str) -> bool:
         return True
+
+    async def wait_mcp(self) -> bool:
+        return False
 
     async def render_mcp_prompt(self, name: str, args: str) -> str:
         raise LookupError(f"no MCP prompt named {name}")

@@ -24,6 +24,7 @@ from reasonix_core import events as ev
 from reasonix_core.acp.client_files import AcpTextFiles
 from reasonix_core.acp.tool_calls import EDIT_TOOLS, ToolView, tool_view
 from reasonix_core.messages import Message
+from reasonix_core.provider.searches import past_searches
 
 # A diff shows files up to this size (the editor gets both texts whole).
 _DIFF_LIMIT = 1 << 20
@@ -85,6 +86,8 @@ class TurnUpdates:
                 if entries is not None and not is_error:
                     return [done, update_plan(entries)]
                 return [done]
+            case ev.WebSearched():
+                return [_web_search(event)]
             case ev.ToolProgress(call_id=call_id, output=output, message=message) if call_id:
                 # A running command's last lines (bash) or a tool's progress message
                 # (MCP): the call's content so far, replaced by the result at the end.
@@ -134,6 +137,18 @@ def _plan_entries(arguments: Any) -> list[Any]:
     return entries
 
 
+def _web_search(event: ev.WebSearched) -> Any:
+    """The provider's own search, already done: one finished ``search`` call."""
+    return start_tool_call(
+        event.call_id,
+        event.title,
+        kind="search",
+        status="failed" if event.error else "completed",
+        content=[tool_content(text_block(event.outcome))],
+        raw_input={"query": event.query},
+    )
+
+
 def _start(call_id: str, view: ToolView, status: str) -> Any:
     return start_tool_call(
         call_id,
@@ -155,6 +170,7 @@ def replay_updates(messages: Sequence[Message], workspace: Path) -> Iterator[Any
                 yield update_agent_thought_text(message.reasoning_content)
             if message.content:
                 yield update_agent_message_text(message.content)
+            yield from map(_web_search, past_searches(message))
             for call in message.tool_calls:
                 view = tool_view(call.name, call.arguments, workspace)
                 yield _start(call.id, view, "in_progress")

@@ -49,6 +49,8 @@ class RequestRecord(BaseModel):
     currency: str = Field(default="USD", max_length=8)
     ttft_ms: int | None = None
     broke: BreakRecord | None = Field(default=None, alias="break")
+    agent_path: list[str] = Field(default_factory=list)  # a subagent's request
+    estimated: bool = False  # the provider reported no usage: counted locally
 
     @property
     def hit_ratio(self) -> float:
@@ -61,6 +63,21 @@ class BreakReasonTotal:
     count: int = 0
     rebilled_tokens: int = 0
     rebilled_cost: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SavedGauges:
+    """What the status bar's gauges said when the session was last used: the
+    context and last cache hit of the session's own last request, the cache
+    average over its requests, and what the whole session cost."""
+
+    context_tokens: int
+    last_cache_pct: float | None
+    cache_hit_tokens: int
+    prompt_tokens: int
+    cost: float
+    currency: str
+    estimated: bool
 
 
 @dataclass
@@ -85,6 +102,25 @@ class CacheReport:
         if self.currency == "mixed":
             return 0.0
         return math.fsum(r.cost for r in self.requests)
+
+    def gauges(self) -> SavedGauges | None:
+        """The gauges as the last request left them (None: no request of its own)."""
+        own = [r for r in self.requests if not r.agent_path]
+        chain = [r for r in own if r.source != "compaction"] or own
+        if not chain:
+            return None
+        last = chain[-1]
+        return SavedGauges(
+            context_tokens=last.prompt_tokens + last.completion_tokens,
+            last_cache_pct=(100 * last.cache_hit_tokens / last.prompt_tokens)
+            if last.prompt_tokens
+            else None,
+            cache_hit_tokens=sum(r.cache_hit_tokens for r in own),
+            prompt_tokens=sum(r.prompt_tokens for r in own),
+            cost=self.cost,
+            currency=self.currency if self.currency != "mixed" else last.currency,
+            estimated=any(r.estimated for r in own),
+        )
 
     @property
     def rebilled_cost(self) -> float:

@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
@@ -53,6 +53,7 @@ from reasonix_core.agent.session import SessionStore
 from reasonix_core.agent.tool_batch import ToolBatchRunner
 from reasonix_core.agent.transcript import (
     FAILED_MARK,
+    FAILURE,
     INTERRUPTED_MARK,
     repair_messages,
 )
@@ -64,7 +65,7 @@ from reasonix_core.errors import (
 )
 from reasonix_core.messages import HOST_TURN, Message, ToolCall
 from reasonix_core.permission.gate import Gate
-from reasonix_core.provider.base import PreparedRequest, Provider, Request
+from reasonix_core.provider.base import PreparedRequest, Provider, Request, StreamEnd
 from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from reasonix_core.images import ImagePart
 
 log = logging.getLogger(__name__)
+E = TypeVar("E", bound=ev.Event)
 
 __all__ = ["Agent", "AgentOptions", "PriceFn", "TurnOver"]
 
@@ -624,10 +626,7 @@ class Agent:
                 content=reply.text,
                 reasoning_content=reply.reasoning or None,
                 tool_calls=calls,
-                # Replayed unchanged by providers that sign reasoning (Anthropic).
-                meta={"reasoning_signature": end.reasoning_signature}
-                if end.reasoning_signature
-                else {},
+                meta=_replay_meta(end),
             )
         )
         if calls:
@@ -688,11 +687,43 @@ class Agent:
                     self._events(ev.Notice, level="warning", text="a compaction is already running")
                 )
             return
+        hooks = self.tool_context.env.hooks if not self.options.agent_path else None
+        trigger = "manual" if reason is CompactionReason.MANUAL else "auto"
+        if hooks is not None and hooks.has("PreCompact"):
+            await hooks.fire(
+                "PreCompact",
+                {"trigger": trigger, "custom_instructions": focus},
+                subject=(trigger,),
+                session_id=self.session_id,
+            )
+            await self.emit_hook_reports(emit)
         with self.context.running():
             await emit(self._events(ev.CompactionStarted, reason=reason.value))
             outcome = await self.context.compact(decision, conversation)
             for event in outcome_events(outcome, self._events):
                 await emit(event)
+        if hooks is not None and hooks.has("SessionStart"):
+            # Claude Code's SessionStart "compact": context for after the summary,
+            # carried in the next user turn.
+            started = await hooks.fire(
+                "SessionStart", {"source": "compact"}, subject=("compact",),
+                session_id=self.session_id,
+            )  # fmt: skip
+            hooks.add_context(started.context)
+            await self.emit_hook_reports(emit)
+
+    async def emit_hook_reports(self, emit: EventSink) -> None:
+        """The hook runs not yet in the stream, as HookRan events (docs/HOOKS.md)."""
+        hooks = self.tool_context.env.hooks
+        if hooks is None:
+            return
+        for report in hooks.take_reports():
+            await emit(self._events(ev.HookRan, **report.fields()))
+
+    def make_event(self, cls: type[E], **fields: object) -> E:
+        """An event numbered in this agent's stream (for the session's own phases:
+        its hooks around a turn)."""
+        return self._events(cls, **fields)
 
     async def _overflow_compaction(self, overflow: ProviderError, emit: EventSink) -> None:
         """The provider refused the step's request as too long: learn what it
@@ -747,14 +778,17 @@ class Agent:
         return await self.model_call.request(self.model_call.prepare(request), COMPACTION, emit)
 
     def _failed(self, exc: ProviderError, reply: Reply, number: int) -> ev.TurnFailed:
-        if self.messages and self.messages[-1].role == "user":
-            # Close the turn now, honestly: left open, the next turn's repair would
-            # close it as an interruption by the user.
-            self.append_message(Message(role="assistant", content=FAILED_MARK))
         attempts = reply.attempts
         message = str(exc)
         if exc.retryable:
             message = f"{message} (gave up after {attempts} attempts)"
+        if self.messages and self.messages[-1].role == "user":
+            # Close the turn now, honestly: left open, the next turn's repair would
+            # close it as an interruption by the user. The error is kept for a
+            # resumed view (meta: never sent).
+            self.append_message(
+                Message(role="assistant", content=FAILED_MARK, meta={FAILURE: message})
+            )
         return self._events(
             ev.TurnFailed,
             error=message,
@@ -769,3 +803,13 @@ class Agent:
         self.append_message(
             Message(role="assistant", content=text, reasoning_content=reply.reasoning or None)
         )
+
+
+def _replay_meta(end: StreamEnd) -> dict[str, str]:
+    """What the assistant message keeps for its provider kind to replay unchanged:
+    the reasoning signature (Anthropic signs reasoning) and the kind's own records
+    (its server-side web search blocks, :attr:`StreamEnd.replay_meta`)."""
+    meta = dict(end.replay_meta)
+    if end.reasoning_signature:
+        meta["reasoning_signature"] = end.reasoning_signature
+    return meta

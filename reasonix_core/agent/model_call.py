@@ -37,6 +37,7 @@ from reasonix_core.provider.base import (
     StreamEnd,
     TextChunk,
     ToolCallFragment,
+    WebSearchChunk,
 )
 from reasonix_core.usage import Usage
 
@@ -237,6 +238,17 @@ class ModelCall:
                                 call_id=chunk.id,
                                 name=chunk.name,
                                 arguments=chunk.arguments,
+                            )
+                        )
+                elif isinstance(chunk, WebSearchChunk):
+                    if purpose.deltas:
+                        await emit(
+                            self.events(
+                                ev.WebSearched,
+                                call_id=chunk.call_id,
+                                query=chunk.query,
+                                results=chunk.results,
+                                error=chunk.error,
                             )
                         )
                 elif isinstance(chunk, StreamEnd):

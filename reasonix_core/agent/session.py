@@ -22,12 +22,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.agent.compaction_meta import COMPACTION_KEY
 from reasonix_core.errors import DiskFull, SessionError
 from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, open_private, private_dir
 from reasonix_core.home import session_dir as session_dir
 from reasonix_core.home import workspace_key as workspace_key
 from reasonix_core.jsontext import JSONTooDeep, dumps_utf8, loads_bounded
-from reasonix_core.messages import Message
+from reasonix_core.messages import HOST_TURN, Message
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -79,6 +80,9 @@ class SessionSummary:
     modified: float
     title: str
     messages: int
+    # What the user sent: user messages, less the host's (goal rounds) and the
+    # compaction summaries (a turn's tool steps are not prompts).
+    prompts: int = 0
 
 
 class SessionStore:
@@ -417,6 +421,14 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     return header, messages
 
 
+def _is_prompt(message: Message) -> bool:
+    return (
+        message.role == "user"
+        and not message.meta.get(HOST_TURN)
+        and message.meta.get(COMPACTION_KEY) is None
+    )
+
+
 def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:
     """Sessions of this workspace, newest first (by last write)."""
     folder = session_dir(sessions_root, workspace)
@@ -444,6 +456,7 @@ def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:
                 modified=path.stat().st_mtime,
                 title=title,
                 messages=len(messages),
+                prompts=sum(1 for m in messages if _is_prompt(m)),
             )
         )
     out.sort(key=lambda s: (s.modified, s.id), reverse=True)

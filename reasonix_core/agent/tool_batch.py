@@ -8,8 +8,9 @@ valid. Events go to the turn's sink (``agent/event_sink.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -20,6 +21,7 @@ from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
 from reasonix_core.errors import ToolArgumentError
+from reasonix_core.hooks.names import hook_tool
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
@@ -36,6 +38,7 @@ from reasonix_core.tool.registry import ToolRegistry, internal_error
 
 if TYPE_CHECKING:
     from reasonix_core.agent.snapshots import TurnSnapshots
+    from reasonix_core.hooks.engine import Hooks
 
 # Tool progress waiting for the event stream's consumer; more are dropped.
 PROGRESS_BUFFER = 256
@@ -106,11 +109,23 @@ class ToolBatchRunner:
                         )
                     )
                 await self._run_batch(batch_states, emit)
+                await self._hook_reports(emit)
                 for state in batch_states:
                     await emit(self._finish(state))
         except BaseException:
             self._close_unanswered(states)
             raise
+
+    @property
+    def _hooks(self) -> Hooks | None:
+        return self.host.tool_context.env.hooks
+
+    async def _hook_reports(self, emit: EventSink) -> None:
+        """The hooks the batch ran (PreToolUse, PermissionRequest, PostToolUse...)."""
+        hooks = self._hooks
+        if hooks is not None:
+            for report in hooks.take_reports():
+                await emit(self._events(ev.HookRan, **report.fields()))
 
     def _finish(self, state: _CallState) -> ev.ToolCallFinished:
         assert state.message is not None
@@ -264,6 +279,24 @@ class ToolBatchRunner:
             args = ToolRegistry.parse_arguments(call.arguments)
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
+        hooks = self._hooks
+        hook: tuple[str, str] | None = None
+        if hooks is not None and hooks.has("PreToolUse"):
+            pre = await hooks.fire(
+                "PreToolUse",
+                hooks.tool_fields(call.name, args, call.id),
+                subject=hook_tool(call.name, args)[2],
+                session_id=host.tool_context.env.session_id,
+            )
+            if pre.blocked or pre.stop:
+                why = pre.reason or pre.stop_reason or "no reason given"
+                return ToolResult(
+                    text=f"A PreToolUse hook blocked this {call.name} call: {why}",
+                    is_error=True,
+                    outcome="denied",
+                )
+            if pre.permission in ("allow", "ask"):
+                hook = (pre.permission, pre.permission_reason)
         if host.gate is not None:
             context = host.tool_context
             auth = await host.gate.authorize(
@@ -277,6 +310,7 @@ class ToolBatchRunner:
                 # A write sure to fail (a file never read) fails before anyone is asked
                 # to approve its diff.
                 precheck=lambda: precondition_failure(call.name, args, context),
+                hook=hook,
             )
             if not auth.allowed:
                 if auth.precondition_failed:
@@ -287,4 +321,30 @@ class ToolBatchRunner:
             # it declares): the workspace as it was before the call.
             await host.checkpoints.before_tool(host.turn_number(), call.name, args)
         state.started = True
-        return await host.tools.call(call.name, call.arguments, host.tool_context)
+        result = await host.tools.call(call.name, call.arguments, host.tool_context)
+        if hooks is not None and hooks.has("PostToolUse") and not result.is_error:
+            result = await self._post_tool_use(hooks, call, args, result)
+        return result
+
+    async def _post_tool_use(
+        self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any], result: ToolResult
+    ) -> ToolResult:
+        """The PostToolUse hooks: what they tell the model (exit 2's stderr, a block's
+        reason, additionalContext) follows the tool's own result."""
+        fields = hooks.tool_fields(call.name, args, call.id)
+        fields["tool_response"] = {"output": result.text, "success": True}
+        if "file_path" in fields["tool_input"]:
+            fields["tool_response"]["filePath"] = fields["tool_input"]["file_path"]
+        post = await hooks.fire(
+            "PostToolUse",
+            fields,
+            subject=hook_tool(call.name, args)[2],
+            session_id=self.host.tool_context.env.session_id,
+        )
+        notes = [n for n in (post.reason if post.blocked else "", post.context) if n]
+        if not notes:
+            return result
+        feedback = "\n".join(notes)
+        return dataclasses.replace(
+            result, text=f"{result.text}\n\n[PostToolUse hook feedback]\n{feedback}"
+        )

@@ -12,6 +12,8 @@ INTERRUPTED_MARK = "[interrupted by the user]"
 # Closes a turn whose model request failed (after retries): the next request must not
 # tell the model the user interrupted it.
 FAILED_MARK = "[no answer: the request to the model failed; the user saw the error]"
+#: ``meta`` key of a FAILED_MARK message: the error the user saw (never sent).
+FAILURE = "failure"
 
 NOT_STARTED = "[not run: the turn was cancelled before this call started]"
 UNKNOWN_OUTCOME = (

@@ -40,14 +40,25 @@ class Price(BaseModel):
     cache_miss: float = Field(ge=0)
     output: float = Field(ge=0)
     currency: str = "USD"
+    # The provider's server-side web search, per 1,000 searches (billed per request,
+    # not per token; wire-formats.md §4). 0: not priced.
+    web_search_per_1k: float = Field(default=0, ge=0)
 
-    def cost(self, *, cache_hit_tokens: int, cache_miss_tokens: int, output_tokens: int) -> float:
+    def cost(
+        self,
+        *,
+        cache_hit_tokens: int,
+        cache_miss_tokens: int,
+        output_tokens: int,
+        web_search_requests: int = 0,
+    ) -> float:
         """Cost of one request; reasoning tokens are part of ``output_tokens``."""
-        return (
+        tokens = (
             cache_hit_tokens * self.cache_hit
             + cache_miss_tokens * self.cache_miss
             + output_tokens * self.output
         ) / 1_000_000
+        return tokens + web_search_requests * self.web_search_per_1k / 1_000
 
 
 _FLASH = (

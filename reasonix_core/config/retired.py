@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from reasonix_core.config.schema import Config
+from reasonix_core.config.schema import WEB_SEARCH_KINDS, Config
 from reasonix_core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,12 @@ def retired_notices(config: Config, user_file: Path) -> list[str]:
         for key, why in IGNORED_KEYS.items()
         if key in config.agent.legacy
     ]
+    notices.extend(
+        f"[[providers]] {p.name!r}: web_search is ignored on kind {p.kind!r} "
+        f"(the kinds with a server-side web search: {', '.join(WEB_SEARCH_KINDS)})"
+        for p in config.providers
+        if p.web_search and p.kind not in WEB_SEARCH_KINDS
+    )
     removed = remove_threshold_keys(user_file)
     if removed:
         notices.append(

@@ -105,6 +105,10 @@ class ModelOverride(_Table):
     max_output_tokens: int | None = None
 
 
+#: Provider kinds whose endpoint runs a web search tool server-side.
+WEB_SEARCH_KINDS = ("anthropic", "responses")
+
+
 class ProviderConfig(_Table):
     """One ``[[providers]]`` entry: a vendor endpoint that serves one or more models."""
 
@@ -117,7 +121,6 @@ class ProviderConfig(_Table):
             "thinking",
             "supported_efforts",
             "extra_body",
-            "web_search",
             "display_name",
             "balance_url",
         }
@@ -148,6 +151,12 @@ class ProviderConfig(_Table):
     # Models of this endpoint that take images (the Go product's key). None: not
     # said, so discovered metadata and the presets decide (reasonix_core/images.py).
     vision_models: list[str] | None = None
+    # The provider's own server-side web search (kinds in WEB_SEARCH_KINDS; read and
+    # ignored with a start notice on the others, config/retired.py). Its tool is
+    # sent with the frozen tool schemas (docs/CONFIG.md, "Web search").
+    web_search: bool = False
+    # At most this many searches per request (Anthropic's ``max_uses``); None: unset.
+    web_search_max_uses: int | None = Field(default=None, gt=0)
     # The file this entry came from (set by the loader), for error messages.
     _declared_in: str = PrivateAttr(default="")
 

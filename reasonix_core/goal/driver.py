@@ -70,14 +70,20 @@ class GoalDriver:
                 self.stop = GoalStop.BOUND
                 return
             tokens, cost, failed = 0, 0.0, False
-            async with aclosing(runner.run(prompt, meta)) as events:
-                async for event in events:
-                    if isinstance(event, ev.UsageReported):
-                        tokens += event.usage.prompt_tokens + event.usage.completion_tokens
-                        cost += event.cost
-                    elif isinstance(event, ev.TurnFailed):
-                        failed = True
-                    yield sequence.adopt(event)
+            self.book.begin_round(goal)
+            try:
+                async with aclosing(runner.run(prompt, meta)) as events:
+                    async for event in events:
+                        if isinstance(event, ev.UsageReported):
+                            used = event.usage.prompt_tokens + event.usage.completion_tokens
+                            tokens += used
+                            cost += event.cost
+                            self.book.spend(used, event.cost)
+                        elif isinstance(event, ev.TurnFailed):
+                            failed = True
+                        yield sequence.adopt(event)
+            finally:
+                self.book.end_round()
             prompt, meta = CONTINUE_PROMPT, TurnMeta(synthetic=True)
             admitted, spent = admitted + 1, spent + tokens
             self.book.record_round(goal, tokens, cost)

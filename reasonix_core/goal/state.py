@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reasonix_core.agent.session import SessionStore, iter_records
+from reasonix_core.goal_block import goal_block
 
 GOAL_RECORD = "goal"
 ROUND_RECORD = "goal_round"
-#: ``blocked`` is believed only after this many admitted rounds.
+#: ``blocked`` is believed only after this many finished rounds.
 MIN_ROUNDS_FOR_BLOCKED = 3
 
 
@@ -61,7 +62,8 @@ class Goal:
     def describe(self) -> str:
         return (
             f"goal {self.id} (revision {self.revision}, {self.status.value}, "
-            f"{self.rounds} rounds, {self.tokens} tokens): {self.objective}"
+            f"{self.rounds} round{'' if self.rounds == 1 else 's'}, {self.tokens} tokens): "
+            f"{self.objective}"
         )
 
 
@@ -115,9 +117,39 @@ class GoalBook:
     def __init__(self, session: SessionStore) -> None:
         self.session = session
         self.armed = False
+        # The round the driver is running (goal id, tokens, cost so far): counted in
+        # what update_goal, get_goal and /goal status say, so they agree with the
+        # status bar mid-round. Process state; only finished rounds are recorded.
+        self._running: tuple[str, int, float] | None = None
 
     def current(self) -> Goal | None:
+        """The goal with the running round counted (rounds admitted, tokens spent)."""
+        goal = self.recorded()
+        running = self._running
+        if goal is None or running is None or running[0] != goal.id:
+            return goal
+        return replace(
+            goal,
+            rounds=goal.rounds + 1,
+            tokens=goal.tokens + running[1],
+            cost=goal.cost + running[2],
+        )
+
+    def recorded(self) -> Goal | None:
+        """The goal as its records say: finished rounds only."""
         return project_goal(self.session.path)
+
+    def begin_round(self, goal: Goal) -> None:
+        self._running = (goal.id, 0, 0.0)
+
+    def spend(self, tokens: int, cost: float) -> None:
+        """Usage of the running round, as it is reported."""
+        if self._running is not None:
+            goal_id, spent, paid = self._running
+            self._running = (goal_id, spent + tokens, paid + cost)
+
+    def end_round(self) -> None:
+        self._running = None
 
     def active(self) -> Goal | None:
         """The goal the driver may advance: armed and active."""
@@ -156,10 +188,11 @@ class GoalBook:
             raise GoalError(f"{goal.describe()} is settled; nothing to change")
         if action is GoalAction.EDIT and not objective.strip():
             raise GoalError("edit needs the new objective")
-        if action is GoalAction.BLOCKED and goal.rounds < MIN_ROUNDS_FOR_BLOCKED:
+        finished = (self.recorded() or goal).rounds
+        if action is GoalAction.BLOCKED and finished < MIN_ROUNDS_FOR_BLOCKED:
             raise GoalError(
-                f"blocked needs at least {MIN_ROUNDS_FOR_BLOCKED} admitted rounds "
-                f"({goal.rounds} so far); keep working on the goal"
+                f"blocked needs at least {MIN_ROUNDS_FOR_BLOCKED} finished rounds "
+                f"({finished} so far); keep working on the goal"
             )
         fields: dict[str, object] = {"action": action.value, "id": goal_id}
         if action is GoalAction.EDIT:
@@ -180,6 +213,7 @@ class GoalBook:
         return goal
 
     def record_round(self, goal: Goal, tokens: int, cost: float) -> None:
+        self._running = None
         self.session.append_event(ROUND_RECORD, id=goal.id, tokens=tokens, cost=cost)
 
     def context_block(self) -> str:
@@ -187,9 +221,5 @@ class GoalBook:
         goal = self.active()
         if goal is None:
             return ""
-        return (
-            f'<active-goal id="{goal.id}" revision="{goal.revision}" rounds="{goal.rounds}">\n'
-            f"{goal.objective}\n</active-goal>\n"
-            "Work toward this goal. A final answer does not end it: call update_goal with "
-            "action complete when it is met (or blocked, after real attempts)."
-        )
+        goal = self.recorded() or goal  # finished rounds: the request's bytes do not move
+        return goal_block(goal.id, goal.revision, goal.rounds, goal.objective)

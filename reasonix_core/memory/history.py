@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from reasonix_core.goal_block import without_goal_block
 from reasonix_core.memory.bm25 import BM25, tokenize
 from reasonix_core.messages import HOST_TURN
 
@@ -52,7 +53,7 @@ _BLOCKS = re.compile(r"\n*<(workspace-context|memory-recall)\b[^>]*>.*?</\1>\n*"
 
 def clean_user_text(text: str) -> str:
     """A user message without the context blocks the agent appended to it."""
-    return _BLOCKS.sub("\n", text).strip()
+    return without_goal_block(_BLOCKS.sub("\n", text))
 
 
 def _roles(kind: str | None) -> frozenset[str]:

@@ -36,7 +36,7 @@ from reasonix_core.permission.policy import Decision, Policy, Verdict
 from reasonix_core.permission.rules import RuleError
 from reasonix_core.permission.write_grants import WriteGrants
 
-__all__ = ["Authorization", "Gate", "PermissionGate", "Preview"]
+__all__ = ["Authorization", "Gate", "PermissionGate", "PermissionHooks", "Preview"]
 
 # A preview text, or a function that builds it when it is needed.
 Preview = str | Callable[[], str]
@@ -69,18 +69,36 @@ class Gate(Protocol):
         summary: str = "",
         preview: Preview = "",
         precheck: Callable[[], str] | None = None,
+        hook: tuple[str, str] | None = None,
     ) -> Authorization: ...
+
+
+class PermissionHooks(Protocol):
+    """The session's hooks, as the gate calls them (hooks/engine.py implements it)."""
+
+    async def permission_request(self, request: ApprovalRequest) -> tuple[str, str] | None:
+        """``("allow" | "deny", reason)`` from the PermissionRequest hooks, or None."""
+        ...
+
+    async def notify(self, message: str) -> None:
+        """The Notification hooks: the user's input is needed."""
+        ...
 
 
 class PermissionGate:
     """Authorise tool calls against a :class:`Policy`, asking ``approver`` on ASK."""
 
     def __init__(
-        self, policy: Policy, approver: Approver | None, write_grants: WriteGrants | None = None
+        self,
+        policy: Policy,
+        approver: Approver | None,
+        write_grants: WriteGrants | None = None,
+        hooks: PermissionHooks | None = None,
     ) -> None:
         self.policy = policy
         self.approver = approver
         self.write_grants = write_grants if write_grants is not None else WriteGrants()
+        self.hooks = hooks
         self._lock = anyio.Lock()
 
     async def authorize(
@@ -93,21 +111,27 @@ class PermissionGate:
         summary: str = "",
         preview: Preview = "",
         precheck: Callable[[], str] | None = None,
+        hook: tuple[str, str] | None = None,
     ) -> Authorization:
         """``precheck``: why the call is sure to fail, or "" — asked only when a person
-        would be asked, so that nobody approves a call the tool would then refuse."""
+        would be asked, so that nobody approves a call the tool would then refuse.
+        ``hook``: a PreToolUse hook's ``(permissionDecision, reason)`` (:meth:`_decide`,
+        :meth:`_hook_allows`)."""
         args = dict(args) if isinstance(args, Mapping) else {}
-        decision = self.policy.decide(tool, read_only, args)
+        decision = self._decide(tool, read_only, args, hook)
         if decision.verdict is not Verdict.ASK:
             return self._settled(tool, decision)
 
         approver = self.approver
         if approver is None or not approver.interactive:
             return self._headless(tool, decision, self.policy.scope_for(tool, args))
+        by_hook = self._hook_allows(decision, hook)
+        if by_hook is not None:
+            return Authorization(allowed=True, decision=by_hook)
 
         async with self._lock:
             # A session grant made while we waited may now cover this call.
-            decision = self.policy.decide(tool, read_only, args)
+            decision = self._decide(tool, read_only, args, hook)
             if decision.verdict is not Verdict.ASK:
                 return self._settled(tool, decision)
             failure = precheck() if precheck is not None else ""
@@ -130,7 +154,65 @@ class PermissionGate:
                 # A subagent's call says so (the runner marks the child's task).
                 requester=current_requester.get(),
             )
+            answered = await self._permission_hooks(request)
+            if answered is not None:
+                return answered
             return await self._ask(approver, request, scopes)
+
+    def _decide(
+        self, tool: str, read_only: bool, args: Mapping[str, Any], hook: tuple[str, str] | None
+    ) -> Decision:
+        """The policy's decision, tightened by a PreToolUse hook's "ask": an allowed
+        call becomes a question (refused where nobody can answer). A hook tightens,
+        never loosens (docs/HOOKS.md#a-hook-can-tighten-never-loosen)."""
+        decision = self.policy.decide(tool, read_only, args)
+        if hook is not None and hook[0] == "ask" and decision.verdict is Verdict.ALLOW:
+            why = f": {hook[1]}" if hook[1] else ""
+            return Decision(
+                Verdict.ASK,
+                None,
+                f"a PreToolUse hook asks for approval{why}",
+                hint="a PreToolUse hook that does not ask (no flag overrides a hook)",
+            )
+        return decision
+
+    @staticmethod
+    def _hook_allows(decision: Decision, hook: tuple[str, str] | None) -> Decision | None:
+        """A PreToolUse "allow" skips a question a person would have been asked, for
+        the main agent only; it never beats a deny rule (those are settled before)
+        and is no approval on a fail-closed surface: headless (settled before) or a
+        subagent's call (seed 000 §3.6)."""
+        if hook is None or hook[0] != "allow" or current_requester.get() is not None:
+            return None
+        why = f": {hook[1]}" if hook[1] else ""
+        return Decision(Verdict.ALLOW, None, f"allowed by a PreToolUse hook{why}")
+
+    async def _permission_hooks(self, request: ApprovalRequest) -> Authorization | None:
+        """What the PermissionRequest hooks answer before the user is asked; they
+        may deny anywhere and allow only the main agent's calls."""
+        hooks = self.hooks
+        if hooks is None:
+            return None
+        answer = await hooks.permission_request(request)
+        if answer is None:
+            return None
+        behaviour, reason = answer
+        why = f": {reason}" if reason else ""
+        if behaviour == "deny":
+            return Authorization(
+                allowed=False,
+                decision=Decision(Verdict.DENY, None, f"denied by a PermissionRequest hook{why}"),
+                message=(
+                    f"Permission denied for {request.tool} by a PermissionRequest hook{why}. "
+                    "Do not retry this call; choose another approach or ask the user."
+                ),
+            )
+        if behaviour == "allow" and request.requester is None:
+            return Authorization(
+                allowed=True,
+                decision=Decision(Verdict.ALLOW, None, f"allowed by a PermissionRequest hook{why}"),
+            )
+        return None
 
     async def _ask(
         self, approver: Approver, request: ApprovalRequest, scopes: Sequence[str]
@@ -138,7 +220,7 @@ class PermissionGate:
         """Ask ``approver`` about one call; "for this session" grants ``scopes``."""
         tool, scope = request.tool, request.scope
         try:
-            answer = await approver.decide(request)
+            answer = await self._decide_notified(approver, request)
         except Exception as exc:  # a broken approver must not run the call
             return Authorization(
                 allowed=False,
@@ -256,7 +338,7 @@ class PermissionGate:
         """Ask ``approver`` for write access to ``missing``; a broken approver denies."""
         listed = request.scope
         try:
-            answer = await approver.decide(request)
+            answer = await self._decide_notified(approver, request)
         except Exception as exc:  # a broken approver must not widen the sandbox
             answer, failure = ApprovalDecision.DENY, f"approval failed: {exc}"
         else:
@@ -287,6 +369,31 @@ class PermissionGate:
             ),
             asked=True,
         )
+
+    async def _decide_notified(
+        self, approver: Approver, request: ApprovalRequest
+    ) -> ApprovalDecision | Refusal:
+        """Ask ``approver``, running the Notification hooks beside the question
+        (a hook that hangs is killed at its timeout; the answer does not wait on it
+        longer than that)."""
+        hooks = self.hooks
+        if hooks is None:
+            return await approver.decide(request)
+        answer: list[ApprovalDecision | Refusal] = []
+        failure: list[Exception] = []
+
+        async def ask() -> None:
+            try:
+                answer.append(await approver.decide(request))
+            except Exception as exc:  # raised below, as the approver raised it
+                failure.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(hooks.notify, f"Reasonix needs your permission to use {request.tool}")
+            tg.start_soon(ask)
+        if failure:
+            raise failure[0]
+        return answer[0]
 
     @staticmethod
     def _settled(tool: str, decision: Decision) -> Authorization:

@@ -709,9 +709,16 @@ _TOOL_FOR_ALIAS = {
 
 
 def explain(
-    policy: Policy, tool: str, arg: str | None = None, *, read_only: bool | None = None
+    policy: Policy,
+    tool: str,
+    arg: str | None = None,
+    *,
+    read_only: bool | None = None,
+    origin: Callable[[str], str | None] | None = None,
 ) -> str:
     """What the policy would decide for ``tool`` with one argument, as text lines.
+
+    ``origin``: the file a rule text came from (None: unknown), shown beside it.
 
     Backs ``reasonix permissions check TOOL [ARG]``: bash takes ARG as the
     command, web_fetch as the URL, file tools as the path (``move_file`` also
@@ -741,8 +748,15 @@ def explain(
         f"tool: {name}" + (f" {arg}" if arg is not None else ""),
         f"decision: {decision.verdict.value}",
         f"rule: {decision.rule if decision.rule is not None else 'none (fallback)'}",
-        f"reason: {decision.reason}",
     ]
+    if decision.rule is not None and origin is not None:
+        whole = origin(decision.rule)
+        # Several rules that covered the call together are joined with ", ".
+        parts = [whole] if whole else [origin(p) for p in decision.rule.split(", ")]
+        files = [f for f in parts if f]
+        if files:
+            lines.append("from: " + ", ".join(dict.fromkeys(files)))
+    lines.append(f"reason: {decision.reason}")
     call = Call.build(name, args, policy.workspace)
     if call.command is not None and len(call.command.segments) > 1:
         lines.append("segments: " + " | ".join(s.raw for s in call.command.segments))

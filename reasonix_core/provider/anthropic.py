@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any, NoReturn
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.images import ImagePart
@@ -42,6 +43,7 @@ from reasonix_core.provider.base import (
     StreamEnd,
     TextChunk,
     ToolCallFragment,
+    WebSearchChunk,
     register_kind,
 )
 from reasonix_core.provider.efforts import (
@@ -81,9 +83,18 @@ STOP_REASONS = {
     "refusal": "content_filter",
     # The context window filled up while answering: the answer was cut short.
     "model_context_window_exceeded": "length",
-    # "pause_turn" (a long server-side tool turn paused) passes through as is:
-    # Reasonix sends no server tools, and the turn ends with that reason shown.
+    # "pause_turn" (a long server-side search paused) passes through as is: the
+    # turn ends with that reason shown, its blocks kept for the next request.
 }
+
+#: Anthropic's server-side web search tool, sent after the function tools when the
+#: provider entry says ``web_search = true`` (docs/CONFIG.md, "Web search").
+WEB_SEARCH_TOOL = {"type": "web_search_20250305", "name": "web_search"}
+#: ``Message.meta`` key of an answer's whole content when server-side blocks came
+#: with it: JSON text of the blocks, replayed as is on every later request.
+CONTENT_META = "anthropic_content"
+#: Content blocks a server-side tool produces; the model's, never our tool calls.
+SERVER_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result"})
 
 # In-band ``error`` event types and the HTTP status they stand for (§6.4).
 ERROR_TYPE_STATUS = {
@@ -157,7 +168,10 @@ def parse_usage(raw: dict[str, Any], *, deepseek: bool = False) -> Usage:
     else:
         prompt = inp + creation + read
     # Anthropic counts thinking inside output_tokens only: no reasoning count.
-    return make_usage(prompt, output, min(read, prompt))
+    usage = make_usage(prompt, output, min(read, prompt))
+    server = raw.get("server_tool_use")
+    searches = count(server.get("web_search_requests")) if isinstance(server, dict) else 0
+    return replace(usage, web_search_requests=searches) if searches else usage
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -213,6 +227,23 @@ class AnthropicProvider(HttpProvider):
         return {"type": "thinking", "thinking": reasoning, "signature": signature}
 
     def _assistant_blocks(self, msg: Message) -> list[dict[str, Any]]:
+        stored = msg.meta.get(CONTENT_META)
+        if isinstance(stored, str):
+            # A server-side search ran in this answer: its blocks (and the text
+            # around them, with citations) go back exactly as they came.
+            try:
+                kept: object = json.loads(stored)
+            except ValueError:
+                kept = None
+            if isinstance(kept, list) and all(isinstance(b, dict) for b in kept):
+                blocks = cast("list[dict[str, Any]]", kept)
+                thinking = self._thinking_block(msg)
+                if self.deepseek and thinking is not None and not any(
+                    b.get("type") == "thinking" for b in blocks
+                ):
+                    # DeepSeek wants a thinking block on every tool turn (as below).
+                    blocks = [thinking, *blocks]
+                return blocks
         blocks: list[dict[str, Any]] = []
         thinking = self._thinking_block(msg)
         if thinking is not None:
@@ -306,10 +337,16 @@ class AnthropicProvider(HttpProvider):
             body["system"] = system
         body["messages"] = messages
         if request.tools:
-            body["tools"] = [
+            tools: list[dict[str, Any]] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in request.tools
             ]
+            search = self.web_search_tool()
+            if search is not None:
+                # Last, so the function tools keep their place; the same bytes on
+                # every request of the session (config only), so the prefix holds.
+                tools.append(search)
+            body["tools"] = tools
         body["stream"] = True
         thinking, level = self._thinking(effort, max_tokens)
         if thinking is not None:
@@ -317,6 +354,15 @@ class AnthropicProvider(HttpProvider):
         if level is not None:
             body["output_config"] = {"effort": level}
         return body
+
+    def web_search_tool(self) -> dict[str, Any] | None:
+        """The server-side web search tool this entry offers (None: off)."""
+        if not self.config.web_search:
+            return None
+        tool: dict[str, Any] = dict(WEB_SEARCH_TOOL)
+        if self.config.web_search_max_uses is not None:
+            tool["max_uses"] = self.config.web_search_max_uses
+        return tool
 
     # -- streaming --------------------------------------------------------
 
@@ -336,11 +382,20 @@ class _StreamState(EventParser):
         # content block index -> ("text" | "thinking" | "tool_use" | other, ordinal)
         self.blocks: dict[int, tuple[str, int]] = {}
         self.calls: list[dict[str, Any]] = []
+        # content block index -> the block as it streams, in order; turned into the
+        # answer's whole content when a server-side block came (``server_blocks``).
+        self.content: dict[int, dict[str, Any]] = {}
+        self.server_blocks = False
 
     def _merge_usage(self, raw: object) -> None:
-        # Counts are cumulative: the latest value of each field wins.
+        # Counts are cumulative: the latest value of each field wins (the nested
+        # ``server_tool_use`` counts too).
         if isinstance(raw, dict):
-            self.usage.update({k: v for k, v in raw.items() if v is not None})
+            for key, value in raw.items():
+                if isinstance(value, dict) and isinstance(self.usage.get(key), dict):
+                    self.usage[key] = {**self.usage[key], **value}
+                elif value is not None:
+                    self.usage[key] = value
 
     def keepalive(self, event: str, payload: dict[str, Any]) -> bool:
         # `ping` events are keep-alives (like ": keep-alive" comments).
@@ -380,7 +435,14 @@ class _StreamState(EventParser):
         if not isinstance(index, int) or not isinstance(block, dict):
             raise StreamInterrupted(f"malformed content_block_start: {payload!r}"[:200])
         btype = str(block.get("type"))
-        if btype == "tool_use":
+        self.content[index] = {"block": block, "parts": [], "citations": []}
+        if btype in SERVER_BLOCKS:
+            # The provider's own tool: kept for replay, never a call for us to run.
+            self.server_blocks = True
+            self.blocks[index] = (btype, 0)
+            if btype == "web_search_tool_result":
+                out.append(self._search_done(block))
+        elif btype == "tool_use":
             ordinal = len(self.calls)
             start_input = block.get("input")
             self.calls.append(
@@ -417,10 +479,20 @@ class _StreamState(EventParser):
             raise StreamInterrupted(f"malformed content_block_delta: {payload!r}"[:200])
         dtype = delta.get("type")
         btype, ordinal = self.blocks.get(index, ("", 0)) if isinstance(index, int) else ("", 0)
+        record = self.content.get(index) if isinstance(index, int) else None
+        if btype == "server_tool_use":
+            if dtype == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+                assert record is not None
+                record["parts"].append(delta["partial_json"])
+            return
         if dtype == "text_delta" and isinstance(delta.get("text"), str):
+            if record is not None:
+                record["parts"].append(delta["text"])
             if delta["text"]:
                 out.append(TextChunk(text=delta["text"]))
         elif dtype == "thinking_delta" and isinstance(delta.get("thinking"), str):
+            if record is not None:
+                record["parts"].append(delta["thinking"])
             if delta["thinking"]:
                 out.append(ReasoningChunk(text=delta["thinking"]))
         elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
@@ -433,7 +505,10 @@ class _StreamState(EventParser):
             self.calls[ordinal]["parts"].append(part)
             if part:
                 out.append(ToolCallFragment(index=ordinal, id=None, name=None, arguments=part))
-        # citations_delta and unknown delta types are ignored.
+        elif dtype == "citations_delta" and isinstance(delta.get("citation"), dict):
+            if record is not None:
+                record["citations"].append(delta["citation"])
+        # unknown delta types are ignored.
 
     def _finish_call(self, ordinal: int) -> None:
         call = self.calls[ordinal]
@@ -465,13 +540,107 @@ class _StreamState(EventParser):
                     arguments=call["arguments"],
                 )
             )
+        replay: tuple[tuple[str, str], ...] = ()
+        if self.server_blocks:
+            content = json.dumps(self._content(calls), ensure_ascii=False, separators=(",", ":"))
+            replay = ((CONTENT_META, content),)
         return StreamEnd(
             finish_reason=STOP_REASONS.get(raw, raw),
             tool_calls=tuple(calls),
+            replay_meta=replay,
             usage=parse_usage(self.usage, deepseek=self.deepseek) if self.usage else None,
             model=self.model,
             reasoning_signature=self.signature,
         )
+
+
+    def _search_done(self, block: dict[str, Any]) -> WebSearchChunk:
+        """The search a ``web_search_tool_result`` answers: its query (from the
+        ``server_tool_use`` block of the same id) and how many results came."""
+        call_id = str(block.get("tool_use_id") or "")
+        query_input: object = None
+        for record in self.content.values():
+            use = record["block"]
+            if use.get("type") == "server_tool_use" and use.get("id") == call_id:
+                parts = record["parts"]
+                query_input = tool_input("".join(parts)) if parts else use.get("input")
+        return _search_result(block, query_input)
+
+    def _content(self, calls: list[ToolCall]) -> list[dict[str, Any]]:
+        """The answer's content blocks in stream order, as the next request sends
+        them: server-side blocks as received (a ``server_tool_use`` with its
+        streamed input), text with its citations, thinking with its signature."""
+        out: list[dict[str, Any]] = []
+        for index in sorted(self.content):
+            record = self.content[index]
+            block: dict[str, Any] = record["block"]
+            btype = block.get("type")
+            joined = "".join(record["parts"])
+            if btype == "text":
+                text = str(block.get("text") or "") + joined
+                if not text:
+                    continue  # an empty text block would be refused
+                rebuilt: dict[str, Any] = {"type": "text", "text": text}
+                citations = [*(block.get("citations") or []), *record["citations"]]
+                if citations:
+                    rebuilt["citations"] = citations
+                out.append(rebuilt)
+            elif btype == "thinking":
+                thinking = str(block.get("thinking") or "") + joined
+                out.append({"type": "thinking", "thinking": thinking, "signature": self.signature})
+            elif btype == "tool_use":
+                call = calls[self.blocks[index][1]]
+                out.append(
+                    {
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": tool_input(call.arguments),
+                    }
+                )
+            elif btype == "server_tool_use":
+                start_input = block.get("input")
+                if joined:
+                    server_input = tool_input(joined)
+                else:
+                    server_input = start_input if isinstance(start_input, dict) else {}
+                out.append({**block, "input": server_input})
+            else:  # web_search_tool_result, redacted_thinking, ...: as received
+                out.append(block)
+        return out
+
+
+def _search_result(block: dict[str, Any], query_input: object) -> WebSearchChunk:
+    """One ``web_search_tool_result`` block (and its search's input) as a search."""
+    call_id = str(block.get("tool_use_id") or "")
+    query = str(query_input.get("query") or "") if isinstance(query_input, dict) else ""
+    results = block.get("content")
+    if isinstance(results, list):
+        return WebSearchChunk(call_id=call_id, query=query, results=len(results))
+    error = results.get("error_code") if isinstance(results, dict) else None
+    return WebSearchChunk(call_id=call_id, query=query, results=0, error=str(error or "error"))
+
+
+def stored_searches(msg: Message) -> list[WebSearchChunk]:
+    """The searches of a saved answer (its kept content), for a replayed transcript."""
+    stored = msg.meta.get(CONTENT_META)
+    try:
+        blocks: object = json.loads(stored) if isinstance(stored, str) else None
+    except ValueError:
+        return []
+    if not isinstance(blocks, list):
+        return []
+    inputs: dict[object, object] = {}
+    out: list[WebSearchChunk] = []
+    for block in cast("list[object]", blocks):
+        if not isinstance(block, dict):
+            continue
+        entry = cast("dict[str, Any]", block)
+        if entry.get("type") == "server_tool_use":
+            inputs[entry.get("id")] = entry.get("input")
+        elif entry.get("type") == "web_search_tool_result":
+            out.append(_search_result(entry, inputs.get(entry.get("tool_use_id"))))
+    return out
 
 
 def stream_error(err: object) -> ProviderError:

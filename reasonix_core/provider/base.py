@@ -63,6 +63,19 @@ class ReasoningChunk:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WebSearchChunk:
+    """A web search the provider ran server-side (its results arrived), for display:
+    it is no tool call of ours and is replayed with the answer (StreamEnd.replay_meta)."""
+
+    call_id: str
+    query: str
+    # None: the provider does not say (the Responses kind's web_search_call).
+    results: int | None
+    # The provider's error code when the search failed ("" when it did not).
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFragment:
     """A piece of a tool call as it streams (accumulated by ``index``)."""
 
@@ -83,9 +96,13 @@ class StreamEnd:
     # Opaque proof of the reasoning (Anthropic's thinking-block signature),
     # kept with the assistant message so it can be replayed unchanged.
     reasoning_signature: str = ""
+    # What the assistant message keeps for the kind to replay unchanged: (meta key,
+    # JSON text) pairs, e.g. the Anthropic kind's whole content when a server-side
+    # web search ran (its blocks are replayed exactly as received).
+    replay_meta: tuple[tuple[str, str], ...] = ()
 
 
-Chunk = TextChunk | ReasoningChunk | ToolCallFragment | StreamEnd
+Chunk = TextChunk | ReasoningChunk | ToolCallFragment | WebSearchChunk | StreamEnd
 
 
 class Provider(Protocol):

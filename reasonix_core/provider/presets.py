@@ -108,6 +108,36 @@ PRESETS: tuple[ProviderPreset, ...] = (
 )
 
 
+CUSTOM_KEY = "custom"
+CUSTOM_KEY_ENV = "CUSTOM_API_KEY"
+
+
+def custom_preset(base_url: str, *, needs_key: bool) -> ProviderPreset:
+    """An OpenAI-compatible endpoint the user names (the first-run screen's "Custom
+    endpoint"): its models are listed by the endpoint. ValueError, naming what is
+    wrong, for a URL that is not a plain http(s) address."""
+    from urllib.parse import urlsplit
+
+    url = base_url.strip()
+    if not url or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise ValueError("the base URL is empty or has spaces or control characters")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http(s) URL (e.g. https://host/v1)")
+    if parts.username or parts.password:
+        raise ValueError("put the key in the key field, not in the URL")
+    if parts.query or parts.fragment:
+        raise ValueError("the base URL takes no ?query or #fragment")
+    return ProviderPreset(
+        CUSTOM_KEY,
+        "Custom endpoint",
+        "openai",
+        url.rstrip("/"),
+        (),
+        CUSTOM_KEY_ENV if needs_key else "",
+    )
+
+
 def preset(key: str) -> ProviderPreset:
     for entry in PRESETS:
         if entry.key == key:

@@ -33,8 +33,9 @@ Wire details follow shared/reference/wire-formats.md §5 and §7:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
 
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.images import ImagePart
@@ -46,6 +47,7 @@ from reasonix_core.provider.base import (
     StreamEnd,
     TextChunk,
     ToolCallFragment,
+    WebSearchChunk,
     register_kind,
 )
 from reasonix_core.provider.efforts import (
@@ -165,6 +167,8 @@ class ResponsesProvider(HttpProvider):
                     )
                 # A text-less tool turn is just its calls; a turn with neither
                 # text nor calls keeps an empty message so the turn exists.
+                # The answer's server-side searches, exactly as they came.
+                items.extend(_kept_searches(msg))
                 if msg.content or not msg.tool_calls:
                     items.append(_message_item("assistant", "output_text", msg.content or ""))
                 for call in msg.tool_calls:
@@ -218,6 +222,10 @@ class ResponsesProvider(HttpProvider):
                 if not self.deepseek:
                     entry["strict"] = False
                 tools.append(entry)
+            if self.config.web_search:
+                # Last, so the function tools keep their place; config only, so the
+                # same bytes on every request of the session.
+                tools.append(dict(WEB_SEARCH_TOOL))
             body["tools"] = tools
         reasoning = self.reasoning_field(effort)
         if reasoning is not None:
@@ -234,6 +242,41 @@ class ResponsesProvider(HttpProvider):
         return _StreamParser()
 
 
+#: The Responses API's server-side web search tool (``web_search = true``).
+WEB_SEARCH_TOOL = {"type": "web_search"}
+#: ``Message.meta`` key of an answer's ``web_search_call`` items (JSON text), replayed
+#: as received before the answer's message on every later request.
+SEARCHES_META = "responses_web_search"
+
+
+def _kept_searches(msg: Message) -> list[dict[str, Any]]:
+    stored = msg.meta.get(SEARCHES_META)
+    if not isinstance(stored, str):
+        return []
+    try:
+        kept: object = json.loads(stored)
+    except ValueError:
+        return []
+    if not isinstance(kept, list):
+        return []
+    return [item for item in cast("list[object]", kept) if isinstance(item, dict)]
+
+
+def stored_searches(msg: Message) -> list[WebSearchChunk]:
+    """The searches of a saved answer (its kept items), for a replayed transcript."""
+    return [_search_chunk(item) for item in _kept_searches(msg)]
+
+
+def _search_chunk(item: dict[str, Any]) -> WebSearchChunk:
+    action = item.get("action")
+    query = action.get("query") if isinstance(action, dict) else None
+    status = str(item.get("status") or "")
+    error = status if status in ("failed", "incomplete") else ""
+    return WebSearchChunk(
+        call_id=str(item.get("id") or ""), query=str(query or ""), results=None, error=error
+    )
+
+
 class _StreamParser(EventParser):
     """State for one Responses stream: text parts, calls, the terminal event."""
 
@@ -248,6 +291,8 @@ class _StreamParser(EventParser):
         self.streamed: set[tuple[str, str, Any]] = set()
         self.last_summary: tuple[str, Any] | None = None
         self._end: StreamEnd | None = None
+        # web_search_call items by id, in stream order: the provider's own tool.
+        self.searches: dict[str, dict[str, Any]] = {}
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[Chunk]:
         kind = str(payload.get("type") or event)
@@ -383,8 +428,17 @@ class _StreamParser(EventParser):
         call.arguments += delta
         return [ToolCallFragment(index=call.index, id=None, name=None, arguments=delta)]
 
+    def _search_done(self, item: dict[str, Any]) -> list[Chunk]:
+        key = str(item.get("id") or len(self.searches))
+        if key in self.searches:
+            return []
+        self.searches[key] = item
+        return [_search_chunk(item)]
+
     def _item_done(self, p: dict[str, Any]) -> list[Chunk]:
         item = p.get("item")
+        if isinstance(item, dict) and item.get("type") == "web_search_call":
+            return self._search_done(item)
         if not isinstance(item, dict) or item.get("type") != "function_call":
             return []
         call = self._find({"item_id": item.get("id"), "output_index": p.get("output_index")})
@@ -427,7 +481,19 @@ class _StreamParser(EventParser):
                 if call is None:
                     call = self._new_call(item, position)
                 self._complete(call, item)
+        for item in response.get("output") or ():
+            if isinstance(item, dict) and item.get("type") == "web_search_call":
+                self._search_done(item)  # (a missed .done: shown late, kept all the same)
         usage = parse_usage(response.get("usage"))
+        replay: tuple[tuple[str, str], ...] = ()
+        if self.searches:
+            kept = json.dumps(
+                list(self.searches.values()), ensure_ascii=False, separators=(",", ":")
+            )
+            replay = ((SEARCHES_META, kept),)
+            done = sum(1 for s in self.searches.values() if s.get("status") == "completed")
+            if usage is not None and done:
+                usage = replace(usage, web_search_requests=done)
         calls = tuple(
             ToolCall(id=c.call_id or f"call_{c.index:02d}", name=c.name, arguments=c.arguments)
             for c in self.calls
@@ -435,7 +501,13 @@ class _StreamParser(EventParser):
         )
         if kind == "response.completed":
             finish = "tool_calls" if calls else "stop"
-            return StreamEnd(finish_reason=finish, tool_calls=calls, usage=usage, model=self.model)
+            return StreamEnd(
+                finish_reason=finish,
+                tool_calls=calls,
+                usage=usage,
+                model=self.model,
+                replay_meta=replay,
+            )
         details = response.get("incomplete_details")
         reason = str((details or {}).get("reason") or "") if isinstance(details, dict) else ""
         if reason in TRANSIENT_FINISH:
@@ -449,7 +521,13 @@ class _StreamParser(EventParser):
         # at the length limit, where the loop drops them with a warning.
         if finish != "length":
             calls = ()
-        return StreamEnd(finish_reason=finish, tool_calls=calls, usage=usage, model=self.model)
+        return StreamEnd(
+            finish_reason=finish,
+            tool_calls=calls,
+            usage=usage,
+            model=self.model,
+            replay_meta=replay,
+        )
 
 
 def parse_usage(raw: object) -> Usage | None:

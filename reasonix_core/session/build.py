@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +49,8 @@ from reasonix_core.config import (
 from reasonix_core.coordinator.plan_mode import PlanMode
 from reasonix_core.errors import ConfigError, SessionError
 from reasonix_core.goal.state import GoalBook
+from reasonix_core.hooks.engine import Hooks
+from reasonix_core.hooks.settings import LoadedSettings, load_settings
 from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
@@ -59,7 +61,7 @@ from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, ProviderFactory, create_provider
 from reasonix_core.provider.efforts import check_effort
 from reasonix_core.session.core import Session
-from reasonix_core.session.policy import added_dirs, build_policy
+from reasonix_core.session.policy import added_dirs, build_policy, starts_in_plan
 from reasonix_core.session.prices import make_price_fn
 from reasonix_core.session.settings import RunSettings
 from reasonix_core.skills import SkillCatalog, load_catalog
@@ -118,6 +120,13 @@ async def build_session(
         )  # fmt: skip
         if session.mcp is not None and settings.mcp_wait:
             await session.mcp.wait_ready()
+        if session.hooks is not None:
+            from reasonix_core.session.hook_turns import session_end, session_start
+
+            await session_start(session.hooks, settings.session_source or (
+                "resume" if base.loaded is not None else "startup"
+            ))  # fmt: skip
+            stack.push_async_callback(session_end, session.hooks, settings.session_end_reason)
         yield session
 
 
@@ -149,9 +158,6 @@ async def _assemble(
     if mcp is not None and mcp_host is None:
         # Servers start in the background from here; nothing waits yet.
         await stack.enter_async_context(mcp)
-    gate = PermissionGate(
-        policy, approver, WriteGrants(added_dirs(base.config, settings, base.workspace))
-    )
     # A continued session keeps its system prompt: its files are not read again.
     instructions = (
         None if base.loaded is not None else await standing_instructions(base, policy, approver)
@@ -161,9 +167,15 @@ async def _assemble(
     )
     stack.enter_context(hold_session(opened.store))  # one writer per session (session_lock.py)
     stack.callback(opened.store.close)
-    plan_mode, goals = build_modes(policy, opened.store, plan_approver, settings)
+    hooks = build_hooks(base, policy, opened.store)
+    # Folders the user added (--add-dir, additional_directories, additionalDirectories).
+    added = [*added_dirs(base.config, settings, base.workspace), *base.claude.additional_directories]
+    gate = PermissionGate(policy, approver, WriteGrants(added), hooks)
+    plan_mode, goals = build_modes(
+        policy, opened.store, plan_approver, starts_in_plan(settings, base.claude)
+    )
     env = build_env(
-        base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, text_files
+        base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, text_files, hooks
     )
     budget = task_budget(settings, base.config)
     delegation = lend_to_children(base, env, model, provider, effort, mcp, skills, budget)
@@ -186,7 +198,7 @@ async def _assemble(
         agent=agent, config=base.config, resolved=model.resolved, home=base.home,
         policy=policy, workspace=base.workspace, plan_mode=plan_mode, goals=goals,
         mcp=mcp, skills=skills,
-        coordinator=coordinator, checkpoints=checkpoints,
+        coordinator=coordinator, checkpoints=checkpoints, hooks=hooks,
         notices=(*base.notices, *(instructions.notices if instructions is not None else ())),
     )  # fmt: skip
 
@@ -207,6 +219,8 @@ class Base:
     last_used: tuple[str, str] | None
     # What the start has to say (retired settings: config/retired.py).
     notices: tuple[str, ...] = ()
+    # Claude Code's settings.json files: hooks and permission rules (hooks/settings.py).
+    claude: LoadedSettings = field(default_factory=LoadedSettings)
 
 
 def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> Base:
@@ -223,6 +237,9 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
     notices = tuple(retired_notices(config, loaded_config.user_file))
     # Start-up work: a few small synchronous reads before the first request.
     workspace = Path(config.sandbox.workspace_root or settings.workspace).resolve()
+    claude = load_settings(
+        workspace, home, trust_project=settings.trust_project, extra=settings.settings_files
+    )
     loaded = None
     last_used = None
     if settings.resume_id is not None and not settings.resume_id.strip():
@@ -239,7 +256,7 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
         last_used = _last_used(loaded.header, loaded.store.path)
     return Base(
         config=config, home=home, workspace=workspace, loaded=loaded, last_used=last_used,
-        notices=notices,
+        notices=notices, claude=claude,
     )  # fmt: skip
 
 
@@ -348,9 +365,32 @@ def session_policy(base: Base, settings: RunSettings, temp_dir: Path) -> Policy:
     (reasonix_core.memory builds the store, index and recall on first use). A
     surface that does not own the store (a sub-agent) must not install it, and
     then every memory write follows the preset - headless, that fails closed."""
-    policy = build_policy(base.config, settings, base.workspace, base.home, temp_dir)
+    policy = build_policy(base.config, settings, base.workspace, base.home, temp_dir, base.claude)
     policy.add_auto_allow("remember", auto_save_reason)
     return policy
+
+
+def build_hooks(base: Base, policy: Policy, store: SessionStore) -> Hooks | None:
+    """The session's hooks (docs/HOOKS.md), or None when no settings file that
+    applies declares one (a project's only once its folder is trusted)."""
+    if not base.claude.hooks:
+        return None
+
+    def permission_mode() -> str:
+        # Claude Code's names for the posture hooks are told about.
+        if policy.plan_mode:
+            return "plan"
+        names = {"ask": "default", "auto": "acceptEdits", "yolo": "bypassPermissions"}
+        return names.get(policy.preset, policy.preset)
+
+    return Hooks(
+        base.claude,
+        workspace=base.workspace,
+        secret_env=secret_env_names(base.config),
+        session_id=store.id,
+        transcript_path=store.path,
+        permission_mode=permission_mode,
+    )
 
 
 # -- tools -----------------------------------------------------------------
@@ -409,6 +449,7 @@ def build_env(
     gate: PermissionGate,
     session_id: str,
     text_files: TextFiles | None = None,
+    hooks: Hooks | None = None,
 ) -> SessionEnv:
     """The session's facts, once: its agent's tools read them, its subagents
     derive theirs from them (:meth:`SessionEnv.child`)."""
@@ -426,6 +467,7 @@ def build_env(
         clock=clock,
         session_id=session_id,
         text_files=text_files,
+        hooks=hooks,
     )
 
 
@@ -677,6 +719,11 @@ def context_suffix(
         goal = context.goals.context_block() if context.goals is not None else ""
         if goal:
             parts.append(goal)
+        # What SessionStart / UserPromptSubmit hooks said (docs/HOOKS.md): the user
+        # turn too, so configuring a hook never changes the prefix.
+        hooked = context.env.hooks.take_context() if context.env.hooks is not None else ""
+        if hooked:
+            parts.append(hooked)
         return "\n\n".join(parts)
 
     return suffix
@@ -708,12 +755,13 @@ def build_modes(
     policy: Policy,
     store: SessionStore,
     plan_approver: ApproveFn | None,
-    settings: RunSettings,
+    plan: bool,
 ) -> tuple[PlanMode, GoalBook]:
     """The session's plan mode and goal. Plan mode is not persisted: a continued
-    session starts outside it unless asked; the goal is in the session's records."""
+    session starts outside it unless asked (``plan``); the goal is in the session's
+    records."""
     plan_mode = PlanMode(policy, store, plan_approver)
-    if settings.plan_mode:
+    if plan:
         plan_mode.enter()
     return plan_mode, GoalBook(store)
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.goal.driver import GoalDriver
     from reasonix_core.goal.state import Goal, GoalBook
+    from reasonix_core.hooks.engine import Hooks
     from reasonix_core.mcp.host import McpHost
     from reasonix_core.session.rewind import RewindPreview, Rewound
 
@@ -70,6 +71,8 @@ class Session:
     # removed (config/retired.py), an instruction import refused or a file cut at its
     # cap (agent/instructions.py); every surface shows them before the first turn.
     notices: tuple[str, ...] = ()
+    # The configured hooks (docs/HOOKS.md); None when none applies.
+    hooks: Hooks | None = None
 
     @property
     def runner(self) -> Runner:
@@ -94,8 +97,14 @@ class Session:
 
     def prompt(self, text: str, meta: TurnMeta | None = None) -> AsyncGenerator[ev.Event, None]:
         """One user turn, as events; it ends with TurnFinished or TurnFailed unless
-        cancelled (cancel the consuming task: the transcript stays valid)."""
-        return self.runner.run(text, meta)
+        cancelled (cancel the consuming task: the transcript stays valid).
+        With hooks, UserPromptSubmit runs before it and Stop after it
+        (session/hook_turns.py)."""
+        if self.hooks is None:
+            return self.runner.run(text, meta)
+        from reasonix_core.session.hook_turns import hooked_turn
+
+        return hooked_turn(self.hooks, self.runner, self.agent, text, meta)
 
     async def expand(self, text: str) -> Expanded:
         """``/command args``, ``@path`` and ``@server:uri`` in ``text``, expanded."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import cast
 
 from reasonix_core.config import Config, reasonix_home
+from reasonix_core.config.layer import read_toml
 from reasonix_core.errors import ConfigError
+from reasonix_core.hooks.settings import LoadedSettings
 from reasonix_core.permission.policy import Policy
 from reasonix_core.permission_modes import PRESETS
 from reasonix_core.session.settings import RunSettings
@@ -90,26 +93,110 @@ def read_roots(config: Config, settings: RunSettings, workspace: Path) -> list[P
     ]
 
 
+#: Claude Code's ``defaultMode`` -> (our preset, our fallback mode); ``plan`` is plan mode.
+CLAUDE_MODES: dict[str, tuple[str, str | None]] = {
+    "default": ("ask", None),
+    "acceptEdits": ("auto", None),
+    "bypassPermissions": ("yolo", None),
+    "plan": ("ask", None),
+    # Anything a rule does not allow is refused, nobody is asked.
+    "dontAsk": ("ask", "deny"),
+}
+
+
 def build_policy(
     config: Config,
     settings: RunSettings,
     workspace: Path,
     home: Path | None = None,
     temp_dir: Path | None = None,
+    claude: LoadedSettings | None = None,
 ) -> Policy:
     """The policy :func:`read_roots` and :func:`protected_paths` describe; ``temp_dir``:
-    the session's own temp dir, readable without asking too."""
-    preset = settings.permission_mode or config.permissions.preset
+    the session's own temp dir, readable without asking too. ``claude``: the
+    ``settings.json`` files' rules (hooks/settings.py; already without what an
+    untrusted project may not loosen), merged in: their allow, ask and deny rules
+    add to the config's, their ``additionalDirectories`` to the read roots, and
+    their ``defaultMode`` picks the preset unless ``--permission-mode`` did."""
+    claude = claude or LoadedSettings()
+    mode_update: dict[str, object] = {}
+    preset = settings.permission_mode
+    wanted = CLAUDE_MODES[claude.default_mode[0]] if claude.default_mode is not None else None
+    if preset is None and wanted is not None:
+        preset = wanted[0]
+    if wanted is not None and wanted[1] is not None and preset in (None, wanted[0]):
+        mode_update["mode"] = wanted[1]  # dontAsk: tightens whichever surface set "ask"
+    preset = preset or config.permissions.preset
     if preset not in PRESETS:
         raise ConfigError(f"unknown permission mode {preset!r}; choose one of {', '.join(PRESETS)}")
-    perms = config.permissions.model_copy(update={"preset": preset})
-    if settings.disallowed_tools:
-        # Deny rules of this run only, after the config's (deny wins whatever the order).
-        perms = perms.model_copy(update={"deny": [*perms.deny, *settings.disallowed_tools]})
+    base = config.permissions
+    perms = base.model_copy(
+        update={
+            "preset": preset,
+            **mode_update,
+            "allow": [*base.allow, *claude.rules_of("allow")],
+            "ask": [*base.ask, *claude.rules_of("ask")],
+            # --disallowed-tools: deny rules of this run only (deny wins whatever the order).
+            "deny": [*base.deny, *claude.rules_of("deny"), *settings.disallowed_tools],
+        }
+    )
     return Policy.from_config(
         perms,
         workspace,
         extra_allow=list(settings.allowed_tools),
-        read_roots=[*read_roots(config, settings, workspace), *([temp_dir] if temp_dir else [])],
+        read_roots=[
+            *read_roots(config, settings, workspace),
+            *claude.additional_directories,
+            *([temp_dir] if temp_dir else []),
+        ],
         forbid_read=protected_paths(config, home or settings.home or reasonix_home(), workspace),
     )
+
+
+def claude_mode_name(mode: str) -> str:
+    """Our ``--permission-mode`` value for Claude Code's ``defaultMode``."""
+    return "plan" if mode == "plan" else CLAUDE_MODES[mode][0]
+
+
+def starts_in_plan(settings: RunSettings, claude: LoadedSettings) -> bool:
+    """Plan mode at the start: ``--permission-mode plan``, or a settings.json
+    ``defaultMode: "plan"`` when no mode was given on the command line."""
+    if settings.plan_mode:
+        return True
+    mode = claude.default_mode
+    return settings.permission_mode is None and mode is not None and mode[0] == "plan"
+
+
+# -- where a rule was declared (`reasonix permissions check`) ----------------
+
+_KINDS = ("deny", "ask", "allow")
+
+
+def rule_origins(
+    toml_files: Sequence[Path], settings_origin: Callable[[str], str | None]
+) -> Callable[[str], str | None]:
+    """A lookup: rule text -> the file that declares it (None: not from a file,
+    e.g. ``--allowed-tools`` or a grant made during the session).
+    ``settings_origin``: the settings.json files' own lookup
+    (``LoadedSettings.origin``), asked first."""
+    declared: dict[str, str] = {}
+    for path in toml_files:  # lowest first: a later file's declaration is named
+        try:
+            data = read_toml(path) or {}
+        except ConfigError:
+            continue
+        perms: object = data.get("permissions")
+        if not isinstance(perms, dict):
+            continue
+        table = cast("dict[str, object]", perms)
+        for kind in _KINDS:
+            rules = table.get(kind)
+            if isinstance(rules, list):
+                for rule in cast("list[object]", rules):
+                    if isinstance(rule, str):
+                        declared[rule.strip()] = str(path)
+
+    def origin(rule: str) -> str | None:
+        return settings_origin(rule) or declared.get(rule.strip())
+
+    return origin

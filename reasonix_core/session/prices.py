@@ -42,6 +42,7 @@ def make_price_fn(config: Config) -> Callable[[str, Usage, datetime], tuple[floa
             cache_hit_tokens=usage.cache_hit_tokens,
             cache_miss_tokens=usage.cache_miss_tokens,
             output_tokens=usage.completion_tokens,
+            web_search_requests=usage.web_search_requests,
         )
         return cost, chosen.currency
 

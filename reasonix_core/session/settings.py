@@ -46,6 +46,12 @@ class RunSettings:
     trust_project: bool = False
     # --append-system-prompt: after [agent] system_prompt_extra, in a new session's prompt.
     append_system_prompt: str = ""
+    # Why the session starts and ends, as SessionStart / SessionEnd hooks are told
+    # ("": startup or resume; "clear" for a /clear; end: "other", "clear", ...).
+    session_source: str = ""
+    session_end_reason: str = "other"
+    # --settings: extra settings.json files or inline JSON (the user's own: trusted).
+    settings_files: list[str] = field(default_factory=list[str])
     # --system-prompt: a new session's base prompt instead of Reasonix's own (None
     # or empty: Reasonix's own); the instructions and extras still follow it.
     system_prompt: str | None = None

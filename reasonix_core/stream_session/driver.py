@@ -30,6 +30,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 
 from reasonix_core import events as ev
+from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.claude_stream import ClaudeShape, result_line, turn_outcome
 from reasonix_core.errors import CommandError, ReasonixError, SkillError, UsageError
 from reasonix_core.metrics import MetricsSink
@@ -181,13 +182,14 @@ class _Driver:
             try:
                 if turn.problem:
                     raise UsageError(turn.problem)
-                prompt = turn.text
+                prompt, images = turn.text, turn.images
                 if not turn.verbatim:
                     expanded = await session.expand(turn.text)
                     for notice in expanded.notices:
                         self._emit(ev.Notice(level="warning", text=notice), shape, sink)
-                    prompt = expanded.text
-                async with aclosing(session.prompt(prompt)) as events:
+                    prompt, images = expanded.text, (*images, *expanded.images)
+                meta = TurnMeta(images=images) if images else None
+                async with aclosing(session.prompt(prompt, meta)) as events:
                     async for event in events:
                         self._emit(event, shape, sink)
                         if isinstance(event, ev.TurnFinished) and not event.agent_path:

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from reasonix_core.images import ImageError, ImagePart, image_part_from_base64
+
 __all__ = [
     "ControlReply",
     "ControlRequest",
@@ -32,10 +34,12 @@ class InputProblem(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class UserTurn:
-    """A user message: its text, or why it cannot be a turn (the turn then
-    fails with that error, so a program waiting for its result gets one)."""
+    """A user message: its text and images, or why it cannot be a turn (the turn
+    then fails with that error, so a program waiting for its result gets one)."""
 
     text: str
+    # Its image blocks, checked by the core's one entry point (images.image_part).
+    images: tuple[ImagePart, ...] = ()
     # client_composed (claude-agent-sdk's verbatim_prompts): no /command or @path expansion.
     verbatim: bool = False
     problem: str = ""
@@ -96,16 +100,20 @@ def _user(data: dict[str, Any]) -> UserTurn:
         return UserTurn("", problem='a user message needs a "message" object')
     content = message.get("content")
     verbatim = data.get("client_composed") is True
+    images: list[ImagePart] = []
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
         parts: list[str] = []
-        for block in content:
+        for number, block in enumerate(content, start=1):
             kind = block.get("type") if isinstance(block, dict) else None
             if kind == "text" and isinstance(block.get("text"), str):
                 parts.append(block["text"])
             elif kind == "image":
-                return UserTurn("", problem="images in user messages are not supported yet")
+                try:
+                    images.append(_image(block, number))
+                except ImageError as exc:
+                    return UserTurn("", problem=str(exc))
             else:
                 shown = json.dumps(kind)[:60] if kind is not None else "none"
                 return UserTurn(
@@ -114,13 +122,31 @@ def _user(data: dict[str, Any]) -> UserTurn:
         text = "\n\n".join(parts)
     else:
         return UserTurn("", problem="a user message's content must be text or a list of blocks")
-    if not text.strip():
+    if not text.strip() and not images:
         return UserTurn("", problem="the user message is empty")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return UserTurn("", problem="the user message is not valid UTF-8 (a lone surrogate)")
-    return UserTurn(text, verbatim=verbatim)
+    return UserTurn(text, images=tuple(images), verbatim=verbatim)
+
+
+def _image(block: dict[str, Any], number: int) -> ImagePart:
+    """Claude's inline image block, ``{"type": "image", "source": {"type": "base64",
+    "media_type": ..., "data": ...}}``, as an image part; ImageError naming the
+    block (its place in the message) when it is not one."""
+    label = f"image block {number}"
+    source = block.get("source")
+    if not isinstance(source, dict):
+        raise ImageError(f'{label}: needs a "source" object')
+    kind = source.get("type")
+    if kind != "base64":
+        shown = json.dumps(kind)[:60] if kind is not None else "none"
+        raise ImageError(f'{label}: source type {shown} is not taken (only "base64", inline)')
+    media_type, data = source.get("media_type"), source.get("data")
+    if not isinstance(media_type, str) or not isinstance(data, str):
+        raise ImageError(f'{label}: a base64 source needs "media_type" and "data" strings')
+    return image_part_from_base64(media_type, data, label)
 
 
 def _request(data: dict[str, Any]) -> ControlRequest:

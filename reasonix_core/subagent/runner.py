@@ -82,6 +82,8 @@ from reasonix_core.tool.registry import ToolRegistry, builtin_tools
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 DEFAULT_MAX_DEPTH = 2
+#: Turns a blocking SubagentStop hook may add to one child's run.
+MAX_SUBAGENT_STOP_CONTINUATIONS = 3
 
 Emit = Callable[[ev.Event], Awaitable[None]]
 
@@ -271,7 +273,7 @@ class SubagentRunner:
         else:
             turn = self._first_turn(spec, plan)
         try:
-            answer, error = await self._drive(agent, turn, emit)
+            answer, error = await self._drive_hooked(agent, turn, plan, emit)
         finally:
             current_requester.reset(asking)
         if watch:
@@ -355,6 +357,51 @@ class SubagentRunner:
                     f"write claim ({held}); a subagent can delegate only what it may write"
                 )
         return claim
+
+    async def _drive_hooked(
+        self, agent: Agent, turn: str, plan: _Plan, emit: Emit | None
+    ) -> tuple[str, str | None]:
+        """The child's turn between its SubagentStart and SubagentStop hooks
+        (docs/HOOKS.md): a SubagentStop that blocks (exit 2, ``decision: block``)
+        sends the child on with the reason, a bounded number of times."""
+        hooks = self.services.env.hooks
+        if hooks is None:
+            return await self._drive(agent, turn, emit)
+        who = {"agent_id": plan.path[-1], "agent_type": plan.name}
+        if hooks.has("SubagentStart"):
+            await hooks.fire("SubagentStart", who, subject=(plan.name,))
+            await self._hook_events(emit)
+        answer, error = await self._drive(agent, turn, emit)
+        for rounds in range(MAX_SUBAGENT_STOP_CONTINUATIONS + 1):
+            if error is not None or not hooks.has("SubagentStop"):
+                break
+            stopped = await hooks.fire(
+                "SubagentStop",
+                {
+                    **who,
+                    "stop_hook_active": rounds > 0,
+                    "agent_transcript_path": str(agent.session.path),
+                    "last_assistant_message": answer,
+                },
+                subject=(plan.name,),
+                session_id=agent.session_id,
+            )
+            await self._hook_events(emit)
+            if stopped.stop or not stopped.blocked or rounds == MAX_SUBAGENT_STOP_CONTINUATIONS:
+                break
+            answer, error = await self._drive(
+                agent, f"A SubagentStop hook asks you to continue: {stopped.reason}", emit
+            )
+        return answer, error
+
+    async def _hook_events(self, emit: Emit | None) -> None:
+        hooks = self.services.env.hooks
+        if hooks is None:
+            return
+        seq = EventSequence(self.agent_path)
+        for report in hooks.take_reports():
+            if emit is not None:
+                await emit(seq(ev.HookRan, **report.fields()))
 
     async def _drive(self, agent: Agent, text: str, emit: Emit | None) -> tuple[str, str | None]:
         """Run the child's one turn, forwarding its events; (answer, error)."""

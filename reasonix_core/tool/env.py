@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # types only: building an environment imports none of these
     from datetime import datetime
 
+    from reasonix_core.hooks.engine import Hooks
     from reasonix_core.permission.approver import Approver
     from reasonix_core.tool.call_gate import CallGate
     from reasonix_core.tool.sandbox import SandboxPolicy
@@ -58,6 +59,9 @@ class SessionEnv:
     clock: Callable[[], datetime] | None = None
     # The transcript this agent writes ("this session" to the memory tools).
     session_id: str = ""
+    # The session's configured hooks (docs/HOOKS.md), shared with its subagents.
+    # None: no hook runs.
+    hooks: Hooks | None = None
     # An editor's view of the workspace's files (an ACP client's unsaved buffers):
     # read_file and the writers go through it. None: the host disk. Subagents share it.
     text_files: TextFiles | None = None

@@ -125,6 +125,29 @@ def sign_thinking(thinking: str) -> str:
 # --------------------------------------------------------------------------- prompt rendering
 
 
+#: Anthropic's server-side web search tool (``tools[].type``).
+WEB_SEARCH_TOOL = "web_search_20250305"
+
+
+def web_search_blocks(wire: Wire, query: str) -> list[dict[str, Any]]:
+    """The ``server_tool_use`` and ``web_search_tool_result`` blocks of one search."""
+    sid = _new_id(wire, "srvtoolu_")
+    results = [
+        {
+            "type": "web_search_result",
+            "url": f"https://example.test/{n}?q={len(query)}",
+            "title": f"Result {n} for {query}",
+            "encrypted_content": f"enc{n}-{sid}",
+            "page_age": None,
+        }
+        for n in (1, 2)
+    ]
+    return [
+        {"type": "server_tool_use", "id": sid, "name": "web_search", "input": {"query": query}},
+        {"type": "web_search_tool_result", "tool_use_id": sid, "content": results},
+    ]
+
+
 def _render_block(block: Any) -> str:
     if not isinstance(block, dict):
         return dumps_compact(block)
@@ -348,6 +371,10 @@ class AnthropicDialect(FlavouredDialect):
         for k, tool in enumerate(tools):
             if not isinstance(tool, dict):
                 return f"tools.{k}: Input should be a valid dictionary"
+            if tool.get("type") == WEB_SEARCH_TOOL:
+                if tool.get("name") != "web_search":
+                    return f"tools.{k}.{WEB_SEARCH_TOOL}.name: Input should be 'web_search'"
+                continue
             if not isinstance(tool.get("name"), str) or not tool["name"]:
                 return f"tools.{k}.name: Field required"
             if not isinstance(tool.get("input_schema"), dict):
@@ -422,7 +449,14 @@ class AnthropicDialect(FlavouredDialect):
                 "optional final assistant message"
             )
         user_blocks = ("text", "image", "document", "tool_result", "search_result")
-        assistant_blocks = ("text", "thinking", "redacted_thinking", "tool_use", "server_tool_use")
+        assistant_blocks = (
+            "text",
+            "thinking",
+            "redacted_thinking",
+            "tool_use",
+            "server_tool_use",
+            "web_search_tool_result",
+        )
         allowed = user_blocks if role == "user" else assistant_blocks
         for j, block in enumerate(content):
             where = f"messages.{i}.content.{j}"
@@ -582,6 +616,14 @@ class AnthropicDialect(FlavouredDialect):
         blocks: list[dict[str, Any]] = []
         if reasoning:
             blocks.append({"type": "thinking", "thinking": reasoning, "signature": signature})
+        if reply.web_searches and not any(
+            isinstance(t, dict) and t.get("type") == WEB_SEARCH_TOOL
+            for t in ctx.body.get("tools") or []
+        ):
+            self.send_error(h, _error(400, "web search scripted but not offered in tools"), wire)
+            return
+        for query in reply.web_searches:
+            blocks.extend(web_search_blocks(wire, query))
         if reply.content:
             blocks.append({"type": "text", "text": reply.content})
         for cid, spec in zip(call_ids, reply.tool_calls, strict=True):
@@ -605,6 +647,8 @@ class AnthropicDialect(FlavouredDialect):
         start_usage = (
             dict(reply.usage) if reply.usage is not None else self._usage(len(prompt), hit_bytes)
         )
+        if reply.web_searches and reply.usage is None:
+            start_usage["server_tool_use"] = {"web_search_requests": len(reply.web_searches)}
         final_output = (
             start_usage.get("output_tokens", output_tokens) if reply.usage else output_tokens
         )
@@ -669,6 +713,10 @@ class AnthropicDialect(FlavouredDialect):
                 }
             elif kind == "text":
                 start = {"type": "text", "text": ""}
+            elif kind == "server_tool_use":
+                start = {**block, "input": {}}
+            elif kind == "web_search_tool_result":
+                start = block  # the results come whole with the start
             else:
                 start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             events.append(
@@ -692,6 +740,13 @@ class AnthropicDialect(FlavouredDialect):
                     {"type": "text_delta", "text": p}
                     for p in split_text(reply.content, reply.chunk_size)
                 ]
+            elif kind == "server_tool_use":
+                deltas = [
+                    {"type": "input_json_delta", "partial_json": p}
+                    for p in split_text(dumps_compact(block["input"]), reply.arg_chunk)
+                ]
+            elif kind == "web_search_tool_result":
+                deltas = []
             else:
                 spec = reply.tool_calls[call_ids.index(block["id"])]
                 deltas = [{"type": "input_json_delta", "partial_json": ""}] + [

@@ -204,6 +204,10 @@ def _item_problem(item: Any, index: int, deepseek: bool) -> str | None:
             if not isinstance(item.get(key), str):
                 return f"{where}: missing field `{key}`"
         return None
+    if kind == "web_search_call":
+        if not isinstance(item.get("id"), str):
+            return f"{where}: missing field `id`"
+        return None
     if kind == "function_call_output":
         if not isinstance(item.get("call_id"), str):
             return f"{where}: missing field `call_id`"
@@ -251,7 +255,7 @@ def _tool_turn_lacks_reasoning(items: list[dict[str, Any]]) -> bool:
     has_call = has_reasoning = False
     for item in [*items, {"type": "message", "role": "user"}]:
         kind = item.get("type", "message")
-        assistant_side = kind in ("reasoning", "function_call") or (
+        assistant_side = kind in ("reasoning", "function_call", "web_search_call") or (
             kind == "message" and item.get("role") == "assistant"
         )
         if assistant_side:
@@ -505,6 +509,14 @@ class ResponsesDialect(FlavouredDialect):
             plans.append(
                 self._reasoning_plan(wire.ids, len(plans), reasoning, deepseek, reply.chunk_size)
             )
+        if reply.web_searches and not any(
+            isinstance(t, dict) and t.get("type") == "web_search"
+            for t in ctx.body.get("tools") or []
+        ):
+            send_openai_error(h, HttpError(400, "web search scripted but not offered in tools"))
+            return
+        for query in reply.web_searches:
+            plans.append(self._search_plan(wire.ids, len(plans), query))
         if reply.content or not reply.tool_calls:
             plans.append(
                 self._message_plan(
@@ -618,6 +630,22 @@ class ResponsesDialect(FlavouredDialect):
         )
 
     # -- item plans -------------------------------------------------------
+
+    @staticmethod
+    def _search_plan(
+        ids: IdSource, index: int, query: str
+    ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+        """A server-side ``web_search_call`` item: its status events, then the item."""
+        item_id = _hex_id(ids, "ws_")
+        where = {"item_id": item_id, "output_index": index}
+        events = [
+            {"type": f"response.web_search_call.{step}", **where}
+            for step in ("in_progress", "searching", "completed")
+        ]
+        added = {"type": "web_search_call", "id": item_id, "status": "in_progress"}
+        action = {"type": "search", "query": query}
+        done = {"type": "web_search_call", "id": item_id, "status": "completed", "action": action}
+        return added, events, done
 
     def _reasoning_plan(
         self, ids: IdSource, index: int, text: str, deepseek: bool, size: int

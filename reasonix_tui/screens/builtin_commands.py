@@ -128,6 +128,12 @@ BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
         handler=modes.goal_command,
         runs_while_busy=goal_records,
     ),
+    BuiltinCommand(
+        name="hooks",
+        description="Configured hooks and the files they come from",
+        handler=session.show_hooks,
+        runs_while_busy=always,
+    ),
 )
 
 

@@ -80,6 +80,10 @@ async def goal_command(screen: SessionHost, args: str) -> None:
         return
     show_goal(screen, goal)
     if action == "start":
+        from reasonix_tui.widgets.blocks import UserBlock
+
+        # The objective is the user's words (the rounds' goal block is the host's).
+        await screen.transcript.add(UserBlock(words))
         await screen.notice(f"Goal started; rounds run until it is complete. {GOAL_HINT}")
         screen.run_events(goal_rounds(screen, words))
     elif action == "resume" and goal is not None:
@@ -100,10 +104,18 @@ def show_goal(screen: SessionHost, goal: GoalView | None) -> None:
 
 async def goal_rounds(screen: SessionHost, objective: str = "") -> AsyncIterator[Event]:
     """The driver's rounds, then the goal as it ended (armed or not) in the bar."""
+    from reasonix_core.events import TurnStarted, UsageReported
+
     runner = screen.runner
     async with aclosing(runner.drive_goal(objective)) as events:
         async for event in events:
             yield event
+            if isinstance(event, TurnStarted | UsageReported) and runner is screen.runner:
+                # The running round counts, as update_goal and /goal status count it.
+                try:
+                    show_goal(screen, await runner.goal("status"))
+                except ValueError:
+                    pass
     if runner is screen.runner:
         try:
             show_goal(screen, await runner.goal("status"))

@@ -8,7 +8,9 @@ worker; it dispatches slash commands to the handlers that
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, ClassVar
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
     from reasonix_tui.controller import TurnController
 
 TICK_SECONDS = 0.25
+
+log = logging.getLogger(__name__)
 
 
 class SessionScreen(TranscriptKeys, Screen[None]):
@@ -151,6 +155,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()
         await self.welcome()
+        for note in getattr(self.services, "startup_notes", ()):
+            await self.notice(note, "warning")
         for problem in self.registry.problems:
             await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
         await self.announce_skills()
@@ -204,6 +210,32 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         if note:
             await self.notice(note)
         self.refresh_status()
+        # After the newest blocks are on screen: reading the records (a thread) must
+        # not compete with drawing the last answer.
+        history = self.transcript.history
+        if history is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(history.on_screen.wait(), 5)
+        await self.restore_gauges()
+
+    async def restore_gauges(self) -> None:
+        """The gauges (ctx, cache, cost) of the session as saved, before any new request:
+        from its request records (the core's cache report)."""
+        runner = self.runner
+        try:
+            report = await asyncio.to_thread(runner.cache_report)
+        except Exception:  # a bad record file: the gauges stay empty, /cache says why
+            log.warning("cannot read the saved session's usage", exc_info=True)
+            return
+        gauges = report.gauges() if report is not None else None
+        if runner is self.runner and gauges is not None and self.status.state.prompt_tokens == 0:
+            self.status.restore_usage(gauges)
+
+    def on_unmount(self) -> None:
+        """The app is closing: remember the session for the line printed after it."""
+        session_id = self.runner.session_id
+        if session_id and not session_id.startswith("("):  # "(new session)": nothing saved
+            self.app.session_id = session_id  # type: ignore[attr-defined]
 
     # ---- modal overlays hide the composer --------------------------------
     def on_screen_suspend(self) -> None:
@@ -301,9 +333,13 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         await self.transcript.clear()
         self.status.reset_usage()
         self.refresh_status()
+        await self.restore_gauges()  # a rewind or /resume: that session's figures
         return True
 
     # ---- input -----------------------------------------------------------
+    async def on_composer_paste_problem(self, message: Composer.PasteProblem) -> None:
+        await self.notice(message.text, "warning")
+
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         self.ctrl_c_armed = False
         self.status.update_state(hint="")
@@ -347,9 +383,13 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         else:
             await self.start_turn(text, text)
 
-    async def run_slash(self, text: str) -> None:
+    async def run_slash(self, text: str, waited_for_mcp: bool = False) -> None:
         self._refresh_mcp_commands()
         command, name, args = self.registry.parse(text)
+        if command is None and name.startswith("mcp__") and not waited_for_mcp:
+            # Its server may still be starting: wait for it, as `reasonix run` does.
+            self.run_after_mcp_start(text)
+            return
         if command is None:
             await self.notice(f"Unknown command /{name}. /help lists commands.", "warning")
             return
@@ -371,6 +411,21 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             await self.notice(f"/{command.name} is not available yet.", "warning")
             return
         await command.handler(self, args)
+
+    @work(group="mcp-wait", exit_on_error=False)
+    async def run_after_mcp_start(self, text: str) -> None:
+        """An MCP prompt typed before its server is ready runs once the servers have
+        started (the status bar says they are starting meanwhile)."""
+        self.status.update_state(hint="waiting for MCP servers to start…")
+        try:
+            await self.services.wait_mcp()
+        finally:
+            self.status.update_state(hint="")
+        if self.busy:  # a turn started meanwhile: the prompt queues behind it
+            self.queue.append(text)
+            self.refresh_status()
+            return
+        await self.run_slash(text, waited_for_mcp=True)
 
     def expander(self) -> PromptExpander:
         """The core's expander (the same as ``reasonix run``'s) over this session's
@@ -415,7 +470,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         expanded = await self.expander().expand_references(prompt, provenance)
         for text in expanded.notices:
             await self.notice(text, "warning")
-        meta = TurnMeta(images=expanded.images) if expanded.images else None
+        images = (*self.composer.images_in(prompt), *expanded.images)  # Ctrl+V chips
+        meta = TurnMeta(images=images) if images else None
         await self.controller.drive(self.runner.run(expanded.text, meta))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:

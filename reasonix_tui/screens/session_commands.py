@@ -199,6 +199,25 @@ async def show_mcp(screen: SessionHost, args: str) -> None:
                       severity="error")  # fmt: skip
 
 
+async def show_hooks(screen: SessionHost, args: str) -> None:
+    """Each configured hook (docs/HOOKS.md) with its event, matcher and file; a
+    project's that wait for trust are listed as not applied."""
+    from reasonix_core.errors import ConfigError
+    from reasonix_core.hooks.settings import hooks_listing
+
+    services = screen.services
+    try:
+        text = hooks_listing(
+            services.workspace,
+            services.config_home,
+            extra=services.settings_files,
+        )
+    except ConfigError as exc:
+        await screen.notice(str(exc), "error")
+        return
+    await screen.notice(text)
+
+
 async def rewind(screen: SessionHost, args: str) -> None:
     open_rewind(screen)
 

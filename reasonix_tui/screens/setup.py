@@ -21,7 +21,19 @@ log = logging.getLogger(__name__)
 
 
 CHOOSE = (
-    "Choose the provider to talk to; local servers need no key. `reasonix setup` adds more later."
+    "Choose the provider to talk to; local servers need no key. "
+    "More later with: reasonix setup"
+)
+CUSTOM_LABEL = "Custom endpoint"
+CUSTOM_NOTE = "any OpenAI-compatible base URL"
+ASK_URL = (
+    "The base URL of an OpenAI-compatible endpoint, e.g. https://llm.example.com/v1 "
+    "(its models are listed from it)."
+)
+# Printed after Esc on the first-run list: the app quits with nothing configured.
+CONFIGURE_LATER = (
+    "No provider configured yet. Run reasonix again to choose one, or reasonix setup "
+    "to list and add providers (docs/CONFIG.md)."
 )
 
 
@@ -87,6 +99,9 @@ class SetupScreen(Screen[bool]):
         self.choices: list[ProviderChoice] = [] if replacing else services.provider_choices()
         # The choice whose key is being typed; None on the list (or with no choices).
         self.chosen: ProviderChoice | None = None
+        # The custom endpoint's steps: "url", then "custom_key" (with ``custom_url``).
+        self.step = ""
+        self.custom_url = ""
         self.applying = False
         # Textual focuses this once composed: the first key typed must land in the
         # step shown (a hidden widget still counts as focusable to the default "*").
@@ -118,12 +133,17 @@ class SetupScreen(Screen[bool]):
                 Option(Content.assemble(choice.label.ljust(width), (choice.note, "$text-muted")))
             )
         if self.choices:
+            options.add_option(
+                Option(Content.assemble(CUSTOM_LABEL.ljust(width), (CUSTOM_NOTE, "$text-muted")))
+            )
+        if self.choices:
             self._show_choices()
         else:
             self._ask_key(None)
 
     def _show_choices(self) -> None:
         self.chosen = None
+        self.step = ""
         self.query_one("#intro", Static).update(CHOOSE)
         self.query_one("#error", Static).update("")
         self.query_one(Input).display = False
@@ -160,6 +180,33 @@ class SetupScreen(Screen[bool]):
     def _show_endpoint(self, index: int | None) -> None:
         if index is not None and 0 <= index < len(self.choices):
             self.query_one("#endpoint", Static).update(f"Endpoint: {self.choices[index].endpoint}")
+        elif index == len(self.choices):
+            self.query_one("#endpoint", Static).update("Endpoint: the base URL you give next")
+
+    def _ask_custom(self, step: str) -> None:
+        """The custom endpoint's two steps: its base URL, then its key (may be empty)."""
+        self.step = step
+        self.chosen = None
+        if step == "url":
+            text = ASK_URL
+        else:
+            from reasonix_core.permission.summary import visible
+
+            text = visible(
+                f"The API key for {self.custom_url}, if it needs one (Enter with none: "
+                "no key). It is stored in your Reasonix .env (readable only by you)."
+            )
+        self.query_one("#intro", Static).update(text)
+        self.query_one("#error", Static).update("")
+        self.query_one(OptionList).display = False
+        self.query_one("#endpoint").display = False
+        field = self.query_one(Input)
+        field.value = self.custom_url if step == "url" else ""
+        field.password = step != "url"
+        field.placeholder = "https://…/v1" if step == "url" else "sk-… (or nothing)"
+        field.display = True
+        field.focus()
+        self.query_one("#hint", Static).update("Enter continue · Esc back")
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
@@ -167,6 +214,9 @@ class SetupScreen(Screen[bool]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        if event.option_index == len(self.choices):
+            self._ask_custom("url")
+            return
         choice = self.choices[event.option_index]
         if choice.key_info is None:  # a local server, or its key is already set
             self._apply(choice, None)
@@ -176,6 +226,21 @@ class SetupScreen(Screen[bool]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         key = event.value.strip()
         error = self.query_one("#error", Static)
+        if self.step == "url":
+            from reasonix_core.permission.summary import visible
+            from reasonix_core.provider.presets import custom_preset
+
+            try:
+                custom_preset(key, needs_key=False)
+            except ValueError as exc:
+                error.update(visible(f"{exc}"))
+                return
+            self.custom_url = key
+            self._ask_custom("custom_key")
+            return
+        if self.step == "custom_key":
+            self._apply_endpoint(self.custom_url, key or None)
+            return
         if not key:
             leave = "Esc to go back" if self.choices else "Esc to quit"
             error.update(f"Please paste a key (or press {leave}).")
@@ -188,6 +253,27 @@ class SetupScreen(Screen[bool]):
         except (OSError, ValueError) as exc:
             log.warning("saving the API key failed: %s", type(exc).__name__)
             error.update(f"Could not save the key: {exc}")
+            return
+        self.dismiss(True)
+
+    def _apply_endpoint(self, url: str, key: str | None) -> None:
+        if self.applying:
+            return
+        self.applying = True
+        self.query_one("#error", Static).update("")
+        self.query_one("#hint", Static).update(f"Setting up {url}…")
+        self.run_worker(self._use_endpoint(url, key), group="setup", exit_on_error=False)
+
+    async def _use_endpoint(self, url: str, key: str | None) -> None:
+        from reasonix_core.permission.summary import visible
+
+        try:
+            await self.services.use_endpoint(url, key)
+        except (OSError, ValueError) as exc:
+            log.warning("setting up a custom endpoint failed: %s", type(exc).__name__)
+            self.applying = False
+            self._ask_custom("url")
+            self.query_one("#error", Static).update(visible(f"Could not use {url}: {exc}"))
             return
         self.dismiss(True)
 
@@ -216,7 +302,9 @@ class SetupScreen(Screen[bool]):
     def action_back(self) -> None:
         if self.applying:
             return
-        if self.chosen is not None and self.choices:
+        if self.step == "custom_key":
+            self._ask_custom("url")
+        elif (self.chosen is not None or self.step) and self.choices:
             self._show_choices()
         else:
             self.action_quit_setup()
@@ -225,4 +313,4 @@ class SetupScreen(Screen[bool]):
         if self.replacing:
             self.dismiss(False)
         else:
-            self.app.exit(return_code=1)
+            self.app.exit(return_code=1, message=CONFIGURE_LATER)

@@ -45,7 +45,14 @@ class TranscriptKeys:
         self.transcript.scroll_down(animate=False, immediate=True)
 
     def action_scroll_home(self: SessionHost, when: str = "") -> None:
-        self.transcript.scroll_home(animate=False, immediate=True)
+        transcript = self.transcript
+        history = transcript.history
+        if history is None or not history.pending:
+            transcript.scroll_home(animate=False, immediate=True)
+        else:
+            # The top of the session, not of what is drawn: the rest of a resumed
+            # session in one go (the view goes to the top once it is laid out).
+            transcript.call_later(history.draw_earlier, everything=True)
 
     def action_scroll_end(self: SessionHost, when: str = "") -> None:
         self.transcript.follow()

@@ -1,16 +1,27 @@
 """The multi-line prompt box: Enter sends, Shift+Enter / Ctrl+J adds a line,
 Up/Down recall history when idle, and menu keys are forwarded while the
-completion menu is open (the parent sets :attr:`menu_open` and :attr:`busy`)."""
+completion menu is open (the parent sets :attr:`menu_open` and :attr:`busy`).
+
+Ctrl+V attaches the system clipboard's image (terminals never paste image bytes)
+as an ``[Image #N]`` chip: the chip's text stays in the prompt, and the turn sends
+the images whose chips it still holds (:meth:`Composer.images_in`), so deleting a
+chip (Backspace takes it whole) removes its image."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import re
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+if TYPE_CHECKING:
+    from reasonix_core.images import ImagePart
+
 MenuKey = Literal["up", "down", "tab", "enter"]
+
+CHIP = re.compile(r"\[Image #(\d+)\]")
 
 
 class Composer(TextArea):
@@ -45,6 +56,13 @@ class Composer(TextArea):
             super().__init__()
             self.text = text
 
+    class PasteProblem(Message):
+        """Ctrl+V found no image to attach (and nothing else to paste): why, in one line."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     class MenuKeyPressed(Message):
         def __init__(self, key: MenuKey) -> None:
             super().__init__()
@@ -64,8 +82,15 @@ class Composer(TextArea):
         self._draft = ""
         self.menu_open = False
         self.busy = False
+        # Clipboard images attached this session, by chip number (kept after a send,
+        # so a recalled or queued prompt still finds its images).
+        self.images: dict[int, ImagePart] = {}
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.key == "backspace" and self._delete_chip_before_cursor():
+            event.stop()
+            event.prevent_default()
+            return
         action = self.KEY_ACTIONS.get(event.key)
         if action is None:
             return  # TextArea's own handler runs next (MRO dispatch)
@@ -85,6 +110,46 @@ class Composer(TextArea):
         event.stop()
         self.insert(mention + " ")
         self.focus()
+
+    def action_paste(self) -> None:
+        """Ctrl+V: attach the clipboard's image; without one, TextArea's own paste
+        (the app's clipboard) when it holds text, else say what is missing."""
+        if self.read_only:
+            return
+        self.run_worker(self._paste_image(), group="clipboard-image", exclusive=True)
+
+    async def _paste_image(self) -> None:
+        from reasonix_tui.clipboard_image import ClipboardImageError, read_clipboard_image
+
+        number = max(self.images, default=0) + 1
+        try:
+            image = await read_clipboard_image(f"Image #{number}")
+        except ClipboardImageError as exc:
+            if self.app.clipboard:
+                super().action_paste()
+            else:
+                self.post_message(self.PasteProblem(f"Ctrl+V: {exc}"))
+            return
+        self.images[number] = image
+        self.insert(f"[Image #{number}] ")
+        self.focus()
+
+    def images_in(self, text: str) -> tuple[ImagePart, ...]:
+        """The attached images whose chips ``text`` holds, in order, each once."""
+        numbers = dict.fromkeys(int(m.group(1)) for m in CHIP.finditer(text))
+        return tuple(self.images[n] for n in numbers if n in self.images)
+
+    def _delete_chip_before_cursor(self) -> bool:
+        """Backspace right after an attached image's chip deletes the whole chip."""
+        if self.selection.start != self.selection.end:
+            return False
+        row, column = self.cursor_location
+        before = self.document.get_line(row)[:column]
+        match = re.search(r"\[Image #(\d+)\] ?$", before)
+        if match is None or int(match.group(1)) not in self.images:
+            return False
+        self.delete((row, column - len(match.group(0))), (row, column))
+        return True
 
     def set_text(self, text: str) -> None:
         """Replace the text and put the cursor at the end."""

@@ -11,6 +11,7 @@ what is shown, without moving it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,8 @@ class SavedHistory:
         self.marker = EarlierMarker()
         self.drawing = False
         self.shown = False  # the newest blocks are laid out and the view is at the bottom
+        self.on_screen = asyncio.Event()  # set with ``shown``
+        self.wants_everything = False  # Ctrl+Home came while a batch was being drawn
 
     @property
     def pending(self) -> int:
@@ -129,15 +132,19 @@ class SavedHistory:
         await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
         self.marker.show_count(self.pending)
 
-    async def draw_earlier(self) -> None:
-        """Draw the next older batch above what is shown, keeping the view where it is."""
+    async def draw_earlier(self, *, everything: bool = False) -> None:
+        """Draw the next older batch above what is shown, keeping the view where it is;
+        ``everything``: all that is left, then go to the top (Ctrl+Home)."""
         if self.drawing or not self.earlier:
+            # Asked mid-batch: the rest follows once this batch is laid out.
+            self.wants_everything = self.wants_everything or (everything and self.drawing)
             return
         self.drawing = True
         transcript = self.transcript
+        take = len(self.earlier) if everything else BATCH_ENTRIES
         try:
-            batch = self.earlier[-BATCH_ENTRIES:]
-            del self.earlier[-BATCH_ENTRIES:]
+            batch = self.earlier[-take:]
+            del self.earlier[-take:]
             height, y = transcript.virtual_size.height, transcript.scroll_y
             await self._draw(batch, TranscriptChunk.split(len(batch)), after=self.marker)
             self.marker.show_count(self.pending)
@@ -150,11 +157,16 @@ class SavedHistory:
             if not grown and tries:  # not laid out yet: the scroll would be clamped
                 transcript.call_after_refresh(keep_view, tries - 1)
                 return
-            if self.reading_above():
+            if everything:
+                transcript.scroll_home(animate=False, immediate=True)
+            elif self.reading_above():
                 transcript.scroll_to(y=y + grown, animate=False, immediate=True)
             else:  # filling a short view, or the user went to the bottom meanwhile
                 transcript.scroll_end(animate=False, immediate=True)
             self.drawing = False
+            if self.wants_everything:
+                self.wants_everything = False
+                transcript.call_later(self.draw_earlier, everything=True)
 
         transcript.call_after_refresh(keep_view)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.content import Content
@@ -12,6 +13,9 @@ from textual.widget import Widget
 
 from reasonix_tui import format as fmt
 from reasonix_tui.services import GoalView
+
+if TYPE_CHECKING:
+    from reasonix_core.agent.cache_report import SavedGauges
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 MODE_STYLE = {
@@ -130,6 +134,18 @@ class StatusBar(Widget):
         """A subagent's request: the session pays for it, but the context and cache
         gauges stay the parent's (its card shows the child's own)."""
         self.update_state(cost=self.state.cost + cost, currency=currency)
+
+    def restore_usage(self, gauges: SavedGauges) -> None:
+        """A resumed session's gauges as its last request left them."""
+        self.update_state(
+            context_tokens=gauges.context_tokens,
+            last_cache_pct=gauges.last_cache_pct,
+            cache_hit_tokens=gauges.cache_hit_tokens,
+            prompt_tokens=gauges.prompt_tokens,
+            cost=gauges.cost,
+            currency=gauges.currency,
+            estimated=gauges.estimated,
+        )
 
     def reset_usage(self) -> None:
         self.update_state(

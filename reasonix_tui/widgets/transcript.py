@@ -160,6 +160,7 @@ class Transcript(VerticalScroll):
         self.schedule_parking()
         if self.history is not None:
             self.history.shown = True
+            self.history.on_screen.set()
         if self.max_scroll_y <= 0:  # not a screenful yet: draw more of it
             self.call_after_refresh(self._draw_earlier)
 

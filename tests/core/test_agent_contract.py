@@ -134,6 +134,7 @@ async def test_retry_exhaustion_leaves_no_fallback_state(workspace, server):
 
         assert [m["role"] for m in session_messages(rt)] == ["user", "assistant"]
         assert session_messages(rt)[-1]["content"] == FAILED_MARK
+        assert session_messages(rt)[-1]["meta"]["failure"]  # what the user saw, kept
         server.enqueue(Reply(content="recovered"))
         events = await run_turn(rt, "again")
     assert len(server.requests) == 5
@@ -306,3 +307,5 @@ async def test_a_failed_request_is_not_recorded_as_the_user_interrupting(workspa
     assert closing == [FAILED_MARK]
     assert not any(INTERRUPTED_MARK in (m.get("content") or "") for m in history)
     assert [m["role"] for m in history if m["role"] != "system"] == ["user", "assistant", "user"]
+    # The error the user saw is kept for a resumed view, never sent (issue 30 item 7).
+    assert all("meta" not in m and "Insufficient" not in str(m) for m in history)

@@ -127,6 +127,97 @@ async def test_a_client_session_keeps_its_history_across_two_queries(workspace, 
     assert len(users) == 2
 
 
+def _png() -> bytes:
+    """A real 1x1 PNG."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+    )  # fmt: skip
+
+
+def _message(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": list(blocks)},
+        "parent_tool_use_id": None,
+        "session_id": "default",
+    }
+
+
+async def _one(message: dict[str, Any]):
+    yield message
+
+
+async def test_an_image_block_in_a_client_message_reaches_the_model(workspace, cfg, cli, home):
+    """Issue 32 item 1: Claude's base64 image block goes through the core's image
+    entry point into the turn, and the request carries it as an image part."""
+    import base64
+
+    data = base64.b64encode(_png()).decode()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+    cfg.enqueue(Reply(content="a red pixel"), Reply(content="still red"))
+    async with ClaudeSDKClient(options(cli, workspace)) as client:
+        await client.query(_one(_message({"type": "text", "text": "What is this?"}, image)))
+        first = [m async for m in client.receive_response()]
+        await client.query("And now?")
+        second = [m async for m in client.receive_response()]
+    assert isinstance(first[-1], ResultMessage) and first[-1].result == "a red pixel"
+    assert isinstance(second[-1], ResultMessage) and second[-1].result == "still red"
+    sent = cfg.requests[0].json["messages"][-1]
+    assert sent["role"] == "user" and sent["content"][0]["type"] == "text"
+    assert sent["content"][0]["text"].startswith("What is this?")
+    assert sent["content"][1] == {
+        "type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}
+    }  # fmt: skip
+    # Persisted in the turn: the next request carries it again, unchanged.
+    later = cfg.requests[1].json["messages"]
+    assert sent in later[:-1] and later[-1]["content"].startswith("And now?")
+    (path,) = session_files(home)
+    assert data in path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("block", "error"),
+    [
+        (
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "@@"}},
+            "image block 2: not valid base64",
+        ),
+        (
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
+            'image block 2: source type "url" is not taken (only "base64", inline)',
+        ),
+        (
+            {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
+                                         "data": "iVBORw0KGgoAAAANSUhEUg=="}},
+            "image block 2: said to be image/jpeg, but the bytes are image/png",
+        ),
+        (
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": "TVqQAAMAAAAEAAAA"}},  # a Windows executable
+            "image block 2: not a PNG, JPEG, GIF or WebP image",
+        ),
+    ],
+)
+async def test_a_bad_image_block_fails_the_turn_naming_it(workspace, cfg, cli, block, error):
+    cfg.enqueue(Reply(content="never sent"))
+    async with ClaudeSDKClient(options(cli, workspace)) as client:
+        await client.query(_one(_message({"type": "text", "text": "look"}, block)))
+        messages = [m async for m in client.receive_response()]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.is_error
+    assert result.result is not None and result.result.startswith(error)
+    assert cfg.requests == []
+
+
 async def test_can_use_tool_allows_a_write(workspace, cfg, cli):
     asked: list[tuple[str, dict[str, Any]]] = []
 
@@ -410,7 +501,7 @@ def test_malformed_lines_are_skipped_and_named(workspace, cfg):
     results = [o for o in out if o["type"] == "result"]
     assert [(r["is_error"], r["result"]) for r in results] == [
         (False, "first"),
-        (True, "images in user messages are not supported yet"),
+        (True, 'image block 1: needs a "source" object'),
         (True, "the user message is not valid UTF-8 (a lone surrogate)"),
         (False, "second"),
     ]
@@ -568,3 +659,17 @@ async def test_message_ids_are_unique_across_turns(workspace, cfg, cli):
                     ids.append(message.message_id)
     assert len(ids) == 2 and len(set(ids)) == 2
     assert all(i and i.startswith("msg_") for i in ids)
+
+
+def test_an_image_alone_is_a_turn(workspace, cfg):
+    import base64
+
+    data = base64.b64encode(_png()).decode()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+    cfg.enqueue(Reply(content="a pixel"))
+    proc = run_stream(workspace, [_message(image)])
+    assert proc.returncode == 0, proc.stderr
+    (result,) = [o for o in map(json.loads, proc.stdout.splitlines()) if o["type"] == "result"]
+    assert result["result"] == "a pixel" and not result["is_error"]
+    parts = cfg.requests[0].json["messages"][-1]["content"]
+    assert {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}} in parts

@@ -357,7 +357,7 @@ models = ["deepseek-flash"]
     assert cfg.agent.legacy == {"soft_compact_ratio": 0.5}
     ds = cfg.providers[0]
     assert ds.request_url == "https://api.deepseek.com/chat/completions"
-    assert ds.legacy["web_search"] is True
+    assert ds.web_search is True
 
 
 def test_sandbox_paths_expand(

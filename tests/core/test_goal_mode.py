@@ -145,7 +145,7 @@ def test_blocked_needs_three_rounds_and_stale_revisions_are_refused(
         for block in line["message"]["content"]
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
-    assert "at least 3 admitted rounds (0 so far)" in str(tool_results[0])
+    assert "at least 3 finished rounds (0 so far)" in str(tool_results[0])
     assert "is stale" in str(tool_results[1])
     assert len(tool_results) == 4, lines[-1]["result"]
     assert "(2 so far)" in str(tool_results[2])
@@ -173,7 +173,7 @@ def test_goal_cli_status_pause_resume_clear(workspace, home, server, monkeypatch
     proc = reasonix(workspace, "run", "--goal", "ship it", "--max-goal-rounds", "1")
     assert proc.returncode == 1, proc.stderr
     status = reasonix(workspace, "goal", "status", "-c")
-    assert status.returncode == 0 and "active, 1 rounds" in status.stdout
+    assert status.returncode == 0 and "active, 1 round," in status.stdout
     assert "paused" in reasonix(workspace, "goal", "pause").stdout
     assert "active" in reasonix(workspace, "goal", "resume").stdout
     assert reasonix(workspace, "goal", "clear").returncode == 0
@@ -212,3 +212,38 @@ def test_a_goal_start_goes_to_the_planner_and_its_rounds_to_the_executor(
     users = [m["content"] for m in second["messages"] if m["role"] == "user"]
     assert users[0].startswith("fix the parser\n\n<plan>\n# Plan\nfix the parser\n</plan>")
     assert users[-1].startswith("Continue working toward the active goal.")
+
+
+def test_update_goal_counts_the_running_round_as_goal_status_does(
+    workspace, home, server, monkeypatch
+) -> None:
+    """Issue 30 item 3: update_goal mid-round, /goal status and the round records agree
+    on rounds and tokens (the running round counted), one owner: the goal book."""
+    script = GoalScript(
+        Reply(content="I did the first half."),
+        _update("complete", note="verified"),
+        Reply(content="Done."),
+    )
+    _configure(home, server, monkeypatch, script)
+    proc = reasonix(
+        workspace, "run", "--goal", "make the tests pass", "--output-format", "stream-json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    results = [
+        block["content"]
+        for line in lines
+        if line.get("type") == "user"
+        for block in line["message"]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    rounds = [line for line in lines if line.get("subtype") == "goal_round"]
+    first_round_tokens = rounds[0]["tokens"]
+    updated = str(results[0])
+    found = re.search(r"complete, (\d+) rounds?, (\d+) tokens", updated)
+    assert found is not None, updated
+    assert int(found.group(1)) == 2 == rounds[-1]["rounds"]  # round 2 was running
+    mid_round = int(found.group(2))
+    assert first_round_tokens < mid_round <= rounds[-1]["tokens"]
+    goal = project_goal(_session_path(home, workspace))
+    assert goal is not None and goal.rounds == 2 and goal.tokens == rounds[-1]["tokens"]

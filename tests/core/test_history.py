@@ -292,3 +292,11 @@ def test_a_goal_round_the_host_sent_is_not_indexed_as_the_users(home: Path, work
     index = HistoryIndex(home / "sessions", workspace)
     assert index.search("continue working toward the active goal", kind="user") == []
     assert index.search("quokka schema", kind="user")[0].entry.index == 0
+
+
+def test_clean_user_text_strips_the_goal_block():
+    from reasonix_core.goal_block import goal_block
+
+    text = "make the tests pass\n" + goal_block("goal-1", 1, 0, "make the tests pass")
+    assert clean_user_text(text) == "make the tests pass"
+    assert "<active-goal" not in clean_user_text(goal_block("g", 2, 1, "x"))

@@ -64,8 +64,16 @@ def test_httpcores_sniffio_probe_is_answered_from_the_module_cache() -> None:
     import subprocess
     import sys
 
+    # sniffio is hidden from the child whatever this environment holds (the test
+    # extra's selenium pulls it in through trio): the case is a user's install.
     code = (
         "import sys\n"
+        "from importlib.machinery import PathFinder\n"
+        "class Hide:\n"
+        "    @classmethod\n"
+        "    def find_spec(cls, name, path=None, target=None):\n"
+        "        return None if name == 'sniffio' else PathFinder.find_spec(name, path, target)\n"
+        "sys.meta_path[sys.meta_path.index(PathFinder)] = Hide\n"
         "from reasonix_core.config.schema import ProviderConfig\n"
         "from reasonix_core.provider.openai import OpenAIProvider\n"
         "import httpcore._synchronization as sync\n"

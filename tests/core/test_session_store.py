@@ -119,3 +119,29 @@ def test_ids_and_keys_are_stable():
     assert new_session_id(now).startswith("20261129-120000-")
     assert workspace_key(Path("/tmp/x")) == workspace_key(Path("/tmp/x"))
     assert workspace_key(Path("/tmp/x")) != workspace_key(Path("/tmp/y"))
+
+
+def test_a_listed_session_counts_prompts_not_messages(tmp_path: Path):
+    """Issue 30 item 7: /resume's "N turns" are the user's prompts; a turn's tool
+    steps, the host's goal rounds and compaction summaries are not prompts."""
+    from reasonix_core.messages import HOST_TURN
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = SessionStore.create(tmp_path / "sessions", ws, session_header("s2"))
+    call = ToolCall(id="c1", name="ls", arguments="{}")
+    for m in [
+        Message(role="user", content="first"),
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id="c1", content="a", meta={"outcome": "ok"}),
+        Message(role="assistant", content="done"),
+        Message(role="user", content="Continue working", meta={HOST_TURN: True}),
+        Message(role="assistant", content="more"),
+        Message(role="user", content="summary", meta={"compaction": "summary"}),
+        Message(role="user", content="second"),
+        Message(role="assistant", content="ok"),
+    ]:
+        store.append(m)
+    store.close()
+    (listed,) = list_sessions(tmp_path / "sessions", ws)
+    assert listed.messages == 9 and listed.prompts == 2

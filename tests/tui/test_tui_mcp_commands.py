@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_helpers import send, session, settle
+from tui_helpers import send, session, settle, until
 
 from reasonix_testkit.tui import ScriptedServices, text_steps
 from reasonix_tui.app import ReasonixApp
@@ -81,3 +82,58 @@ async def test_other_agents_commands_from_the_git_root_run_in_the_tui(tmp_path: 
     prompt = services.runners[0].prompts[0]
     assert prompt.startswith("Explain mod.py: @mod.py")
     assert '<file path="mod.py">\nX = 1\n' in prompt
+
+
+@dataclass
+class StartingMcpServices(McpServices):
+    """Its one MCP server is still starting: no prompts until ``started`` is set."""
+
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    waits: int = 0
+
+    def mcp_prompts(self) -> list[tuple[str, str, str]]:
+        return super().mcp_prompts() if self.started.is_set() else []
+
+    async def wait_mcp(self) -> bool:
+        self.waits += 1
+        await self.started.wait()
+        return True
+
+
+async def test_an_mcp_prompt_typed_while_its_server_starts_waits_for_it(tmp_path: Path) -> None:
+    """Issue 30 item 11: as `reasonix run` does, not "Unknown command /mcp__…"."""
+    from reasonix_tui.widgets.blocks import NoticeBlock
+
+    (tmp_path / "ws").mkdir()
+    services = StartingMcpServices(
+        turns=[text_steps("Reviewed.")], workspace=tmp_path / "ws", config_home=tmp_path / "h"
+    )
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        await send(pilot, "/mcp__example__review src/app.py")
+        await until(pilot, lambda: services.waits == 1)
+        assert "waiting for MCP" in screen.status.state.hint
+        assert not services.rendered
+        services.started.set()
+        await until(pilot, lambda: bool(services.runners) and bool(services.runners[0].prompts))
+        await settle(pilot)
+        notices = [str(n.text) for n in screen.query(NoticeBlock)]
+    assert not any("Unknown command" in n for n in notices)
+    assert services.rendered == [("mcp__example__review", "src/app.py")]
+    assert services.runners[0].prompts == ["Please review src/app.py carefully."]
+
+
+async def test_an_unknown_mcp_prompt_still_says_so_once_the_servers_are_up(tmp_path: Path) -> None:
+    from reasonix_tui.widgets.blocks import NoticeBlock
+
+    (tmp_path / "ws").mkdir()
+    services = StartingMcpServices(turns=[], workspace=tmp_path / "ws", config_home=tmp_path / "h")
+    services.started.set()
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        await send(pilot, "/mcp__example__nope")
+        await until(
+            pilot, lambda: any("Unknown command" in str(n.text) for n in screen.query(NoticeBlock))
+        )

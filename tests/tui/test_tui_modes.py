@@ -339,3 +339,77 @@ async def test_launched_in_plan_mode_blocks_writes_over_the_configured_preset(
         await _idle(pilot, configured, 3)
         assert services.permission_mode == "ask"
         assert session(pilot).status.state.mode == "ask"
+
+
+async def test_the_goal_objective_shows_as_the_users_words_live_and_resumed(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 item 3: the objective is the user's message; the host's goal block
+    (``<active-goal …>``, "Work toward this goal…") is never drawn as user text."""
+    from reasonix_core.agent.session import open_session
+    from reasonix_tui.replay import UserEntry, replay_entries
+    from reasonix_tui.widgets.blocks import UserBlock
+    from tests.core.test_goal_mode import GoalScript, _update
+
+    configured.responder = GoalScript(
+        Reply(content="First half."), _update("complete", note="ok"), Reply(content="Done.")
+    )
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await send(pilot, "/goal make the tests pass")
+        await until(pilot, lambda: "The goal is complete." in _notices(pilot), 30)
+        await _idle(pilot, configured, 3)
+        shown = [str(b.text) for b in session(pilot).query(UserBlock)]
+        assert shown == ["make the tests pass"]
+    saved = open_session(home / "sessions", workspace, None).messages
+    users = [e.text for e in replay_entries(saved) if isinstance(e, UserEntry)]
+    assert users == ["make the tests pass"]
+
+
+async def test_goal_status_and_the_bar_count_the_running_round(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 item 3: mid-round, /goal status and the status bar say the same round
+    and tokens (as update_goal does); the round in progress counts."""
+    import threading
+
+    from tests.core.test_goal_mode import GoalScript, _update
+
+    gate = threading.Event()
+
+    def held(goal_id: str, revision: int) -> Reply:
+        gate.wait(30)
+        return Reply(content="second round's answer")
+
+    configured.responder = GoalScript(
+        Reply(content="first round's answer"),
+        held,
+        _update("complete", note="verified"),
+        Reply(content="Done."),
+    )
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(140, 32)) as pilot:
+        screen = session(pilot)
+        await send(pilot, "/goal refactor the loader")
+        await until(pilot, lambda: len(configured.requests) >= 2, 30)
+        await until(pilot, lambda: "round 2" in str(screen.status.render()), 30)
+        await send(pilot, "/goal status")
+        await until(pilot, lambda: _notices(pilot)[-1].startswith("Goal: refactor the loader"))
+        status = _notices(pilot)[-1]
+        bar_goal = screen.status.state.goal
+        assert bar_goal is not None and bar_goal.rounds == 2
+        assert " 2 rounds · " in status
+        assert f"{fmt_tokens(bar_goal.tokens)} tokens" in status
+        gate.set()
+        await until(pilot, lambda: "The goal is complete." in _notices(pilot), 30)
+        await _idle(pilot, configured, 4)
+        final = screen.status.state.goal
+        assert final is not None and final.rounds == 3
+
+
+def fmt_tokens(tokens: int) -> str:
+    from reasonix_tui import format as fmt
+
+    return fmt.tokens(tokens)

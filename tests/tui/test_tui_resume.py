@@ -204,6 +204,8 @@ def test_engine_services_read_the_session_that_continue_reopens(
         "Answer **1**.",
     ]
     assert runner.session_id == header.id  # /status names it before the first turn
+    # /resume counts the prompts (2), not messages / 2 (4: each turn has a tool step).
+    assert [s.turns for s in services.list_sessions()] == [2]
 
 
 def test_the_launch_session_is_read_without_building_the_engine(
@@ -241,3 +243,96 @@ def test_the_launch_session_is_read_without_building_the_engine(
     assert saved.session_id == header.id  # what the engine is then told to reopen
     fresh = DeferredServices(never, workspace=workspace, config_home=home)
     assert fresh.new_runner(approver=None).saved_messages() == ()  # type: ignore[arg-type]
+
+
+async def test_ctrl_home_reaches_the_first_message_in_one_press(tmp_path: Path) -> None:
+    """Issue 30 item 7: on a 342-message session, one Ctrl+Home shows the first prompt
+    (it drew one batch per press before: 4-16 presses)."""
+    messages = conversation(86)[:342]
+    app, _ = resumed_app(tmp_path, messages)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0)
+        await pilot.press("ctrl+home")
+        await until(pilot, lambda: transcript.history is not None and not transcript.history.pending)
+        await until(pilot, lambda: not transcript.history.drawing)
+        await settle(pilot)
+        assert transcript.scroll_y == 0
+        first = screen.query(UserBlock).first()
+        assert first.text == "question 0"
+        assert first.region.y >= transcript.region.y and first.region.height > 0
+
+
+async def test_resumed_gauges_show_the_saved_figures_before_any_request(tmp_path: Path) -> None:
+    """Issue 30 item 7: ctx, cache and cost of the saved session, before any request,
+    and again after the session is reopened (a chat rewind, /resume)."""
+    from reasonix_core.agent.cache_report import build_report
+
+    records = [
+        {"request": 1, "source": "executor", "prompt_tokens": 10000, "cache_hit_tokens": 0,
+         "completion_tokens": 500, "cost": 0.01, "currency": "USD"},
+        {"request": 2, "source": "executor", "prompt_tokens": 20000, "cache_hit_tokens": 15000,
+         "completion_tokens": 700, "cost": 0.02, "currency": "USD"},
+        {"request": 3, "source": "executor", "agent_path": ["explore"], "prompt_tokens": 90000,
+         "cache_hit_tokens": 0, "completion_tokens": 10, "cost": 0.5, "currency": "USD"},
+    ]  # fmt: skip
+    app, services = resumed_app(tmp_path, conversation(2))
+    services.report = build_report("old-1", records)
+    services.sessions = [
+        SessionSummary(session_id="old-1", title="q", updated=datetime(2025, 1, 1), turns=2)
+    ]
+    async with app.run_test(size=(140, 32)) as pilot:
+        screen = session(pilot)
+        await until(pilot, lambda: screen.status.state.cost > 0)
+        state = screen.status.state
+        assert state.context_tokens == 20700  # the session's own last request
+        assert state.last_cache_pct == 75
+        assert (state.cache_hit_tokens, state.prompt_tokens) == (15000, 30000)
+        assert round(state.cost, 4) == 0.53  # the subagent's request was paid too
+        bar = str(screen.status.render())
+        assert "ctx 20.7k" in bar and "cache 75%" in bar
+        assert await screen.continue_session("old-1")
+        assert screen.status.state.context_tokens == 20700
+        assert round(screen.status.state.cost, 4) == 0.53
+
+
+def test_a_resumed_failed_request_keeps_its_error() -> None:
+    """Issue 30 item 7: the resumed card says what failed, as the live one did."""
+    from reasonix_core.agent.transcript import FAILURE
+
+    entries = replay_entries(
+        [
+            Message(role="user", content="hi"),
+            Message(
+                role="assistant", content=FAILED_MARK, meta={FAILURE: "HTTP 402: Insufficient Balance"}
+            ),
+        ]
+    )
+    assert entries[-1] == NoticeEntry("Turn failed: HTTP 402: Insufficient Balance", "error")
+
+
+async def test_no_new_output_marker_when_nothing_new_arrived(tmp_path: Path) -> None:
+    """Issue 30 item 7: reading a resumed session upward (older blocks drawn, answers
+    laid out) is not "new output below"; a notice added meanwhile is."""
+    from reasonix_tui.widgets.transcript import NewOutputMarker
+
+    app, _ = resumed_app(tmp_path, conversation(40))
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0)
+        marker = screen.query_one(NewOutputMarker)
+        for _ in range(12):
+            await pilot.press("pageup")
+            await pilot.pause(0.05)
+        await until(pilot, lambda: transcript.history is not None and not transcript.history.drawing)
+        await settle(pilot)
+        for _ in range(10):
+            await pilot.pause(0.05)
+        assert transcript.scroll_y < transcript.max_scroll_y
+        assert not transcript.unseen and not marker.has_class("-shown")
+        await screen.notice("something new")
+        await until(pilot, lambda: transcript.unseen)

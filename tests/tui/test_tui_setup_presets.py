@@ -5,6 +5,7 @@ writer as ``reasonix setup`` (Pilot over ScriptedServices, then the real engine)
 from __future__ import annotations
 
 import dataclasses
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -51,7 +52,8 @@ async def test_the_presets_come_first_and_a_local_server_needs_no_key(make_app, 
         assert screen.query_one(OptionList).display and not screen.query_one(Input).display
         labels = _labels(screen)
         # One line per preset, from the one table, the configured DeepSeek first.
-        assert len(labels) == len(presets.PRESETS)
+        assert len(labels) == len(presets.PRESETS) + 1  # and "Custom endpoint" last
+        assert labels[-1].startswith("Custom endpoint")
         assert labels[0].startswith("DeepSeek (OpenAI-compatible endpoint)")
         for entry in presets.PRESETS:
             line = next(x for x in labels if x.startswith(entry.label))
@@ -197,3 +199,103 @@ async def test_a_local_server_that_is_down_is_refused_and_nothing_written(
         await services.use_provider("ollama", None)
     assert (home / "config.toml").read_text() == before
     assert services.model == "deepseek-flash"
+
+
+async def test_esc_on_the_first_run_list_says_how_to_configure_later(make_app, tmp_path) -> None:
+    """Issue 30 item 9: quitting the first-run list says what to run later; the
+    first-run text has no literal backticks."""
+    from reasonix_tui.screens.setup import CONFIGURE_LATER
+
+    app, _ = make_app(api_key_missing=True, choices=preset_choices(tmp_path))
+    said: list[object] = []
+    exit_app = app.exit
+
+    def exit_saying(*args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        said.append(kwargs.get("message"))
+        exit_app(*args, **kwargs)
+
+    app.exit = exit_saying  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        intro = str(app.screen.query_one("#intro", Static).render())
+        assert "`" not in intro and "reasonix setup" in intro
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_code == 1
+    assert said == [CONFIGURE_LATER]
+    assert "reasonix setup" in CONFIGURE_LATER and "`" not in CONFIGURE_LATER
+
+
+async def test_the_first_run_list_takes_a_custom_base_url(make_app, tmp_path) -> None:
+    """Issue 30 item 9: any OpenAI-compatible base URL, checked by the core."""
+    app, services = make_app(api_key_missing=True, choices=preset_choices(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        screen = app.screen
+        await pilot.press(*["down"] * len(screen.choices))
+        endpoint = screen.query_one("#endpoint", Static)
+        await until(pilot, lambda: "base URL you give" in str(endpoint.render()))
+        await pilot.press("enter")
+        field = screen.query_one(Input)
+        await until(pilot, lambda: field.display and not field.password)
+        assert "base URL" in str(screen.query_one("#intro", Static).render())
+        await type_text(pilot, "ftp://user:pw@host")
+        await pilot.press("enter")
+        error = screen.query_one("#error", Static)
+        await until(pilot, lambda: "not an http(s) URL" in str(error.render()))
+        field.value = ""
+        await type_text(pilot, "http://127.0.0.1:9/v1")
+        await pilot.press("enter")
+        await until(pilot, lambda: field.password)
+        assert "http://127.0.0.1:9/v1" in str(screen.query_one("#intro", Static).render())
+        await pilot.press("escape")  # back to the URL, kept
+        await until(pilot, lambda: not field.password and field.value == "http://127.0.0.1:9/v1")
+        await pilot.press("enter")
+        await until(pilot, lambda: field.password)
+        await pilot.press("enter")  # no key
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+    assert services.providers_used == [("http://127.0.0.1:9/v1", None)]
+
+
+def test_a_custom_base_url_is_checked_before_anything_is_written() -> None:
+    for bad, why in [
+        ("", "empty"),
+        ("https://host/v1 x", "spaces"),
+        ("https://host/\x1b[31m", "control"),
+        ("file:///etc/passwd", "http(s)"),
+        ("https://user:pw@host/v1", "key field"),
+        ("https://host/v1?x=1", "query"),
+        ("javascript:alert(1)", "http(s)"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(why)):
+            presets.custom_preset(bad, needs_key=False)
+    entry = presets.custom_preset(" https://llm.example.com/v1/ ", needs_key=True)
+    assert entry.base_url == "https://llm.example.com/v1" and entry.kind == "openai"
+    assert entry.api_key_env == presets.CUSTOM_KEY_ENV and entry.models == ()
+    assert presets.custom_preset("http://127.0.0.1:8000/v1", needs_key=False).api_key_env == ""
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_custom_endpoint_takes_its_models_and_the_next_request_goes_there(
+    workspace: Path, home: Path
+) -> None:
+    from reasonix_tui.engine import EngineServices
+
+    with FixtureServer(ChatDialect(), models={"my-model"}, api_key="sk-custom") as custom:
+        services = EngineServices(workspace, home=home)
+        await services.use_endpoint(custom.base_url + "/", "sk-custom")
+        written = tomllib.loads((home / "config.toml").read_text())
+        entry = next(p for p in written["providers"] if p["name"] == "custom")
+        assert entry["base_url"] == custom.base_url and entry["models"] == ["my-model"]
+        assert written["default_model"] == "custom"
+        assert "CUSTOM_API_KEY=sk-custom" in (home / ".env").read_text()
+        assert services.model == "my-model"
+        custom.enqueue(Reply(content="hello from my endpoint"))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(services.serve)
+            runner = services.new_runner(FailClosedApprover())
+            turn = [e async for e in runner.run("hi")]
+            tg.cancel_scope.cancel()
+    assert isinstance(turn[-1], ev.TurnFinished)
+    with pytest.raises(ValueError, match="already configured"):
+        await services.use_endpoint("https://other.example/v1", None)

@@ -265,8 +265,15 @@ def test_launch_passes_the_command_line_to_the_engine(
         continue_last=True,
         resume_id=None,
         add_dir=[tmp_path / "shared"],
+        settings=['{"hooks": {}}'],
     )
     monkeypatch.chdir(tmp_path)
+    # A session to continue (with none, -c starts a new one: test_tui_start_quit.py).
+    from reasonix_core.home import session_dir
+
+    folder = session_dir(tmp_path / "reasonix-home" / "sessions", tmp_path.resolve())
+    folder.mkdir(parents=True)
+    (folder / "20250101-000000-abcdef.jsonl").write_text("")
     assert launch(args) == 0
     assert got == {
         "workspace": tmp_path.resolve(),
@@ -277,6 +284,7 @@ def test_launch_passes_the_command_line_to_the_engine(
         "resume_id": None,
         "home": tmp_path / "reasonix-home",
         "add_dirs": [tmp_path / "shared"],
+        "settings_files": ['{"hooks": {}}'],
     }
 
 

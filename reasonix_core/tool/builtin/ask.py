@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
@@ -11,6 +13,9 @@ from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import ASK as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.questions import Question, QuestionAnswer
+
+if TYPE_CHECKING:
+    from reasonix_core.permission.approver import Approver
 
 HEADLESS = (
     "No user is available to answer (headless run). State your assumption explicitly and continue."
@@ -46,6 +51,31 @@ def render_answers(answers: list[QuestionAnswer]) -> str:
     return "\n".join(lines)
 
 
+async def _ask_notified(
+    ctx: ToolContext, approver: Approver, questions: list[Question]
+) -> Sequence[QuestionAnswer] | None:
+    """The approver's answers; the user's input is needed, so the Notification hooks
+    (docs/HOOKS.md) run beside the question."""
+    hooks = ctx.env.hooks
+    if hooks is None or not hooks.has("Notification"):
+        return await approver.ask(questions)
+    answers: list[Sequence[QuestionAnswer] | None] = []
+    failure: list[Exception] = []
+
+    async def ask() -> None:
+        try:
+            answers.append(await approver.ask(questions))
+        except Exception as exc:  # raised below, as the approver raised it
+            failure.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(hooks.notify, "Reasonix has a question for you", "elicitation_dialog")
+        tg.start_soon(ask)
+    if failure:
+        raise failure[0]
+    return answers[0]
+
+
 class AskTool(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         parsed: AskArgs = validate_args(AskArgs, args)
@@ -56,7 +86,7 @@ class AskTool(SpecifiedTool, spec=SPEC):
             Question(question=q.question, options=tuple(q.options), multi_select=q.multi_select)
             for q in parsed.questions
         ]
-        answers = await approver.ask(questions)
+        answers = await _ask_notified(ctx, approver, questions)
         if answers is None:
             return ToolResult(text=HEADLESS, meta={"answered": False})
         if not answers:

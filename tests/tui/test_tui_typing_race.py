@@ -1,0 +1,51 @@
+"""Typed text is never cut while a turn runs (issue 30, item 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reasonix_testkit import Reply
+from reasonix_tui.app import ReasonixApp
+from reasonix_tui.engine import EngineServices
+from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
+from tests.tui.tui_helpers import session, until
+
+pytestmark = pytest.mark.usefixtures("configured")
+
+LONG = "word " * 400
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.01, 0.03])
+async def test_goal_status_typed_during_a_streaming_goal_round_arrives_whole(
+    workspace: Path, home: Path, configured, gap: float
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.core.test_goal_mode import GoalScript, _update
+
+    configured.responder = GoalScript(
+        Reply(content=LONG, chunk_size=4, delay=0.002),
+        Reply(content=LONG, chunk_size=4, delay=0.002),
+        _update("complete", note="verified"),
+        Reply(content="Done."),
+    )
+    services = EngineServices(workspace, home=home, permission_mode="auto")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        for char in "/goal make it so":
+            await pilot.press("space" if char == " " else char)
+        await pilot.press("enter")
+        await until(pilot, lambda: len(configured.requests) >= 1 and screen.busy, 30)
+        for char in "/goal status":
+            await pilot.press("space" if char == " " else char)
+            if gap:
+                await pilot.pause(gap)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.busy and len(configured.requests) >= 4, 60)
+        await pilot.pause()
+        users = [str(b.text) for b in screen.query(UserBlock)]
+        notices = [str(n.text) for n in screen.query(NoticeBlock)]
+        assert "us" not in users and not any("stat" in u for u in users), users
+        assert any(n.startswith("Goal: make it so") for n in notices), notices
+        assert screen.composer.prompt_history[-1] == "/goal status"
