@@ -18,6 +18,7 @@ from reasonix_core.permission.approver import (
     Question,
     QuestionAnswer,
 )
+from reasonix_core.permission.summary import visible
 
 if TYPE_CHECKING:
     from reasonix_core.coordinator.plans import PlanVerdict, SavedPlan
@@ -126,18 +127,21 @@ class AcpApprover:
 
         answers: list[QuestionAnswer] = []
         for n, question in enumerate(questions, 1):
+            # The model's text, shown by the editor: escaped, so an ESC, a bidi
+            # override or a CR cannot redraw a terminal client's dialog.
             options = [
-                PermissionOption(option_id=f"{ANSWER}{i}", name=option, kind="allow_once")
+                PermissionOption(option_id=f"{ANSWER}{i}", name=visible(option), kind="allow_once")
                 for i, option in enumerate(question.options)
             ]
+            asked = visible(question.question)
             options.append(PermissionOption(option_id=DECLINE, name="Decline", kind="reject_once"))
             count = f" ({n}/{len(questions)})" if len(questions) > 1 else ""
             tool_call = ToolCallUpdate(
                 tool_call_id=self.ask_call_id or f"ask-{n}",
-                title=f"Question{count}: {question.question}",
+                title=f"Question{count}: {asked}",
                 kind="think",
                 status="pending",
-                content=[tool_content(text_block(question.question))],
+                content=[tool_content(text_block(asked))],
             )
             response = await self.client.request_permission(
                 session_id=self.session_id, tool_call=tool_call, options=options

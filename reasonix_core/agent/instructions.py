@@ -38,6 +38,7 @@ from typing import Literal
 
 from reasonix_core.command.mentions import find_mentions
 from reasonix_core.fsutil import within
+from reasonix_core.permission.summary import visible
 from reasonix_core.project import file_label, project_folders
 
 #: Each folder's instruction files, in prompt order.
@@ -205,8 +206,10 @@ class _Reader:
             data = data[:MAX_FILE_BYTES]
             where = f" (imported by {source.importer})" if source.importer else ""
             self.result.notices.append(
-                f"{source.label}{where}: larger than {MAX_FILE_BYTES // 1024} KiB; "
-                f"only its first {MAX_FILE_BYTES // 1024} KiB are included"
+                visible(
+                    f"{source.label}{where}: larger than {MAX_FILE_BYTES // 1024} KiB; "
+                    f"only its first {MAX_FILE_BYTES // 1024} KiB are included"
+                )
             )
         self.total += len(data)
         text = data.decode("utf-8", "replace").strip()
@@ -258,14 +261,16 @@ class _Reader:
         if real in self.approved:
             return None
         self.result.outside.append(
-            OutsideImport(real=real, label=source.label, importer=source.importer)
+            OutsideImport(real=real, label=visible(source.label), importer=visible(source.importer))
         )
         return "outside the project and not approved"
 
     def _notice(self, source: _Source, why: str, *, token: str = "") -> None:
         name = f"@{token}" if token else source.label
         where = f" (imported by {source.importer})" if source.importer else ""
-        self.result.notices.append(f"{name}{where}: {why}; not included")
+        # A repository's file names reach the user's terminal here: escaped, so an
+        # ESC or a bidi override in a name cannot redraw it.
+        self.result.notices.append(visible(f"{name}{where}: {why}; not included"))
 
     def _label(self, path: Path) -> str:
         named = os.path.normpath(path)

@@ -34,7 +34,9 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# Bounded: a 5,000-character id passed the pattern and failed the file system's
+# name limit with a traceback.
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def new_session_id(now: datetime) -> str:

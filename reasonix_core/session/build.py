@@ -47,7 +47,7 @@ from reasonix_core.config import (
     secret_env_names,
 )
 from reasonix_core.coordinator.plan_mode import PlanMode
-from reasonix_core.errors import ConfigError
+from reasonix_core.errors import ConfigError, SessionError
 from reasonix_core.goal.state import GoalBook
 from reasonix_core.hooks.engine import Hooks
 from reasonix_core.hooks.settings import LoadedSettings, load_settings
@@ -242,6 +242,9 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
     )
     loaded = None
     last_used = None
+    if settings.resume_id is not None and not settings.resume_id.strip():
+        # `-r "$ID"` with an empty variable: never a new session in its place.
+        raise SessionError("an empty session id: give the id of the session to resume")
     if settings.continue_last or settings.resume_id:
         resume_id = settings.resume_id
         if settings.fork_session:
