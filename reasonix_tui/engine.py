@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # /plan and /goal import the coordinator and goal modules on 
     from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.coordinator.routes import TurnMeta
     from reasonix_core.permission.policy import Policy
+    from reasonix_core.session.hook_turns import SessionEndReason
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ class EngineRunner:
     start_noticed: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
+    # Why the app closed the session (SessionEnd's reason), set with ``closed``.
+    end_reason: SessionEndReason = "other"
 
     @property
     def session_id(self) -> str:
@@ -483,6 +486,9 @@ class EngineServices(BaseServices):
             discovered_models=dict(self._discovered),
             settings_files=list(self._settings_files),
             session_source="clear" if self._opened and not continued else "",
+            # Unless the app switches to another session first, it ends when the
+            # user quits the app.
+            session_end_reason="prompt_input_exit",
         )
         self._opened += 1
         try:
@@ -501,15 +507,19 @@ class EngineServices(BaseServices):
                 runner.runtime = runtime
                 runner.ready.set()
                 await runner.closed.wait()
+                runtime.ending(runner.end_reason)
         except Exception as exc:  # surfaced to the UI as a failed turn
             log.exception("opening the session failed")
             runner.error = exc
         finally:
             runner.ready.set()
 
-    def _switch(self, runner: EngineRunner) -> EngineRunner:
+    def _switch(self, runner: EngineRunner, end_reason: SessionEndReason) -> EngineRunner:
+        """``runner`` is the app's session now; the one before ends (``end_reason``:
+        SessionEnd's reason)."""
         self._sync_plan()  # a new session starts in the mode the user sees
         if self._active is not None:
+            self._active.end_reason = end_reason
             self._active.closed.set()
         self._active = runner
         return runner
@@ -530,14 +540,17 @@ class EngineServices(BaseServices):
     def new_runner(self, approver: Approver) -> EngineRunner:
         resume, self._first_resume = self._first_resume, None
         again, self._first_continue = self._first_continue, False
-        return self._switch(EngineRunner(self, approver, resume_id=resume, continue_last=again))
+        # A fresh session replaces the open one only on /new or /clear.
+        return self._switch(
+            EngineRunner(self, approver, resume_id=resume, continue_last=again), "clear"
+        )
 
     def resume_runner(self, session_id: str, approver: Approver) -> EngineRunner:
         if not any(
             s.id == session_id for s in list_sessions(self.config_home / "sessions", self.workspace)
         ):
             raise KeyError(session_id)
-        return self._switch(EngineRunner(self, approver, resume_id=session_id))
+        return self._switch(EngineRunner(self, approver, resume_id=session_id), "other")
 
     def list_sessions(self) -> list[SessionSummary]:
         return [

@@ -81,6 +81,9 @@ class Hooks:
         self._context: list[str] = []
         self.runs = 0
         self.blocks = 0
+        # Why the session ends, as SessionEnd is told (session/hook_turns.py owns the
+        # reasons); a surface changes it until the session closes.
+        self.end_reason = "other"
 
     @property
     def configured(self) -> tuple[HookSpec, ...]:
