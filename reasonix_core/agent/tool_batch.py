@@ -21,7 +21,7 @@ from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
 from reasonix_core.errors import ToolArgumentError
-from reasonix_core.hooks.names import hook_tool
+from reasonix_core.hooks.names import capability_target, hook_tool
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
@@ -32,6 +32,7 @@ from reasonix_core.tool.base import (
     current_call_id,
     current_transcript,
 )
+from reasonix_core.tool.call_gate import target_hook
 from reasonix_core.tool.kept_results import KeptBudget
 from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
@@ -297,6 +298,11 @@ class ToolBatchRunner:
                 )
             if pre.permission in ("allow", "ask"):
                 hook = (pre.permission, pre.permission_reason)
+        # A hook's answer about an MCP tool behind use_capability is about that
+        # tool: its own permission check gets it, not the wrapper's.
+        inner_hook: tuple[str, str] | None = None
+        if hook is not None and capability_target(call.name, args) is not None:
+            inner_hook, hook = hook, None
         if host.gate is not None:
             context = host.tool_context
             auth = await host.gate.authorize(
@@ -321,7 +327,11 @@ class ToolBatchRunner:
             # it declares): the workspace as it was before the call.
             await host.checkpoints.before_tool(host.turn_number(), call.name, args)
         state.started = True
-        result = await host.tools.call(call.name, call.arguments, host.tool_context)
+        told = target_hook.set(inner_hook)
+        try:
+            result = await host.tools.call(call.name, call.arguments, host.tool_context)
+        finally:
+            target_hook.reset(told)
         if hooks is not None and hooks.has("PostToolUse") and not result.is_error:
             result = await self._post_tool_use(hooks, call, args, result)
         return result

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "capability_target",
     "claude_name",
     "claude_tool_input",
     "hook_tool",
@@ -83,15 +84,23 @@ def claude_tool_input(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def capability_target(tool: str, args: Mapping[str, Any]) -> str | None:
+    """The MCP tool (``mcp__server__tool``) a ``use_capability`` call runs, or None."""
+    target = args.get("name")
+    if tool == "use_capability" and args.get("action") == "call" and isinstance(target, str):
+        if target.startswith("mcp__"):
+            return target
+    return None
+
+
 def hook_tool(tool: str, args: Mapping[str, Any]) -> tuple[str, dict[str, Any], tuple[str, ...]]:
     """What a hook sees of one call: ``(tool_name, tool_input, matcher names)``.
 
     An MCP tool called through ``use_capability`` is shown as Claude Code shows it,
     ``mcp__server__tool`` with its own arguments, so ``mcp__github__.*`` matches."""
-    target = args.get("name")
-    if tool == "use_capability" and args.get("action") == "call" and isinstance(target, str):
-        if target.startswith("mcp__"):
-            inner = args.get("arguments")
-            tool_input: dict[str, Any] = dict(inner) if isinstance(inner, Mapping) else {}  # type: ignore[arg-type]
-            return target, tool_input, (target, tool)
+    target = capability_target(tool, args)
+    if target is not None:
+        inner = args.get("arguments")
+        tool_input: dict[str, Any] = dict(inner) if isinstance(inner, Mapping) else {}  # type: ignore[arg-type]
+        return target, tool_input, (target, tool)
     return claude_name(tool), claude_tool_input(tool, args), matcher_names(tool)

@@ -1,0 +1,82 @@
+"""A PreToolUse hook's permissionDecision on an MCP tool the model calls through
+``use_capability`` reaches the MCP target's own permission check: ``ask`` asks
+about the MCP call, ``allow`` skips its question interactively, never beating a
+deny rule and never an approval where nobody can answer (docs/HOOKS.md)."""
+
+from __future__ import annotations
+
+import json
+from contextlib import aclosing
+
+import pytest
+
+from reasonix_core import events as ev
+from reasonix_core.permission.approver import ApprovalDecision, FailClosedApprover
+from reasonix_testkit import Reply, ScriptedApprover, ToolCallSpec
+from tests.core.agent_helpers import runtime
+from tests.core.test_mcp_runtime import declare_example
+
+pytestmark = pytest.mark.usefixtures("configured")
+
+ECHO = {"action": "call", "name": "mcp__example__echo", "arguments": {"text": "hello mcp"}}
+
+
+@pytest.fixture(autouse=True)
+def _no_claude_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+
+
+def _settings(decision: str, **permissions: list[str]) -> list[str]:
+    answer = {"hookSpecificOutput": {"permissionDecision": decision,
+                                     "permissionDecisionReason": f"{decision} by the guard"}}  # fmt: skip
+    hook = {"matcher": "mcp__example__.*",
+            "hooks": [{"type": "command", "command": f"echo '{json.dumps(answer)}'"}]}  # fmt: skip
+    return [json.dumps({"hooks": {"PreToolUse": [hook]}, "permissions": permissions})]
+
+
+async def _echo_turn(workspace, server, approver, settings: list[str]) -> str:
+    declare_example(workspace)
+    server.enqueue(
+        Reply(tool_calls=[ToolCallSpec("use_capability", json.dumps(ECHO), id="m1")]),
+        Reply(content="done"),
+    )
+    async with runtime(workspace, approver=approver, settings_files=settings) as rt:
+        async with aclosing(rt.prompt("echo")) as events:
+            finished = [e async for e in events if isinstance(e, ev.ToolCallFinished)]
+    return finished[0].result
+
+
+async def test_a_hook_ask_asks_about_the_mcp_call_itself(workspace, server):
+    approver = ScriptedApprover(decisions=[ApprovalDecision.ALLOW_ONCE])
+    result = await _echo_turn(workspace, server, approver, _settings("ask"))
+    # One question, about the MCP target (a read-only tool the policy allows).
+    assert [r.tool for r in approver.seen] == ["mcp__example__echo"]
+    assert result == "hello mcp"
+
+
+async def test_a_hook_ask_refuses_the_mcp_call_where_nobody_can_answer(workspace, server):
+    result = await _echo_turn(workspace, server, FailClosedApprover(), _settings("ask"))
+    assert "hello mcp" not in result and "PreToolUse hook asks for approval" in result
+
+
+async def test_a_hook_allow_skips_the_mcp_question_interactively(workspace, server):
+    approver = ScriptedApprover(decisions=[])  # would deny if asked
+    result = await _echo_turn(
+        workspace, server, approver, _settings("allow", ask=["mcp__example__echo"])
+    )
+    assert approver.seen == [] and result == "hello mcp"
+
+
+async def test_a_hook_allow_never_beats_a_deny_rule_on_an_mcp_call(workspace, server):
+    approver = ScriptedApprover(decisions=[ApprovalDecision.ALLOW_ONCE])
+    result = await _echo_turn(
+        workspace, server, approver, _settings("allow", deny=["mcp__example__echo"])
+    )
+    assert approver.seen == [] and "hello mcp" not in result
+
+
+async def test_a_hook_allow_is_no_approval_headless(workspace, server):
+    result = await _echo_turn(
+        workspace, server, FailClosedApprover(), _settings("allow", ask=["mcp__example__echo"])
+    )
+    assert "hello mcp" not in result
