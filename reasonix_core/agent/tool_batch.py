@@ -281,23 +281,11 @@ class ToolBatchRunner:
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
         hooks = self._hooks
-        hook: tuple[str, str] | None = None
+        hook = None
         if hooks is not None and hooks.has("PreToolUse"):
-            pre = await hooks.fire(
-                "PreToolUse",
-                hooks.tool_fields(call.name, args, call.id),
-                subject=hook_tool(call.name, args)[2],
-                session_id=host.tool_context.env.session_id,
-            )
-            if pre.blocked or pre.stop:
-                why = pre.reason or pre.stop_reason or "no reason given"
-                return ToolResult(
-                    text=f"A PreToolUse hook blocked this {call.name} call: {why}",
-                    is_error=True,
-                    outcome="denied",
-                )
-            if pre.permission in ("allow", "ask"):
-                hook = (pre.permission, pre.permission_reason)
+            hook = await self._pre_tool_use(hooks, call, args)
+            if isinstance(hook, ToolResult):  # a hook blocked it
+                return hook
         # A hook's answer about an MCP tool behind use_capability is about that
         # tool: its own permission check gets it, not the wrapper's.
         inner_hook: tuple[str, str] | None = None
@@ -335,6 +323,28 @@ class ToolBatchRunner:
         if hooks is not None and hooks.has("PostToolUse") and not result.is_error:
             result = await self._post_tool_use(hooks, call, args, result)
         return result
+
+    async def _pre_tool_use(
+        self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any]
+    ) -> ToolResult | tuple[str, str] | None:
+        """The PreToolUse hooks: the refusal when they block, else their
+        ``(permissionDecision, reason)`` for the permission check (allow / ask) or None."""
+        pre = await hooks.fire(
+            "PreToolUse",
+            hooks.tool_fields(call.name, args, call.id),
+            subject=hook_tool(call.name, args)[2],
+            session_id=self.host.tool_context.env.session_id,
+        )
+        if pre.blocked or pre.stop:
+            why = pre.reason or pre.stop_reason or "no reason given"
+            return ToolResult(
+                text=f"A PreToolUse hook blocked this {call.name} call: {why}",
+                is_error=True,
+                outcome="denied",
+            )
+        if pre.permission in ("allow", "ask"):
+            return (pre.permission, pre.permission_reason)
+        return None
 
     async def _post_tool_use(
         self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any], result: ToolResult
