@@ -21,7 +21,7 @@ from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
 from reasonix_core.errors import ToolArgumentError
-from reasonix_core.hooks.names import capability_target, hook_tool
+from reasonix_core.hooks.names import capability_target, hook_tool, our_tool_input
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
@@ -281,11 +281,14 @@ class ToolBatchRunner:
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
         hooks = self._hooks
-        hook = None
+        hook, raw = None, call.arguments
         if hooks is not None and hooks.has("PreToolUse"):
-            hook = await self._pre_tool_use(hooks, call, args)
-            if isinstance(hook, ToolResult):  # a hook blocked it
-                return hook
+            pre = await self._pre_tool_use(hooks, call, args)
+            if isinstance(pre, ToolResult):  # a hook blocked it
+                return pre
+            hook, updated = pre
+            if updated is not None:  # checked and validated below as the model's own
+                args, raw = updated, json.dumps(updated, ensure_ascii=False)
         # A hook's answer about an MCP tool behind use_capability is about that
         # tool: its own permission check gets it, not the wrapper's.
         inner_hook: tuple[str, str] | None = None
@@ -317,7 +320,7 @@ class ToolBatchRunner:
         state.started = True
         told = target_hook.set(inner_hook)
         try:
-            result = await host.tools.call(call.name, call.arguments, host.tool_context)
+            result = await host.tools.call(call.name, raw, host.tool_context)
         finally:
             target_hook.reset(told)
         if hooks is not None and hooks.has("PostToolUse") and not result.is_error:
@@ -326,9 +329,10 @@ class ToolBatchRunner:
 
     async def _pre_tool_use(
         self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any]
-    ) -> ToolResult | tuple[str, str] | None:
+    ) -> ToolResult | tuple[tuple[str, str] | None, dict[str, Any] | None]:
         """The PreToolUse hooks: the refusal when they block, else their
-        ``(permissionDecision, reason)`` for the permission check (allow / ask) or None."""
+        ``(permissionDecision, reason)`` for the permission check (allow / ask) or None,
+        and the arguments their ``updatedInput`` asks for (our keys) or None."""
         pre = await hooks.fire(
             "PreToolUse",
             hooks.tool_fields(call.name, args, call.id),
@@ -342,9 +346,11 @@ class ToolBatchRunner:
                 is_error=True,
                 outcome="denied",
             )
-        if pre.permission in ("allow", "ask"):
-            return (pre.permission, pre.permission_reason)
-        return None
+        hook = (
+            (pre.permission, pre.permission_reason) if pre.permission in ("allow", "ask") else None
+        )
+        updated = pre.updated_input
+        return hook, (None if updated is None else our_tool_input(call.name, args, updated))
 
     async def _post_tool_use(
         self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any], result: ToolResult

@@ -18,6 +18,7 @@ __all__ = [
     "hook_tool",
     "matcher_names",
     "our_name",
+    "our_tool_input",
 ]
 
 #: Ours -> Claude Code's, for the tools that have an equivalent.
@@ -91,6 +92,27 @@ def capability_target(tool: str, args: Mapping[str, Any]) -> str | None:
         if target.startswith("mcp__"):
             return target
     return None
+
+
+def our_tool_input(
+    tool: str, args: Mapping[str, Any], updated: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A hook's ``updatedInput`` for a call of ``tool`` (made with ``args``) in our
+    keys: the inverse of :func:`hook_tool`'s ``tool_input``. Nothing is checked
+    here: the result goes through the tool's validation and the permission check
+    as the model's own arguments would."""
+    if capability_target(tool, args) is not None:
+        return {**args, "arguments": dict(updated)}
+    ours = {claude: key for key, claude in _KEYS.get(tool, {}).items()}
+    out: dict[str, Any] = {}
+    for key, value in updated.items():
+        if tool == "bash" and key == "timeout" and "timeout" not in args:
+            out["timeout_seconds"] = value / 1000 if isinstance(value, int | float) else value
+        elif tool == "bash" and key == "description" and key not in args:
+            continue  # Claude Code's, added by claude_tool_input
+        else:
+            out[ours.get(key, key)] = value
+    return out
 
 
 def hook_tool(tool: str, args: Mapping[str, Any]) -> tuple[str, dict[str, Any], tuple[str, ...]]:

@@ -80,3 +80,16 @@ async def test_a_hook_allow_is_no_approval_headless(workspace, server):
         workspace, server, FailClosedApprover(), _settings("allow", ask=["mcp__example__echo"])
     )
     assert "hello mcp" not in result
+
+
+async def test_an_updated_input_reaches_the_mcp_tool_through_its_own_check(workspace, server):
+    answer = {"hookSpecificOutput": {"updatedInput": {"text": "rewritten"}}}
+    hook = {"matcher": "mcp__example__echo",
+            "hooks": [{"type": "command", "command": f"echo '{json.dumps(answer)}'"}]}  # fmt: skip
+    settings = [json.dumps({"hooks": {"PreToolUse": [hook]}})]
+    assert await _echo_turn(workspace, server, FailClosedApprover(), settings) == "rewritten"
+    # A deny rule on the tool still holds for the rewritten call.
+    denied = [json.dumps({"hooks": {"PreToolUse": [hook]},
+                          "permissions": {"deny": ["mcp__example__echo"]}})]  # fmt: skip
+    result = await _echo_turn(workspace, server, FailClosedApprover(), denied)
+    assert "rewritten" not in result
