@@ -93,3 +93,22 @@ async def test_an_updated_input_reaches_the_mcp_tool_through_its_own_check(works
                           "permissions": {"deny": ["mcp__example__echo"]}})]  # fmt: skip
     result = await _echo_turn(workspace, server, FailClosedApprover(), denied)
     assert "rewritten" not in result
+
+
+async def test_a_hook_allow_is_no_approval_for_a_subagents_mcp_call(workspace, server):
+    from tests.core.subagent_helpers import call, install
+
+    declare_example(workspace)
+    script = install(server)
+    script.when("PARENT", call("fleet", "f1", items=[{"id": "c", "prompt": "CHILD: echo"}]),
+                Reply(content="parent done"))  # fmt: skip
+    script.when("CHILD", call("use_capability", "u1", **ECHO), Reply(content="child done"))
+    approver = ScriptedApprover(decisions=[ApprovalDecision.ALLOW_ONCE] * 2)
+    settings = _settings("allow", ask=["mcp__example__echo"])
+    async with runtime(workspace, approver=approver, settings_files=settings) as rt:
+        async with aclosing(rt.prompt("PARENT: go")) as events:
+            [e async for e in events]
+    # The child's MCP call was asked about, on the child's behalf (the fleet call
+    # itself is the preset's question: the hook matches MCP tools only).
+    assert [r.tool for r in approver.seen] == ["fleet", "mcp__example__echo"]
+    assert approver.seen[1].requester is not None
