@@ -42,6 +42,7 @@ from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE
 from reasonix_core.provider.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
+from reasonix_core.session.hook_turns import SessionEndReason
 from reasonix_core.session.policy import build_policy
 from reasonix_core.session.prices import has_price, make_price_fn
 from reasonix_core.session.settings import RunSettings
@@ -64,7 +65,6 @@ if TYPE_CHECKING:  # /plan and /goal import the coordinator and goal modules on 
     from reasonix_core.coordinator.plans import SavedPlan
     from reasonix_core.coordinator.routes import TurnMeta
     from reasonix_core.permission.policy import Policy
-    from reasonix_core.session.hook_turns import SessionEndReason
 
 log = logging.getLogger(__name__)
 
