@@ -121,12 +121,14 @@ async def build_session(
         if session.mcp is not None and settings.mcp_wait:
             await session.mcp.wait_ready()
         if session.hooks is not None:
-            from reasonix_core.session.hook_turns import session_end, session_start
+            from reasonix_core.session.hook_turns import end_reason, session_end, session_start
+
+            session.hooks.end_reason = end_reason(settings.session_end_reason)
 
             await session_start(session.hooks, settings.session_source or (
                 "resume" if base.loaded is not None else "startup"
             ))  # fmt: skip
-            stack.push_async_callback(session_end, session.hooks, settings.session_end_reason)
+            stack.push_async_callback(session_end, session.hooks)
         yield session
 
 
