@@ -32,6 +32,12 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from reasonix_core.efforts import (
+    ANTHROPIC_EFFORTS,
+    DEEPSEEK_EFFORTS,
+    DISABLED_EFFORTS,
+    accepted_efforts,
+)
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.images import ImagePart
 from reasonix_core.messages import Message, ToolCall
@@ -43,12 +49,6 @@ from reasonix_core.provider.base import (
     TextChunk,
     ToolCallFragment,
     register_kind,
-)
-from reasonix_core.provider.efforts import (
-    ANTHROPIC_EFFORTS,
-    DEEPSEEK_EFFORTS,
-    DISABLED_EFFORTS,
-    accepted_efforts,
 )
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,

@@ -36,6 +36,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reasonix_core.efforts import (
+    DEEPSEEK_EFFORTS,
+    DISABLED_EFFORTS,
+    OPENAI_RESPONSES_EFFORTS,
+    accepted_efforts,
+)
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.images import ImagePart
 from reasonix_core.messages import Message, ToolCall
@@ -47,12 +53,6 @@ from reasonix_core.provider.base import (
     TextChunk,
     ToolCallFragment,
     register_kind,
-)
-from reasonix_core.provider.efforts import (
-    DEEPSEEK_EFFORTS,
-    DISABLED_EFFORTS,
-    OPENAI_RESPONSES_EFFORTS,
-    accepted_efforts,
 )
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,

@@ -47,6 +47,7 @@ from reasonix_core.config import (
     secret_env_names,
 )
 from reasonix_core.coordinator.plan_mode import PlanMode
+from reasonix_core.efforts import check_effort
 from reasonix_core.errors import ConfigError
 from reasonix_core.goal.state import GoalBook
 from reasonix_core.memory import auto_save_reason, recall_block
@@ -57,7 +58,6 @@ from reasonix_core.permission.policy import Policy
 from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, ProviderFactory, create_provider
-from reasonix_core.provider.efforts import check_effort
 from reasonix_core.session.core import Session
 from reasonix_core.session.policy import added_dirs, build_policy
 from reasonix_core.session.prices import make_price_fn
