@@ -25,6 +25,7 @@ from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.instructions import Instructions, OutsideImport, gather_instructions
 from reasonix_core.agent.loop import Agent
+from reasonix_core.agent.model_call import PriceFn
 from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
     LoadedSession,
@@ -207,6 +208,12 @@ class Base:
     last_used: tuple[str, str] | None
     # What the start has to say (retired settings: config/retired.py).
     notices: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def price(self) -> PriceFn:
+        """The cost of a call under this configuration: one function that the
+        agent, the planner and the subagents share."""
+        return make_price_fn(self.config)
 
 
 def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> Base:
@@ -448,7 +455,7 @@ def lend_to_children(
             provider=provider,
             effort=effort,
             mcp=mcp,
-            price=make_price_fn(base.config),
+            price=base.price,
             budget=budget,
             profiles=catalog_profiles(skills),
         )
@@ -625,7 +632,7 @@ def build_agent(
         effort=effort,
         max_steps=settings.max_steps if settings.max_steps is not None else config.agent.max_steps,
         gate=gate,
-        price=make_price_fn(config),
+        price=base.price,
         clock=clock,
         context_suffix=context_suffix(base.workspace, clock, context),
         budget=budget,
@@ -737,5 +744,5 @@ def build_planner(
         stack=stack, config=base.config, resolved=model.planner, executor=executor,
         executor_provider=provider, executor_resolved=model.resolved, tool_context=context,
         gate=gate, mcp=mcp, home=base.home, workspace=base.workspace, effort=effort,
-        price=make_price_fn(base.config), clock=clock, approve=plan_approver,
+        price=base.price, clock=clock, approve=plan_approver,
     )  # fmt: skip
