@@ -35,11 +35,11 @@ from reasonix_core.config import (
     save_api_key,
 )
 from reasonix_core.config.schema import ProviderConfig
+from reasonix_core.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE
-from reasonix_core.provider.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
 from reasonix_core.session.hook_turns import SessionEndReason
@@ -346,7 +346,7 @@ class EngineServices(BaseServices):
         # otherwise keeps the model and effort it last used (its prompt cache).
         self._model_chosen = model is not None
         self._effort_chosen = effort is not None
-        # The same check the builder makes (provider/efforts.py): a level the
+        # The same check the builder makes (reasonix_core/efforts.py): a level the
         # selected provider does not accept is a ConfigError here (exit 2).
         self.effort = check_effort(
             effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name

@@ -27,10 +27,8 @@ Blocking file I/O, once per new session.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,19 +330,9 @@ def _existing(token: str, base: Path) -> tuple[str, Path] | None:
 def _read_regular(path: Path, real: str) -> tuple[bytes, int]:
     """Up to :data:`MAX_FILE_BYTES` + 1 bytes of ``path`` and its size; OSError when
     it is not a regular file or was swapped since ``real`` was checked."""
-    from reasonix_core.tool.fs_walk import opened_path  # lazily: not on the TUI's start path
+    # lazily: not on the TUI's start path
+    from reasonix_core.tool.fs_walk import read_regular_capped
 
-    # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the start.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        opened = opened_path(fd)
-        if opened is not None and os.fspath(opened) != real:
-            raise OSError(errno.EACCES, "changed while it was read")
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
-    return data, info.st_size
+    return read_regular_capped(
+        path, MAX_FILE_BYTES, lambda opened: opened != real, "changed while it was read"
+    )

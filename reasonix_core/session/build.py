@@ -25,6 +25,7 @@ from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
 from reasonix_core.agent.instructions import Instructions, OutsideImport, gather_instructions
 from reasonix_core.agent.loop import Agent
+from reasonix_core.agent.model_call import PriceFn
 from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
     LoadedSession,
@@ -47,6 +48,7 @@ from reasonix_core.config import (
     secret_env_names,
 )
 from reasonix_core.coordinator.plan_mode import PlanMode
+from reasonix_core.efforts import check_effort
 from reasonix_core.errors import ConfigError, SessionError
 from reasonix_core.goal.state import GoalBook
 from reasonix_core.hooks.engine import Hooks
@@ -59,7 +61,6 @@ from reasonix_core.permission.policy import Policy
 from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, ProviderFactory, create_provider
-from reasonix_core.provider.efforts import check_effort
 from reasonix_core.session.core import Session
 from reasonix_core.session.policy import added_dirs, build_policy, starts_in_plan
 from reasonix_core.session.prices import make_price_fn
@@ -223,6 +224,12 @@ class Base:
     notices: tuple[str, ...] = ()
     # Claude Code's settings.json files: hooks and permission rules (hooks/settings.py).
     claude: LoadedSettings = field(default_factory=LoadedSettings)
+
+    @functools.cached_property
+    def price(self) -> PriceFn:
+        """The cost of a call under this configuration: one function that the
+        agent, the planner and the subagents share."""
+        return make_price_fn(self.config)
 
 
 def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> Base:
@@ -495,7 +502,7 @@ def lend_to_children(
             provider=provider,
             effort=effort,
             mcp=mcp,
-            price=make_price_fn(base.config),
+            price=base.price,
             budget=budget,
             profiles=catalog_profiles(skills),
         )
@@ -672,7 +679,7 @@ def build_agent(
         effort=effort,
         max_steps=settings.max_steps if settings.max_steps is not None else config.agent.max_steps,
         gate=gate,
-        price=make_price_fn(config),
+        price=base.price,
         clock=clock,
         context_suffix=context_suffix(base.workspace, clock, context),
         budget=budget,
@@ -790,5 +797,5 @@ def build_planner(
         stack=stack, config=base.config, resolved=model.planner, executor=executor,
         executor_provider=provider, executor_resolved=model.resolved, tool_context=context,
         gate=gate, mcp=mcp, home=base.home, workspace=base.workspace, effort=effort,
-        price=make_price_fn(base.config), clock=clock, approve=plan_approver,
+        price=base.price, clock=clock, approve=plan_approver,
     )  # fmt: skip
