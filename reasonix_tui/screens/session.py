@@ -112,6 +112,9 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         yield NewOutputMarker(id="new-output")
         yield CompletionMenu(id="menu")
         yield Composer(id="composer")
+        room = Static(id="dialog-room")  # what a docked dialog covers (make_room)
+        room.display = False
+        yield room
         yield StatusBar(id="status")
 
     @property
@@ -210,8 +213,19 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self.composer.display = False
 
     def on_screen_resume(self) -> None:
+        self.make_room(0)
         self.composer.display = True
         self.composer.focus()
+
+    def make_room(self, rows: int) -> None:
+        """A dialog docked at the bottom covers ``rows``: the transcript ends above
+        it, so the lines the user decides about stay in view (0: no dialog)."""
+        room = self.query_one("#dialog-room")
+        cover = max(0, rows - self.status.outer_size.height)
+        room.styles.height = cover
+        room.display = cover > 0
+        if not self.transcript.reading_above:  # the end stays in view
+            self.transcript.call_after_refresh(self.transcript.follow)
 
     # ---- status ----------------------------------------------------------
     @property

@@ -226,7 +226,7 @@ async def show_status(screen: SessionHost, args: str) -> None:
 
 
 async def login(screen: SessionHost, args: str) -> None:
-    from reasonix_tui.screens.setup import SetupScreen
+    from reasonix_tui.screens.setup import LoginScreen
 
     async def saved(ok: bool | None) -> None:
         if not ok:
@@ -240,7 +240,7 @@ async def login(screen: SessionHost, args: str) -> None:
             screen.runner = runner
         await screen.notice(f"API key for {info.provider} saved to {info.stored_in}.")
 
-    screen.app.push_screen(SetupScreen(screen.services, replacing=True), saved)
+    screen.app.push_screen(LoginScreen(screen.services), saved)
 
 
 def key_hint(services: AppServices, status: int | None) -> str:
