@@ -248,11 +248,14 @@ class Transcript(VerticalScroll):
         return block
 
     def latest_expandable(self) -> Widget | None:
-        """The newest block that can show more (a finished reasoning block or tool card)."""
-        for block in reversed(self.blocks):
-            if getattr(block, "expandable", False):
-                return block
-        return None
+        """The newest tool card that can show more (after a tool step its output is what
+        the user wants, even when the model thought again since), else the newest
+        finished reasoning block that can."""
+        from reasonix_tui.widgets.tool_block import ToolBlock
+
+        expandable = [b for b in reversed(self.blocks) if getattr(b, "expandable", False)]
+        cards = (b for b in expandable if isinstance(b, ToolBlock))
+        return next(cards, expandable[0] if expandable else None)
 
     async def _trim(self) -> None:
         blocks = self.blocks
