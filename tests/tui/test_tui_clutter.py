@@ -1,0 +1,45 @@
+"""No clutter (issue 30, item 5): blank reasoning makes no "thought" line, and a turn
+shows at most one."""
+
+from __future__ import annotations
+
+from tui_helpers import send, session, settle
+
+from reasonix_core.events import ReasoningDelta
+from reasonix_testkit.tui import reasoning_steps, text_steps, tool_steps
+from reasonix_tui.widgets.reasoning_block import ReasoningBlock
+
+
+async def test_blank_reasoning_makes_no_thought_line(make_app) -> None:
+    app, _ = make_app([[ReasoningDelta(text=""), ReasoningDelta(text=" \n"), *text_steps("Hi.")]])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "hello")
+        await settle(pilot)
+        assert not session(pilot).query(ReasoningBlock)
+
+
+async def test_a_turn_shows_one_thought_line(make_app) -> None:
+    app, _ = make_app(
+        [
+            [
+                *reasoning_steps("First I list the files."),
+                *tool_steps("c1", "ls", {}, "a.py\nb.py"),
+                *reasoning_steps("Now I read them."),
+                *tool_steps("c2", "ls", {}, "c.py"),
+                *reasoning_steps("Done."),
+                *text_steps("Three files."),
+            ],
+            [*reasoning_steps("A new turn thinks anew."), *text_steps("Yes.")],
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "list")
+        await settle(pilot)
+        blocks = list(session(pilot).query(ReasoningBlock))
+        assert len(blocks) == 1
+        text = blocks[0].text
+        assert "First I list" in text and "Now I read them." in text and "Done." in text
+        assert blocks[0].expandable
+        await send(pilot, "again")
+        await settle(pilot)
+        assert len(session(pilot).query(ReasoningBlock)) == 2
