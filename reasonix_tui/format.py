@@ -27,12 +27,16 @@ def duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+UNKNOWN_COST = "cost unknown"
+
+
 def cost(amount: float, currency: str = "USD", unpriced: bool = False) -> str:
     """``$0.0123``; ``unpriced``: some requests had no known price, so the figure is
-    a lower bound (``$0.0123+?``), or unknown when nothing was priced (``$?``)."""
+    a lower bound (``$0.0123+?``), or ``cost unknown`` when nothing was priced (never
+    a made-up ``$0.0000``)."""
     symbol = {"USD": "$", "CNY": "¥"}.get(currency, "")
     if unpriced and amount == 0:
-        return f"{symbol}?"
+        return UNKNOWN_COST
     figure = f"{symbol}{amount:.4f}" if amount < 1 else f"{symbol}{amount:.2f}"
     return f"{figure}+?" if unpriced else figure
 

@@ -235,9 +235,15 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         return bool(blocks) and bool(getattr(blocks[-1], "rendering", False))
 
     def refresh_status(self) -> None:
+        model = self.runner.model
+        state = self.status.state
+        # Before any request, a model without prices costs "unknown", not $0.0000;
+        # after one, the requests' own prices say it (StatusBar.add_usage).
+        unpriced = state.unpriced if state.prompt_tokens else not self.services.priced(model)
         self.status.update_state(
             mode=self.services.permission_mode,
-            model=self.runner.model,
+            model=model,
+            unpriced=unpriced,
             effort=self.runner.effort,
             context_window=self.services.context_window,
             queued=len(self.queue),

@@ -210,6 +210,10 @@ async def resume(screen: SessionHost, args: str) -> None:
     )
 
 
+def _cost_phrase(money: str) -> str:
+    return money if money == fmt.UNKNOWN_COST else f"cost {money}"
+
+
 async def show_status(screen: SessionHost, args: str) -> None:
     s = screen.status.state
     last = "-" if s.last_cache_pct is None else f"{s.last_cache_pct:.0f}%"
@@ -220,7 +224,7 @@ async def show_status(screen: SessionHost, args: str) -> None:
         f" ({fmt.percent(s.context_tokens, s.context_window)})"
         + _compaction_note(screen.services, s.context_window),
         f"cache last {last} · avg {fmt.percent(s.cache_hit_tokens, s.prompt_tokens)}"
-        f" · cost {fmt.cost(s.cost, s.currency, s.unpriced)}",
+        f" · {_cost_phrase(fmt.cost(s.cost, s.currency, s.unpriced))}",
     ]
     await screen.notice("\n  ".join(lines))
 
