@@ -31,10 +31,14 @@ ARG_WIDTH = 80
 CHOICES = (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION, ApprovalDecision.DENY)
 
 
-def _argument_lines(arguments: dict[str, object]) -> list[str]:
+def _argument_lines(arguments: dict[str, object], summary: str = "") -> list[str]:
+    """One line per argument, less those the summary already shows whole (the
+    command of "Run: <command>", the path of "Edit <path>"): nothing is said twice."""
     lines = []
     for key, value in arguments.items():
         text = visible(value) if isinstance(value, str) else repr(value)
+        if text and "\n" not in text and text in summary:
+            continue
         first, *rest = text.splitlines() or [""]
         more = f" (+{len(rest)} lines)" if rest else ""
         room = ARG_WIDTH - len(key) - 2 - len(more)
@@ -107,7 +111,7 @@ class ApprovalScreen(DockedOverlay[ApprovalDecision | None]):
                 yield from self._compose_requester()
                 if request.summary:
                     yield Static(Content(request.summary), id="summary")
-                lines = _argument_lines(request.arguments)
+                lines = _argument_lines(request.arguments, request.summary)
                 if lines:
                     yield Static(Content("\n".join(lines)), id="arguments")
                 if request.preview:

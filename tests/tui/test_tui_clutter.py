@@ -43,3 +43,28 @@ async def test_a_turn_shows_one_thought_line(make_app) -> None:
         await send(pilot, "again")
         await settle(pilot)
         assert len(session(pilot).query(ReasoningBlock)) == 2
+
+
+async def test_the_approval_shows_the_command_once(make_app) -> None:
+    from reasonix_core.permission.approver import ApprovalRequest
+    from reasonix_tui.screens.approval import ApprovalScreen
+
+    request = ApprovalRequest(
+        tool="bash",
+        arguments={"command": "pytest -q tests", "timeout": 60},
+        call_id="c1",
+        read_only=False,
+        scope="Bash(pytest:*)",
+        summary="Run: pytest -q tests",
+    )
+    app, _ = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        dialog = ApprovalScreen(request)
+        app.push_screen(dialog)
+        await pilot.pause()
+        shown = "\n".join(
+            str(widget.render()) for widget in dialog.query("#summary, #arguments")
+        )
+        assert shown.count("pytest -q tests") == 1
+        assert "timeout: 60" in shown  # what the summary does not say still shows
