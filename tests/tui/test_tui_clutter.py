@@ -68,3 +68,34 @@ async def test_the_approval_shows_the_command_once(make_app) -> None:
         )
         assert shown.count("pytest -q tests") == 1
         assert "timeout: 60" in shown  # what the summary does not say still shows
+
+
+def test_a_plan_card_names_the_plan_without_its_markdown() -> None:
+    """Issue 30, item 8: the exit_plan_mode card's header is the plan's title."""
+    import json
+
+    from reasonix_tui.format import key_argument
+
+    plan = "\n## **Rename** `greet`\n\n1. Rename it\n2. Run the tests\n"
+    assert key_argument(json.dumps({"plan": plan})) == "Rename greet"
+
+
+async def test_keep_planning_is_not_drawn_as_a_denial(make_app) -> None:
+    """Issue 30, item 8: the user's "Keep planning" is their choice, in their words."""
+    from reasonix_core.coordinator.plan_mode import KEEP_PLANNING
+    from reasonix_tui.widgets.tool_block import ToolBlock
+
+    model_text = f"{KEEP_PLANNING} Plan mode stays on: research more, then call exit_plan_mode."
+    plan = "# Rename greet\n\n1. Rename it\n"
+    app, _ = make_app(
+        [tool_steps("c1", "exit_plan_mode", {"plan": plan}, model_text, outcome="denied")]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "plan it")
+        await settle(pilot)
+        card = session(pilot).query_one(ToolBlock)
+        header = str(card.query_one(".header").render())
+        assert "denied" not in header and "keep planning" in header
+        assert "Rename greet" in header and "#" not in header
+        body = str(card.query_one(".result").render())
+        assert "exit_plan_mode" not in body and "keep planning" in body
