@@ -226,6 +226,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         room.display = cover > 0
         if not self.transcript.reading_above:  # the end stays in view
             self.transcript.call_after_refresh(self.transcript.follow)
+        # Once laid out anew, the transcript checks that again (Transcript.on_resize).
 
     # ---- status ----------------------------------------------------------
     @property

@@ -171,6 +171,22 @@ class Transcript(VerticalScroll):
         if self.max_scroll_y <= 0:
             self.call_after_refresh(self._draw_earlier)
 
+    def on_resize(self) -> None:
+        # A smaller or larger viewport (a docked dialog came or went, the terminal
+        # resized): the end stays in view unless the user reads above, and what is
+        # parked or shown follows the new viewport once the compositor has placed it.
+        if not self._reading_above:
+            self.call_after_refresh(self._keep_end)
+        self.call_after_refresh(self.schedule_parking)
+
+    def _keep_end(self) -> None:
+        if self.max_scroll_y > 0:
+            self.follow()
+        elif self.is_anchored:
+            # It fits again (a dialog's first, taller layout had it overflow): an
+            # anchor would push the short transcript down to the dialog's edge.
+            self.anchor(False)
+
     def schedule_parking(self) -> None:
         """Re-check what may park, once the next frame has been laid out."""
         if not self._parking_scheduled:
