@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
-from reasonix_core.agent.instructions import Instructions, OutsideImport, gather_instructions
+from reasonix_core.agent.instructions import Instructions
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.model_call import PriceFn
 from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
@@ -55,13 +55,14 @@ from reasonix_core.hooks.engine import Hooks
 from reasonix_core.hooks.settings import LoadedSettings, load_settings
 from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.messages import Message
-from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
+from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, ProviderFactory, create_provider
 from reasonix_core.session.core import Session
+from reasonix_core.session.instructions import standing_instructions
 from reasonix_core.session.policy import added_dirs, build_policy, starts_in_plan
 from reasonix_core.session.prices import make_price_fn
 from reasonix_core.session.settings import RunSettings
@@ -163,7 +164,9 @@ async def _assemble(
         await stack.enter_async_context(mcp)
     # A continued session keeps its system prompt: its files are not read again.
     instructions = (
-        None if base.loaded is not None else await standing_instructions(base, policy, approver)
+        None
+        if base.loaded is not None
+        else await standing_instructions(base.workspace, base.home, policy, approver)
     )
     opened = open_store(
         base, settings, model, effort, policy, skills, registry, temp_dir, clock, instructions
@@ -534,7 +537,7 @@ def open_store(
     instructions: Instructions | None = None,
 ) -> OpenedStore:
     """The continued session's store, or a new one with a new system prompt
-    (``instructions``: :func:`standing_instructions`)."""
+    (``instructions``: :func:`~reasonix_core.session.instructions.standing_instructions`)."""
     if base.loaded is not None:
         loaded = base.loaded
         return OpenedStore(
@@ -573,46 +576,6 @@ def open_store(
     else:
         store = MemorySessionStore(temp_dir / f"{header.id}.jsonl", header)
     return OpenedStore(store=store, system_prompt=system_prompt, history=[])
-
-
-async def standing_instructions(base: Base, policy: Policy, approver: Approver) -> Instructions:
-    """The session's instruction files (reasonix_core/agent/instructions.py). A
-    project file's import from outside the project is asked about, once per file
-    (an approved file's own outside imports are asked about in turn); with nobody
-    to ask (a headless run) it stays out, with a notice."""
-    gather = functools.partial(
-        gather_instructions,
-        base.workspace,
-        base.home,
-        policy.forbid_read,
-        functools.partial(policy.read_denied, "read_file"),
-    )
-    found = gather()
-    if not approver.interactive:
-        return found
-    asked: set[str] = set()
-    approved: set[str] = set()
-    while new := [o for o in found.outside if o.real not in asked]:
-        for outside in new:
-            asked.add(outside.real)
-            if await _approve_import(approver, outside):
-                approved.add(outside.real)
-        found = gather(approved=approved)
-    return found
-
-
-async def _approve_import(approver: Approver, outside: OutsideImport) -> bool:
-    request = ApprovalRequest(
-        tool="read_file",
-        arguments={"path": outside.real},
-        call_id="",
-        read_only=True,
-        scope="",
-        summary=f"Include {outside.label} in the standing instructions "
-        f"(outside the project, imported by {outside.importer})",
-    )
-    decision = await approver.decide(request)
-    return decision in (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION)
 
 
 def open_checkpoints(
