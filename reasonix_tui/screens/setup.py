@@ -25,7 +25,7 @@ CHOOSE = (
     "More later with: reasonix setup"
 )
 CUSTOM_LABEL = "Custom endpoint"
-CUSTOM_NOTE = "any OpenAI-compatible base URL"
+CUSTOM_NOTE = "your base URL"  # short: it must fit the key column at 80 columns
 ASK_URL = (
     "The base URL of an OpenAI-compatible endpoint, e.g. https://llm.example.com/v1 "
     "(its models are listed from it)."
