@@ -176,6 +176,41 @@ async def test_a_tab_runs_its_own_app_and_closing_it_ends_the_app(
     wait_for(lambda: served.apps() == [], "every app to end")
 
 
+async def test_a_signed_in_page_prespawns_the_app_its_websocket_claims(
+    served: Served, client: aiohttp.ClientSession
+) -> None:
+    # Unauthenticated page requests (no cookie, a wrong token, a forged cookie) start
+    # nothing: the guard answers them before the page handler that pre-spawns.
+    jar = {f"reasonix_serve_{served.port}": "forged"}
+    async with aiohttp.ClientSession() as stranger, aiohttp.ClientSession(cookies=jar) as forged:
+        for _ in range(3):
+            assert (await stranger.get(served.base + "/")).status == 401
+            assert (await stranger.get(served.base + "/?token=guess")).status == 401
+            assert (await forged.get(served.base + "/")).status == 401
+    await _sign_in(client, served)
+    assert served.apps() == []
+    # The signed-in page starts its app before the page's websocket exists...
+    assert (await client.get(served.base + "/")).status == 200
+    [app] = wait_for(served.apps, "the pre-spawned app")  # type: ignore[misc]
+    # ...and that websocket gets that very process, drawn at the tab's size.
+    ws = await client.ws_connect(_ws(served), headers={"Origin": served.base})
+    await _screen_text(ws, b"Ask Reasonix")
+    assert served.apps() == [app]
+    await _type(ws, "hello")
+    await _screen_text(ws, b"You said: hello")
+    # Reloading twice without a websocket: one app waits (not two), and it is ended
+    # when no websocket claims it.
+    assert (await client.get(served.base + "/")).status == 200
+    assert (await client.get(served.base + "/")).status == 200
+    both = wait_for(lambda: len(served.apps()) == 2 and served.apps(), "one waiting app")
+    [waiting] = [p for p in both if p != app]  # type: ignore[union-attr]
+    assert len(served.apps()) == 2
+    wait_for(lambda: not alive(waiting), "the unclaimed app to be ended")
+    assert served.apps() == [app]
+    await ws.close()
+    wait_for(lambda: served.apps() == [], "every app to end")
+
+
 async def _press_until(ws: aiohttp.ClientWebSocketResponse, key: str, shown: bytes) -> None:
     """Press ``key`` until ``shown`` appears (a key pressed while the app starts is lost)."""
     end = asyncio.get_running_loop().time() + 60
