@@ -342,12 +342,15 @@ async def test_auth_none_on_loopback_still_checks_host_and_origin(
 ) -> None:
     served = start_serve(workspace, "--auth", "none")
     try:
-        assert (await client.get(served.base + "/")).status == 200
         assert (await client.get(served.base + "/", headers={"Host": "evil.example"})).status == 403
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
             await client.ws_connect(_ws(served), headers={"Origin": "http://evil.example"})
         assert refused.value.status == 403
         assert served.apps() == []
+        # The page itself is served (and pre-spawns its app, ended when unclaimed).
+        assert (await client.get(served.base + "/")).status == 200
+        [app] = wait_for(served.apps, "the pre-spawned app")  # type: ignore[misc]
+        wait_for(lambda: not alive(app), "the unclaimed app to be ended")
     finally:
         served.stop()
 
