@@ -101,8 +101,10 @@ window.WebSocket = function (...args) {
   const decoder = new TextDecoder();
   socket.addEventListener("open", () => { window.__t.ws_open = performance.now(); });
   socket.addEventListener("message", async (event) => {
-    window.__t.first_message = window.__t.first_message || performance.now();
     const data = event.data instanceof Blob ? await event.data.arrayBuffer() : event.data;
+    if (typeof data !== "string" && data.byteLength > 10 && !window.__t.first_frame) {
+      window.__t.first_frame = performance.now();
+    }
     window.__screen += typeof data === "string" ? data : decoder.decode(data);
   });
   return socket;
@@ -111,15 +113,16 @@ window.WebSocket.prototype = Native.prototype;
 """
 
 # Milestones inside the page, in ms from the navigation's start (the token URL's
-# request, its redirect included): the page's HTML, textual.js, window.onload (when
+# request, its redirect included; "navigation" is when that started after driver.get
+# was called): the page's HTML, textual.js, window.onload (when
 # textual-serve's script opens the websocket), the websocket, its first frame.
 _PHASES = """
 const nav = performance.getEntriesByType("navigation")[0];
 const js = performance.getEntriesByType("resource").find(e => e.name.endsWith("textual.js"));
-return {page: nav.responseEnd, js: js ? js.responseEnd : -1, onload: nav.loadEventStart,
-        ...window.__t};
+return {origin: performance.timeOrigin, page: nav.responseEnd, js: js ? js.responseEnd : -1,
+        onload: nav.loadEventStart, ...window.__t};
 """
-PHASES = ("page", "js", "onload", "ws_new", "ws_open", "first_message")
+PHASES = ("navigation", "page", "js", "onload", "ws_new", "ws_open", "first_frame")
 
 # The server with pre-spawn on or off (the only difference between the two), so that
 # one run can interleave them.
@@ -164,7 +167,7 @@ def _open_once(variant: Variant, options: object, measure_rss: bool) -> None:
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)  # type: ignore[arg-type]
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _RECORD_FRAMES})
     try:
-        start = time.perf_counter()
+        start, epoch = time.perf_counter(), time.time()
         driver.get(variant.url)
         while "-first-byte" not in (
             driver.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
@@ -176,7 +179,9 @@ def _open_once(variant: Variant, options: object, measure_rss: bool) -> None:
         ):
             time.sleep(0.01)
         variant.prompts.append(time.perf_counter() - start)
-        variant.phases.append(driver.execute_script(_PHASES))
+        phases = driver.execute_script(_PHASES)
+        phases["navigation"] = phases.pop("origin") - epoch * 1000
+        variant.phases.append(phases)
         if measure_rss:
             apps = _children(variant.process.pid)
             variant.rss = max(variant.rss, sum(_settle(p) for p in apps[:1]))
