@@ -10,8 +10,10 @@ the time goes.
 
 Needs Debian's chromium and chromium-driver (scripts/test installs them) and the
 serve extra. Against the loopback fixture model, in a throwaway home and folder.
-First paint: from ``driver.get(URL)`` (the token exchange included) until the page
-marks the terminal's first byte (``body.-first-byte``). Memory: the resident set
+First paint, two ways: seen by the driver (from ``driver.get(URL)``, the token exchange
+included, until polling finds the page's ``body.-first-byte`` mark; the polls wait for
+the page's busy main thread, so this runs late), and in the page (the navigation's start
+plus the animation frame after the one in which xterm drew the first frame). Memory: the resident set
 (VmRSS) of the app process once it shows its prompt, served vs. in a pty.
 """
 
@@ -104,6 +106,10 @@ window.WebSocket = function (...args) {
     const data = event.data instanceof Blob ? await event.data.arrayBuffer() : event.data;
     if (typeof data !== "string" && data.byteLength > 10 && !window.__t.first_frame) {
       window.__t.first_frame = performance.now();
+      // xterm draws on the next animation frame: the one after it has been painted.
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        window.__t.painted = performance.now();
+      }));
     }
     window.__screen += typeof data === "string" ? data : decoder.decode(data);
   });
@@ -122,7 +128,7 @@ const js = performance.getEntriesByType("resource").find(e => e.name.endsWith("t
 return {origin: performance.timeOrigin, page: nav.responseEnd, js: js ? js.responseEnd : -1,
         onload: nav.loadEventStart, ...window.__t};
 """
-PHASES = ("navigation", "page", "js", "onload", "ws_new", "ws_open", "first_frame")
+PHASES = ("navigation", "page", "js", "onload", "ws_new", "ws_open", "first_frame", "painted")
 
 # The server with pre-spawn on or off (the only difference between the two), so that
 # one run can interleave them.
@@ -243,13 +249,15 @@ def main() -> int:
         f"load average (1 min): {load_before:.1f} before, {load_after:.1f} after the browser runs"
     )
     for v in variants:
-        print(f"browser, app started {v.name}: first paint median {median(v.paints):.2f} s "
-              f"(max {max(v.paints):.2f}), prompt shown median {median(v.prompts):.2f} s; "
-              f"target <= 2 s ({len(v.paints)} runs)")  # fmt: skip
+        print(f"browser, app started {v.name}: first paint seen by the driver median "
+              f"{median(v.paints):.2f} s (max {max(v.paints):.2f}), prompt shown median "
+              f"{median(v.prompts):.2f} s; target <= 2 s ({len(v.paints)} runs)")  # fmt: skip
         steps = ", ".join(
             f"{k} {median([p.get(k, -1) for p in v.phases]) / 1000:.2f}" for k in PHASES
         )
         print(f"  phase medians, s from navigation start: {steps}")
+        painted = sorted(round((p["navigation"] + p["painted"]) / 1000, 2) for p in v.phases)
+        print(f"  first frame painted (in the page), s from driver.get, each run: {painted}")
     print(f"terminal, from exec: first byte median {median([t[0] for t in terms]):.2f} s, "
           f"prompt shown median {median([t[1] for t in terms]):.2f} s ({args.runs} runs each)")  # fmt: skip
     served_rss = variants[-1].rss
