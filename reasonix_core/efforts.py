@@ -5,7 +5,7 @@ Each built-in kind maps the levels it accepts onto what its wire format sends
 method, and every way of choosing an effort (``--effort``, ``[agent] effort``,
 a provider's ``effort``, ``/effort``) is checked with :func:`check_effort`
 against the selected provider. Stdlib only, and below ``config/`` and
-``provider/`` (both import it; ``provider.efforts`` re-exports it): the config schema
+``provider/`` (both import it): the config schema
 validates with it before any provider module (or httpx) is imported.
 """
 

@@ -420,13 +420,19 @@ def _approved_plan_turn(session: Session) -> AsyncGenerator[ev.Event, None]:
 
 
 def _init_line(shape: ClaudeShape, session: Session, options: HeadlessOptions) -> dict[str, Any]:
+    preset = options.settings.permission_mode or session.config.permissions.preset
+    if options.settings.plan_mode:
+        preset = "plan"
+    return session_init_line(shape, session, preset)
+
+
+def session_init_line(shape: ClaudeShape, session: Session, preset: str) -> dict[str, Any]:
+    """The stream-json ``system/init`` line for ``session`` (headless runs and
+    stream sessions); ``preset``: the permission mode the surface reports."""
     from reasonix_core import __version__
 
     mcp = session.mcp
     servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
-    preset = options.settings.permission_mode or session.config.permissions.preset
-    if options.settings.plan_mode:
-        preset = "plan"
     return shape.init_line(
         cwd=str(session.workspace),
         tools=session.agent.tools.names,

@@ -437,7 +437,8 @@ def _settings(args: argparse.Namespace, inline: InlineMcpConfigs) -> RunSettings
     add_dirs = absolute_dirs([*(args.add_dir or []), *(args.run_add_dir or [])])
     if isinstance(add_dirs, str):
         raise _Refused(add_dirs)
-    resume = args.run_resume or args.resume_id
+    # `is not None`, not `or`: `-r ""` is an (empty, refused) id, never "no resume".
+    resume = args.run_resume if args.run_resume is not None else args.resume_id
     fork_session = args.fork_session
     if fork_session and not (args.run_continue or args.continue_last or resume):
         raise _Refused("--fork-session needs -c or -r ID (the session to copy)")

@@ -88,6 +88,8 @@ class TurnController:
         self.priced = priced
         self.assistant: AssistantBlock | None = None
         self.reasoning: ReasoningBlock | None = None
+        # The turn's one "thought" line: later reasoning in the turn folds into it.
+        self.thought: ReasoningBlock | None = None
         self.tools: dict[str, ToolBlock] = {}
         self.last_text = ""
         # Blocks streamed by the current request attempt: a retry replays the
@@ -103,6 +105,7 @@ class TurnController:
     async def drive(self, events: AsyncIterator[Event]) -> None:
         """Consume one stream to its end (or until cancelled)."""
         self.last_text = ""
+        self.thought = None
         try:
             async with aclosing(events) as stream:  # type: ignore[type-var]
                 async for event in stream:
@@ -156,6 +159,8 @@ class TurnController:
                 self.last_text += text
                 await self.assistant.write(text)
             case ReasoningDelta(text=text):
+                if self.reasoning is None and not text.strip():
+                    return True  # blank reasoning makes no "thought" line
                 await self._close_text()
                 if self.reasoning is None:
                     self.reasoning = ReasoningBlock(self.clock())
@@ -290,6 +295,15 @@ class TurnController:
         if self.reasoning is not None:
             block, self.reasoning = self.reasoning, None
             block.finish(self.clock())
+            earlier = self.thought
+            if earlier is None or not earlier.is_attached:
+                self.thought = block
+                return
+            # One thought line per turn: this reasoning joins the turn's first.
+            earlier.absorb(block)
+            if block in self.attempt_blocks:
+                self.attempt_blocks.remove(block)
+            await block.remove()
 
     async def _close_blocks(self) -> None:
         await self._close_reasoning()

@@ -136,6 +136,10 @@ class DeferredRunner:
                 yield event
 
     def cache_report(self) -> CacheReport | None:
+        if self is self.services.first_runner and not self.services.is_ready:
+            # The launch's session before the engine exists (the trust dialog may be
+            # open): its gauges from its records, never building anything.
+            return self.services.saved_session_report()
         return self._now().cache_report()
 
     def rebill_preview(self, change: str, target: str = "") -> RebillPreview | None:
@@ -389,6 +393,10 @@ class DeferredServices(BaseServices):
     def saved_session_messages(self) -> Sequence[Message]:
         """The transcript of the session the launch reopens (empty: a new one)."""
         return self._saved.messages if self._saved is not None else ()
+
+    def saved_session_report(self) -> CacheReport | None:
+        """The cache report of the session the launch reopens (None: a new one)."""
+        return self._saved.cache_report() if self._saved is not None else None
 
     # -- everything else waits for the services -------------------------------
 

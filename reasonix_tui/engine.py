@@ -35,13 +35,14 @@ from reasonix_core.config import (
     save_api_key,
 )
 from reasonix_core.config.schema import ProviderConfig
+from reasonix_core.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
 from reasonix_core.permission_modes import MODE_CYCLE, PLAN_MODE
-from reasonix_core.provider.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
 from reasonix_core.session.build import build_session
 from reasonix_core.session.core import Session
+from reasonix_core.session.hook_turns import SessionEndReason
 from reasonix_core.session.policy import build_policy
 from reasonix_core.session.prices import has_price, make_price_fn
 from reasonix_core.session.settings import RunSettings
@@ -87,6 +88,8 @@ class EngineRunner:
     start_noticed: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
+    # Why the app closed the session (SessionEnd's reason), set with ``closed``.
+    end_reason: SessionEndReason = "other"
 
     @property
     def session_id(self) -> str:
@@ -343,7 +346,7 @@ class EngineServices(BaseServices):
         # otherwise keeps the model and effort it last used (its prompt cache).
         self._model_chosen = model is not None
         self._effort_chosen = effort is not None
-        # The same check the builder makes (provider/efforts.py): a level the
+        # The same check the builder makes (reasonix_core/efforts.py): a level the
         # selected provider does not accept is a ConfigError here (exit 2).
         self.effort = check_effort(
             effort or self.config.agent.effort, self.efforts(), self._resolved.provider.name
@@ -484,6 +487,9 @@ class EngineServices(BaseServices):
             discovered_models=dict(self._discovered),
             settings_files=list(self._settings_files),
             session_source="clear" if self._opened and not continued else "",
+            # Unless the app switches to another session first, it ends when the
+            # user quits the app.
+            session_end_reason="prompt_input_exit",
         )
         self._opened += 1
         try:
@@ -502,15 +508,19 @@ class EngineServices(BaseServices):
                 runner.runtime = runtime
                 runner.ready.set()
                 await runner.closed.wait()
+                runtime.ending(runner.end_reason)
         except Exception as exc:  # surfaced to the UI as a failed turn
             log.exception("opening the session failed")
             runner.error = exc
         finally:
             runner.ready.set()
 
-    def _switch(self, runner: EngineRunner) -> EngineRunner:
+    def _switch(self, runner: EngineRunner, end_reason: SessionEndReason) -> EngineRunner:
+        """``runner`` is the app's session now; the one before ends (``end_reason``:
+        SessionEnd's reason)."""
         self._sync_plan()  # a new session starts in the mode the user sees
         if self._active is not None:
+            self._active.end_reason = end_reason
             self._active.closed.set()
         self._active = runner
         return runner
@@ -531,14 +541,17 @@ class EngineServices(BaseServices):
     def new_runner(self, approver: Approver) -> EngineRunner:
         resume, self._first_resume = self._first_resume, None
         again, self._first_continue = self._first_continue, False
-        return self._switch(EngineRunner(self, approver, resume_id=resume, continue_last=again))
+        # A fresh session replaces the open one only on /new or /clear.
+        return self._switch(
+            EngineRunner(self, approver, resume_id=resume, continue_last=again), "clear"
+        )
 
     def resume_runner(self, session_id: str, approver: Approver) -> EngineRunner:
         if not any(
             s.id == session_id for s in list_sessions(self.config_home / "sessions", self.workspace)
         ):
             raise KeyError(session_id)
-        return self._switch(EngineRunner(self, approver, resume_id=session_id))
+        return self._switch(EngineRunner(self, approver, resume_id=session_id), "other")
 
     def list_sessions(self) -> list[SessionSummary]:
         return [

@@ -27,12 +27,16 @@ def duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+UNKNOWN_COST = "cost unknown"
+
+
 def cost(amount: float, currency: str = "USD", unpriced: bool = False) -> str:
     """``$0.0123``; ``unpriced``: some requests had no known price, so the figure is
-    a lower bound (``$0.0123+?``), or unknown when nothing was priced (``$?``)."""
+    a lower bound (``$0.0123+?``), or ``cost unknown`` when nothing was priced (never
+    a made-up ``$0.0000``)."""
     symbol = {"USD": "$", "CNY": "¥"}.get(currency, "")
     if unpriced and amount == 0:
-        return f"{symbol}?"
+        return UNKNOWN_COST
     figure = f"{symbol}{amount:.4f}" if amount < 1 else f"{symbol}{amount:.2f}"
     return f"{figure}+?" if unpriced else figure
 
@@ -56,10 +60,19 @@ def key_argument(arguments: dict[str, Any] | str, width: int = 72) -> str:
         count = len(args["items"])
         return f"{count} item{'' if count == 1 else 's'}"
     value: Any = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
+    if value is None and isinstance(args.get("plan"), str):
+        value = _title(args["plan"])  # a Markdown plan: its first line, not its markup
     if value is None:
         value = next((v for v in args.values() if isinstance(v, str)), "")
     text = " ".join(str(value).split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _title(markdown: str) -> str:
+    """The first non-blank line of a Markdown text, without its heading, list or
+    emphasis marks ("## Rename greet" -> "Rename greet")."""
+    first = next((line for line in markdown.splitlines() if line.strip()), "")
+    return first.strip().lstrip("#>*-+ ").replace("**", "").replace("`", "").strip()
 
 
 def find_diff(text: str) -> str | None:

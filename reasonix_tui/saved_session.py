@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.messages import Message
 
 
@@ -29,6 +30,7 @@ class SavedSession:
         self._requested = session_id
         self._lock = threading.Lock()
         self._loaded: tuple[str | None, Sequence[Message]] | None = None
+        self._path: Path | None = None  # the session file, once read
 
     def _load(self) -> tuple[str | None, Sequence[Message]]:
         with self._lock:
@@ -42,6 +44,7 @@ class SavedSession:
                     self._loaded = (self._requested, ())
                 else:
                     self._loaded = (loaded.header.id, loaded.messages)
+                    self._path = loaded.store.path
             return self._loaded
 
     @property
@@ -52,3 +55,14 @@ class SavedSession:
     @property
     def messages(self) -> Sequence[Message]:
         return self._load()[1]
+
+    def cache_report(self) -> CacheReport | None:
+        """The reopened session's cache report from its request records (its gauges
+        before any new request); None when no session was found."""
+        self._load()
+        if self._path is None:
+            return None
+        from reasonix_core.agent.cache_report import build_report
+        from reasonix_core.agent.session import read_request_records
+
+        return build_report(self._path.stem, read_request_records(self._path))

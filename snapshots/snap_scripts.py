@@ -298,3 +298,27 @@ def plan_approval_turn() -> list:
         RouteDecided(route="plan_for_approval", reason="directive:plan_for_approval"),
         PlanApproval(plan=PLAN_MARKDOWN),
     ]
+
+
+def long_write_turn() -> list:
+    """write_file of an 80-line file after a lead-in: the diff scrolls inside the
+    dialog, the lead-in and the answers stay on screen."""
+    content = "".join(f"line {n}: the report goes on\n" for n in range(1, 81))
+    diff = "--- /dev/null\n+++ b/REPORT.md\n@@ -0,0 +1,80 @@\n" + "".join(
+        f"+{line}\n" for line in content.splitlines()
+    )
+    request = ApprovalRequest(
+        tool="write_file",
+        arguments={"path": "REPORT.md", "content": content},
+        call_id="c20",
+        read_only=False,
+        scope="Edit(REPORT.md)",
+        summary="Write REPORT.md",
+        preview=diff,
+    )
+    return [
+        *text_steps("Let me write the report to REPORT.md."),
+        ToolCallStarted(call_id="c20", name="write_file", arguments='{"path": "REPORT.md"}'),
+        Approval(request=request),
+        Hold(),
+    ]

@@ -3,6 +3,7 @@ fixture server configured as the only provider."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -88,6 +89,21 @@ bash = "off"
     path = home / "config.toml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def cfg(home: Path, server: object) -> object:
+    """The fixture server as the default provider (the key not set: child
+    processes get it from :func:`reasonix`)."""
+    write_config(home, server.base_url)  # type: ignore[attr-defined]
+    return server
+
+
+def first_user_text(server: object) -> str:
+    """The first user message of the first request the fixture server received."""
+    body = server.requests[0].body  # type: ignore[attr-defined]
+    messages = json.loads(body)["messages"]
+    return next(m["content"] for m in messages if m["role"] == "user")
 
 
 @pytest.fixture

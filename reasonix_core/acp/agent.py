@@ -192,6 +192,10 @@ class ReasonixAcpAgent:
         )
 
     async def _open(self, cwd: str, *, resume_id: str | None, mcp_servers: Any = None) -> _Held:
+        if resume_id is not None and not resume_id.strip():
+            # An empty id would read as "no resume": a new session under an id the
+            # client never learns, with its updates sent to the empty id.
+            raise RequestError.invalid_params({"sessionId": "an empty session id"})
         workspace = _workspace(cwd)
         refusal = self._untrusted(workspace)
         if refusal:

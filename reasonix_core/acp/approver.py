@@ -18,6 +18,7 @@ from reasonix_core.permission.approver import (
     Question,
     QuestionAnswer,
 )
+from reasonix_core.permission.summary import visible
 
 if TYPE_CHECKING:
     from reasonix_core.coordinator.plans import PlanVerdict, SavedPlan
@@ -79,11 +80,7 @@ class AcpApprover:
             status="pending",
             raw_input=request.arguments,
         )
-        response = await self.client.request_permission(
-            session_id=self.session_id, tool_call=tool_call, options=OPTIONS
-        )
-        outcome = response.outcome
-        chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else REJECT_ONCE
+        chosen = await self._chosen(tool_call, OPTIONS, cancelled=REJECT_ONCE)
         log.info("permission %s for %s: %s", request.call_id, request.tool, chosen)
         if chosen == ALLOW_ONCE:
             return ApprovalDecision.ALLOW_ONCE
@@ -96,22 +93,12 @@ class AcpApprover:
     async def approve_plan(self, saved: SavedPlan) -> PlanVerdict:
         """Plan mode's (and the planner's) plan, approved through a permission
         request on the call that presented it: approve, keep planning, or reject."""
-        from acp.helpers import text_block, tool_content
-
         from reasonix_core.coordinator.plans import PlanVerdict
 
-        tool_call = ToolCallUpdate(
-            tool_call_id=self.plan_call_id or f"plan-{saved.id}",
-            title="Approve the plan",
-            kind="think",
-            status="pending",
-            content=[tool_content(text_block(saved.plan))],
+        tool_call = _question_call(
+            self.plan_call_id or f"plan-{saved.id}", "Approve the plan", saved.plan
         )
-        response = await self.client.request_permission(
-            session_id=self.session_id, tool_call=tool_call, options=PLAN_OPTIONS
-        )
-        outcome = response.outcome
-        chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else PLAN_KEEP
+        chosen = await self._chosen(tool_call, PLAN_OPTIONS, cancelled=PLAN_KEEP)
         log.info("plan %s: %s", saved.id, chosen)
         if chosen == PLAN_APPROVE:
             return PlanVerdict.APPROVE
@@ -122,28 +109,21 @@ class AcpApprover:
         call, its options the answers (ACP v1's only choice a client surely
         shows; a multi-select question takes one answer here). Declining, or
         cancelling, any question declines them all: [] (the model is told so)."""
-        from acp.helpers import text_block, tool_content
-
         answers: list[QuestionAnswer] = []
         for n, question in enumerate(questions, 1):
+            # The model's text, shown by the editor: escaped, so an ESC, a bidi
+            # override or a CR cannot redraw a terminal client's dialog.
             options = [
-                PermissionOption(option_id=f"{ANSWER}{i}", name=option, kind="allow_once")
+                PermissionOption(option_id=f"{ANSWER}{i}", name=visible(option), kind="allow_once")
                 for i, option in enumerate(question.options)
             ]
+            asked = visible(question.question)
             options.append(PermissionOption(option_id=DECLINE, name="Decline", kind="reject_once"))
             count = f" ({n}/{len(questions)})" if len(questions) > 1 else ""
-            tool_call = ToolCallUpdate(
-                tool_call_id=self.ask_call_id or f"ask-{n}",
-                title=f"Question{count}: {question.question}",
-                kind="think",
-                status="pending",
-                content=[tool_content(text_block(question.question))],
+            tool_call = _question_call(
+                self.ask_call_id or f"ask-{n}", f"Question{count}: {asked}", asked
             )
-            response = await self.client.request_permission(
-                session_id=self.session_id, tool_call=tool_call, options=options
-            )
-            outcome = response.outcome
-            chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else DECLINE
+            chosen = await self._chosen(tool_call, options, cancelled=DECLINE)
             index = _answer_index(chosen, len(question.options))
             log.info("question %d: %s", n, chosen)
             if index is None:
@@ -152,6 +132,31 @@ class AcpApprover:
                 QuestionAnswer(question=question.question, answers=(question.options[index],))
             )
         return answers
+
+    async def _chosen(
+        self, tool_call: ToolCallUpdate, options: list[PermissionOption], *, cancelled: str
+    ) -> str:
+        """The option the editor picked for ``tool_call``; ``cancelled`` when the
+        request was cancelled (the turn stopped, the editor closed the prompt)."""
+        response = await self.client.request_permission(
+            session_id=self.session_id, tool_call=tool_call, options=options
+        )
+        outcome = response.outcome
+        return outcome.option_id if isinstance(outcome, AllowedOutcome) else cancelled
+
+
+def _question_call(call_id: str, title: str, text: str) -> ToolCallUpdate:
+    """A pending "think" call that shows ``text``: what the plan approval and the
+    ask tool's questions put before the editor's choice."""
+    from acp.helpers import text_block, tool_content
+
+    return ToolCallUpdate(
+        tool_call_id=call_id,
+        title=title,
+        kind="think",
+        status="pending",
+        content=[tool_content(text_block(text))],
+    )
 
 
 def _answer_index(option_id: str, count: int) -> int | None:

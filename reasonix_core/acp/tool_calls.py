@@ -3,10 +3,11 @@ touches (a leaf: no ``acp`` import, so the mapping is testable alone)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from reasonix_core.jsontext import loads_bounded
 
 # ACP's ToolKind for each built-in tool; anything else (MCP tools, skills) is "other".
 _KINDS: dict[str, str] = {
@@ -49,7 +50,9 @@ class ToolView:
 def parse_arguments(arguments: str) -> Any:
     """The call's arguments as JSON (the raw string when they do not parse)."""
     try:
-        return json.loads(arguments) if arguments else {}
+        # Bounded: a model's 100,000 nested brackets failed the turn (and every
+        # later session/load of it) with a RecursionError.
+        return loads_bounded(arguments) if arguments else {}
     except ValueError:
         return arguments
 

@@ -7,11 +7,12 @@ a null id, so a client that sent garbage learns it instead of waiting forever.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from acp._transport import NdjsonTransport  # the SDK's own framing; only receive differs
+
+from reasonix_core.jsontext import loads_bounded
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,9 @@ class AnsweringTransport(NdjsonTransport):
             if not line:
                 continue
             try:
-                message = json.loads(line)
+                # Bounded: a line of 100,000 nested brackets killed the agent with a
+                # RecursionError; invalid UTF-8 is a ValueError too.
+                message = loads_bounded(line.decode("utf-8"))
             except ValueError:
                 log.info("not JSON: %.200r", line)
                 await self._answer(None, PARSE_ERROR, "Parse error")

@@ -18,7 +18,7 @@ from acp.helpers import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import ToolCallLocation
+from acp.schema import ToolCallLocation, ToolCallStart
 
 from reasonix_core import events as ev
 from reasonix_core.acp.client_files import AcpTextFiles
@@ -137,7 +137,7 @@ def _plan_entries(arguments: Any) -> list[Any]:
     return entries
 
 
-def _web_search(event: ev.WebSearched) -> Any:
+def _web_search(event: ev.WebSearched) -> ToolCallStart:
     """The provider's own search, already done: one finished ``search`` call."""
     return start_tool_call(
         event.call_id,
@@ -149,7 +149,7 @@ def _web_search(event: ev.WebSearched) -> Any:
     )
 
 
-def _start(call_id: str, view: ToolView, status: str) -> Any:
+def _start(call_id: str, view: ToolView, status: str) -> ToolCallStart:
     return start_tool_call(
         call_id,
         view.title,

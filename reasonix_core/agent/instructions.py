@@ -27,10 +27,8 @@ Blocking file I/O, once per new session.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +36,7 @@ from typing import Literal
 
 from reasonix_core.command.mentions import find_mentions
 from reasonix_core.fsutil import within
+from reasonix_core.permission.summary import visible
 from reasonix_core.project import file_label, project_folders
 
 #: Each folder's instruction files, in prompt order.
@@ -205,8 +204,10 @@ class _Reader:
             data = data[:MAX_FILE_BYTES]
             where = f" (imported by {source.importer})" if source.importer else ""
             self.result.notices.append(
-                f"{source.label}{where}: larger than {MAX_FILE_BYTES // 1024} KiB; "
-                f"only its first {MAX_FILE_BYTES // 1024} KiB are included"
+                visible(
+                    f"{source.label}{where}: larger than {MAX_FILE_BYTES // 1024} KiB; "
+                    f"only its first {MAX_FILE_BYTES // 1024} KiB are included"
+                )
             )
         self.total += len(data)
         text = data.decode("utf-8", "replace").strip()
@@ -258,14 +259,16 @@ class _Reader:
         if real in self.approved:
             return None
         self.result.outside.append(
-            OutsideImport(real=real, label=source.label, importer=source.importer)
+            OutsideImport(real=real, label=visible(source.label), importer=visible(source.importer))
         )
         return "outside the project and not approved"
 
     def _notice(self, source: _Source, why: str, *, token: str = "") -> None:
         name = f"@{token}" if token else source.label
         where = f" (imported by {source.importer})" if source.importer else ""
-        self.result.notices.append(f"{name}{where}: {why}; not included")
+        # A repository's file names reach the user's terminal here: escaped, so an
+        # ESC or a bidi override in a name cannot redraw it.
+        self.result.notices.append(visible(f"{name}{where}: {why}; not included"))
 
     def _label(self, path: Path) -> str:
         named = os.path.normpath(path)
@@ -327,19 +330,9 @@ def _existing(token: str, base: Path) -> tuple[str, Path] | None:
 def _read_regular(path: Path, real: str) -> tuple[bytes, int]:
     """Up to :data:`MAX_FILE_BYTES` + 1 bytes of ``path`` and its size; OSError when
     it is not a regular file or was swapped since ``real`` was checked."""
-    from reasonix_core.tool.fs_walk import opened_path  # lazily: not on the TUI's start path
+    # lazily: not on the TUI's start path
+    from reasonix_core.tool.fs_walk import read_regular_capped
 
-    # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the start.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        opened = opened_path(fd)
-        if opened is not None and os.fspath(opened) != real:
-            raise OSError(errno.EACCES, "changed while it was read")
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
-    return data, info.st_size
+    return read_regular_capped(
+        path, MAX_FILE_BYTES, lambda opened: opened != real, "changed while it was read"
+    )

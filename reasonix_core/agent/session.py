@@ -34,7 +34,9 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# Bounded: a 5,000-character id passed the pattern and failed the file system's
+# name limit with a traceback.
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def new_session_id(now: datetime) -> str:
@@ -490,16 +492,11 @@ def open_session(sessions_root: Path, workspace: Path, session_id: str | None) -
     return LoadedSession(store=SessionStore(path, header), header=header, messages=messages)
 
 
-def fork_session(
-    loaded: LoadedSession, sessions_dir: Path, workspace: Path, now: datetime, **extra: Any
-) -> SessionStore:
-    """A new session holding a copy of ``loaded`` whole (``/fork``, ``--fork-session``,
-    a subagent's ``fork_from``); the original is only read. Its conversation, its
-    compaction checkpoint and its request records are copied, so the fork's first
-    request extends the original's last byte for byte (the cache hits) and the cache
-    ledger knows the prefix it extends. ``extra``: more header facts."""
-    header = loaded.header
-    new = SessionHeader(
+def forked_header(header: SessionHeader, now: datetime, **extra: object) -> SessionHeader:
+    """A fork's header: a new id and time, the original's model, prompt and tools
+    (so the fork's requests extend the original's), ``forked_from`` it; ``extra``:
+    more header facts."""
+    return SessionHeader(
         id=new_session_id(now),
         workspace=header.workspace,
         created=now.isoformat(),
@@ -509,7 +506,17 @@ def fork_session(
         tools_fingerprint=header.tools_fingerprint,
         extra={**header.extra, "forked_from": header.id, **extra},
     )
-    store = SessionStore.create(sessions_dir, workspace, new)
+
+
+def fork_session(
+    loaded: LoadedSession, sessions_dir: Path, workspace: Path, now: datetime, **extra: Any
+) -> SessionStore:
+    """A new session holding a copy of ``loaded`` whole (``/fork``, ``--fork-session``,
+    a subagent's ``fork_from``); the original is only read. Its conversation, its
+    compaction checkpoint and its request records are copied, so the fork's first
+    request extends the original's last byte for byte (the cache hits) and the cache
+    ledger knows the prefix it extends. ``extra``: more header facts."""
+    store = SessionStore.create(sessions_dir, workspace, forked_header(loaded.header, now, **extra))
     for message in loaded.messages:
         store.append(message)
     source = loaded.store.path

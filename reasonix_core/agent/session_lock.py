@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,11 @@ def _acquire(path: Path, session_id: str) -> int:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         raise SessionError(f"cannot open the session lock {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        # A FIFO or device planted under the name: flock "works" on it, but it is
+        # no one's lock, and truncating it fails with a traceback.
+        os.close(fd)
+        raise SessionError(f"cannot use the session lock {path}: not a regular file")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

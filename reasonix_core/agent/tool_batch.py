@@ -21,7 +21,7 @@ from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
 from reasonix_core.errors import ToolArgumentError
-from reasonix_core.hooks.names import hook_tool
+from reasonix_core.hooks.names import capability_target, hook_tool, our_tool_input
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
@@ -32,6 +32,7 @@ from reasonix_core.tool.base import (
     current_call_id,
     current_transcript,
 )
+from reasonix_core.tool.call_gate import target_hook
 from reasonix_core.tool.kept_results import KeptBudget
 from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
@@ -280,23 +281,19 @@ class ToolBatchRunner:
         except ToolArgumentError as exc:
             return ToolResult.error(f"{call.name}: {exc}")
         hooks = self._hooks
-        hook: tuple[str, str] | None = None
+        hook, raw = None, call.arguments
         if hooks is not None and hooks.has("PreToolUse"):
-            pre = await hooks.fire(
-                "PreToolUse",
-                hooks.tool_fields(call.name, args, call.id),
-                subject=hook_tool(call.name, args)[2],
-                session_id=host.tool_context.env.session_id,
-            )
-            if pre.blocked or pre.stop:
-                why = pre.reason or pre.stop_reason or "no reason given"
-                return ToolResult(
-                    text=f"A PreToolUse hook blocked this {call.name} call: {why}",
-                    is_error=True,
-                    outcome="denied",
-                )
-            if pre.permission in ("allow", "ask"):
-                hook = (pre.permission, pre.permission_reason)
+            pre = await self._pre_tool_use(hooks, call, args)
+            if isinstance(pre, ToolResult):  # a hook blocked it
+                return pre
+            hook, updated = pre
+            if updated is not None:  # checked and validated below as the model's own
+                args, raw = updated, json.dumps(updated, ensure_ascii=False)
+        # A hook's answer about an MCP tool behind use_capability is about that
+        # tool: its own permission check gets it, not the wrapper's.
+        inner_hook: tuple[str, str] | None = None
+        if hook is not None and capability_target(call.name, args) is not None:
+            inner_hook, hook = hook, None
         if host.gate is not None:
             context = host.tool_context
             auth = await host.gate.authorize(
@@ -321,10 +318,39 @@ class ToolBatchRunner:
             # it declares): the workspace as it was before the call.
             await host.checkpoints.before_tool(host.turn_number(), call.name, args)
         state.started = True
-        result = await host.tools.call(call.name, call.arguments, host.tool_context)
+        told = target_hook.set(inner_hook)
+        try:
+            result = await host.tools.call(call.name, raw, host.tool_context)
+        finally:
+            target_hook.reset(told)
         if hooks is not None and hooks.has("PostToolUse") and not result.is_error:
             result = await self._post_tool_use(hooks, call, args, result)
         return result
+
+    async def _pre_tool_use(
+        self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any]
+    ) -> ToolResult | tuple[tuple[str, str] | None, dict[str, Any] | None]:
+        """The PreToolUse hooks: the refusal when they block, else their
+        ``(permissionDecision, reason)`` for the permission check (allow / ask) or None,
+        and the arguments their ``updatedInput`` asks for (our keys) or None."""
+        pre = await hooks.fire(
+            "PreToolUse",
+            hooks.tool_fields(call.name, args, call.id),
+            subject=hook_tool(call.name, args)[2],
+            session_id=self.host.tool_context.env.session_id,
+        )
+        if pre.blocked or pre.stop:
+            why = pre.reason or pre.stop_reason or "no reason given"
+            return ToolResult(
+                text=f"A PreToolUse hook blocked this {call.name} call: {why}",
+                is_error=True,
+                outcome="denied",
+            )
+        hook = (
+            (pre.permission, pre.permission_reason) if pre.permission in ("allow", "ask") else None
+        )
+        updated = pre.updated_input
+        return hook, (None if updated is None else our_tool_input(call.name, args, updated))
 
     async def _post_tool_use(
         self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any], result: ToolResult

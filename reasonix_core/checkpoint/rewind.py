@@ -24,9 +24,8 @@ from typing import Literal
 from reasonix_core.agent.session import (
     BRANCH,
     LoadedSession,
-    SessionHeader,
     SessionStore,
-    new_session_id,
+    forked_header,
 )
 from reasonix_core.checkpoint.preimages import PreImageStore
 from reasonix_core.checkpoint.recorder import Checkpointer, store_root
@@ -214,17 +213,7 @@ def fork(
     """A new session holding the conversation before turn ``number``."""
     timeline = read_timeline(loaded.store.path)
     turn = _turn(timeline, number)
-    header = loaded.header
-    new = SessionHeader(
-        id=new_session_id(now),
-        workspace=header.workspace,
-        created=now.isoformat(),
-        model=header.model,
-        effort=header.effort,
-        system_prompt=header.system_prompt,
-        tools_fingerprint=header.tools_fingerprint,
-        extra={**header.extra, "forked_from": header.id, "forked_at_turn": number},
-    )
+    new = forked_header(loaded.header, now, forked_at_turn=number)
     store = SessionStore.create(sessions_root, workspace, new)
     for message in loaded.messages[: turn.keep]:
         store.append(message)

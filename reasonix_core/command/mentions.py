@@ -19,12 +19,10 @@ references (a skill body's) are left as text.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
 import shlex
-import stat
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,9 +160,7 @@ def _outside(path: Path, workspace: Path) -> bool:
     return not within(os.path.realpath(path), os.path.realpath(workspace))
 
 
-def outside_workspace(
-    text: str, workspace: Path, tokens: Collection[str]
-) -> list[tuple[str, str]]:
+def outside_workspace(text: str, workspace: Path, tokens: Collection[str]) -> list[tuple[str, str]]:
     """``(token, label)`` for each of ``tokens`` (raw mentions of ``text``) that
     names an existing path outside the workspace, links followed. Blocking."""
     out: list[tuple[str, str]] = []
@@ -296,22 +292,10 @@ def _image_attachment(
 
 def _read_capped(path: Path, cap: int, hidden: Callable[[str], bool]) -> tuple[bytes, int]:
     """Up to ``cap + 1`` bytes of a regular file, and its size."""
-    from reasonix_core.tool.fs_walk import opened_path  # lazily: not on the TUI's start path
+    # lazily: not on the TUI's start path
+    from reasonix_core.tool.fs_walk import read_regular_capped
 
-    # O_NONBLOCK + fstat: a FIFO (or device) under the name must not hang the turn.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        real = opened_path(fd)
-        if real is not None and hidden(os.fspath(real)):
-            raise OSError(errno.EACCES, "changed since it was checked; not attached")
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(cap + 1)
-    finally:
-        os.close(fd)
-    return data, info.st_size
+    return read_regular_capped(path, cap, hidden, "changed since it was checked; not attached")
 
 
 def _directory_block(

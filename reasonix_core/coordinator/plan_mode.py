@@ -34,6 +34,10 @@ APPROVED_REQUEST = "The user approved the plan you wrote in plan mode."
 # Bounded like submit_plan's: a person reads it.
 MAX_PLAN_CHARS = 32_000
 
+#: How exit_plan_mode's result begins when the user chose "Keep planning" (a surface
+#: tells it apart from a rejection by it: the outcome of both is "denied").
+KEEP_PLANNING = "The user wants you to keep planning."
+
 
 class PlanMode:
     """The top-level session's plan mode: on/off lives in the policy; this owns
@@ -97,7 +101,7 @@ class PlanMode:
         # of the Coordinator's does (a later plan is newer and wins).
         settle_plan(self.session, saved.id, PlanVerdict.KEEP)
         return ToolResult(
-            text="The user wants you to keep planning. Plan mode stays on: research more "
+            text=f"{KEEP_PLANNING} Plan mode stays on: research more "
             "with read-only tools, then call exit_plan_mode with the revised plan.",
             outcome="denied",
         )

@@ -81,6 +81,9 @@ class Hooks:
         self._context: list[str] = []
         self.runs = 0
         self.blocks = 0
+        # Why the session ends, as SessionEnd is told (session/hook_turns.py owns the
+        # reasons); a surface changes it until the session closes.
+        self.end_reason = "other"
 
     @property
     def configured(self) -> tuple[HookSpec, ...]:
@@ -141,6 +144,8 @@ class Hooks:
             if len(command) > _SHOWN_COMMAND:
                 command = command[: _SHOWN_COMMAND - 1] + "…"
             message = r.warning or r.system_message.strip()[:500]
+            if not message and r.updated_input is not None:
+                message = "changed the tool's input (updatedInput)"
             if not message and outcome == "blocked":
                 message = (r.reason or r.stop_reason or r.permission_reason)[:500]
             self._reports.append(

@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "capability_target",
     "claude_name",
     "claude_tool_input",
     "hook_tool",
     "matcher_names",
     "our_name",
+    "our_tool_input",
 ]
 
 #: Ours -> Claude Code's, for the tools that have an equivalent.
@@ -83,15 +85,44 @@ def claude_tool_input(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def capability_target(tool: str, args: Mapping[str, Any]) -> str | None:
+    """The MCP tool (``mcp__server__tool``) a ``use_capability`` call runs, or None."""
+    target = args.get("name")
+    if tool == "use_capability" and args.get("action") == "call" and isinstance(target, str):
+        if target.startswith("mcp__"):
+            return target
+    return None
+
+
+def our_tool_input(
+    tool: str, args: Mapping[str, Any], updated: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A hook's ``updatedInput`` for a call of ``tool`` (made with ``args``) in our
+    keys: the inverse of :func:`hook_tool`'s ``tool_input``. Nothing is checked
+    here: the result goes through the tool's validation and the permission check
+    as the model's own arguments would."""
+    if capability_target(tool, args) is not None:
+        return {**args, "arguments": dict(updated)}
+    ours = {claude: key for key, claude in _KEYS.get(tool, {}).items()}
+    out: dict[str, Any] = {}
+    for key, value in updated.items():
+        if tool == "bash" and key == "timeout" and "timeout" not in args:
+            out["timeout_seconds"] = value / 1000 if isinstance(value, int | float) else value
+        elif tool == "bash" and key == "description" and key not in args:
+            continue  # Claude Code's, added by claude_tool_input
+        else:
+            out[ours.get(key, key)] = value
+    return out
+
+
 def hook_tool(tool: str, args: Mapping[str, Any]) -> tuple[str, dict[str, Any], tuple[str, ...]]:
     """What a hook sees of one call: ``(tool_name, tool_input, matcher names)``.
 
     An MCP tool called through ``use_capability`` is shown as Claude Code shows it,
     ``mcp__server__tool`` with its own arguments, so ``mcp__github__.*`` matches."""
-    target = args.get("name")
-    if tool == "use_capability" and args.get("action") == "call" and isinstance(target, str):
-        if target.startswith("mcp__"):
-            inner = args.get("arguments")
-            tool_input: dict[str, Any] = dict(inner) if isinstance(inner, Mapping) else {}  # type: ignore[arg-type]
-            return target, tool_input, (target, tool)
+    target = capability_target(tool, args)
+    if target is not None:
+        inner = args.get("arguments")
+        tool_input: dict[str, Any] = dict(inner) if isinstance(inner, Mapping) else {}  # type: ignore[arg-type]
+        return target, tool_input, (target, tool)
     return claude_name(tool), claude_tool_input(tool, args), matcher_names(tool)

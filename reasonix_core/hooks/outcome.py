@@ -12,11 +12,12 @@
 JSON fields: ``decision`` (``block`` / ``approve``) with ``reason``; ``continue``
 (false: stop) with ``stopReason``; ``suppressOutput``; ``systemMessage`` (shown to
 the user); ``hookSpecificOutput`` with ``permissionDecision`` (allow / deny / ask),
-``permissionDecisionReason``, ``additionalContext``, and for ``PermissionRequest``
+``permissionDecisionReason``, ``additionalContext``, ``updatedInput`` (PreToolUse:
+the input to run instead), and for ``PermissionRequest``
 ``decision.behavior`` (allow / deny) with ``message``.
 
 Several hooks on one event combine to the most restrictive answer: any block
-blocks, deny beats ask beats allow.
+blocks, deny beats ask beats allow; hooks that rewrite one input differently block it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ Permission = Literal["allow", "deny", "ask"]
 _RANK: dict[str, int] = {"allow": 1, "ask": 2, "deny": 3}
 #: Characters of context all hooks of one event may add to a user turn.
 CONTEXT_LIMIT = 10_000
+_CONFLICT = "PreToolUse hooks answered different updatedInput; the call is refused"
 #: Events whose plain stdout (exit 0) is context for the model.
 _CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 
@@ -52,6 +54,8 @@ class HookResult:
     stop_reason: str = ""
     system_message: str = ""
     warning: str = ""
+    # PreToolUse's hookSpecificOutput.updatedInput (Claude Code's keys), or None.
+    updated_input: dict[str, Any] | None = None
 
     @property
     def outcome(self) -> str:
@@ -126,6 +130,7 @@ def _from_json(run: HookRun, event: str, data: dict[str, Any]) -> HookResult:
         blocked = True
         reason = permission_reason or reason or "denied by a PreToolUse hook"
     stop = data.get("continue") is False
+    updated = specific.get("updatedInput")
     return HookResult(
         run,
         blocked=blocked,
@@ -136,6 +141,7 @@ def _from_json(run: HookRun, event: str, data: dict[str, Any]) -> HookResult:
         stop=stop,
         stop_reason=_text(data.get("stopReason")),
         system_message=_text(data.get("systemMessage")),
+        updated_input=updated if event == "PreToolUse" and isinstance(updated, dict) else None,  # type: ignore[arg-type]
     )
 
 
@@ -153,6 +159,8 @@ class HookOutcome:
     stop_reason: str = ""
     # What the user is told (warnings, systemMessages), one line each.
     messages: tuple[str, ...] = field(default_factory=tuple[str, ...])
+    # The tool input the PreToolUse hooks want run instead (Claude Code's keys).
+    updated_input: dict[str, Any] | None = None
 
     @property
     def ran(self) -> bool:
@@ -175,14 +183,22 @@ def combine(results: Sequence[HookResult]) -> HookOutcome:
         context = context[:CONTEXT_LIMIT] + "\n[hook output truncated]"
     messages = [r.warning for r in results if r.warning]
     messages += [r.system_message.strip()[:500] for r in results if r.system_message.strip()]
+    blocked = any(r.blocked for r in results)
+    reason = "\n".join(r.reason for r in results if r.blocked and r.reason)
+    updates = [r.updated_input for r in results if r.updated_input is not None]
+    updated = updates[0] if updates else None
+    if any(u != updated for u in updates):  # no hook's rewrite silently wins another's
+        blocked, updated = True, None
+        reason = "\n".join(filter(None, [reason, _CONFLICT]))
     return HookOutcome(
         results=tuple(results),
-        blocked=any(r.blocked for r in results),
-        reason="\n".join(r.reason for r in results if r.blocked and r.reason)[:CONTEXT_LIMIT],
+        blocked=blocked,
+        reason=reason[:CONTEXT_LIMIT],
         context=context,
         permission=permission,
         permission_reason=permission_reason,
         stop=any(r.stop for r in results),
         stop_reason="\n".join(r.stop_reason for r in results if r.stop and r.stop_reason),
         messages=tuple(messages),
+        updated_input=updated,
     )

@@ -24,6 +24,7 @@ from reasonix_core.mcp.host import McpHost
 from reasonix_core.mcp.status import WAITABLE
 from reasonix_core.mcp.tools import McpTool
 from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.call_gate import target_hook
 from reasonix_core.tool.capability import (
     NAME,
     CapabilityUnavailable,
@@ -93,8 +94,11 @@ class McpCapabilities:
             return None
         from reasonix_core.permission.policy import Verdict
 
+        # A PreToolUse hook's allow / ask about this tool (docs/HOOKS.md).
+        hook = target_hook.get()
         decision = gate.policy.decide(name, read_only, arguments)
-        if decision.verdict is Verdict.ASK and decision.rule is None:
+        fallback = decision.verdict is Verdict.ASK and decision.rule is None
+        if fallback and (hook is None or hook[0] != "ask"):
             return None  # fallback only: a declared server is trusted (seed 000 §3.7)
         auth = await gate.authorize(
             tool=name,
@@ -102,6 +106,7 @@ class McpCapabilities:
             args=arguments,
             call_id=current_call_id.get() or f"{NAME}-{next(self._ids)}",
             summary=f"{name} (MCP, via {NAME})",
+            hook=hook,
         )
         if auth.allowed:
             return None

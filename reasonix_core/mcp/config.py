@@ -45,6 +45,8 @@ __all__ = [
     "McpConfigProblem",
     "McpServerConfig",
     "McpSetup",
+    "check_header_name",
+    "check_remote_text",
     "expand_vars",
     "load_mcp_setup",
     "sanitize",
@@ -69,6 +71,27 @@ _TRANSPORTS = {
 }
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+# C0 controls and DEL: a header or URL holding one smuggles a second header
+# (CR LF) or rewrites the terminal that shows it (ESC); tab is allowed in a header.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110 §5.6.2)
+
+
+def check_remote_text(field: str, value: str, *, url: bool = False) -> None:
+    """Raise :class:`ConfigError` when ``value`` of ``field`` (a URL, a header, an
+    OAuth client's id or secret) holds a control character (a URL: or a space).
+    The one owner of that rule: ``mcp add`` and every loaded declaration use it."""
+    if _CONTROL.search(value):
+        raise ConfigError(f"{field} contains a control character; not accepted")
+    if url and any(c.isspace() for c in value):
+        raise ConfigError(f"{field} contains a space; not accepted")
+
+
+def check_header_name(name: str) -> None:
+    if not _HEADER_NAME.fullmatch(name):
+        raise ConfigError(f"header name {name!r} is not an HTTP token")
 
 
 def sanitize(name: str) -> str:
@@ -443,6 +466,13 @@ def _build(
     headers = {
         k: env.expand(v, f"headers.{k}", empty_is_error=True) for k, v in entry.headers.items()
     }
+    for key, value in headers.items():
+        check_header_name(key)
+        check_remote_text(f"headers.{key}", value)
+    if transport != "stdio":
+        check_remote_text("url", url, url=True)
+    if any("\x00" in v for v in (command, *args, *env_vars.values(), *env_vars)):
+        raise ConfigError("command, args or env contain a NUL character; not accepted")
     if transport == "stdio" and not command:
         raise ConfigError("type stdio needs a command")
     if transport != "stdio":
@@ -458,6 +488,10 @@ def _build(
     cwd = Path(env.expand(entry.cwd, "cwd")).expanduser() if entry.cwd else workspace
     if not cwd.is_absolute():
         cwd = workspace / cwd
+    client_id = env.expand(entry.client_id, "client_id")
+    client_secret = env.expand(entry.client_secret, "client_secret", empty_is_error=True)
+    check_remote_text("client_id", client_id)
+    check_remote_text("client_secret", client_secret)
     return McpServerConfig(
         name=entry.name.strip(),
         key=sanitize(entry.name),
@@ -474,8 +508,8 @@ def _build(
         concurrency=concurrency,
         enabled=entry.enabled,
         source=label,
-        client_id=env.expand(entry.client_id, "client_id"),
-        client_secret=env.expand(entry.client_secret, "client_secret", empty_is_error=True),
+        client_id=client_id,
+        client_secret=client_secret,
         callback_port=entry.callback_port or 0,
     )
 

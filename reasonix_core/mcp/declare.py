@@ -9,6 +9,7 @@ removed from (seed 000 §3.7).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any, Literal
 
 from reasonix_core.config.loader import PROJECT_FILE, USER_FILE
 from reasonix_core.errors import ConfigError, UsageError
+from reasonix_core.fsutil import within
+from reasonix_core.mcp.config import check_remote_text
 from reasonix_core.trust import MCP_JSON
 
 __all__ = [
@@ -51,6 +54,21 @@ def scope_file(scope: Scope, workspace: Path, home: Path) -> Path:
     return home / USER_FILE if scope == "user" else workspace / PROJECT_FILE
 
 
+def _editable(scope: Scope, workspace: Path, home: Path) -> Path:
+    """``scope``'s file, to edit. A project's ``reasonix.toml`` that is a link
+    leading out of the workspace is refused: a repository linking it to the user's
+    config would have the edit copy that config (and its comments) into the
+    repository's file."""
+    path = scope_file(scope, workspace, home)
+    if scope == "project" and path.is_symlink():
+        real = os.path.realpath(path)
+        if not within(real, os.path.realpath(workspace)):
+            raise ConfigError(
+                f"{path} is a link to {real}, outside the project; not edited (edit it yourself)"
+            )
+    return path
+
+
 def check_name(name: str) -> str:
     name = name.strip()
     if not _NAME.fullmatch(name):
@@ -80,6 +98,13 @@ def remote_fields(
         if not sep or not _HEADER.fullmatch(key):
             raise UsageError(f"--header {key or header!r}: write it as NAME:VALUE")
         parsed[key] = value.strip()
+    try:  # what a loaded declaration would refuse is refused before it is written
+        check_remote_text("the URL", url, url=True)
+        for key, value in parsed.items():
+            check_remote_text(f"--header {key}", value)
+        check_remote_text("--client-id", client_id)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     fields: dict[str, Any] = {"name": check_name(name), "type": transport, "url": url}
     if parsed:
         fields["headers"] = parsed
@@ -131,7 +156,7 @@ def add_server(scope: Scope, fields: Mapping[str, Any], workspace: Path, home: P
     that file is a :class:`ConfigError` (the file is left untouched)."""
     from reasonix_core.config.writeback import add_mcp_server
 
-    path = scope_file(scope, workspace, home)
+    path = _editable(scope, workspace, home)
     add_mcp_server(path, fields)
     return path
 
@@ -157,7 +182,7 @@ def remove_server(name: str, scope: Scope | None, workspace: Path, home: Path) -
             f"MCP server {name!r} is declared in both {editable[0].path} and "
             f"{editable[1].path}; say which with --scope user or --scope project"
         )
-    path = editable[0].path
+    path = _editable("user" if editable[0].scope == "user" else "project", workspace, home)
     if not remove_mcp_server(path, name):  # changed under us
         raise ConfigError(f"{path} no longer declares MCP server {name!r}")
     return path

@@ -17,6 +17,7 @@ What this adds to the SDK's flow, and why:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -33,8 +34,8 @@ from mcp.shared.auth import (
 from pydantic import ValidationError
 
 from reasonix_core.mcp.config import McpServerConfig
-from reasonix_core.mcp.oauth import LoopbackLogin, McpAuth, McpLoginRequired
-from reasonix_core.mcp.tokens import TokenStore
+from reasonix_core.mcp.oauth import LoginFailed, LoopbackLogin, McpAuth, McpLoginRequired
+from reasonix_core.mcp.tokens import TokenStore, bounded_expiry
 
 __all__ = ["provider_for"]
 
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 # Only used to register a client during an interactive login, which replaces it
 # with its own listener's address; sessions never register.
 _NO_REDIRECT = "http://127.0.0.1/callback"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def provider_for(config: McpServerConfig, auth: McpAuth | None) -> httpx2.Auth | None:
@@ -67,6 +69,13 @@ class _Storage:
         return _load(OAuthToken, self.store.record(self.url).get("tokens"))
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
+        for field in (tokens.access_token, tokens.refresh_token or "", tokens.token_type):
+            if _CONTROL.search(field):
+                # A CR LF in a token would smuggle a header into every request (the
+                # HTTP library then fails it as "could not connect"); never stored.
+                raise LoginFailed(
+                    "the authorization server's token holds a control character; not used"
+                )
         self.store.save_tokens(self.url, tokens.model_dump(mode="json", exclude_none=True))
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
@@ -103,6 +112,13 @@ class ReasonixOAuthProvider(OAuthClientProvider):
             redirect_handler=login.open_browser if login is not None else None,
             callback_handler=self._callback if login is not None else None,
         )
+        # The SDK computes the expiry as time.time() + int(expires_in): a hostile
+        # authorization server's 10**400 overflowed the float and failed the login.
+        # The store's bounded expiry replaces it (the context is a plain dataclass).
+        setattr(self.context, "update_token_expiry", self._update_token_expiry)  # noqa: B010
+
+    def _update_token_expiry(self, token: OAuthToken) -> None:
+        self.context.token_expiry_time = bounded_expiry(token.expires_in)
 
     async def _callback(self) -> AuthorizationCodeResult:
         assert self._login is not None

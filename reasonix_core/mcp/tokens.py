@@ -28,7 +28,7 @@ from typing import Any
 
 from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, private_dir
 
-__all__ = ["TOKEN_FILE", "TokenStore"]
+__all__ = ["TOKEN_FILE", "TokenStore", "bounded_expiry"]
 
 TOKEN_FILE = "mcp-auth.json"
 
@@ -67,8 +67,7 @@ class TokenStore:
 
     def save_tokens(self, url: str, tokens: dict[str, Any]) -> None:
         """Save a token response, with its absolute expiry."""
-        expires_in = tokens.get("expires_in")
-        expires_at = time.time() + float(expires_in) if expires_in is not None else None
+        expires_at = bounded_expiry(tokens.get("expires_in"))
         with self._locked():
             data = self._read()
             entry = data.get(url)
@@ -119,7 +118,9 @@ class TokenStore:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         private_dir(self.home)
-        fd = os.open(self.home / f".{TOKEN_FILE}.lock", os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        # O_NOFOLLOW: a link planted under the lock's name must not create a file elsewhere.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(self.home / f".{TOKEN_FILE}.lock", flags, PRIVATE_FILE)
         try:
             try:
                 import fcntl
@@ -130,3 +131,21 @@ class TokenStore:
             yield
         finally:
             os.close(fd)
+
+
+#: The longest lifetime believed (ten years): an ``expires_in`` of 10**400 from a
+#: hostile authorization server overflowed the float and failed the login.
+MAX_LIFETIME = 10 * 365 * 24 * 3600.0
+
+
+def bounded_expiry(expires_in: object) -> float | None:
+    """The absolute expiry of a relative ``expires_in``; None: not given."""
+    if expires_in is None or isinstance(expires_in, bool):
+        return None
+    try:
+        seconds = float(expires_in)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        seconds = MAX_LIFETIME
+    if seconds != seconds:  # NaN
+        return None
+    return time.time() + min(max(seconds, 0.0), MAX_LIFETIME)

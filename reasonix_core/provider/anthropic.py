@@ -33,6 +33,12 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from reasonix_core.efforts import (
+    ANTHROPIC_EFFORTS,
+    DEEPSEEK_EFFORTS,
+    DISABLED_EFFORTS,
+    accepted_efforts,
+)
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.images import ImagePart
 from reasonix_core.messages import Message, ToolCall
@@ -45,12 +51,6 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     WebSearchChunk,
     register_kind,
-)
-from reasonix_core.provider.efforts import (
-    ANTHROPIC_EFFORTS,
-    DEEPSEEK_EFFORTS,
-    DISABLED_EFFORTS,
-    accepted_efforts,
 )
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
+from reasonix_core.efforts import DISABLED_EFFORTS
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.jsontext import dumps_utf8
 from reasonix_core.provider.base import Chunk, PreparedRequest, Request, StreamEnd
-from reasonix_core.provider.efforts import DISABLED_EFFORTS
 from reasonix_core.provider.sse import SseEvent, iter_sse
 from reasonix_core.usage import Usage
 

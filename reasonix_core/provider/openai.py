@@ -12,6 +12,12 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from reasonix_core.efforts import (
+    DEEPSEEK_EFFORTS,
+    DISABLED_EFFORTS,
+    OPENAI_CHAT_EFFORTS,
+    accepted_efforts,
+)
 from reasonix_core.errors import ProviderError, ReasoningReplayRequired, StreamInterrupted
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.provider.base import (
@@ -23,12 +29,6 @@ from reasonix_core.provider.base import (
     TextChunk,
     ToolCallFragment,
     register_kind,
-)
-from reasonix_core.provider.efforts import (
-    DEEPSEEK_EFFORTS,
-    DISABLED_EFFORTS,
-    OPENAI_CHAT_EFFORTS,
-    accepted_efforts,
 )
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,

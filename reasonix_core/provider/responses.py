@@ -37,6 +37,12 @@ import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from reasonix_core.efforts import (
+    DEEPSEEK_EFFORTS,
+    DISABLED_EFFORTS,
+    OPENAI_RESPONSES_EFFORTS,
+    accepted_efforts,
+)
 from reasonix_core.errors import ProviderError, StreamInterrupted
 from reasonix_core.images import ImagePart
 from reasonix_core.messages import Message, ToolCall
@@ -49,12 +55,6 @@ from reasonix_core.provider.base import (
     ToolCallFragment,
     WebSearchChunk,
     register_kind,
-)
-from reasonix_core.provider.efforts import (
-    DEEPSEEK_EFFORTS,
-    DISABLED_EFFORTS,
-    OPENAI_RESPONSES_EFFORTS,
-    accepted_efforts,
 )
 from reasonix_core.provider.http import (
     RETRYABLE_STATUS,

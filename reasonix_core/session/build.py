@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 from reasonix_core.agent.assemble import assemble_agent, capability_tool
 from reasonix_core.agent.budget import BudgetLimits, BudgetMeter
 from reasonix_core.agent.cache_ledger import last_settings
-from reasonix_core.agent.instructions import Instructions, OutsideImport, gather_instructions
+from reasonix_core.agent.instructions import Instructions
 from reasonix_core.agent.loop import Agent
+from reasonix_core.agent.model_call import PriceFn
 from reasonix_core.agent.prompt import BASE_PROMPT, build_system_prompt, workspace_context
 from reasonix_core.agent.session import (
     LoadedSession,
@@ -47,20 +48,21 @@ from reasonix_core.config import (
     secret_env_names,
 )
 from reasonix_core.coordinator.plan_mode import PlanMode
-from reasonix_core.errors import ConfigError
+from reasonix_core.efforts import check_effort
+from reasonix_core.errors import ConfigError, SessionError
 from reasonix_core.goal.state import GoalBook
 from reasonix_core.hooks.engine import Hooks
 from reasonix_core.hooks.settings import LoadedSettings, load_settings
 from reasonix_core.memory import auto_save_reason, recall_block
 from reasonix_core.messages import Message
-from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Approver
+from reasonix_core.permission.approver import Approver
 from reasonix_core.permission.gate import PermissionGate
 from reasonix_core.permission.policy import Policy
 from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.project import project_folders
 from reasonix_core.provider.base import Provider, ProviderFactory, create_provider
-from reasonix_core.provider.efforts import check_effort
 from reasonix_core.session.core import Session
+from reasonix_core.session.instructions import standing_instructions
 from reasonix_core.session.policy import added_dirs, build_policy, starts_in_plan
 from reasonix_core.session.prices import make_price_fn
 from reasonix_core.session.settings import RunSettings
@@ -121,12 +123,14 @@ async def build_session(
         if session.mcp is not None and settings.mcp_wait:
             await session.mcp.wait_ready()
         if session.hooks is not None:
-            from reasonix_core.session.hook_turns import session_end, session_start
+            from reasonix_core.session.hook_turns import end_reason, session_end, session_start
+
+            session.hooks.end_reason = end_reason(settings.session_end_reason)
 
             await session_start(session.hooks, settings.session_source or (
                 "resume" if base.loaded is not None else "startup"
             ))  # fmt: skip
-            stack.push_async_callback(session_end, session.hooks, settings.session_end_reason)
+            stack.push_async_callback(session_end, session.hooks)
         yield session
 
 
@@ -160,7 +164,9 @@ async def _assemble(
         await stack.enter_async_context(mcp)
     # A continued session keeps its system prompt: its files are not read again.
     instructions = (
-        None if base.loaded is not None else await standing_instructions(base, policy, approver)
+        None
+        if base.loaded is not None
+        else await standing_instructions(base.workspace, base.home, policy, approver)
     )
     opened = open_store(
         base, settings, model, effort, policy, skills, registry, temp_dir, clock, instructions
@@ -222,6 +228,12 @@ class Base:
     # Claude Code's settings.json files: hooks and permission rules (hooks/settings.py).
     claude: LoadedSettings = field(default_factory=LoadedSettings)
 
+    @functools.cached_property
+    def price(self) -> PriceFn:
+        """The cost of a call under this configuration: one function that the
+        agent, the planner and the subagents share."""
+        return make_price_fn(self.config)
+
 
 def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> Base:
     home = settings.home or reasonix_home()
@@ -242,6 +254,9 @@ def load_base(settings: RunSettings, overrides: Mapping[str, object] | None) -> 
     )
     loaded = None
     last_used = None
+    if settings.resume_id is not None and not settings.resume_id.strip():
+        # `-r "$ID"` with an empty variable: never a new session in its place.
+        raise SessionError("an empty session id: give the id of the session to resume")
     if settings.continue_last or settings.resume_id:
         resume_id = settings.resume_id
         if settings.fork_session:
@@ -490,7 +505,7 @@ def lend_to_children(
             provider=provider,
             effort=effort,
             mcp=mcp,
-            price=make_price_fn(base.config),
+            price=base.price,
             budget=budget,
             profiles=catalog_profiles(skills),
         )
@@ -522,7 +537,7 @@ def open_store(
     instructions: Instructions | None = None,
 ) -> OpenedStore:
     """The continued session's store, or a new one with a new system prompt
-    (``instructions``: :func:`standing_instructions`)."""
+    (``instructions``: :func:`~reasonix_core.session.instructions.standing_instructions`)."""
     if base.loaded is not None:
         loaded = base.loaded
         return OpenedStore(
@@ -561,46 +576,6 @@ def open_store(
     else:
         store = MemorySessionStore(temp_dir / f"{header.id}.jsonl", header)
     return OpenedStore(store=store, system_prompt=system_prompt, history=[])
-
-
-async def standing_instructions(base: Base, policy: Policy, approver: Approver) -> Instructions:
-    """The session's instruction files (reasonix_core/agent/instructions.py). A
-    project file's import from outside the project is asked about, once per file
-    (an approved file's own outside imports are asked about in turn); with nobody
-    to ask (a headless run) it stays out, with a notice."""
-    gather = functools.partial(
-        gather_instructions,
-        base.workspace,
-        base.home,
-        policy.forbid_read,
-        functools.partial(policy.read_denied, "read_file"),
-    )
-    found = gather()
-    if not approver.interactive:
-        return found
-    asked: set[str] = set()
-    approved: set[str] = set()
-    while new := [o for o in found.outside if o.real not in asked]:
-        for outside in new:
-            asked.add(outside.real)
-            if await _approve_import(approver, outside):
-                approved.add(outside.real)
-        found = gather(approved=approved)
-    return found
-
-
-async def _approve_import(approver: Approver, outside: OutsideImport) -> bool:
-    request = ApprovalRequest(
-        tool="read_file",
-        arguments={"path": outside.real},
-        call_id="",
-        read_only=True,
-        scope="",
-        summary=f"Include {outside.label} in the standing instructions "
-        f"(outside the project, imported by {outside.importer})",
-    )
-    decision = await approver.decide(request)
-    return decision in (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION)
 
 
 def open_checkpoints(
@@ -667,7 +642,7 @@ def build_agent(
         effort=effort,
         max_steps=settings.max_steps if settings.max_steps is not None else config.agent.max_steps,
         gate=gate,
-        price=make_price_fn(config),
+        price=base.price,
         clock=clock,
         context_suffix=context_suffix(base.workspace, clock, context),
         budget=budget,
@@ -785,5 +760,5 @@ def build_planner(
         stack=stack, config=base.config, resolved=model.planner, executor=executor,
         executor_provider=provider, executor_resolved=model.resolved, tool_context=context,
         gate=gate, mcp=mcp, home=base.home, workspace=base.workspace, effort=effort,
-        price=make_price_fn(base.config), clock=clock, approve=plan_approver,
+        price=base.price, clock=clock, approve=plan_approver,
     )  # fmt: skip

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from reasonix_core.goal.state import Goal, GoalBook
     from reasonix_core.hooks.engine import Hooks
     from reasonix_core.mcp.host import McpHost
+    from reasonix_core.session.hook_turns import SessionEndReason
     from reasonix_core.session.rewind import RewindPreview, Rewound
 
 
@@ -98,13 +99,22 @@ class Session:
     def prompt(self, text: str, meta: TurnMeta | None = None) -> AsyncGenerator[ev.Event, None]:
         """One user turn, as events; it ends with TurnFinished or TurnFailed unless
         cancelled (cancel the consuming task: the transcript stays valid).
-        With hooks, UserPromptSubmit runs before it and Stop after it
-        (session/hook_turns.py)."""
+        With hooks, UserPromptSubmit runs before it (unless ``meta`` says it is
+        host-made) and Stop after it (session/hook_turns.py)."""
         if self.hooks is None:
             return self.runner.run(text, meta)
         from reasonix_core.session.hook_turns import hooked_turn
 
         return hooked_turn(self.hooks, self.runner, self.agent, text, meta)
+
+    def ending(self, reason: SessionEndReason) -> None:
+        """Why the session will end, as its SessionEnd hooks are told when it closes
+        (one of session/hook_turns.py SESSION_END_REASONS; ValueError otherwise)."""
+        from reasonix_core.session.hook_turns import end_reason
+
+        checked = end_reason(reason)
+        if self.hooks is not None:
+            self.hooks.end_reason = checked
 
     async def expand(self, text: str) -> Expanded:
         """``/command args``, ``@path`` and ``@server:uri`` in ``text``, expanded."""
@@ -158,7 +168,12 @@ class Session:
         """The executor's turn over the waiting plan; NoPlanWaiting when none waits."""
         from reasonix_core.session.plans import approve_plan
 
-        return approve_plan(self.agent)
+        execution = approve_plan(self.agent)
+        if self.hooks is None:
+            return execution
+        from reasonix_core.session.hook_turns import hooked_plan
+
+        return hooked_plan(self.hooks, self.runner, self.agent, execution)
 
     def reject_plan(self) -> None:
         from reasonix_core.session.plans import reject_plan
@@ -186,7 +201,13 @@ class Session:
         """Rounds until the goal settles or a bound is reached (``driver.stop``)."""
         from reasonix_core.session.goals import drive_goal
 
-        return drive_goal(self.runner, driver, objective)
+        if self.hooks is None:
+            return drive_goal(self.runner, driver, objective)
+        from reasonix_core.session.hook_turns import HookedRunner
+
+        # Each round with its hooks: Stop after every round, UserPromptSubmit for
+        # the objective only (the later rounds are host-made).
+        return drive_goal(HookedRunner(self.hooks, self.runner, self.agent), driver, objective)
 
     # -- recovery (retired) ----------------------------------------------------
 

@@ -47,7 +47,8 @@ class RunSettings:
     # --append-system-prompt: after [agent] system_prompt_extra, in a new session's prompt.
     append_system_prompt: str = ""
     # Why the session starts and ends, as SessionStart / SessionEnd hooks are told
-    # ("": startup or resume; "clear" for a /clear; end: "other", "clear", ...).
+    # ("": startup or resume; "clear" for a /clear; end: one of
+    # session/hook_turns.py SESSION_END_REASONS, changed later by Session.ending).
     session_source: str = ""
     session_end_reason: str = "other"
     # --settings: extra settings.json files or inline JSON (the user's own: trusted).

@@ -33,6 +33,7 @@ from reasonix_core import events as ev
 from reasonix_core.agent.turn_meta import TurnMeta
 from reasonix_core.claude_stream import ClaudeShape, result_line, turn_outcome
 from reasonix_core.errors import CommandError, ReasonixError, SkillError, UsageError
+from reasonix_core.headless import session_init_line
 from reasonix_core.metrics import MetricsSink
 from reasonix_core.permission_modes import MODE_CHOICES, PLAN_MODE, mode_arg
 from reasonix_core.session.build import build_session
@@ -318,18 +319,8 @@ class _Driver:
     # -- what the program and the person see -----------------------------------
 
     def _init_line(self, shape: ClaudeShape, session: Session) -> dict[str, Any]:
-        from reasonix_core import __version__
-
-        mcp = session.mcp
-        servers = [{"name": s.name, "status": s.phase} for s in mcp.status()] if mcp else []
         mode = PLAN_MODE if session.plan_mode.active else session.policy.preset
-        return shape.init_line(
-            cwd=str(session.workspace),
-            tools=session.agent.tools.names,
-            permission_preset=mode,
-            mcp_servers=servers,
-            version=__version__,
-        )
+        return session_init_line(shape, session, mode)
 
     def _input_problem(self, number: int, why: str) -> None:
         """A stdin line that was skipped: said on stderr and as a system line."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reasonix_core.subagent.spec import SubagentError
 from reasonix_core.tool.sandbox import PathDenied, SandboxPolicy, is_within
-from reasonix_core.tool.write_scope import git_metadata_refusal
+from reasonix_core.tool.write_scope import git_metadata_refusal, write_root_git_refusal
 
 #: Wildcards a claim cannot hold except as whole trailing segments. (``[`` is
 #: left literal: ``pages/[id].tsx`` is a real file name.)
@@ -70,7 +70,14 @@ def resolve_claim(write_paths: Iterable[str] | None, sandbox: SandboxPolicy) -> 
             )
         if any(is_within(resolved, f) for f in forbidden):
             raise SubagentError(f"write_paths: {entry!r} is inside a protected path")
-        if why := git_metadata_refusal(resolved):
+        # The whole workspace is the session's own root (its git metadata is the
+        # sandbox's to protect, as without a claim); a folder below it is a root
+        # of its own, judged as a write grant is.
+        if resolved == root:
+            why = git_metadata_refusal(resolved)
+        else:
+            why = write_root_git_refusal(resolved, root)
+        if why:
             raise SubagentError(f"write_paths: {entry!r} resolves to {resolved}, {why}")
         if resolved not in out:
             out.append(resolved)

@@ -49,11 +49,11 @@ from reasonix_core.agent.session import (
 )
 from reasonix_core.agent.session_lock import hold_session
 from reasonix_core.config import ResolvedModel, read_api_key, resolve_model
+from reasonix_core.efforts import check_effort
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Requester, current_requester
 from reasonix_core.provider.base import Provider, StreamIdleTimeout, create_provider
-from reasonix_core.provider.efforts import check_effort
 from reasonix_core.subagent.capsule import ContextCapsule, sha256_text
 from reasonix_core.subagent.claims import bash_rebind_problem, claimed, resolve_claim
 from reasonix_core.subagent.completion import (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +33,14 @@ class GateAuthorization(Protocol):
     def message(self) -> str: ...
 
 
+#: A PreToolUse hook's ``(permissionDecision, reason)`` about the MCP tool the
+#: running ``use_capability`` call targets (agent/tool_batch.py sets it in the
+#: call's own task): the hook spoke about the target, so the target's permission
+#: check (mcp/capability.py) passes it to ``CallGate.authorize`` as ``hook``, where
+#: it tightens or skips a question exactly as for a built-in tool (docs/HOOKS.md).
+target_hook: ContextVar[tuple[str, str] | None] = ContextVar("target_hook", default=None)
+
+
 class CallGate(Protocol):
     """What a tool that runs other tools (``use_capability``) needs of the session's
     permission gate (:class:`reasonix_core.permission.gate.PermissionGate`).
@@ -51,6 +60,7 @@ class CallGate(Protocol):
         args: Mapping[str, Any] | None,
         call_id: str,
         summary: str = "",
+        hook: tuple[str, str] | None = None,
     ) -> GateAuthorization: ...
 
     async def authorize_write_scope(

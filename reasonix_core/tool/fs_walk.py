@@ -21,6 +21,7 @@ import errno
 import fcntl
 import os
 import stat as stat_mod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -319,6 +320,31 @@ def opened_path(fd: int) -> Path | None:
     if not text.startswith("/") or text.endswith(" (deleted)"):
         return None
     return Path(text)
+
+
+def read_regular_capped(
+    path: Path, cap: int, refused: Callable[[str], bool], refusal: str
+) -> tuple[bytes, int]:
+    """Up to ``cap + 1`` bytes of the regular file at ``path``, and its size.
+
+    OSError when it is not a regular file, or (EACCES with ``refusal``) when
+    ``refused`` rejects the physical path of what was opened: a folder on the way
+    may have been swapped for a link since the caller checked the name.
+    ``O_NONBLOCK`` + ``fstat``: a FIFO (or device) under the name must not hang.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        opened = opened_path(fd)
+        if opened is not None and refused(os.fspath(opened)):
+            raise OSError(errno.EACCES, refusal)
+        info = os.fstat(fd)
+        if not stat_mod.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(cap + 1)
+    finally:
+        os.close(fd)
+    return data, info.st_size
 
 
 def list_directory(dir_fd: int) -> list[str]:

@@ -485,10 +485,18 @@ def _without(state: _State, dot_git: Path, moved: list[str]) -> _State:
 
 
 def workspace_gitdirs_outside(workspace: Path) -> tuple[Path, ...]:
-    """The git directories host git uses for ``workspace`` that lie outside it: a
-    linked worktree's or submodule's git directory (named by a ``.git`` gitfile) and
-    the common directory its ``commondir`` names. ``git_binds`` cannot protect these
-    (they are not under a writable root), so nothing may make them writable."""
+    """The git directories host git uses for ``workspace`` that lie outside it.
+    ``git_binds`` cannot protect these (they are not under a writable root), so
+    nothing may make them writable."""
+    return tuple(d for d in workspace_gitdirs(workspace) if not is_within(d, workspace))
+
+
+def workspace_gitdirs(workspace: Path) -> tuple[Path, ...]:
+    """The git directories a ``.git`` gitfile of ``workspace`` names: a linked
+    worktree's, a submodule's or a ``--separate-git-dir`` one, and the common
+    directory its ``commondir`` names, wherever they lie (one inside the workspace
+    is protected by ``git_binds`` only while the gitfile is under the same
+    writable root)."""
     dot_git = workspace / ".git"
     if dot_git.is_symlink() or not dot_git.is_file():
         return ()
@@ -502,7 +510,7 @@ def workspace_gitdirs_outside(workspace: Path) -> tuple[Path, ...]:
         common = ""
     if common:
         found.append(Path(os.path.realpath(gitdir / common)))
-    return tuple(d for d in dict.fromkeys(found) if not is_within(d, workspace))
+    return tuple(dict.fromkeys(found))
 
 
 def _gitfile_target(gitfile: Path) -> Path | None:

@@ -7,6 +7,7 @@ everything when it runs.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from reasonix_core.tool.base import ToolContext
@@ -86,6 +87,32 @@ def precondition_failure(tool: str, args: dict[str, Any], ctx: ToolContext) -> s
             return ""
         return fs_failure(FS_NOT_FOUND, display).text
     code = ledger.check(path, current)
-    if code is None:
+    if code is not None:
+        return fs_failure(code, display, "overwriting" if tool == "write_file" else "editing").text
+    return _edit_failure(tool, args, path, display)
+
+
+def _edit_failure(tool: str, args: dict[str, Any], path: Path, display: str) -> str:
+    """Why an edit of the (observed, current) file cannot apply: an ``old_string`` not
+    in it, or found more than once; in the tool's own words (its transform is run on
+    the file's text, nothing is written)."""
+    if tool == "write_file":
         return ""
-    return fs_failure(code, display, "overwriting" if tool == "write_file" else "editing").text
+    from reasonix_core.tool.builtin._fs import ToolFailure, decode
+    from reasonix_core.tool.builtin.edit_file import EditFileArgs, edit_transform
+    from reasonix_core.tool.builtin.multi_edit import MultiEditArgs, edits_transform
+
+    try:
+        if tool == "edit_file":
+            transform = edit_transform(EditFileArgs.model_validate(args))
+        else:
+            transform = edits_transform(MultiEditArgs.model_validate(args))
+        if path.stat().st_size > MAX_PREVIEW_BYTES:
+            return ""
+        text, _fmt = decode(path.read_bytes())
+        transform(text, display)
+    except ToolFailure as failure:
+        return failure.text
+    except Exception:  # bad arguments, a binary file, anything unclear: the tool says it
+        return ""
+    return ""

@@ -29,6 +29,7 @@ from reasonix_core.tool.git_guard import (
     NestedScanTooLarge,
     is_gitdir,
     nested_git_entries,
+    workspace_gitdirs,
     workspace_gitdirs_outside,
 )
 from reasonix_core.tool.sandbox import is_within
@@ -39,6 +40,7 @@ __all__ = [
     "git_metadata_refusal",
     "open_granted",
     "resolve_write_dirs",
+    "write_root_git_refusal",
 ]
 
 #: Folders of the operating system: never granted, nor anything below them.
@@ -184,6 +186,17 @@ def git_metadata_refusal(path: Path) -> str:
                 "when git runs there)"
             )
     return ""
+
+
+def write_root_git_refusal(path: Path, workspace: Path) -> str:
+    """Why the physical folder ``path`` inside ``workspace`` cannot become a write
+    root of its own (a subagent's write claim), or "": the grant's git rule,
+    whole. A claimed folder that holds the workspace's git directory (``git init
+    --separate-git-dir=sub/repo.git``, then a claim on ``sub``) let a child plant
+    a hook that host git runs."""
+    if not path.is_dir():  # a file, or one to create: it holds no git directory
+        return git_metadata_refusal(path)
+    return _git_refusal(path, workspace_gitdirs(Path(os.path.realpath(workspace))))
 
 
 def _git_refusal(path: Path, workspace_git: Sequence[Path]) -> str:

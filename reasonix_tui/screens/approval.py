@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Requester
 from reasonix_core.permission.summary import visible
 from reasonix_tui.format import exact_line, one_line
-from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 from reasonix_tui.widgets.diff_view import DiffView
 
 ARG_LINES = 6
@@ -31,10 +31,14 @@ ARG_WIDTH = 80
 CHOICES = (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION, ApprovalDecision.DENY)
 
 
-def _argument_lines(arguments: dict[str, object]) -> list[str]:
+def _argument_lines(arguments: dict[str, object], summary: str = "") -> list[str]:
+    """One line per argument, less those the summary already shows whole (the
+    command of "Run: <command>", the path of "Edit <path>"): nothing is said twice."""
     lines = []
     for key, value in arguments.items():
         text = visible(value) if isinstance(value, str) else repr(value)
+        if text and "\n" not in text and text in summary:
+            continue
         first, *rest = text.splitlines() or [""]
         more = f" (+{len(rest)} lines)" if rest else ""
         room = ARG_WIDTH - len(key) - 2 - len(more)
@@ -66,7 +70,7 @@ def requester_lines(requester: Requester) -> list[str]:
     return lines
 
 
-class ApprovalScreen(Overlay[ApprovalDecision | None]):
+class ApprovalScreen(DockedOverlay[ApprovalDecision | None]):
     """Dismisses with a decision, or None when the user cancels the whole turn."""
 
     DEFAULT_CSS = """
@@ -74,11 +78,9 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
         & > #dialog { border: round $warning; }
         & #title { color: $text-warning; }
         & #requester { color: $text-error; text-style: bold; margin-bottom: 1; }
-        & #summary { margin-bottom: 1; }
+        & #folders-scroll { margin-bottom: 1; }
         & #arguments { color: $text-muted; }
-        & #preview { height: auto; max-height: 14; margin-top: 1; }
-        & #folders-scroll { height: auto; max-height: 8; }
-        & OptionList { margin-top: 1; }
+        & #preview { margin-top: 1; }
     }
     """
 
@@ -98,20 +100,22 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
             yield from self._compose_grant()
             return
         request = self.request
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             if request.requester is not None:
                 yield Static(Content(f"Allow {request.tool} for a subagent?"), id="title")
             else:
                 yield Static(Content(f"Allow {request.tool}?"), id="title")
-            yield from self._compose_requester()
-            if request.summary:
-                yield Static(Content(request.summary), id="summary")
-            lines = _argument_lines(request.arguments)
-            if lines:
-                yield Static(Content("\n".join(lines)), id="arguments")
-            if request.preview:
-                with VerticalScroll(id="preview"):
-                    yield DiffView(request.preview)
+            # What is asked scrolls (a long diff, many arguments); the answers under
+            # it stay on screen.
+            with VerticalScroll(id="body", classes="body"):
+                yield from self._compose_requester()
+                if request.summary:
+                    yield Static(Content(request.summary), id="summary")
+                lines = _argument_lines(request.arguments, request.summary)
+                if lines:
+                    yield Static(Content("\n".join(lines)), id="arguments")
+                if request.preview:
+                    yield DiffView(request.preview, id="preview")
             session = "Allow for this session"
             if request.scope:
                 session += f"  ({request.scope})"
@@ -130,18 +134,18 @@ class ApprovalScreen(Overlay[ApprovalDecision | None]):
         request = self.request
         count = len(request.write_dirs)
         folders = "this folder" if count == 1 else f"these {count} folders"
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             yield Static(
                 Content(f"Let {request.tool} write to {folders} outside the workspace?"),
                 id="title",
             )
             yield from self._compose_requester()
-            # A folder's name may hold a newline or tab too: one line per folder, in
-            # full (its spaces are real: it is escaped, never flattened nor cut).
-            folders = (exact_line(d) for d in request.write_dirs)
             # In a scroll of its own: thousands of folders, or one 60,000 characters
             # long, cannot push the command and the answers off the screen.
-            with VerticalScroll(id="folders-scroll"):
+            with VerticalScroll(id="folders-scroll", classes="body"):
+                # A folder's name may hold a newline or tab too: one line per folder, in
+                # full (its spaces are real: it is escaped, never flattened nor cut).
+                folders = (exact_line(d) for d in request.write_dirs)
                 yield Static(Content("\n".join(f"  {d}" for d in folders)), id="folders")
             why = one_line(request.justification, WHY_CHARS) or "(no reason given)"
             yield Static(Content(f"Why: {why}"), id="summary")

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from reasonix_tui import format as fmt
-from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 
 if TYPE_CHECKING:
     from reasonix_core.agent.cache_preview import RebillPreview
@@ -45,11 +45,8 @@ def idle_text(preview: RebillPreview) -> str:
     )
 
 
-class CacheScreen(Overlay[None]):
-    DEFAULT_CSS = """
-    CacheScreen > #dialog { max-width: 110; }
-    CacheScreen #cache { height: auto; max-height: 28; }
-    """
+class CacheScreen(DockedOverlay[None]):
+    BODY_SHARE = 0.6
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,enter", "close", "Close", show=False)
@@ -64,9 +61,9 @@ class CacheScreen(Overlay[None]):
 
         report = self.report
         text = render_text(report) if report is not None and report.requests else EMPTY
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             yield Static("Prompt cache", id="title")
-            with VerticalScroll(id="cache"):
+            with VerticalScroll(id="cache", classes="body"):
                 yield Static(text.rstrip("\n"), markup=False)
             yield Static("Esc close · reasonix cache --json for scripts", classes="hint")
 

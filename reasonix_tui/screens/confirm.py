@@ -1,4 +1,4 @@
-"""A yes/no confirmation (used by ``/clear``)."""
+"""A yes/no confirmation (``/clear``, ``/compact``, a model switch that breaks the cache)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,13 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 
 
-class ConfirmScreen(Overlay[bool]):
-    DEFAULT_CSS = """
-    ConfirmScreen > #dialog { max-width: 64; }
-    """
-
+class ConfirmScreen(DockedOverlay[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "answer(True)", "Yes", show=False),
         Binding("n,escape", "answer(False)", "No", show=False),
@@ -28,9 +24,10 @@ class ConfirmScreen(Overlay[bool]):
         self.body = body
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             yield Static(self.title_text, id="title", markup=False)
-            yield Static(self.body, markup=False)
+            with VerticalScroll(classes="body"):
+                yield Static(self.body, markup=False)
             yield Static("y/Enter confirm · n/Esc cancel", classes="hint")
 
     def action_answer(self, value: bool) -> None:

@@ -1,10 +1,20 @@
-"""Base class for modal overlays: centred dialog; the composer hides under it."""
+"""Base classes for modal overlays; the session screen hides its composer under them.
+
+:class:`Overlay` centres its dialog over a dimmed screen (help, trust, ``/mcp``).
+:class:`DockedOverlay` is for the moments the user decides something about the
+conversation (approvals, questions, plans, pickers, ``/rewind``, ``/cache``): its
+dialog sits at the bottom, full width, over the composer, and the screen behind stays
+drawn, so the model's lead-in and the last diff stay in view above it. Its scrolling
+part (class ``body``) is capped to a share of the terminal's height, so the choices and
+the key hints under it are always on screen, at 80×24 too."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import ClassVar, Protocol, TypeVar, cast, runtime_checkable
 
-from textual.screen import ModalScreen
+from textual import events
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
 
 T = TypeVar("T")
 
@@ -40,3 +50,75 @@ class Overlay(ModalScreen[T]):
 
     def blink(self) -> bool:
         return bool(getattr(self.app, "cursor_blink", True))
+
+
+class DialogBox(Vertical):
+    """The ``#dialog`` box of a docked dialog: when its height changes (a picker's
+    list filtered or grown, a note shown), the screen below is told again."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        claim = getattr(self.screen, "claim_rows", None)
+        if callable(claim):
+            self.call_after_refresh(claim)
+
+
+@runtime_checkable
+class MakesRoom(Protocol):
+    """A screen that can keep its last lines above a docked dialog (the session
+    screen: its transcript ends above the dialog instead of under it)."""
+
+    def make_room(self, rows: int) -> None: ...
+
+
+class KeepsTranscriptInView:
+    """For a screen docked at the bottom over the session: tells the screen below
+    how many rows it covers, so the transcript's last lines stay above it."""
+
+    def on_mount(self) -> None:
+        cast("Screen[object]", self).call_after_refresh(self.claim_rows)
+
+    def on_resize(self, event: events.Resize) -> None:
+        cast("Screen[object]", self).call_after_refresh(self.claim_rows)
+
+    def claim_rows(self) -> None:
+        """Tell the screen below how many rows the dialog takes (called again when
+        the dialog's height may have changed)."""
+        screen = cast("Screen[object]", self)
+        stack = screen.app.screen_stack if screen.is_attached else []
+        index = stack.index(screen) if screen in stack else 0
+        below = stack[index - 1] if index > 0 else None
+        if isinstance(below, MakesRoom):
+            below.make_room(screen.query_one("#dialog").outer_size.height)
+
+
+class DockedOverlay(KeepsTranscriptInView, Overlay[T]):
+    """A dialog docked at the bottom, the transcript in view above it."""
+
+    DEFAULT_CSS = """
+    DockedOverlay {
+        align: center bottom;
+        background: transparent;
+        & > #dialog {
+            width: 100%;
+            max-width: 100%;
+            max-height: 100%;
+            padding: 0 1;
+        }
+        & #title { margin-bottom: 0; }
+        & .body { height: auto; margin-top: 1; }
+        & .hint { margin-top: 0; }
+        & OptionList { margin-top: 1; }
+        & Input { margin: 1 0 0 0; }
+    }
+    """
+
+    #: The share of the terminal's height the scrolling part (``.body``, or the
+    #: options) may take; the rest of the dialog stays on screen under it. Set in
+    #: rows on each resize: a ``vh`` max-height is not honoured by the dialog's own
+    #: auto height (Textual 8), which then grows to the whole screen.
+    BODY_SHARE: ClassVar[float] = 0.35
+
+    def on_resize(self, event: events.Resize) -> None:
+        rows = max(3, int(event.size.height * self.BODY_SHARE))
+        for widget in self.query(".body, OptionList"):
+            widget.styles.max_height = rows

@@ -13,12 +13,11 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +31,7 @@ class PickerItem:
 MoreItems = Callable[[], Awaitable[tuple[list["PickerItem"], str]]]
 
 
-class PickerScreen(Overlay[str | None]):
+class PickerScreen(DockedOverlay[str | None]):
     DEFAULT_CSS = """
     PickerScreen .note { color: $text-muted; }
     """
@@ -62,7 +61,7 @@ class PickerScreen(Overlay[str | None]):
         self.note = note
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             yield Static(self.title_text, id="title", markup=False)
             yield Input(placeholder="Type to filter…", id="filter")
             yield OptionList(id="options")

@@ -13,12 +13,12 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static, TextArea
 
 from reasonix_core.coordinator.plans import PlanVerdict
 from reasonix_core.permission.summary import visible
-from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 
 #: Above this many characters the plan is shown as plain text: laying out a huge
 #: Markdown document stalls the app for seconds, and a plan is approved whole, so
@@ -26,18 +26,14 @@ from reasonix_tui.screens.overlay import Overlay
 MARKDOWN_CHARS = 40_000
 
 
-class PlanApprovalScreen(Overlay[PlanVerdict]):
+class PlanApprovalScreen(DockedOverlay[PlanVerdict]):
     DEFAULT_CSS = """
-    PlanApprovalScreen > #dialog { max-width: 100; }
-    PlanApprovalScreen #plan {
-        height: auto;
-        max-height: 24;
-        border: none;
-        background: $surface;
-    }
+    PlanApprovalScreen #plan { background: $surface; }
     PlanApprovalScreen #plan Markdown { margin: 0; padding: 0; background: $surface; }
-    PlanApprovalScreen #plan-text { height: 24; border: none; }
+    PlanApprovalScreen #plan-text { height: auto; border: none; margin-top: 1; }
     """
+
+    BODY_SHARE = 0.55
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a,enter", f"answer('{PlanVerdict.APPROVE.value}')", "Approve", show=False),
@@ -51,14 +47,16 @@ class PlanApprovalScreen(Overlay[PlanVerdict]):
         self.title_text = title
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             yield Static(visible(self.title_text), id="title", markup=False)
             # The model's text: escape sequences and bidi overrides shown escaped.
             shown = visible(self.plan)
             if len(shown) > MARKDOWN_CHARS:
-                yield TextArea(shown, read_only=True, soft_wrap=True, id="plan-text")
+                yield TextArea(
+                    shown, read_only=True, soft_wrap=True, id="plan-text", classes="body"
+                )
             else:
-                with VerticalScroll(id="plan"):
+                with VerticalScroll(id="plan", classes="body"):
                     yield Markdown(shown)
             yield Static(
                 "a/Enter approve and execute · k/Esc keep planning · r reject", classes="hint"

@@ -8,9 +8,9 @@ option). Esc declines to answer, which the tool tells the model as such.
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.widgets import Input, OptionList, Static
 
+from reasonix_tui.screens.overlay import DialogBox
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 
 
@@ -19,7 +19,7 @@ class QuestionScreen(PickerScreen):
         super().__init__(question, [PickerItem(value=o, label=o) for o in options])
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             yield Static(self.title_text, id="title", markup=False)
             yield OptionList(id="options")
             yield Static(self.empty, id="empty", markup=False)

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from reasonix_tui.format import exact_line, one_line
-from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.services import RewindPreview, RewindTurn
 from reasonix_tui.widgets.diff_view import render_diff
@@ -36,14 +36,14 @@ _HEAD = 48
 _TITLE = 200
 
 
-class RewindScreen(Overlay[str | None]):
+class RewindScreen(DockedOverlay[str | None]):
     """The second step: a turn's diff preview and the four choices."""
 
     DEFAULT_CSS = """
     RewindScreen {
-        & #preview { height: auto; max-height: 16; background: $surface; margin-bottom: 1; }
-        & #conflicts { color: $text-warning; margin-bottom: 1; }
-        & #note { color: $text-muted; margin-bottom: 1; }
+        & #preview { background: $surface; }
+        & #conflicts { color: $text-warning; margin-top: 1; }
+        & #note { color: $text-muted; margin-top: 1; }
     }
     """
 
@@ -57,7 +57,7 @@ class RewindScreen(Overlay[str | None]):
         self.preview = preview
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             head = one_line(self.turn.head, _TITLE)
             yield Static(f"Rewind to turn {self.turn.number}: {head}", id="title", markup=False)
             if self.preview.conflicts:
@@ -70,7 +70,7 @@ class RewindScreen(Overlay[str | None]):
                     markup=False,
                 )
             if self.preview.diff:
-                with VerticalScroll(id="preview"):
+                with VerticalScroll(id="preview", classes="body"):
                     yield Static(render_diff(self.preview.diff, _PREVIEW_LINES))
             else:
                 from reasonix_core.permission.summary import visible  # off the first frame

@@ -117,6 +117,9 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         yield NewOutputMarker(id="new-output")
         yield CompletionMenu(id="menu")
         yield Composer(id="composer")
+        room = Static(id="dialog-room")  # what a docked dialog covers (make_room)
+        room.display = False
+        yield room
         yield StatusBar(id="status")
 
     @property
@@ -243,8 +246,20 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self.composer.display = False
 
     def on_screen_resume(self) -> None:
+        self.make_room(0)
         self.composer.display = True
         self.composer.focus()
+
+    def make_room(self, rows: int) -> None:
+        """A dialog docked at the bottom covers ``rows``: the transcript ends above
+        it, so the lines the user decides about stay in view (0: no dialog)."""
+        room = self.query_one("#dialog-room")
+        cover = max(0, rows - self.status.outer_size.height)
+        room.styles.height = cover
+        room.display = cover > 0
+        if not self.transcript.reading_above:  # the end stays in view
+            self.transcript.call_after_refresh(self.transcript.follow)
+        # Once laid out anew, the transcript checks that again (Transcript.on_resize).
 
     # ---- status ----------------------------------------------------------
     @property
@@ -254,9 +269,15 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         return bool(blocks) and bool(getattr(blocks[-1], "rendering", False))
 
     def refresh_status(self) -> None:
+        model = self.runner.model
+        state = self.status.state
+        # Before any request, a model without prices costs "unknown", not $0.0000;
+        # after one, the requests' own prices say it (StatusBar.add_usage).
+        unpriced = state.unpriced if state.prompt_tokens else not self.services.priced(model)
         self.status.update_state(
             mode=self.services.permission_mode,
-            model=self.runner.model,
+            model=model,
+            unpriced=unpriced,
             effort=self.runner.effort,
             context_window=self.services.context_window,
             queued=len(self.queue),

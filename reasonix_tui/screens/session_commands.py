@@ -264,6 +264,10 @@ async def resume(screen: SessionHost, args: str) -> None:
     )
 
 
+def _cost_phrase(money: str) -> str:
+    return money if money == fmt.UNKNOWN_COST else f"cost {money}"
+
+
 async def show_status(screen: SessionHost, args: str) -> None:
     s = screen.status.state
     last = "-" if s.last_cache_pct is None else f"{s.last_cache_pct:.0f}%"
@@ -274,13 +278,13 @@ async def show_status(screen: SessionHost, args: str) -> None:
         f" ({fmt.percent(s.context_tokens, s.context_window)})"
         + _compaction_note(screen.services, s.context_window),
         f"cache last {last} · avg {fmt.percent(s.cache_hit_tokens, s.prompt_tokens)}"
-        f" · cost {fmt.cost(s.cost, s.currency, s.unpriced)}",
+        f" · {_cost_phrase(fmt.cost(s.cost, s.currency, s.unpriced))}",
     ]
     await screen.notice("\n  ".join(lines))
 
 
 async def login(screen: SessionHost, args: str) -> None:
-    from reasonix_tui.screens.setup import SetupScreen
+    from reasonix_tui.screens.setup import LoginScreen
 
     async def saved(ok: bool | None) -> None:
         if not ok:
@@ -294,7 +298,7 @@ async def login(screen: SessionHost, args: str) -> None:
             screen.runner = runner
         await screen.notice(f"API key for {info.provider} saved to {info.stored_in}.")
 
-    screen.app.push_screen(SetupScreen(screen.services, replacing=True), saved)
+    screen.app.push_screen(LoginScreen(screen.services), saved)
 
 
 def key_hint(services: AppServices, status: int | None) -> str:

@@ -9,12 +9,12 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from reasonix_tui.screens.overlay import DialogBox, KeepsTranscriptInView
 from reasonix_tui.services import ApiKeyInfo, AppServices, ProviderChoice
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class SetupScreen(Screen[bool]):
         self.AUTO_FOCUS = "#providers" if self.choices else "#key"  # pyright: ignore[reportAttributeAccessIssue]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with DialogBox(id="dialog"):
             yield Static("API key" if self.replacing else "Welcome to Reasonix", id="title")
             yield Static("", id="intro", markup=False)
             options = OptionList(id="providers")
@@ -314,3 +314,23 @@ class SetupScreen(Screen[bool]):
             self.dismiss(False)
         else:
             self.app.exit(return_code=1, message=CONFIGURE_LATER)
+
+
+class LoginScreen(KeepsTranscriptInView, SetupScreen):
+    """``/login``: the key step over a running session, docked at the bottom like
+    the other dialogs so the conversation stays in view above it (a screen whose
+    background is transparent lets the one under it show)."""
+
+    DEFAULT_CSS = """
+    LoginScreen {
+        align: center bottom;
+        background: transparent;
+        & > #dialog { width: 100%; max-width: 100%; padding: 0 1; }
+        & #title { margin-bottom: 0; }
+        & #intro { margin: 1 0; }
+        & .hint { margin-top: 0; }
+    }
+    """
+
+    def __init__(self, services: AppServices) -> None:
+        super().__init__(services, replacing=True)

@@ -80,6 +80,15 @@ class ReasoningBlock(Widget):
         self.timed = False
         self.finish(self.started)
 
+    def absorb(self, later: ReasoningBlock) -> None:
+        """Fold a later finished reasoning of the same turn into this one (its text
+        under this one's, its time added): a turn shows one "thought" line."""
+        self._parts += ["\n\n", later.text.strip()]
+        if self.seconds is not None and later.seconds is not None:
+            self.seconds += later.seconds
+        self.query_one(".body", Static).update(Content(self.text.strip()))
+        self._set_header()
+
     def _set_header(self) -> None:
         arrow = "▾" if self.has_class("-expanded") else "▸"
         took = f" for {fmt.duration(self.seconds or 0)}" if self.timed else ""

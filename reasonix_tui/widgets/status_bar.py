@@ -163,6 +163,20 @@ class StatusBar(Widget):
         gap = max(1, width - left.cell_length - right.cell_length)
         return left + Content(" " * gap) + right
 
+    def _fitted(self, lefts: list[Content], rights: list[Content]) -> Content:
+        """The first left/right pair (fullest first) that fits one line; past the
+        last, the right side is cut, then the left: a status line never wraps."""
+        width = max(0, self.content_size.width)
+        for left in lefts:
+            for right in rights:
+                if left.cell_length + right.cell_length + (1 if right else 0) <= width:
+                    return self._line(left, right)
+        left, right = lefts[-1], rights[-1]
+        room = width - left.cell_length - 1
+        if room >= 8:
+            return self._line(left, right.truncate(room, ellipsis=True))
+        return left.truncate(width, ellipsis=True)
+
     def render(self) -> Content:
         s = self.state
         mode = Content.styled(f"● {s.mode}", MODE_STYLE.get(s.mode, "$text-primary"))
@@ -170,16 +184,23 @@ class StatusBar(Widget):
             elapsed = fmt.duration((s.now - s.busy_since).total_seconds())
             spin = SPINNER[s.frame % len(SPINNER)]
             state = Content.styled(f"{spin} working {elapsed} · Esc cancels", "$text-accent")
+            short_state = Content.styled(f"{spin} {elapsed}", "$text-accent")
         else:
             state = Content.styled("starting…" if s.starting else "ready", "$text-muted")
+            short_state = state
         # "auto" is also a permission mode: the effort of that name says what it is.
         effort = f"effort {s.effort}" if s.effort == "auto" else s.effort
         model = Content.assemble((s.model, "bold"), (f" · {effort}" if effort else "", ""))
+        bare_model = Content.styled(s.model, "bold")
         left = Content.assemble(mode, "  ", state)
         if s.goal is not None:
             room = self.content_size.width - left.cell_length - model.cell_length - 4
             left = Content.assemble(left, "  ", goal_segment(s.goal, room, s.currency))
-        line1 = self._line(left, model)
+        # Narrow: the effort goes first, then the state's words, then the model is cut.
+        line1 = self._fitted(
+            [left, Content.assemble(mode, "  ", short_state), mode],
+            [model, bare_model],
+        )
 
         window = s.context_window
         guess = "~" if s.estimated else ""
@@ -187,11 +208,13 @@ class StatusBar(Widget):
         ctx += f" {fmt.percent(s.context_tokens, window)}"
         last = "-" if s.last_cache_pct is None else f"{s.last_cache_pct:.0f}%"
         avg = fmt.percent(s.cache_hit_tokens, s.prompt_tokens)
-        cache = f"cache {last} (avg {avg})"
-        self._cache_span = (len(ctx) + 3, len(ctx) + 3 + len(cache))
-        usage = Content.styled(
-            f"{ctx} · {cache} · {guess}{fmt.cost(s.cost, s.currency, s.unpriced)}", "$text-muted"
-        )
+        money = f"{guess}{fmt.cost(s.cost, s.currency, s.unpriced)}"
+        # Narrow: the cache average goes first, then the cache figure.
+        usages = [
+            f"{ctx} · cache {last} (avg {avg}) · {money}",
+            f"{ctx} · cache {last} · {money}",
+            f"{ctx} · {money}",
+        ]
         extra = []
         if s.budget_left:
             extra.append((f"budget {s.budget_left}", "$text-muted"))
@@ -199,5 +222,14 @@ class StatusBar(Widget):
             extra.append(((" · " if extra else "") + f"{s.queued} queued", "$text-warning"))
         if s.hint:
             extra.append(((" · " if extra else "") + s.hint, "$text-warning"))
-        line2 = self._line(usage, Content.assemble(*extra))
+        line2 = self._fitted(
+            [Content.styled(usage, "$text-muted") for usage in usages], [Content.assemble(*extra)]
+        )
+        shown = line2.plain
+        cache_at = shown.find(" · cache ")
+        if cache_at >= 0 and shown.startswith(ctx):
+            end = shown.find(" · ", cache_at + 3)
+            self._cache_span = (cache_at + 3, end if end > 0 else len(shown))
+        else:
+            self._cache_span = (0, 0)
         return Content("\n").join([line1, line2])

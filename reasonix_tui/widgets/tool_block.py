@@ -21,6 +21,7 @@ STATUS_LABEL = {
     "error": "✗ error",
     "denied": "⊘ denied",
     "cancelled": "⊘ cancelled",
+    "kept": "↺ keep planning",
     "unknown": "? unknown",
 }
 
@@ -62,6 +63,7 @@ class ToolBlock(Widget):
             "running": "$text-secondary",
             "ok": "$text-success",
             "error": "$text-error",
+            "kept": "$text-muted",
         }.get(self.status, "$text-warning")
         parts: list[tuple[str, str] | str] = [(self.tool_name, "bold"), "  "]
         if key:
@@ -97,6 +99,12 @@ class ToolBlock(Widget):
     ) -> None:
         status = "error" if is_error and outcome == "ok" else outcome
         self.status = status if status in STATUS_LABEL else "unknown"
+        if self.tool_name == "exit_plan_mode" and status == "denied":
+            from reasonix_core.coordinator.plan_mode import KEEP_PLANNING
+
+            if result.startswith(KEEP_PLANNING):
+                # The user's own choice, not a refusal; said in the user's words.
+                self.status, result = "kept", "You chose to keep planning: plan mode stays on."
         self.result = result
         self.set_classes(f"-{self.status}")
         self.query_one(".header", Static).update(self._header())

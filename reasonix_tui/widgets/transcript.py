@@ -172,6 +172,22 @@ class Transcript(VerticalScroll):
         if self.max_scroll_y <= 0:
             self.call_after_refresh(self._draw_earlier)
 
+    def on_resize(self) -> None:
+        # A smaller or larger viewport (a docked dialog came or went, the terminal
+        # resized): the end stays in view unless the user reads above, and what is
+        # parked or shown follows the new viewport once the compositor has placed it.
+        if not self._reading_above:
+            self.call_after_refresh(self._keep_end)
+        self.call_after_refresh(self.schedule_parking)
+
+    def _keep_end(self) -> None:
+        if self.max_scroll_y > 0:
+            self.follow()
+        elif self.is_anchored:
+            # It fits again (a dialog's first, taller layout had it overflow): an
+            # anchor would push the short transcript down to the dialog's edge.
+            self.anchor(False)
+
     def schedule_parking(self) -> None:
         """Re-check what may park, once the next frame has been laid out."""
         if not self._parking_scheduled:
@@ -249,11 +265,14 @@ class Transcript(VerticalScroll):
         return block
 
     def latest_expandable(self) -> Widget | None:
-        """The newest block that can show more (a finished reasoning block or tool card)."""
-        for block in reversed(self.blocks):
-            if getattr(block, "expandable", False):
-                return block
-        return None
+        """The newest tool card that can show more (after a tool step its output is what
+        the user wants, even when the model thought again since), else the newest
+        finished reasoning block that can."""
+        from reasonix_tui.widgets.tool_block import ToolBlock
+
+        expandable = [b for b in reversed(self.blocks) if getattr(b, "expandable", False)]
+        cards = (b for b in expandable if isinstance(b, ToolBlock))
+        return next(cards, expandable[0] if expandable else None)
 
     async def _trim(self) -> None:
         blocks = self.blocks

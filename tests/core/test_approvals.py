@@ -135,3 +135,35 @@ async def test_an_edit_of_an_unread_file_fails_before_asking(workspace, server):
     finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
     assert "FS_NOT_OBSERVED" in finished[0].result
     assert approver.seen == []
+
+
+@pytest.mark.parametrize("kind", ["edit_file", "multi_edit"])
+async def test_an_edit_whose_old_string_is_not_in_the_file_fails_before_asking(
+    workspace, server, kind
+):
+    """Issue 30, item 8: as Claude Code's: the model reads the tool's own error, the
+    user is never asked to approve a diff that cannot be made."""
+    (workspace / "app.py").write_text("x = 1\n")
+    if kind == "edit_file":
+        call = edit("app.py", "x = 5", "x = 2")
+    else:
+        edits = [
+            {"old_string": "x = 1", "new_string": "x = 2"},
+            {"old_string": "zzz", "new_string": "y"},
+        ]
+        call = ToolCallSpec("multi_edit", json.dumps({"path": "app.py", "edits": edits}))
+    server.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", '{"path": "app.py"}')]),
+        Reply(tool_calls=[call]),
+        Reply(content="done"),
+    )
+    approver = ScriptedApprover(decisions=[ApprovalDecision.ALLOW_ONCE])
+    async with runtime(workspace, approver=approver) as rt:
+        events = await run_turn(rt, "change x")
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished) and e.name == kind]
+    assert finished[0].outcome == "error"
+    assert "not found" in finished[0].result or "old_string" in finished[0].result
+    if kind == "multi_edit":
+        assert "edits[1] failed" in finished[0].result
+    assert approver.seen == []
+    assert (workspace / "app.py").read_text() == "x = 1\n"

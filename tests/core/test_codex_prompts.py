@@ -4,25 +4,11 @@ tests/tui/test_tui_codex_prompts.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-import pytest
 
 from reasonix_core.command.custom import command_name
 from reasonix_testkit import Reply
-from tests.conftest import reasonix, write_config
-
-
-@pytest.fixture
-def cfg(home, server):
-    write_config(home, server.base_url)
-    return server
-
-
-def _first_user(server) -> str:
-    messages = json.loads(server.requests[0].body)["messages"]
-    return next(m["content"] for m in messages if m["role"] == "user")
+from tests.conftest import first_user_text, reasonix
 
 
 def _prompt(workspace: Path, folder: str, name: str, body: str) -> None:
@@ -36,7 +22,7 @@ def test_prompts_name_runs_the_codex_prompt_headless(workspace: Path, cfg) -> No
     cfg.enqueue(Reply(content="looks fine"))
     proc = reasonix(workspace, "run", "/prompts:review app.py errors")
     assert proc.returncode == 0, proc.stderr
-    assert _first_user(cfg).startswith("Review app.py for bugs, focusing on errors.")
+    assert first_user_text(cfg).startswith("Review app.py for bugs, focusing on errors.")
 
 
 def test_a_command_literally_named_prompts_wins(workspace: Path, cfg) -> None:
@@ -46,7 +32,7 @@ def test_a_command_literally_named_prompts_wins(workspace: Path, cfg) -> None:
     cfg.enqueue(Reply(content="ok"))
     proc = reasonix(workspace, "run", "/prompts:review")
     assert proc.returncode == 0, proc.stderr
-    assert _first_user(cfg).startswith("the nested one")
+    assert first_user_text(cfg).startswith("the nested one")
 
 
 def test_unknown_prompts_name_is_a_usage_error(workspace: Path, cfg) -> None:

@@ -1,4 +1,4 @@
-"""Reasoning effort: one vocabulary (provider/efforts.py), said by each
+"""Reasoning effort: one vocabulary (reasonix_core/efforts.py), said by each
 provider's efforts(), checked the same way from flags and config."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import json
 import pytest
 
 from reasonix_core.config.schema import ProviderConfig
+from reasonix_core.efforts import check_effort, known_efforts
 from reasonix_core.errors import ConfigError
 from reasonix_core.messages import Message
 from reasonix_core.provider.anthropic import AnthropicProvider
 from reasonix_core.provider.base import Request
-from reasonix_core.provider.efforts import check_effort, known_efforts
 from reasonix_core.provider.http import HttpProvider
 from reasonix_core.provider.openai import OpenAIProvider
 from reasonix_core.provider.responses import ResponsesProvider

@@ -4,25 +4,12 @@ against the loopback fixture server)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from reasonix_core.command.expander import split_command
 from reasonix_testkit import Reply
-from tests.conftest import reasonix, write_config
+from tests.conftest import first_user_text, reasonix
 from tests.core.test_mcp_runtime import declare_example
-
-
-@pytest.fixture
-def cfg(home, server):
-    write_config(home, server.base_url)
-    return server
-
-
-def _first_user(server) -> str:
-    messages = json.loads(server.requests[0].body)["messages"]
-    return next(m["content"] for m in messages if m["role"] == "user")
 
 
 def test_custom_command_with_arguments_and_its_at_reference(workspace, cfg):
@@ -35,7 +22,7 @@ def test_custom_command_with_arguments_and_its_at_reference(workspace, cfg):
     cfg.enqueue(Reply(content="looks fine"))
     proc = reasonix(workspace, "run", "/review app.py errors")
     assert proc.returncode == 0, proc.stderr
-    user = _first_user(cfg)
+    user = first_user_text(cfg)
     assert user.startswith("Review app.py carefully, focusing on errors.\n@app.py")
     assert "<file path=\"app.py\">\nprint('hi')\n\n</file>" in user
 
@@ -45,7 +32,7 @@ def test_at_path_in_a_plain_prompt_is_attached(workspace, cfg):
     cfg.enqueue(Reply(content="ok"))
     proc = reasonix(workspace, "run", "what does @notes.txt say?")
     assert proc.returncode == 0, proc.stderr
-    assert '<file path="notes.txt">\nalpha beta\n\n</file>' in _first_user(cfg)
+    assert '<file path="notes.txt">\nalpha beta\n\n</file>' in first_user_text(cfg)
 
 
 def test_unknown_command_is_a_usage_error_and_nothing_is_sent(workspace, cfg):
@@ -59,7 +46,7 @@ def test_a_leading_path_is_not_a_command(workspace, cfg):
     cfg.enqueue(Reply(content="ok"))
     proc = reasonix(workspace, "run", "/usr/bin/env is missing, why?")
     assert proc.returncode == 0, proc.stderr
-    assert _first_user(cfg).startswith("/usr/bin/env is missing, why?")
+    assert first_user_text(cfg).startswith("/usr/bin/env is missing, why?")
     assert split_command("/usr/bin/env x") is None
     assert split_command("  /review  a b\nc ") == ("review", "a b\nc")
 
@@ -81,7 +68,7 @@ def test_mcp_prompt_and_its_resource_reference_headless(workspace, cfg):
     cfg.enqueue(Reply(content="reviewed"))
     proc = reasonix(workspace, "run", "/mcp__example__review src/app.py")
     assert proc.returncode == 0, proc.stderr
-    user = _first_user(cfg)
+    user = first_user_text(cfg)
     assert user.startswith("Review src/app.py for correctness first")
     assert '<resource ref="example:style://guide">' in user
 
@@ -91,7 +78,7 @@ def test_mcp_resource_reference_in_a_plain_prompt(workspace, cfg):
     cfg.enqueue(Reply(content="ok"))
     proc = reasonix(workspace, "run", "follow @example:style://guide when you answer")
     assert proc.returncode == 0, proc.stderr
-    assert '<resource ref="example:style://guide">' in _first_user(cfg)
+    assert '<resource ref="example:style://guide">' in first_user_text(cfg)
 
 
 def test_mcp_prompt_missing_its_argument_is_a_usage_error(workspace, cfg):
@@ -168,7 +155,7 @@ def test_a_skill_body_never_expands_at_references(workspace, cfg, tmp_path):
     cfg.enqueue(Reply(content="ok"))
     proc = reasonix(workspace, "run", "/greet look at @mine.txt")
     assert proc.returncode == 0, proc.stderr
-    user = _first_user(cfg)
+    user = first_user_text(cfg)
     for secret in ("npm-SECRET-TOKEN", "ELSEWHERE-SECRET", "INSIDE-TEXT"):
         assert secret not in user
     assert f"Read @~/.npmrc, @{outside} and @inside.txt, then: look at @mine.txt" in user

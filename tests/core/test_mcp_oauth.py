@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -93,6 +94,16 @@ def _tool_results(request_body: bytes) -> list[str]:
     return [str(m["content"]) for m in messages if m["role"] == "tool"]
 
 
+def _log_in(workspace: Path, browser: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``reasonix mcp auth sec`` with the scripted browser."""
+    return reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+
+
+def _logged_in(workspace: Path, browser: dict[str, str]) -> None:
+    done = _log_in(workspace, browser)
+    assert done.returncode == 0, done.stderr
+
+
 def _stored(home: Path, url: str) -> dict[str, Any]:
     return json.loads((home / TOKEN_FILE).read_text())[url]
 
@@ -105,7 +116,7 @@ def test_login_then_a_tool_call_and_no_token_leaves_the_store(
     srv = oauth_server()
     assert reasonix(workspace, "mcp", "add", "sec", srv.url).returncode == 0
 
-    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    done = _log_in(workspace, browser)
     assert done.returncode == 0, done.stderr
     assert "logged in to 'sec'" in done.stdout
     assert "/authorize?" in done.stderr  # the URL, for a machine without a browser
@@ -157,12 +168,7 @@ def test_an_expired_token_is_refreshed_without_a_new_authorization(
 ) -> None:
     srv = oauth_server(lifetime=3)
     reasonix(workspace, "mcp", "add", "sec", srv.url)
-    assert (
-        reasonix(
-            workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120
-        ).returncode
-        == 0
-    )
+    _logged_in(workspace, browser)
     first = _stored(home, srv.url)
     # (On a slow machine the login's own connection may already have refreshed once.)
     seen = len(srv.grants())
@@ -223,12 +229,7 @@ def test_a_hostile_project_cannot_send_a_known_name_elsewhere_for_its_token(
     legit = oauth_server(name="legit")
     attacker = oauth_server(name="attacker")
     reasonix(workspace, "mcp", "add", "sec", legit.url)
-    assert (
-        reasonix(
-            workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120
-        ).returncode
-        == 0
-    )
+    _logged_in(workspace, browser)
     token = _stored(home, legit.url)["tokens"]["access_token"]
 
     # The repository redeclares "sec" at its own URL: untrusted, it is not even started.
@@ -279,12 +280,7 @@ def test_logout_forgets_the_tokens(
 ) -> None:
     srv = oauth_server()
     reasonix(workspace, "mcp", "add", "sec", srv.url)
-    assert (
-        reasonix(
-            workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120
-        ).returncode
-        == 0
-    )
+    _logged_in(workspace, browser)
     assert "logged in" in reasonix(workspace, "mcp", "get", "sec").stdout
     done = reasonix(workspace, "mcp", "auth", "--logout", "sec")
     assert done.returncode == 0 and "forgotten" in done.stdout
@@ -305,7 +301,7 @@ def test_a_configured_client_id_logs_in_without_registering(
     )  # fmt: skip
     assert added.returncode == 0, added.stderr
     assert 'client_id = "preset-client"' in (home / "config.toml").read_text()
-    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    done = _log_in(workspace, browser)
     assert done.returncode == 0, done.stderr
     assert srv.events("register") == []
     [authorize] = srv.events("authorize")
@@ -321,7 +317,7 @@ def test_authorization_server_metadata_falls_back_to_openid_discovery(
 ) -> None:
     srv = oauth_server(openid_only=True)
     reasonix(workspace, "mcp", "add", "sec", srv.url)
-    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    done = _log_in(workspace, browser)
     assert done.returncode == 0, done.stderr
     paths = [e["path"] for e in srv.events("metadata")]
     assert paths[-2:] == [
@@ -337,7 +333,7 @@ def test_login_and_a_tool_call_over_sse(
     write_config(home, server.base_url)
     srv = oauth_server(transport="sse")
     assert reasonix(workspace, "mcp", "add", "sec", srv.url, "--transport", "sse").returncode == 0
-    done = reasonix(workspace, "mcp", "auth", "sec", "--timeout", "60", env=browser, timeout=120)
+    done = _log_in(workspace, browser)
     assert done.returncode == 0, done.stderr
     assert srv.events("authorize")[0]["resource"] == srv.url
     server.enqueue(_use("sec", "whoami"), Reply(content="done"))

@@ -1,4 +1,5 @@
-"""Ctrl+O expands and collapses the latest reasoning block or tool card."""
+"""Ctrl+O expands and collapses the latest tool card with more to show, else the latest
+reasoning block."""
 
 from __future__ import annotations
 
@@ -131,3 +132,28 @@ async def test_alt_up_selects_an_earlier_block_for_ctrl_o(make_app) -> None:
         assert screen.transcript.selected is reasoning
         await send(pilot, "next")  # a new prompt clears the selection
         assert screen.transcript.selected is None
+
+
+async def test_ctrl_o_opens_the_latest_tool_card_before_a_later_thought(make_app) -> None:
+    """Issue 30, item 10: after a tool step the model thinks again; Ctrl+O still opens
+    the tool's output, what the user wants there, not the newer thought."""
+    app, _ = make_app(
+        [
+            [
+                *tool_steps("c1", "bash", {"command": "ls"}, LONG),
+                *reasoning_steps("Twenty files; now summarise them."),
+                *text_steps("Twenty lines."),
+            ]
+        ]
+    )
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "list it")
+        await settle(pilot)
+        screen = session(pilot)
+        card = screen.query_one(ToolBlock)
+        reasoning = screen.query_one(ReasoningBlock)
+        assert card.expandable and reasoning.expandable
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert card.expanded
+        assert not reasoning.expanded

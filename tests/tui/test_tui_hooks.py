@@ -112,3 +112,42 @@ async def test_a_new_session_in_the_app_tells_session_start_clear(
         [e async for e in second.run("again")]
         tg.cancel_scope.cancel()
     assert log.read_text().split() == ["startup", "clear"]
+
+
+async def test_the_app_tells_session_end_why_each_session_ended(
+    tmp_path, monkeypatch, configured, server
+) -> None:
+    import anyio
+
+    from reasonix_core.permission.approver import FailClosedApprover
+    from reasonix_testkit import Reply
+    from reasonix_tui.engine import EngineServices
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    workspace, home = tmp_path / "ws", tmp_path / "reasonix-home"
+    workspace.mkdir(exist_ok=True)
+    log = tmp_path / "reasons.log"
+    (home / "settings.json").write_text(json.dumps({"hooks": {"SessionEnd": [
+        {"hooks": [{"type": "command", "command": f"jq -r .reason >> {log}"}]},
+    ]}}))  # fmt: skip
+
+    async def logged(count: int) -> list[str]:
+        with anyio.fail_after(60):
+            while not log.exists() or len(log.read_text().split()) < count:  # noqa: ASYNC110 - a file the hook writes
+                await anyio.sleep(0.05)
+        return log.read_text().split()
+
+    services = EngineServices(workspace, home=home)
+    server.enqueue(Reply(content="one"), Reply(content="two"), Reply(content="three"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(services.serve)
+        first = services.new_runner(FailClosedApprover())
+        [e async for e in first.run("hi")]
+        second = services.new_runner(FailClosedApprover())  # /new or /clear
+        assert await logged(1) == ["clear"]
+        [e async for e in second.run("again")]
+        third = services.resume_runner(second.session_id, FailClosedApprover())  # /resume
+        assert await logged(2) == ["clear", "other"]
+        [e async for e in third.run("more")]
+        tg.cancel_scope.cancel()  # the app quits
+    assert log.read_text().split() == ["clear", "other", "prompt_input_exit"]

@@ -108,7 +108,7 @@ async def test_a_model_without_a_price_shows_its_cost_as_unknown(make_app) -> No
         await send(pilot, "hi")
         await settle(pilot)
         assert screen.status.state.unpriced
-        assert "· $?" in str(screen.status.render())
+        assert "· cost unknown" in str(screen.status.render())
         await send(pilot, "again")
         await settle(pilot)
         assert "· $0.2500+?" in str(screen.status.render())

@@ -9,6 +9,8 @@ import socket
 
 from tmux_session import fixture_provider, reasonix_in_tmux, tmux_test_marks
 
+from reasonix_core.provider.presets import PRESETS
+
 pytestmark = tmux_test_marks
 
 OLLAMA_PORT = 11434  # the Ollama preset's endpoint, http://127.0.0.1:11434/v1
@@ -18,6 +20,11 @@ def _listening(port: int) -> bool:
     with socket.socket() as probe:
         probe.settimeout(0.5)
         return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+# Ollama's row in the list: below the configured fixture, at its place in the one
+# presets table (the list follows it; a preset added above moves it down).
+_OLLAMA_ROW = 1 + [p.key for p in PRESETS].index("ollama")
 
 
 def test_first_run_chooses_a_provider_then_model_discovers(tmp_path) -> None:
@@ -31,10 +38,10 @@ def test_first_run_chooses_a_provider_then_model_discovers(tmp_path) -> None:
             assert "Endpoint: http://127.0.0.1:" in screen  # the fixture's, highlighted
             if not _listening(OLLAMA_PORT):
                 # A local server that is not running: said inline, nothing chosen.
-                pane.send_keys(*["Down"] * 7, "Enter")
+                pane.send_keys(*["Down"] * _OLLAMA_ROW, "Enter")
                 screen = pane.wait_for("is the server running?")
                 assert "Could not use Ollama" in screen
-                pane.send_keys(*["Up"] * 7)
+                pane.send_keys(*["Up"] * _OLLAMA_ROW)
                 pane.wait_for("Endpoint: http://127.0.0.1:")
             pane.send_keys("Down")
             pane.wait_for("Endpoint: https://api.deepseek.com")

@@ -110,3 +110,15 @@ async def test_status_bar_marks_estimated_usage(tmp_path: Path) -> None:
         await settle(pilot)
         line = str(status.render()).splitlines()[1]
         assert "ctx ~9.5k/100k" in line and "~$0.02" in line
+
+
+async def test_a_model_without_prices_says_cost_unknown_before_any_request(make_app) -> None:
+    """Issue 30, item 8: never a made-up $0.0000 for a model without prices."""
+    from tui_helpers import session
+
+    app, _ = make_app(model="local-model", unpriced_models={"local-model"})
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.pause()
+        rendered = str(session(pilot).status.render())
+        assert "cost unknown" in rendered
+        assert "$0.0000" not in rendered

@@ -67,6 +67,20 @@ def not_found(path: Path, display: str, sandbox: SandboxPolicy, hint: str = "") 
     )
 
 
+# An edit of a file that does not exist: the model is told how to create one.
+CREATE_HINT = "; to create a new file use write_file"
+
+
+async def existing_text(
+    files: TextFiles, path: Path, display: str, sandbox: SandboxPolicy, hint: str = ""
+) -> str:
+    """The editor's text of ``path``; FS_NOT_FOUND (with ``hint``) when there is none."""
+    text = await read_text(files, path, display)
+    if text is None:
+        raise not_found(path, display, sandbox, hint)
+    return text
+
+
 async def current_observed(
     files: TextFiles,
     path: Path,
@@ -76,9 +90,7 @@ async def current_observed(
     verb: str,
 ) -> str:
     """The editor's text of an existing file the model has seen as it is now."""
-    text = await read_text(files, path, display)
-    if text is None:
-        raise not_found(path, display, sandbox, "; to create a new file use write_file")
+    text = await existing_text(files, path, display, sandbox, CREATE_HINT)
     code = ledger.check(path, text_version(text))
     if code is not None:
         raise fs_failure(code, display, verb)

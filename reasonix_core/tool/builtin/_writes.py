@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.builtin._editor import current_observed, editor_for, publish
+from reasonix_core.tool.builtin._editor import (
+    CREATE_HINT,
+    current_observed,
+    editor_for,
+    not_found,
+    publish,
+)
 from reasonix_core.tool.builtin._fs import (
     BinaryFile,
     Loaded,
@@ -34,11 +40,10 @@ from reasonix_core.tool.builtin._fs import (
     run_writer,
     same_location,
     services,
-    suggest_missing,
     unified_diff,
 )
 from reasonix_core.tool.fs_walk import Located
-from reasonix_core.tool.ledger import FS_NOT_FOUND, FileLedger
+from reasonix_core.tool.ledger import FileLedger
 from reasonix_core.tool.sandbox import SandboxPolicy
 from reasonix_core.tool.text_files import TextFiles
 
@@ -103,13 +108,7 @@ async def edit_in_editor(files: TextFiles, target: WriteTarget, transform: Trans
     text = await current_observed(files, path, display, ledger, target.sandbox, "editing")
     new_text, summary = transform(text, display)
     await publish(files, path, display, ledger, text, new_text, "editing")
-    return file_result(
-        display,
-        "edited",
-        text,
-        new_text,
-        lambda plus, minus: f"edited {display}: {summary} (+{plus} -{minus} lines)",
-    )
+    return _edited(display, summary, text, new_text)
 
 
 def edit_sync(target: WriteTarget, transform: Transform) -> ToolResult:
@@ -130,11 +129,7 @@ def edit_sync(target: WriteTarget, transform: Transform) -> ToolResult:
             loaded = load_current(located, display)
             if loaded is not None:
                 return _edit_loaded(located, loaded, display, target.ledger, transform)
-    raise ToolFailure(
-        f"{FS_NOT_FOUND}: {display} does not exist{suggest_missing(target.path, target.sandbox)}; "
-        "to create a new file use write_file",
-        FS_NOT_FOUND,
-    )
+    raise not_found(target.path, display, target.sandbox, CREATE_HINT)
 
 
 def _edit_loaded(
@@ -150,6 +145,11 @@ def _edit_loaded(
     new_text, summary = transform(text, display)
     data = encode(new_text, fmt, display)
     publish_replacement(located, loaded, data, ledger, display, "editing")
+    return _edited(display, summary, text, new_text)
+
+
+def _edited(display: str, summary: str, text: str, new_text: str) -> ToolResult:
+    """An edit's result, from disk or the editor alike."""
     return file_result(
         display,
         "edited",

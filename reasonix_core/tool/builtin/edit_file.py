@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -148,17 +149,23 @@ def _where(count: int, first: int) -> str:
     return f"{count} replacements, first at line {first}"
 
 
+def edit_transform(a: EditFileArgs) -> Callable[[str, str], tuple[str, str]]:
+    """The edit as a transform of the file's text (the tool's, and the approval's
+    precheck: an edit sure to fail fails before anyone is asked to approve it)."""
+
+    def transform(text: str, display: str) -> tuple[str, str]:
+        try:
+            new_text, count, first = apply_edit(
+                text, a.old_string, a.new_string, a.replace_all, display
+            )
+        except EditError as exc:
+            raise ToolFailure(str(exc)) from None
+        return new_text, _where(count, first)
+
+    return transform
+
+
 class EditFile(SpecifiedTool, spec=SPEC):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         a: EditFileArgs = validate_args(EditFileArgs, args)
-
-        def transform(text: str, display: str) -> tuple[str, str]:
-            try:
-                new_text, count, first = apply_edit(
-                    text, a.old_string, a.new_string, a.replace_all, display
-                )
-            except EditError as exc:
-                raise ToolFailure(str(exc)) from None
-            return new_text, _where(count, first)
-
-        return await run_structured_edit(ctx, a.path, transform)
+        return await run_structured_edit(ctx, a.path, edit_transform(a))

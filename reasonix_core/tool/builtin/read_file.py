@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
-from reasonix_core.tool.builtin._editor import editor_for, not_found, read_text, text_version
+from reasonix_core.tool.builtin._editor import editor_for, existing_text, text_version
 from reasonix_core.tool.builtin._fs import (
     BINARY_SNIFF,
     BinaryFile,
@@ -231,9 +231,7 @@ async def read_editor_window(
     sandbox: SandboxPolicy,
 ) -> ToolResult:
     """The window of the editor's text of ``path`` (an unsaved buffer's if open)."""
-    text = await read_text(files, path, display)
-    if text is None:
-        raise not_found(path, display, sandbox)
+    text = await existing_text(files, path, display, sandbox)
     version = text_version(text)
     out, last, total = render(split_lines(text), start, limit)
     ledger.observe(path, version)
