@@ -449,6 +449,7 @@ class ReasonixServer(Server):
             width = _int(request.query.get("width", ""), 80)
             height = _int(request.query.get("height", ""), 24)
             live.size = (width, height)
+            guessed = pending.size if pending is not None else None
             if pending is not None:
                 service = await self._claimed(pending)
                 pending = None
@@ -458,8 +459,9 @@ class ReasonixServer(Server):
                 service.relay_to(websocket.send_bytes, websocket.send_str, websocket.close)
             else:
                 service.relay_to(websocket.send_bytes, websocket.send_str, websocket.close)
-                # Started at a guessed size: the app redraws at the tab's own.
-                await service.set_terminal_size(width, height)
+                if guessed != (width, height):
+                    # Started at a guessed size: the app redraws at the tab's own.
+                    await service.set_terminal_size(width, height)
             await self._relay(websocket, service)
         except asyncio.CancelledError:
             pass

@@ -109,7 +109,11 @@ async def test_token_is_exchanged_for_a_strict_httponly_cookie(
     assert page.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
     assert "Access-Control-Allow-Origin" not in page.headers
-    assert (await client.get(served.base + "/static/js/textual.js")).status == 200
+    assert page.headers["Cache-Control"] == "no-store"
+    script = await client.get(served.base + "/static/js/textual.js")
+    assert script.status == 200
+    # The library's static files are cached, by this browser only.
+    assert script.headers["Cache-Control"] == "private, max-age=3600"
 
 
 async def test_every_refused_request_starts_no_app(
