@@ -1,12 +1,19 @@
 """``reasonix serve``: the app's first paint in a browser, and one served session's memory
 beside the terminal app's (docs/PERFORMANCE.md, "reasonix serve").
 
-    .venv/bin/python bench/bench_serve.py [--runs 3]
+    .venv/bin/python bench/bench_serve.py [--runs 5]
+
+Two servers side by side, opened in turn: the app started when its websocket opens
+(before) and pre-spawned when its signed-in page is requested (after), each with a
+fresh browser profile (nothing cached). Phase timestamps inside the page show where
+the time goes.
 
 Needs Debian's chromium and chromium-driver (scripts/test installs them) and the
 serve extra. Against the loopback fixture model, in a throwaway home and folder.
-First paint: from ``driver.get(URL)`` (the token exchange included) until the page
-marks the terminal's first byte (``body.-first-byte``). Memory: the resident set
+First paint, two ways: seen by the driver (from ``driver.get(URL)``, the token exchange
+included, until polling finds the page's ``body.-first-byte`` mark; the polls wait for
+the page's busy main thread, so this runs late), and in the page (the navigation's start
+plus the animation frame after the one in which xterm drew the first frame). Memory: the resident set
 (VmRSS) of the app process once it shows its prompt, served vs. in a pty.
 """
 
@@ -22,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,12 +95,22 @@ def terminal(env: dict[str, str], folder: Path) -> tuple[float, float, int]:
 
 _RECORD_FRAMES = """
 window.__screen = "";
+window.__t = {};
 const Native = window.WebSocket;
 window.WebSocket = function (...args) {
+  window.__t.ws_new = performance.now();
   const socket = new Native(...args);
   const decoder = new TextDecoder();
+  socket.addEventListener("open", () => { window.__t.ws_open = performance.now(); });
   socket.addEventListener("message", async (event) => {
     const data = event.data instanceof Blob ? await event.data.arrayBuffer() : event.data;
+    if (typeof data !== "string" && data.byteLength > 10 && !window.__t.first_frame) {
+      window.__t.first_frame = performance.now();
+      // xterm draws on the next animation frame: the one after it has been painted.
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        window.__t.painted = performance.now();
+      }));
+    }
     window.__screen += typeof data === "string" ? data : decoder.decode(data);
   });
   return socket;
@@ -100,61 +118,108 @@ window.WebSocket = function (...args) {
 window.WebSocket.prototype = Native.prototype;
 """
 
+# Milestones inside the page, in ms from the navigation's start (the token URL's
+# request, its redirect included; "navigation" is when that started after driver.get
+# was called): the page's HTML, textual.js, window.onload (when
+# textual-serve's script opens the websocket), the websocket, its first frame.
+_PHASES = """
+const nav = performance.getEntriesByType("navigation")[0];
+const js = performance.getEntriesByType("resource").find(e => e.name.endsWith("textual.js"));
+return {origin: performance.timeOrigin, page: nav.responseEnd, js: js ? js.responseEnd : -1,
+        onload: nav.loadEventStart, ...window.__t};
+"""
+PHASES = ("navigation", "page", "js", "onload", "ws_new", "ws_open", "first_frame", "painted")
 
-def served(env: dict[str, str], folder: Path, runs: int) -> tuple[list[float], list[float], int]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
+# The server with pre-spawn on or off (the only difference between the two), so that
+# one run can interleave them.
+_SERVER = """
+import sys
+from pathlib import Path
+from reasonix_tui.serve.server import ReasonixServer, ServeOptions, app_argv, bind_socket
+sock = bind_socket("127.0.0.1", 0)
+options = ServeOptions(host="127.0.0.1", port=sock.getsockname()[1], auth="token",
+                       folder=Path.cwd(), app_argv=app_argv(), prespawn=sys.argv[1] == "1")
+ReasonixServer(options, on_ready=lambda url: print(url, flush=True)).run(sock)
+"""
 
+
+@dataclass
+class Variant:
+    name: str
+    process: subprocess.Popen[str]
+    url: str
+    paints: list[float] = field(default_factory=list)
+    prompts: list[float] = field(default_factory=list)
+    phases: list[dict[str, float]] = field(default_factory=list)
+    rss: int = 0
+    server_rss: int = 0
+
+
+def _start_server(env: dict[str, str], folder: Path, prespawn: bool) -> Variant:
     process = subprocess.Popen(
-        [sys.executable, "-m", "reasonix_tui", "serve", "--port", "0"],
+        [sys.executable, "-c", _SERVER, "1" if prespawn else "0"],
         cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert process.stdout is not None
     url = re.search(r"http://\S+", process.stdout.readline()).group(0)  # type: ignore[union-attr]
+    return Variant("pre-spawn" if prespawn else "at websocket", process, url)
+
+
+def _open_once(variant: Variant, options: object, measure_rss: bool) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)  # type: ignore[arg-type]
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _RECORD_FRAMES})
+    try:
+        start, epoch = time.perf_counter(), time.time()
+        driver.get(variant.url)
+        while "-first-byte" not in (
+            driver.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
+        ):
+            time.sleep(0.01)
+        variant.paints.append(time.perf_counter() - start)
+        while "Ask Reasonix" not in re.sub(
+            r"\x1b\[[0-9;?]*[A-Za-z]", "", driver.execute_script("return window.__screen")
+        ):
+            time.sleep(0.01)
+        variant.prompts.append(time.perf_counter() - start)
+        phases = driver.execute_script(_PHASES)
+        phases["navigation"] = phases.pop("origin") - epoch * 1000
+        variant.phases.append(phases)
+        if measure_rss:
+            apps = _children(variant.process.pid)
+            variant.rss = max(variant.rss, sum(_settle(p) for p in apps[:1]))
+            variant.server_rss = _rss_kb(variant.process.pid)
+    finally:
+        driver.quit()
+    time.sleep(1)
+
+
+def served(env: dict[str, str], folder: Path, runs: int) -> list[Variant]:
+    """Both servers side by side, opened in turn (before, after, before, ...)."""
+    from selenium import webdriver
+
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or ""
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,800"):
         options.add_argument(flag)
-    paints: list[float] = []
-    prompts: list[float] = []
-    rss = server_rss = 0
+    variants = [_start_server(env, folder, False), _start_server(env, folder, True)]
     try:
-        for _ in range(runs):
-            driver = webdriver.Chrome(
-                service=Service(shutil.which("chromedriver")), options=options
-            )
-            driver.execute_cdp_cmd(
-                "Page.addScriptToEvaluateOnNewDocument", {"source": _RECORD_FRAMES}
-            )
-            try:
-                start = time.perf_counter()
-                driver.get(url)
-                while "-first-byte" not in (
-                    driver.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
-                ):
-                    time.sleep(0.01)
-                paints.append(time.perf_counter() - start)
-                while "Ask Reasonix" not in re.sub(
-                    r"\x1b\[[0-9;?]*[A-Za-z]", "", driver.execute_script("return window.__screen")
-                ):
-                    time.sleep(0.01)
-                prompts.append(time.perf_counter() - start)
-                apps = _children(process.pid)
-                rss = max(rss, sum(_settle(p) for p in apps[:1]))
-                server_rss = _rss_kb(process.pid)
-            finally:
-                driver.quit()
-            time.sleep(1)
+        for run in range(runs):
+            for variant in variants:
+                _open_once(variant, options, measure_rss=run == 0)
     finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(60)
-    return paints, prompts, rss, server_rss
+        for variant in variants:
+            variant.process.send_signal(signal.SIGINT)
+            variant.process.wait(60)
+    return variants
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -171,19 +236,34 @@ def main() -> int:
             encoding="utf-8",
         )
         env = {**os.environ, "REASONIX_HOME": str(home), KEY_ENV: KEY, "TERM": "xterm-256color"}
-        paints, prompts, served_rss, server_rss = served(env, folder, args.runs)
+        load_before = os.getloadavg()[0]
+        variants = served(env, folder, args.runs)
+        load_after = os.getloadavg()[0]
         terms = [terminal(env, folder) for _ in range(args.runs)]
     term_rss = max(t[2] for t in terms)
 
     def median(values: list[float]) -> float:
         return sorted(values)[len(values) // 2]
 
-    print(f"browser, from the URL: first paint median {median(paints):.2f} s (max "
-          f"{max(paints):.2f}), prompt shown median {median(prompts):.2f} s; target <= 2 s")  # fmt: skip
+    print(
+        f"load average (1 min): {load_before:.1f} before, {load_after:.1f} after the browser runs"
+    )
+    for v in variants:
+        print(f"browser, app started {v.name}: first paint seen by the driver median "
+              f"{median(v.paints):.2f} s (max {max(v.paints):.2f}), prompt shown median "
+              f"{median(v.prompts):.2f} s; target <= 2 s ({len(v.paints)} runs)")  # fmt: skip
+        steps = ", ".join(
+            f"{k} {median([p.get(k, -1) for p in v.phases]) / 1000:.2f}" for k in PHASES
+        )
+        print(f"  phase medians, s from navigation start: {steps}")
+        painted = sorted(round((p["navigation"] + p["painted"]) / 1000, 2) for p in v.phases)
+        print(f"  first frame painted (in the page), s from driver.get, each run: {painted}")
     print(f"terminal, from exec: first byte median {median([t[0] for t in terms]):.2f} s, "
           f"prompt shown median {median([t[1] for t in terms]):.2f} s ({args.runs} runs each)")  # fmt: skip
+    served_rss = variants[-1].rss
     print(f"app RSS: served {served_rss / 1024:.0f} MB, terminal {term_rss / 1024:.0f} MB, "
-          f"ratio {served_rss / max(term_rss, 1):.2f}; the server process {server_rss / 1024:.0f} MB")  # fmt: skip
+          f"ratio {served_rss / max(term_rss, 1):.2f}; the server process "
+          f"{variants[-1].server_rss / 1024:.0f} MB")  # fmt: skip
     return 0
 
 

@@ -8,6 +8,12 @@ Host, then authentication (token cookie, password login, or none), then Origin
 for the websocket. A request that fails any of them is answered 401/403 before
 a handler runs, so no app process starts for it. No CORS header is ever sent.
 
+To take the app's start-up (Python imports, the first frame) off the critical path,
+an authenticated page request starts that tab's app at once ("pre-spawn"); the
+websocket the page opens a moment later claims it. Never for a request that failed a
+check (the guard answers those before any handler), at most one waiting per signed-in
+session, within the tab cap, and one that no websocket claims soon is ended.
+
 Each child is ``python -m reasonix_tui`` in the served folder with the server's
 environment (the same user config, trust and permissions as in a terminal), in a
 session of its own: Ctrl+C in the server's terminal reaches the server only,
@@ -47,6 +53,11 @@ AuthMode = Literal["token", "password", "none"]
 MAX_SESSIONS = 16
 # How long a child gets to quit on its own before it is terminated, then killed.
 QUIT_GRACE_SECONDS = 5.0
+# How long a pre-spawned app waits for its page's websocket before it is ended (the
+# page, its script and xterm load in well under this even on a busy machine).
+PRESPAWN_WAIT_SECONDS = 10.0
+# The size an app is pre-spawned at before its tab says its own: the last tab's.
+_DEFAULT_SIZE = (80, 24)
 _LOGIN_PATH = "/login"
 _SECURITY_HEADERS = {
     # The page's own scripts and styles are inline; nothing may load from elsewhere
@@ -78,6 +89,8 @@ class ServeOptions:
     behind_proxy: bool = False
     hosts: Sequence[str] = ()
     max_sessions: int = MAX_SESSIONS
+    # Start a tab's app when its page is requested (False: when its websocket opens).
+    prespawn: bool = True
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -117,6 +130,27 @@ class ReasonixAppService(AppService):
         self._stdin = process.stdin
         return process
 
+    async def open(self, width: int, height: int) -> None:
+        """Start the app process without relaying it yet: its output waits in the pipe
+        until :meth:`relay_to` gives it a websocket."""
+        await self._open_app_process(width, height)
+
+    def relay_to(
+        self,
+        write_bytes: Callable[[bytes], Awaitable[object]],
+        write_str: Callable[[str], Awaitable[object]],
+        close: Callable[[], Awaitable[object]],
+    ) -> None:
+        """Give an opened app its websocket and start relaying its output there."""
+        self.remote_write_bytes = write_bytes
+        self.remote_write_str = write_str
+        self.remote_close = close
+        self._task = asyncio.create_task(self.run())
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
@@ -124,14 +158,22 @@ class ReasonixAppService(AppService):
     async def end(self) -> None:
         """Ask the app to quit, then terminate and kill it if it does not."""
         process = self._process
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.stop(), QUIT_GRACE_SECONDS)
         if process is None:
             return
+        if self._task is None:
+            # Pre-spawned and never claimed: nothing to save, no quit to wait for.
+            await self._kill(process)
+            return
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.stop(), QUIT_GRACE_SECONDS)
         # Its output ended; wait for the exit to be reported before any signal: a signal
         # to a dead child makes Popen reap it behind asyncio's child watcher.
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(process.wait(), QUIT_GRACE_SECONDS)
+        await self._kill(process)
+
+    @staticmethod
+    async def _kill(process: Any) -> None:
         if process.returncode is not None:
             return
         for send in (process.terminate, process.kill):
@@ -148,6 +190,19 @@ class _Live:
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
     # The tab that was given the -c / -r flags, while it lives (one session, one tab).
     resume_holder: str | None = None
+    # Pre-spawned apps waiting for their page's websocket, by signed-in session.
+    pending: dict[str, _Pending] = field(default_factory=dict)
+    size: tuple[int, int] = _DEFAULT_SIZE
+    chores: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+@dataclass
+class _Pending:
+    service: ReasonixAppService
+    size: tuple[int, int]
+    opening: asyncio.Task[None]
+    # Ends the app unless a websocket claims it first.
+    timer: asyncio.TimerHandle | None = None
 
 
 class ReasonixServer(Server):
@@ -195,6 +250,11 @@ class ReasonixServer(Server):
         return app
 
     async def _headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        if request.path.startswith("/static/") and response.status == 200:
+            # textual-serve's script, styles and fonts (half a megabyte): a reload or a
+            # second tab takes them from the browser's cache. Private: they are served
+            # only to a signed-in browser.
+            response.headers["Cache-Control"] = "private, max-age=3600"
         for name, value in _SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
 
@@ -295,6 +355,9 @@ class ReasonixServer(Server):
 
     @aiohttp_jinja2.template("app_index.html")
     async def handle_index(self, request: web.Request) -> dict[str, Any]:
+        # Only a request the guard let through gets here: signed in, right Host.
+        if request.method == "GET":
+            self._prespawn(self._session_key(request))
         # URLs from the request's own (checked) Host, so that a name behind a proxy
         # or a LAN address gets a websocket URL the browser can reach.
         scheme = "wss" if self._secure(request) else "ws"
@@ -305,27 +368,100 @@ class ReasonixServer(Server):
             "application": {"name": "Reasonix"},
         }
 
-    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+    def _session_key(self, request: web.Request) -> str:
+        """Whose page this is: the signed-in session (its cookie), or, with no
+        authentication, the one anonymous session."""
+        if self.options.auth == "none":
+            return ""
+        return request.cookies.get(self.cookie_name, "")
+
+    def _new_service(self) -> ReasonixAppService:
         live = self.live
-        if len(live.services) >= self.options.max_sessions:
-            raise web.HTTPServiceUnavailable(text="too many open tabs")
-        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=1 << 20)
-        await websocket.prepare(request)
-        live.sockets.add(websocket)
-        argv = list(self.options.app_argv)
         service = ReasonixAppService(
-            argv, self.options.folder,
-            write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-            close=websocket.close, download_manager=self.download_manager,
+            list(self.options.app_argv), self.options.folder,
+            write_bytes=_nowhere, write_str=_nowhere, close=_nothing,
+            download_manager=self.download_manager,
         )  # fmt: skip
         if self.options.resume_argv and live.resume_holder is None:
             service.argv += self.options.resume_argv
             live.resume_holder = service.app_service_id
         live.services[service.app_service_id] = service
+        return service
+
+    def _prespawn(self, key: str) -> None:
+        """Start the app this page's websocket will claim (one waiting per session)."""
+        live = self.live
+        if not self.options.prespawn or key in live.pending:
+            return
+        if len(live.services) >= self.options.max_sessions:
+            return
+        service = self._new_service()
+        opening = asyncio.create_task(service.open(*live.size))
+        pending = _Pending(service, live.size, opening)
+        live.pending[key] = pending
+        pending.timer = asyncio.get_running_loop().call_later(
+            PRESPAWN_WAIT_SECONDS, self._expire, key, pending
+        )
+
+    def _take_pending(self, key: str) -> _Pending | None:
+        pending = self.live.pending.pop(key, None)
+        if pending is not None and pending.timer is not None:
+            pending.timer.cancel()
+        return pending
+
+    def _expire(self, key: str, pending: _Pending) -> None:
+        """No websocket claimed the pre-spawned app in time: end it."""
+        if self.live.pending.get(key) is pending:
+            del self.live.pending[key]
+            task = asyncio.create_task(self._discard(pending))
+            self.live.chores.add(task)
+            task.add_done_callback(self.live.chores.discard)
+
+    async def _discard(self, pending: _Pending) -> None:
+        with contextlib.suppress(Exception):
+            await pending.opening
         try:
+            await pending.service.end()
+        finally:
+            self._forget(pending.service)
+
+    async def _claimed(self, pending: _Pending) -> ReasonixAppService | None:
+        """The pre-spawned app, once its process is up, or None if it failed or died."""
+        try:
+            await pending.opening
+        except Exception:
+            log.exception("serve: a pre-spawned app failed to start")
+        if pending.service.alive:
+            return pending.service
+        await self._discard(pending)
+        return None
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        live = self.live
+        pending = self._take_pending(self._session_key(request))
+        if pending is None and len(live.services) >= self.options.max_sessions:
+            raise web.HTTPServiceUnavailable(text="too many open tabs")
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=1 << 20)
+        service: ReasonixAppService | None = None
+        try:
+            await websocket.prepare(request)
+            live.sockets.add(websocket)
             width = _int(request.query.get("width", ""), 80)
             height = _int(request.query.get("height", ""), 24)
-            await service.start(width, height)
+            live.size = (width, height)
+            guessed = pending.size if pending is not None else None
+            if pending is not None:
+                service = await self._claimed(pending)
+                pending = None
+            if service is None:
+                service = self._new_service()
+                await service.open(width, height)
+                service.relay_to(websocket.send_bytes, websocket.send_str, websocket.close)
+            else:
+                service.relay_to(websocket.send_bytes, websocket.send_str, websocket.close)
+                if guessed != (width, height):
+                    # Started at a guessed size: the app redraws at the tab's own.
+                    await service.set_terminal_size(width, height)
             await self._relay(websocket, service)
         except asyncio.CancelledError:
             pass
@@ -333,7 +469,12 @@ class ReasonixServer(Server):
             log.exception("serve: the tab's connection failed")
         finally:
             # The tab is gone (closed, reloaded, or the server stops): so is its app.
-            await asyncio.shield(self._end(service, websocket))
+            if pending is not None:
+                await asyncio.shield(self._discard(pending))
+            if service is not None:
+                await asyncio.shield(self._end(service, websocket))
+            else:
+                live.sockets.discard(websocket)
         return websocket
 
     async def _relay(self, websocket: web.WebSocketResponse, service: AppService) -> None:
@@ -360,16 +501,19 @@ class ReasonixServer(Server):
                 await service.focus()
 
     async def _end(self, service: ReasonixAppService, websocket: web.WebSocketResponse) -> None:
-        live = self.live
         try:
             await service.end()
         finally:
-            live.services.pop(service.app_service_id, None)
-            live.sockets.discard(websocket)
-            if live.resume_holder == service.app_service_id:
-                live.resume_holder = None
+            self._forget(service)
+            self.live.sockets.discard(websocket)
             with contextlib.suppress(Exception):
                 await websocket.close()
+
+    def _forget(self, service: ReasonixAppService) -> None:
+        live = self.live
+        live.services.pop(service.app_service_id, None)
+        if live.resume_holder == service.app_service_id:
+            live.resume_holder = None
 
     # --- start and stop ------------------------------------------------------------
 
@@ -377,6 +521,11 @@ class ReasonixServer(Server):
         self.on_ready(self.url())
 
     async def on_shutdown(self, app: web.Application) -> None:
+        for key in list(self.live.pending):
+            pending = self._take_pending(key)
+            if pending is not None:
+                with contextlib.suppress(Exception):
+                    await pending.opening
         services = list(self.live.services.values())
         await asyncio.gather(*(s.end() for s in services), return_exceptions=True)
         for websocket in list(self.live.sockets):
@@ -397,6 +546,15 @@ class ReasonixServer(Server):
             self._make_app(), sock=sock, handle_signals=False, loop=loop,
             print=None, shutdown_timeout=QUIT_GRACE_SECONDS, access_log=None,
         )  # fmt: skip
+
+
+async def _nowhere(data: Any) -> None:
+    """Where a pre-spawned app's output would go before its websocket claims it
+    (never called: its output is not read until then)."""
+
+
+async def _nothing() -> None:
+    pass
 
 
 def _refuse(status: int, text: str) -> web.Response:

@@ -109,7 +109,11 @@ async def test_token_is_exchanged_for_a_strict_httponly_cookie(
     assert page.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
     assert "Access-Control-Allow-Origin" not in page.headers
-    assert (await client.get(served.base + "/static/js/textual.js")).status == 200
+    assert page.headers["Cache-Control"] == "no-store"
+    script = await client.get(served.base + "/static/js/textual.js")
+    assert script.status == 200
+    # The library's static files are cached, by this browser only.
+    assert script.headers["Cache-Control"] == "private, max-age=3600"
 
 
 async def test_every_refused_request_starts_no_app(
@@ -173,6 +177,41 @@ async def test_a_tab_runs_its_own_app_and_closing_it_ends_the_app(
     wait_for(lambda: not alive(app), "the closed tab's app to end")
     assert len(served.apps()) == 1
     await second.close()
+    wait_for(lambda: served.apps() == [], "every app to end")
+
+
+async def test_a_signed_in_page_prespawns_the_app_its_websocket_claims(
+    served: Served, client: aiohttp.ClientSession
+) -> None:
+    # Unauthenticated page requests (no cookie, a wrong token, a forged cookie) start
+    # nothing: the guard answers them before the page handler that pre-spawns.
+    jar = {f"reasonix_serve_{served.port}": "forged"}
+    async with aiohttp.ClientSession() as stranger, aiohttp.ClientSession(cookies=jar) as forged:
+        for _ in range(3):
+            assert (await stranger.get(served.base + "/")).status == 401
+            assert (await stranger.get(served.base + "/?token=guess")).status == 401
+            assert (await forged.get(served.base + "/")).status == 401
+    await _sign_in(client, served)
+    assert served.apps() == []
+    # The signed-in page starts its app before the page's websocket exists...
+    assert (await client.get(served.base + "/")).status == 200
+    [app] = wait_for(served.apps, "the pre-spawned app")  # type: ignore[misc]
+    # ...and that websocket gets that very process, drawn at the tab's size.
+    ws = await client.ws_connect(_ws(served), headers={"Origin": served.base})
+    await _screen_text(ws, b"Ask Reasonix")
+    assert served.apps() == [app]
+    await _type(ws, "hello")
+    await _screen_text(ws, b"You said: hello")
+    # Reloading twice without a websocket: one app waits (not two), and it is ended
+    # when no websocket claims it.
+    assert (await client.get(served.base + "/")).status == 200
+    assert (await client.get(served.base + "/")).status == 200
+    both = wait_for(lambda: len(served.apps()) == 2 and served.apps(), "one waiting app")
+    [waiting] = [p for p in both if p != app]  # type: ignore[union-attr]
+    assert len(served.apps()) == 2
+    wait_for(lambda: not alive(waiting), "the unclaimed app to be ended")
+    assert served.apps() == [app]
+    await ws.close()
     wait_for(lambda: served.apps() == [], "every app to end")
 
 
@@ -307,12 +346,15 @@ async def test_auth_none_on_loopback_still_checks_host_and_origin(
 ) -> None:
     served = start_serve(workspace, "--auth", "none")
     try:
-        assert (await client.get(served.base + "/")).status == 200
         assert (await client.get(served.base + "/", headers={"Host": "evil.example"})).status == 403
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
             await client.ws_connect(_ws(served), headers={"Origin": "http://evil.example"})
         assert refused.value.status == 403
         assert served.apps() == []
+        # The page itself is served (and pre-spawns its app, ended when unclaimed).
+        assert (await client.get(served.base + "/")).status == 200
+        [app] = wait_for(served.apps, "the pre-spawned app")  # type: ignore[misc]
+        wait_for(lambda: not alive(app), "the unclaimed app to be ended")
     finally:
         served.stop()
 
