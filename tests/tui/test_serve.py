@@ -7,6 +7,7 @@ import asyncio
 import os
 import re
 import signal
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -266,9 +267,17 @@ async def test_continue_goes_to_one_tab_at_a_time(
         assert "--continue" in argv(one) and "--continue" not in argv(two)
         await first.close()
         wait_for(lambda: not alive(one), "the first app to end")
-        third = await client.ws_connect(_ws(served), headers={"Origin": served.base})
-        pids = wait_for(lambda: len(served.apps()) == 2 and served.apps(), "the third app")
-        [three] = [p for p in pids if p != two]  # type: ignore[union-attr]
+        # The server lets go of the holder just after it has reaped the first app; a
+        # tab opened in between starts a new session, so try until one continues.
+        deadline = time.monotonic() + 60
+        while True:
+            third = await client.ws_connect(_ws(served), headers={"Origin": served.base})
+            pids = wait_for(lambda: len(served.apps()) == 2 and served.apps(), "the third app")
+            [three] = [p for p in pids if p != two]  # type: ignore[union-attr]
+            if "--continue" in argv(three) or time.monotonic() > deadline:
+                break
+            await third.close()
+            wait_for(lambda pid=three: not alive(pid), "the early third app to end")
         assert "--continue" in argv(three)  # the holder is gone: the next tab continues
         await second.close()
         await third.close()
