@@ -159,3 +159,42 @@ def test_an_allowing_rewrite_cannot_reach_forbidden_or_outside_paths(
     proc = reasonix(workspace, "run", "go")
     assert proc.returncode == 0, proc.stderr
     assert "outside secret" not in _tool_results(server, 3)[0]
+
+
+def test_hook_output_reaching_the_terminal_has_no_escapes(
+    workspace: Path, home: Path, server, tmp_path: Path, monkeypatch
+) -> None:
+    import json
+
+    from reasonix_testkit import Reply, ToolCallSpec
+    from tests.conftest import reasonix, write_config
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    write_config(home, server.base_url)
+    loud = tmp_path / "loud.sh"
+    loud.write_text(
+        "#!/bin/sh\n"
+        'printf \'{"systemMessage": "\\\\u001b]0;pwned\\\\u0007\\\\u001b[2Jhi\\\\u202e"}\'\n'
+    )
+    block = tmp_path / "block.sh"
+    block.write_text("#!/bin/sh\nprintf 'no\\033[31m\\r\\033[2K\\a\\000' >&2; exit 2\n")
+    broken = tmp_path / "broken.sh"
+    broken.write_text("#!/bin/sh\nprintf 'bad\\033]8;;http://x\\a' >&2; exit 7\n")
+    for script in (loud, block, broken):
+        script.chmod(0o755)
+    hooks = {
+        "PreToolUse": [{"matcher": "", "hooks": [
+            {"type": "command", "command": str(loud)},
+            {"type": "command", "command": str(block)},
+            {"type": "command", "command": str(broken)},
+        ]}],
+    }  # fmt: skip
+    (home / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    server.enqueue(Reply(tool_calls=[ToolCallSpec("bash", '{"command": "touch ran"}')]))
+    server.enqueue(Reply(content="done"))
+    proc = reasonix(workspace, "run", "go", "-y")
+    assert proc.returncode == 0, proc.stderr
+    assert not (workspace / "ran").exists()
+    for bad in ("\x1b", "\x07", "\r", "\x00", "\u202e"):
+        assert bad not in proc.stderr and bad not in proc.stdout, proc.stderr
+    assert "hi" in proc.stderr and "exit 7" in proc.stderr
