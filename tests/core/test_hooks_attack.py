@@ -198,3 +198,55 @@ def test_hook_output_reaching_the_terminal_has_no_escapes(
     for bad in ("\x1b", "\x07", "\r", "\x00", "\u202e"):
         assert bad not in proc.stderr and bad not in proc.stdout, proc.stderr
     assert "hi" in proc.stderr and "exit 7" in proc.stderr
+
+
+def test_a_quoted_project_dir_and_no_provider_key_in_the_hook_env(
+    home: Path, server, tmp_path: Path, monkeypatch
+) -> None:
+    import json
+
+    from reasonix_core.trust import record_trust, review_project
+    from reasonix_testkit import Reply
+    from tests.conftest import TEST_KEY, reasonix, write_config
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    write_config(home, server.base_url)
+    workspace = tmp_path / "my 'quoted' \"dir\" $(touch pwned)"
+    (workspace / ".claude").mkdir(parents=True)
+    hook = workspace / ".claude" / "env.sh"
+    hook.write_text('#!/bin/sh\nenv > "$CLAUDE_PROJECT_DIR/env.txt"\n')
+    hook.chmod(0o755)
+    command = '"$CLAUDE_PROJECT_DIR"/.claude/env.sh'
+    group = {"matcher": "", "hooks": [{"type": "command", "command": command}]}
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [group]}})
+    )
+    record_trust(review_project(workspace, home), home)
+    server.enqueue(Reply(content="done"))
+    proc = reasonix(workspace, "run", "go", env={"OTHER_API_KEY": "sk-other"})
+    assert proc.returncode == 0, proc.stderr
+    env = (workspace / "env.txt").read_text()
+    assert f"CLAUDE_PROJECT_DIR={workspace}\n" in env
+    assert TEST_KEY not in env and "sk-other" not in env
+    assert not (workspace / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_a_settings_file_that_is_a_fifo_or_endless_does_not_hang_the_run(
+    workspace: Path, home: Path, server, tmp_path: Path, monkeypatch
+) -> None:
+    from reasonix_testkit import Reply
+    from tests.conftest import reasonix, write_config
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    write_config(home, server.base_url)
+    (workspace / ".claude").mkdir()
+    os.mkfifo(workspace / ".claude" / "settings.json")
+    (workspace / ".claude" / "settings.local.json").symlink_to("/dev/zero")
+    (workspace / ".reasonix").mkdir()
+    (workspace / ".reasonix" / "settings.json").symlink_to(workspace / ".reasonix")
+    server.enqueue(Reply(content="done"))
+    proc = reasonix(workspace, "run", "go")
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode in (0, 2), proc.stderr
+    if proc.returncode == 2:  # a clear one-line error naming the file
+        assert "settings" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
