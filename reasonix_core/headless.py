@@ -169,7 +169,9 @@ def _printable(text: str) -> str:
 
 
 def _short(text: str, limit: int = 100) -> str:
-    flat = " ".join(text.split())
+    # A tool's result or a call's arguments (a hook's stderr, a hostile file's
+    # bytes): no control character reaches the terminal to move its cursor.
+    flat = "".join(ch if ch.isprintable() else "?" for ch in " ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

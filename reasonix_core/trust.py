@@ -463,8 +463,27 @@ def _describe_hooks(file: str, hooks: object) -> list[RiskySetting]:
                 continue
             for hook in commands:
                 command = hook.get("command") if isinstance(hook, Mapping) else hook
-                out.append(RiskySetting(file, f"{where} command", _show(command)))
+                out.append(RiskySetting(file, f"{where} command", _show_command(command)))
     return out
+
+
+#: Characters of a hook command the review shows (far more than one line's width).
+_COMMAND_WIDTH = 1000
+_BLANKS = re.compile(r" {8,}")
+
+
+def _show_command(command: object) -> str:
+    """A hook command escaped onto one line and shown nearly whole: a hostile
+    repository cannot hide what runs behind padding past the line's width (runs of
+    spaces are counted, not printed; what is still cut says how much)."""
+    if not isinstance(command, str):
+        return _show(command)
+    text = _BLANKS.sub(
+        lambda m: f" <{len(m.group())} spaces> ", json.dumps(command, ensure_ascii=True)
+    )
+    if len(text) <= _COMMAND_WIDTH:
+        return text
+    return f"{text[:_COMMAND_WIDTH]}… ({len(text) - _COMMAND_WIDTH} more characters not shown)"
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")

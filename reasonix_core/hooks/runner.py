@@ -5,7 +5,8 @@ apply; what does: the provider keys are not in their environment (the same
 scrubbing as the bash tool's, :func:`reasonix_core.tool.shell_sandbox.sanitized_env`),
 each runs in a new process group, and when it exits, times out or its caller is
 cancelled, the whole group is killed: a hook that forks a sleeper leaves nothing
-behind. Output past :data:`MAX_OUTPUT` bytes per stream is read and dropped, so a
+behind (one that left the group with ``setsid`` cannot be reached, but its
+hold on the pipes no longer delays the hook's answer). Output past :data:`MAX_OUTPUT` bytes per stream is read and dropped, so a
 hook that floods its pipe neither blocks nor fills memory.
 """
 
@@ -28,6 +29,8 @@ __all__ = ["MAX_OUTPUT", "HookRun", "hook_env", "run_hook"]
 
 #: Bytes kept of each of a hook's stdout and stderr.
 MAX_OUTPUT = 64 * 1024
+#: Seconds a hook's pipes are still read after it exited (its output in flight).
+_DRAIN_GRACE = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +88,13 @@ async def run_hook(spec: HookSpec, payload: bytes, env: Mapping[str, str], cwd: 
                 # Whatever it left running in its group (a forked sleeper holding
                 # the pipes open) goes with it.
                 _kill_group(process.pid)
+                # A child that left the group (setsid) may hold the pipes open for
+                # ever: what the hook wrote before exiting is its answer, so the
+                # reading stops shortly after its exit instead of at the timeout.
+                with anyio.move_on_after(_DRAIN_GRACE):
+                    await out.closed.wait()
+                    await err.closed.wait()
+                tg.cancel_scope.cancel()
         finally:  # timed out, cancelled or done: nothing of it stays
             _kill_group(process.pid)
             with anyio.CancelScope(shield=True):
@@ -106,16 +116,21 @@ class _Output:
     def __init__(self) -> None:
         self.data = bytearray()
         self.truncated = False
+        # Set at end of file (every writer closed it).
+        self.closed = anyio.Event()
 
     async def drain(self, stream: ByteReceiveStream | None) -> None:
-        if stream is None:
-            return
-        async for chunk in stream:
-            room = MAX_OUTPUT - len(self.data)
-            if room > 0:
-                self.data += chunk[:room]
-            if len(chunk) > room:
-                self.truncated = True
+        try:
+            if stream is None:
+                return
+            async for chunk in stream:
+                room = MAX_OUTPUT - len(self.data)
+                if room > 0:
+                    self.data += chunk[:room]
+                if len(chunk) > room:
+                    self.truncated = True
+        finally:
+            self.closed.set()
 
     def text(self) -> str:
         return self.data.decode("utf-8", "replace")

@@ -265,7 +265,7 @@ class _Driver:
                 mode = mode_arg(str(body.get("mode")))
                 if mode not in MODE_CHOICES:
                     raise _Unsupported(
-                        f"permission mode {body.get('mode')!r} is not one Reasonix has "
+                        f"permission mode {_shown(body.get('mode'))} is not one Reasonix has "
                         "(default, acceptEdits, bypassPermissions, plan; ask, auto, yolo)"
                     )
                 if mode == PLAN_MODE:
@@ -283,7 +283,9 @@ class _Driver:
             case "":
                 raise _Unsupported("a control_request without a request subtype")
             case _:
-                raise _Unsupported(f"control request {subtype!r} is not supported by Reasonix")
+                raise _Unsupported(
+                    f"control request {_shown(subtype)} is not supported by Reasonix"
+                )
 
     def _initialize(self, session: Session, body: dict[str, Any]) -> dict[str, Any]:
         from reasonix_core import __version__
@@ -386,3 +388,9 @@ async def _stdin_lines(source: BinaryIO) -> AsyncIterator[bytes | None]:
     async with receive:
         async for line in receive:
             yield line
+
+
+def _shown(value: object) -> str:
+    """A value the program sent, quoted and short (an answer never echoes a huge one)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
