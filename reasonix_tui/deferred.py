@@ -222,6 +222,7 @@ class DeferredServices(BaseServices):
         self.first_runner: DeferredRunner | None = None
         # The folder's untrusted risky settings, until the user decides (None: nothing to ask).
         self.trust_review = trust_review if trust_review and trust_review.needs_trust else None
+        self.startup_notes: tuple[str, ...] = ()  # set by the launch (-c with no session)
         self._trust_settled = threading.Event()
         self._trust_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
         if self.trust_review is None:
@@ -435,7 +436,11 @@ class DeferredServices(BaseServices):
         return self.wait().provider_choices()
 
     def priced(self, model: str) -> bool:
-        return self.wait().priced(model)
+        # Read by every status refresh: never builds the engine (the trust dialog may
+        # be open); until it exists, no "cost unknown" is claimed.
+        if not self.is_ready or self._services is None:
+            return True
+        return self._services.priced(model)
 
     def mcp_status(self) -> list[McpServerView]:
         return self.wait().mcp_status()

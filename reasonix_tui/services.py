@@ -303,6 +303,10 @@ class AppServices(Protocol):
     """Optional. The folder's untrusted risky project settings, asked about (trust
     dialog) before :meth:`ready`; None when there is nothing to ask."""
 
+    startup_notes: tuple[str, ...]
+    """Optional. Said once in the transcript when the app starts (e.g. ``-c`` found
+    no session to continue)."""
+
     async def ready(self) -> None:
         """Optional. Finish building (only awaited while :attr:`is_ready` is false);
         if it raises, the app exits and the launcher reports the error."""

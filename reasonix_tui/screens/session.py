@@ -158,7 +158,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()
         await self.welcome()
-        for note in getattr(self.services, "startup_notes", ()):
+        for note in self.services.startup_notes:
             await self.notice(note, "warning")
         for problem in self.registry.problems:
             await self.notice(f"Skipped command {problem.path.name}: {problem.message}", "warning")
