@@ -36,6 +36,16 @@
    ``/proc/self/status`` before, sampled every 25 turns, and after (target
    <= 250 MB).
 
+5. ``echo``: keystroke echo while a reply streams (issue 30: p95 <= 50 ms). The
+   real app over ``EngineServices`` and the loopback fixture server (reasoning,
+   then a Markdown answer in ``--chunk``-character deltas ``--chunk-delay`` s
+   apart); a thread standing in for the terminal's input reader hands the driver
+   ``--keys`` keys ``--key-interval`` s apart; a key's latency runs from then to
+   the first frame written after which the composer holds it. The same with no
+   stream is the baseline; idle and streaming runs alternate (``--runs`` each) and
+   are printed side by side with the load average. ``--profile FILE``: cProfile of
+   the streaming run (the app's loop).
+
 ``stream`` and ``memory`` install ``reasonix_tui.gc_policy.HeapPolicy`` and warm
 up the Markdown rendering before the app starts, as ``run_app`` and the launcher
 do (``--default-gc``: CPython's collector as it is, for comparison); the app
@@ -43,7 +53,7 @@ compacts the heap when idle as the real one does. ``all`` runs each part in a
 process of its own, so that
 one part's heap never counts in the next one's figures.
 
-Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|all] [--runs 7]
+Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|echo|all] [--runs 7]
 [--stream-runs 3] [--delay S] [--history N] [--blocks 2000]``
 """
 
