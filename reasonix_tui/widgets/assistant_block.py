@@ -216,6 +216,7 @@ class AnswerSegment(Static):
             self.styles.height = height
             self.update(Content())
             self._renderer.clear()
+            self._lines, self._strips, self._strips_key = None, {}, ()
         else:
             self.styles.height = None
             self.show()
