@@ -27,7 +27,7 @@ from contextlib import suppress
 from rich.console import Console
 from rich.theme import Theme
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Region
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.visual import Visual
@@ -151,21 +151,6 @@ class AnswerSegment(Static):
                             strips[y] = strip
             self._lines, self._strips, self._strips_key = lines, strips, key
         return self._lines
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """The line count of the pre-wrapped Content, without wrapping it again (Textual
-        wraps the whole Content to measure it, then again to draw it)."""
-        visual = self._render()
-        if (
-            isinstance(visual, Content)
-            and visual.plain
-            and width == self._shown_width == self.size.width
-            and self.styles.line_pad == 0
-        ):
-            lines = self._line_view()
-            if lines is not None:
-                return len(lines)  # each line fits: wrapping would count the same
-        return super().get_content_height(container, viewport, width)
 
     def render_line(self, y: int) -> Strip:
         """Draw only the lines on screen, and reuse those unchanged since the last frame.
