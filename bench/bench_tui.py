@@ -36,6 +36,16 @@
    ``/proc/self/status`` before, sampled every 25 turns, and after (target
    <= 250 MB).
 
+5. ``echo``: keystroke echo while a reply streams (issue 30: p95 <= 50 ms). The
+   real app over ``EngineServices`` and the loopback fixture server (reasoning,
+   then a Markdown answer in ``--chunk``-character deltas ``--chunk-delay`` s
+   apart); a thread standing in for the terminal's input reader hands the driver
+   ``--keys`` keys ``--key-interval`` s apart; a key's latency runs from then to
+   the first frame written after which the composer holds it. The same with no
+   stream is the baseline; idle and streaming runs alternate (``--runs`` each) and
+   are printed side by side with the load average. ``--profile FILE``: cProfile of
+   the streaming run (the app's loop).
+
 ``stream`` and ``memory`` install ``reasonix_tui.gc_policy.HeapPolicy`` and warm
 up the Markdown rendering before the app starts, as ``run_app`` and the launcher
 do (``--default-gc``: CPython's collector as it is, for comparison); the app
@@ -43,7 +53,7 @@ compacts the heap when idle as the real one does. ``all`` runs each part in a
 process of its own, so that
 one part's heap never counts in the next one's figures.
 
-Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|all] [--runs 7]
+Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|echo|all] [--runs 7]
 [--stream-runs 3] [--delay S] [--history N] [--blocks 2000]``
 """
 
@@ -73,6 +83,8 @@ HEAP = HeapPolicy()  # installed by main() for stream and memory, as run_app doe
 
 FIRST_PAINT_TARGET_MS = 600.0
 STALL_TARGET_MS = 50.0
+ECHO_TARGET_MS = 50.0
+PROFILE = ""  # echo --profile FILE: cProfile of the streaming run
 RSS_TARGET_MB = 250.0
 PLACEHOLDER = "Ask Reasonix"
 SIZE = (100, 32)
@@ -640,6 +652,154 @@ def bench_stream(
     return {"stall_ms": stall, "total_ms": total, "results": results}
 
 
+# --------------------------------------------------------------------------- keystroke echo
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
+
+
+async def echo_once(
+    streaming: bool, keys: int, interval: float, chunk: int, delay: float
+) -> dict[str, Any]:
+    """Keys typed into the composer at a steady rate, with or without a reply streaming.
+
+    The app is the real one over ``EngineServices`` and the loopback fixture server (a
+    DeepSeek-style model that reasons, then answers in ``chunk``-character deltas ``delay``
+    seconds apart). A thread stands in for the terminal's input reader: every
+    ``interval`` seconds it notes the time and hands the driver a key event, as the
+    real driver does. A key's echo latency ends at the first frame written to the
+    terminal after which the composer's text contains it (``post_display_hook`` runs
+    right after the frame is encoded and written).
+    """
+    import threading
+
+    from _common import KEY, use_env
+    from _common import write_config as bench_write_config
+    from textual import events
+
+    from reasonix_testkit import ChatDialect, FixtureServer, Reply
+    from reasonix_tui.engine import EngineServices
+    from reasonix_tui.screens.session import SessionScreen
+
+    # Long enough to outlast the typing (the fixture's pace is slower than ``delay``).
+    answer = long_answer(max(1000, int((keys * interval + 0.5) / max(delay, 1e-3) * chunk / 4)))
+    reasoning = long_answer(600).replace("#", "").replace("`", "")
+    with (
+        tempfile.TemporaryDirectory(prefix="reasonix-bench-echo-") as tmp,
+        FixtureServer(ChatDialect("deepseek"), api_key=KEY) as server,
+    ):
+        home, workspace = Path(tmp) / "home", Path(tmp) / "ws"
+        workspace.mkdir()
+        bench_write_config(home, server.base_url)
+        use_env(home)
+        server.enqueue(Reply(content=answer, reasoning=reasoning, chunk_size=chunk, delay=delay))
+        services = EngineServices(workspace, home=home, permission_mode="auto")
+        app = make_bench_app(services)
+        typed = "abcdefghijklmnopqrstuvwxyz" * (keys // 26 + 1)
+        sent: list[float] = []  # perf_counter when key i was handed to the driver
+        echoed: list[float] = []  # perf_counter of the first frame showing key i
+        during: list[bool] = []  # whether the reply was still streaming at key i
+        hook = app.post_display_hook
+
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.session
+            assert isinstance(screen, SessionScreen)
+            composer = screen.composer
+
+            def on_frame() -> None:
+                hook()
+                now = time.perf_counter()
+                shown = len(composer.text)
+                while len(echoed) < min(shown, len(sent)):
+                    echoed.append(now)
+
+            app.post_display_hook = on_frame  # type: ignore[method-assign]
+            if HEAP.installed:
+                HEAP.freeze()
+            if streaming:
+                await screen.handle_input("Refactor the inventory parsers, step by step.")
+                await poll(lambda: bool(server.requests) and screen.busy)
+                await asyncio.sleep(0.3)  # the reasoning is streaming
+            composer.focus()
+            await pilot.pause()
+            driver = app._driver
+            assert driver is not None
+
+            def typist() -> None:
+                start = time.perf_counter()
+                for i in range(keys):
+                    target = start + i * interval
+                    pause = target - time.perf_counter()
+                    if pause > 0:
+                        time.sleep(pause)
+                    during.append(screen.busy)
+                    sent.append(time.perf_counter())
+                    event = events.Key(typed[i], typed[i])
+                    event.set_sender(app)
+                    driver.send_message(event)
+
+            thread = threading.Thread(target=typist, daemon=True)
+            load = os.getloadavg()[0]
+            thread.start()
+            await poll(lambda: not thread.is_alive() and len(echoed) >= keys, 0.01)
+            thread.join()
+            still_streaming = screen.busy
+            if streaming:
+                await poll(lambda: not screen.busy, 0.05)
+            ok = composer.text == typed[:keys]
+    latencies = [e - s for e, s in zip(echoed, sent, strict=True)]
+    if streaming:
+        latencies = [lat for lat, busy in zip(latencies, during, strict=True) if busy]
+    return {
+        "latencies": latencies,
+        "load": load,
+        "complete": ok,
+        "still_streaming": still_streaming,
+    }
+
+
+def bench_echo(runs: int, keys: int, interval: float, chunk: int, delay: float) -> dict[str, Any]:
+    """Idle and streaming runs alternated in this process; each figure side by side."""
+    rows: dict[str, list[float]] = {"idle": [], "streaming": []}
+    loads: list[float] = []
+    for _ in range(runs):
+        for mode in ("idle", "streaming"):
+            gc.collect()
+            run = echo_once(mode == "streaming", keys, interval, chunk, delay)
+            if PROFILE and mode == "streaming":
+                import cProfile
+
+                with cProfile.Profile() as profile:
+                    r = asyncio.run(run)
+                profile.dump_stats(PROFILE)
+                print(f"  profile of the streaming run: {PROFILE}")
+            else:
+                r = asyncio.run(run)
+            if not r["complete"]:
+                sys.exit(f"echo ({mode}): the composer does not hold what was typed")
+            if mode == "streaming" and not r["still_streaming"]:
+                print("  (the reply ended before the last key: use a longer answer)")
+            rows[mode].extend(r["latencies"])
+            loads.append(r["load"])
+    print(
+        f"echo: {keys} keys {interval * 1000:.0f} ms apart into the composer, {runs} run(s) "
+        f"each; stream = reasoning then Markdown in {chunk}-character deltas {delay * 1000:.0f} ms "
+        f"apart from the loopback fixture server; {SIZE[0]}x{SIZE[1]}, frames encoded; "
+        f"load average {min(loads):.1f}-{max(loads):.1f}"
+    )
+    out: dict[str, Any] = {}
+    print(f"  {'':10} {'n':>5} {'median':>9} {'p95':>9} {'worst':>9}")
+    for mode, values in rows.items():
+        ms = [v * 1000 for v in values]
+        med, p95, worst = statistics.median(ms), _percentile(ms, 95), max(ms)
+        out[mode] = {"median": med, "p95": p95, "worst": worst, "n": len(ms)}
+        print(f"  {mode:10} {len(ms):5d} {med:7.1f}ms {p95:7.1f}ms {worst:7.1f}ms")
+    out["load"] = (min(loads), max(loads))
+    return out
+
+
 # --------------------------------------------------------------------------- memory
 
 
@@ -762,7 +922,15 @@ def main() -> int:
         "which",
         nargs="?",
         default="all",
-        choices=("all", "first-paint", "stream", "memory", "resume"),
+        choices=("all", "first-paint", "stream", "memory", "resume", "echo"),
+    )
+    parser.add_argument("--keys", type=int, default=120, help="echo: keys typed per run")
+    parser.add_argument(
+        "--key-interval", type=float, default=0.05, help="echo: seconds between keys"
+    )
+    parser.add_argument("--chunk", type=int, default=8, help="echo: characters per streamed delta")
+    parser.add_argument(
+        "--chunk-delay", type=float, default=0.005, help="echo: seconds between deltas"
     )
     parser.add_argument("--messages", type=int, default=500, help="resume: saved session size")
     parser.add_argument("--runs", type=int, default=7, help="first-paint runs")
@@ -785,7 +953,10 @@ def main() -> int:
     parser.add_argument(
         "--fence", type=int, default=0, help="stream: one N-line code block as the answer"
     )
+    parser.add_argument("--profile", default="", help="echo: cProfile the streaming run")
     args = parser.parse_args()
+    global PROFILE
+    PROFILE = args.profile
     if args.which == "all":
         return run_all_apart()
     global FENCE_LINES
@@ -807,6 +978,14 @@ def main() -> int:
             HEAP.install()  # as run_app does
 
     summary = []
+    if args.which == "echo":
+        ec = bench_echo(args.runs, args.keys, args.key_interval, args.chunk, args.chunk_delay)
+        p95 = ec["streaming"]["p95"]
+        summary.append(
+            f"keystroke echo while streaming p95 {p95:.1f} ms (idle "
+            f"{ec['idle']['p95']:.1f} ms; target <= {ECHO_TARGET_MS:.0f} ms: "
+            f"{verdict(p95, ECHO_TARGET_MS)})"
+        )
     if args.which in ("all", "first-paint"):
         fp = bench_first_paint(args.runs)
         summary.append(

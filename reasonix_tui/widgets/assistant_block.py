@@ -29,6 +29,8 @@ from rich.theme import Theme
 from textual.content import Content
 from textual.geometry import Region
 from textual.selection import Selection
+from textual.strip import Strip
+from textual.visual import Visual
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -83,6 +85,11 @@ class AnswerSegment(Static):
         self.parked = False
         self._shown_width = 0
         self._renderer = BlockRenderer()
+        # Line by line rendering (see ``render_line``): the Content's lines when each
+        # fits the width it was laid out at, and the strips drawn from them so far.
+        self._lines: list[Content] | None = None
+        self._strips: dict[int, Strip] = {}
+        self._strips_key: tuple[object, ...] = ()
 
     @property
     def markdown(self) -> str:
@@ -119,6 +126,53 @@ class AnswerSegment(Static):
         )
         self._shown_width = width
 
+    def _line_view(self) -> list[Content] | None:
+        """The shown Content's lines, if each is one line on screen at the current width
+        (the renderer lays the Markdown out at that width, so normally they are), else
+        None: then Textual wraps and renders the whole Content as usual."""
+        visual = self._render()
+        width = self.size.width
+        key = (visual, width, self.visual_style, self.styles.content_align, self.auto_links)
+        if self._strips_key != key:
+            old = self._lines or []
+            lines: list[Content] | None = None
+            if isinstance(visual, Content) and width and self.styles.line_pad == 0:
+                lines = visual.split(allow_blank=True)
+                if any(line.cell_length > width or "\t" in line.plain for line in lines):
+                    lines = None
+            strips: dict[int, Strip] = {}
+            if lines is not None and key[1:] == self._strips_key[1:]:
+                # The same width and styles: a line drawn before and unchanged keeps its
+                # strip (a streaming answer grows at its end).
+                for y, strip in self._strips.items():
+                    if y < len(lines) and y < len(old):
+                        line, before = lines[y], old[y]
+                        if line.plain == before.plain and line.spans == before.spans:
+                            strips[y] = strip
+            self._lines, self._strips, self._strips_key = lines, strips, key
+        return self._lines
+
+    def render_line(self, y: int) -> Strip:
+        """Draw only the lines on screen, and reuse those unchanged since the last frame.
+
+        Textual's ``Static`` wraps and draws the whole Content whenever it changes; the
+        growing segment changes with every streamed piece, so each frame redrew up to
+        ``SEGMENT_BLOCKS`` blocks to show the few lines at the bottom of the screen.
+        """
+        if self.text_selection is not None or self.screen._selecting:
+            return super().render_line(y)  # selection styles span lines: draw it whole
+        lines = self._line_view()
+        if lines is None or self.styles.content_align != ("left", "top"):
+            return super().render_line(y)
+        strip = self._strips.get(y)
+        if strip is None:
+            if y >= len(lines):
+                return Strip.blank(self.size.width, self.visual_style.rich_style)
+            strip = Visual.to_strips(self, lines[y], self.size.width, 1, self.visual_style)[0]
+            # Drawn alone, the line is row 0: the offsets text selection reads say its row.
+            strip = self._strips[y] = strip.apply_offsets(0, y) if y else strip
+        return strip
+
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text without the layout's padding (see :func:`copy_text`)."""
         shown = selection.extract(self.render().plain)  # type: ignore[union-attr]
@@ -147,6 +201,7 @@ class AnswerSegment(Static):
             self.styles.height = height
             self.update(Content())
             self._renderer.clear()
+            self._lines, self._strips, self._strips_key = None, {}, ()
         else:
             self.styles.height = None
             self.show()

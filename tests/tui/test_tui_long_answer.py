@@ -169,3 +169,43 @@ async def test_copied_text_has_no_layout_padding(make_app) -> None:
         y = next(i for i, row in enumerate(rows) if "ls -la" in row)
         part = segment.get_selection(Selection(Offset(4, y), Offset(10, y + 1)))
         assert part is not None and part[0] == "-la\n  pytest"
+
+
+async def test_segments_drawn_line_by_line_match_textual_drawing_them_whole(make_app) -> None:
+    """``AnswerSegment`` draws only the lines on screen and reuses unchanged ones
+    (streaming cost); each line equals what ``Static`` draws of the whole Content,
+    offsets for text selection included."""
+    from textual.widgets import Static
+
+    answer = long_markdown(6) + "\n\n```python\n" + "x = 1  # a long line " * 8 + "\n```\n"
+    app, _ = make_app([text_steps(answer, chunk=16)])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "explain")
+        await settle(pilot)
+        block = session(pilot).query_one(AssistantBlock)
+        await until(pilot, lambda: block.source == answer)
+        await pilot.pause()
+
+        def drawn(strip) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+            """Text, look and link of each segment, and the offset selection reads."""
+            return [
+                (
+                    seg.text,
+                    seg.style and seg.style.clear_meta_and_links(),
+                    seg.style and seg.style.link,
+                    seg.style and seg.style.meta.get("offset"),
+                )
+                for seg in strip
+            ]
+
+        checked = 0
+        for segment in block.segments:
+            if segment.parked or not segment.size.height:
+                continue
+            fast = [segment.render_line(y) for y in range(segment.size.height)]
+            assert segment._lines is not None  # the line-by-line path was taken
+            segment._dirty_regions.add(segment.size.region)
+            whole = [Static.render_line(segment, y) for y in range(segment.size.height)]
+            assert [drawn(s) for s in fast] == [drawn(s) for s in whole]
+            checked += len(fast)
+        assert checked > 30
