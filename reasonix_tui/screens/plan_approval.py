@@ -27,6 +27,8 @@ MARKDOWN_CHARS = 40_000
 
 
 class PlanApprovalScreen(Overlay[PlanVerdict]):
+    opens_unasked = True  # keys typed for the composer stay there (overlay.py)
+
     DEFAULT_CSS = """
     PlanApprovalScreen > #dialog { max-width: 100; }
     PlanApprovalScreen #plan {
