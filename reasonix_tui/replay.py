@@ -10,6 +10,7 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,19 @@ class AnswerEntry:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ChildEntry:
+    """A subagent's card under its tool card, as far as the saved call and result tell:
+    which agent (the fleet item, the profile or kind of task), after what, how it ended."""
+
+    label: str
+    profile: str = ""
+    depends_on: tuple[str, ...] = ()
+    state: str = "done"
+    status: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolEntry:
     call_id: str
     name: str
@@ -47,6 +61,7 @@ class ToolEntry:
     outcome: str = "unknown"
     is_error: bool = False
     diff: str = ""
+    children: tuple[ChildEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,15 +128,93 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
             out.append(ToolEntry(call_id=call.id, name=call.name, arguments=call.arguments))
             continue
         meta = result.meta
+        text = str(meta.get("full_content") or result.content or "")
+        outcome = str(meta.get("outcome", "ok"))
+        is_error = bool(meta.get("is_error")) or outcome == "error"
         out.append(
             ToolEntry(
                 call_id=call.id,
                 name=call.name,
                 arguments=call.arguments,
-                result=str(meta.get("full_content") or result.content or ""),
-                outcome=str(meta.get("outcome", "ok")),
+                result=text,
+                outcome=outcome,
                 is_error=bool(meta.get("is_error")),
                 diff=str(meta.get("diff") or ""),
+                children=saved_children(call.name, call.arguments, text, outcome, is_error),
             )
         )
     return out
+
+
+# What a subagent's result says of how it ended (reasonix_core.subagent.result / fleet).
+_STATUS = re.compile(r"^\[subagent status: ([\w-]+)", re.MULTILINE)
+_FAILED = re.compile(r"^\[subagent failed: ", re.MULTILINE)
+_ITEM = re.compile(
+    r'^<item id="([^"]*)" state="(\w+)"(?: status="([^"]*)")?>\n(.*?)\n</item>$',
+    re.MULTILINE | re.DOTALL,
+)
+SUBAGENT_TOOLS = ("task", "read_only_task")
+
+
+def saved_children(
+    name: str, arguments: str, result: str, outcome: str, is_error: bool
+) -> tuple[ChildEntry, ...]:
+    """The subagent cards a saved ``task`` / ``read_only_task`` / ``fleet`` call had live,
+    rebuilt from its arguments and its result (the same label, profile and end state)."""
+    if name not in (*SUBAGENT_TOOLS, "fleet") or not result:
+        return ()
+    try:
+        args = json.loads(arguments or "{}")
+    except ValueError:
+        return ()
+    if not isinstance(args, dict):
+        return ()
+    if name == "fleet":
+        return _fleet_children(args, result)
+    if "[subagent session: " not in result and not _FAILED.search(result):
+        return ()  # refused before any child ran (bad arguments, no runner)
+    profile = args.get("profile")
+    label = profile if isinstance(profile, str) and profile.strip() else name
+    if outcome == "cancelled":
+        return (ChildEntry(label=label, state="cancelled"),)
+    found = _STATUS.search(result)
+    if _FAILED.search(result):
+        status = "failed"
+    elif found is not None:
+        status = found.group(1)
+    else:
+        status = "done"
+    return (ChildEntry(label=label, state="failed" if is_error else "done", status=status),)
+
+
+def _fleet_children(args: dict[str, object], result: str) -> tuple[ChildEntry, ...]:
+    items = args.get("items")
+    if not isinstance(items, list):
+        return ()
+    planned: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        profile = item.get("profile")
+        kind = "read_only_task" if item.get("read_only") else "task"
+        depends = item.get("depends_on")
+        planned[item["id"]] = (
+            profile if isinstance(profile, str) and profile.strip() else kind,
+            tuple(d for d in depends if isinstance(d, str)) if isinstance(depends, list) else (),
+        )
+    children: list[ChildEntry] = []
+    for item_id, state, status, body in _ITEM.findall(result):
+        profile, depends = planned.get(item_id, ("", ()))
+        ran = "[subagent session: " in body or bool(_FAILED.search(body))
+        reason = "" if ran else body.split("\n", 1)[0]
+        children.append(
+            ChildEntry(
+                label=item_id,
+                profile=profile if ran else "",
+                depends_on=depends,
+                state=state,
+                status=status if ran else "",
+                reason=reason,
+            )
+        )
+    return tuple(children)

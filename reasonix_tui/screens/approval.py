@@ -73,6 +73,8 @@ def requester_lines(requester: Requester) -> list[str]:
 class ApprovalScreen(DockedOverlay[ApprovalDecision | None]):
     """Dismisses with a decision, or None when the user cancels the whole turn."""
 
+    opens_unasked = True  # keys typed for the composer stay there (overlay.py)
+
     DEFAULT_CSS = """
     ApprovalScreen {
         & > #dialog { border: round $warning; }

@@ -27,6 +27,8 @@ MARKDOWN_CHARS = 40_000
 
 
 class PlanApprovalScreen(DockedOverlay[PlanVerdict]):
+    opens_unasked = True  # keys typed for the composer stay there (overlay.py)
+
     DEFAULT_CSS = """
     PlanApprovalScreen #plan { background: $surface; }
     PlanApprovalScreen #plan Markdown { margin: 0; padding: 0; background: $surface; }

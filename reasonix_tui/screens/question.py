@@ -15,6 +15,8 @@ from reasonix_tui.screens.picker import PickerItem, PickerScreen
 
 
 class QuestionScreen(PickerScreen):
+    opens_unasked = True  # keys typed for the composer stay there (overlay.py)
+
     def __init__(self, question: str, options: list[str]) -> None:
         super().__init__(question, [PickerItem(value=o, label=o) for o in options])
 

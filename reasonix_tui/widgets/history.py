@@ -21,6 +21,7 @@ from textual.widgets import Static
 
 from reasonix_tui.replay import (
     AnswerEntry,
+    ChildEntry,
     Entry,
     NoticeEntry,
     ReasoningEntry,
@@ -96,6 +97,18 @@ async def _fill(block: Widget, entry: Entry) -> None:
         case ToolEntry():
             assert isinstance(block, ToolBlock)
             await block.finish(entry.result, entry.outcome, entry.is_error, entry.diff)
+            for child in entry.children:
+                await block.mount(saved_card(child))
+
+
+def saved_card(child: ChildEntry) -> Widget:
+    """A subagent's card as it ended live (its header; the calls stay in its own session)."""
+    from reasonix_tui.widgets.subagent_card import SubagentCard
+
+    card = SubagentCard(child.label, depends_on=child.depends_on, state=child.state)
+    card.profile = child.profile
+    card.set_state(child.state, child.reason, child.status)
+    return card
 
 
 class SavedHistory:

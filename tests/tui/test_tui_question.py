@@ -50,3 +50,25 @@ async def test_escape_declines(make_app) -> None:
         await pilot.press("escape")
         await until(pilot, task.done)
         assert task.result() == []  # declined, not "nobody to ask" (None)
+
+
+async def test_a_question_opening_mid_typing_leaves_the_typed_text_in_the_composer(
+    make_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 item 4: the question's answer field does not take keys typed for the
+    composer; Tab hands them to the dialog."""
+    app, _ = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await type_text(pilot, "/goal st")
+        task = await ask(pilot)
+        await type_text(pilot, "atus")
+        await pilot.press("enter")
+        assert not task.done()
+        assert session(pilot).composer.text == "/goal status"
+        await pilot.press("tab")
+        await type_text(pilot, "duckdb")
+        await pilot.press("enter")
+        await until(pilot, task.done)
+        assert task.result() == [QuestionAnswer(question="Which database?", answers=("duckdb",))]
+        assert session(pilot).composer.text == "/goal status"
+        assert "atus" not in session(pilot).composer.prompt_history

@@ -49,3 +49,37 @@ async def test_goal_status_typed_during_a_streaming_goal_round_arrives_whole(
         assert "us" not in users and not any("stat" in u for u in users), users
         assert any(n.startswith("Goal: make it so") for n in notices), notices
         assert screen.composer.prompt_history[-1] == "/goal status"
+
+
+async def test_an_approval_opening_mid_typing_takes_no_typed_keys(make_app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The race behind item 4: the approval dialog opens between two keys of text typed
+    for the composer. Today the dialog takes the rest: "a" of "/goal" is its "Allow for
+    this session" key, the composer kept "/gol status". Now the keys stay the composer's
+    while it holds text; Tab hands them to the dialog."""
+    import asyncio
+
+    from reasonix_testkit.tui import WaitFor
+    from reasonix_tui.screens.approval import ApprovalScreen
+    from tests.tui.test_tui_approval import write_turn
+    from tests.tui.tui_helpers import send, type_text, until
+
+    gate = asyncio.Event()
+    target = tmp_path / "ws" / "out.txt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    app, _ = make_app([[WaitFor(gate), *write_turn(target)]])
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        await send(pilot, "go")
+        await until(pilot, lambda: screen.busy)
+        await type_text(pilot, "/go")
+        gate.set()  # the approval opens between two keys
+        await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen) or target.exists())
+        await type_text(pilot, "al status")
+        await pilot.pause()
+        assert not target.exists(), "a key typed for the composer approved the write"
+        assert screen.composer.text == "/goal status"
+        await pilot.press("enter")  # neither a choice nor a send while the dialog waits
+        assert isinstance(pilot.app.screen, ApprovalScreen) and not target.exists()
+        await pilot.press("tab", "1")
+        await until(pilot, lambda: target.exists())
+        assert screen.composer.text == "/goal status"
