@@ -8,6 +8,7 @@ folders and files private to the user (:func:`private_dir`, :func:`open_private`
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -101,3 +102,34 @@ def atomic_write_text(path: Path, text: str, *, mode: int = 0o644, durable: bool
         except OSError:
             pass
         raise
+
+
+class NotARegularFile(OSError):
+    """A FIFO, device, socket or folder where a regular file was expected."""
+
+
+class FileTooLarge(OSError):
+    """A file over the reader's cap."""
+
+
+def read_bounded(path: Path, cap: int) -> bytes:
+    """The bytes of the regular file at ``path``, refused over ``cap`` bytes.
+
+    ``O_NONBLOCK`` and the ``fstat`` check keep a FIFO or a device planted under the
+    name from hanging the reader, and a huge file is refused before it is read (and
+    again if it grew while read). Raises the OSErrors of opening it (FileNotFoundError
+    when absent), :class:`NotARegularFile` and :class:`FileTooLarge`."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(f"{path}: not a regular file")
+        if info.st_size > cap:
+            raise FileTooLarge(f"{path}: over {cap} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read(cap + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > cap:
+        raise FileTooLarge(f"{path}: over {cap} bytes")
+    return raw

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix_core.errors import ConfigError
+from reasonix_core.fsutil import FileTooLarge, NotARegularFile, read_bounded
 from reasonix_core.project import file_label, project_folders
 
 __all__ = [
@@ -500,23 +501,15 @@ def _recorded_digests(home: Path) -> dict[str, str]:
     """folder -> digest from ``<home>/trusted.toml``; a broken file is a ConfigError."""
     path = _trust_path(home)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        raw = read_bounded(path, MAX_TRUST_FILE_BYTES)
     except FileNotFoundError:
         return {}
+    except NotARegularFile:
+        raise ConfigError(f"{path}: not a regular file; remove it and trust folders again") from None
+    except FileTooLarge:
+        raise ConfigError(f"{path}: too large to be a trust file; remove it") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{path}: not a regular file; remove it and trust folders again")
-        if info.st_size > MAX_TRUST_FILE_BYTES:
-            raise ConfigError(f"{path}: too large to be a trust file; remove it")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            raw = fh.read(MAX_TRUST_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

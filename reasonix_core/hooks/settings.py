@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from reasonix_core.errors import ConfigError
+from reasonix_core.fsutil import FileTooLarge, NotARegularFile, read_bounded
 from reasonix_core.hooks.names import our_name
 from reasonix_core.project import file_label, project_folders
 from reasonix_core.trust import (
@@ -296,30 +296,18 @@ def _read(f: _File) -> dict[str, Any] | None:
 
 
 def _read_bounded(path: Path, label: str) -> bytes | None:
-    """A regular file's bytes (None: absent). O_NONBLOCK and the fstat check keep a
-    FIFO or a device planted under the name from hanging the reader, and a huge
-    file is refused before it is read."""
+    """A settings file's bytes (None: absent); a FIFO, a device or a huge file is
+    refused without hanging or reading it (fsutil.read_bounded)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_bounded(path, MAX_SETTINGS_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except NotARegularFile:
+        raise ConfigError(f"{label}: cannot read: not a regular file") from None
+    except FileTooLarge:
+        raise ConfigError(f"{label}: too large to be a settings file") from None
     except OSError as exc:
         raise ConfigError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{label}: cannot read: not a regular file")
-        if info.st_size > MAX_SETTINGS_BYTES:
-            raise ConfigError(f"{label}: too large to be a settings file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            raw = fh.read(MAX_SETTINGS_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_SETTINGS_BYTES:
-        raise ConfigError(f"{label}: too large to be a settings file")
-    return raw
 
 
 def parse_settings(data: Mapping[str, Any], label: str) -> SettingsModel:
