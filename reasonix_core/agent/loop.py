@@ -65,7 +65,7 @@ from reasonix_core.errors import (
 )
 from reasonix_core.messages import HOST_TURN, Message, ToolCall
 from reasonix_core.permission.gate import Gate
-from reasonix_core.provider.base import PreparedRequest, Provider, Request, StreamEnd
+from reasonix_core.provider.base import PreparedRequest, Provider, Request
 from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
 from reasonix_core.tool.base import ToolContext
 from reasonix_core.tool.registry import ToolRegistry
@@ -626,7 +626,7 @@ class Agent:
                 content=reply.text,
                 reasoning_content=reply.reasoning or None,
                 tool_calls=calls,
-                meta=_replay_meta(end),
+                meta=reply.replay_meta,
             )
         )
         if calls:
@@ -803,13 +803,3 @@ class Agent:
         self.append_message(
             Message(role="assistant", content=text, reasoning_content=reply.reasoning or None)
         )
-
-
-def _replay_meta(end: StreamEnd) -> dict[str, str]:
-    """What the assistant message keeps for its provider kind to replay unchanged:
-    the reasoning signature (Anthropic signs reasoning) and the kind's own records
-    (its server-side web search blocks, :attr:`StreamEnd.replay_meta`)."""
-    meta = dict(end.replay_meta)
-    if end.reasoning_signature:
-        meta["reasoning_signature"] = end.reasoning_signature
-    return meta

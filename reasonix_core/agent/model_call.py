@@ -108,6 +108,18 @@ class Reply:
         calls = self.end.tool_calls if self.end else ()
         return not self.text_parts and not self.reasoning_parts and not calls
 
+    @property
+    def replay_meta(self) -> dict[str, str]:
+        """What the assistant message keeps for its provider kind to replay unchanged:
+        the reasoning signature (Anthropic signs reasoning) and the kind's own records
+        (its server-side web search blocks, :attr:`StreamEnd.replay_meta`)."""
+        if self.end is None:
+            return {}
+        meta = dict(self.end.replay_meta)
+        if self.end.reasoning_signature:
+            meta["reasoning_signature"] = self.end.reasoning_signature
+        return meta
+
     def _begin_attempt(self) -> None:
         self.text_parts = []
         self.reasoning_parts = []

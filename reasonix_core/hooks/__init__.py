@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from reasonix_core.hooks.engine import HookReport, Hooks
 from reasonix_core.hooks.outcome import HookOutcome
-from reasonix_core.hooks.settings import EVENTS, HookSpec, LoadedSettings, load_settings
+from reasonix_core.hooks.settings import EVENTS, LoadedSettings, load_settings
+from reasonix_core.hooks.spec import HookSpec
 
 __all__ = [
     "EVENTS",

@@ -26,7 +26,7 @@ import anyio
 from reasonix_core.hooks.names import hook_tool
 from reasonix_core.hooks.outcome import HookOutcome, HookResult, combine, interpret
 from reasonix_core.hooks.runner import HookRun, hook_env, run_hook
-from reasonix_core.hooks.settings import HookSpec, LoadedSettings
+from reasonix_core.hooks.spec import HookSpec
 
 if TYPE_CHECKING:
     from reasonix_core.permission.approver import ApprovalRequest
@@ -63,7 +63,7 @@ class Hooks:
 
     def __init__(
         self,
-        settings: LoadedSettings,
+        hooks: Sequence[HookSpec],
         *,
         workspace: Path,
         secret_env: frozenset[str] = frozenset(),
@@ -71,7 +71,7 @@ class Hooks:
         transcript_path: Path | None = None,
         permission_mode: Callable[[], str] = lambda: "default",
     ) -> None:
-        self.settings = settings
+        self._hooks = tuple(hooks)
         self.workspace = workspace
         self.session_id = session_id
         self.transcript_path = transcript_path
@@ -87,15 +87,15 @@ class Hooks:
 
     @property
     def configured(self) -> tuple[HookSpec, ...]:
-        return self.settings.hooks
+        return self._hooks
 
     def has(self, event: str) -> bool:
-        return any(h.event == event for h in self.settings.hooks)
+        return any(h.event == event for h in self._hooks)
 
     def matching(self, event: str, subject: Sequence[str] = ()) -> list[HookSpec]:
         """The hooks of ``event`` whose matcher takes ``subject`` (a tool's spellings;
         empty: events without a subject, where every hook of the event runs)."""
-        hooks = [h for h in self.settings.hooks if h.event == event]
+        hooks = [h for h in self._hooks if h.event == event]
         if not subject:
             return hooks
         return [h for h in hooks if h.matches(subject)]

@@ -23,7 +23,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from reasonix_core.hooks.settings import HookSpec
+from reasonix_core.hooks.spec import HookSpec
 
 __all__ = ["MAX_OUTPUT", "HookRun", "hook_env", "run_hook"]
 

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reasonix_core.errors import ConfigError
 from reasonix_core.fsutil import FileTooLarge, NotARegularFile, read_bounded
 from reasonix_core.hooks.names import our_name
+from reasonix_core.hooks.spec import HookSpec
 from reasonix_core.project import file_label, project_folders
 from reasonix_core.trust import (
     CLAUDE_SETTINGS_FILES,
@@ -46,7 +47,6 @@ from reasonix_core.trust import (
 __all__ = [
     "DEFAULT_TIMEOUT",
     "EVENTS",
-    "HookSpec",
     "LoadedSettings",
     "SettingsRule",
     "hooks_listing",
@@ -117,26 +117,6 @@ class SettingsModel(_Model):
     )
     permissions: PermissionsModel = Field(default_factory=PermissionsModel)
     disableAllHooks: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class HookSpec:
-    """One configured command hook."""
-
-    event: str
-    matcher: str
-    command: str
-    timeout: float
-    source: str  # the file it came from, as shown to the user
-
-    def matches(self, names: Sequence[str]) -> bool:
-        """Whether the matcher takes any of ``names`` (a tool's spellings, or a
-        source such as ``startup``). Empty and ``*`` match everything; otherwise a
-        regular expression over the whole name, as in Claude Code."""
-        if self.matcher in ("", "*"):
-            return True
-        pattern = re.compile(self.matcher)
-        return any(pattern.fullmatch(n) for n in names)
 
 
 @dataclass(frozen=True, slots=True)

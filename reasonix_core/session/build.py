@@ -396,7 +396,7 @@ def build_hooks(base: Base, policy: Policy, store: SessionStore) -> Hooks | None
         return names.get(policy.preset, policy.preset)
 
     return Hooks(
-        base.claude,
+        base.claude.hooks,
         workspace=base.workspace,
         secret_env=secret_env_names(base.config),
         session_id=store.id,

@@ -10,7 +10,7 @@ import anyio
 
 from reasonix_core.hooks.outcome import interpret
 from reasonix_core.hooks.runner import hook_env, run_hook
-from reasonix_core.hooks.settings import HookSpec
+from reasonix_core.hooks.spec import HookSpec
 
 # Generous: a hook that finishes is never near it, whatever the machine's load.
 _TIMEOUT = 60.0

@@ -11,12 +11,12 @@ import pytest
 
 from reasonix_core.hooks.engine import Hooks
 from reasonix_core.hooks.names import hook_tool
-from reasonix_core.hooks.settings import HookSpec, LoadedSettings
+from reasonix_core.hooks.spec import HookSpec
 
 
 def _hooks(tmp_path: Path, *specs: tuple[str, str, str]) -> Hooks:
     return Hooks(
-        LoadedSettings(hooks=tuple(HookSpec(e, m, c, 30, "test.json") for e, m, c in specs)),
+        [HookSpec(e, m, c, 30, "test.json") for e, m, c in specs],
         workspace=tmp_path,
         session_id="s1",
     )
