@@ -16,10 +16,10 @@ counted (``runs``, ``blocks``) for ``/hooks`` and the metrics.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -35,6 +35,8 @@ __all__ = ["HookReport", "Hooks"]
 
 _SHOWN_COMMAND = 60
 
+
+T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class HookReport:
@@ -186,6 +188,28 @@ class Hooks:
             await self.fire(
                 "Notification", {"message": message, "notification_type": kind}, subject=(kind,)
             )
+
+    async def while_asking(self, message: str, kind: str, asking: Callable[[], Awaitable[T]]) -> T:
+        """``asking()``'s answer, with the Notification hooks running beside it (the
+        user's input is needed; a hook that hangs is killed at its timeout, so the
+        answer never waits on it longer than that). What ``asking`` raises is raised."""
+        if not self.has("Notification"):
+            return await asking()
+        answer: list[T] = []
+        failure: list[Exception] = []
+
+        async def ask() -> None:
+            try:
+                answer.append(await asking())
+            except Exception as exc:  # raised below, as the asker raised it
+                failure.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.notify, message, kind)
+            tg.start_soon(ask)
+        if failure:
+            raise failure[0]
+        return answer[0]
 
     # -- context for the next user turn ----------------------------------------
 

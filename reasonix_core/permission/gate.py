@@ -18,10 +18,10 @@ widen what runs, never where it may write), and refused when nobody can answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 
@@ -73,6 +73,9 @@ class Gate(Protocol):
     ) -> Authorization: ...
 
 
+T = TypeVar("T")
+
+
 class PermissionHooks(Protocol):
     """The session's hooks, as the gate calls them (hooks/engine.py implements it)."""
 
@@ -80,8 +83,8 @@ class PermissionHooks(Protocol):
         """``("allow" | "deny", reason)`` from the PermissionRequest hooks, or None."""
         ...
 
-    async def notify(self, message: str) -> None:
-        """The Notification hooks: the user's input is needed."""
+    async def while_asking(self, message: str, kind: str, asking: Callable[[], Awaitable[T]]) -> T:
+        """``asking()``'s answer, the Notification hooks running beside it."""
         ...
 
 
@@ -376,24 +379,13 @@ class PermissionGate:
         """Ask ``approver``, running the Notification hooks beside the question
         (a hook that hangs is killed at its timeout; the answer does not wait on it
         longer than that)."""
-        hooks = self.hooks
-        if hooks is None:
+        if self.hooks is None:
             return await approver.decide(request)
-        answer: list[ApprovalDecision | Refusal] = []
-        failure: list[Exception] = []
-
-        async def ask() -> None:
-            try:
-                answer.append(await approver.decide(request))
-            except Exception as exc:  # raised below, as the approver raised it
-                failure.append(exc)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(hooks.notify, f"Reasonix needs your permission to use {request.tool}")
-            tg.start_soon(ask)
-        if failure:
-            raise failure[0]
-        return answer[0]
+        return await self.hooks.while_asking(
+            f"Reasonix needs your permission to use {request.tool}",
+            "permission_prompt",
+            lambda: approver.decide(request),
+        )
 
     @staticmethod
     def _settled(tool: str, decision: Decision) -> Authorization:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
@@ -57,23 +56,11 @@ async def _ask_notified(
     """The approver's answers; the user's input is needed, so the Notification hooks
     (docs/HOOKS.md) run beside the question."""
     hooks = ctx.env.hooks
-    if hooks is None or not hooks.has("Notification"):
+    if hooks is None:
         return await approver.ask(questions)
-    answers: list[Sequence[QuestionAnswer] | None] = []
-    failure: list[Exception] = []
-
-    async def ask() -> None:
-        try:
-            answers.append(await approver.ask(questions))
-        except Exception as exc:  # raised below, as the approver raised it
-            failure.append(exc)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(hooks.notify, "Reasonix has a question for you", "elicitation_dialog")
-        tg.start_soon(ask)
-    if failure:
-        raise failure[0]
-    return answers[0]
+    return await hooks.while_asking(
+        "Reasonix has a question for you", "elicitation_dialog", lambda: approver.ask(questions)
+    )
 
 
 class AskTool(SpecifiedTool, spec=SPEC):
