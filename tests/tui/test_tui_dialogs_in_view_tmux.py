@@ -53,8 +53,11 @@ def test_a_question_and_a_long_plan_keep_the_lead_in_and_the_choices_in_view(
     with (
         fixture_provider(tmp_path, responder=dialog_responder) as provider,
         reasonix_in_tmux(
-            provider, name="reasonix-asked", args="--permission-mode plan",
-            width=WIDTH, height=HEIGHT,
+            provider,
+            name="reasonix-asked",
+            args="--permission-mode plan",
+            width=WIDTH,
+            height=HEIGHT,
         ) as pane,
     ):
         pane.wait_for("plan  ready")
@@ -62,7 +65,10 @@ def test_a_question_and_a_long_plan_keep_the_lead_in_and_the_choices_in_view(
         screen = wait_until(
             pane,
             docked_in_view(
-                ASK_LEAD_IN, "Which database should the tests use?", "SQLite", "Postgres",
+                ASK_LEAD_IN,
+                "Which database should the tests use?",
+                "SQLite",
+                "Postgres",
                 "Esc decline to answer",
             ),
             "the question never showed under the lead-in with its options and keys",
@@ -75,8 +81,12 @@ def test_a_question_and_a_long_plan_keep_the_lead_in_and_the_choices_in_view(
         screen = wait_until(
             pane,
             docked_in_view(
-                PLAN_LEAD_IN, "Plan ready for approval", "Step number 1 of the plan",
-                "approve and execute", "keep planning", "reject",
+                PLAN_LEAD_IN,
+                "Plan ready for approval",
+                "Step number 1 of the plan",
+                "approve and execute",
+                "keep planning",
+                "reject",
             ),
             "the plan approval never showed under the lead-in with its keys",
         )

@@ -31,9 +31,7 @@ def ticking_responder(request: RecordedRequest) -> Reply:
 def test_a_running_command_shows_its_latest_lines_under_its_card(tmp_path: Path) -> None:
     with (
         fixture_provider(tmp_path, responder=ticking_responder) as provider,
-        reasonix_in_tmux(
-            provider, name="reasonix-livebash", args="--permission-mode yolo"
-        ) as pane,
+        reasonix_in_tmux(provider, name="reasonix-livebash", args="--permission-mode yolo") as pane,
     ):
         pane.wait_for("Ask Reasonix")
         pane.wait_for("ready")

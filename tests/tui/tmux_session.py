@@ -144,11 +144,10 @@ def reasonix_in_tmux(
     socket_dir = Path(tempfile.mkdtemp(prefix="rx-tmux-"))
     socket = str(socket_dir / "socket")
     try:
+        size = ["-x", str(width), "-y", str(height)]
+        server = ["tmux", "-S", socket, "-f", "/dev/null"]
         subprocess.run(
-            ["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", session,
-             "-x", str(width), "-y", str(height), command],
-            check=True,
-            env=env,
+            [*server, "new-session", "-d", "-s", session, *size, command], check=True, env=env
         )
         yield TmuxPane(session, socket)
     finally:
