@@ -1,7 +1,7 @@
 """Dialogs never hide the transcript, in a real terminal at 80×24 (issue 30, item 1):
 tmux runs ``python -m reasonix_tui`` against the loopback fixture. The ask question,
 the plan approval (a plan longer than the screen) and the pickers (/model, /rewind,
-/resume, Ctrl+R, /cache, /login) each open with the model's lead-in still drawn above
+/resume, Ctrl+R, /cache, /login) and the rewind preview of a long diff each open with the model's lead-in still drawn above
 them, and their choices and key hints on screen. (The long write_file approval is in
 test_tui_docked_dialogs_tmux.py.)"""
 
@@ -126,4 +126,52 @@ def test_every_picker_keeps_the_answer_above_it_at_80x24(tmp_path: Path) -> None
             pane.send_keys("Escape")
             pane.wait_for_gone(title if title != "Model" else "Enter pick")
             pane.wait_for("Ask Reasonix")
+        pane.send_keys("C-d")
+
+
+REPORT = "".join(f"line {n} of the report\n" for n in range(1, 81))
+
+
+def report_responder(request: RecordedRequest) -> Reply:
+    messages = (request.json or {}).get("messages") or []
+    if messages and messages[-1].get("role") == "tool":
+        return Reply(content="The report is written.")
+    call = ToolCallSpec("write_file", json.dumps({"path": "REPORT.md", "content": REPORT}))
+    return Reply(content="Let me write the report.", tool_calls=[call])
+
+
+def test_a_rewind_preview_pins_its_choices_under_a_long_diff_at_80x24(tmp_path: Path) -> None:
+    with (
+        fixture_provider(tmp_path, responder=report_responder) as provider,
+        reasonix_in_tmux(
+            provider,
+            name="reasonix-rewound",
+            args="--permission-mode yolo",
+            width=WIDTH,
+            height=HEIGHT,
+        ) as pane,
+    ):
+        pane.wait_for("ready")
+        pane.send_keys("Write the report", "Enter")
+        pane.wait_for("The report is written.")
+        pane.send_keys("/rewind", "Enter")
+        pane.wait_for("1 file")
+        pane.send_keys("Enter")
+        screen = wait_until(
+            pane,
+            docked_in_view(
+                "The report is written.",
+                "Rewind to turn 1",
+                "-line 1 of the report",
+                "Code: put the files back",
+                "Conversation: continue from just before this turn",
+                "Fork: a new session",
+                "Esc close",
+            ),
+            "the rewind preview never showed under the answer with its choices and keys",
+        )
+        fits(screen)
+        assert "-line 80 of the report" not in screen  # the diff scrolls inside
+        pane.send_keys("Enter")  # Code: the file goes back to before the turn
+        wait_until(pane, lambda _: not (provider.workspace / "REPORT.md").exists(), "never rewound")
         pane.send_keys("C-d")
