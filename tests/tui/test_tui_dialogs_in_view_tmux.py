@@ -1,9 +1,9 @@
 """Dialogs never hide the transcript, in a real terminal at 80×24 (issue 30, item 1):
 tmux runs ``python -m reasonix_tui`` against the loopback fixture. The ask question,
-the plan approval (a plan longer than the screen) and the pickers (/model, /rewind,
-/resume, Ctrl+R, /cache, /login) and the rewind preview of a long diff each open with the model's lead-in still drawn above
-them, and their choices and key hints on screen. (The long write_file approval is in
-test_tui_docked_dialogs_tmux.py.)"""
+the plan approval (a plan longer than the screen), the pickers (/model, /rewind,
+/resume, Ctrl+R, /cache, /login) and the rewind preview of a long diff each open with
+the transcript's last lines still drawn above them, and their choices and key hints on
+screen. (The long write_file approval is in test_tui_docked_dialogs_tmux.py.)"""
 
 from __future__ import annotations
 
