@@ -101,7 +101,7 @@ PICKERS = [
     # (keys, the dialog's title, what is pinned on screen)
     (("/model", "Enter"), "Model", ("fixture/deepseek-flash", "Enter pick", "Esc close")),
     (("/rewind", "Enter"), "Rewind to the start of a turn", ("hello there", "Esc close")),
-    (("/resume", "Enter"), "Resume a session", ("hello there", "Esc close")),
+    (("/resume", "Enter"), "Resume a session", ("hello there", "· 1 turn ", "Esc close")),
     (("C-r",), "Search prompt history", ("hello there", "Esc close")),
     (("/cache", "Enter"), "Prompt cache", ("executor", "Esc close")),
     (("/login", "Enter"), "API key", ("FIXTURE_API_KEY", "Esc cancel")),
