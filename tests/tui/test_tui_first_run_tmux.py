@@ -42,6 +42,15 @@ def test_first_run_esc_says_how_to_configure_then_a_custom_base_url_works(
         ) as pane:
             screen = no_backticks(pane.wait_for("Choose the provider"))
             assert "Welcome to Reasonix" in screen and "Esc quit" in screen
+            # Legible at 80×24: each choice on one line with its key variable, and the
+            # whole dialog on screen (its bottom border too).
+            rows = screen.splitlines()
+            assert any(
+                "DeepSeek (OpenAI-compatible endpoint)" in r and "$DEEPSEEK_API_KEY" in r
+                for r in rows
+            ), screen
+            assert any("Custom endpoint" in r and "your base URL" in r for r in rows), screen
+            assert "╭" in screen and "╰" in screen, screen
             pane.send_keys("Enter")  # DeepSeek: its key step
             no_backticks(pane.wait_for("(DEEPSEEK_API_KEY)"))
             pane.send_keys("Escape")  # back to the list
