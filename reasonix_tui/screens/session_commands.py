@@ -255,7 +255,7 @@ async def resume(screen: SessionHost, args: str) -> None:
         PickerItem(
             value=s.session_id,
             label=s.title or s.session_id,
-            detail=f"{s.updated:%Y-%m-%d %H:%M} · {s.turns} turns",
+            detail=f"{s.updated:%Y-%m-%d %H:%M} · {s.turns} turn{'' if s.turns == 1 else 's'}",
         )
         for s in sessions
     ]
