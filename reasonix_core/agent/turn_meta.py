@@ -11,6 +11,16 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class PastedSpan:
+    """Where one large paste sits in a prompt (characters), and its chip number:
+    the user saw it collapsed, the model gets it whole."""
+
+    start: int
+    length: int
+    number: int
+
+
+@dataclass(frozen=True, slots=True)
 class TurnMeta:
     """What the host (never the model or the user's wording) knows about a turn."""
 
@@ -21,3 +31,6 @@ class TurnMeta:
     # Images the user attached (``@shot.png``, a pasted path, an editor's image
     # block): the host read them; the agent sends or describes them (agent/vision.py).
     images: tuple[ImagePart, ...] = ()
+    # Large pastes in the prompt, shown collapsed (the TUI's composer): kept beside
+    # the user's message so a resumed transcript shows them the same way.
+    pasted: tuple[PastedSpan, ...] = ()
