@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.efforts import EffortLevel
 from reasonix_core.events import (
     Event,
     Notice,
@@ -383,6 +384,9 @@ class ScriptedServices(BaseServices):
 
     def efforts(self) -> list[str]:
         return list(self.effort_levels)
+
+    def effort_choices(self) -> list[EffortLevel]:
+        return [EffortLevel(level) for level in self.effort_levels]
 
     def set_effort(self, effort: str) -> None:
         if effort not in self.effort_levels:
