@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
 
 from reasonix_tui.pasted_text import CHIP as PASTE_CHIP
 from reasonix_tui.pasted_text import PromptText, chip_label, collapses, normalise
@@ -132,9 +133,8 @@ class Composer(TextArea):
         text = normalise(pasted)
         if not collapses(text):
             return False
-        present = {number for number, _ in self._paste_chips(self.text)}
-        number = max(present, default=0) + 1
-        self.pastes = {n: t for n, t in self.pastes.items() if n in present}
+        # Never a number this prompt used: an undone deletion brings back its own paste.
+        number = max(self.pastes, default=0) + 1
         self.pastes[number] = text
         self.insert(chip_label(number, text))
         self.focus()
@@ -149,6 +149,23 @@ class Composer(TextArea):
             if pasted is not None and match.group(0) == chip_label(number, pasted):
                 chips.append((number, match))
         return chips
+
+    def _watch_selection(self, previous_selection: Selection, selection: Selection) -> None:
+        """The cursor never rests inside a paste's chip (typing there would break it):
+        it steps over the chip the way it was moving, else to the nearer edge."""
+        super()._watch_selection(previous_selection, selection)
+        if not getattr(self, "pastes", None) or selection.start != selection.end:
+            return
+        row, column = selection.end
+        for _, chip in self._paste_chips(self.document.get_line(row)):
+            if chip.start() < column < chip.end():
+                before_row, before_column = previous_selection.end
+                if before_row == row and before_column != column:
+                    edge = chip.end() if column > before_column else chip.start()
+                else:
+                    edge = chip.start() if column - chip.start() < chip.end() - column else chip.end()
+                self.selection = Selection.cursor((row, edge))
+                return
 
     def prompt(self) -> PromptText:
         """The text as shown, with the pastes its chips stand for."""

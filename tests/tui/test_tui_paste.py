@@ -90,8 +90,8 @@ async def test_chips_number_per_prompt_and_backspace_takes_one_whole(
         await until(pilot, lambda: composer.text.endswith("[Pasted text #2 +20 lines]"), 30)
         await pilot.press("backspace")  # the whole second chip, not its "]"
         assert composer.text == "[Pasted text #1 +900 chars]"
-        await paste(composer, third)  # numbered after the chips still there
-        await until(pilot, lambda: "#2 +1200 chars" in composer.text, 30)
+        await paste(composer, third)  # a number not used before (undo stays right)
+        await until(pilot, lambda: "#3 +1200 chars" in composer.text, 30)
         await pilot.press("enter")
         await until(pilot, lambda: len(configured.requests) >= 1 and not screen.busy, 30)
         # The next prompt numbers from #1 again.
@@ -100,7 +100,7 @@ async def test_chips_number_per_prompt_and_backspace_takes_one_whole(
         await pilot.press("enter")
         await until(pilot, lambda: len(configured.requests) >= 2 and not screen.busy, 30)
         assert drawn(screen) == [
-            "[Pasted text #1 +900 chars][Pasted text #2 +1200 chars]",
+            "[Pasted text #1 +900 chars][Pasted text #3 +1200 chars]",
             "[Pasted text #1 +20 lines]",
         ]
     assert last_user(configured.requests[0].body).startswith(first + third)
@@ -190,3 +190,32 @@ def test_queued_prompts_put_back_are_renumbered() -> None:
     joined = join([one, "plain", two])
     assert joined == "[Pasted text #1 +900 chars] x\n\nplain\n\ny [Pasted text #2 +20 lines]"
     assert joined.expanded()[0] == f"{'a' * 900} x\n\nplain\n\ny " + "b\n" * 20
+
+
+async def test_the_cursor_steps_over_a_chip_so_typing_never_breaks_it(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    configured.enqueue(Reply(content="ok"))
+    async with app_for(workspace, home).run_test(size=SIZE) as pilot:
+        screen = session(pilot)
+        composer = screen.query_one(Composer)
+        await type_text(pilot, "ab")
+        await paste(composer, LOG)
+        chip = "[Pasted text #1 +400 lines]"
+        await until(pilot, lambda: composer.text == f"ab{chip}", 30)
+        await pilot.press("left")  # from after the chip: to its start, in one press
+        assert composer.cursor_location == (0, 2)
+        await type_text(pilot, "X")
+        await pilot.press("right")  # over the chip, to its end
+        assert composer.cursor_location == (0, 3 + len(chip))
+        await type_text(pilot, "Y")
+        await pilot.press("home", "right", "right", "right", "right")  # a, b, X, chip
+        assert composer.cursor_location == (0, 3 + len(chip))
+        assert composer.text == f"abX{chip}Y"
+        await pilot.press("left", "delete")  # Delete right before the chip takes it whole
+        assert composer.text == "abXY" and composer.prompt().pastes == {}
+        await pilot.press("ctrl+z")  # undo brings the chip back, and its paste with it
+        await until(pilot, lambda: chip in composer.text, 30)
+        await pilot.press("end", "enter")
+        await until(pilot, lambda: len(configured.requests) >= 1 and not screen.busy, 30)
+    assert last_user(configured.requests[0].body).startswith(f"abX{LOG}Y")
