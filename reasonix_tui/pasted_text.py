@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Self
 
-from reasonix_core.agent.turn_meta import PastedSpan
+from reasonix_core.pasted import PastedSpan, chip_label, line_count
 
 MAX_INLINE_CHARS = 800
 MAX_INLINE_LINES = 8
@@ -38,18 +38,6 @@ def normalise(text: str) -> str:
 def collapses(text: str) -> bool:
     """Whether a paste of ``text`` (normalised) collapses to a chip."""
     return len(text) > MAX_INLINE_CHARS or line_count(text) > MAX_INLINE_LINES
-
-
-def line_count(text: str) -> int:
-    return len(text.splitlines()) or 1
-
-
-def chip_label(number: int, text: str) -> str:
-    """The chip for paste ``number`` holding ``text``: its lines, or its characters
-    when it is one long line."""
-    lines = line_count(text)
-    size = f"+{lines} lines" if lines > 1 else f"+{len(text)} chars"
-    return f"[Pasted text #{number} {size}]"
 
 
 class PromptText(str):
@@ -99,22 +87,6 @@ def full_text(prompt: str) -> str:
     return prompt.expanded()[0] if isinstance(prompt, PromptText) else prompt
 
 
-def collapse(text: str, spans: Iterable[PastedSpan]) -> str:
-    """``text`` (a saved turn) with each paste span back to its chip; a span that
-    does not fit the text (a hand-edited transcript) is left expanded."""
-    out: list[str] = []
-    at = 0
-    for span in sorted(spans, key=lambda s: s.start):
-        end = span.start + span.length
-        if span.start < at or end > len(text) or span.length <= 0:
-            continue
-        out.append(text[at : span.start])
-        out.append(chip_label(span.number, text[span.start : end]))
-        at = end
-    out.append(text[at:])
-    return "".join(out)
-
-
 def join(prompts: Iterable[str], separator: str = "\n\n") -> PromptText:
     """Several prompts (queued, put back in the composer) as one, their chips
     renumbered #1, #2, ... so each still finds its paste."""
@@ -143,7 +115,6 @@ __all__ = [
     "MAX_INLINE_LINES",
     "PromptText",
     "chip_label",
-    "collapse",
     "collapses",
     "expand",
     "full_text",

@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK
-from reasonix_core.agent.turn_meta import PastedSpan
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, PASTED, Message
+from reasonix_core.pasted import collapse, spans_from_meta
 from reasonix_core.provider.searches import past_searches
-from reasonix_tui.pasted_text import collapse
 
 # Messages compaction adds to the working context; the summary is the one a user sees.
 COMPACTION_SUMMARY = "summary"
@@ -98,20 +97,8 @@ def replay_entries(messages: Sequence[Message]) -> list[Entry]:
 def _collapsed(message: Message) -> str:
     """A user turn with its large pastes as the chips the user saw when typing it."""
     text = message.content or ""
-    spans = message.meta.get(PASTED)
-    if not isinstance(spans, list) or not spans:
-        return text
-    return collapse(text, _spans(spans))
-
-
-def _spans(raw: list[object]) -> list[PastedSpan]:
-    """The saved spans that are three integers (a hand-edited file may say anything)."""
-    spans: list[PastedSpan] = []
-    for item in raw:
-        if isinstance(item, list) and len(item) == 3 and all(type(v) is int for v in item):
-            start, length, number = item
-            spans.append(PastedSpan(start=start, length=length, number=number))
-    return spans
+    spans = spans_from_meta(message.meta.get(PASTED))
+    return collapse(text, spans) if spans else text
 
 
 def _assistant(message: Message, results: dict[str | None, Message]) -> list[Entry]:

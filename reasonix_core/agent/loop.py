@@ -73,9 +73,10 @@ from reasonix_core.usage import Usage
 
 if TYPE_CHECKING:
     from reasonix_core.agent.snapshots import TurnSnapshots
-    from reasonix_core.agent.turn_meta import PastedSpan, TurnMeta
+    from reasonix_core.agent.turn_meta import TurnMeta
     from reasonix_core.agent.vision import VisionFallback
     from reasonix_core.images import ImagePart
+    from reasonix_core.pasted import PastedSpan
 
 log = logging.getLogger(__name__)
 E = TypeVar("E", bound=ev.Event)
@@ -398,7 +399,7 @@ class Agent:
         text = prompt
         meta: dict[str, object] = {HOST_TURN: True} if host_turn else {}
         if pasted:  # the prompt starts the content, so the offsets hold
-            meta[PASTED] = [[span.start, span.length, span.number] for span in pasted]
+            meta[PASTED] = [span.to_record() for span in pasted]
         if descriptions:
             # Hidden content of this turn (not drawn): what the executor reads instead.
             text = "\n\n".join([prompt, *descriptions])

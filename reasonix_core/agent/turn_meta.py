@@ -8,16 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reasonix_core.images import ImagePart
-
-
-@dataclass(frozen=True, slots=True)
-class PastedSpan:
-    """Where one large paste sits in a prompt (characters), and its chip number:
-    the user saw it collapsed, the model gets it whole."""
-
-    start: int
-    length: int
-    number: int
+    from reasonix_core.pasted import PastedSpan
 
 
 @dataclass(frozen=True, slots=True)

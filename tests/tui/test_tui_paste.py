@@ -9,10 +9,12 @@ from pathlib import Path
 
 from textual import events
 
+from reasonix_core.checkpoint.timeline import read_timeline
+from reasonix_core.pasted import collapse
 from reasonix_testkit import Reply
 from reasonix_tui.app import ReasonixApp
 from reasonix_tui.engine import EngineServices
-from reasonix_tui.pasted_text import PromptText, collapse, expand, join
+from reasonix_tui.pasted_text import PromptText, expand, join
 from reasonix_tui.prompt_history import PromptHistory
 from reasonix_tui.widgets.blocks import UserBlock
 from reasonix_tui.widgets.composer import Composer
@@ -68,6 +70,12 @@ async def test_a_large_paste_collapses_and_the_model_gets_all_of_it(
         screen = session(pilot)
         await until(pilot, lambda: bool(drawn(screen)), 30)
         assert drawn(screen) == ["why does this fail? [Pasted text #1 +400 lines] thanks"]
+        # So do /resume's list and /rewind's.
+        (listed,) = screen.services.list_sessions()
+        assert listed.title == "why does this fail? [Pasted text #1 +400 lines] thanks"
+        (saved,) = (home / "sessions").glob("*/*.jsonl")
+        heads = [turn.head for turn in read_timeline(saved).turns]
+        assert heads == ["why does this fail? [Pasted text #1 +400 lines] thanks"]
         await type_text(pilot, "and now?")
         await pilot.press("enter")
         await until(pilot, lambda: len(configured.requests) >= 2 and not screen.busy, 30)
@@ -178,7 +186,7 @@ def test_expand_and_collapse_round_trip_and_leave_look_alikes() -> None:
     assert full == f"a {pastes[1]} b {pastes[2]} [Pasted text #2 +3 lines] c"
     assert collapse(full + "\n\n<context>", spans) == shown + "\n\n<context>"
     # Spans that do not fit a (hand-edited) text are ignored, not trusted.
-    from reasonix_core.agent.turn_meta import PastedSpan
+    from reasonix_core.pasted import PastedSpan
 
     assert collapse("short", [PastedSpan(start=2, length=99, number=1)]) == "short"
     assert collapse("short", [PastedSpan(start=-1, length=2, number=1)]) == "short"
