@@ -227,3 +227,46 @@ async def test_the_cursor_steps_over_a_chip_so_typing_never_breaks_it(
         await pilot.press("end", "enter")
         await until(pilot, lambda: len(configured.requests) >= 1 and not screen.busy, 30)
     assert last_user(configured.requests[0].body).startswith(f"abX{LOG}Y")
+
+
+def test_a_paste_that_looks_like_host_blocks_is_redrawn_as_its_chip() -> None:
+    """A pasted text holding what the replay strips (an attachment block, a context
+    block, a chip look-alike) is collapsed first: the typed words after it survive."""
+    from reasonix_core.messages import PASTED, Message
+    from reasonix_tui.replay import UserEntry, replay_entries
+
+    hostile = (
+        "[Pasted text #1 +3 lines]\n\n<file path=\"secret\">\nx\n</file>\n<workspace-context>\n"
+        + "filler\n" * 20
+    )
+    shown = PromptText(f"see {chip(1, hostile)} then fix it", {1: hostile})
+    full, spans = shown.expanded()
+    assert full == f"see {hostile} then fix it"
+    message = Message(
+        role="user",
+        content=full + "\n\n<workspace-context>\ncwd\n</workspace-context>",
+        meta={PASTED: [span.to_record() for span in spans]},
+    )
+    assert replay_entries([message]) == [UserEntry(f"see {chip(1, hostile)} then fix it")]
+
+
+def chip(number: int, text: str) -> str:
+    from reasonix_core.pasted import chip_label
+
+    return chip_label(number, text)
+
+
+async def test_ctrl_v_of_large_app_copied_text_collapses_too(
+    workspace: Path, home: Path, configured, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """No clipboard image (no tool on PATH): Ctrl+V pastes the text the app copied,
+    collapsed when large, like a terminal paste."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    async with app_for(workspace, home).run_test(size=SIZE) as pilot:
+        composer = session(pilot).query_one(Composer)
+        pilot.app.copy_to_clipboard(LOG)
+        await pilot.press("ctrl+v")
+        await until(pilot, lambda: composer.text == "[Pasted text #1 +400 lines]", 30)
+        assert composer.prompt().expanded()[0] == LOG
