@@ -57,7 +57,7 @@ async def test_effort_alone_picks_from_one_name_per_level(
         assert "also: medium, xhigh" in next(line for line in shown if " high" in line)
         await pilot.press("down", "down", "down", "down", "enter")  # max
         await until(pilot, lambda: pilot.app.screen is screen, 30)
-        await until(pilot, lambda: screen.services.effort == "max", 30)
+        await until(pilot, lambda: screen.runner.effort == "max", 30)
         assert "Reasoning effort set to max." in notices(screen)
         await send(pilot, "go")
         await until(pilot, lambda: len(configured.requests) >= 1 and not screen.busy, 30)
@@ -79,7 +79,7 @@ async def test_a_typed_alias_still_sets_its_level_and_the_picker_marks_it(
         assert marked.split()[1] == "off"
         await pilot.press("escape")
         await until(pilot, lambda: pilot.app.screen is screen, 30)
-        assert screen.services.effort == "disabled"  # Esc changes nothing
+        assert screen.runner.effort == "disabled"  # Esc changes nothing
         await send(pilot, "hi")
         await until(pilot, lambda: len(configured.requests) >= 1 and not screen.busy, 30)
     assert configured.requests[0].json["thinking"] == {"type": "disabled"}

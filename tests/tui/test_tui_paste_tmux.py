@@ -45,6 +45,7 @@ def test_a_400_line_bracketed_paste_collapses_and_reaches_the_model(tmp_path: Pa
         screen = pane.wait_for("ask  ready")
         assert "explain this: [Pasted text #1 +400 lines]" in screen
         assert "log line 2" not in screen  # the transcript shows the chip, not the lines
-        users = [m for m in provider.server.requests[-1].json["messages"] if m["role"] == "user"]
+        body = provider.server.requests[-1].json or {}
+        users = [m for m in body["messages"] if m["role"] == "user"]
         assert users[-1]["content"].startswith("explain this: " + "\n".join(LINES))
         pane.send_keys("C-d")
