@@ -22,6 +22,9 @@ from reasonix_tui.pasted_text import PromptText
 log = logging.getLogger(__name__)
 
 LIMIT = 500
+# A prompt whose pastes hold more characters than this is not saved (Up still
+# recalls it until the app exits), so the file stays quick to load at start-up.
+MAX_SAVED_PASTES = 100_000
 FOLDER = "prompt-history"
 
 
@@ -58,6 +61,11 @@ class PromptHistory:
         return prompts[-LIMIT:]
 
     def append(self, prompt: str) -> None:
+        if (
+            isinstance(prompt, PromptText)
+            and sum(map(len, prompt.pastes.values())) > MAX_SAVED_PASTES
+        ):
+            return  # recalled in this session only: the file stays small to load
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -99,6 +107,9 @@ def _prompt(value: object) -> str | None:
     pastes = {
         int(number): text
         for number, text in raw.items()
-        if isinstance(number, str) and number.isascii() and number.isdigit() and isinstance(text, str)
+        if isinstance(number, str)
+        and number.isascii()
+        and number.isdigit()
+        and isinstance(text, str)
     }
     return PromptText(shown, pastes)

@@ -61,5 +61,3 @@ def test_paste_collapsed_in_the_transcript(snap, size: str) -> None:
 @pytest.mark.parametrize("size", list(SIZES))
 def test_effort_picker(snap, size: str) -> None:
     assert snap(_effort_services(), _after_a_turn(command="/effort"), size=SIZES[size])
-
-

@@ -142,7 +142,9 @@ async def pick_effort(screen: SessionHost) -> None:
         if level and level != current:
             await effort(screen, level)
 
-    screen.app.push_screen(PickerScreen("Reasoning effort", items, current=current, filtered=False), picked)
+    screen.app.push_screen(
+        PickerScreen("Reasoning effort", items, current=current, filtered=False), picked
+    )
 
 
 async def pick_model(screen: SessionHost, args: str) -> None:

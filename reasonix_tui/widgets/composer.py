@@ -163,7 +163,9 @@ class Composer(TextArea):
                 if before_row == row and before_column != column:
                     edge = chip.end() if column > before_column else chip.start()
                 else:
-                    edge = chip.start() if column - chip.start() < chip.end() - column else chip.end()
+                    edge = (
+                        chip.start() if column - chip.start() < chip.end() - column else chip.end()
+                    )
                 self.selection = Selection.cursor((row, edge))
                 return
 
