@@ -31,6 +31,7 @@ from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
+from reasonix_tui.pasted_text import PromptText, full_text, join
 from reasonix_tui.prompt_history import PromptHistory
 from reasonix_tui.screens.builtin_commands import (
     BUILTIN_COMMANDS,
@@ -400,7 +401,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
 
     async def handle_input(self, text: str) -> None:
         if split_command(text) is not None:
-            await self.run_slash(text.strip())
+            # A command's arguments get the pastes whole (it renders its own prompt).
+            await self.run_slash(full_text(text).strip())
         else:
             await self.start_turn(text, text)
 
@@ -488,12 +490,19 @@ class SessionScreen(TranscriptKeys, Screen[None]):
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, prompt: str, provenance: Provenance | None = None) -> None:
+        # @ references are read from what the user typed, not from a large paste
+        # (a pasted log's "@name" attaches nothing); the paste then takes its chip's
+        # place, whole: the expansion only appends after the typed text.
         expanded = await self.expander().expand_references(prompt, provenance)
         for text in expanded.notices:
             await self.notice(text, "warning")
         images = (*self.composer.images_in(prompt), *expanded.images)  # Ctrl+V chips
-        meta = TurnMeta(images=images) if images else None
-        await self.controller.drive(self.runner.run(expanded.text, meta))
+        sent, pasted = expanded.text, ()
+        if isinstance(prompt, PromptText) and prompt.pastes:
+            typed, pasted = prompt.expanded()
+            sent = typed + expanded.text[len(prompt) :]
+        meta = TurnMeta(images=images, pasted=pasted) if images or pasted else None
+        await self.controller.drive(self.runner.run(sent, meta))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:
         """Drive a non-prompt stream (e.g. ``/compact``) as a turn."""
@@ -533,8 +542,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         """Put the queued prompts back in the composer, to edit or send."""
         held, self.queue = self.queue, []
         self.refresh_status()
-        draft = self.composer.text
-        self.composer.set_text("\n\n".join([*held, *([draft] if draft.strip() else [])]))
+        draft = self.composer.prompt()
+        self.composer.set_text(join([*held, *([draft] if draft.strip() else [])]))
         count = f"{len(held)} queued prompt{'s' if len(held) > 1 else ''}"
         await self.notice(f"{count} put back in the prompt box: edit, then Enter sends.")
 
