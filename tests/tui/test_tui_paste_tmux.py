@@ -32,12 +32,14 @@ def test_a_400_line_bracketed_paste_collapses_and_reaches_the_model(tmp_path: Pa
         pane.wait_for("ask  ready")
         pane.send_keys("-l", "explain this: ")
         pane.wait_for("explain this:")
-        tmux("load-buffer", "-b", buffer, str(pasted))
+        tmux("load-buffer", "-b", buffer, str(pasted), socket=pane.socket)
         try:
             # -p: bracketed paste (the app turned it on); tmux sends newlines as CR.
-            tmux("paste-buffer", "-p", "-b", buffer, "-t", pane.session)
+            tmux("paste-buffer", "-p", "-b", buffer, "-t", pane.session, socket=pane.socket)
         finally:
-            subprocess.run(["tmux", "delete-buffer", "-b", buffer], capture_output=True)
+            subprocess.run(
+                ["tmux", "-S", pane.socket, "delete-buffer", "-b", buffer], capture_output=True
+            )
         screen = pane.wait_for("[Pasted text #1 +400 lines]")
         assert "log line 001" not in screen  # nothing of it spilled into the composer
         pane.send_keys("Enter")
