@@ -52,11 +52,14 @@ from reasonix_tui.widgets.transcript import NewOutputMarker, Transcript
 # Not needed for the first frame, so imported on first use: the turn controller (the
 # core's event classes), the approval dialog and the permission package.
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from reasonix_core.events import Event
     from reasonix_tui.controller import TurnController
 
 TICK_SECONDS = 0.25
 MODE_TOAST_SECONDS = 4.0
+MODE_TOAST_DELAY = 0.2
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +116,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._busy_started = time.monotonic()
         self._skills_announced = False
         self._mode_toast_until = 0.0  # while the last Shift+Tab toast is up
+        self._mode_toast: Timer | None = None  # the toast waiting for the keys to settle
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -635,8 +639,15 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
         explanation = f"{mode}: {summary}"
         self.status.update_state(hint=explanation)
-        # The hint goes at the next keystroke; the toast says it a little longer. A
-        # new mode's toast replaces the last one's rather than stacking on it.
+        # The hint goes at the next keystroke; the toast says it a little longer, once
+        # the keys settle: Shift+Tab pressed twice in a row shows one toast, the mode
+        # reached (a toast cleared in the frame the last one is mounted would stay).
+        if self._mode_toast is not None:
+            self._mode_toast.stop()
+        self._mode_toast = self.set_timer(MODE_TOAST_DELAY, lambda: self._toast_mode(explanation))
+
+    def _toast_mode(self, explanation: str) -> None:
+        # A new mode's toast replaces the last one's rather than stacking on it.
         if time.monotonic() < self._mode_toast_until:
             self.app.clear_notifications()
         self._mode_toast_until = time.monotonic() + MODE_TOAST_SECONDS

@@ -144,6 +144,13 @@ async def test_the_mode_toast_covers_neither_composer_nor_status(make_app, size)
         )
         await pilot.pause()
         assert len(toasts(pilot)) == 1
+        # Pressed twice in a row (ask, then auto): one toast, for the mode reached.
+        await pilot.press("shift+tab", "shift+tab")
+        await until(
+            pilot, lambda: "auto:" in str(toasts(pilot)[0].render()) if toasts(pilot) else False
+        )
+        await pilot.pause(0.5)
+        assert len(toasts(pilot)) == 1
         # With the / menu open it rises above the menu too.
         await type_text(pilot, "/")
         await until(pilot, lambda: screen.menu.is_open)
