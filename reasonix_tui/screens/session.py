@@ -53,10 +53,14 @@ from reasonix_tui.widgets.transcript import NewOutputMarker, Transcript
 # Not needed for the first frame, so imported on first use: the turn controller (the
 # core's event classes), the approval dialog and the permission package.
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from reasonix_core.events import Event
     from reasonix_tui.controller import TurnController
 
 TICK_SECONDS = 0.25
+MODE_TOAST_SECONDS = 4.0
+MODE_TOAST_DELAY = 0.2
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +116,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._controller: TurnController | None = None
         self._busy_started = time.monotonic()
         self._skills_announced = False
+        self._mode_toast_until = 0.0  # while the last Shift+Tab toast is up
+        self._mode_toast: Timer | None = None  # the toast waiting for the keys to settle
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -158,6 +164,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self.composer.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()
+        self.screen_layout_refresh_signal.subscribe(self, self._toasts_above, immediate=True)
         await self.welcome()
         for note in self.services.startup_notes:
             await self.notice(note, "warning")
@@ -169,6 +176,16 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self.composer.focus()
         self.show_saved_session()
         self.load_prompt_history()
+
+    def _toasts_above(self, _screen: object) -> None:
+        """Toasts (the Shift+Tab mode's) rise above the composer, its menu and the
+        status bar instead of covering them: after each layout, the toast rack's
+        bottom margin is what lies below the transcript."""
+        below = self.size.height - self.transcript.region.bottom
+        margin = (0, 0, below, 0)
+        for rack in self.query_children("#textual-toastrack"):
+            if below > 0 and tuple(rack.styles.margin) != margin:
+                rack.styles.margin = margin
 
     @work(group="history", exit_on_error=False)
     async def load_prompt_history(self) -> None:
@@ -631,8 +648,19 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
         explanation = f"{mode}: {summary}"
         self.status.update_state(hint=explanation)
-        # The hint goes at the next keystroke; the toast says it a little longer.
-        self.notify(explanation, title="Mode", timeout=4)
+        # The hint goes at the next keystroke; the toast says it a little longer, once
+        # the keys settle: Shift+Tab pressed twice in a row shows one toast, the mode
+        # reached (a toast cleared in the frame the last one is mounted would stay).
+        if self._mode_toast is not None:
+            self._mode_toast.stop()
+        self._mode_toast = self.set_timer(MODE_TOAST_DELAY, lambda: self._toast_mode(explanation))
+
+    def _toast_mode(self, explanation: str) -> None:
+        # A new mode's toast replaces the last one's rather than stacking on it.
+        if time.monotonic() < self._mode_toast_until:
+            self.app.clear_notifications()
+        self._mode_toast_until = time.monotonic() + MODE_TOAST_SECONDS
+        self.notify(explanation, title="Mode", timeout=MODE_TOAST_SECONDS)
 
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
