@@ -46,6 +46,17 @@
    are printed side by side with the load average. ``--profile FILE``: cProfile of
    the streaming run (the app's loop).
 
+6. ``echo-term``: keystroke echo in a real terminal. The installed ``reasonix``
+   script runs on the slave side of a pseudo-terminal (``pty.openpty``, 100x32,
+   TERM=xterm-256color) whose master side this process reads in a thread, keeping
+   each read with its time, against the loopback fixture server (the same streamed
+   reply as ``echo``). Per run (one process each): ``--idle-keys`` keys typed with
+   nothing streaming, a prompt sent, then ``--keys`` keys while the reply streams,
+   ``--key-interval`` s apart. Every key is a distinct letter nothing else on the
+   screen uses (Latin Extended, Greek, Cyrillic), so the first read after a key was
+   written that holds its letter is its echo: the latency is from writing the key's
+   bytes to the terminal to reading them back drawn. p50/p95 idle and streaming.
+
 ``stream`` and ``memory`` install ``reasonix_tui.gc_policy.HeapPolicy`` and warm
 up the Markdown rendering before the app starts, as ``run_app`` and the launcher
 do (``--default-gc``: CPython's collector as it is, for comparison); the app
@@ -53,8 +64,13 @@ compacts the heap when idle as the real one does. ``all`` runs each part in a
 process of its own, so that
 one part's heap never counts in the next one's figures.
 
-Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|echo|all] [--runs 7]
-[--stream-runs 3] [--delay S] [--history N] [--blocks 2000]``
+Run: ``.venv/bin/python bench/bench_tui.py [first-paint|stream|memory|resume|echo|echo-term|all]
+[--runs 7] [--stream-runs 3] [--delay S] [--history N] [--blocks 2000] [--before TREE]``
+
+``first-paint`` and ``resume`` also launch, in the same alternating rounds, a bare
+Textual app (an Input with the same placeholder, see ``BARE_APP``) as a fixed baseline
+for a shared, noisy machine, and with ``--before TREE`` the same script running
+another tree's code (``PYTHONPATH``, e.g. a ``git archive`` of main).
 """
 
 from __future__ import annotations
@@ -873,6 +889,219 @@ def bench_echo(runs: int, keys: int, interval: float, chunk: int, delay: float) 
     return out
 
 
+# --------------------------------------------------------------------------- echo in a real terminal
+
+
+def echo_characters(count: int) -> list[str]:
+    """``count`` distinct letters that nothing else on the screen uses (the app's own text,
+    the streamed answer and the status bar are ASCII or other symbols): Latin Extended-A
+    and -B, Greek and Cyrillic, all one cell wide. The first time one shows up in the
+    terminal's output after it was typed is its echo."""
+    pool = [
+        *map(chr, range(0x0100, 0x0250)),
+        *(chr(c) for c in range(0x0391, 0x03AA) if c != 0x03A2),
+        *map(chr, range(0x03B1, 0x03CA)),
+        *map(chr, range(0x0410, 0x0450)),
+    ]
+    if count > len(pool):
+        sys.exit(f"echo-term: at most {len(pool)} keys per run")
+    return pool[:count]
+
+
+class PtyTerminal:
+    """``argv`` on the slave side of a pseudo-terminal of SIZE that this process is the
+    terminal of: a thread drains the master side and keeps every read with its time."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        import codecs
+        import fcntl
+        import pty
+        import struct
+        import termios
+        import threading
+
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**env, "TERM": "xterm-256color", "COLUMNS": str(SIZE[0]), "LINES": str(SIZE[1])},
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            close_fds=True,
+        )
+        os.close(slave)
+        self.reads: list[tuple[float, str]] = []  # (perf_counter, decoded text)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:  # the app exited: the slave side is gone
+                return
+            now = time.perf_counter()
+            if not data:
+                return
+            text = self._decoder.decode(data)
+            with self._lock:
+                self.reads.append((now, text))
+
+    def write(self, data: str) -> float:
+        """Type ``data``; the time it was handed to the terminal."""
+        sent = time.perf_counter()
+        os.write(self.master, data.encode())
+        return sent
+
+    def shown_after(self, text: str, since: float, start: int = 0) -> tuple[float, int] | None:
+        """(time, index) of the first read at or after ``since`` whose text holds ``text``."""
+        with self._lock:
+            reads = self.reads[start:]
+        for index, (at, chunk) in enumerate(reads, start):
+            if at >= since and text in chunk:
+                return at, index
+        return None
+
+    def output(self) -> str:
+        with self._lock:
+            return "".join(chunk for _, chunk in self.reads)
+
+    def wait_for(self, text: str, within: float = 30.0) -> float:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            found = self.shown_after(text, 0.0)
+            if found is not None:
+                return found[0]
+            time.sleep(0.01)
+        tail = self.output()[-2000:]
+        self.close()
+        sys.exit(f"echo-term: {text!r} never appeared in the terminal; last output:\n{tail!r}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        os.close(self.master)
+        self._reader.join(5)
+
+
+END_OF_ANSWER = "That is the whole refactoring."
+
+
+def echo_term_once(
+    idle_keys: int, keys: int, interval: float, chunk: int, delay: float
+) -> dict[str, Any]:
+    """One ``reasonix`` process in a pty: ``idle_keys`` typed with nothing streaming, a
+    prompt sent, then ``keys`` typed while the reply streams; each key's echo latency."""
+    from _common import KEY
+
+    from reasonix_testkit import ChatDialect, FixtureServer, Reply
+
+    answer = long_answer(max(1000, int((keys * interval + 1.0) / max(delay, 1e-3) * chunk / 4)))
+    answer += f"\n\n{END_OF_ANSWER}\n"
+    reasoning = long_answer(600).replace("#", "").replace("`", "")
+    typed = echo_characters(idle_keys + keys)
+    with (
+        tempfile.TemporaryDirectory(prefix="reasonix-bench-echo-") as tmp,
+        FixtureServer(ChatDialect("deepseek"), api_key=KEY) as server,
+    ):
+        home, workspace = Path(tmp) / "home", Path(tmp) / "ws"
+        workspace.mkdir()
+        write_config(home, server.base_url)
+        server.enqueue(Reply(content=answer, reasoning=reasoning, chunk_size=chunk, delay=delay))
+        env = bench_env(home, Path(tmp) / "pycache")
+        term = PtyTerminal([str(REASONIX_BIN)], workspace, env)
+        try:
+            term.wait_for("for commands")
+            time.sleep(1.0)  # the engine is built after the first frame
+            load = os.getloadavg()[0]
+
+            def type_keys(chars: list[str]) -> list[float]:
+                start, sent = time.perf_counter(), []
+                for i, ch in enumerate(chars):
+                    pause = start + i * interval - time.perf_counter()
+                    if pause > 0:
+                        time.sleep(pause)
+                    sent.append(term.write(ch))
+                return sent
+
+            idle_sent = type_keys(typed[:idle_keys])
+            time.sleep(0.5)
+            term.write(" refactor the inventory parsers\r")
+            deadline = time.monotonic() + 30
+            while not server.requests and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3)  # the reasoning is streaming
+            stream_sent = type_keys(typed[idle_keys:])
+            last_key = stream_sent[-1] if stream_sent else time.perf_counter()
+            deadline = time.monotonic() + 30
+            echoes: list[float | None] = []
+            for ch, sent in zip(typed, [*idle_sent, *stream_sent], strict=True):
+                found = None
+                while found is None and time.monotonic() < deadline:
+                    found = term.shown_after(ch, sent)
+                    if found is None:
+                        time.sleep(0.01)
+                echoes.append(found[0] if found else None)
+            ended = term.shown_after(END_OF_ANSWER, 0.0)
+            still_streaming = ended is None or ended[0] > last_key
+        finally:
+            term.close()
+    if any(e is None for e in echoes):
+        missing = sum(1 for e in echoes if e is None)
+        sys.exit(f"echo-term: {missing} of {len(echoes)} keys never appeared in the terminal")
+    latencies = [e - s for e, s in zip(echoes, [*idle_sent, *stream_sent], strict=True)]  # type: ignore[operator]
+    return {
+        "idle": latencies[:idle_keys],
+        "streaming": latencies[idle_keys:],
+        "load": load,
+        "still_streaming": still_streaming,
+    }
+
+
+def bench_echo_term(
+    runs: int, idle_keys: int, keys: int, interval: float, chunk: int, delay: float
+) -> dict[str, Any]:
+    if not REASONIX_BIN.exists():
+        sys.exit(f"{REASONIX_BIN} not found: install with `.venv/bin/pip install -e .`")
+    rows: dict[str, list[float]] = {"idle": [], "streaming": []}
+    loads: list[float] = []
+    for _ in range(runs):
+        r = echo_term_once(idle_keys, keys, interval, chunk, delay)
+        if not r["still_streaming"]:
+            print("  (the reply ended before the last key: use a longer answer)")
+        rows["idle"].extend(r["idle"])
+        rows["streaming"].extend(r["streaming"])
+        loads.append(r["load"])
+    print(
+        f"echo-term: the `reasonix` binary in a {SIZE[0]}x{SIZE[1]} pseudo-terminal this "
+        f"process reads; per run {idle_keys} keys idle, then a prompt, then {keys} keys while "
+        f"the reply streams (reasoning, then Markdown in {chunk}-character deltas "
+        f"{delay * 1000:.0f} ms apart from the loopback fixture server); keys "
+        f"{interval * 1000:.0f} ms apart; {runs} run(s); load average "
+        f"{min(loads):.1f}-{max(loads):.1f}"
+    )
+    print("  latency: key written to the terminal -> its character in the terminal's output")
+    out: dict[str, Any] = {}
+    print(f"  {'':10} {'n':>5} {'median':>9} {'p95':>9} {'worst':>9}")
+    for mode, values in rows.items():
+        ms = [v * 1000 for v in values]
+        med, p95, worst = statistics.median(ms), _percentile(ms, 95), max(ms)
+        out[mode] = {"median": med, "p95": p95, "worst": worst, "n": len(ms)}
+        print(f"  {mode:10} {len(ms):5d} {med:7.1f}ms {p95:7.1f}ms {worst:7.1f}ms")
+    out["load"] = (min(loads), max(loads))
+    return out
+
+
 # --------------------------------------------------------------------------- memory
 
 
@@ -995,9 +1224,12 @@ def main() -> int:
         "which",
         nargs="?",
         default="all",
-        choices=("all", "first-paint", "stream", "memory", "resume", "echo"),
+        choices=("all", "first-paint", "stream", "memory", "resume", "echo", "echo-term"),
     )
     parser.add_argument("--keys", type=int, default=120, help="echo: keys typed per run")
+    parser.add_argument(
+        "--idle-keys", type=int, default=40, help="echo-term: keys typed before the prompt"
+    )
     parser.add_argument(
         "--key-interval", type=float, default=0.05, help="echo: seconds between keys"
     )
@@ -1049,6 +1281,17 @@ def main() -> int:
             f"{verdict(rs['drawn_p90_s'], RESUME_TARGET_S)}), RSS "
             f"{rs['rss_ratio']:.2f}x a fresh session (target <= {RESUME_RSS_RATIO}x: "
             f"{verdict(rs['rss_ratio'], RESUME_RSS_RATIO)})"
+        )
+        return 0
+    if args.which == "echo-term":
+        et = bench_echo_term(
+            args.runs, args.idle_keys, args.keys, args.key_interval, args.chunk, args.chunk_delay
+        )
+        p95 = et["streaming"]["p95"]
+        print(
+            f"SUMMARY tui: keystroke echo in a real terminal while streaming p95 {p95:.1f} ms, "
+            f"median {et['streaming']['median']:.1f} ms (idle p95 {et['idle']['p95']:.1f} ms; "
+            f"target <= {ECHO_TARGET_MS:.0f} ms: {verdict(p95, ECHO_TARGET_MS)})"
         )
         return 0
     if args.which != "first-paint":
