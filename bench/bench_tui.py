@@ -109,8 +109,35 @@ SIZE = (100, 32)
 # --------------------------------------------------------------------------- first paint
 
 
+# A tmux server of this bench's own: other users of the default server (tests in tmux)
+# neither see its panes nor take them down.
+TMUX_SOCKET = f"rx-bench-{os.getpid()}"
+
+
+_tmux_server_up = False
+
+
+def _tmux_server() -> None:
+    """Start the bench's tmux server with a session that keeps it up between panes (a
+    server whose last session ends exits, racing the next pane's start), once;
+    stopped at exit."""
+    global _tmux_server_up
+    if _tmux_server_up:
+        return
+    import atexit
+
+    tmux_env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    subprocess.run(
+        ["tmux", "-L", TMUX_SOCKET, "new-session", "-d", "-s", "keep", "sleep", "86400"],
+        check=True,
+        env=tmux_env,
+    )
+    atexit.register(subprocess.run, ["tmux", "-L", TMUX_SOCKET, "kill-server"], check=False)
+    _tmux_server_up = True
+
+
 def _tmux(*args: str) -> str:
-    done = subprocess.run(["tmux", *args], capture_output=True, text=True)
+    done = subprocess.run(["tmux", "-L", TMUX_SOCKET, *args], capture_output=True, text=True)
     return done.stdout
 
 
@@ -153,8 +180,10 @@ def pane_start(
         f"exec env -i {assigns} {shlex.join(argv)}"
     )
     tmux_env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    _tmux_server()
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]),
+        ["tmux", "-L", TMUX_SOCKET, "new-session", "-d", "-s", session,
+         "-x", str(SIZE[0]), "-y", str(SIZE[1]),
          "sh", "-c", command],
         check=True,
         env=tmux_env,
@@ -169,7 +198,7 @@ def pane_quit(session: str, *, reasonix: bool) -> None:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and session in _tmux("list-sessions", "-F", "#S"):
             time.sleep(0.02)
-    subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    subprocess.run(["tmux", "-L", TMUX_SOCKET, "kill-session", "-t", session], capture_output=True)
 
 
 def first_paint_once(
