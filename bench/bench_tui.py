@@ -141,6 +141,12 @@ def _tmux(*args: str) -> str:
     return done.stdout
 
 
+def paired(values: list[float], baseline: list[float]) -> float:
+    """The median of ``values[i] / baseline[i]``: rounds ran back to back, so each ratio
+    is taken at one load (steadier than a ratio of medians on a shared machine)."""
+    return statistics.median(v / b for v, b in zip(values, baseline, strict=True))
+
+
 # The fixed baseline each launch is compared with in the same rounds (the machine is
 # shared, so absolute walls drift with its load): a bare Textual app with the session
 # screen's three parts (a transcript line, an Input with the composer's placeholder, a
@@ -313,8 +319,15 @@ def bench_first_paint(runs: int, before: Path | None = None) -> dict[str, Any]:
     for label, values in walls.items():
         ratio = statistics.median(values) / bare
         print(f"  {label:18} {summary_ms(values)}   {ratio:.2f}x bare")
+    print(
+        "  median of the per-round ratios (each pair ran back to back, at one load): "
+        f"reasonix / bare {paired(walls['reasonix'], walls['bare Textual app']):.2f}"
+    )
     if before is not None:
-        print(f"  (before: {before})")
+        print(
+            f"  reasonix / reasonix before {paired(walls['reasonix'], walls['reasonix (before)']):.2f}"
+            f"; before: {before}"
+        )
     total_ms = sum(r[0] for r in rows) / 1000
     print(
         f"  python -X importtime -m reasonix_tui, until the first frame: {len(rows)} modules, "
@@ -462,7 +475,10 @@ def bench_resume(runs: int, messages: int, before: Path | None = None) -> dict[s
         ratio = statistics.median(drawn) / bare_median
         print(f"  first frame ('{PLACEHOLDER}'){tag}: " + summary_ms(first))
         print(f"  last answer drawn at the bottom ({last!r} visible){tag}: " + summary_ms(drawn))
-        print(f"    = {ratio:.2f}x the bare app's first frame")
+        print(
+            f"    = {ratio:.2f}x the bare app's first frame (median of the per-round ratios "
+            f"{paired(drawn, bare):.2f})"
+        )
         print(f"  of which after the first frame{tag}: " + summary_ms(after))
         if not tag:
             rss_fresh = statistics.median(r[2] for r in fresh)
@@ -478,7 +494,12 @@ def bench_resume(runs: int, messages: int, before: Path | None = None) -> dict[s
                 "rss_ratio": rss_resumed / rss_fresh,
             }
     if before is not None:
-        print(f"  (before: {before})")
+        drawn_after = [r[1] for r in resumed[""]]
+        drawn_before = [r[1] for r in resumed[" (before)"]]
+        print(
+            "  last answer drawn, median of the per-round ratios after / before: "
+            f"{paired(drawn_after, drawn_before):.2f}; before: {before}"
+        )
     return out
 
 
