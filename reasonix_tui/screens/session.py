@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
     from reasonix_core.events import Event
     from reasonix_tui.controller import TurnController
+    from reasonix_tui.replay import Entry
 
 TICK_SECONDS = 0.25
 MODE_TOAST_SECONDS = 4.0
@@ -118,6 +119,9 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._skills_announced = False
         self._mode_toast_until = 0.0  # while the last Shift+Tab toast is up
         self._mode_toast: Timer | None = None  # the toast waiting for the keys to settle
+        # Set once the launch's saved session (if any) has its newest blocks on screen:
+        # the app builds the engine after that (see ReasonixApp._await_services).
+        self.saved_drawn = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -175,7 +179,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             await self.warn_if_idle()
         self.composer.focus()
         self.show_saved_session()
-        self.load_prompt_history()
+        # Its thread imports part of the core: not while the first frame is being drawn.
+        self.call_after_refresh(self.load_prompt_history)
 
     def _toasts_above(self, _screen: object) -> None:
         """Toasts (the Shift+Tab mode's) rise above the composer, its menu and the
@@ -216,18 +221,33 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     @work(group="history", exit_on_error=False)
     async def show_saved_session(self, note: str = "") -> None:
         """Draw the conversation the runner reopens (``reasonix -c``, ``/resume``)."""
-        runner = self.runner
         try:
-            messages = await asyncio.to_thread(runner.saved_messages)
+            await self._show_saved_session(note)
+        finally:
+            self.saved_drawn.set()
+
+    async def _show_saved_session(self, note: str) -> None:
+        runner = self.runner
+
+        def read() -> list[Entry] | None:
+            messages = runner.saved_messages()
+            if not messages:
+                return None
+            # In the thread too: the core modules the entries need load there, not on
+            # the loop that draws them.
+            from reasonix_tui.replay import replay_entries
+
+            return replay_entries(messages)
+
+        try:
+            entries = await asyncio.to_thread(read)
         except Exception as exc:
             await self.notice(f"Could not draw the saved session: {exc}", "warning")
             return
         if runner is not self.runner:  # /new or /resume meanwhile
             return
-        if messages:
-            from reasonix_tui.replay import replay_entries
-
-            await self.transcript.show_saved(replay_entries(messages), self.services.clock())
+        if entries is not None:
+            await self.transcript.show_saved(entries, self.services.clock())
         if note:
             await self.notice(note)
         self.refresh_status()
@@ -237,6 +257,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         if history is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(history.on_screen.wait(), 5)
+        self.saved_drawn.set()
         await self.restore_gauges()
 
     async def restore_gauges(self) -> None:

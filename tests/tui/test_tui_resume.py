@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -83,6 +85,24 @@ def test_entries_follow_the_saved_turns() -> None:
         UserEntry("third"),
         NoticeEntry("The request failed; there was no answer.", "error"),
     ]
+
+
+def test_replaying_a_session_loads_no_provider() -> None:
+    """A resumed session is drawn before the engine exists: turning its messages into
+    blocks loads neither a provider nor httpx (only an answer that kept provider-side
+    searches needs its provider to read them)."""
+    code = (
+        "import sys\n"
+        "from reasonix_core.messages import Message\n"
+        "from reasonix_tui.replay import replay_entries\n"
+        "signed = Message(role='assistant', content='Hi.', meta={'reasoning_signature': 's'})\n"
+        "entries = replay_entries([Message(role='user', content='hello'), signed])\n"
+        "assert len(entries) == 2, entries\n"
+        "heavy = ('httpx', 'reasonix_core.provider.anthropic', 'reasonix_core.provider.openai')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def resumed_app(tmp_path: Path, messages: list[Message]) -> tuple[ReasonixApp, ScriptedServices]:
