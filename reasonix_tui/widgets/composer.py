@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
-from textual.widgets.text_area import Selection
 
 from reasonix_tui.pasted_text import CHIP as PASTE_CHIP
 from reasonix_tui.pasted_text import PromptText, chip_label, collapses, normalise
@@ -97,8 +96,10 @@ class Composer(TextArea):
         self.pastes: dict[int, str] = {}
 
     async def _on_key(self, event: events.Key) -> None:
-        if (event.key == "backspace" and self._delete_chip_before_cursor()) or (
-            event.key == "delete" and self._delete_paste_chip_after_cursor()
+        if (
+            (event.key == "backspace" and self._delete_chip_before_cursor())
+            or (event.key == "delete" and self._delete_paste_chip_after_cursor())
+            or (event.key in ("left", "right") and self._step_over_chip(event.key))
         ):
             event.stop()
             event.prevent_default()
@@ -150,24 +151,20 @@ class Composer(TextArea):
                 chips.append((number, match))
         return chips
 
-    def _watch_selection(self, previous_selection: Selection, selection: Selection) -> None:
-        """The cursor never rests inside a paste's chip (typing there would break it):
-        it steps over the chip the way it was moving, else to the nearer edge."""
-        super()._watch_selection(previous_selection, selection)
-        if not getattr(self, "pastes", None) or selection.start != selection.end:
-            return
-        row, column = selection.end
+    def _step_over_chip(self, key: str) -> bool:
+        """Left/Right at a paste's chip jump over it whole, so the cursor never rests
+        inside one (typing there would break it)."""
+        if not self.pastes or self.selection.start != self.selection.end:
+            return False
+        row, column = self.cursor_location
         for _, chip in self._paste_chips(self.document.get_line(row)):
-            if chip.start() < column < chip.end():
-                before_row, before_column = previous_selection.end
-                if before_row == row and before_column != column:
-                    edge = chip.end() if column > before_column else chip.start()
-                else:
-                    edge = (
-                        chip.start() if column - chip.start() < chip.end() - column else chip.end()
-                    )
-                self.selection = Selection.cursor((row, edge))
-                return
+            if key == "left" and column == chip.end():
+                self.move_cursor((row, chip.start()))
+                return True
+            if key == "right" and column == chip.start():
+                self.move_cursor((row, chip.end()))
+                return True
+        return False
 
     def prompt(self) -> PromptText:
         """The text as shown, with the pastes its chips stand for."""
