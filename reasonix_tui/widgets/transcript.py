@@ -243,6 +243,8 @@ class Transcript(VerticalScroll):
     def follow(self) -> None:
         """Go to the bottom and follow new output again (a prompt sent, Ctrl+End)."""
         self._reading_above = self.unseen = False
+        if self.history is not None:
+            self.history.cancel_home()  # a Ctrl+Home still drawing must not undo this
         if self.max_scroll_y > 0:
             self.anchor()  # its scroll_end also re-engages an anchor the user released
         else:

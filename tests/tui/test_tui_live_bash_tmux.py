@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from tmux_session import fixture_provider, reasonix_in_tmux, tmux_test_marks
+from tmux_session import fixture_provider, reasonix_in_tmux, tmux, tmux_test_marks
 
 from reasonix_testkit.script import RecordedRequest, Reply, ToolCallSpec
 
@@ -58,4 +58,36 @@ def test_a_running_command_shows_its_latest_lines_under_its_card(tmp_path: Path)
         assert not any(char.isdigit() for char in card.split("done", 1)[-1]), card
         screen = pane.wait_for("The ticks are done.")
         assert "running…" not in screen
+        pane.send_keys("C-d")
+
+
+ESCAPES = r"printf 'a \033]2;PWNED\007 b \033[2J c\n'; sleep 0.5; echo last"
+
+
+def escaping_responder(request: RecordedRequest) -> Reply:
+    messages = (request.json or {}).get("messages") or []
+    if messages and messages[-1].get("role") == "tool":
+        return Reply(content="The output is shown.")
+    return Reply(
+        content="Let me print it.",
+        tool_calls=[ToolCallSpec("bash", json.dumps({"command": ESCAPES}))],
+    )
+
+
+def test_escape_sequences_in_a_commands_output_are_shown_not_obeyed(tmp_path: Path) -> None:
+    """A command's output (live and in its result) is drawn with its escape sequences
+    made visible: the terminal's title is not set and the screen is not cleared."""
+    with (
+        fixture_provider(tmp_path, responder=escaping_responder) as provider,
+        reasonix_in_tmux(provider, name="reasonix-escapes", args="--permission-mode yolo") as pane,
+    ):
+        pane.wait_for("ready")
+        pane.send_keys("Print it", "Enter")
+        screen = pane.wait_for("The output is shown.")
+        assert "a \\x1b]2;PWNED\\x07 b \\x1b[2J c" in screen  # in the card, as text
+        assert "Let me print it." in screen and "Print it" in screen  # nothing cleared
+        title = tmux(
+            "display-message", "-p", "-t", pane.session, "#{pane_title}", socket=pane.socket
+        )
+        assert "PWNED" not in title
         pane.send_keys("C-d")

@@ -356,3 +356,26 @@ async def test_no_new_output_marker_when_nothing_new_arrived(tmp_path: Path) -> 
         assert not transcript.unseen and not marker.has_class("-shown")
         await screen.notice("something new")
         await until(pilot, lambda: transcript.unseen)
+
+
+async def test_ctrl_end_right_after_ctrl_home_stays_at_the_bottom(tmp_path: Path) -> None:
+    """Ctrl+Home draws the rest of a resumed session, then goes to the top once it is
+    laid out; a Ctrl+End (or End, or a prompt) pressed before that wins: the view ends at
+    the bottom, not back at the top (seen in a real terminal: Home then End landed on
+    the first message)."""
+    messages = conversation(86)[:342]
+    app, _ = resumed_app(tmp_path, messages)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0)
+        await pilot.press("ctrl+home")
+        # The rest is mounted; the trip to the top waits for its layout.
+        await until(pilot, lambda: transcript.history is not None and not transcript.history.pending)
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: not transcript.history.drawing)
+        await settle(pilot)
+        assert transcript.scroll_y == transcript.max_scroll_y > 0
+        last = screen.query(AssistantBlock).last()
+        assert last.region.y >= transcript.region.y and last.region.height > 0
