@@ -219,6 +219,8 @@ def nothing_to_compact(
     change nothing, or "" when it would prune a tool result or summarise older
     history: the same plan the manual transaction follows (prune, then one
     summary, folded in chunks when it is too large for one request)."""
+    if not unit_starts(entries):
+        return "the conversation is empty"
     if prune(entries) is not None:
         return ""
     cut, why = plan_cut(

@@ -51,6 +51,18 @@ async def test_compact_with_nothing_to_compact_asks_nothing(
     assert len(configured.requests) == 1  # no summary request
 
 
+async def test_compact_in_a_fresh_session_says_it_is_empty(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    app = ReasonixApp(EngineServices(workspace, home=home))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "/compact")
+        line = "Nothing to compact: the conversation is empty."
+        await until(pilot, lambda: line in notices(pilot))
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert configured.requests == []
+
+
 PLAN = "# Plan: rename **load**\n\n1. Rename `load` to `read` in app.py\n2. Run `pytest`"
 
 
