@@ -95,7 +95,8 @@ class Transcript(VerticalScroll):
         self._content_height = 0
         # ... and only growth at the end: the last block, its height and the number of
         # blocks, as last seen (a card expanded above the end is not new output).
-        self._tail: tuple[int, int, int] | None = None
+        self._tail: tuple[int, int, int, int] | None = None
+        self._grew_while_reading = False
         self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
 
     @property
@@ -130,26 +131,25 @@ class Transcript(VerticalScroll):
             # once laid out, if it is at the end.
             drawing = self.history is not None and self.history.drawing
             if self._reading_above and not drawing:
-                self.call_after_refresh(self._note_new_output)
-        else:
-            self.call_after_refresh(self._note_tail)
+                self._grew_while_reading = True
+        self.call_after_refresh(self._note_tail)
         # Anchored growth moves the view without calling watch_scroll_y.
         self.schedule_parking()
 
-    def _tail_now(self) -> tuple[int, int, int] | None:
+    def _tail_now(self) -> tuple[int, int, int, int] | None:
         chunks = self.chunks
         if not chunks or not chunks[-1].children:
             return None
         last = chunks[-1].children[-1]
-        return id(last), last.outer_size.height, len(chunks) * 1000 + len(chunks[-1].children)
+        return id(last), last.outer_size.height, len(chunks), len(chunks[-1].children)
 
     def _note_tail(self) -> None:
-        self._tail = self._tail_now()
-
-    def _note_new_output(self) -> None:
+        """After a layout: the end changed while the user reads above (and the content
+        grew meanwhile): that is new output below."""
         tail = self._tail_now()
-        if tail != self._tail and self._reading_above:
+        if self._grew_while_reading and self._reading_above and tail != self._tail:
             self.unseen = True
+        self._grew_while_reading = False
         self._tail = tail
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
@@ -327,6 +327,7 @@ class Transcript(VerticalScroll):
         self._reading_above = self.unseen = False
         self._content_height = 0
         self._tail = None
+        self._grew_while_reading = False
         self.trimmed = 0
         self.selected = None
         self.history = None
