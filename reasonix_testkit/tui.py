@@ -264,6 +264,9 @@ class ScriptedRunner:
     def idle_preview(self) -> Any:
         return self._services.idle
 
+    async def nothing_to_compact(self) -> str:
+        return self._services.nothing_to_compact
+
     async def compact(self, focus: str = "") -> AsyncIterator[Event]:
         self._services.compactions += 1
         self._services.compaction_focus.append(focus)
@@ -307,6 +310,7 @@ class ScriptedServices(BaseServices):
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
     compaction_focus: list[str] = field(default_factory=list)
+    nothing_to_compact: str = ""  # /compact's line when it would change nothing
     # Saved transcripts by session id (drawn on resume), and the session the first
     # runner reopens, as ``reasonix -c`` does.
     saved: dict[str, list[Message]] = field(default_factory=dict)

@@ -136,6 +136,9 @@ class DeferredRunner:
             async for event in events:
                 yield event
 
+    async def nothing_to_compact(self) -> str:
+        return await (await self._when_ready()).nothing_to_compact()
+
     def cache_report(self) -> CacheReport | None:
         if self is self.services.first_runner and not self.services.is_ready:
             # The launch's session before the engine exists (the trust dialog may be

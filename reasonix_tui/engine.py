@@ -156,6 +156,10 @@ class EngineRunner:
             async for event in events:
                 yield event
 
+    async def nothing_to_compact(self) -> str:
+        runtime = await self.services.acquire(self)
+        return runtime.nothing_to_compact()
+
     # /rewind: the session's checkpoints (Session.rewind_*).
 
     def rewind_turns(self) -> list[RewindTurn]:

@@ -171,6 +171,12 @@ class SessionHandle(Protocol):
         through the turn dispatcher."""
         ...
 
+    async def nothing_to_compact(self) -> str:
+        """The one line ``/compact`` shows instead of compacting (and instead of asking
+        to break the prompt cache) when it would change nothing, else "": the core's
+        compaction planner decides (``Session.nothing_to_compact``)."""
+        ...
+
     def cache_report(self) -> CacheReport | None:
         """The session's cache account for ``/cache`` (None: nothing recorded yet)."""
         ...

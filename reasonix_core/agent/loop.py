@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
 from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
-from reasonix_core.agent.compaction_events import outcome_events
+from reasonix_core.agent.compaction_events import nothing_to_compact_text, outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import (
     CompactionRequired,
@@ -331,6 +331,10 @@ class Agent:
         self._repair()
 
         async def manual(emit: EventSink) -> None:
+            nothing = self.nothing_to_compact()
+            if nothing:  # no transaction, no hook, no cache break: the one line
+                await emit(self._events(ev.Notice, level="info", text=nothing))
+                return
             try:
                 await self._maintain(CompactionReason.MANUAL, emit, focus=focus)
             except CompactionRequired as exc:
@@ -339,6 +343,12 @@ class Agent:
         async with aclosing(event_stream(manual)) as events:
             async for event in events:
                 yield event
+
+    def nothing_to_compact(self) -> str:
+        """The line ``/compact`` gives when it would change nothing now (the context
+        planner's reason), or "" when it would prune or summarise."""
+        why = self.context.manual_blocker(self.messages, self.tools.fingerprint)
+        return nothing_to_compact_text(why) if why else ""
 
     # -- the phases of a step ---------------------------------------------
 

@@ -62,6 +62,15 @@ async def clear_session(screen: SessionHost, args: str) -> None:
 
 
 async def compact(screen: SessionHost, args: str) -> None:
+    try:
+        nothing = await screen.runner.nothing_to_compact()
+    except Exception as exc:  # the session could not start: say why
+        await screen.notice(f"/compact: {exc}", "error")
+        return
+    if nothing:  # no question about a cache nothing would break
+        await screen.notice(nothing)
+        return
+
     async def fold() -> None:
         screen.run_events(screen.runner.compact(args))
 

@@ -107,6 +107,15 @@ def saved_card(child: ChildEntry) -> Widget:
 
     card = SubagentCard(child.label, depends_on=child.depends_on, state=child.state)
     card.profile = child.profile
+    if child.usage is not None:
+        spend = child.usage
+        card.add_usage(
+            spend.prompt_tokens,
+            spend.completion_tokens,
+            spend.cache_hit_tokens,
+            spend.cost,
+            spend.currency,
+        )
     card.set_state(child.state, child.reason, child.status)
     return card
 

@@ -103,12 +103,15 @@ class ToolBlock(Widget):
     ) -> None:
         status = "error" if is_error and outcome == "ok" else outcome
         self.status = status if status in STATUS_LABEL else "unknown"
-        if self.tool_name == "exit_plan_mode" and status == "denied":
-            from reasonix_core.coordinator.plan_mode import KEEP_PLANNING
+        if self.tool_name == "exit_plan_mode":
+            from reasonix_core.coordinator.plan_mode import APPROVED, KEEP_PLANNING
 
-            if result.startswith(KEEP_PLANNING):
-                # The user's own choice, not a refusal; said in the user's words.
+            # The user's own answer, said in the user's words (the result is the model's
+            # instruction); keep planning is a choice, not a refusal.
+            if status == "denied" and result.startswith(KEEP_PLANNING):
                 self.status, result = "kept", "You chose to keep planning: plan mode stays on."
+            elif status == "ok" and result.startswith(APPROVED):
+                result = "You approved the plan: plan mode is off."
         self.result = result
         self.set_classes(f"-{self.status}")
         self.query_one(".header", Static).update(self._header())

@@ -96,6 +96,13 @@ class Transcript(VerticalScroll):
         self._parking_unsettled = False
         self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
         self._reading_above = False  # the user scrolled away from the bottom
+        # The content's height at the last layout: only growth can be new output (a
+        # dialog opening or closing resizes the view, not the content) ...
+        self._content_height = 0
+        # ... and only growth at the end: the last block, its height and the number of
+        # blocks, as last seen (a card expanded above the end is not new output).
+        self._tail: tuple[int, int, int, int] | None = None
+        self._grew_while_reading = False
         self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
 
     @property
@@ -121,15 +128,35 @@ class Transcript(VerticalScroll):
     def _scroll_update(self, virtual_size: Size) -> None:
         # Called whenever the content height changes (e.g. a streaming block grew).
         super()._scroll_update(virtual_size)
+        grew = virtual_size.height > self._content_height
+        self._content_height = virtual_size.height
         if not self.is_anchored and virtual_size.height > self.container_size.height:
             self.call_after_refresh(self._anchor_when_full)
-        if self.is_anchored and self.scroll_y < self.max_scroll_y:
-            # Growth while the user reads above: say so (not for older history drawn on top).
+        if grew and self.is_anchored and self.scroll_y < self.max_scroll_y:
+            # Growth while the user reads above: say so (not for older history drawn on top)
+            # once laid out, if it is at the end.
             drawing = self.history is not None and self.history.drawing
             if self._reading_above and not drawing:
-                self.unseen = True
+                self._grew_while_reading = True
+        self.call_after_refresh(self._note_tail)
         # Anchored growth moves the view without calling watch_scroll_y.
         self.schedule_parking()
+
+    def _tail_now(self) -> tuple[int, int, int, int] | None:
+        chunks = self.chunks
+        if not chunks or not chunks[-1].children:
+            return None
+        last = chunks[-1].children[-1]
+        return id(last), last.outer_size.height, len(chunks), len(chunks[-1].children)
+
+    def _note_tail(self) -> None:
+        """After a layout: the end changed while the user reads above (and the content
+        grew meanwhile): that is new output below."""
+        tail = self._tail_now()
+        if self._grew_while_reading and self._reading_above and tail != self._tail:
+            self.unseen = True
+        self._grew_while_reading = False
+        self._tail = tail
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -318,6 +345,11 @@ class Transcript(VerticalScroll):
             self.children[0].add_class("-trimmed")
 
     async def clear(self) -> None:
+        # A new conversation (/new, /resume, a rewind): nothing of it is below the view.
+        self._reading_above = self.unseen = False
+        self._content_height = 0
+        self._tail = None
+        self._grew_while_reading = False
         self.trimmed = 0
         self.selected = None
         self.history = None
