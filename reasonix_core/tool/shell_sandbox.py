@@ -148,6 +148,11 @@ def _socket_masks() -> list[str]:
     return argv
 
 
+def shell_argv(command: str) -> list[str]:
+    """How a sandboxed command is run inside bubblewrap (fresh or kept)."""
+    return [BASH, "--noprofile", "--norc", "-c", command]
+
+
 def build_command(
     policy: SandboxPolicy,
     command: str,
@@ -166,9 +171,21 @@ def build_command(
     bubblewrap is missing or unusable, or the workspace's git metadata cannot
     be protected.
     """
-    shell = [BASH, "--noprofile", "--norc", "-c", command]
     if policy.bash == "off":
         return [BASH, "-c", command]
+    return bwrap_argv(policy, seccomp_fd=seccomp_fd, granted_fds=granted_fds) + shell_argv(command)
+
+
+def bwrap_argv(
+    policy: SandboxPolicy,
+    *,
+    seccomp_fd: int | None = None,
+    granted_fds: Sequence[tuple[Path, int]] = (),
+) -> list[str]:
+    """bubblewrap and every option of the sandbox ``policy`` describes, without the
+    command: what :func:`build_command` runs a command under, and what a kept
+    sandbox (:mod:`reasonix_core.tool.kept_sandbox`) is built from and compared
+    with before every command. Raises as :func:`build_command` does."""
     if policy.bash != "enforce":
         raise SandboxUnavailable(f"unknown [sandbox] bash mode {policy.bash!r}")
     bwrap = bwrap_available()
@@ -208,7 +225,7 @@ def build_command(
         "--new-session",
         "--chdir", str(workspace),
     ]  # fmt: skip
-    return argv + shell
+    return argv
 
 
 def _refuse_writable_bwrap(bwrap: str, writable: Sequence[Path]) -> None:

@@ -25,6 +25,7 @@ from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 if TYPE_CHECKING:
     from reasonix_core.tool.git_guard import GitGuard
+    from reasonix_core.tool.kept_sandbox import KeptLease
     from reasonix_core.tool.shell_sandbox import ShellCommand
 
 # The git guard and the shell sandbox (bubblewrap, seccomp) are imported by the
@@ -120,6 +121,8 @@ class ShellRun:
     timed_out: bool
     total_bytes: int
     omitted_bytes: int
+    # Why the kept sandbox the command ran in failed (it was killed whole), or None.
+    failure: str | None = None
 
 
 async def run_shell(
@@ -139,8 +142,21 @@ async def run_shell(
     killed; cancellation is re-raised. Processes the command leaves running in
     its group are stopped when it exits.
     """
-    buffer = HeadTail(head, tail)
     process = await foreground.start(argv, env=env, cwd=cwd, pass_fds=pass_fds)
+    return await collect(process, time_limit=time_limit, head=head, tail=tail, on_output=on_output)
+
+
+async def collect(
+    process: foreground.Foreground,
+    *,
+    time_limit: float,
+    head: int = HEAD_BYTES,
+    tail: int = TAIL_BYTES,
+    on_output: Callable[[bytes], None] | None = None,
+) -> ShellRun:
+    """A started command (a process of ours, or one in a kept sandbox) to its end:
+    its bounded output, killed on timeout or cancellation, always reaped."""
+    buffer = HeadTail(head, tail)
     timed_out = False
     try:
         drained = anyio.Event()
@@ -280,20 +296,27 @@ async def _widen(
 
 @dataclass(frozen=True, slots=True)
 class _Ready:
-    """A command ready to spawn: what :func:`_get_ready` prepared."""
+    """A command ready to spawn: what :func:`_get_ready` prepared. Exactly one of
+    ``prepared`` (a fresh sandbox, or none) and ``lease`` (the kept sandbox)."""
 
-    prepared: ShellCommand
+    prepared: ShellCommand | None
+    lease: KeptLease | None
     env: dict[str, str]
     guard: GitGuard | None
     findings: list[str]
 
 
-def _get_ready(policy: SandboxPolicy, ctx: ToolContext, command: str) -> _Ready | ToolResult:
+def _get_ready(
+    policy: SandboxPolicy, ctx: ToolContext, command: str, background: bool
+) -> _Ready | ToolResult:
     """Everything that touches the disk before a command, in one worker-thread trip
     (each trip is a thread hand-off there and back; a sandboxed call made five).
 
-    Returns the result that refuses the call when nothing may run. The caller
-    owns ``prepared`` (its descriptors) from here on.
+    A foreground command without a one-call write grant goes to the session's
+    kept sandbox when there is one to lease (checked against what it would be
+    built from now); anything else gets a fresh bubblewrap. Returns the result
+    that refuses the call when nothing may run. The caller owns ``prepared``
+    (its descriptors) or ``lease`` from here on.
     """
     from reasonix_core.tool.git_guard import GitGuard
     from reasonix_core.tool.shell_sandbox import SandboxUnavailable, prepare_command
@@ -308,17 +331,64 @@ def _get_ready(policy: SandboxPolicy, ctx: ToolContext, command: str) -> _Ready 
         # checked before each command too, for what a background job left.
         guard = GitGuard.for_workspace(workspace)
         findings += guard.check()
+    Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
+    env = shell_env(ctx)
+    keeper = ctx.env.kept_sandboxes
+    lease = None if background or keeper is None else keeper.lease(policy)
+    if lease is not None:
+        return _Ready(None, lease, env, guard, findings)
     try:
         prepared = prepare_command(policy, command)
     except SandboxUnavailable as exc:
         return ToolResult.error(f"bash refused to run the command: {exc}", sandbox="unavailable")
+    return _Ready(prepared, None, env, guard, findings)
+
+
+async def _run_kept(
+    lease: KeptLease,
+    policy: SandboxPolicy,
+    command: str,
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    time_limit: float,
+    on_output: Callable[[bytes], None] | None,
+) -> ShellRun | ToolResult:
+    """``command`` in the session's kept sandbox; in a fresh bubblewrap when the
+    kept one refuses it (its mount table changed: it is torn down)."""
+    from reasonix_core.tool.kept_sandbox import KeptRefused
+    from reasonix_core.tool.shell_sandbox import (
+        SandboxUnavailable,
+        prepare_command,
+        shell_argv,
+    )
+
     try:
-        Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
-        env = shell_env(ctx)
-    except BaseException:
-        prepared.close()
-        raise
-    return _Ready(prepared, env, guard, findings)
+        await lease.start(shell_argv(command), env=env, cwd=cwd, time_limit=time_limit)
+    except KeptRefused:
+        prepared = None
+        with anyio.CancelScope(shield=True):
+            try:
+                prepared = await anyio.to_thread.run_sync(prepare_command, policy, command)
+            except SandboxUnavailable as exc:
+                return ToolResult.error(
+                    f"bash refused to run the command: {exc}", sandbox="unavailable"
+                )
+        assert prepared is not None  # a shielded scope never swallows the call
+        try:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            return await run_shell(
+                prepared.argv,
+                env=env,
+                cwd=cwd,
+                time_limit=time_limit,
+                pass_fds=prepared.pass_fds,
+                on_output=on_output,
+            )
+        finally:
+            prepared.close()
+    run = await collect(lease, time_limit=time_limit, on_output=on_output)
+    return dataclasses.replace(run, failure=lease.failure) if lease.failure else run
 
 
 def _run_result(
@@ -336,12 +406,21 @@ def _run_result(
     if findings:
         meta["git_quarantined"] = findings
         body += "\n" + _findings_note(findings)
+    failed = ""
+    if run.failure:
+        meta["sandbox_failure"] = run.failure
+        failed = (
+            f"\n[the sandbox failed: {run.failure}; it was killed with everything the "
+            "command started, and the next command gets a new one]"
+        )
     if run.timed_out:
         text = (
             f"{body}\n[timed out after {timeout:g} s: the command and its child "
             "processes were killed; use run_in_background for long-running commands]"
         )
-        return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
+        return ToolResult(text=text + failed, is_error=True, outcome="error", meta=meta)
+    if run.failure:
+        return ToolResult(text=body + failed, is_error=True, outcome="error", meta=meta)
     text = f"{body}\n[exit code {run.exit_code}]"
     if run.exit_code != 0 or findings:
         return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
@@ -361,30 +440,45 @@ class BashTool(SpecifiedTool, spec=SPEC):
         # (the thread would finish anyway: anyio waits for it), delivered just after.
         ready: _Ready | ToolResult | None = None
         with anyio.CancelScope(shield=True):
-            ready = await anyio.to_thread.run_sync(_get_ready, policy, ctx, parsed.command)
+            ready = await anyio.to_thread.run_sync(
+                _get_ready, policy, ctx, parsed.command, parsed.run_in_background
+            )
         assert ready is not None  # a shielded scope never swallows the call
         if isinstance(ready, ToolResult):
             return ready
-        prepared, env, guard, findings = ready.prepared, ready.env, ready.guard, ready.findings
+        prepared, lease, env = ready.prepared, ready.lease, ready.env
+        guard, findings = ready.guard, ready.findings
         workspace = Path(ctx.workspace)
         try:
             await anyio.lowlevel.checkpoint_if_cancelled()
             if parsed.run_in_background:
+                assert prepared is not None  # a background job never leases
                 started = await self._background(
                     ctx, prepared, env, workspace, parsed.command, guard
                 )
                 return _with_findings(started, findings)
             timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
             timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
+            on_output = LiveTail.reporter(ctx, self.name)
             try:
-                run = await run_shell(
-                    prepared.argv,
-                    env=env,
-                    cwd=workspace,
-                    time_limit=timeout,
-                    pass_fds=prepared.pass_fds,
-                    on_output=LiveTail.reporter(ctx, self.name),
-                )
+                if lease is not None:
+                    kept = await _run_kept(
+                        lease, policy, parsed.command,
+                        env=env, cwd=workspace, time_limit=timeout, on_output=on_output,
+                    )  # fmt: skip
+                    if isinstance(kept, ToolResult):
+                        return _with_findings(kept, findings)
+                    run = kept
+                else:
+                    assert prepared is not None
+                    run = await run_shell(
+                        prepared.argv,
+                        env=env,
+                        cwd=workspace,
+                        time_limit=timeout,
+                        pass_fds=prepared.pass_fds,
+                        on_output=on_output,
+                    )
             except BaseException:
                 # Cancelled mid-command: still set aside what it planted so far.
                 if guard is not None:
@@ -392,7 +486,10 @@ class BashTool(SpecifiedTool, spec=SPEC):
                         await anyio.to_thread.run_sync(guard.check)
                 raise
         finally:
-            prepared.close()
+            if prepared is not None:
+                prepared.close()
+            if lease is not None:
+                lease.unused()
         if guard is not None:
             findings += await anyio.to_thread.run_sync(guard.check)
         return _run_result(run, findings, timeout, sandboxed=policy.bash == "enforce")
