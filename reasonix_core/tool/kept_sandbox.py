@@ -385,12 +385,19 @@ class KeptSandbox:
 
     def kill(self) -> None:
         """Kill the whole bubblewrap now: the zygote (its PID namespace dies with it)
-        and bubblewrap itself. Never blocks; :meth:`reap` waits."""
+        and bubblewrap itself. Never blocks; :meth:`reap` waits.
+
+        The channel is shut down, not closed: a command's lease may be waiting on it
+        in the event loop, and wakes up to an end of file (a closed descriptor would
+        leave it waiting forever). It is closed once nobody holds it."""
         with self._lock:
             if self.dead:
                 return
             self.dead = True
-            self.ctl.close()
+            try:
+                self.ctl.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             try:
                 signal.pidfd_send_signal(self.zygote_pidfd, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -412,6 +419,13 @@ class KeptSandbox:
                 os.close(self.zygote_pidfd)
                 self.zygote_pidfd = -1
             self.pins.close()
+        self.release_channel()
+
+    def release_channel(self) -> None:
+        """Close the channel of a dead sandbox that no command holds any more."""
+        with self._lock:
+            if self.dead and not self.busy:
+                self.ctl.close()
 
 
 def _recv_frame_blocking(sock: socket.socket) -> dict[str, object]:
@@ -534,7 +548,8 @@ class SandboxKeeper:
             kept.busy = False
             kept.used = time.monotonic()
             if kept not in self._kept:
-                return None  # the keeper closed meanwhile and reaps it
+                kept.release_channel()  # the keeper closed meanwhile and reaped it
+                return None
             if retire or kept.dead:
                 return self._drop(kept)
             return None

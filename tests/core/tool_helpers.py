@@ -127,3 +127,28 @@ def descendants(pid: int) -> list[int]:
                 found.append(child)
                 pending.append(child)
     return found
+
+
+def tagged(tag: str) -> list[int]:
+    """Host pids whose command line holds ``tag``."""
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(entry.path, "cmdline").read_bytes()
+        except OSError:
+            continue
+        if tag.encode() in cmdline and running(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+async def tag_gone(tag: str) -> bool:
+    """Poll (30 s at most) until no running host process has ``tag`` in its command line."""
+    with anyio.move_on_after(30):
+        while True:
+            if not tagged(tag):
+                return True
+            await anyio.sleep(0.02)
+    return False
