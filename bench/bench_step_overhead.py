@@ -55,6 +55,7 @@ import argparse
 import cProfile
 import inspect
 import io
+import os
 import pstats
 import resource
 import statistics
@@ -98,6 +99,27 @@ def cpu_now() -> float:
     (a sandboxed command's processes are reaped by bubblewrap, and counted with it)."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def kept_cpu(keeper: Any) -> float:
+    """CPU seconds of a session's kept sandboxes so far (docs/SECURITY.md, "A sandbox
+    kept per session"): each zygote, the commands it reaped, and its bubblewrap.
+    They are not this process's children until the session closes, so ``cpu_now``
+    does not see them. Clock ticks (10 ms on most kernels): coarse per process,
+    summed over a whole turn."""
+    if keeper is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for kept in keeper.sandboxes:
+        for pid in (kept.zygote_pid, kept.bwrap.pid):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            # utime, stime, cutime, cstime: fields 14-17 of stat(5), 12-15 after the name
+            total += sum(int(f) for f in fields[11:15])
+    return total / tick
 
 
 def _timed(parts: dict[str, float], key: str, fn: Any) -> Any:
@@ -163,7 +185,8 @@ async def agent_turn(
                 elif isinstance(event, ev.ToolCallFinished) and event.is_error:
                     raise SystemExit(f"{event.name} failed: {event.result}")
         wall = time.perf_counter() - started
-        cpu = cpu_now() - cpu
+        # The session's kept sandbox started with its first command: all its CPU is this turn's.
+        cpu = cpu_now() - cpu + kept_cpu(agent.tool_context.env.kept_sandboxes)
         marks.append(started + wall)
         sink.finish("success")
     if finished is None or finished.steps != steps or len(sent) != steps:
@@ -282,11 +305,13 @@ def sh_true(n: int) -> tuple[list[float], float]:
     return walls, (cpu_now() - cpu) / n
 
 
-def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float]:
+def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float, float]:
     """Median walls of the very argv ``bash true`` spawns, without the harness:
-    unsandboxed (``/bin/bash -c true``) and under bubblewrap (the argv
-    ``prepare_command`` builds for this workspace, seccomp descriptor included).
-    Their difference is what bubblewrap itself adds to a step, whatever the harness."""
+    unsandboxed (``/bin/bash -c true``), under a fresh bubblewrap (the argv
+    ``prepare_command`` builds for this workspace, seccomp descriptor included), and
+    through a kept sandbox (``SandboxKeeper.lease`` with its checks, the command sent
+    to the zygote, its output read, the sweep; built once before timing). The
+    differences are what each sandbox itself adds to a step, whatever the harness."""
     from reasonix_core.tool.sandbox import SandboxPolicy
     from reasonix_core.tool.shell_sandbox import prepare_command
 
@@ -303,7 +328,34 @@ def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float]:
             walls.append(time.perf_counter() - started)
             if prepared:
                 prepared.close()
-    return statistics.median(plain), statistics.median(boxed)
+    kept = anyio.run(kept_spawns, policy, n)
+    return statistics.median(plain), statistics.median(boxed), statistics.median(kept)
+
+
+async def kept_spawns(policy: Any, n: int) -> list[float]:
+    """Walls of ``bash true`` through a kept sandbox, as the bash tool runs it."""
+    from reasonix_core.tool.builtin.bash import collect
+    from reasonix_core.tool.kept_sandbox import SandboxKeeper
+    from reasonix_core.tool.shell_sandbox import sanitized_env, shell_argv
+
+    keeper = SandboxKeeper()
+    env = sanitized_env()
+    walls: list[float] = []
+    try:
+        for i in range(n + 1):
+            started = time.perf_counter()
+            lease = keeper.lease(policy)
+            if lease is None:
+                raise SystemExit(f"no kept sandbox: {keeper.disabled}")
+            await lease.start(shell_argv("true"), env=env, cwd=policy.workspace)
+            run = await collect(lease, time_limit=30)
+            if run.exit_code != 0 or lease.failure:
+                raise SystemExit(f"the kept sandbox failed: {lease.failure or run.output}")
+            if i:  # the first call builds it
+                walls.append(time.perf_counter() - started)
+    finally:
+        await keeper.aclose()
+    return walls
 
 
 def _git_init(workspace: Path) -> None:
@@ -365,7 +417,9 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         row["floor-cpu"] = request_cpu + sh_cpu
         temp = root / f"tmp-{tag}"
         temp.mkdir(exist_ok=True)
-        row["bare-bash"], row["bare-bwrap"] = bare_spawns(spaces["enforce"], temp, 10)
+        row["bare-bash"], row["bare-bwrap"], row["bare-kept"] = bare_spawns(
+            spaces["enforce"], temp, 10
+        )
         if rep:
             rows.append({k: v * 1000 for k, v in row.items()})
     for row in rows:
@@ -375,7 +429,10 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         # what bubblewrap adds to a bare spawn, nothing else.
         row["bwrap-extra"] = row["bare-bwrap"] - row["bare-bash"]
         row["ratio-bwrap"] = (row["off"] + row["bwrap-extra"]) / row["off"]
-        row["harness-extra"] = row["enforce"] - row["off"] - row["bwrap-extra"]
+        # The same for the kept sandbox the sandboxed turn now runs its commands in.
+        row["kept-extra"] = row["bare-kept"] - row["bare-bash"]
+        row["ratio-kept"] = (row["off"] + row["kept-extra"]) / row["off"]
+        row["harness-extra"] = row["enforce"] - row["off"] - row["kept-extra"]
         row["cpu-floor"] = row["off-cpu"] / row["floor-cpu"]
         row["cpu-sandbox"] = row["enforce-cpu"] / row["off-cpu"]
     rows.sort(key=lambda r: r["ratio-floor"])
@@ -412,10 +469,12 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
     )
     out["cpu-floor"], out["cpu-sandbox"] = cpu_floor, cpu_sandbox
     print(
-        f"  bare spawns: /bin/bash -c true {out['bare-bash']:5.2f} ms, the same under bubblewrap "
-        f"{out['bare-bwrap']:5.2f} ms: bubblewrap adds {out['bwrap-extra']:5.2f} ms, so a fresh "
-        f"sandbox per command allows at best {out['ratio-bwrap']:4.2f} x; the harness adds "
-        f"{out['harness-extra']:5.2f} ms more (guard, argv, descriptors)"
+        f"  bare spawns: /bin/bash -c true {out['bare-bash']:5.2f} ms; under a fresh bubblewrap "
+        f"{out['bare-bwrap']:5.2f} ms (adds {out['bwrap-extra']:5.2f} ms: a fresh sandbox per "
+        f"command allows at best {out['ratio-bwrap']:4.2f} x); through the kept sandbox "
+        f"{out['bare-kept']:5.2f} ms, its checks included (adds {out['kept-extra']:5.2f} ms: at "
+        f"best {out['ratio-kept']:4.2f} x); the harness adds {out['harness-extra']:5.2f} ms more "
+        "(git guard, thread trips)"
     )
     return out
 

@@ -59,7 +59,6 @@ from typing import TypeVar
 import anyio
 import anyio.lowlevel
 
-from reasonix_core.errors import ReasonixError
 from reasonix_core.tool.jobs import REAP_SECONDS
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
@@ -82,11 +81,6 @@ MOUNTINFO = "/proc/self/mountinfo"
 ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
 
 
-class KeptRefused(ReasonixError):
-    """The kept sandbox refused the command before running it (its mount table
-    changed); it was torn down, and the caller runs the command in a fresh one."""
-
-
 class _Broken(Exception):
     """The zygote's channel failed: closed, garbled, or not answering."""
 
@@ -107,11 +101,10 @@ def _host_mounts() -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class SandboxSpec:
-    """The bubblewrap options of a policy (the seccomp descriptor as
-    :data:`SECCOMP_MARK`) and the interpreter that runs the zygote."""
+    """The bubblewrap options of a policy, the seccomp descriptor as
+    :data:`SECCOMP_MARK`: what a kept sandbox is built from and compared with."""
 
     argv: tuple[str, ...]
-    python: str
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -129,18 +122,25 @@ class SandboxSpec:
 
 def spec_for(policy: SandboxPolicy) -> SandboxSpec:
     """What a kept sandbox for ``policy`` is built from, now. Raises
-    :class:`~reasonix_core.tool.shell_sandbox.SandboxUnavailable` when it cannot
-    be kept (the fresh path then says why, or runs)."""
-    from reasonix_core.tool.shell_sandbox import SandboxUnavailable, bwrap_argv
+    :class:`~reasonix_core.tool.shell_sandbox.SandboxUnavailable` as a fresh
+    bubblewrap would."""
+    from reasonix_core.tool.shell_sandbox import bwrap_argv
 
-    argv = bwrap_argv(policy, seccomp_fd=None if policy.network else SECCOMP_MARK)
+    return SandboxSpec(
+        tuple(bwrap_argv(policy, seccomp_fd=None if policy.network else SECCOMP_MARK))
+    )
+
+
+def zygote_python(policy: SandboxPolicy) -> str:
+    """The interpreter that runs the zygote: this process's own, unless a sandboxed
+    command could have replaced it or its standard library (then no kept sandbox)."""
     python = os.path.realpath(sys.executable)
     prefix = os.path.realpath(sys.base_prefix)
     roots = policy.resolved_write_roots()
     for path in (python, prefix):
         if any(is_within(Path(path), root) for root in roots):
-            raise SandboxUnavailable(f"{path} is inside a folder sandboxed commands can write")
-    return SandboxSpec(tuple(argv), python)
+            raise OSError(f"{path} is inside a folder sandboxed commands can write")
+    return python
 
 
 class _Pins:
@@ -305,7 +305,7 @@ class KeptSandbox:
                 "--as-pid-1",
                 "--info-fd", str(info_w),
                 # The program comes on stdin (`-`), so `ps` shows a short command line.
-                spec.python, "-I", "-S", "-",
+                zygote_python(policy), "-I", "-S", "-",
                 str(inner.fileno()), json.dumps({"sweep": spec.sweep}),
             ]  # fmt: skip
 
@@ -587,7 +587,6 @@ class KeptLease:
         self._buffer = bytearray()
         self._out: int | None = None
         self._sent = False
-        self._started = False
         self._done = False
         self._kill_sent = False
         self._returned = False
@@ -596,44 +595,32 @@ class KeptLease:
         self.returncode: int | None = None
         # Why the kept sandbox failed during this command (it was killed), or None.
         self.failure: str | None = None
+        # The zygote refused the command before running it (its mount table changed):
+        # nothing ran, and the caller runs it in a fresh bubblewrap.
+        self.refused = False
 
     @property
     def zygote_pid(self) -> int:
         return self._kept.zygote_pid
 
-    async def start(
-        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | str, time_limit: float
-    ) -> None:
-        """Hand the command to the zygote and wait until it runs. Raises
-        :class:`KeptRefused` (nothing ran; the lease is given back) when the zygote
-        refuses it. A failure of the channel, or no answer within ``time_limit``,
-        becomes :attr:`failure` with everything killed."""
+    async def start(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | str) -> None:
+        """Hand the command to the zygote; :meth:`wait` reads its one answer, ``done``,
+        or ``refused`` (:attr:`refused`: nothing ran, the sandbox is retired). A
+        channel that fails becomes :attr:`failure`, with everything killed."""
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         self._out = out_r
         os.set_blocking(out_r, False)
         try:
-            try:
-                frame = _frame({"op": "run", "argv": list(argv), "env": dict(env), "cwd": str(cwd)})
-                self._sent = True
-                await self._send(frame, out_w)
-            finally:
-                os.close(out_w)
-            with anyio.move_on_after(time_limit):
-                reply = await self._next()
-                if reply.get("op") != "refused":
-                    self._take(reply)
-                    return
-                self._done = True
-                await self.reap()  # retires it: the zygote ends after a refusal
-                raise KeptRefused(str(reply.get("why") or "the kept sandbox refused"))
-            self._fail(f"the kept sandbox did not start the command within {time_limit:g} s")
+            frame = _frame({"op": "run", "argv": list(argv), "env": dict(env), "cwd": str(cwd)})
+            self._sent = True
+            await self._send(frame, out_w)
         except _Broken as exc:
             self._fail(str(exc))
-        except KeptRefused:
-            raise
         except BaseException:
             await self.reap()
             raise
+        finally:
+            os.close(out_w)
 
     def unused(self) -> None:
         """Give the sandbox back without having started anything (the call was
@@ -684,10 +671,11 @@ class KeptLease:
             self._buffer += data
 
     def _take(self, reply: dict[str, object]) -> None:
-        """Note one answer of the zygote: ``started`` or ``done``."""
+        """Note the zygote's answer: ``done`` or ``refused``."""
         op = reply.get("op")
-        if op == "started" and not self._started:
-            self._started = True
+        if op == "refused":
+            self.refused = True
+            self._done = True
             return
         if op != "done":
             raise _Broken(f"the kept sandbox answered {op!r} out of turn")
@@ -766,7 +754,7 @@ class KeptLease:
             return
         self._returned = True
         # A refusal, a failure or a tmpfs it could not restore: never used again.
-        retire = self.failure is not None or not self._clean or not self._started
+        retire = self.failure is not None or not self._clean or self.refused
         retired = self._keeper.give_back(self._kept, retire=retire)
         if retired is not None:
             with anyio.CancelScope(shield=True):

@@ -21,9 +21,9 @@ close-on-exec here, so no command inherits it. Frames both ways are a 4-byte
 big-endian length and a JSON object. The host sends ``{"op": "run", "argv",
 "env", "cwd"}`` with one descriptor (SCM_RIGHTS): the write end of the command's
 output pipe, used as its stdout and stderr (stdin is ``/dev/null``). The zygote
-answers ``started`` (or ``refused`` when its mount table is no longer the one
-it started with: a mask detached by a rename on the host), then ``done`` once the
-command has exited *and* everything in the namespace is dead and reaped
+answers ``refused`` when its mount table is no longer the one it started with (a
+mask detached by a rename on the host; nothing ran, and it ends), else ``done``
+once the command has exited *and* everything in the namespace is dead and reaped
 (``kill(-1, SIGKILL)`` until ``waitpid`` says ``ECHILD``) *and* each tmpfs is
 back to what it held at the start. A ``kill`` frame while a command runs ends it
 the same way. End of file on the channel, or anything it does not expect, kills
@@ -243,44 +243,52 @@ def _spawn(message: dict[str, object], out: int) -> subprocess.Popen[bytes]:
 
 
 def run_one(ctl: socket.socket, message: dict[str, object], out: int) -> bool:
-    """Run one command to its end; False when the channel closed meanwhile."""
+    """Run one command to its end; False when the channel closed meanwhile.
+
+    The zygote holds its copy of the output pipe until everything is dead and swept:
+    the host sees the end of the output and ``done`` together (one wake-up)."""
     try:
-        process = _spawn(message, out)
-    except OSError as exc:
-        send(ctl, {"op": "done", "status": 127, "error": f"{exc.strerror or exc}"})
-        return True
+        try:
+            process = _spawn(message, out)
+        except OSError as exc:
+            send(ctl, {"op": "done", "status": 127, "error": f"{exc.strerror or exc}"})
+            return True
+        status, killed, open_channel = _wait(ctl, process)
+        kill_everything()
+        if not open_channel:
+            return False
+        clean = all(tmpfs.restore() for tmpfs in SWEEP)
     finally:
         os.close(out)
-    send(ctl, {"op": "started"})
+    # Killed on request: -9, as when the host kills a fresh bubblewrap. Killed by a
+    # signal otherwise: 128 + the signal, as bubblewrap reports it.
+    code = -signal.SIGKILL if killed else (128 - status if status < 0 else status)
+    send(ctl, {"op": "done", "status": code, "clean": clean})
+    return True
+
+
+def _wait(ctl: socket.socket, process: subprocess.Popen[bytes]) -> tuple[int, bool, bool]:
+    """Until the command exits, or the host asks for it to be killed (a ``kill``
+    frame, or the end of the channel): (its status, killed, channel still open)."""
     pidfd = os.pidfd_open(process.pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
     poller.register(ctl.fileno(), select.POLLIN)
     killed = False
     open_channel = True
-    while True:
-        ready = {fd for fd, _ in poller.poll()}
-        if pidfd in ready:
-            break
-        received = receive(ctl)
-        if received is None:
-            open_channel = False
-        elif received[0].get("op") != "kill" or received[1]:
-            raise ProtocolError("only a kill frame may come while a command runs")
-        killed = True
-        os.kill(-1, signal.SIGKILL)
-        poller.unregister(ctl.fileno())
-    os.close(pidfd)
-    status = process.wait()
-    kill_everything()
-    if not open_channel:
-        return False
-    clean = all(tmpfs.restore() for tmpfs in SWEEP)
-    # Killed on request: -9, as when the host kills a fresh bubblewrap. Killed by a
-    # signal otherwise: 128 + the signal, as bubblewrap reports it.
-    code = -signal.SIGKILL if killed else (128 - status if status < 0 else status)
-    send(ctl, {"op": "done", "status": code, "clean": clean})
-    return True
+    try:
+        while pidfd not in {fd for fd, _ in poller.poll()}:
+            received = receive(ctl)
+            if received is None:
+                open_channel = False
+            elif received[0].get("op") != "kill" or received[1]:
+                raise ProtocolError("only a kill frame may come while a command runs")
+            killed = True
+            os.kill(-1, signal.SIGKILL)
+            poller.unregister(ctl.fileno())
+    finally:
+        os.close(pidfd)
+    return process.wait(), killed, open_channel
 
 
 SWEEP: list[Tmpfs] = []

@@ -26,8 +26,10 @@ cannot be built for this architecture, :func:`prepare_command` raises
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -118,10 +120,11 @@ def _unavailable_message() -> str:
 
 def _real(path: Path | str, workspace: Path | None = None) -> Path:
     """Absolute, symlink-free ``path``: ``~`` expanded, relative to ``workspace``."""
-    p = Path(os.path.expanduser(os.fspath(path)))
-    if not p.is_absolute() and workspace is not None:
-        p = workspace / p
-    return Path(os.path.realpath(p))
+    # On strings: this runs for every root and mask before every command.
+    text = os.path.expanduser(os.fspath(path))
+    if not os.path.isabs(text) and workspace is not None:
+        text = os.path.join(workspace, text)
+    return Path(os.path.realpath(text))
 
 
 def _depth_sorted(paths: Iterable[Path]) -> list[Path]:
@@ -266,14 +269,26 @@ def _git_metadata_binds(writable: Sequence[Path], by_fd: dict[Path, int]) -> lis
     return argv
 
 
+#: What ``Path.exists()`` takes to mean "not there" (pathlib's ignored errnos).
+_MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
 def _read_masks(hidden_paths: Sequence[Path]) -> list[str]:
     """What sandboxed commands must not read: a folder under an empty tmpfs, a file
     under /dev/null."""
     argv: list[str] = []
     for hidden in _depth_sorted(hidden_paths):
-        if hidden.is_dir():
+        try:
+            mode = os.stat(hidden).st_mode
+        except ValueError:
+            continue
+        except OSError as exc:
+            if exc.errno in _MISSING:
+                continue  # nothing to hide (yet), as pathlib's exists() says
+            raise
+        if stat.S_ISDIR(mode):
             argv += ["--tmpfs", str(hidden)]
-        elif hidden.exists():
+        else:
             argv += ["--ro-bind", "/dev/null", str(hidden)]
     return argv
 

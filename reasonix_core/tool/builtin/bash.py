@@ -355,40 +355,40 @@ async def _run_kept(
     on_output: Callable[[bytes], None] | None,
 ) -> ShellRun | ToolResult:
     """``command`` in the session's kept sandbox; in a fresh bubblewrap when the
-    kept one refuses it (its mount table changed: it is torn down)."""
-    from reasonix_core.tool.kept_sandbox import KeptRefused
+    kept one refuses it (its mount table changed; nothing ran, it is torn down)."""
     from reasonix_core.tool.shell_sandbox import (
         SandboxUnavailable,
         prepare_command,
         shell_argv,
     )
 
-    try:
-        await lease.start(shell_argv(command), env=env, cwd=cwd, time_limit=time_limit)
-    except KeptRefused:
-        prepared = None
-        with anyio.CancelScope(shield=True):
-            try:
-                prepared = await anyio.to_thread.run_sync(prepare_command, policy, command)
-            except SandboxUnavailable as exc:
-                return ToolResult.error(
-                    f"bash refused to run the command: {exc}", sandbox="unavailable"
-                )
-        assert prepared is not None  # a shielded scope never swallows the call
-        try:
-            await anyio.lowlevel.checkpoint_if_cancelled()
-            return await run_shell(
-                prepared.argv,
-                env=env,
-                cwd=cwd,
-                time_limit=time_limit,
-                pass_fds=prepared.pass_fds,
-                on_output=on_output,
-            )
-        finally:
-            prepared.close()
+    await lease.start(shell_argv(command), env=env, cwd=cwd)
     run = await collect(lease, time_limit=time_limit, on_output=on_output)
-    return dataclasses.replace(run, failure=lease.failure) if lease.failure else run
+    if lease.failure:
+        return dataclasses.replace(run, failure=lease.failure)
+    if not lease.refused:
+        return run
+    prepared = None
+    with anyio.CancelScope(shield=True):
+        try:
+            prepared = await anyio.to_thread.run_sync(prepare_command, policy, command)
+        except SandboxUnavailable as exc:
+            return ToolResult.error(
+                f"bash refused to run the command: {exc}", sandbox="unavailable"
+            )
+    assert prepared is not None  # a shielded scope never swallows the call
+    try:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        return await run_shell(
+            prepared.argv,
+            env=env,
+            cwd=cwd,
+            time_limit=time_limit,
+            pass_fds=prepared.pass_fds,
+            on_output=on_output,
+        )
+    finally:
+        prepared.close()
 
 
 def _run_result(
