@@ -326,6 +326,46 @@ async def test_masks_dev_and_shm_are_emptied_and_a_changed_tmpfs_retires_the_san
     assert keeper.built == 2
 
 
+async def test_a_mount_added_on_the_host_rebuilds_the_sandbox(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path], outside: Path
+) -> None:
+    """A mount made on the host after the sandbox was built could propagate into it
+    read-write; the host's mount table is compared before every command."""
+    ctx = _ctx(keeper, dirs)
+    await run_bash(ctx, "true")
+    target = outside / "mnt"
+    target.mkdir()
+    mounted = await anyio.run_process(
+        ["mount", "-t", "tmpfs", "rx-kept-test", str(target)], check=False
+    )
+    if mounted.returncode != 0:
+        pytest.skip("this test needs to mount a tmpfs on the host (root)")
+    try:
+        result = await run_bash(ctx, f"echo x > {target}/f; echo end")
+        assert "Read-only file system" in result.text and "end" in result.text, result.text
+        assert not (target / "f").exists()
+        assert keeper.built == 2
+    finally:
+        await anyio.run_process(["umount", str(target)], check=False)
+
+
+async def test_a_subagent_policy_gets_its_own_kept_sandbox(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path], outside: Path
+) -> None:
+    """Each sandbox policy keeps its own (a write claim binds other roots); calls that
+    alternate between them rebuild neither, and each stays confined to its roots."""
+    ws = dirs[0]
+    (ws / "claimed").mkdir()
+    session = _ctx(keeper, dirs)
+    child = _ctx(keeper, dirs, claim=(ws / "claimed",))
+    for _ in range(2):
+        assert ZYGOTE_MARK in await _confined(session, outside)
+        written = await run_bash(child, "echo c > claimed/c; echo w > top.txt; echo end")
+        assert "end" in written.text and (ws / "claimed" / "c").exists()
+        assert not (ws / "top.txt").exists(), "a claim's sandbox wrote outside the claim"
+    assert keeper.built == 2 and len(keeper.sandboxes) == 2
+
+
 # -- what it must not hold ----------------------------------------------------------------
 
 
