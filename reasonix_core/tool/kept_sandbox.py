@@ -38,6 +38,7 @@ and the caller uses a fresh bubblewrap, which refuses or runs as before.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -309,38 +310,12 @@ class KeptSandbox:
                 str(inner.fileno()), json.dumps({"sweep": spec.sweep}),
             ]  # fmt: skip
 
-            def spawn() -> subprocess.Popen[bytes]:
-                return subprocess.Popen(
-                    argv,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    cwd="/",
-                    env=ZYGOTE_ENV,
-                    start_new_session=True,
-                    pass_fds=tuple(passed),
-                )
-
-            bwrap = spawner.call(spawn)
-            assert bwrap.stdin is not None
-            with bwrap.stdin:
-                bwrap.stdin.write(source.encode())
+            bwrap = spawner.call(functools.partial(_launch, argv, tuple(passed), source))
             inner.close()
             for fd in passed[1:]:
                 os.close(fd)
             passed = []
-            deadline = time.monotonic() + START_SECONDS
-            zygote_pid = _read_child_pid(info_r, deadline)
-            zygote_pidfd = os.pidfd_open(zygote_pid)
-            try:
-                host.settimeout(max(deadline - time.monotonic(), 0.1))
-                reply = _recv_frame_blocking(host)
-                if reply.get("op") != "ready":
-                    raise _Broken(f"the zygote answered {reply!r}")
-                host.setblocking(False)
-            except BaseException:
-                os.close(zygote_pidfd)
-                raise
+            zygote_pid, zygote_pidfd = _await_ready(host, info_r)
         except BaseException as exc:
             if passed:
                 inner.close()
@@ -426,6 +401,41 @@ class KeptSandbox:
         with self._lock:
             if self.dead and not self.busy:
                 self.ctl.close()
+
+
+def _launch(argv: list[str], passed: tuple[int, ...], source: str) -> subprocess.Popen[bytes]:
+    """Start bubblewrap (on the spawner thread) and hand the zygote its program."""
+    bwrap = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd="/",
+        env=ZYGOTE_ENV,
+        start_new_session=True,
+        pass_fds=passed,
+    )
+    assert bwrap.stdin is not None
+    with bwrap.stdin:
+        bwrap.stdin.write(source.encode())
+    return bwrap
+
+
+def _await_ready(host: socket.socket, info: int) -> tuple[int, int]:
+    """The zygote's host pid and a pidfd of it, once it has said it is ready."""
+    deadline = time.monotonic() + START_SECONDS
+    zygote_pid = _read_child_pid(info, deadline)
+    zygote_pidfd = os.pidfd_open(zygote_pid)
+    try:
+        host.settimeout(max(deadline - time.monotonic(), 0.1))
+        reply = _recv_frame_blocking(host)
+        if reply.get("op") != "ready":
+            raise _Broken(f"the zygote answered {reply!r}")
+        host.setblocking(False)
+    except BaseException:
+        os.close(zygote_pidfd)
+        raise
+    return zygote_pid, zygote_pidfd
 
 
 def _recv_frame_blocking(sock: socket.socket) -> dict[str, object]:

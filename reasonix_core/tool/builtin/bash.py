@@ -391,6 +391,32 @@ async def _run_kept(
         prepared.close()
 
 
+async def _foreground(
+    ready: _Ready,
+    policy: SandboxPolicy,
+    command: str,
+    *,
+    cwd: Path,
+    time_limit: float,
+    on_output: Callable[[bytes], None] | None,
+) -> ShellRun | ToolResult:
+    """A foreground command to its end: in the kept sandbox, or as prepared."""
+    if ready.lease is not None:
+        return await _run_kept(
+            ready.lease, policy, command,
+            env=ready.env, cwd=cwd, time_limit=time_limit, on_output=on_output,
+        )  # fmt: skip
+    assert ready.prepared is not None
+    return await run_shell(
+        ready.prepared.argv,
+        env=ready.env,
+        cwd=cwd,
+        time_limit=time_limit,
+        pass_fds=ready.prepared.pass_fds,
+        on_output=on_output,
+    )
+
+
 def _run_result(
     run: ShellRun, findings: list[str], timeout: float, *, sandboxed: bool
 ) -> ToolResult:
@@ -459,26 +485,11 @@ class BashTool(SpecifiedTool, spec=SPEC):
                 return _with_findings(started, findings)
             timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
             timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
-            on_output = LiveTail.reporter(ctx, self.name)
             try:
-                if lease is not None:
-                    kept = await _run_kept(
-                        lease, policy, parsed.command,
-                        env=env, cwd=workspace, time_limit=timeout, on_output=on_output,
-                    )  # fmt: skip
-                    if isinstance(kept, ToolResult):
-                        return _with_findings(kept, findings)
-                    run = kept
-                else:
-                    assert prepared is not None
-                    run = await run_shell(
-                        prepared.argv,
-                        env=env,
-                        cwd=workspace,
-                        time_limit=timeout,
-                        pass_fds=prepared.pass_fds,
-                        on_output=on_output,
-                    )
+                run = await _foreground(
+                    ready, policy, parsed.command,
+                    cwd=workspace, time_limit=timeout, on_output=LiveTail.reporter(ctx, self.name),
+                )  # fmt: skip
             except BaseException:
                 # Cancelled mid-command: still set aside what it planted so far.
                 if guard is not None:
@@ -490,6 +501,8 @@ class BashTool(SpecifiedTool, spec=SPEC):
                 prepared.close()
             if lease is not None:
                 lease.unused()
+        if isinstance(run, ToolResult):  # refused before anything ran
+            return _with_findings(run, findings)
         if guard is not None:
             findings += await anyio.to_thread.run_sync(guard.check)
         return _run_result(run, findings, timeout, sandboxed=policy.bash == "enforce")
