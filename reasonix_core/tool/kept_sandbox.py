@@ -488,6 +488,8 @@ class SandboxKeeper:
         self._source = zygote_source()
         self._lock = threading.Lock()
         self._kept: list[KeptSandbox] = []
+        # Policies whose kept sandbox is being built (outside the lock).
+        self._building: list[SandboxPolicy] = []
         self._spawner = _Spawner()
         self._closed = False
         # Why kept sandboxes are off for this session (a start failed), or None.
@@ -516,7 +518,7 @@ class SandboxKeeper:
         retired: list[KeptSandbox] = []
         try:
             with self._lock:
-                if self._closed:
+                if self._closed or any(p == policy for p in self._building):
                     return None
                 kept = next((k for k in self._kept if k.policy == policy), None)
                 if kept is not None:
@@ -526,24 +528,39 @@ class SandboxKeeper:
                         kept.busy = True
                         return KeptLease(self, kept)
                     retired.append(self._drop(kept))
-                if len(self._kept) >= self.limit:
+                if len(self._kept) + len(self._building) >= self.limit:
                     idle = [k for k in self._kept if not k.busy]
                     if not idle:
                         return None
                     retired.append(self._drop(min(idle, key=lambda k: k.used)))
-                try:
-                    kept = KeptSandbox.start(policy, spec, self._source, self._spawner)
-                except (OSError, _Broken, ValueError) as exc:
-                    self.disabled = str(exc) or type(exc).__name__
-                    log.warning("kept sandbox unavailable, using a fresh one per command: %s", exc)
-                    return None
-                kept.busy = True
-                self._kept.append(kept)
-                self.built += 1
-                return KeptLease(self, kept)
+                self._building.append(policy)
+            # Built outside the lock: the event loop gives sandboxes back under it.
+            return self._build(policy, spec)
         finally:
             for old in retired:
                 old.reap()
+
+    def _build(self, policy: SandboxPolicy, spec: SandboxSpec) -> KeptLease | None:
+        kept = None
+        try:
+            kept = KeptSandbox.start(policy, spec, self._source, self._spawner)
+        except (OSError, _Broken, ValueError) as exc:
+            self.disabled = str(exc) or type(exc).__name__
+            log.warning("kept sandbox unavailable, using a fresh one per command: %s", exc)
+        finally:
+            with self._lock:
+                self._building.remove(policy)
+                closed = self._closed
+                if kept is not None and not closed:
+                    kept.busy = True
+                    self._kept.append(kept)
+                    self.built += 1
+        if kept is None:
+            return None
+        if closed:  # the session ended while it was being built
+            kept.reap()
+            return None
+        return KeptLease(self, kept)
 
     def _drop(self, kept: KeptSandbox) -> KeptSandbox:
         """Take ``kept`` out (lock held) and kill it; the caller reaps it."""
@@ -612,6 +629,12 @@ class KeptLease:
     @property
     def zygote_pid(self) -> int:
         return self._kept.zygote_pid
+
+    @property
+    def workdir(self) -> str:
+        """Where commands start: the resolved workspace, bubblewrap's ``--chdir``."""
+        argv = self._kept.spec.argv
+        return argv[argv.index("--chdir") + 1]
 
     async def start(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | str) -> None:
         """Hand the command to the zygote; :meth:`wait` reads its one answer, ``done``,

@@ -44,6 +44,7 @@ from tests.core.tool_helpers import (
     kept_sandbox_ctx,
     run_bash,
     running,
+    sandbox_ctx,
     tag_gone,
 )
 
@@ -165,6 +166,26 @@ async def test_commands_cannot_reach_the_zygote_or_its_channel(
     after = await _confined(ctx, outside)
     assert ZYGOTE_MARK in after
     assert _only(keeper) == pids and keeper.built == 1
+
+
+async def test_the_environment_and_command_bytes_arrive_exactly(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variable's value that is not UTF-8, a large environment and a command that is
+    not ASCII reach the command as they would through a fresh bubblewrap."""
+    monkeypatch.setenv("REASONIX_ODD", os.fsdecode(b"\xff\xfe-odd"))
+    for n in range(3):  # together more than a socket buffer; each under an argument's limit
+        monkeypatch.setenv(f"REASONIX_BIG{n}", "x" * 100_000)
+    command = (
+        'printf %s "$REASONIX_ODD" | od -An -tx1; echo ${#REASONIX_BIG2}; '
+        "printf %s été | od -An -tx1; pwd -P"
+    )
+    kept = await run_bash(_ctx(keeper, dirs), command)
+    fresh = await run_bash(sandbox_ctx(*dirs), command)
+    assert kept.text == fresh.text, (kept.text, fresh.text)
+    assert "ff fe 2d 6f 64 64" in kept.text and "100000" in kept.text
+    assert "c3 a9 74 c3 a9" in kept.text
+    assert keeper.built == 1
 
 
 # -- fail closed --------------------------------------------------------------------

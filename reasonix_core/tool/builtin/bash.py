@@ -362,7 +362,8 @@ async def _run_kept(
         shell_argv,
     )
 
-    await lease.start(shell_argv(command), env=env, cwd=cwd)
+    # Started where a fresh bubblewrap starts it (its --chdir: the resolved workspace).
+    await lease.start(shell_argv(command), env=env, cwd=lease.workdir)
     run = await collect(lease, time_limit=time_limit, on_output=on_output)
     if lease.failure:
         return dataclasses.replace(run, failure=lease.failure)
