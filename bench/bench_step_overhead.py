@@ -46,7 +46,11 @@ floor, sandboxed <= 1.3x unsandboxed. ``--checkpoints off`` adds ``[checkpoints]
 enabled = false`` (``both``: measure each, to split out the checkpoint's share).
 
     .venv/bin/python bench/bench_step_overhead.py --bash [--steps 30] [--reps 5]
-        [--checkpoints on|off|both] [--git] [--profile]
+        [--checkpoints on|off|both] [--git] [--fresh] [--profile]
+
+The sandboxed turn runs in the session's kept sandbox (``[sandbox] keep``, the default;
+docs/SECURITY.md). ``--fresh`` adds a third turn to every repetition with a fresh
+bubblewrap per command (``keep = false``), what every sandboxed command cost before.
 """
 
 from __future__ import annotations
@@ -366,11 +370,12 @@ def _git_init(workspace: Path) -> None:
 
 
 def bash_turn(
-    home: Path, workspace: Path, steps: int, sandbox: str, checkpoints: bool
+    home: Path, workspace: Path, steps: int, sandbox: str, checkpoints: bool, keep: bool = True
 ) -> tuple[Turn, list[float]]:
-    """One agent turn of ``bash true`` steps; returns it and its step intervals."""
+    """One agent turn of ``bash true`` steps; returns it and its step intervals.
+    ``keep=False``: ``[sandbox] keep = false``, a fresh bubblewrap per command."""
     # -y/--auto: bash runs without asking (the gate still parses and judges it).
-    extra = '\n[permissions]\npreset = "auto"\n'
+    extra = ("" if keep else "keep = false\n") + '\n[permissions]\npreset = "auto"\n'
     if not checkpoints:
         extra += "\n[checkpoints]\nenabled = false\n"
     with tool_loop_server("process", steps, tool="bash") as url:
@@ -379,10 +384,15 @@ def bash_turn(
     return turn, intervals
 
 
-def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool) -> dict:
+def measure_bash(
+    steps: int, reps: int, root: Path, checkpoints: bool, git: bool, fresh: bool = False
+) -> dict:
+    """``fresh``: a third turn in every repetition, sandboxed with a fresh bubblewrap per
+    command (``[sandbox] keep = false``: what every sandboxed command cost before)."""
     tag = "cp" if checkpoints else "nocp"
-    homes = {s: root / f"home-bash-{s}-{tag}" for s in ("off", "enforce")}
-    spaces = {s: root / f"ws-bash-{s}-{tag}" for s in ("off", "enforce")}
+    modes = ("off", "enforce", "fresh") if fresh else ("off", "enforce")
+    homes = {s: root / f"home-bash-{s}-{tag}" for s in modes}
+    spaces = {s: root / f"ws-bash-{s}-{tag}" for s in modes}
     for workspace in spaces.values():
         workspace.mkdir()
         (workspace / "tiny.txt").write_text("hello\n", encoding="utf-8")
@@ -392,10 +402,15 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
     for rep in range(reps + 1):  # the first repetition warms up and is not counted
         row: dict[str, float] = {}
         sent: list[PreparedRequest] = []
-        for sandbox in ("off", "enforce"):
+        for sandbox in modes:
             use_env(homes[sandbox])
             turn, intervals = bash_turn(
-                homes[sandbox], spaces[sandbox], steps, sandbox, checkpoints
+                homes[sandbox],
+                spaces[sandbox],
+                steps,
+                "off" if sandbox == "off" else "enforce",
+                checkpoints,
+                keep=sandbox != "fresh",
             )
             row[sandbox] = statistics.median(intervals[1:-1])
             row[f"{sandbox}-wall"] = turn.wall / steps
@@ -435,6 +450,9 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         row["harness-extra"] = row["enforce"] - row["off"] - row["kept-extra"]
         row["cpu-floor"] = row["off-cpu"] / row["floor-cpu"]
         row["cpu-sandbox"] = row["enforce-cpu"] / row["off-cpu"]
+        if fresh:
+            row["ratio-fresh"] = row["fresh"] / row["off"]
+            row["cpu-fresh"] = row["fresh-cpu"] / row["off-cpu"]
     rows.sort(key=lambda r: r["ratio-floor"])
     out = rows[(len(rows) - 1) // 2]
     spread_floor = ", ".join(f"{r['ratio-floor']:.2f}" for r in rows)
@@ -448,7 +466,10 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
     )
     print(f"  floor: loopback request {out['request']:6.2f} ms + sh -c true {out['sh']:5.2f} ms"
           f" = {out['floor']:6.2f} ms")  # fmt: skip
-    for sandbox, label in (("off", "unsandboxed"), ("enforce", "sandboxed  ")):
+    labels = [("off", "unsandboxed"), ("enforce", "sandboxed  ")]
+    if fresh:
+        labels.append(("fresh", "fresh bwrap"))
+    for sandbox, label in labels:
         print(
             f"  {label} step {out[sandbox]:6.2f} ms, turn wall / steps "
             f"{out[sandbox + '-wall']:6.2f} ms   (in it: bash tool call "
@@ -458,6 +479,15 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         )
     print(f"  unsandboxed / floor      {out['ratio-floor']:5.2f} x   (all: {spread_floor})")
     print(f"  sandboxed / unsandboxed  {out['ratio-sandbox']:5.2f} x   (all: {spread_sandbox})")
+    if fresh:
+        spread_fresh = ", ".join(
+            f"{r['ratio-fresh']:.2f}" for r in sorted(rows, key=lambda r: r["ratio-fresh"])
+        )
+        out["cpu-fresh"] = statistics.median(r["cpu-fresh"] for r in rows)
+        print(
+            f"  fresh bwrap / unsandboxed {out['ratio-fresh']:5.2f} x   (all: {spread_fresh}; "
+            f"[sandbox] keep = false, as before; CPU {out['cpu-fresh']:4.2f} x)"
+        )
     cpu_floor = statistics.median(r["cpu-floor"] for r in rows)
     cpu_sandbox = statistics.median(r["cpu-sandbox"] for r in rows)
     print(
@@ -502,7 +532,7 @@ def main_bash(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="reasonix-bench-") as tmp:
         for checkpoints in settings:
             results[checkpoints] = measure_bash(
-                args.steps, args.reps, Path(tmp), checkpoints, args.git
+                args.steps, args.reps, Path(tmp), checkpoints, args.git, args.fresh
             )
         if args.profile:
             for sandbox in ("off", "enforce"):
@@ -529,6 +559,11 @@ def main() -> int:
     parser.add_argument("--bash", action="store_true", help="per bash step against its floor")
     parser.add_argument("--checkpoints", choices=("on", "off", "both"), default="on")
     parser.add_argument("--git", action="store_true", help="--bash: the workspace is a git repo")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="--bash: also a sandboxed turn with a fresh bubblewrap per command ([sandbox] keep = false)",
+    )
     args = parser.parse_args()
     if args.steps < 20:
         parser.error("--steps must be at least 20")
