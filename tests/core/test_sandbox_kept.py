@@ -21,6 +21,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 from pathlib import Path
 
 import anyio
@@ -600,3 +601,44 @@ async def test_a_session_keeps_one_sandbox_and_closes_it(
     assert len(finished) == 2 and all(ZYGOTE_MARK in e.result for e in finished), finished
     assert keeper.built == 1 and len(pids) == 2
     assert await all_gone(pids)
+
+
+async def test_a_turn_cancelled_mid_command_leaves_a_valid_transcript_and_no_process(
+    configured, home: Path, dirs: tuple[Path, Path]
+) -> None:
+    """Cancelling the turn while its command runs in the kept sandbox kills the
+    command's whole tree, repairs the tool turn, and the next turn's command runs in the
+    same session's sandbox."""
+    from reasonix_core.agent.transcript import UNKNOWN_OUTCOME
+    from tests.conftest import write_config
+    from tests.core.agent_helpers import session_messages
+
+    write_config(home, configured.base_url, extra="")
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('bash = "off"', 'bash = "enforce"'))
+    ws = dirs[0]
+    tag = f"rx-turn-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"(setsid sh -c 'exec -a {tag} sleep 1000' </dev/null >/dev/null 2>&1 &); "
+        f"touch started; exec -a {tag} sleep 1000"
+    )
+    configured.enqueue(Reply(tool_calls=[ToolCallSpec("bash", json.dumps({"command": command}))]))
+    async with runtime(ws, permission_mode="yolo") as rt:
+        async with anyio.create_task_group() as tg:
+
+            async def consume() -> None:
+                async with aclosing(rt.agent.run("run it")) as events:
+                    async for _ in events:
+                        pass
+
+            tg.start_soon(consume)
+            await _wait_for(ws / "started")
+            tg.cancel_scope.cancel()
+        assert await tag_gone(tag)
+        messages = session_messages(rt)
+        assert messages[-1]["role"] == "tool" and messages[-1]["content"] == UNKNOWN_OUTCOME
+        call = ToolCallSpec("bash", json.dumps({"command": WHO_IS_PID_1}))
+        configured.enqueue(Reply(tool_calls=[call]), Reply(content="ok then"))
+        events = await run_turn(rt, "again")
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert ZYGOTE_MARK in finished[0].result and events[-1].text == "ok then"
