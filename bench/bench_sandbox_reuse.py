@@ -53,8 +53,8 @@ from pathlib import Path
 import anyio
 
 from reasonix_core.tool.builtin.bash import collect
-from reasonix_core.tool.kept_sandbox import SandboxKeeper
 from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 from reasonix_core.tool.shell_sandbox import bwrap_available, sanitized_env, shell_argv
 
 ZYGOTE = r"""

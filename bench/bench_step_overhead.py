@@ -339,7 +339,7 @@ def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float, floa
 async def kept_spawns(policy: Any, n: int) -> list[float]:
     """Walls of ``bash true`` through a kept sandbox, as the bash tool runs it."""
     from reasonix_core.tool.builtin.bash import collect
-    from reasonix_core.tool.kept_sandbox import SandboxKeeper
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
     from reasonix_core.tool.shell_sandbox import sanitized_env, shell_argv
 
     keeper = SandboxKeeper()

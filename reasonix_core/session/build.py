@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from reasonix_core.checkpoint.recorder import Checkpointer
     from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator
     from reasonix_core.mcp.host import McpHost
-    from reasonix_core.tool.kept_sandbox import SandboxKeeper
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
     from reasonix_core.tool.text_files import TextFiles
 
 Clock = Callable[[], datetime]
@@ -377,7 +377,7 @@ def open_kept_sandboxes(stack: AsyncExitStack, config: Config) -> SandboxKeeper 
     keep = false`` or ``bash = "off"``. Nothing starts until the first command."""
     if config.sandbox.bash != "enforce" or not config.sandbox.keep:
         return None
-    from reasonix_core.tool.kept_sandbox import SandboxKeeper
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 
     keeper = SandboxKeeper()
     stack.push_async_callback(keeper.aclose)

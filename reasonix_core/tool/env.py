@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # types only: building an environment imports none of these
     from reasonix_core.hooks.engine import Hooks
     from reasonix_core.permission.approver import Approver
     from reasonix_core.tool.call_gate import CallGate
-    from reasonix_core.tool.kept_sandbox import SandboxKeeper
     from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
     from reasonix_core.tool.text_files import TextFiles
 
 

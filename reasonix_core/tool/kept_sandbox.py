@@ -2,7 +2,8 @@
 
 A fresh bubblewrap per command spends most of a ``bash true`` step creating and
 tearing down namespaces (docs/PERFORMANCE.md, "A sandbox kept per session"). A
-:class:`SandboxKeeper` (one per session, :attr:`SessionEnv.kept_sandboxes
+:class:`~reasonix_core.tool.sandbox_keeper.SandboxKeeper` (one per session,
+:attr:`SessionEnv.kept_sandboxes
 <reasonix_core.tool.env.SessionEnv.kept_sandboxes>`) keeps one bubblewrap per
 sandbox policy instead, built with exactly the options a fresh one gets
 (:func:`~reasonix_core.tool.shell_sandbox.bwrap_argv`) plus ``--as-pid-1``, and
@@ -32,7 +33,7 @@ test that holds it. In short:
   exits); closing the keeper, or the end of file on its channel, ends it.
 
 Where a kept sandbox cannot be used (bubblewrap missing, the interpreter inside
-a writable root, a start that failed), :meth:`SandboxKeeper.lease` returns None
+a writable root, a start that failed), ``SandboxKeeper.lease`` returns None
 and the caller uses a fresh bubblewrap, which refuses or runs as before.
 """
 
@@ -55,13 +56,16 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.lowlevel
 
 from reasonix_core.tool.jobs import REAP_SECONDS
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
+
+if TYPE_CHECKING:
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +76,6 @@ MAX_FRAME = 16 * 1024 * 1024
 READ_BYTES = 64 * 1024
 #: How long a new kept sandbox may take to say it is ready.
 START_SECONDS = 15.0
-#: Kept sandboxes per keeper (one per sandbox policy: the session's, a subagent's
-#: write claim); the least recently used idle one is closed to make room.
-MAX_KEPT = 4
 #: Stands for the seccomp filter's descriptor in a spec (a real one is made per start).
 SECCOMP_MARK = -1
 MOUNTINFO = "/proc/self/mountinfo"
@@ -82,14 +83,8 @@ MOUNTINFO = "/proc/self/mountinfo"
 ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
 
 
-class _Broken(Exception):
+class ChannelBroken(Exception):
     """The zygote's channel failed: closed, garbled, or not answering."""
-
-
-def zygote_source() -> str:
-    """The zygote's program text, read once per keeper (see the module docstring
-    of :mod:`reasonix_core.tool.sandbox_zygote`)."""
-    return Path(__file__).with_name("sandbox_zygote.py").read_text(encoding="utf-8")
 
 
 def _host_mounts() -> bytes:
@@ -189,7 +184,7 @@ class _Pins:
 # -- the thread that spawns -------------------------------------------------------
 
 
-class _Spawner:
+class Spawner:
     """One thread per keeper that starts every kept bubblewrap and lives until the
     keeper closes: ``--die-with-parent`` is ``PR_SET_PDEATHSIG``, which fires when
     the *thread* that spawned the process exits (a worker thread of anyio's pool
@@ -283,10 +278,10 @@ class KeptSandbox:
 
     @classmethod
     def start(
-        cls, policy: SandboxPolicy, spec: SandboxSpec, source: str, spawner: _Spawner
+        cls, policy: SandboxPolicy, spec: SandboxSpec, source: str, spawner: Spawner
     ) -> KeptSandbox:
         """Build it and wait until its zygote says it is ready. Raises ``OSError``
-        (or :class:`_Broken`) when it does not start; nothing is left running."""
+        (or :class:`ChannelBroken`) when it does not start; nothing is left running."""
         from reasonix_core.tool.seccomp import filter_fd, unix_socket_filter
 
         pins = _Pins(spec.paths)
@@ -324,7 +319,7 @@ class KeptSandbox:
             host.close()
             pins.close()
             said = _stop_quietly(bwrap) if bwrap is not None else ""
-            if said and isinstance(exc, OSError | _Broken | ValueError):
+            if said and isinstance(exc, OSError | ChannelBroken | ValueError):
                 raise OSError(f"{exc} (bubblewrap: {said})") from None
             raise
         finally:
@@ -430,7 +425,7 @@ def _await_ready(host: socket.socket, info: int) -> tuple[int, int]:
         host.settimeout(max(deadline - time.monotonic(), 0.1))
         reply = _recv_frame_blocking(host)
         if reply.get("op") != "ready":
-            raise _Broken(f"the zygote answered {reply!r}")
+            raise ChannelBroken(f"the zygote answered {reply!r}")
         host.setblocking(False)
     except BaseException:
         os.close(zygote_pidfd)
@@ -442,10 +437,10 @@ def _recv_frame_blocking(sock: socket.socket) -> dict[str, object]:
     header = _recv_exact(sock, HEADER.size)
     (size,) = HEADER.unpack(header)
     if size > MAX_FRAME:
-        raise _Broken(f"a frame of {size} bytes")
+        raise ChannelBroken(f"a frame of {size} bytes")
     value = json.loads(_recv_exact(sock, size))
     if not isinstance(value, dict):
-        raise _Broken("a frame that is not an object")
+        raise ChannelBroken("a frame that is not an object")
     return value  # type: ignore[return-value]
 
 
@@ -454,7 +449,7 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
     while len(data) < size:
         chunk = sock.recv(size - len(data))
         if not chunk:
-            raise _Broken("the zygote closed its channel")
+            raise ChannelBroken("the zygote closed its channel")
         data += chunk
     return bytes(data)
 
@@ -473,129 +468,6 @@ def _stop_quietly(bwrap: subprocess.Popen[bytes]) -> str:
         bwrap.stderr.close()
     lines = said.decode("utf-8", "replace").strip().splitlines()
     return lines[-1] if lines else ""
-
-
-# -- the session's keeper -------------------------------------------------------
-
-
-class SandboxKeeper:
-    """The session's kept sandboxes, at most one per sandbox policy
-    (:data:`MAX_KEPT` in all). Thread-safe: :meth:`lease` runs in a worker thread,
-    :class:`KeptLease` gives the sandbox back from the event loop."""
-
-    def __init__(self, *, limit: int = MAX_KEPT) -> None:
-        self.limit = limit
-        self._source = zygote_source()
-        self._lock = threading.Lock()
-        self._kept: list[KeptSandbox] = []
-        # Policies whose kept sandbox is being built (outside the lock).
-        self._building: list[SandboxPolicy] = []
-        self._spawner = _Spawner()
-        self._closed = False
-        # Why kept sandboxes are off for this session (a start failed), or None.
-        self.disabled: str | None = None
-        # How many kept sandboxes this keeper has built (each rebuild counts).
-        self.built = 0
-
-    @property
-    def sandboxes(self) -> tuple[KeptSandbox, ...]:
-        with self._lock:
-            return tuple(self._kept)
-
-    def lease(self, policy: SandboxPolicy) -> KeptLease | None:
-        """The kept sandbox for ``policy``, checked against what it would be built
-        from now (rebuilt on any difference), reserved for one command; None when
-        the command must get a fresh bubblewrap (a write grant, the kept one busy,
-        kept sandboxes unavailable). Blocking: call it from a worker thread."""
-        from reasonix_core.tool.shell_sandbox import SandboxUnavailable
-
-        if policy.bash != "enforce" or policy.granted or self._closed or self.disabled:
-            return None
-        try:
-            spec = spec_for(policy)
-        except SandboxUnavailable:
-            return None
-        retired: list[KeptSandbox] = []
-        try:
-            with self._lock:
-                if self._closed or any(p == policy for p in self._building):
-                    return None
-                kept = next((k for k in self._kept if k.policy == policy), None)
-                if kept is not None:
-                    if kept.busy:
-                        return None
-                    if kept.usable(spec):
-                        kept.busy = True
-                        return KeptLease(self, kept)
-                    retired.append(self._drop(kept))
-                if len(self._kept) + len(self._building) >= self.limit:
-                    idle = [k for k in self._kept if not k.busy]
-                    if not idle:
-                        return None
-                    retired.append(self._drop(min(idle, key=lambda k: k.used)))
-                self._building.append(policy)
-            # Built outside the lock: the event loop gives sandboxes back under it.
-            return self._build(policy, spec)
-        finally:
-            for old in retired:
-                old.reap()
-
-    def _build(self, policy: SandboxPolicy, spec: SandboxSpec) -> KeptLease | None:
-        kept = None
-        try:
-            kept = KeptSandbox.start(policy, spec, self._source, self._spawner)
-        except (OSError, _Broken, ValueError) as exc:
-            self.disabled = str(exc) or type(exc).__name__
-            log.warning("kept sandbox unavailable, using a fresh one per command: %s", exc)
-        finally:
-            with self._lock:
-                self._building.remove(policy)
-                closed = self._closed
-                if kept is not None and not closed:
-                    kept.busy = True
-                    self._kept.append(kept)
-                    self.built += 1
-        if kept is None:
-            return None
-        if closed:  # the session ended while it was being built
-            kept.reap()
-            return None
-        return KeptLease(self, kept)
-
-    def _drop(self, kept: KeptSandbox) -> KeptSandbox:
-        """Take ``kept`` out (lock held) and kill it; the caller reaps it."""
-        self._kept.remove(kept)
-        kept.kill()
-        return kept
-
-    def give_back(self, kept: KeptSandbox, *, retire: bool) -> KeptSandbox | None:
-        """A command is done with ``kept``. Returns it when it is retired now (killed;
-        the caller reaps it off the event loop)."""
-        with self._lock:
-            kept.busy = False
-            kept.used = time.monotonic()
-            if kept not in self._kept:
-                kept.release_channel()  # the keeper closed meanwhile and reaped it
-                return None
-            if retire or kept.dead:
-                return self._drop(kept)
-            return None
-
-    def close(self) -> None:
-        """Kill every kept sandbox, wait for each, stop the spawning thread.
-        Idempotent; blocking (the session calls :meth:`aclose`)."""
-        with self._lock:
-            self._closed = True
-            kept, self._kept = self._kept, []
-            for each in kept:
-                each.kill()
-        for each in kept:
-            each.reap()
-        self._spawner.stop()
-
-    async def aclose(self) -> None:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.close)
 
 
 # -- one command in a kept sandbox ----------------------------------------------
@@ -647,7 +519,7 @@ class KeptLease:
             frame = _frame({"op": "run", "argv": list(argv), "env": dict(env), "cwd": str(cwd)})
             self._sent = True
             await self._send(frame, out_w)
-        except _Broken as exc:
+        except ChannelBroken as exc:
             self._fail(str(exc))
         except BaseException:
             await self.reap()
@@ -674,23 +546,23 @@ class KeptLease:
                 except BlockingIOError:
                     continue
         except OSError as exc:
-            raise _Broken(f"the kept sandbox's channel failed: {exc}") from None
+            raise ChannelBroken(f"the kept sandbox's channel failed: {exc}") from None
 
     async def _next(self) -> dict[str, object]:
         while True:
             if len(self._buffer) >= HEADER.size:
                 (size,) = HEADER.unpack_from(self._buffer)
                 if size > MAX_FRAME:
-                    raise _Broken(f"the kept sandbox sent a frame of {size} bytes")
+                    raise ChannelBroken(f"the kept sandbox sent a frame of {size} bytes")
                 if len(self._buffer) >= HEADER.size + size:
                     body = bytes(self._buffer[HEADER.size : HEADER.size + size])
                     del self._buffer[: HEADER.size + size]
                     try:
                         value = json.loads(body)
                     except ValueError:
-                        raise _Broken("the kept sandbox sent a garbled frame") from None
+                        raise ChannelBroken("the kept sandbox sent a garbled frame") from None
                     if not isinstance(value, dict):
-                        raise _Broken("the kept sandbox sent a garbled frame")
+                        raise ChannelBroken("the kept sandbox sent a garbled frame")
                     return value  # type: ignore[return-value]
             await anyio.wait_readable(self._ctl)
             try:
@@ -698,9 +570,9 @@ class KeptLease:
             except BlockingIOError:
                 continue
             except OSError as exc:
-                raise _Broken(f"the kept sandbox's channel failed: {exc}") from None
+                raise ChannelBroken(f"the kept sandbox's channel failed: {exc}") from None
             if not data:
-                raise _Broken("the kept sandbox's zygote ended")
+                raise ChannelBroken("the kept sandbox's zygote ended")
             self._buffer += data
 
     def _take(self, reply: dict[str, object]) -> None:
@@ -711,10 +583,10 @@ class KeptLease:
             self._done = True
             return
         if op != "done":
-            raise _Broken(f"the kept sandbox answered {op!r} out of turn")
+            raise ChannelBroken(f"the kept sandbox answered {op!r} out of turn")
         status = reply.get("status")
         if not isinstance(status, int):
-            raise _Broken("the kept sandbox sent no exit status")
+            raise ChannelBroken("the kept sandbox sent no exit status")
         self.returncode = status
         self._clean = reply.get("clean") is True
         error = reply.get("error")
@@ -750,7 +622,7 @@ class KeptLease:
         try:
             while not self._done:
                 self._take(await self._next())
-        except _Broken as exc:
+        except ChannelBroken as exc:
             self._fail(str(exc))
 
     def kill_group(self) -> None:

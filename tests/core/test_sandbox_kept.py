@@ -34,8 +34,9 @@ from reasonix_core.permission.policy import Policy
 from reasonix_core.permission.write_grants import WriteGrants
 from reasonix_core.tool import shell_sandbox
 from reasonix_core.tool.base import ToolContext
-from reasonix_core.tool.kept_sandbox import KeptLease, SandboxKeeper
+from reasonix_core.tool.kept_sandbox import KeptLease
 from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 from reasonix_testkit import Reply, ScriptedApprover, ToolCallSpec
 from tests.core.agent_helpers import run_turn, runtime
 from tests.core.tool_helpers import (
@@ -543,7 +544,7 @@ from pathlib import Path
 
 import anyio
 
-from reasonix_core.tool.kept_sandbox import SandboxKeeper
+from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 from tests.core.tool_helpers import kept_pids, kept_sandbox_ctx, run_bash
 
 

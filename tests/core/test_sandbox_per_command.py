@@ -34,7 +34,7 @@ import anyio
 import pytest
 
 from reasonix_core.tool import shell_sandbox
-from reasonix_core.tool.kept_sandbox import SandboxKeeper
+from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 from tests.core.tool_helpers import all_gone, kept_pids, kept_sandbox_ctx, run_bash, sandbox_ctx
 
 needs_bwrap = pytest.mark.skipif(

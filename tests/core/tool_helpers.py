@@ -16,8 +16,8 @@ from reasonix_core.tool import ToolRegistry, builtin_tools
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.bash import BashTool
 from reasonix_core.tool.env import SessionEnv
-from reasonix_core.tool.kept_sandbox import SandboxKeeper
 from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 
 # The file tools, in the provider-visible order (the head of the built-in list,
 # part of the cached prompt prefix).
