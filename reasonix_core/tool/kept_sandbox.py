@@ -56,16 +56,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
 
 from reasonix_core.tool.jobs import REAP_SECONDS
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
-
-if TYPE_CHECKING:
-    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
 
 log = logging.getLogger(__name__)
 
@@ -473,13 +470,19 @@ def _stop_quietly(bwrap: subprocess.Popen[bytes]) -> str:
 # -- one command in a kept sandbox ----------------------------------------------
 
 
+class Keeper(Protocol):
+    """Who a lease gives its sandbox back to (``sandbox_keeper.SandboxKeeper``)."""
+
+    def give_back(self, kept: KeptSandbox, *, retire: bool) -> KeptSandbox | None: ...
+
+
 class KeptLease:
     """One command in a kept sandbox, behind the
     :class:`~reasonix_core.tool.foreground.Foreground` interface the bash tool
     drives: :meth:`start`, then read / wait / kill_group, and always :meth:`reap`,
     which gives the sandbox back (or retires it)."""
 
-    def __init__(self, keeper: SandboxKeeper, kept: KeptSandbox) -> None:
+    def __init__(self, keeper: Keeper, kept: KeptSandbox) -> None:
         self._keeper = keeper
         self._kept = kept
         self._ctl = kept.ctl
