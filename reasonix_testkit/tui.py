@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.efforts import EffortLevel
 from reasonix_core.events import (
     Event,
     Notice,
@@ -294,6 +295,8 @@ class ScriptedServices(BaseServices):
     effort: str = "high"
     model_names: list[str] = field(default_factory=lambda: ["deepseek-flash", "deepseek-v4-pro"])
     effort_levels: list[str] = field(default_factory=lambda: ["low", "medium", "high", "max"])
+    # What /effort's picker lists (default: each of effort_levels, no aliases).
+    effort_menu: list[EffortLevel] | None = None
     sessions: list[SessionSummary] = field(default_factory=list)
     servers: list[McpServerView] = field(default_factory=list)
     api_key_missing: bool = False
@@ -383,6 +386,11 @@ class ScriptedServices(BaseServices):
 
     def efforts(self) -> list[str]:
         return list(self.effort_levels)
+
+    def effort_choices(self) -> list[EffortLevel]:
+        if self.effort_menu is not None:
+            return list(self.effort_menu)
+        return [EffortLevel(level) for level in self.effort_levels]
 
     def set_effort(self, effort: str) -> None:
         if effort not in self.effort_levels:

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.agent.turn_meta import TurnMeta
     from reasonix_core.coordinator.plans import SavedPlan
+    from reasonix_core.efforts import EffortLevel
     from reasonix_core.events import Event
     from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
@@ -419,6 +420,9 @@ class DeferredServices(BaseServices):
 
     def efforts(self) -> list[str]:
         return self.wait().efforts()
+
+    def effort_choices(self) -> list[EffortLevel]:
+        return self.wait().effort_choices()
 
     def set_effort(self, effort: str) -> None:
         self.wait().set_effort(effort)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
-from reasonix_core.messages import HOST_TURN, Message
+from reasonix_core.messages import HOST_TURN, PASTED, Message
+from reasonix_core.pasted import collapse, spans_from_meta
 from reasonix_core.provider.searches import past_searches
 
 # Messages compaction adds to the working context; the summary is the one a user sees.
@@ -86,11 +87,18 @@ def replay_entries(messages: Sequence[Message]) -> list[Entry]:
         if message.role == "user" and message.meta.get(HOST_TURN):
             entries.append(NoticeEntry("Goal round: Reasonix continued the goal."))
         elif message.role == "user":
-            text = without_attachments(clean_user_text(message.content or ""))
+            text = without_attachments(clean_user_text(_collapsed(message)))
             entries.append(UserEntry(text))
         elif message.role == "assistant":
             entries.extend(_assistant(message, results))
     return entries
+
+
+def _collapsed(message: Message) -> str:
+    """A user turn with its large pastes as the chips the user saw when typing it."""
+    text = message.content or ""
+    spans = spans_from_meta(message.meta.get(PASTED))
+    return collapse(text, spans) if spans else text
 
 
 def _assistant(message: Message, results: dict[str | None, Message]) -> list[Entry]:

@@ -87,8 +87,12 @@ class ToolBlock(Widget):
         self.query_one(".header", Static).update(self._header())
 
     def _show_live(self, output: str) -> None:
+        from reasonix_core.permission.summary import visible  # off the first frame's path
+
         live = self.query(".live")
-        body = Content(output)
+        # A command's output is the command's to write, not the terminal's to obey: an
+        # escape sequence in it (a title, a screen clear) is shown, never sent.
+        body = Content(visible(output))
         if live:
             live.first(Static).update(body)
         else:
@@ -121,9 +125,11 @@ class ToolBlock(Widget):
         lines = self.result.rstrip("\n").splitlines()
         if not lines:
             return
+        from reasonix_core.permission.summary import visible  # off the first frame's path
+
         limit = EXPANDED_LINES if self.expanded else PREVIEW_LINES
         shown = lines[:limit]
-        body = Content("\n".join(shown))
+        body = Content(visible("\n".join(shown)))  # escapes shown, never sent (see above)
         if len(lines) > limit:
             hint = "" if self.expanded else " · click to expand"
             more = Content.styled(f"\n… {len(lines) - limit} more lines{hint}", "italic")

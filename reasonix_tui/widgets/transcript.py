@@ -67,8 +67,12 @@ class NewOutputMarker(Static):
 class Transcript(VerticalScroll):
     DEFAULT_CSS = """
     Transcript {
+        /* Its text lines up with the composer (margin 0 1): the scrollbar's column is
+           always kept, in the composer's right margin, so nothing moves when it comes. */
+        width: 100%;
         height: 1fr;
-        padding: 0 1 1 1;
+        padding: 0 0 1 1;
+        scrollbar-gutter: stable;
         scrollbar-size-vertical: 1;
         & > .-trimmed { color: $text-muted; text-style: italic; }
         & TranscriptChunk > .-selected { background: $boost; outline-left: thick $accent; }
@@ -88,6 +92,8 @@ class Transcript(VerticalScroll):
         # A request that came while a pass was pending: that pass may run on a layout
         # from before it, so one more pass follows it.
         self._parking_again = False
+        # A pass was asked for since this screen's last layout (see _after_layout).
+        self._parking_unsettled = False
         self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
         self._reading_above = False  # the user scrolled away from the bottom
         self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
@@ -188,8 +194,22 @@ class Transcript(VerticalScroll):
             # anchor would push the short transcript down to the dialog's edge.
             self.anchor(False)
 
+    def on_mount(self) -> None:
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._after_layout)
+
+    def _after_layout(self, screen: object) -> None:
+        # call_after_refresh runs after the *top* screen's refresh. Under a docked
+        # dialog that is the dialog's: a pass could run before this screen's own
+        # pending layout (the transcript shrunk or grown, scrolled to its end) and
+        # park, on the regions about to change, a segment that is then in view and
+        # blank until the next scroll. Once this screen is laid out, check again.
+        if self._parking_unsettled and screen is not self.app.screen:
+            self._parking_unsettled = False
+            self._park_offscreen()
+
     def schedule_parking(self) -> None:
         """Re-check what may park, once the next frame has been laid out."""
+        self._parking_unsettled = True
         if not self._parking_scheduled:
             self._parking_scheduled = True
             self.call_after_refresh(self._park_offscreen)
@@ -223,6 +243,8 @@ class Transcript(VerticalScroll):
     def follow(self) -> None:
         """Go to the bottom and follow new output again (a prompt sent, Ctrl+End)."""
         self._reading_above = self.unseen = False
+        if self.history is not None:
+            self.history.cancel_home()  # a Ctrl+Home still drawing must not undo this
         if self.max_scroll_y > 0:
             self.anchor()  # its scroll_end also re-engages an anchor the user released
         else:

@@ -78,7 +78,9 @@ class HeadTail:
 class LiveTail:
     """The last lines of a running command's output, reported as ``ToolProgress`` (the
     TUI shows them in the tool card while it runs), at most every ``LIVE_SECONDS``.
-    Display only: what the model gets is the bounded result at the end."""
+    Display only: what the model gets is the bounded result at the end. Output held back
+    by that limit is reported by a later ``feed(b"")`` (``run_shell`` ticks it), so the
+    card shows the newest line even when the command then goes quiet."""
 
     def __init__(self, sink: Callable[[ToolProgress], None], name: str, call_id: str) -> None:
         self.sink = sink
@@ -87,6 +89,7 @@ class LiveTail:
         self.tail = bytearray()
         self.total = 0
         self.last = 0.0
+        self.held = False  # output fed since the last report
 
     @classmethod
     def reporter(cls, ctx: ToolContext, name: str) -> Callable[[bytes], None] | None:
@@ -98,10 +101,12 @@ class LiveTail:
         self.total += len(chunk)
         self.tail += chunk
         del self.tail[:-LIVE_BYTES]
+        self.held = self.held or bool(chunk)
         now = time.monotonic()
-        if now - self.last < LIVE_SECONDS:
+        if not self.held or now - self.last < LIVE_SECONDS:
             return
         self.last = now
+        self.held = False
         text = bytes(self.tail).decode("utf-8", "replace")
         lines = [line[:LIVE_WIDTH] for line in text.splitlines() if line.strip()]
         self.sink(
@@ -140,7 +145,8 @@ async def run_shell(
 
     On timeout, or when the caller is cancelled, the whole process group is
     killed; cancellation is re-raised. Processes the command leaves running in
-    its group are stopped when it exits.
+    its group are stopped when it exits. ``on_output`` gets each chunk read, and ``b""``
+    every ``LIVE_SECONDS`` while the command runs (a moment passed, nothing new).
     """
     process = await foreground.start(argv, env=env, cwd=cwd, pass_fds=pass_fds)
     return await collect(process, time_limit=time_limit, head=head, tail=tail, on_output=on_output)
@@ -172,8 +178,17 @@ async def collect(
             finally:
                 drained.set()
 
+        async def tick(report: Callable[[bytes], None]) -> None:
+            # Output the live report held back (too soon after the last) goes out
+            # once the command is quiet for a moment.
+            while True:
+                await anyio.sleep(LIVE_SECONDS)
+                report(b"")
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump)
+            if on_output is not None:
+                tg.start_soon(tick, on_output)
             with anyio.move_on_after(time_limit) as deadline:
                 await process.wait()
             timed_out = deadline.cancelled_caught
