@@ -92,6 +92,11 @@ class ToolCallFinished(Event):
     outcome: str = "ok"
     # A unified diff of what a file tool wrote, for display only.
     diff: str = ""
+    # For people only (reasonix_core.tool.base.SUMMARY / FOR_MODEL): a short account
+    # of the call shown in place of ``result``, and whether ``result`` is addressed to
+    # the model alone (then people see the summary, never the text).
+    summary: str = ""
+    for_model: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

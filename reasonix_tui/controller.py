@@ -181,7 +181,14 @@ class TurnController:
                 if block is None:
                     block = ToolBlock(call_id, name, "")
                     await self.transcript.add(block)
-                await block.finish(result, event.outcome, event.is_error, event.diff)
+                await block.finish(
+                    result,
+                    event.outcome,
+                    event.is_error,
+                    event.diff,
+                    summary=event.summary,
+                    for_model=event.for_model,
+                )
             case WebSearched(call_id=call_id, query=query, error=error):
                 # The provider's own search, already done: a finished tool-like card.
                 await self._close_blocks()

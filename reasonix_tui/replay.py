@@ -19,6 +19,7 @@ from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, Message
 from reasonix_core.provider.searches import past_searches
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY
 
 # Messages compaction adds to the working context; the summary is the one a user sees.
 COMPACTION_SUMMARY = "summary"
@@ -61,6 +62,9 @@ class ToolEntry:
     outcome: str = "unknown"
     is_error: bool = False
     diff: str = ""
+    # The core's account for people (ToolCallFinished.summary / for_model).
+    summary: str = ""
+    for_model: bool = False
     children: tuple[ChildEntry, ...] = ()
 
 
@@ -140,6 +144,8 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
                 outcome=outcome,
                 is_error=bool(meta.get("is_error")),
                 diff=str(meta.get("diff") or ""),
+                summary=str(meta.get(SUMMARY) or ""),
+                for_model=bool(meta.get(FOR_MODEL)),
                 children=saved_children(call.name, call.arguments, text, outcome, is_error),
             )
         )

@@ -19,13 +19,21 @@ import anyio
 from reasonix_core import events as ev
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
-from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
+from reasonix_core.agent.transcript import (
+    NOT_STARTED,
+    NOT_STARTED_SHOWN,
+    UNKNOWN_OUTCOME,
+    UNKNOWN_SHOWN,
+    reminder,
+)
 from reasonix_core.errors import ToolArgumentError
 from reasonix_core.hooks.names import capability_target, hook_tool, our_tool_input
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.tool.base import (
+    FOR_MODEL,
+    SUMMARY,
     ToolContext,
     ToolFamily,
     ToolResult,
@@ -140,6 +148,8 @@ class ToolBatchRunner:
             is_error=bool(meta.get("is_error")),
             outcome=str(meta.get("outcome", "ok")),
             diff=str(meta.get("diff") or ""),
+            summary=str(meta.get(SUMMARY) or ""),
+            for_model=bool(meta.get(FOR_MODEL)),
         )
 
     def _close_unanswered(self, states: Sequence[_CallState]) -> None:
@@ -157,7 +167,7 @@ class ToolBatchRunner:
                         role="tool",
                         tool_call_id=state.call.id,
                         content=UNKNOWN_OUTCOME,
-                        meta={"outcome": "unknown", "is_error": True},
+                        meta={"outcome": "unknown", "is_error": True, **UNKNOWN_SHOWN},
                     )
                 )
             else:
@@ -166,7 +176,7 @@ class ToolBatchRunner:
                         role="tool",
                         tool_call_id=state.call.id,
                         content=NOT_STARTED,
-                        meta={"outcome": "cancelled", "is_error": True},
+                        meta={"outcome": "cancelled", "is_error": True, **NOT_STARTED_SHOWN},
                     )
                 )
 
@@ -259,8 +269,9 @@ class ToolBatchRunner:
         if result.is_error:
             meta["is_error"] = True
         meta.update(kept)
-        if "diff" in result.meta:
-            meta["diff"] = result.meta["diff"]
+        for key in ("diff", SUMMARY, FOR_MODEL):  # for people; never sent
+            if result.meta.get(key):
+                meta[key] = result.meta[key]
         state.message = Message(role="tool", tool_call_id=call.id, content=text, meta=meta)
 
     async def _authorize_and_call(self, state: _CallState) -> ToolResult:
@@ -274,7 +285,8 @@ class ToolBatchRunner:
             if retired is not None:
                 return retired
             return ToolResult.error(
-                f"unknown tool {call.name!r}; available tools: {', '.join(host.tools.names)}"
+                f"unknown tool {call.name!r}; available tools: {', '.join(host.tools.names)}",
+                **{SUMMARY: "No such tool.", FOR_MODEL: True},
             )
         try:
             args = ToolRegistry.parse_arguments(call.arguments)
@@ -312,7 +324,7 @@ class ToolBatchRunner:
             if not auth.allowed:
                 if auth.precondition_failed:
                     return ToolResult.error(auth.message)
-                return ToolResult(text=auth.message, is_error=True, outcome="denied")
+                return ToolResult.denied(auth.message, auth.summary)
         if host.checkpoints is not None and tool.family != ToolFamily.READ:
             # Anything but a file read may change files (an MCP tool too, whatever
             # it declares): the workspace as it was before the call.
@@ -341,10 +353,9 @@ class ToolBatchRunner:
         )
         if pre.blocked or pre.stop:
             why = pre.reason or pre.stop_reason or "no reason given"
-            return ToolResult(
-                text=f"A PreToolUse hook blocked this {call.name} call: {why}",
-                is_error=True,
-                outcome="denied",
+            return ToolResult.denied(
+                f"A PreToolUse hook blocked this {call.name} call: {why}",
+                f"Blocked by a PreToolUse hook: {why}",
             )
         hook = (
             (pre.permission, pre.permission_reason) if pre.permission in ("allow", "ask") else None

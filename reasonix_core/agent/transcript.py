@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reasonix_core.messages import Message, ToolCall
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY
 
 REMINDER_AT = frozenset({3, 5, 8})
 INTERRUPTED_MARK = "[interrupted by the user]"
@@ -20,6 +21,11 @@ UNKNOWN_OUTCOME = (
     "[outcome unknown: the call was interrupted after it started. It may have had "
     "effects; check the current state before repeating it.]"
 )
+
+
+# What people see in place of those two results.
+NOT_STARTED_SHOWN = {SUMMARY: "Not run: the turn was cancelled first.", FOR_MODEL: True}
+UNKNOWN_SHOWN = {SUMMARY: "Interrupted while running: it may have had effects.", FOR_MODEL: True}
 
 
 def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
@@ -44,7 +50,10 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
     """
     repairs = [
         Message(
-            role="tool", tool_call_id=c.id, content=UNKNOWN_OUTCOME, meta={"outcome": "unknown"}
+            role="tool",
+            tool_call_id=c.id,
+            content=UNKNOWN_OUTCOME,
+            meta={"outcome": "unknown", **UNKNOWN_SHOWN},
         )
         for c in unanswered_calls(messages)
     ]

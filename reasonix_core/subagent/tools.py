@@ -25,7 +25,7 @@ from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_s
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY, ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, SpecifiedTool
 
 if TYPE_CHECKING:
@@ -241,7 +241,12 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                 result = await runner.run(spec, emit=send.send)
             except SubagentError as exc:
                 return ItemResult(ok=False, text=str(exc))
-            return ItemResult(ok=result.ok, text=result.render_resumable(), status=result.status)
+            return ItemResult(
+                ok=result.ok,
+                text=result.render_resumable(),
+                status=result.status,
+                brief=result.brief,
+            )
 
         async def drain() -> None:
             async with receive:
@@ -262,6 +267,8 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                 )
         # Bound: the task group re-raises whatever stopped run_fleet.
         text = outcome.render()  # pyright: ignore[reportPossiblyUnboundVariable]
+        # People read the items in a list; the XML is the model's.
+        shown = {SUMMARY: outcome.summary(), FOR_MODEL: True}  # pyright: ignore[reportPossiblyUnboundVariable]
         if not outcome.ok:  # pyright: ignore[reportPossiblyUnboundVariable]
-            return ToolResult(text=text, is_error=True, outcome="error")
-        return ToolResult(text=text)
+            return ToolResult(text=text, is_error=True, outcome="error", meta=shown)
+        return ToolResult(text=text, meta=shown)

@@ -63,6 +63,16 @@ class ToolFamily(enum.StrEnum):
     OTHER = "other"  # session state, questions, memory, MCP tools
 
 
+#: ``ToolResult.meta`` keys for people, never sent to the model (kept in the tool
+#: message's meta, so a resumed session shows what the live one did):
+#: a short account of the call in people's words ("Read 42 lines", "You denied it",
+#: a fleet's items), shown in place of the result's first lines.
+SUMMARY = "summary"
+#: True when the result's text is addressed to the model alone (a refusal telling it
+#: what to do next, a fleet's XML): people see the summary and never the text.
+FOR_MODEL = "for_model"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
     """What a tool call returns to the model (``meta`` stays local)."""
@@ -77,6 +87,14 @@ class ToolResult:
     @classmethod
     def error(cls, text: str, **meta: object) -> ToolResult:
         return cls(text=text, is_error=True, outcome="error", meta=dict(meta))
+
+    @classmethod
+    def denied(cls, text: str, summary: str) -> ToolResult:
+        """A refused call: ``text`` tells the model what to do next, ``summary``
+        tells people what happened (they never see ``text``)."""
+        return cls(
+            text=text, is_error=True, outcome="denied", meta={SUMMARY: summary, FOR_MODEL: True}
+        )
 
 
 @dataclass(kw_only=True)

@@ -5,8 +5,8 @@ the grant dialog: the folders, the model's justification and the command; the
 same three answers grant the folders for this call, for this session (kept in
 memory only, never saved) or refuse them.
 
-A subagent's request says so under the title (which child: its profile or kind,
-its agent path, its task), so a child's ``bash`` is never approved as the main
+A subagent's request says so under the title (which child: its fleet item and
+profile or kind, the subagents that spawned it, its task), so a child's ``bash`` is never approved as the main
 agent's."""
 
 from __future__ import annotations
@@ -59,12 +59,13 @@ REQUESTER_CHARS = 200
 
 
 def requester_lines(requester: Requester) -> list[str]:
-    """Who asks: the subagent's profile or kind, its agent path, its task; each the
-    model's words, so one line each and inert (a task cannot fake "Asked by the
-    main agent" on a line of its own)."""
-    path = " › ".join(one_line(label, REQUESTER_CHARS) for label in requester.agent_path)
-    name = one_line(requester.name, REQUESTER_CHARS)
-    lines = [f"Asked by a subagent, not the main agent: {name} ({path})"]
+    """Who asks: the subagent (by its fleet item and profile or kind, after the
+    subagents that spawned it; never by tool call ids), its task; each the model's
+    words, so one line each and inert (a task cannot fake "Asked by the main agent"
+    on a line of its own)."""
+    chain = requester.lineage or (requester.name,)
+    who = " › ".join(one_line(label, REQUESTER_CHARS) for label in chain)
+    lines = [f"Asked by a subagent, not the main agent: {who}"]
     if requester.task:
         lines.append(f"its task: {one_line(requester.task, REQUESTER_CHARS)}")
     return lines

@@ -53,6 +53,10 @@ class ToolBlock(Widget):
         self.diff: str | None = None
         self.expanded = False
         self.progress = ""
+        # The core's account of the call for people (ToolCallFinished.summary), and
+        # whether the result is the model's alone (then only the summary shows).
+        self.summary = ""
+        self.for_model = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="header", markup=False)
@@ -95,8 +99,19 @@ class ToolBlock(Widget):
             self.mount(Static(body, classes="live", markup=False))
 
     async def finish(
-        self, result: str, outcome: str, is_error: bool = False, diff: str = ""
+        self,
+        result: str,
+        outcome: str,
+        is_error: bool = False,
+        diff: str = "",
+        *,
+        summary: str = "",
+        for_model: bool = False,
     ) -> None:
+        """Show how the call ended. ``summary`` stands for the result until the card
+        is expanded (a read file's "Read 42 lines"); with ``for_model`` the result is
+        addressed to the model (a refusal, a fleet's XML) and never shown."""
+        self.summary, self.for_model = summary, for_model and bool(summary)
         status = "error" if is_error and outcome == "ok" else outcome
         self.status = status if status in STATUS_LABEL else "unknown"
         if self.tool_name == "exit_plan_mode" and status == "denied":
@@ -119,6 +134,12 @@ class ToolBlock(Widget):
             await self.mount(DiffView(self.diff, max_lines=limit))
             return
         lines = self.result.rstrip("\n").splitlines()
+        if self.for_model or (self.summary and not self.expanded):
+            body = Content(self.summary)
+            if self.expandable:
+                body = body + Content.styled(" · click to expand", "italic")
+            await self.mount(Static(body, classes="result", markup=False))
+            return
         if not lines:
             return
         limit = EXPANDED_LINES if self.expanded else PREVIEW_LINES
@@ -137,7 +158,10 @@ class ToolBlock(Widget):
             return False
         if self.diff is not None:
             return len(self.diff.splitlines()) > DIFF_PREVIEW_LINES
-        return len(self.result.rstrip("\n").splitlines()) > PREVIEW_LINES
+        if self.for_model:
+            return False
+        lines = len(self.result.rstrip("\n").splitlines())
+        return lines > (0 if self.summary else PREVIEW_LINES)
 
     async def toggle(self) -> None:
         if self.status != "running":

@@ -1,0 +1,131 @@
+"""Tool cards in people's words (issue 30, item 5): a read_file card says "Read N lines"
+(collapsed), a refusal says who refused instead of the model's instructions ("Do not
+retry it unchanged…"), a fleet's result is a list of its items instead of its XML, and
+no tool call id shows. Live through the loopback fixture model, then resumed (``-c``):
+both draw the same cards, and the model's requests carry exactly the text it always had."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from reasonix_testkit import ContentScript, Reply, ToolCallSpec
+from reasonix_tui.app import ReasonixApp
+from reasonix_tui.engine import EngineServices
+from reasonix_tui.screens.approval import ApprovalScreen
+from reasonix_tui.widgets.tool_block import ToolBlock
+from tests.tui.tui_helpers import send, session, until
+
+pytestmark = pytest.mark.usefixtures("configured")
+
+SIZE = (100, 40)
+DENIAL = (
+    "The user denied this bash call; it was not executed. "
+    "Do not retry it unchanged; choose another approach or ask the user."
+)
+
+
+def card_texts(pilot) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each tool card as drawn: header, subagent cards, body."""
+    return [
+        "\n".join(str(part.render()) for part in card.query(Static))
+        for card in session(pilot).query(ToolBlock)
+    ]
+
+
+def without_usage(text: str) -> str:
+    """A card with its subagents' live figures (tokens, cache, cost) cut off."""
+    return "\n".join(re.sub(r"  [\d.]+k? tok · .*$", "", line) for line in text.splitlines())
+
+
+def tool_messages(server) -> list[dict[str, object]]:  # type: ignore[no-untyped-def]
+    """The tool results of the last request the fixture model received, as sent."""
+    body = json.loads(server.requests[-1].body)
+    return [m for m in body["messages"] if m["role"] == "tool"]
+
+
+def script_turn(workspace: Path) -> ContentScript:
+    (workspace / "notes.py").write_text("".join(f"line {i}\n" for i in range(42)))
+    items = [
+        {"id": "alpha", "prompt": "ITEM-A look", "read_only": True},
+        {"id": "beta", "prompt": "ITEM-B look", "read_only": True, "depends_on": ["alpha"]},
+    ]
+    script = ContentScript()
+    script.when(
+        "PARENT",
+        Reply(tool_calls=[ToolCallSpec("read_file", json.dumps({"path": "notes.py"}))]),
+        Reply(tool_calls=[ToolCallSpec("bash", json.dumps({"command": "rm -rf build"}))]),
+        Reply(tool_calls=[ToolCallSpec("fleet", json.dumps({"items": items}))]),
+        Reply(content="all done"),
+    )
+    script.when("ITEM-A", Reply(content="alpha found the bug\nin notes.py"))
+    script.when("ITEM-B", Reply(content="beta agrees"))
+    return script
+
+
+async def answer_dialogs(pilot, server, keys: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Answer each approval dialog with the next key until the turn ends."""
+    screen = session(pilot)
+
+    def step() -> bool:
+        if isinstance(pilot.app.screen, ApprovalScreen) and keys:
+            return True
+        return not screen.busy and len(server.requests) >= 6
+
+    while True:
+        await until(pilot, step)
+        if not (isinstance(pilot.app.screen, ApprovalScreen) and keys):
+            return
+        dialog = pilot.app.screen
+        await pilot.press(keys.pop(0))
+        await until(pilot, lambda d=dialog: pilot.app.screen is not d)
+
+
+async def test_cards_say_what_happened_live_and_resumed(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    configured.responder = script_turn(workspace)
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="ask"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "PARENT go")
+        await answer_dialogs(pilot, configured, ["3", "1"])  # deny bash, allow the fleet
+        await until(pilot, lambda: "beta  done" in "".join(card_texts(pilot)))
+        live = card_texts(pilot)
+        read, denied, fleet = session(pilot).query(ToolBlock)
+        # read_file: how much was read, collapsed; a click shows the lines as before.
+        assert live[0] == "read_file  notes.py  ✓ ok\nRead 42 lines · click to expand"
+        assert read.expandable
+        await read.toggle()
+        expanded = str(read.query_one(".result", Static).render())
+        assert "     1\tline 0" in expanded and "    42\tline 41" in expanded
+        # The refusal in people's words; the model's instructions stay the model's.
+        assert live[1] == "bash  rm -rf build  ⊘ denied\nYou denied it."
+        assert not denied.expandable
+        # The fleet: one line per item (name, how it ended, what it found), no XML.
+        assert live[2].endswith("alpha  done · alpha found the bug\nbeta  done · beta agrees")
+        assert not fleet.expandable
+        shown = "\n".join(live)
+        for model_text in ("Do not retry", "<item", "[subagent session", "call_"):
+            assert model_text not in shown
+    # What the model read is exactly what it read before: the same texts, nothing added.
+    sent = tool_messages(configured)
+    assert [sorted(m) for m in sent] == [["content", "role", "tool_call_id"]] * 3
+    assert str(sent[0]["content"]).startswith("     1\tline 0\n")
+    assert sent[1]["content"] == DENIAL
+    fleet_text = str(sent[2]["content"])
+    assert fleet_text.startswith('fleet: 2 items, 2 done\n\n<item id="alpha" state="done"')
+    assert "[subagent session: " in fleet_text
+    bodies = "".join(str(r.body) for r in configured.requests)
+    assert "Read 42 lines" not in bodies and "You denied it" not in bodies
+    assert "alpha  done" not in bodies
+
+    resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(card_texts(pilot)) == 3)
+        await until(pilot, lambda: "beta agrees" in card_texts(pilot)[2])
+        again = card_texts(pilot)
+    assert [without_usage(c) for c in again] == [without_usage(c) for c in live]
