@@ -39,6 +39,8 @@ class ToolBlock(Widget):
         & > DiffView { margin-left: 2; }
         &.-ok { border-left: thick $success; }
         &.-error { border-left: thick $error; & > .result { color: $text-error; } }
+        /* The core's account: the header's status carries the colour. */
+        & > .result.summary, &.-error > .result.summary { color: $text-muted; }
         &.-denied, &.-cancelled { border-left: thick $warning; }
     }
     """
@@ -138,7 +140,7 @@ class ToolBlock(Widget):
             body = Content(self.summary)
             if self.expandable:
                 body = body + Content.styled(" · click to expand", "italic")
-            await self.mount(Static(body, classes="result", markup=False))
+            await self.mount(Static(body, classes="result summary", markup=False))
             return
         if not lines:
             return
