@@ -109,9 +109,12 @@ async def _delegate(
     except SubagentError as exc:
         return ToolResult.error(f"{tool}: {exc}")
     text = result.render_resumable() if resumable and not spec.ephemeral else result.render()
+    # People read what the child came back with, not the line telling the model how to
+    # go on in its transcript.
+    shown = {SUMMARY: result.render(), FOR_MODEL: True} if text != result.render() else {}
     if not result.ok:
-        return ToolResult(text=text, is_error=True, outcome="error")
-    return ToolResult(text=text, meta={"subagent": result.session_id})
+        return ToolResult(text=text, is_error=True, outcome="error", meta=shown)
+    return ToolResult(text=text, meta={"subagent": result.session_id, **shown})
 
 
 async def run_skill_as_subagent(

@@ -65,11 +65,13 @@ class ToolFamily(enum.StrEnum):
 
 #: ``ToolResult.meta`` keys for people, never sent to the model (kept in the tool
 #: message's meta, so a resumed session shows what the live one did):
-#: a short account of the call in people's words ("Read 42 lines", "You denied it",
-#: a fleet's items), shown in place of the result's first lines.
+#: the call in people's words, shown in place of the result: a short account the card
+#: folds to ("Read 42 lines"; expanding shows the result) or, with FOR_MODEL, all
+#: people see of it ("You denied it.", a fleet's items, a subagent's answer without the
+#: line telling the model how to go on in its transcript).
 SUMMARY = "summary"
-#: True when the result's text is addressed to the model alone (a refusal telling it
-#: what to do next, a fleet's XML): people see the summary and never the text.
+#: True when the result's text is addressed to the model (a refusal telling it what to
+#: do next, a fleet's XML): people see the summary, never the text.
 FOR_MODEL = "for_model"
 
 

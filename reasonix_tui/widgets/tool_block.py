@@ -135,13 +135,14 @@ class ToolBlock(Widget):
             limit = EXPANDED_LINES if self.expanded else DIFF_PREVIEW_LINES
             await self.mount(DiffView(self.diff, max_lines=limit))
             return
-        lines = self.result.rstrip("\n").splitlines()
-        if self.for_model or (self.summary and not self.expanded):
+        if self.summary and not self.for_model and not self.expanded:
+            # Collapsed to the account ("Read 42 lines"); expanding shows the result.
             body = Content(self.summary)
             if self.expandable:
                 body = body + Content.styled(" · click to expand", "italic")
             await self.mount(Static(body, classes="result summary", markup=False))
             return
+        lines = self.shown.rstrip("\n").splitlines()
         if not lines:
             return
         limit = EXPANDED_LINES if self.expanded else PREVIEW_LINES
@@ -151,7 +152,14 @@ class ToolBlock(Widget):
             hint = "" if self.expanded else " · click to expand"
             more = Content.styled(f"\n… {len(lines) - limit} more lines{hint}", "italic")
             body = body + more
-        await self.mount(Static(body, classes="result", markup=False))
+        classes = "result summary" if self.for_model else "result"
+        await self.mount(Static(body, classes=classes, markup=False))
+
+    @property
+    def shown(self) -> str:
+        """What people read of the result: the summary that stands for a result
+        addressed to the model, else the result."""
+        return self.summary if self.for_model else self.result
 
     @property
     def expandable(self) -> bool:
@@ -160,10 +168,8 @@ class ToolBlock(Widget):
             return False
         if self.diff is not None:
             return len(self.diff.splitlines()) > DIFF_PREVIEW_LINES
-        if self.for_model:
-            return False
-        lines = len(self.result.rstrip("\n").splitlines())
-        return lines > (0 if self.summary else PREVIEW_LINES)
+        lines = len(self.shown.rstrip("\n").splitlines())
+        return lines > (0 if self.summary and not self.for_model else PREVIEW_LINES)
 
     async def toggle(self) -> None:
         if self.status != "running":

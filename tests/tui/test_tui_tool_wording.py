@@ -129,3 +129,35 @@ async def test_cards_say_what_happened_live_and_resumed(
         await until(pilot, lambda: "beta agrees" in card_texts(pilot)[2])
         again = card_texts(pilot)
     assert [without_usage(c) for c in again] == [without_usage(c) for c in live]
+
+
+async def test_a_subagents_card_shows_its_answer_without_the_models_line(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """The "[subagent session: … give it as continue_from …]" line is the model's: the
+    card shows the child's answer alone, live and resumed; the model still reads it."""
+    script = ContentScript()
+    script.when(
+        "PARENT",
+        Reply(tool_calls=[ToolCallSpec("read_only_task", json.dumps({"prompt": "CHILD look"}))]),
+        Reply(content="parent done"),
+    )
+    script.when("CHILD", Reply(content="the child's answer"))
+    configured.responder = script
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "PARENT go")
+        await until(pilot, lambda: not session(pilot).busy and len(configured.requests) >= 3)
+        await until(pilot, lambda: "✓ ok" in "".join(card_texts(pilot)))
+        live = card_texts(pilot)
+    assert live[0].endswith("\nthe child's answer"), live
+    assert "[subagent session" not in live[0] and "continue_from" not in live[0]
+    sent = str(tool_messages(configured)[0]["content"])
+    assert sent.startswith("the child's answer\n\n[subagent session: ")
+    assert "give it as continue_from" in sent
+
+    resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "the child's answer" in "".join(card_texts(pilot)))
+        again = card_texts(pilot)
+    assert [without_usage(c) for c in again] == [without_usage(c) for c in live]
