@@ -363,7 +363,9 @@ def _fleet_result():  # type: ignore[no-untyped-def]
                 brief="the API tests need a database that is not running",
             ),
             ItemOutcome(
-                item_id="docs", state="skipped", reason="skipped: depends on 'backend', which failed"
+                item_id="docs",
+                state="skipped",
+                reason="skipped: depends on 'backend', which failed",
             ),
         )
     )

@@ -308,6 +308,13 @@ class ToolBatchRunner:
             inner_hook, hook = hook, None
         if host.gate is not None:
             context = host.tool_context
+            sure_to_fail: ToolResult | None = None
+
+            def precheck() -> str:
+                nonlocal sure_to_fail
+                sure_to_fail = precondition_failure(call.name, args, context)
+                return "" if sure_to_fail is None else sure_to_fail.text
+
             auth = await host.gate.authorize(
                 tool=call.name,
                 read_only=tool.read_only,
@@ -318,12 +325,12 @@ class ToolBatchRunner:
                 preview=lambda: preview_diff(call.name, args, context),
                 # A write sure to fail (a file never read) fails before anyone is asked
                 # to approve its diff.
-                precheck=lambda: precondition_failure(call.name, args, context),
+                precheck=precheck,
                 hook=hook,
             )
             if not auth.allowed:
-                if auth.precondition_failed:
-                    return ToolResult.error(auth.message)
+                if auth.precondition_failed:  # the tool's own error, as it would give it
+                    return sure_to_fail or ToolResult.error(auth.message)
                 return ToolResult.denied(auth.message, auth.summary)
         if host.checkpoints is not None and tool.family != ToolFamily.READ:
             # Anything but a file read may change files (an MCP tool too, whatever

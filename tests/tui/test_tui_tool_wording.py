@@ -161,3 +161,30 @@ async def test_a_subagents_card_shows_its_answer_without_the_models_line(
         await until(pilot, lambda: "the child's answer" in "".join(card_texts(pilot)))
         again = card_texts(pilot)
     assert [without_usage(c) for c in again] == [without_usage(c) for c in live]
+
+
+@pytest.mark.parametrize("mode", ["ask", "yolo"])
+async def test_a_failure_says_what_went_wrong_from_its_code(
+    workspace: Path, home: Path, configured, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    """An edit of a file the model never read fails with FS_NOT_OBSERVED: the card says
+    so in people's words (from the code, not the model's text), whether the check ran
+    before the approval dialog (ask) or in the tool (yolo); the model reads its text."""
+    (workspace / "notes.py").write_text("x = 1\n")
+    edit = {"path": "notes.py", "old_string": "x = 1", "new_string": "x = 2"}
+    configured.enqueue(
+        Reply(tool_calls=[ToolCallSpec("edit_file", json.dumps(edit))]), Reply(content="ok")
+    )
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode=mode))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "edit it")
+        await until(pilot, lambda: not session(pilot).busy and len(configured.requests) >= 2)
+        await until(pilot, lambda: "error" in "".join(card_texts(pilot)))
+        assert not isinstance(pilot.app.screen, ApprovalScreen)
+        assert card_texts(pilot) == [
+            "edit_file  notes.py  ✗ error\nNot changed: the file was not read first."
+        ]
+    assert tool_messages(configured)[0]["content"] == (
+        "FS_NOT_OBSERVED: read notes.py before editing it (any read_file window counts)"
+    )
+    assert (workspace / "notes.py").read_text() == "x = 1\n"
