@@ -307,31 +307,9 @@ class ToolBatchRunner:
         if hook is not None and capability_target(call.name, args) is not None:
             inner_hook, hook = hook, None
         if host.gate is not None:
-            context = host.tool_context
-            sure_to_fail: ToolResult | None = None
-
-            def precheck() -> str:
-                nonlocal sure_to_fail
-                sure_to_fail = precondition_failure(call.name, args, context)
-                return "" if sure_to_fail is None else sure_to_fail.text
-
-            auth = await host.gate.authorize(
-                tool=call.name,
-                read_only=tool.read_only,
-                args=args,
-                call_id=call.id,
-                summary=summarize_call(call.name, args),
-                # Built only when the gate will show it to someone.
-                preview=lambda: preview_diff(call.name, args, context),
-                # A write sure to fail (a file never read) fails before anyone is asked
-                # to approve its diff.
-                precheck=precheck,
-                hook=hook,
-            )
-            if not auth.allowed:
-                if auth.precondition_failed:  # the tool's own error, as it would give it
-                    return sure_to_fail or ToolResult.error(auth.message)
-                return ToolResult.denied(auth.message, auth.summary)
+            refused = await self._refusal(host.gate, call, tool.read_only, args, hook)
+            if refused is not None:
+                return refused
         if host.checkpoints is not None and tool.family != ToolFamily.READ:
             # Anything but a file read may change files (an MCP tool too, whatever
             # it declares): the workspace as it was before the call.
@@ -345,6 +323,42 @@ class ToolBatchRunner:
         if hooks is not None and hooks.has("PostToolUse") and not result.is_error:
             result = await self._post_tool_use(hooks, call, args, result)
         return result
+
+    async def _refusal(
+        self,
+        gate: Gate,
+        call: ToolCall,
+        read_only: bool,
+        args: dict[str, Any],
+        hook: tuple[str, str] | None,
+    ) -> ToolResult | None:
+        """Ask the permission gate; the result of a refused call, or None to run it."""
+        context = self.host.tool_context
+        sure_to_fail: ToolResult | None = None
+
+        def precheck() -> str:
+            nonlocal sure_to_fail
+            sure_to_fail = precondition_failure(call.name, args, context)
+            return "" if sure_to_fail is None else sure_to_fail.text
+
+        auth = await gate.authorize(
+            tool=call.name,
+            read_only=read_only,
+            args=args,
+            call_id=call.id,
+            summary=summarize_call(call.name, args),
+            # Built only when the gate will show it to someone.
+            preview=lambda: preview_diff(call.name, args, context),
+            # A write sure to fail (a file never read) fails before anyone is asked
+            # to approve its diff.
+            precheck=precheck,
+            hook=hook,
+        )
+        if auth.allowed:
+            return None
+        if auth.precondition_failed:  # the tool's own error, as it would give it
+            return sure_to_fail or ToolResult.error(auth.message)
+        return ToolResult.denied(auth.message, auth.summary)
 
     async def _pre_tool_use(
         self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any]

@@ -20,7 +20,14 @@ from pydantic import BaseModel, Field
 
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError
-from reasonix_core.subagent.fleet import FleetItem, FleetPlan, ItemResult, preflight, run_fleet
+from reasonix_core.subagent.fleet import (
+    FleetItem,
+    FleetPlan,
+    FleetResult,
+    ItemResult,
+    preflight,
+    run_fleet,
+)
 from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_skill
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
@@ -30,6 +37,7 @@ from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, Specif
 
 if TYPE_CHECKING:
     from reasonix_core.skills import Skill
+    from reasonix_core.subagent.result import SubagentResult
 
 
 class _Args(BaseModel):
@@ -244,12 +252,7 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                 result = await runner.run(spec, emit=send.send)
             except SubagentError as exc:
                 return ItemResult(ok=False, text=str(exc))
-            return ItemResult(
-                ok=result.ok,
-                text=result.render_resumable(),
-                status=result.status,
-                brief=result.brief,
-            )
+            return _item_result(result)
 
         async def drain() -> None:
             async with receive:
@@ -269,9 +272,19 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                     tool_call_id=call_id,
                 )
         # Bound: the task group re-raises whatever stopped run_fleet.
-        text = outcome.render()  # pyright: ignore[reportPossiblyUnboundVariable]
-        # People read the items in a list; the XML is the model's.
-        shown = {SUMMARY: outcome.summary(), FOR_MODEL: True}  # pyright: ignore[reportPossiblyUnboundVariable]
-        if not outcome.ok:  # pyright: ignore[reportPossiblyUnboundVariable]
-            return ToolResult(text=text, is_error=True, outcome="error", meta=shown)
-        return ToolResult(text=text, meta=shown)
+        return _fleet_result(outcome)  # pyright: ignore[reportPossiblyUnboundVariable]
+
+
+def _item_result(result: SubagentResult) -> ItemResult:
+    """What a fleet item's child gives its dependents and the fleet's result."""
+    return ItemResult(
+        ok=result.ok, text=result.render_resumable(), status=result.status, brief=result.brief
+    )
+
+
+def _fleet_result(outcome: FleetResult) -> ToolResult:
+    """The model reads the fleet's XML; people read its items as a list."""
+    shown = {SUMMARY: outcome.summary(), FOR_MODEL: True}
+    if not outcome.ok:
+        return ToolResult(text=outcome.render(), is_error=True, outcome="error", meta=shown)
+    return ToolResult(text=outcome.render(), meta=shown)

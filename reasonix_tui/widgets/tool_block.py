@@ -4,6 +4,8 @@ A click or Ctrl+O (on the latest expandable block) expands the result."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
@@ -11,6 +13,9 @@ from textual.widgets import Static
 
 from reasonix_tui import format as fmt
 from reasonix_tui.widgets.diff_view import DiffView
+
+if TYPE_CHECKING:
+    from reasonix_core.events import ToolCallFinished
 
 PREVIEW_LINES = 6
 DIFF_PREVIEW_LINES = 24
@@ -128,6 +133,16 @@ class ToolBlock(Widget):
         found = diff or fmt.find_diff(result)
         self.diff = found if self.status == "ok" and found else None
         await self._render_body()
+
+    async def finish_with(self, event: ToolCallFinished) -> None:
+        await self.finish(
+            event.result,
+            event.outcome,
+            event.is_error,
+            event.diff,
+            summary=event.summary,
+            for_model=event.for_model,
+        )
 
     async def _render_body(self) -> None:
         await self.query(".result, .live, DiffView").remove()
