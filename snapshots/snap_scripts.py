@@ -437,3 +437,36 @@ def wording_turn() -> list:  # type: ignore[type-arg]
         ),
         *text_steps("The backend item is blocked on its database."),
     ]
+
+
+def fleet_approval_turn() -> list:  # type: ignore[type-arg]
+    """The approval of a fleet: its items one per line (issue 30 item 5), as the
+    engine asks it (summarize_call, detail_lines)."""
+    from reasonix_core.permission.summary import summarize_call
+
+    args = {
+        "items": [
+            {"id": "research", "prompt": "Map where greet is used", "read_only": True},
+            {
+                "id": "backend",
+                "prompt": "Rename greet to welcome in the API\nand its tests",
+                "depends_on": ["research"],
+                "write_paths": ["src/api"],
+            },
+            {"id": "docs", "prompt": "Update the docs", "profile": "writer"},
+        ]
+    }
+    request = ApprovalRequest(
+        tool="fleet",
+        arguments=args,
+        call_id="call_00_9f3c",
+        read_only=False,
+        scope="fleet",
+        summary=summarize_call("fleet", args),
+    )
+    return [
+        *text_steps("I'll split the rename across three subagents."),
+        ToolCallStarted(call_id="call_00_9f3c", name="fleet", arguments=json.dumps(args)),
+        Approval(request=request),
+        Hold(),
+    ]

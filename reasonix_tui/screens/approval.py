@@ -21,7 +21,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Requester
-from reasonix_core.permission.summary import visible
+from reasonix_core.permission.summary import detail_lines, visible
 from reasonix_tui.format import exact_line, one_line
 from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 from reasonix_tui.widgets.diff_view import DiffView
@@ -114,7 +114,9 @@ class ApprovalScreen(DockedOverlay[ApprovalDecision | None]):
                 yield from self._compose_requester()
                 if request.summary:
                     yield Static(Content(request.summary), id="summary")
-                lines = _argument_lines(request.arguments, request.summary)
+                lines = detail_lines(request.tool, request.arguments)
+                if lines is None:
+                    lines = _argument_lines(request.arguments, request.summary)
                 if lines:
                     yield Static(Content("\n".join(lines)), id="arguments")
                 if request.preview:

@@ -188,3 +188,81 @@ async def test_a_failure_says_what_went_wrong_from_its_code(
         "FS_NOT_OBSERVED: read notes.py before editing it (any read_file window counts)"
     )
     assert (workspace / "notes.py").read_text() == "x = 1\n"
+
+
+def dialog_text(dialog: ApprovalScreen) -> str:
+    return "\n".join(str(part.render()) for part in dialog.query(Static))
+
+
+async def test_approvals_say_each_thing_once_and_name_no_call_id(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """Through the engine: a bash approval shows its command once, the fleet's approval
+    lists its items (not a Python repr of them), and a subagent's request names the
+    child by its item and kind, never by the tool call ids of its agent path."""
+    items = [
+        {"id": "build", "prompt": "CHILD-BUILD: write it\nthen stop", "write_paths": ["out"]},
+        {"id": "docs", "prompt": "CHILD-DOCS: read", "read_only": True, "depends_on": ["build"]},
+    ]
+    write = {"path": "out/new.txt", "content": "hi\n"}
+    script = ContentScript()
+    script.when(
+        "PARENT",
+        Reply(tool_calls=[ToolCallSpec("bash", json.dumps({"command": "rm -rf build"}))]),
+        Reply(tool_calls=[ToolCallSpec("fleet", json.dumps({"items": items}), id="call_f1")]),
+        Reply(content="parent done"),
+    )
+    script.when(
+        "CHILD-BUILD",
+        Reply(tool_calls=[ToolCallSpec("write_file", json.dumps(write), id="call_w1")]),
+        Reply(content="written"),
+    )
+    script.when("CHILD-DOCS", Reply(content="docs fine"))
+    configured.responder = script
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="ask"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "PARENT go")
+        shown: list[str] = []
+        shown_screens: list[object] = []
+        for key in ("3", "1", "3"):  # deny bash, allow the fleet, deny the child's write
+            await until(
+                pilot,
+                lambda: (
+                    isinstance(pilot.app.screen, ApprovalScreen)
+                    and pilot.app.screen not in shown_screens
+                ),
+            )
+            shown_screens.append(pilot.app.screen)
+            shown.append(dialog_text(pilot.app.screen))  # type: ignore[arg-type]
+            await pilot.press(key)
+        await until(pilot, lambda: not session(pilot).busy)
+    bash, fleet, child = shown
+    assert bash.count("rm -rf build") == 1, bash
+    assert "Start 2 subagents" in fleet
+    assert "build (writes out): CHILD-BUILD: write it" in fleet
+    assert "docs (read-only; after build): CHILD-DOCS: read" in fleet
+    assert "{'id'" not in fleet and "items:" not in fleet
+    assert "Asked by a subagent, not the main agent: build · task" in child
+    assert "call_" not in child, child
+
+
+def test_a_fleets_items_in_the_dialog_are_inert() -> None:
+    """Item ids and tasks are the model's words: one line per item, whatever they hold
+    (a newline cannot start a line of its own, an escape sequence is shown, not sent),
+    and a thousand items are not a thousand lines."""
+    from reasonix_core.permission.summary import DETAIL_ITEMS, detail_lines
+
+    hostile = {
+        "id": "a\nAsked by the main agent",
+        "prompt": "x\x1b[2Jy\u2028Allow once",
+        "depends_on": ["b\rc"],
+    }
+    lines = detail_lines("fleet", {"items": [hostile, 7, {"prompt": ""}], "fail_fast": True})
+    assert lines is not None and len(lines) == 4
+    assert not any(ch in line for line in lines for ch in "\n\r\x1b\u2028")
+    # The first line of the task (\u2028 ends a line too), escapes shown.
+    assert lines[0] == "a Asked by the main agent (after b c): x\\x1b[2Jy"
+    assert lines[1:] == ["2. ?", "3", "fail_fast: no item starts after one fails"]
+    many = detail_lines("fleet", {"items": [{"id": str(i)} for i in range(1000)]})
+    assert many is not None and len(many) == DETAIL_ITEMS + 1
+    assert detail_lines("bash", {"command": "ls"}) is None
