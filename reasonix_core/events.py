@@ -97,6 +97,15 @@ class ToolCallFinished(Event):
     # the model alone (then people see the summary, never the text).
     summary: str = ""
     for_model: bool = False
+    # The whole result when the model got it bounded (head, a marker telling it how to
+    # page the rest, tail): the kept copy people see; "" when ``result`` is whole.
+    # Display only: left out of to_json (``result`` is what the model read).
+    full_result: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = Event.to_json(self)
+        data.pop("full_result", None)
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,7 +41,7 @@ from reasonix_core.tool.base import (
     current_transcript,
 )
 from reasonix_core.tool.call_gate import target_hook
-from reasonix_core.tool.kept_results import KeptBudget
+from reasonix_core.tool.kept_results import FULL_CONTENT, KeptBudget
 from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 
@@ -150,6 +150,7 @@ class ToolBatchRunner:
             diff=str(meta.get("diff") or ""),
             summary=str(meta.get(SUMMARY) or ""),
             for_model=bool(meta.get(FOR_MODEL)),
+            full_result=str(meta.get(FULL_CONTENT) or ""),
         )
 
     def _close_unanswered(self, states: Sequence[_CallState]) -> None:

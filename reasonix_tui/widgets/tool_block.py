@@ -136,7 +136,7 @@ class ToolBlock(Widget):
 
     async def finish_with(self, event: ToolCallFinished) -> None:
         await self.finish(
-            event.result,
+            event.full_result or event.result,  # the kept whole, not the model's bounded copy
             event.outcome,
             event.is_error,
             event.diff,

@@ -266,3 +266,39 @@ def test_a_fleets_items_in_the_dialog_are_inert() -> None:
     many = detail_lines("fleet", {"items": [{"id": str(i)} for i in range(1000)]})
     assert many is not None and len(many) == DETAIL_ITEMS + 1
     assert detail_lines("bash", {"command": "ls"}) is None
+
+
+async def test_a_long_result_shows_its_whole_text_not_the_models_paging_marker(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """A result over 32 KiB reaches the model as head + a marker naming the call id and
+    how to page the rest + tail; the card, expanded, shows the whole output (the kept
+    copy), live as resumed, and never the marker or the call id."""
+    (workspace / "big.txt").write_text("".join(f"{i:05} " + "x" * 94 + "\n" for i in range(400)))
+    configured.enqueue(
+        Reply(
+            tool_calls=[ToolCallSpec("read_file", json.dumps({"path": "big.txt"}), id="call_big")]
+        ),
+        Reply(content="long"),
+    )
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "show it")
+        await until(pilot, lambda: not session(pilot).busy and len(configured.requests) >= 2)
+        card = session(pilot).query_one(ToolBlock)
+        await until(pilot, lambda: card.status == "ok")
+        await card.toggle()
+        live = str(card.query_one(".result", Static).render())
+    assert live.startswith("     1\t00000 ")
+    assert "00399 " in live and "00250 " in live  # the middle the model did not get
+    assert "call_big" not in live and "session:tool_result" not in live
+    sent = str(tool_messages(configured)[0]["content"])
+    assert "00250 " not in sent and "call_big" in sent and "session:tool_result" in sent
+
+    resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: bool(session(pilot).query(ToolBlock)))
+        card = session(pilot).query_one(ToolBlock)
+        await until(pilot, lambda: card.status == "ok")
+        await card.toggle()
+        assert str(card.query_one(".result", Static).render()) == live
