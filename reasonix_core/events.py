@@ -97,9 +97,10 @@ class ToolCallFinished(Event):
     # the model alone (then people see the summary, never the text).
     summary: str = ""
     for_model: bool = False
-    # The whole result when the model got it bounded (head, a marker telling it how to
-    # page the rest, tail): the kept copy people see; "" when ``result`` is whole.
-    # Display only: left out of to_json (``result`` is what the model read).
+    # The result as people read it when it differs from ``result`` (the kept whole of a
+    # result the model got bounded with a marker telling it how to page the rest; the
+    # text without the host's reminder to the model); "": ``result``. Display only:
+    # left out of to_json (``result`` is what the model read).
     full_result: str = ""
 
     def to_json(self) -> dict[str, Any]:

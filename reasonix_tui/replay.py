@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK
+from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK, for_people
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, Message
@@ -132,7 +132,7 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
             out.append(ToolEntry(call_id=call.id, name=call.name, arguments=call.arguments))
             continue
         meta = result.meta
-        text = str(meta.get("full_content") or result.content or "")
+        text = for_people(result, call.name)
         outcome = str(meta.get("outcome", "ok"))
         is_error = bool(meta.get("is_error")) or outcome == "error"
         out.append(

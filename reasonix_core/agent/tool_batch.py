@@ -22,8 +22,10 @@ from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.transcript import (
     NOT_STARTED,
     NOT_STARTED_SHOWN,
+    REPEAT,
     UNKNOWN_OUTCOME,
     UNKNOWN_SHOWN,
+    for_people,
     reminder,
 )
 from reasonix_core.errors import ToolArgumentError
@@ -41,7 +43,7 @@ from reasonix_core.tool.base import (
     current_transcript,
 )
 from reasonix_core.tool.call_gate import target_hook
-from reasonix_core.tool.kept_results import FULL_CONTENT, KeptBudget
+from reasonix_core.tool.kept_results import KeptBudget
 from reasonix_core.tool.preview import precondition_failure, preview_diff
 from reasonix_core.tool.registry import ToolRegistry, internal_error
 
@@ -140,6 +142,7 @@ class ToolBatchRunner:
         assert state.message is not None
         self.host.append_message(state.message)
         meta = state.message.meta
+        shown = for_people(state.message, state.call.name)
         return self._events(
             ev.ToolCallFinished,
             call_id=state.call.id,
@@ -150,7 +153,7 @@ class ToolBatchRunner:
             diff=str(meta.get("diff") or ""),
             summary=str(meta.get(SUMMARY) or ""),
             for_model=bool(meta.get(FOR_MODEL)),
-            full_result=str(meta.get(FULL_CONTENT) or ""),
+            full_result="" if shown == state.message.content else shown,
         )
 
     def _close_unanswered(self, states: Sequence[_CallState]) -> None:
@@ -265,8 +268,11 @@ class ToolBatchRunner:
             # in a tool), the model reads it as this call's error and the run goes on.
             result = internal_error(call.name, exc)
         text, kept = self._kept.bound(result.text, call.id)
-        text += reminder(count, call.name)
+        note = reminder(count, call.name)
+        text += note
         meta: dict[str, Any] = {"outcome": result.outcome}
+        if note:
+            meta[REPEAT] = count
         if result.is_error:
             meta["is_error"] = True
         meta.update(kept)

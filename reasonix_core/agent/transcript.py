@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.tool.base import FOR_MODEL, SUMMARY
+from reasonix_core.tool.kept_results import FULL_CONTENT
 
 REMINDER_AT = frozenset({3, 5, 8})
 INTERRUPTED_MARK = "[interrupted by the user]"
@@ -62,6 +63,23 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
         # turns keep alternating with assistant turns.
         repairs.append(Message(role="assistant", content=INTERRUPTED_MARK))
     return repairs
+
+
+#: ``meta`` key of a tool message whose content ends with :func:`reminder`: the call's
+#: count in a row (never sent).
+REPEAT = "repeat"
+
+
+def for_people(message: Message, tool: str) -> str:
+    """A tool message's text as people read it: the kept whole of a result the model got
+    bounded, else its content without the host's reminder to the model."""
+    full = message.meta.get(FULL_CONTENT)
+    if isinstance(full, str):
+        return full
+    text = message.content or ""
+    count = message.meta.get(REPEAT)
+    note = reminder(count, tool) if isinstance(count, int) else ""
+    return text[: -len(note)] if note and text.endswith(note) else text
 
 
 def reminder(count: int, tool: str) -> str:

@@ -302,3 +302,32 @@ async def test_a_long_result_shows_its_whole_text_not_the_models_paging_marker(
         await until(pilot, lambda: card.status == "ok")
         await card.toggle()
         assert str(card.query_one(".result", Static).render()) == live
+
+
+async def test_the_hosts_reminder_to_the_model_is_not_on_the_card(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """The third identical call in a row gets a reminder appended for the model ("this
+    is call 3 in a row…"); its card shows the tool's output alone, live and resumed."""
+    cat_card = "bash  cat a.txt  ✓ ok\nalpha\n[exit code 0]"
+    (workspace / "a.txt").write_text("alpha\n")
+    same = ToolCallSpec("bash", json.dumps({"command": "cat a.txt"}))
+    configured.enqueue(
+        Reply(tool_calls=[same]),
+        Reply(tool_calls=[same]),
+        Reply(tool_calls=[same]),
+        Reply(content="ok"),
+    )
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "look")
+        await until(pilot, lambda: not session(pilot).busy and len(configured.requests) >= 4)
+        await until(pilot, lambda: card_texts(pilot).count(cat_card) == 3)
+    assert "[reminder: this is call 3 in a row to bash" in str(
+        tool_messages(configured)[2]["content"]
+    )
+
+    resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(card_texts(pilot)) == 3)
+        assert card_texts(pilot) == [cat_card] * 3
