@@ -125,8 +125,15 @@ async def test_cards_say_what_happened_live_and_resumed(
 
     resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
     async with resumed.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: len(card_texts(pilot)) == 3)
-        await until(pilot, lambda: "beta agrees" in card_texts(pilot)[2])
+        await until(
+            pilot,
+            lambda: (
+                len(card_texts(pilot)) == 3
+                and "Read 42 lines" in card_texts(pilot)[0]
+                and "You denied it." in card_texts(pilot)[1]
+                and "beta agrees" in card_texts(pilot)[2]
+            ),
+        )
         again = card_texts(pilot)
     assert [without_usage(c) for c in again] == [without_usage(c) for c in live]
 
@@ -329,5 +336,39 @@ async def test_the_hosts_reminder_to_the_model_is_not_on_the_card(
 
     resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
     async with resumed.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: len(card_texts(pilot)) == 3)
-        assert card_texts(pilot) == [cat_card] * 3
+        await until(pilot, lambda: card_texts(pilot) == [cat_card] * 3)
+
+
+async def test_a_declined_question_says_so_in_the_users_words(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """Esc on the ask tool's question: the card says "You declined to answer." (the model
+    reads "The user declined to answer. Do not ask again; …"), live and resumed; and a
+    file tool's failure by its code reads the same resumed."""
+    from reasonix_tui.screens.question import QuestionScreen
+
+    question = {"questions": [{"question": "Which file?", "options": ["a.py", "b.py"]}]}
+    edit = {"path": "notes.py", "old_string": "x = 1", "new_string": "x = 2"}
+    (workspace / "notes.py").write_text("x = 1\n")
+    configured.enqueue(
+        Reply(tool_calls=[ToolCallSpec("ask", json.dumps(question))]),
+        Reply(tool_calls=[ToolCallSpec("edit_file", json.dumps(edit))]),
+        Reply(content="ok"),
+    )
+    expected = [
+        "ask  ✓ ok\nYou declined to answer.",
+        "edit_file  notes.py  ✗ error\nNot changed: the file was not read first.",
+    ]
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "ask me")
+        await until(pilot, lambda: isinstance(pilot.app.screen, QuestionScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not session(pilot).busy and len(configured.requests) >= 3)
+        await until(pilot, lambda: card_texts(pilot) == expected)
+    assert str(tool_messages(configured)[0]["content"]).startswith(
+        "The user declined to answer. Do not ask again;"
+    )
+    resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: card_texts(pilot) == expected)
