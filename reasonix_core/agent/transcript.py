@@ -24,8 +24,9 @@ UNKNOWN_OUTCOME = (
 )
 
 
-# What people see in place of those two results.
-NOT_STARTED_SHOWN = {SUMMARY: "Not run: the turn was cancelled first.", FOR_MODEL: True}
+# What people see in place of those two results: a call never started is the cancelled
+# card the live turn drew (nothing more to say); one interrupted may have had effects.
+NOT_STARTED_SHOWN = {FOR_MODEL: True}
 UNKNOWN_SHOWN = {SUMMARY: "Interrupted while running: it may have had effects.", FOR_MODEL: True}
 
 

@@ -118,7 +118,7 @@ class ToolBlock(Widget):
         """Show how the call ended. ``summary`` stands for the result until the card
         is expanded (a read file's "Read 42 lines"); with ``for_model`` the result is
         addressed to the model (a refusal, a fleet's XML) and never shown."""
-        self.summary, self.for_model = summary, for_model and bool(summary)
+        self.summary, self.for_model = summary, for_model
         status = "error" if is_error and outcome == "ok" else outcome
         self.status = status if status in STATUS_LABEL else "unknown"
         if self.tool_name == "exit_plan_mode" and status == "denied":

@@ -372,3 +372,32 @@ async def test_a_declined_question_says_so_in_the_users_words(
     resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
     async with resumed.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: card_texts(pilot) == expected)
+
+
+async def test_calls_a_cancelled_turn_left_read_in_peoples_words_resumed(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """Esc during a command: the saved results tell the model the call's outcome is
+    unknown and the next was never run ("[outcome unknown: …]", "[not run: …]");
+    resumed, the cards say so in people's words, not in those."""
+    first = ToolCallSpec("bash", json.dumps({"command": "sleep 30"}))
+    second = ToolCallSpec("bash", json.dumps({"command": "echo after"}))
+    configured.enqueue(Reply(tool_calls=[first, second]))
+    app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "run them")
+        await until(pilot, lambda: len(session(pilot).query(ToolBlock)) == 1)
+        await pilot.pause(0.5)  # the command runs
+        await pilot.press("escape")
+        await until(pilot, lambda: not session(pilot).busy)
+        live = card_texts(pilot)
+    # Writers run one at a time: the second never started, so it has no card live.
+    assert live == ["bash  sleep 30  ⊘ cancelled"]
+    resumed = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(card_texts(pilot)) == 2 and "\n" in card_texts(pilot)[0])
+        again = card_texts(pilot)
+    assert again == [
+        "bash  sleep 30  ? unknown\nInterrupted while running: it may have had effects.",
+        "bash  echo after  ⊘ cancelled",
+    ]
