@@ -92,6 +92,21 @@ class ToolCallFinished(Event):
     outcome: str = "ok"
     # A unified diff of what a file tool wrote, for display only.
     diff: str = ""
+    # For people only (reasonix_core.tool.base.SUMMARY / FOR_MODEL): a short account
+    # of the call shown in place of ``result``, and whether ``result`` is addressed to
+    # the model alone (then people see the summary, never the text).
+    summary: str = ""
+    for_model: bool = False
+    # The result as people read it when it differs from ``result`` (the kept whole of a
+    # result the model got bounded with a marker telling it how to page the rest; the
+    # text without the host's reminder to the model); "": ``result``. Display only:
+    # left out of to_json (``result`` is what the model read).
+    full_result: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = Event.to_json(self)
+        data.pop("full_result", None)
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

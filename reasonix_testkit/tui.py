@@ -118,7 +118,11 @@ def tool_steps(
     result: str,
     *,
     outcome: str = "ok",
+    summary: str = "",
+    for_model: bool = False,
 ) -> list[Step]:
+    """A tool call and its result; ``summary`` / ``for_model`` as the core sends them
+    (``ToolCallFinished``: what people see in place of the result)."""
     args = json.dumps(arguments)
     return [
         ToolCallStarted(call_id=call_id, name=name, arguments=args),
@@ -128,6 +132,8 @@ def tool_steps(
             result=result,
             is_error=outcome == "error",
             outcome=outcome,
+            summary=summary,
+            for_model=for_model,
         ),
     ]
 

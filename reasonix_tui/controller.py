@@ -176,12 +176,12 @@ class TurnController:
                 started = ToolBlock(call_id, name, arguments)
                 self.tools[call_id] = started
                 await self.transcript.add(started)
-            case ToolCallFinished(call_id=call_id, name=name, result=result):
+            case ToolCallFinished(call_id=call_id, name=name):
                 block = self.tools.get(call_id)
                 if block is None:
                     block = ToolBlock(call_id, name, "")
                     await self.transcript.add(block)
-                await block.finish(result, event.outcome, event.is_error, event.diff)
+                await block.finish_with(event)
             case WebSearched(call_id=call_id, query=query, error=error):
                 # The provider's own search, already done: a finished tool-like card.
                 await self._close_blocks()

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from reasonix_core.agent.child_usage import SUBAGENT_USAGE
-from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK
+from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK, for_people
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, PASTED, Message
 from reasonix_core.pasted import collapse, spans_from_meta
 from reasonix_core.provider.searches import past_searches
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY
 
 # Messages compaction adds to the working context; the summary is the one a user sees.
 COMPACTION_SUMMARY = "summary"
@@ -75,6 +76,9 @@ class ToolEntry:
     outcome: str = "unknown"
     is_error: bool = False
     diff: str = ""
+    # The core's account for people (ToolCallFinished.summary / for_model).
+    summary: str = ""
+    for_model: bool = False
     children: tuple[ChildEntry, ...] = ()
 
 
@@ -149,7 +153,7 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
             out.append(ToolEntry(call_id=call.id, name=call.name, arguments=call.arguments))
             continue
         meta = result.meta
-        text = str(meta.get("full_content") or result.content or "")
+        text = for_people(result, call.name)
         outcome = str(meta.get("outcome", "ok"))
         is_error = bool(meta.get("is_error")) or outcome == "error"
         out.append(
@@ -161,6 +165,8 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
                 outcome=outcome,
                 is_error=bool(meta.get("is_error")),
                 diff=str(meta.get("diff") or ""),
+                summary=str(meta.get(SUMMARY) or ""),
+                for_model=bool(meta.get(FOR_MODEL)),
                 children=with_spend(
                     saved_children(call.name, call.arguments, text, outcome, is_error),
                     meta.get(SUBAGENT_USAGE),

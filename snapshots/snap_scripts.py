@@ -84,6 +84,13 @@ def thinking_turn() -> list:
     return [*reasoning_steps(REASONING), Hold()]
 
 
+# What the model reads when the user denies a call (the TUI shows its summary).
+DENIAL = (
+    "The user denied this write_file call; it was not executed. "
+    "Do not retry it unchanged; choose another approach or ask the user."
+)
+
+
 def tools_turn() -> list:
     return [
         *reasoning_steps(REASONING),
@@ -92,6 +99,7 @@ def tools_turn() -> list:
             "read_file",
             {"path": "src/reasonix_demo/app.py"},
             'def greet(name: str) -> str:\n    return "hi " + name\n',
+            summary="Read 2 lines",
         ),
         *tool_steps(
             "c2",
@@ -107,7 +115,13 @@ def tools_turn() -> list:
             outcome="error",
         ),
         *tool_steps(
-            "c4", "write_file", {"path": "NOTES.md"}, "Denied by the user.", outcome="denied"
+            "c4",
+            "write_file",
+            {"path": "NOTES.md"},
+            DENIAL,
+            outcome="denied",
+            summary="You denied it.",
+            for_model=True,
         ),
         USAGE,
         *text_steps(ANSWER),
@@ -147,9 +161,11 @@ def _child(path: tuple[str, ...], event: Event) -> Event:
     return dataclasses.replace(event, agent_path=path)
 
 
-def _item(item_id: str, state: str, *deps: str, reason: str = "") -> FleetItemChanged:
+def _item(
+    item_id: str, state: str, *deps: str, reason: str = "", call: str = "f1"
+) -> FleetItemChanged:
     return FleetItemChanged(
-        tool_call_id="f1",
+        tool_call_id=call,
         item_id=item_id,
         state=state,  # type: ignore[arg-type]
         depends_on=deps,
@@ -258,6 +274,7 @@ def subagent_approval_turn() -> list:
             agent_path=("c11#backend",),
             name="task",
             task="Clean the build and rerun the backend tests",
+            lineage=("backend · task",),
         ),
     )
     return [
@@ -319,6 +336,137 @@ def long_write_turn() -> list:
     return [
         *text_steps("Let me write the report to REPORT.md."),
         ToolCallStarted(call_id="c20", name="write_file", arguments='{"path": "REPORT.md"}'),
+        Approval(request=request),
+        Hold(),
+    ]
+
+
+def _fleet_result():  # type: ignore[no-untyped-def]
+    """A finished fleet's result, as the core renders it for the model and for people."""
+    from reasonix_core.subagent.fleet import FleetResult, ItemOutcome
+
+    found = "greet is defined in src/reasonix_demo/app.py and called from cli.py"
+    return FleetResult(
+        outcomes=(
+            ItemOutcome(
+                item_id="research",
+                state="done",
+                text=f"{found}\n\n[subagent session: 20261208-0101-a1 - give it as continue_from]",
+                status="done",
+                brief=found,
+            ),
+            ItemOutcome(
+                item_id="backend",
+                state="failed",
+                text="[subagent status: blocked]\nSummary: the API tests need a database",
+                status="blocked",
+                brief="the API tests need a database that is not running",
+            ),
+            ItemOutcome(
+                item_id="docs",
+                state="skipped",
+                reason="skipped: depends on 'backend', which failed",
+            ),
+        )
+    )
+
+
+def wording_turn() -> list:  # type: ignore[type-arg]
+    """Tool cards in people's words (issue 30 item 5): a read file collapsed to how much
+    was read, a denial without the model's instructions, a fleet's items as a list."""
+    research, backend = ("f2/research",), ("f2/backend",)
+    items = json.dumps(
+        {
+            "items": [
+                {"id": "research", "prompt": "Map the greeting code", "read_only": True},
+                {"id": "backend", "prompt": "Rename in the API", "depends_on": ["research"]},
+                {"id": "docs", "prompt": "Update the docs", "depends_on": ["backend"]},
+            ]
+        }
+    )
+    numbered = "".join(f"{n:>6}\tline {n}\n" for n in range(1, 43))
+    fleet = _fleet_result()
+    return [
+        *text_steps("I'll read the module first."),
+        *tool_steps(
+            "c1",
+            "read_file",
+            {"path": "src/reasonix_demo/app.py"},
+            numbered,
+            summary="Read 42 lines",
+        ),
+        *tool_steps(
+            "c2",
+            "bash",
+            {"command": "rm -rf build"},
+            DENIAL.replace("write_file", "bash"),
+            outcome="denied",
+            summary="You denied it.",
+            for_model=True,
+        ),
+        ToolCallStarted(call_id="f2", name="fleet", arguments=items),
+        _item("research", "waiting", call="f2"),
+        _item("backend", "waiting", "research", call="f2"),
+        _item("docs", "waiting", "backend", call="f2"),
+        SubagentStarted(
+            name="explore", child_path=research, tool_call_id="f2", fleet_item="research"
+        ),
+        _child(research, _child_usage(9_000, 7_200, 0.0004)),
+        SubagentFinished(name="explore", child_path=research, tool_call_id="f2", status="done"),
+        _item("research", "done", call="f2"),
+        SubagentStarted(name="task", child_path=backend, tool_call_id="f2", fleet_item="backend"),
+        SubagentFinished(
+            name="task", ok=False, child_path=backend, tool_call_id="f2", status="blocked"
+        ),
+        _item("backend", "failed", "research", call="f2"),
+        _item(
+            "docs",
+            "skipped",
+            "backend",
+            reason="skipped: depends on 'backend', which failed",
+            call="f2",
+        ),
+        ToolCallFinished(
+            call_id="f2",
+            name="fleet",
+            result=fleet.render(),
+            is_error=True,
+            outcome="error",
+            summary=fleet.summary(),
+            for_model=True,
+        ),
+        *text_steps("The backend item is blocked on its database."),
+    ]
+
+
+def fleet_approval_turn() -> list:  # type: ignore[type-arg]
+    """The approval of a fleet: its items one per line (issue 30 item 5), as the
+    engine asks it (summarize_call, detail_lines)."""
+    from reasonix_core.permission.summary import summarize_call
+
+    args = {
+        "items": [
+            {"id": "research", "prompt": "Map where greet is used", "read_only": True},
+            {
+                "id": "backend",
+                "prompt": "Rename greet to welcome in the API\nand its tests",
+                "depends_on": ["research"],
+                "write_paths": ["src/api"],
+            },
+            {"id": "docs", "prompt": "Update the docs", "profile": "writer"},
+        ]
+    }
+    request = ApprovalRequest(
+        tool="fleet",
+        arguments=args,
+        call_id="call_00_9f3c",
+        read_only=False,
+        scope="fleet",
+        summary=summarize_call("fleet", args),
+    )
+    return [
+        *text_steps("I'll split the rename across three subagents."),
+        ToolCallStarted(call_id="call_00_9f3c", name="fleet", arguments=json.dumps(args)),
         Approval(request=request),
         Hold(),
     ]

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from snap_scripts import (
     approval_turn,
+    fleet_approval_turn,
     long_write_turn,
     plan_approval_turn,
     subagent_approval_turn,
@@ -99,6 +100,10 @@ DIALOGS: dict[str, tuple[Callable[[], ScriptedServices], Callable[[Pilot], Await
     "approval_subagent": (
         lambda: scripted(turns=[subagent_approval_turn()]),
         _prompt_then("Fix the backend with a subagent"),
+    ),
+    "approval_fleet": (
+        lambda: scripted(turns=[fleet_approval_turn()]),
+        _prompt_then("Rename greet across the app"),
     ),
     "write_scope_grant": (
         lambda: scripted(turns=[write_scope_turn()]),

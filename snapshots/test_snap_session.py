@@ -1,6 +1,14 @@
 from __future__ import annotations
 
-from snap_scripts import fleet_turn, markdown_turn, streaming_turn, thinking_turn, tools_turn
+import pytest
+from snap_scripts import (
+    fleet_turn,
+    markdown_turn,
+    streaming_turn,
+    thinking_turn,
+    tools_turn,
+    wording_turn,
+)
 from snap_support import scripted, send
 
 
@@ -52,6 +60,17 @@ class TestSession:
             await send(pilot, "Rename greet across the app")
 
         assert snap(scripted(turns=[fleet_turn()]), run, size=(110, 36))
+
+    @pytest.mark.parametrize("size", [(80, 24), (140, 40)], ids=["80x24", "140x40"])
+    def test_tool_cards_in_peoples_words(self, snap, size: tuple[int, int]) -> None:
+        """Issue 30 item 5: "Read 42 lines" (collapsed), "You denied it." (not the
+        model's instructions), a fleet's items as a list (not its XML)."""
+
+        async def run(pilot) -> None:
+            await send(pilot, "Rename greet across the app")
+            await pilot.app.workers.wait_for_complete()
+
+        assert snap(scripted(turns=[wording_turn()]), run, size=size)
 
     def test_plan_mode_with_a_goal(self, snap) -> None:
         """The status bar in plan mode with an armed goal: objective (cut to fit),

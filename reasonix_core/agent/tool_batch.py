@@ -20,13 +20,23 @@ from reasonix_core import events as ev
 from reasonix_core.agent.child_usage import SUBAGENT_USAGE, ChildUsage
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
-from reasonix_core.agent.transcript import NOT_STARTED, UNKNOWN_OUTCOME, reminder
+from reasonix_core.agent.transcript import (
+    NOT_STARTED,
+    NOT_STARTED_SHOWN,
+    REPEAT,
+    UNKNOWN_OUTCOME,
+    UNKNOWN_SHOWN,
+    for_people,
+    reminder,
+)
 from reasonix_core.errors import ToolArgumentError
 from reasonix_core.hooks.names import capability_target, hook_tool, our_tool_input
 from reasonix_core.messages import Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.permission.summary import summarize_call
 from reasonix_core.tool.base import (
+    FOR_MODEL,
+    SUMMARY,
     ToolContext,
     ToolFamily,
     ToolResult,
@@ -135,6 +145,7 @@ class ToolBatchRunner:
         assert state.message is not None
         self.host.append_message(state.message)
         meta = state.message.meta
+        shown = for_people(state.message, state.call.name)
         return self._events(
             ev.ToolCallFinished,
             call_id=state.call.id,
@@ -143,6 +154,9 @@ class ToolBatchRunner:
             is_error=bool(meta.get("is_error")),
             outcome=str(meta.get("outcome", "ok")),
             diff=str(meta.get("diff") or ""),
+            summary=str(meta.get(SUMMARY) or ""),
+            for_model=bool(meta.get(FOR_MODEL)),
+            full_result="" if shown == state.message.content else shown,
         )
 
     def _close_unanswered(self, states: Sequence[_CallState]) -> None:
@@ -160,7 +174,7 @@ class ToolBatchRunner:
                         role="tool",
                         tool_call_id=state.call.id,
                         content=UNKNOWN_OUTCOME,
-                        meta={"outcome": "unknown", "is_error": True},
+                        meta={"outcome": "unknown", "is_error": True, **UNKNOWN_SHOWN},
                     )
                 )
             else:
@@ -169,7 +183,7 @@ class ToolBatchRunner:
                         role="tool",
                         tool_call_id=state.call.id,
                         content=NOT_STARTED,
-                        meta={"outcome": "cancelled", "is_error": True},
+                        meta={"outcome": "cancelled", "is_error": True, **NOT_STARTED_SHOWN},
                     )
                 )
 
@@ -258,13 +272,17 @@ class ToolBatchRunner:
             # in a tool), the model reads it as this call's error and the run goes on.
             result = internal_error(call.name, exc)
         text, kept = self._kept.bound(result.text, call.id)
-        text += reminder(count, call.name)
+        note = reminder(count, call.name)
+        text += note
         meta: dict[str, Any] = {"outcome": result.outcome}
+        if note:
+            meta[REPEAT] = count
         if result.is_error:
             meta["is_error"] = True
         meta.update(kept)
-        if "diff" in result.meta:
-            meta["diff"] = result.meta["diff"]
+        for key in ("diff", SUMMARY, FOR_MODEL):  # for people; never sent
+            if result.meta.get(key):
+                meta[key] = result.meta[key]
         spent = self._child_usage.take(call.id)
         if spent:
             meta[SUBAGENT_USAGE] = spent
@@ -281,7 +299,8 @@ class ToolBatchRunner:
             if retired is not None:
                 return retired
             return ToolResult.error(
-                f"unknown tool {call.name!r}; available tools: {', '.join(host.tools.names)}"
+                f"unknown tool {call.name!r}; available tools: {', '.join(host.tools.names)}",
+                **{SUMMARY: "No such tool.", FOR_MODEL: True},
             )
         try:
             args = ToolRegistry.parse_arguments(call.arguments)
@@ -302,24 +321,9 @@ class ToolBatchRunner:
         if hook is not None and capability_target(call.name, args) is not None:
             inner_hook, hook = hook, None
         if host.gate is not None:
-            context = host.tool_context
-            auth = await host.gate.authorize(
-                tool=call.name,
-                read_only=tool.read_only,
-                args=args,
-                call_id=call.id,
-                summary=summarize_call(call.name, args),
-                # Built only when the gate will show it to someone.
-                preview=lambda: preview_diff(call.name, args, context),
-                # A write sure to fail (a file never read) fails before anyone is asked
-                # to approve its diff.
-                precheck=lambda: precondition_failure(call.name, args, context),
-                hook=hook,
-            )
-            if not auth.allowed:
-                if auth.precondition_failed:
-                    return ToolResult.error(auth.message)
-                return ToolResult(text=auth.message, is_error=True, outcome="denied")
+            refused = await self._refusal(host.gate, call, tool.read_only, args, hook)
+            if refused is not None:
+                return refused
         if host.checkpoints is not None and tool.family != ToolFamily.READ:
             # Anything but a file read may change files (an MCP tool too, whatever
             # it declares): the workspace as it was before the call.
@@ -333,6 +337,42 @@ class ToolBatchRunner:
         if hooks is not None and hooks.has("PostToolUse") and not result.is_error:
             result = await self._post_tool_use(hooks, call, args, result)
         return result
+
+    async def _refusal(
+        self,
+        gate: Gate,
+        call: ToolCall,
+        read_only: bool,
+        args: dict[str, Any],
+        hook: tuple[str, str] | None,
+    ) -> ToolResult | None:
+        """Ask the permission gate; the result of a refused call, or None to run it."""
+        context = self.host.tool_context
+        sure_to_fail: ToolResult | None = None
+
+        def precheck() -> str:
+            nonlocal sure_to_fail
+            sure_to_fail = precondition_failure(call.name, args, context)
+            return "" if sure_to_fail is None else sure_to_fail.text
+
+        auth = await gate.authorize(
+            tool=call.name,
+            read_only=read_only,
+            args=args,
+            call_id=call.id,
+            summary=summarize_call(call.name, args),
+            # Built only when the gate will show it to someone.
+            preview=lambda: preview_diff(call.name, args, context),
+            # A write sure to fail (a file never read) fails before anyone is asked
+            # to approve its diff.
+            precheck=precheck,
+            hook=hook,
+        )
+        if auth.allowed:
+            return None
+        if auth.precondition_failed:  # the tool's own error, as it would give it
+            return sure_to_fail or ToolResult.error(auth.message)
+        return ToolResult.denied(auth.message, auth.summary)
 
     async def _pre_tool_use(
         self, hooks: Hooks, call: ToolCall, args: Mapping[str, Any]
@@ -348,10 +388,9 @@ class ToolBatchRunner:
         )
         if pre.blocked or pre.stop:
             why = pre.reason or pre.stop_reason or "no reason given"
-            return ToolResult(
-                text=f"A PreToolUse hook blocked this {call.name} call: {why}",
-                is_error=True,
-                outcome="denied",
+            return ToolResult.denied(
+                f"A PreToolUse hook blocked this {call.name} call: {why}",
+                f"Blocked by a PreToolUse hook: {why}",
             )
         hook = (
             (pre.permission, pre.permission_reason) if pre.permission in ("allow", "ask") else None

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reasonix_core.messages import Message, ToolCall
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY
+from reasonix_core.tool.kept_results import FULL_CONTENT
 
 REMINDER_AT = frozenset({3, 5, 8})
 INTERRUPTED_MARK = "[interrupted by the user]"
@@ -20,6 +22,12 @@ UNKNOWN_OUTCOME = (
     "[outcome unknown: the call was interrupted after it started. It may have had "
     "effects; check the current state before repeating it.]"
 )
+
+
+# What people see in place of those two results: a call never started is the cancelled
+# card the live turn drew (nothing more to say); one interrupted may have had effects.
+NOT_STARTED_SHOWN = {FOR_MODEL: True}
+UNKNOWN_SHOWN = {SUMMARY: "Interrupted while running: it may have had effects.", FOR_MODEL: True}
 
 
 def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
@@ -44,7 +52,10 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
     """
     repairs = [
         Message(
-            role="tool", tool_call_id=c.id, content=UNKNOWN_OUTCOME, meta={"outcome": "unknown"}
+            role="tool",
+            tool_call_id=c.id,
+            content=UNKNOWN_OUTCOME,
+            meta={"outcome": "unknown", **UNKNOWN_SHOWN},
         )
         for c in unanswered_calls(messages)
     ]
@@ -53,6 +64,23 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
         # turns keep alternating with assistant turns.
         repairs.append(Message(role="assistant", content=INTERRUPTED_MARK))
     return repairs
+
+
+#: ``meta`` key of a tool message whose content ends with :func:`reminder`: the call's
+#: count in a row (never sent).
+REPEAT = "repeat"
+
+
+def for_people(message: Message, tool: str) -> str:
+    """A tool message's text as people read it: the kept whole of a result the model got
+    bounded, else its content without the host's reminder to the model."""
+    full = message.meta.get(FULL_CONTENT)
+    if isinstance(full, str):
+        return full
+    text = message.content or ""
+    count = message.meta.get(REPEAT)
+    note = reminder(count, tool) if isinstance(count, int) else ""
+    return text[: -len(note)] if note and text.endswith(note) else text
 
 
 def reminder(count: int, tool: str) -> str:

@@ -110,7 +110,7 @@ class McpCapabilities:
         )
         if auth.allowed:
             return None
-        return ToolResult(text=auth.message, is_error=True, outcome="denied")
+        return ToolResult.denied(auth.message, auth.summary)
 
 
 class _McpCapability:

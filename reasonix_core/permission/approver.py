@@ -42,6 +42,10 @@ class Requester:
     name: str
     # The first line of its task, shortened.
     task: str
+    # Who it is in people's words, outermost first: each subagent on the way by its
+    # fleet item and profile or kind ("backend · task", "explore"); the agent path is
+    # made of tool call ids, which say nothing to a person.
+    lineage: tuple[str, ...] = ()
 
 
 #: The subagent whose calls are being decided in this task (None: the session's

@@ -32,7 +32,7 @@ from reasonix_core.permission.approver import (
     Refusal,
     current_requester,
 )
-from reasonix_core.permission.policy import Decision, Policy, Verdict
+from reasonix_core.permission.policy import PLAN_MODE_REFUSAL, Decision, Policy, Verdict
 from reasonix_core.permission.rules import RuleError
 from reasonix_core.permission.write_grants import WriteGrants
 
@@ -54,6 +54,19 @@ class Authorization:
     asked: bool = False
     # Refused because the call was sure to fail (``precheck``): an error, not a denial.
     precondition_failed: bool = False
+    # What people are told of a refusal (``message`` tells the model what to do next);
+    # "": the decision's reason says it.
+    human: str = ""
+
+    @property
+    def summary(self) -> str:
+        """The refusal in people's words, one line ("You denied it.")."""
+        if self.human:
+            return self.human
+        reason = self.decision.reason
+        if reason == PLAN_MODE_REFUSAL:
+            return "Blocked: plan mode is on; changes wait for an approved plan."
+        return reason[:1].upper() + reason[1:] + ("" if reason.endswith(".") else ".")
 
 
 class Gate(Protocol):
@@ -262,6 +275,7 @@ class PermissionGate:
                 "Do not retry it unchanged; choose another approach or ask the user."
             ),
             asked=True,
+            human=f"You denied it{why}.",
         )
 
     async def authorize_write_scope(
@@ -371,6 +385,7 @@ class PermissionGate:
                 "or ask the user."
             ),
             asked=True,
+            human=f"You denied write access to {listed}{why}; the command was not run.",
         )
 
     async def _decide_notified(

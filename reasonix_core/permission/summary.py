@@ -43,4 +43,54 @@ def _summary(tool: str, args: dict[str, Any]) -> str:
         return f"Move {args.get('source_path', '?')} → {args.get('destination_path', '?')}"
     if tool == "web_fetch" and isinstance(args.get("url"), str):
         return f"Fetch {args['url']}"
+    items = args.get("items")
+    if tool == "fleet" and isinstance(items, list) and items:
+        return f"Start {len(items)} subagent{'s' if len(items) != 1 else ''}"
     return tool
+
+
+#: The most characters of one line of :func:`detail_lines`, and the most items listed.
+DETAIL_CHARS = 160
+DETAIL_ITEMS = 50
+
+
+def detail_lines(tool: str, args: dict[str, Any]) -> list[str] | None:
+    """What a call will do beyond its summary, one line each, for a dialog that would
+    otherwise list a raw argument: a fleet's items (id, profile, read-only, order,
+    write paths, the first line of the task). None: list the arguments as they are."""
+    items = args.get("items")
+    if tool != "fleet" or not isinstance(items, list):
+        return None
+    lines = [_item_line(n, item) for n, item in enumerate(items[:DETAIL_ITEMS], start=1)]
+    if len(items) > DETAIL_ITEMS:
+        lines.append(f"… {len(items) - DETAIL_ITEMS} more items")
+    if args.get("fail_fast") is True:
+        lines.append("fail_fast: no item starts after one fails")
+    return [
+        visible(line if len(line) <= DETAIL_CHARS else line[: DETAIL_CHARS - 1] + "…")
+        for line in lines
+    ]
+
+
+def _item_line(position: int, item: object) -> str:
+    if not isinstance(item, dict):
+        return f"{position}. ?"
+    name = _words(item.get("id") or position)
+    notes = [_words(item["profile"])] if isinstance(item.get("profile"), str) else []
+    if item.get("read_only"):
+        notes.append("read-only")
+    depends = item.get("depends_on")
+    if isinstance(depends, list) and depends:
+        notes.append("after " + ", ".join(_words(d) for d in depends))
+    paths = item.get("write_paths")
+    if isinstance(paths, list) and paths:
+        notes.append("writes " + ", ".join(_words(p) for p in paths))
+    prompt = item.get("prompt")
+    task = next((ln for ln in str(prompt).splitlines() if ln.strip()), "") if prompt else ""
+    head = f"{name} ({'; '.join(notes)})" if notes else name
+    return f"{head}: {_words(task)}" if task else head
+
+
+def _words(value: object) -> str:
+    """Model text on one line (every line break and run of spaces one space)."""
+    return " ".join(str(value).split())

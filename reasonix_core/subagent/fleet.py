@@ -55,6 +55,8 @@ __all__ = [
 SLOT_WAIT = "waiting for a scheduling slot"
 #: Characters of one upstream result a dependent receives (head and tail kept).
 UPSTREAM_LIMIT = 8000
+#: Characters of an item's line in the fleet's summary for people.
+BRIEF_CHARS = 120
 _ID = re.compile(r"[\w.:/ -]{1,64}")
 FinalState = Literal["done", "failed", "skipped", "cancelled"]
 
@@ -80,6 +82,8 @@ class ItemResult:
     ok: bool
     text: str
     status: str = ""
+    # What it came back with, for people ("" : the text's first line).
+    brief: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,21 @@ class ItemOutcome:
     text: str = ""  # the item's answer (done / failed)
     reason: str = ""  # why it was skipped, failed or cancelled
     status: str = ""
+    brief: str = ""  # ItemResult.brief
+
+    def summary(self) -> str:
+        """One line for people: the item, how it ended, a short result."""
+        how = self.status or self.state
+        short = self.brief or next((x for x in self.text.splitlines() if x.strip()), "")
+        if self.reason:
+            how = self.reason if self.reason.startswith(self.state) else f"{how}: {self.reason}"
+            short = "" if self.state != "failed" else short
+        line = f"{self.item_id}  {_flat(how)}" + (f" · {_flat(short)}" if short.strip() else "")
+        return line if len(line) <= BRIEF_CHARS else line[: BRIEF_CHARS - 1] + "…"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +133,11 @@ class FleetResult:
 
     def count(self, state: FinalState) -> int:
         return sum(1 for o in self.outcomes if o.state == state)
+
+    def summary(self) -> str:
+        """The fleet's result for people (its card shows this, never :meth:`render`'s
+        XML): one line per item, in the plan's order."""
+        return "\n".join(o.summary() for o in self.outcomes)
 
     def render(self) -> str:
         """The fleet's result as the parent model reads it."""
@@ -375,20 +399,28 @@ class _FleetRun:
                 except Exception as exc:  # an item's bug fails the item, not the fleet
                     result = ItemResult(ok=False, text=f"{type(exc).__name__}: {exc}")
                 self.results[item_id] = result
-                if result.ok:
-                    self._finish(item_id, "done", text=result.text, status=result.status)
-                else:
+                state: FinalState = "done" if result.ok else "failed"
+                if not result.ok:
                     self.first_failure = self.first_failure or item_id
-                    self._finish(item_id, "failed", text=result.text, status=result.status)
+                self._finish(
+                    item_id, state, text=result.text, status=result.status, brief=result.brief
+                )
 
     def _fail_fast_reason(self) -> str:
         return f"skipped: fail_fast is set and {self.first_failure!r} failed"
 
     def _finish(
-        self, item_id: str, state: FinalState, *, text: str = "", reason: str = "", status: str = ""
+        self,
+        item_id: str,
+        state: FinalState,
+        *,
+        text: str = "",
+        reason: str = "",
+        status: str = "",
+        brief: str = "",
     ) -> None:
         self.outcomes[item_id] = ItemOutcome(
-            item_id=item_id, state=state, text=text, reason=reason, status=status
+            item_id=item_id, state=state, text=text, reason=reason, status=status, brief=brief
         )
         self._emit(item_id, state, reason)
 

@@ -43,6 +43,16 @@ class SubagentResult:
             return ""
         return "report" if self.adjudication is not None else "prose"
 
+    @property
+    def brief(self) -> str:
+        """What it came back with, for people: the failure, the report's summary or the
+        answer's first line."""
+        if self.error is not None:
+            return self.error
+        if self.adjudication is not None and self.adjudication.summary.strip():
+            return self.adjudication.summary
+        return next((line for line in self.answer.splitlines() if line.strip()), "")
+
     def render(self) -> str:
         parts: list[str] = []
         if self.error is not None:

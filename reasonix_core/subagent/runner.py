@@ -263,8 +263,15 @@ class SubagentRunner:
         watch = "bash" in plan.scope.names
         before = await anyio.to_thread.run_sync(snapshot, plan.claim) if watch else None
         # Every approval the child asks for names it (the session's gate is shared).
+        outer = current_requester.get()  # the subagent that spawned this one, if any
+        who = f"{spec.fleet_item} · {plan.name}" if spec.fleet_item else plan.name
         asking = current_requester.set(
-            Requester(agent_path=plan.path, name=plan.name, task=_short(spec.prompt))
+            Requester(
+                agent_path=plan.path,
+                name=plan.name,
+                task=_short(spec.prompt),
+                lineage=(*(outer.lineage if outer is not None else ()), who),
+            )
         )
         if going_on:
             # An earlier context (continue_from / fork_from): the options, then the task.

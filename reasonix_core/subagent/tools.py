@@ -20,16 +20,24 @@ from pydantic import BaseModel, Field
 
 from reasonix_core import events as ev
 from reasonix_core.errors import FleetPlanError
-from reasonix_core.subagent.fleet import FleetItem, FleetPlan, ItemResult, preflight, run_fleet
+from reasonix_core.subagent.fleet import (
+    FleetItem,
+    FleetPlan,
+    FleetResult,
+    ItemResult,
+    preflight,
+    run_fleet,
+)
 from reasonix_core.subagent.profile import Profile, ProfileError, profile_from_skill
 from reasonix_core.subagent.runner import SubagentRunner
 from reasonix_core.subagent.spec import SubagentError
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolResult, current_call_id
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY, ToolContext, ToolResult, current_call_id
 from reasonix_core.tool.builtin.specs import FLEET, READ_ONLY_TASK, TASK, SpecifiedTool
 
 if TYPE_CHECKING:
     from reasonix_core.skills import Skill
+    from reasonix_core.subagent.result import SubagentResult
 
 
 class _Args(BaseModel):
@@ -109,9 +117,12 @@ async def _delegate(
     except SubagentError as exc:
         return ToolResult.error(f"{tool}: {exc}")
     text = result.render_resumable() if resumable and not spec.ephemeral else result.render()
+    # People read what the child came back with, not the line telling the model how to
+    # go on in its transcript.
+    shown = {SUMMARY: result.render(), FOR_MODEL: True} if text != result.render() else {}
     if not result.ok:
-        return ToolResult(text=text, is_error=True, outcome="error")
-    return ToolResult(text=text, meta={"subagent": result.session_id})
+        return ToolResult(text=text, is_error=True, outcome="error", meta=shown)
+    return ToolResult(text=text, meta={"subagent": result.session_id, **shown})
 
 
 async def run_skill_as_subagent(
@@ -241,7 +252,7 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                 result = await runner.run(spec, emit=send.send)
             except SubagentError as exc:
                 return ItemResult(ok=False, text=str(exc))
-            return ItemResult(ok=result.ok, text=result.render_resumable(), status=result.status)
+            return _item_result(result)
 
         async def drain() -> None:
             async with receive:
@@ -261,7 +272,19 @@ class FleetTool(SpecifiedTool, spec=FLEET):
                     tool_call_id=call_id,
                 )
         # Bound: the task group re-raises whatever stopped run_fleet.
-        text = outcome.render()  # pyright: ignore[reportPossiblyUnboundVariable]
-        if not outcome.ok:  # pyright: ignore[reportPossiblyUnboundVariable]
-            return ToolResult(text=text, is_error=True, outcome="error")
-        return ToolResult(text=text)
+        return _fleet_result(outcome)  # pyright: ignore[reportPossiblyUnboundVariable]
+
+
+def _item_result(result: SubagentResult) -> ItemResult:
+    """What a fleet item's child gives its dependents and the fleet's result."""
+    return ItemResult(
+        ok=result.ok, text=result.render_resumable(), status=result.status, brief=result.brief
+    )
+
+
+def _fleet_result(outcome: FleetResult) -> ToolResult:
+    """The model reads the fleet's XML; people read its items as a list."""
+    shown = {SUMMARY: outcome.summary(), FOR_MODEL: True}
+    if not outcome.ok:
+        return ToolResult(text=outcome.render(), is_error=True, outcome="error", meta=shown)
+    return ToolResult(text=outcome.render(), meta=shown)

@@ -63,6 +63,18 @@ class ToolFamily(enum.StrEnum):
     OTHER = "other"  # session state, questions, memory, MCP tools
 
 
+#: ``ToolResult.meta`` keys for people, never sent to the model (kept in the tool
+#: message's meta, so a resumed session shows what the live one did):
+#: the call in people's words, shown in place of the result: a short account the card
+#: folds to ("Read 42 lines"; expanding shows the result) or, with FOR_MODEL, all
+#: people see of it ("You denied it.", a fleet's items, a subagent's answer without the
+#: line telling the model how to go on in its transcript).
+SUMMARY = "summary"
+#: True when the result's text is addressed to the model (a refusal telling it what to
+#: do next, a fleet's XML): people see the summary, never the text.
+FOR_MODEL = "for_model"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
     """What a tool call returns to the model (``meta`` stays local)."""
@@ -77,6 +89,14 @@ class ToolResult:
     @classmethod
     def error(cls, text: str, **meta: object) -> ToolResult:
         return cls(text=text, is_error=True, outcome="error", meta=dict(meta))
+
+    @classmethod
+    def denied(cls, text: str, summary: str) -> ToolResult:
+        """A refused call: ``text`` tells the model what to do next, ``summary``
+        tells people what happened (they never see ``text``)."""
+        return cls(
+            text=text, is_error=True, outcome="denied", meta={SUMMARY: summary, FOR_MODEL: True}
+        )
 
 
 @dataclass(kw_only=True)

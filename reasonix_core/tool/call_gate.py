@@ -31,6 +31,8 @@ class GateAuthorization(Protocol):
     def allowed(self) -> bool: ...
     @property
     def message(self) -> str: ...
+    @property
+    def summary(self) -> str: ...  # a refusal in people's words
 
 
 #: A PreToolUse hook's ``(permissionDecision, reason)`` about the MCP tool the

@@ -208,11 +208,11 @@ class UseCapabilityTool:
             return ToolResult(text=capability.inspect())
 
         if self.read_only_targets and not capability.read_only:
-            return ToolResult(
-                text=f"use_capability: {capability.name} is not declared read-only; "
+            return ToolResult.denied(
+                f"use_capability: {capability.name} is not declared read-only; "
                 "a subagent may call only read-only capabilities. Nothing was run.",
-                is_error=True,
-                outcome="denied",
+                f"Refused: {capability.name} is not read-only, and a subagent may call only "
+                "read-only capabilities.",
             )
         arguments = args.get("arguments", {})
         if isinstance(arguments, str):  # some models send the object as a JSON string

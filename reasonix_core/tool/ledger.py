@@ -31,6 +31,14 @@ FS_NOT_FOUND = "FS_NOT_FOUND"
 FS_ALREADY_EXISTS = "FS_ALREADY_EXISTS"
 
 FS_CODES = (FS_NOT_OBSERVED, FS_STALE_VERSION, FS_NOT_FOUND, FS_ALREADY_EXISTS)
+#: Each code in people's words (the card names the path; the model's text says what to
+#: do next).
+FS_SUMMARIES = {
+    FS_NOT_OBSERVED: "Not changed: the file was not read first.",
+    FS_STALE_VERSION: "Not changed: the file changed on disk since it was read.",
+    FS_NOT_FOUND: "Not found.",
+    FS_ALREADY_EXISTS: "Already exists.",
+}
 
 _CHUNK = 1 << 20
 

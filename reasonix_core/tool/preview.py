@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reasonix_core.tool.base import ToolContext
+from reasonix_core.tool.base import ToolContext, ToolResult
 
 PREVIEW_TOOLS = frozenset({"write_file", "edit_file", "multi_edit"})
 MAX_PREVIEW_BYTES = 2 * 1024 * 1024
@@ -60,15 +60,16 @@ def preview_diff(tool: str, args: dict[str, Any], ctx: ToolContext) -> str:
         return ""
 
 
-def precondition_failure(tool: str, args: dict[str, Any], ctx: ToolContext) -> str:
-    """Why a file write is sure to fail (not observed, stale, missing), or "".
+def precondition_failure(tool: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult | None:
+    """The error result of a file write sure to fail (not observed, stale, missing),
+    as the tool would give it, or None.
 
     Checked before the approval dialog, so the user is never asked to approve a
     diff that the tool would then refuse. Only certain failures count; anything
     unclear is left to the tool, which checks everything again when it runs.
     """
     if tool not in PREVIEW_TOOLS or not isinstance(args.get("path"), str):
-        return ""
+        return None
     from reasonix_core.tool.builtin._editor import editor_for
     from reasonix_core.tool.builtin._fs import fs_failure, services
     from reasonix_core.tool.ledger import FS_NOT_FOUND, read_version
@@ -77,27 +78,28 @@ def precondition_failure(tool: str, args: dict[str, Any], ctx: ToolContext) -> s
         sandbox, ledger = services(ctx)
         path = sandbox.resolve(args["path"])
         if editor_for(ctx, path, sandbox) is not None:
-            return ""  # the editor holds the file: the tool asks it when it runs
+            return None  # the editor holds the file: the tool asks it when it runs
         display = sandbox.display(path)
         current = read_version(path)
     except Exception:
-        return ""
+        return None
     if current is None:
         if tool == "write_file" or path.exists():  # creating a file; or not a regular one
-            return ""
-        return fs_failure(FS_NOT_FOUND, display).text
+            return None
+        return fs_failure(FS_NOT_FOUND, display).result()
     code = ledger.check(path, current)
     if code is not None:
-        return fs_failure(code, display, "overwriting" if tool == "write_file" else "editing").text
+        verb = "overwriting" if tool == "write_file" else "editing"
+        return fs_failure(code, display, verb).result()
     return _edit_failure(tool, args, path, display)
 
 
-def _edit_failure(tool: str, args: dict[str, Any], path: Path, display: str) -> str:
+def _edit_failure(tool: str, args: dict[str, Any], path: Path, display: str) -> ToolResult | None:
     """Why an edit of the (observed, current) file cannot apply: an ``old_string`` not
     in it, or found more than once; in the tool's own words (its transform is run on
     the file's text, nothing is written)."""
     if tool == "write_file":
-        return ""
+        return None
     from reasonix_core.tool.builtin._fs import ToolFailure, decode
     from reasonix_core.tool.builtin.edit_file import EditFileArgs, edit_transform
     from reasonix_core.tool.builtin.multi_edit import MultiEditArgs, edits_transform
@@ -108,11 +110,11 @@ def _edit_failure(tool: str, args: dict[str, Any], path: Path, display: str) -> 
         else:
             transform = edits_transform(MultiEditArgs.model_validate(args))
         if path.stat().st_size > MAX_PREVIEW_BYTES:
-            return ""
+            return None
         text, _fmt = decode(path.read_bytes())
         transform(text, display)
     except ToolFailure as failure:
-        return failure.text
+        return failure.result()
     except Exception:  # bad arguments, a binary file, anything unclear: the tool says it
-        return ""
-    return ""
+        return None
+    return None

@@ -14,7 +14,7 @@ Recovery of calls whose outcome is unknown is retired the same way
 
 from __future__ import annotations
 
-from reasonix_core.tool.base import ToolResult
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY, ToolResult
 
 #: The stable code at the head of the result.
 TOOL_RETIRED = "tool_retired"
@@ -38,5 +38,5 @@ def retired_result(name: str) -> ToolResult | None:
         text=f"{TOOL_RETIRED}: {name} is retired and did nothing; {instead}.",
         is_error=True,
         outcome="error",
-        meta={"code": TOOL_RETIRED},
+        meta={"code": TOOL_RETIRED, SUMMARY: "Retired: it did nothing.", FOR_MODEL: True},
     )

@@ -5,8 +5,8 @@ the grant dialog: the folders, the model's justification and the command; the
 same three answers grant the folders for this call, for this session (kept in
 memory only, never saved) or refuse them.
 
-A subagent's request says so under the title (which child: its profile or kind,
-its agent path, its task), so a child's ``bash`` is never approved as the main
+A subagent's request says so under the title (which child: its fleet item and
+profile or kind, the subagents that spawned it, its task), so a child's ``bash`` is never approved as the main
 agent's."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from reasonix_core.permission.approver import ApprovalDecision, ApprovalRequest, Requester
-from reasonix_core.permission.summary import visible
+from reasonix_core.permission.summary import detail_lines, visible
 from reasonix_tui.format import exact_line, one_line
 from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 from reasonix_tui.widgets.diff_view import DiffView
@@ -59,12 +59,13 @@ REQUESTER_CHARS = 200
 
 
 def requester_lines(requester: Requester) -> list[str]:
-    """Who asks: the subagent's profile or kind, its agent path, its task; each the
-    model's words, so one line each and inert (a task cannot fake "Asked by the
-    main agent" on a line of its own)."""
-    path = " › ".join(one_line(label, REQUESTER_CHARS) for label in requester.agent_path)
-    name = one_line(requester.name, REQUESTER_CHARS)
-    lines = [f"Asked by a subagent, not the main agent: {name} ({path})"]
+    """Who asks: the subagent (by its fleet item and profile or kind, after the
+    subagents that spawned it; never by tool call ids), its task; each the model's
+    words, so one line each and inert (a task cannot fake "Asked by the main agent"
+    on a line of its own)."""
+    chain = requester.lineage or (requester.name,)
+    who = " › ".join(one_line(label, REQUESTER_CHARS) for label in chain)
+    lines = [f"Asked by a subagent, not the main agent: {who}"]
     if requester.task:
         lines.append(f"its task: {one_line(requester.task, REQUESTER_CHARS)}")
     return lines
@@ -113,7 +114,9 @@ class ApprovalScreen(DockedOverlay[ApprovalDecision | None]):
                 yield from self._compose_requester()
                 if request.summary:
                     yield Static(Content(request.summary), id="summary")
-                lines = _argument_lines(request.arguments, request.summary)
+                lines = detail_lines(request.tool, request.arguments)
+                if lines is None:
+                    lines = _argument_lines(request.arguments, request.summary)
                 if lines:
                     yield Static(Content("\n".join(lines)), id="arguments")
                 if request.preview:

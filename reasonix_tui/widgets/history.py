@@ -96,9 +96,17 @@ async def _fill(block: Widget, entry: Entry) -> None:
             await block.show_saved(text)  # type: ignore[attr-defined]
         case ToolEntry():
             assert isinstance(block, ToolBlock)
-            await block.finish(entry.result, entry.outcome, entry.is_error, entry.diff)
+            # Its subagents' cards first: live, they were there before the result.
             for child in entry.children:
                 await block.mount(saved_card(child))
+            await block.finish(
+                entry.result,
+                entry.outcome,
+                entry.is_error,
+                entry.diff,
+                summary=entry.summary,
+                for_model=entry.for_model,
+            )
 
 
 def saved_card(child: ChildEntry) -> Widget:

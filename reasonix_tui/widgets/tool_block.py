@@ -4,6 +4,8 @@ A click or Ctrl+O (on the latest expandable block) expands the result."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
@@ -11,6 +13,9 @@ from textual.widgets import Static
 
 from reasonix_tui import format as fmt
 from reasonix_tui.widgets.diff_view import DiffView
+
+if TYPE_CHECKING:
+    from reasonix_core.events import ToolCallFinished
 
 PREVIEW_LINES = 6
 DIFF_PREVIEW_LINES = 24
@@ -39,6 +44,8 @@ class ToolBlock(Widget):
         & > DiffView { margin-left: 2; }
         &.-ok { border-left: thick $success; }
         &.-error { border-left: thick $error; & > .result { color: $text-error; } }
+        /* The core's account: the header's status carries the colour. */
+        & > .result.summary, &.-error > .result.summary { color: $text-muted; }
         &.-denied, &.-cancelled { border-left: thick $warning; }
     }
     """
@@ -53,6 +60,10 @@ class ToolBlock(Widget):
         self.diff: str | None = None
         self.expanded = False
         self.progress = ""
+        # The core's account of the call for people (ToolCallFinished.summary), and
+        # whether the result is the model's alone (then only the summary shows).
+        self.summary = ""
+        self.for_model = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="header", markup=False)
@@ -99,8 +110,19 @@ class ToolBlock(Widget):
             self.mount(Static(body, classes="live", markup=False))
 
     async def finish(
-        self, result: str, outcome: str, is_error: bool = False, diff: str = ""
+        self,
+        result: str,
+        outcome: str,
+        is_error: bool = False,
+        diff: str = "",
+        *,
+        summary: str = "",
+        for_model: bool = False,
     ) -> None:
+        """Show how the call ended. ``summary`` stands for the result until the card
+        is expanded (a read file's "Read 42 lines"); with ``for_model`` the result is
+        addressed to the model (a refusal, a fleet's XML) and never shown."""
+        self.summary, self.for_model = summary, for_model
         status = "error" if is_error and outcome == "ok" else outcome
         self.status = status if status in STATUS_LABEL else "unknown"
         if self.tool_name == "exit_plan_mode":
@@ -119,13 +141,30 @@ class ToolBlock(Widget):
         self.diff = found if self.status == "ok" and found else None
         await self._render_body()
 
+    async def finish_with(self, event: ToolCallFinished) -> None:
+        await self.finish(
+            event.full_result or event.result,  # the kept whole, not the model's bounded copy
+            event.outcome,
+            event.is_error,
+            event.diff,
+            summary=event.summary,
+            for_model=event.for_model,
+        )
+
     async def _render_body(self) -> None:
         await self.query(".result, .live, DiffView").remove()
         if self.diff is not None:
             limit = EXPANDED_LINES if self.expanded else DIFF_PREVIEW_LINES
             await self.mount(DiffView(self.diff, max_lines=limit))
             return
-        lines = self.result.rstrip("\n").splitlines()
+        if self.summary and not self.for_model and not self.expanded:
+            # Collapsed to the account ("Read 42 lines"); expanding shows the result.
+            body = Content(self.summary)
+            if self.expandable:
+                body = body + Content.styled(" · click to expand", "italic")
+            await self.mount(Static(body, classes="result summary", markup=False))
+            return
+        lines = self.shown.rstrip("\n").splitlines()
         if not lines:
             return
         from reasonix_core.permission.summary import visible  # off the first frame's path
@@ -137,7 +176,14 @@ class ToolBlock(Widget):
             hint = "" if self.expanded else " · click to expand"
             more = Content.styled(f"\n… {len(lines) - limit} more lines{hint}", "italic")
             body = body + more
-        await self.mount(Static(body, classes="result", markup=False))
+        classes = "result summary" if self.for_model else "result"
+        await self.mount(Static(body, classes=classes, markup=False))
+
+    @property
+    def shown(self) -> str:
+        """What people read of the result: the summary that stands for a result
+        addressed to the model, else the result."""
+        return self.summary if self.for_model else self.result
 
     @property
     def expandable(self) -> bool:
@@ -146,7 +192,8 @@ class ToolBlock(Widget):
             return False
         if self.diff is not None:
             return len(self.diff.splitlines()) > DIFF_PREVIEW_LINES
-        return len(self.result.rstrip("\n").splitlines()) > PREVIEW_LINES
+        lines = len(self.shown.rstrip("\n").splitlines())
+        return lines > (0 if self.summary and not self.for_model else PREVIEW_LINES)
 
     async def toggle(self) -> None:
         if self.status != "running":

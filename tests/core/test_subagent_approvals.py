@@ -43,7 +43,10 @@ async def test_a_childs_approval_request_names_the_child_and_the_parents_does_no
         (
             "write_file",
             Requester(
-                agent_path=("call_f#build",), name="task", task="APPROVE-CHILD: write the backend"
+                agent_path=("call_f#build",),
+                name="task",
+                task="APPROVE-CHILD: write the backend",
+                lineage=("build · task",),  # who, for people: no call id
             ),
         ),
     ]

@@ -167,6 +167,7 @@ async def test_a_subagents_request_says_which_child_asks(make_app, tmp_path: Pat
             agent_path=("call_f#backend", "call_9#tests"),
             name="reviewer",
             task="Clean the build and rerun the backend tests",
+            lineage=("backend · task", "tests · reviewer"),
         ),
     )
     app, services = make_app(
@@ -178,8 +179,10 @@ async def test_a_subagents_request_says_which_child_asks(make_app, tmp_path: Pat
         title = str(dialog.query_one("#title", Static).render())
         asker = str(dialog.query_one("#requester", Static).render())
         assert title == "Allow bash for a subagent?"
-        assert "Asked by a subagent, not the main agent: reviewer" in asker
-        assert "call_f#backend › call_9#tests" in asker
+        # Who, in people's words (issue 30 item 5): the subagents by item and
+        # profile, never by the tool call ids of their agent path.
+        assert "Asked by a subagent, not the main agent: backend · task › tests · reviewer" in asker
+        assert "call_" not in asker
         assert "its task: Clean the build and rerun the backend tests" in asker
         await pilot.press("n")
         await settle(pilot)

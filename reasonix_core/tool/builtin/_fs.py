@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, TypeVar
 import anyio
 import anyio.to_thread
 
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY, ToolContext, ToolResult
 from reasonix_core.tool.builtin._walk import PSEUDO_FS as PSEUDO_FS
 from reasonix_core.tool.builtin._walk import SKIP_DIRS as SKIP_DIRS
 from reasonix_core.tool.builtin._walk import WALK_MAX_ENTRIES as WALK_MAX_ENTRIES
@@ -39,6 +39,7 @@ from reasonix_core.tool.ledger import (
     FS_NOT_FOUND,
     FS_NOT_OBSERVED,
     FS_STALE_VERSION,
+    FS_SUMMARIES,
     FileLedger,
     FileVersion,
     version_of_fd,
@@ -98,6 +99,9 @@ class ToolFailure(Exception):
 
     def result(self) -> ToolResult:
         meta: dict[str, Any] = {"code": self.code} if self.code else {}
+        summary = FS_SUMMARIES.get(self.code or "")
+        if summary is not None:  # the code's text is the model's (what to do next)
+            meta.update({SUMMARY: summary, FOR_MODEL: True})
         return ToolResult.error(self.text, **meta)
 
 

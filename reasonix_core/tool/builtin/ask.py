@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY, ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import ASK as SPEC
 from reasonix_core.tool.builtin.specs import SpecifiedTool
 from reasonix_core.tool.questions import Question, QuestionAnswer
@@ -77,7 +77,15 @@ class AskTool(SpecifiedTool, spec=SPEC):
         if answers is None:
             return ToolResult(text=HEADLESS, meta={"answered": False})
         if not answers:
-            return ToolResult(text=DECLINED, meta={"answered": False, "declined": True})
+            return ToolResult(
+                text=DECLINED,
+                meta={
+                    "answered": False,
+                    "declined": True,
+                    SUMMARY: "You declined to answer.",
+                    FOR_MODEL: True,
+                },
+            )
         return ToolResult(
             text=render_answers(list(answers)) or "The user gave no answers.",
             meta={"answered": True},

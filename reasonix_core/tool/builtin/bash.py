@@ -305,7 +305,7 @@ async def _widen(
         call_id=current_call_id.get(),
     )
     if not auth.allowed:
-        return ToolResult(text=auth.message, is_error=True, outcome="denied")
+        return ToolResult.denied(auth.message, auth.summary)
     return dataclasses.replace(policy, granted=outside)
 
 

@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel, Field
 
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
-from reasonix_core.tool.base import ToolContext, ToolResult
+from reasonix_core.tool.base import SUMMARY, ToolContext, ToolResult
 from reasonix_core.tool.builtin._editor import editor_for, existing_text, text_version
 from reasonix_core.tool.builtin._fs import (
     BINARY_SNIFF,
@@ -199,7 +199,7 @@ def _read_window_of(fh: BinaryIO, display: str, start: int, limit: int) -> _Wind
 def _window_result(window: _Window, display: str, start: int) -> ToolResult:
     """The window as the model sees it: the lines, or why there are none, and a trailer."""
     out, last, total = window.lines, window.last, window.total
-    meta = {"path": display, "lines": total, "first": start, "last": last}
+    meta: dict[str, Any] = {"path": display, "lines": total, "first": start, "last": last}
     if window.version.size == 0:
         return ToolResult(text=f"{display} is empty (0 bytes).", meta=meta)
     if total == 0 or (not out and start > total):
@@ -210,6 +210,10 @@ def _window_result(window: _Window, display: str, start: int) -> ToolResult:
             ),
             meta=meta,
         )
+    shown = last - start + 1
+    meta[SUMMARY] = f"Read {shown} line{'s' if shown != 1 else ''}" + (
+        f" of {total}" if shown < total else ""
+    )
     trailer: list[str] = []
     if last < total:
         trailer.append(
