@@ -74,6 +74,7 @@ def cards(pilot) -> list[tuple[str, str, frozenset[str]]]:  # type: ignore[no-un
     return [
         (str(c.query_one(".header", Static).render()), c.result, frozenset(c.classes))
         for c in session(pilot).query(ToolBlock)
+        if c.query(".header")  # a card mounted this frame has no children yet
     ]
 
 
