@@ -10,11 +10,13 @@ Before the fix each of these stayed for every later command of the session."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
 import sys
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -117,3 +119,81 @@ async def test_a_file_size_limit_set_on_pid_1_does_not_break_the_next_command(
     result = await run_bash(ctx, "head -c 8192 /dev/zero > big && wc -c < big")
     assert "8192" in result.text, result.text
     assert (dirs[0] / "big").stat().st_size == 8192
+
+
+# -- the kernel keyrings: not namespaced, on both paths ------------------------------
+
+KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYCTL_REVOKE = 3
+KEY_SPEC_SESSION_KEYRING = -3
+KEY_SPEC_USER_KEYRING = -4
+SYSCALLS = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}
+
+KEY_PROBE = """
+import ctypes, os, sys
+add_key, request_key, keyctl = {numbers}
+libc = ctypes.CDLL(None, use_errno=True)
+kid = libc.syscall(request_key, b"user", sys.argv[1].encode(), None, 0)
+print("request", kid, ctypes.get_errno())
+buf = ctypes.create_string_buffer(64)
+print("read", libc.syscall(keyctl, 11, kid, buf, 64), buf.value)
+for where in (-3, -4):
+    made = libc.syscall(add_key, b"user", sys.argv[2].encode(), b"planted", 7, where)
+    print("add", where, made, ctypes.get_errno())
+"""
+
+
+@pytest.fixture
+def session_key() -> Iterator[tuple[str, int]]:
+    """A secret in this process's session keyring (a new anonymous one), as a
+    credential helper would keep it; revoked afterwards."""
+    numbers = SYSCALLS.get(os.uname().machine)
+    if numbers is None:
+        pytest.skip("keyring system call numbers known for x86_64 and aarch64 only")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(numbers[2], KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        pytest.skip(f"no keyrings here (errno {ctypes.get_errno()})")
+    name = f"rx-secret-{uuid.uuid4().hex}"
+    kid = libc.syscall(
+        numbers[0], b"user", name.encode(), b"TOPSECRET", 9, KEY_SPEC_SESSION_KEYRING
+    )
+    assert kid > 0, ctypes.get_errno()
+    try:
+        yield name, kid
+    finally:
+        libc.syscall(numbers[2], KEYCTL_REVOKE, kid)
+
+
+def _revoke_planted(name: str) -> bool:
+    """Whether a key ``name`` reached this process's keyrings (revoked if so)."""
+    _add_key, request_key, keyctl = SYSCALLS[os.uname().machine]
+    libc = ctypes.CDLL(None, use_errno=True)
+    kid = libc.syscall(request_key, b"user", name.encode(), None, 0)
+    if kid < 0:
+        return False
+    libc.syscall(keyctl, KEYCTL_REVOKE, kid)
+    return True
+
+
+@pytest.mark.parametrize("path", ["kept", "fresh"])
+async def test_commands_can_neither_read_nor_plant_kernel_keys(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path], session_key: tuple[str, int], path: str
+) -> None:
+    """Before the seccomp filter refused the keyring calls, a sandboxed command read
+    ``TOPSECRET`` from the session keyring it inherited and planted keys in the host's
+    session and user keyrings, seen by the host and by every later command."""
+    name, _ = session_key
+    planted = f"rx-planted-{uuid.uuid4().hex}"
+    ws = dirs[0]
+    numbers = SYSCALLS[os.uname().machine]
+    (ws / "probe.py").write_text(KEY_PROBE.format(numbers=numbers))
+    ctx = kept_sandbox_ctx(keeper, *dirs) if path == "kept" else sandbox_ctx(*dirs)
+    try:
+        result = await run_bash(ctx, f"{PYTHON} -I probe.py {name} {planted}")
+    finally:
+        reached_host = _revoke_planted(planted)
+    text = result.text
+    assert "TOPSECRET" not in text, text
+    assert "request -1 1" in text, text  # EPERM from the filter
+    assert "add -3 -1 1" in text and "add -4 -1 1" in text, text
+    assert not reached_host, "a sandboxed command planted a key on the host"
