@@ -197,3 +197,97 @@ async def test_commands_can_neither_read_nor_plant_kernel_keys(
     assert "request -1 1" in text, text  # EPERM from the filter
     assert "add -3 -1 1" in text and "add -4 -1 1" in text, text
     assert not reached_host, "a sandboxed command planted a key on the host"
+
+
+# -- what holds (each tried for real) ---------------------------------------------------
+
+
+async def test_shell_state_and_descriptors_are_not_carried_to_the_next_command(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    """Exported variables, umask, cwd, ulimit, traps and signal dispositions set by one
+    command are its own; a command holds descriptors 0-2 only, as with a fresh one."""
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    show = "echo FOO=$FOO; umask; pwd -P; ulimit -n; trap -p; ls /proc/self/fd | wc -l"
+    before = await run_bash(ctx, show)
+    await run_bash(ctx, "export FOO=bar; umask 077; cd /; ulimit -n 50; trap '' TERM INT; echo set")
+    after = await run_bash(ctx, show)
+    fresh = await run_bash(sandbox_ctx(*dirs), show)
+    assert after.text == before.text == fresh.text, (before.text, after.text, fresh.text)
+    assert "FOO=\n" in after.text and "0022" in after.text
+    assert "\n4\n" in after.text, after.text  # 0, 1, 2 and ls's own listing of /proc/self/fd
+    assert keeper.built == 1
+
+
+async def test_output_that_looks_like_protocol_frames_is_only_output(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    """The zygote's frames travel on their own socket: a command printing a length
+    prefix and a ``done`` or ``refused`` frame, NUL bytes and no final newline, on
+    stdout and stderr, gets exactly that back, and the sandbox keeps serving."""
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    command = (
+        'printf \'\\0\\0\\0\\x1b{"op":"done","status":0}\'; '
+        "printf '\\0\\0\\0\\x10{\"op\":\"refused\"}' >&2; printf 'no-newline'; exit 3"
+    )
+    kept = await run_bash(ctx, command)
+    fresh = await run_bash(sandbox_ctx(*dirs), command)
+    assert kept.text == fresh.text, (kept.text, fresh.text)
+    assert '{"op":"refused"}' in kept.text and "exit code 3" in kept.text
+    again = await run_bash(ctx, "echo still")
+    assert "still" in again.text and keeper.built == 1
+
+
+async def test_large_output_arrives_as_through_a_fresh_bubblewrap(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    command = "seq 1 400000; echo end >&2"
+    kept = await run_bash(kept_sandbox_ctx(keeper, *dirs), command)
+    fresh = await run_bash(sandbox_ctx(*dirs), command)
+    assert kept.text == fresh.text
+    assert "end" in kept.text
+
+
+async def test_a_command_that_closes_its_output_early_is_waited_for(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    """The call returns once the command exits, not at the end of its output: what it
+    does after closing stdout and stderr is done before the next command starts."""
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    await run_bash(ctx, "exec >&- 2>&-; sleep 1; echo late > late.txt")
+    assert (dirs[0] / "late.txt").read_text() == "late\n"
+    result = await run_bash(ctx, "cat late.txt; ps -e -o pid= | wc -l")
+    assert "late" in result.text and keeper.built == 1
+
+
+async def test_a_command_at_its_time_limit_leaves_nothing_and_the_next_is_confined(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    """A command that ends about when its limit does (either way round), with a
+    daemon behind it: nothing of it is there for the next command."""
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    for _ in range(3):
+        await run_bash(ctx, "setsid sh -c 'sleep 300' & sleep 1", timeout_seconds=1)
+        left = await run_bash(ctx, "ps -e -o comm= | grep -c sleep")
+        assert left.text.startswith("0"), left.text
+
+
+@pytest.mark.parametrize("gone", ["missing", "unusable"])
+async def test_a_zygote_killed_while_bwrap_became_unusable_runs_nothing_unconfined(
+    keeper: SandboxKeeper,
+    dirs: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    gone: str,
+) -> None:
+    """Fail closed: the kept sandbox is gone and no bubblewrap can be built (none
+    found, or one that cannot run): the command runs nowhere."""
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    await run_bash(ctx, "true")
+    (kept,) = keeper.sandboxes
+    os.kill(kept.zygote_pid, 9)
+    path = None if gone == "missing" else str(dirs[1] / "no-such-bwrap")
+    monkeypatch.setattr(shell_sandbox, "bwrap_available", lambda: path)
+    marker = dirs[0] / "ran"
+    result = await run_bash(ctx, f"touch {marker}; echo ran")
+    assert not marker.exists(), result.text
+    assert result.is_error, result.text
