@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -42,6 +43,17 @@ async def keeper() -> AsyncIterator[SandboxKeeper]:
         pids = kept_pids(keeper)
         await keeper.aclose()
         assert await all_gone(pids), f"left running after the keeper closed: {pids}"
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder the sandbox sees read-only (outside /tmp, which it replaces)."""
+    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else str(Path.home())
+    path = Path(tempfile.mkdtemp(prefix="rx-kept-attack-", dir=base))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _have(*programs: str) -> None:
@@ -361,3 +373,27 @@ async def test_a_posix_message_queue_does_not_outlive_its_command(
         assert on_host < 0, "a sandboxed command made a message queue on the host"
     finally:
         librt.mq_unlink(name.encode())
+
+
+@pytest.mark.parametrize(
+    "attack",
+    ["prlimit --pid 1 --nofile=4:4", "prlimit --pid 1 --as=20000000:20000000"],
+    ids=["nofile-starved", "memory-starved"],
+)
+async def test_a_zygote_starved_of_resources_fails_closed(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path], outside: Path, attack: str
+) -> None:
+    """Limits the zygote itself cannot live with: the call that set them may fail,
+    the zygote's namespace dies with everything in it, and the next command runs in
+    a new sandbox, confined."""
+    _have("prlimit")
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    await run_bash(ctx, "true")
+    (first,) = keeper.sandboxes
+    await run_bash(ctx, f"setsid sleep 300 & {attack}; echo set")
+    assert await all_gone([first.zygote_pid, first.bwrap.pid])
+    marker = outside / "escaped"
+    result = await run_bash(ctx, f"echo x 2>/dev/null > {marker}; ps -e -o comm= | grep -c sleep")
+    assert result.text.startswith("0"), result.text
+    assert not marker.exists()
+    assert keeper.built == 2
