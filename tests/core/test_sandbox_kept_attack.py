@@ -397,3 +397,31 @@ async def test_a_zygote_starved_of_resources_fails_closed(
     assert result.text.startswith("0"), result.text
     assert not marker.exists()
     assert keeper.built == 2
+
+
+# -- the host's kernel settings (found here; a fresh bubblewrap had it too) ------------
+
+SYSCTL_PROBE = (
+    f'{PYTHON} -I -c "import os\n'
+    "for p in ('/proc/sys/kernel/core_pattern', '/proc/sys/kernel/hostname', "
+    "'/proc/sys/vm/drop_caches', '/proc/sysrq-trigger'):\n"
+    "    try:\n"
+    "        os.close(os.open(p, os.O_WRONLY)); print('WRITABLE', p)\n"
+    "    except OSError as exc:\n"
+    "        print('refused', p, exc.errno)\n\""
+)
+
+
+@pytest.mark.parametrize("path", ["kept", "fresh"])
+async def test_no_command_can_write_the_hosts_sysctls(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path], path: str
+) -> None:
+    """bubblewrap covers /proc/sys only when the folder is writable, and it never is:
+    run as root, a command without any capability opened every sysctl for writing
+    (``kernel.hostname`` renamed the host; ``kernel.core_pattern`` set to a pipe to a
+    workspace script runs it as root on the host at the next crash). Only opened
+    here, never written."""
+    ctx = kept_sandbox_ctx(keeper, *dirs) if path == "kept" else sandbox_ctx(*dirs)
+    result = await run_bash(ctx, SYSCTL_PROBE)
+    assert "WRITABLE" not in result.text, result.text
+    assert "refused /proc/sys/kernel/hostname" in result.text, result.text
