@@ -37,6 +37,7 @@ CONFIG (JSON): ``{"sweep": [tmpfs mount points to empty after every command]}``.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import resource
@@ -223,6 +224,11 @@ IOPRIO_WHO_PROCESS = 1
 INHERITED_PROC = ("oom_score_adj", "coredump_filter")
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def inherited() -> tuple[object, ...]:
     """What every command inherits from the zygote and a command can change in it
     from outside (same uid, no capability, no ptrace): its resource limits
@@ -238,7 +244,7 @@ def inherited() -> tuple[object, ...]:
     ioprio = None
     number = IOPRIO_GET.get(os.uname().machine)
     if number is not None:
-        ioprio = ctypes.CDLL(None, use_errno=True).syscall(number, IOPRIO_WHO_PROCESS, 0)
+        ioprio = _libc().syscall(number, IOPRIO_WHO_PROCESS, 0)
     proc = tuple(_read_text(f"/proc/self/{name}") for name in INHERITED_PROC)
     return (
         limits,
