@@ -425,3 +425,27 @@ async def test_no_command_can_write_the_hosts_sysctls(
     result = await run_bash(ctx, SYSCTL_PROBE)
     assert "WRITABLE" not in result.text, result.text
     assert "refused /proc/sys/kernel/hostname" in result.text, result.text
+
+
+async def test_a_workspace_replaced_by_a_symlink_between_calls_is_bound_anew(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The kept sandbox bound the old folder; after the swap a command sees and writes
+    what a fresh bubblewrap would (the new target), never the old folder."""
+    ws = dirs[0]
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    await run_bash(ctx, "echo old > mark")
+    old = tmp_path / "old-ws"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "mark").write_text("other\n")
+    ws.rename(old)
+    ws.symlink_to(other)
+    command = "cat mark; echo written > out"
+    kept = await run_bash(ctx, command)
+    assert "other" in kept.text, kept.text
+    assert not (old / "out").exists(), "a command wrote into the folder that was swapped out"
+    assert (other / "out").read_text() == "written\n"
+    fresh = await run_bash(sandbox_ctx(*dirs), command)
+    assert fresh.text == kept.text
+    assert keeper.built == 2
