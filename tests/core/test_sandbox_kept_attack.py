@@ -449,3 +449,34 @@ async def test_a_workspace_replaced_by_a_symlink_between_calls_is_bound_anew(
     fresh = await run_bash(sandbox_ctx(*dirs), command)
     assert fresh.text == kept.text
     assert keeper.built == 2
+
+
+async def test_a_daemon_in_a_nested_user_namespace_does_not_survive(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    """A process in a user namespace of its own (and, where the kernel allows it, a
+    PID namespace of its own) is still in the zygote's namespace: killed by the sweep,
+    gone on the host when the call returns."""
+    _have("unshare")
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    mark = f"{300 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6}"
+    started = await run_bash(
+        ctx,
+        f"unshare -U setsid sleep {mark} & unshare -U -p -f setsid sleep {mark} & "
+        f"unshare -U sh -c 'setsid sleep {mark} &' ; sleep 0.5; "
+        f"echo running=$(ps -eo args | grep -c '^sleep {mark}')",
+    )
+    assert "running=0" not in started.text, started.text
+    left = await run_bash(ctx, f"ps -eo args | grep -c '^sleep {mark}'")
+    assert left.text.startswith("0"), left.text
+    on_host = [
+        pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid) == f"sleep\0{mark}\0"
+    ]
+    assert not on_host, f"left running on the host: {on_host}"
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
