@@ -25,7 +25,9 @@ answers ``refused`` when its mount table is no longer the one it started with (a
 mask detached by a rename on the host; nothing ran, and it ends), else ``done``
 once the command has exited *and* everything in the namespace is dead and reaped
 (``kill(-1, SIGKILL)`` until ``waitpid`` says ``ECHILD``) *and* each tmpfs is
-back to what it held at the start. A ``kill`` frame while a command runs ends it
+back to what it held at the start; ``clean`` is false when a tmpfs could not be
+put back or a command changed what the zygote's children inherit from it
+(:func:`inherited`): the host retires the sandbox. A ``kill`` frame while a command runs ends it
 the same way. End of file on the channel, or anything it does not expect, kills
 everything and ends the zygote, and with it the namespace.
 
@@ -35,8 +37,10 @@ CONFIG (JSON): ``{"sweep": [tmpfs mount points to empty after every command]}``.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -210,6 +214,49 @@ def _remove(path: str, mode: int) -> bool:
     return not failed
 
 
+# -- what commands inherit from the zygote ------------------------------------------
+
+#: ``ioprio_get`` by machine (no Python API); elsewhere the I/O priority is not compared.
+IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
+IOPRIO_WHO_PROCESS = 1
+#: Files of the zygote's /proc entry a command can write (Reasonix run as root owns
+#: them even with the zygote not dumpable) and every later command inherits.
+INHERITED_PROC = ("oom_score_adj", "coredump_filter")
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def inherited() -> tuple[object, ...]:
+    """What every command inherits from the zygote and a command can change in it
+    from outside (same uid, no capability, no ptrace): its resource limits
+    (``prlimit --pid 1``), nice value, CPU affinity, scheduling policy (``renice``,
+    ``taskset``, ``chrt`` on pid 1), I/O priority (``ionice -p 1``) and, as root, its
+    ``/proc/1/oom_score_adj`` and ``coredump_filter``. A hard limit lowered cannot
+    be raised again without a capability, so a difference retires the sandbox."""
+    limits = tuple(
+        resource.getrlimit(getattr(resource, name))
+        for name in sorted(dir(resource))
+        if name.startswith("RLIMIT_")
+    )
+    ioprio = None
+    number = IOPRIO_GET.get(os.uname().machine)
+    if number is not None:
+        ioprio = _libc().syscall(number, IOPRIO_WHO_PROCESS, 0)
+    proc = tuple(_read_text(f"/proc/self/{name}") for name in INHERITED_PROC)
+    return (
+        limits,
+        os.getpriority(os.PRIO_PROCESS, 0),
+        sorted(os.sched_getaffinity(0)),
+        os.sched_getscheduler(0),
+        os.sched_getparam(0).sched_priority,
+        ioprio,
+        proc,
+    )
+
+
 # -- one command ----------------------------------------------------------------
 
 
@@ -257,7 +304,7 @@ def run_one(ctl: socket.socket, message: dict[str, object], out: int) -> bool:
         kill_everything()
         if not open_channel:
             return False
-        clean = all(tmpfs.restore() for tmpfs in SWEEP)
+        clean = all(tmpfs.restore() for tmpfs in SWEEP) and inherited() == INHERITED[0]
     finally:
         os.close(out)
     # Killed on request: -9, as when the host kills a fresh bubblewrap. Killed by a
@@ -292,11 +339,14 @@ def _wait(ctl: socket.socket, process: subprocess.Popen[bytes]) -> tuple[int, bo
 
 
 SWEEP: list[Tmpfs] = []
+#: :func:`inherited` at the start.
+INHERITED: list[tuple[object, ...]] = []
 
 
 def serve(ctl: socket.socket, sweep: list[str]) -> None:
     mounts = _read_text(MOUNTINFO)
     SWEEP.extend(Tmpfs(root) for root in sweep)
+    INHERITED.append(inherited())
     send(ctl, {"op": "ready"})
     while (received := receive(ctl)) is not None:
         message, fds = received

@@ -1,4 +1,4 @@
-"""A seccomp filter that keeps sandboxed commands away from unix sockets.
+"""A seccomp filter that keeps sandboxed commands away from unix sockets and keyrings.
 
 ``--unshare-net`` gives a sandboxed command its own network namespace, but a
 unix socket is reached through the filesystem: with the network off a command
@@ -16,6 +16,12 @@ kernel refuses:
   (pipes, asyncio, multiprocessing use them);
 - ``io_uring_setup``: an io_uring ``IORING_OP_SOCKET`` creates sockets without
   the ``socket`` system call;
+- ``add_key``, ``request_key`` and ``keyctl``, with ``EPERM``: the kernel keyrings
+  are not namespaced by bubblewrap. A command could read the keys of the session
+  keyring it inherits and, as root, of the host user's keyring (a secret stored
+  there by a credential helper), write keys there for the host or a later command
+  to find, and pass data between commands (Docker's default profile refuses them
+  too);
 - any system call made through another ABI (i386 ``socketcall`` on x86_64,
   x32, 32-bit ARM): the process is killed, since this program only knows the
   native numbers.
@@ -71,12 +77,14 @@ class _Arch:
     socket: int
     socketpair: int
     io_uring_setup: int
+    #: add_key, request_key, keyctl (consecutive on both architectures)
+    add_key: int
     has_x32: bool
 
 
 _ARCHES: dict[str, _Arch] = {
-    "x86_64": _Arch(0xC000003E, socket=41, socketpair=53, io_uring_setup=425, has_x32=True),
-    "aarch64": _Arch(0xC00000B7, socket=198, socketpair=199, io_uring_setup=425, has_x32=False),
+    "x86_64": _Arch(0xC000003E, socket=41, socketpair=53, io_uring_setup=425, add_key=248, has_x32=True),
+    "aarch64": _Arch(0xC00000B7, socket=198, socketpair=199, io_uring_setup=425, add_key=217, has_x32=False),
 }
 _MACHINE_ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 
@@ -106,7 +114,10 @@ def _assemble(arch: _Arch) -> bytes:
     program += [
         (None, _JEQ_K, arch.socket, "socket", None),
         (None, _JEQ_K, arch.socketpair, "socketpair", None),
-        (None, _JEQ_K, arch.io_uring_setup, "deny", "allow"),
+        (None, _JEQ_K, arch.io_uring_setup, "deny", None),
+        (None, _JEQ_K, arch.add_key, "deny", None),  # add_key
+        (None, _JEQ_K, arch.add_key + 1, "deny", None),  # request_key
+        (None, _JEQ_K, arch.add_key + 2, "deny", "allow"),  # keyctl
         ("socket", _LD_W_ABS, _arg_low(0), None, None),
         (None, _JEQ_K, AF_UNIX, "deny", "allow"),
         ("socketpair", _LD_W_ABS, _arg_low(1), None, None),

@@ -204,6 +204,14 @@ def bwrap_argv(
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
+        # bubblewrap leaves /proc/sys writable when the folder itself is not (it
+        # checks only the folder): run as root, a command with no capability can
+        # still write any sysctl (kernel.core_pattern = `|/workspace/script` runs
+        # that script as root on the host at the next crash; kernel.hostname is
+        # the host's). Read-only, the host's view (net.* still shows the
+        # sandbox's own namespace, resolved by the reader).
+        "--ro-bind", "/proc/sys", "/proc/sys",
+        "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
         "--tmpfs", "/tmp",
     ]  # fmt: skip
     if not policy.network:
