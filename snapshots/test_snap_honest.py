@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from reasonix_core.agent.child_usage import SUBAGENT_USAGE
 from reasonix_core.coordinator.plan_mode import APPROVED, KEEP_PLANNING
 from reasonix_core.messages import Message, ToolCall
+from reasonix_core.tool.base import FOR_MODEL, SUMMARY
 from reasonix_testkit.tui import ScriptedServices, text_steps, tool_steps
 
 SIZES = {"80x24": (80, 24), "140x40": (140, 40)}
@@ -52,7 +53,8 @@ def _resumed() -> ScriptedServices:
             role="tool",
             tool_call_id="c1",
             content="In app.py.\n\n[subagent session: s1 - give it as continue_from]",
-            meta={"outcome": "ok", SUBAGENT_USAGE: usage},
+            # as the tool batch saves it now: people read the answer, the model the session line
+            meta={"outcome": "ok", SUBAGENT_USAGE: usage, SUMMARY: "In app.py.", FOR_MODEL: True},
         ),
         Message(role="assistant", content="It is in `app.py`."),
     ]
