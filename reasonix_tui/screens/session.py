@@ -236,8 +236,11 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             # In the thread too: the core modules the entries need load there, not on
             # the loop that draws them.
             from reasonix_tui.replay import replay_entries
+            from reasonix_tui.widgets.history import prepare
 
-            return replay_entries(messages)
+            entries = replay_entries(messages)
+            prepare(entries)
+            return entries
 
         try:
             entries = await asyncio.to_thread(read)

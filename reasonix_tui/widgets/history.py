@@ -120,6 +120,45 @@ def saved_card(child: ChildEntry) -> Widget:
     return card
 
 
+def prepare(entries: Sequence[Entry]) -> None:
+    """Off the event loop (the thread that read the session), load what drawing the
+    newest blocks needs: the answer widget's modules (Markdown, Rich) and the lexers
+    of their code fences. Drawing then only lays out and renders."""
+    from reasonix_tui.widgets.markdown_render import warm_highlighting
+
+    newest = entries[-LIVE_ENTRIES:]
+    warm_highlighting(entry.text for entry in newest if isinstance(entry, AnswerEntry))
+    import reasonix_tui.widgets.assistant_block  # noqa: F401  (loaded here, not on the loop)
+
+
+def _least_rows(text: str, width: int) -> int:
+    """Fewer rows than ``text`` takes in a block ``width`` cells wide: each paragraph
+    (blank-line separated) at least its characters over the width, then a blank line.
+    Markdown joins a paragraph's lines, so its source lines are no lower bound."""
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    return sum(max(1, -(-len(p) // width)) for p in paragraphs) + max(len(paragraphs) - 1, 0)
+
+
+def filling_count(entries: Sequence[Entry], height: int, width: int) -> int:
+    """How many of the newest ``entries`` surely fill a view ``height`` rows tall and
+    ``width`` wide (at most ``LIVE_ENTRIES``): each is counted at fewer rows than it
+    takes, so the view is full once they are drawn and the end is the last answer.
+    Drawing fewer than ``LIVE_ENTRIES`` on a short terminal shows the last answer
+    sooner. An unknown size (not laid out): ``LIVE_ENTRIES``."""
+    if height <= 0 or width <= 0:
+        return min(LIVE_ENTRIES, len(entries))
+    rows = 0
+    for count, entry in enumerate(reversed(entries[-LIVE_ENTRIES:]), start=1):
+        match entry:
+            case UserEntry(text=text) | AnswerEntry(text=text):
+                rows += 1 + _least_rows(text, width)
+            case _:  # a card, a thought, a notice: a row at least
+                rows += 1
+        if rows >= height:
+            return count
+    return min(LIVE_ENTRIES, len(entries))
+
+
 class SavedHistory:
     """The not yet drawn part of a saved session shown in ``transcript``."""
 
@@ -150,10 +189,13 @@ class SavedHistory:
         return len(self.earlier)
 
     async def start(self) -> None:
-        """Mount the marker and the newest blocks at the end of the transcript."""
+        """Mount the marker and the newest blocks at the end of the transcript: as many
+        as fill the view (at most ``LIVE_ENTRIES``), the rest on scroll-up."""
         await self.transcript.mount(self.marker)
-        newest = self.earlier[-LIVE_ENTRIES:]
-        del self.earlier[-LIVE_ENTRIES:]
+        size = self.transcript.scrollable_content_region.size
+        count = filling_count(self.earlier, size.height, size.width)
+        newest = self.earlier[-count:]
+        del self.earlier[-count:]
         await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
         self.marker.show_count(self.pending)
 
