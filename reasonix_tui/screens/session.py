@@ -236,11 +236,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             # In the thread too: the core modules the entries need load there, not on
             # the loop that draws them.
             from reasonix_tui.replay import replay_entries
-            from reasonix_tui.widgets.history import prepare
 
-            entries = replay_entries(messages)
-            prepare(entries)
-            return entries
+            return replay_entries(messages)
 
         try:
             entries = await asyncio.to_thread(read)

@@ -196,7 +196,10 @@ class SavedHistory:
         count = filling_count(self.earlier, size.height, size.width)
         newest = self.earlier[-count:]
         del self.earlier[-count:]
-        await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
+        # One frame once they are all mounted, not one per block mounted (a frame of
+        # half-drawn blocks at the top, then the end shown only by the next frames).
+        with self.transcript.app.batch_update():
+            await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
         self.marker.show_count(self.pending)
 
     async def draw_earlier(self, *, everything: bool = False) -> None:
