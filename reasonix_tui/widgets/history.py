@@ -120,17 +120,6 @@ def saved_card(child: ChildEntry) -> Widget:
     return card
 
 
-def prepare(entries: Sequence[Entry]) -> None:
-    """Off the event loop (the thread that read the session), load what drawing the
-    newest blocks needs: the answer widget's modules (Markdown, Rich) and the lexers
-    of their code fences. Drawing then only lays out and renders."""
-    from reasonix_tui.widgets.markdown_render import warm_highlighting
-
-    newest = entries[-LIVE_ENTRIES:]
-    warm_highlighting(entry.text for entry in newest if isinstance(entry, AnswerEntry))
-    import reasonix_tui.widgets.assistant_block  # noqa: F401  (loaded here, not on the loop)
-
-
 def _least_rows(text: str, width: int) -> int:
     """Fewer rows than ``text`` takes in a block ``width`` cells wide: each paragraph
     (blank-line separated) at least its characters over the width, then a blank line.
@@ -198,9 +187,24 @@ class SavedHistory:
         del self.earlier[-count:]
         # One frame once they are all mounted, not one per block mounted (a frame of
         # half-drawn blocks at the top, then the end shown only by the next frames).
-        with self.transcript.app.batch_update():
-            await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
+        # Fences whose lexer is not compiled yet are drawn plain, then highlighted
+        # once the end is on screen (see ``drafting``).
+        from reasonix_tui.widgets.markdown_render import drafting
+
+        with self.transcript.app.batch_update(), drafting():
+            drawn = await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
+        self.transcript.call_after_refresh(self._highlight_drafts, drawn)
         self.marker.show_count(self.pending)
+
+    def _highlight_drafts(self, blocks: list[Widget]) -> None:
+        if not self.shown:  # after the frame that shows the end
+            self.transcript.call_after_refresh(self._highlight_drafts, blocks)
+            return
+        from reasonix_tui.widgets.assistant_block import AnswerSegment
+
+        for block in blocks:
+            for segment in block.query_children(AnswerSegment):
+                segment.show_drafted()
 
     async def draw_earlier(self, *, everything: bool = False) -> None:
         """Draw the next older batch above what is shown, keeping the view where it is;
@@ -252,7 +256,10 @@ class SavedHistory:
         being drawn is laid out (the view stays where the user put it)."""
         self.going_home = self.wants_everything = False
 
-    async def _draw(self, entries: list[Entry], sizes: list[int], *, after: Widget) -> None:
+    async def _draw(
+        self, entries: list[Entry], sizes: list[int], *, after: Widget
+    ) -> list[Widget]:
+        """Mount blocks for ``entries`` in chunks of ``sizes`` after ``after``; the blocks."""
         start = 0
         chunks: list[tuple[TranscriptChunk, list[tuple[Widget, Entry]]]] = []
         for size in sizes:
@@ -267,3 +274,4 @@ class SavedHistory:
             await chunk.mount_all([block for block, _ in pairs])
             for block, entry in pairs:
                 await _fill(block, entry)
+        return [block for _, pairs in chunks for block, _ in pairs]

@@ -22,8 +22,7 @@ rendering of the last block only.
 from __future__ import annotations
 
 import contextlib
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -222,6 +221,7 @@ class BlockRenderer:
         # What each line of the last rendering is, for copying: "text", "code" (a code
         # line, one cell of padding on its left) or "pad" (a code block's padding row).
         self.line_kinds: list[str] = []
+        self.drafted = False  # a fence was drawn plain by the last call (see drafting)
 
     def clear(self) -> None:
         """Forget the rendered blocks (a parked segment renders again from its text)."""
@@ -247,6 +247,7 @@ class BlockRenderer:
         pieces: list[Content | str] = []
         kinds: list[str] = []
         blocks = split_blocks(source)
+        self.drafted = False
         for index, block in enumerate(blocks):
             top = not (open_top and index == 0)
             bottom = not (open_bottom and index == len(blocks) - 1)
@@ -254,9 +255,14 @@ class BlockRenderer:
             content = rendered.get(key) or self._blocks.get(key)
             if content is None:
                 if block.kind in ("fence", "code_block"):
+                    language = lexer_name(block.language) if block.language else "text"
+                    plain = _drafting and not _lexer_compiled(language)
                     content = render_code(
-                        block.code, block.language, width, surface, top=top, bottom=bottom
+                        block.code, language, width, surface, top=top, bottom=bottom, plain=plain
                     )
+                    if plain:  # not kept: rendered again, highlighted
+                        self.drafted = True
+                        key = f"draft{key}"
                 else:
                     content = _render_rich(block.text, width, console, theme, surface)
             rendered[key] = content
@@ -304,23 +310,35 @@ def lexer_name(language: str) -> str:
     return name if name in _aliases else "text"
 
 
-_FENCE_LANGUAGE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*([\w+#.-]+)", re.MULTILINE)
+_drafting = False  # see drafting()
 
 
-def warm_highlighting(sources: Iterable[str]) -> None:
-    """Compile, ahead of drawing, the Pygments lexers the fences in ``sources`` use.
+@contextlib.contextmanager
+def drafting() -> Iterator[None]:
+    """Within it, a fence whose Pygments lexer has not been compiled yet is drawn
+    plain and the renderer says so (:attr:`BlockRenderer.drafted`): compiling a lexer's
+    rules the first time (Python's: ~25 ms of ``re.compile``) is then not in the way of
+    the first frame of a resumed session. Rendered again outside, it is highlighted;
+    the plain draft has the same rows, so nothing moves."""
+    global _drafting
+    _drafting = True
+    try:
+        yield
+    finally:
+        _drafting = False
 
-    A lexer's rules are compiled the first time it is made (Python's: ~25 ms of
-    ``re.compile``), so the first code block drawn pays for it. Called from a thread
-    while a saved session is read, so that cost is not on the event loop that draws
-    the session's newest answers. Only compiles: what is drawn does not change."""
-    from pygments.lexers import get_lexer_by_name
+
+def _lexer_compiled(language: str) -> bool:
+    from pygments.lexer import RegexLexer
+    from pygments.lexers import find_lexer_class_by_name
     from pygments.util import ClassNotFound
 
-    languages = {lexer_name(found) for source in sources for found in _FENCE_LANGUAGE.findall(source)}
-    for language in languages - {"text"}:
-        with contextlib.suppress(ClassNotFound):
-            get_lexer_by_name(language)
+    try:
+        lexer = find_lexer_class_by_name(language)
+    except ClassNotFound:
+        return True
+    # A RegexLexer compiles its rules when the first one is made (kept on the class).
+    return not issubclass(lexer, RegexLexer) or "_tokens" in lexer.__dict__
 
 
 def _highlight_lines(code: str, language: str) -> list[Content]:
@@ -356,13 +374,15 @@ def render_code(
     *,
     top: bool = True,
     bottom: bool = True,
+    plain: bool = False,
 ) -> Content:
     """A code block: highlighted by Textual (its theme's colours), one cell of padding
     around (``top``/``bottom``: the padding rows), long lines folded, on ``surface``."""
     inner = max(width - 2, 2)
     blank = Content(" " * width)
     rows = [blank] if top else []
-    for line in _highlight_lines(code, language):
+    lines = [Content(line) for line in code.split("\n")] if plain else None
+    for line in lines or _highlight_lines(code, language):
         for piece in line.fold(inner) if line.cell_length > inner else [line]:
             rows.append(Content.assemble(" ", piece.pad_right(inner - piece.cell_length), " "))
     if bottom:

@@ -72,3 +72,51 @@ async def test_long_answers_draw_fewer_blocks_first_then_the_rest_in_order(
         await pilot.press("end")
         await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
         assert not transcript.unseen  # nothing new arrived: no "new output below"
+
+
+def test_a_fence_is_drafted_plain_until_its_lexer_is_compiled() -> None:
+    """Within ``drafting`` a fence whose lexer was never compiled is drawn plain (same
+    rows); rendered again outside, it is highlighted."""
+    from rich.console import Console
+    from rich.theme import Theme
+
+    from reasonix_tui.widgets.markdown_render import BlockRenderer, _lexer_compiled, drafting
+
+    source = "Some code:\n\n```fortran\nprogram hello\n  print *, 'hi'\nend program\n```\n"
+    assert not _lexer_compiled("fortran")
+    renderer = BlockRenderer()
+    with drafting():
+        draft = renderer.render(source, 60, Console(), Theme())
+    assert renderer.drafted
+    assert not any(span for span in draft.spans if "program" in draft.plain[span.start : span.end])
+    final = renderer.render(source, 60, Console(), Theme())
+    assert not renderer.drafted and _lexer_compiled("fortran")
+    assert final.plain == draft.plain  # nothing moves
+    assert any("program" in final.plain[span.start : span.end] for span in final.spans)
+
+
+async def test_a_resumed_answers_code_is_highlighted_once_the_end_is_shown(
+    tmp_path: Path,
+) -> None:
+    from reasonix_tui.widgets.assistant_block import AnswerSegment
+    from reasonix_tui.widgets.markdown_render import _lexer_compiled
+
+    answer = "Done:\n\n```cobol\n       IDENTIFICATION DIVISION.\n       PROGRAM-ID. HELLO.\n```\n"
+    assert not _lexer_compiled("cobol")
+    messages = [
+        *long_session(3),
+        Message(role="user", content="and in COBOL?"),
+        Message(role="assistant", content=answer),
+    ]
+    app, _ = resumed_app(tmp_path, messages)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        segment = screen.query(AnswerSegment).last()
+        await until(pilot, lambda: not segment._renderer.drafted)
+        await settle(pilot)
+        assert _lexer_compiled("cobol")
+        shown = segment.visual
+        assert "PROGRAM-ID" in str(shown)
+        assert segment._renderer.line_kinds.count("code") == 2
