@@ -127,6 +127,11 @@ class AnswerSegment(Static):
         )
         self._shown_width = width
 
+    def show_drafted(self) -> None:
+        """Render again if the last rendering drew a fence plain (see ``drafting``)."""
+        if self._renderer.drafted:
+            self.show()
+
     def _line_view(self) -> list[Content] | None:
         """The shown Content's lines, if each is one line on screen at the current width
         (the renderer lays the Markdown out at that width, so normally they are), else

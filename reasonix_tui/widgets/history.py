@@ -128,6 +128,34 @@ def saved_card(child: ChildEntry) -> Widget:
     return card
 
 
+def _least_rows(text: str, width: int) -> int:
+    """Fewer rows than ``text`` takes in a block ``width`` cells wide: each paragraph
+    (blank-line separated) at least its characters over the width, then a blank line.
+    Markdown joins a paragraph's lines, so its source lines are no lower bound."""
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    return sum(max(1, -(-len(p) // width)) for p in paragraphs) + max(len(paragraphs) - 1, 0)
+
+
+def filling_count(entries: Sequence[Entry], height: int, width: int) -> int:
+    """How many of the newest ``entries`` surely fill a view ``height`` rows tall and
+    ``width`` wide (at most ``LIVE_ENTRIES``): each is counted at fewer rows than it
+    takes, so the view is full once they are drawn and the end is the last answer.
+    Drawing fewer than ``LIVE_ENTRIES`` on a short terminal shows the last answer
+    sooner. An unknown size (not laid out): ``LIVE_ENTRIES``."""
+    if height <= 0 or width <= 0:
+        return min(LIVE_ENTRIES, len(entries))
+    rows = 0
+    for count, entry in enumerate(reversed(entries[-LIVE_ENTRIES:]), start=1):
+        match entry:
+            case UserEntry(text=text) | AnswerEntry(text=text):
+                rows += 1 + _least_rows(text, width)
+            case _:  # a card, a thought, a notice: a row at least
+                rows += 1
+        if rows >= height:
+            return count
+    return min(LIVE_ENTRIES, len(entries))
+
+
 class SavedHistory:
     """The not yet drawn part of a saved session shown in ``transcript``."""
 
@@ -158,12 +186,33 @@ class SavedHistory:
         return len(self.earlier)
 
     async def start(self) -> None:
-        """Mount the marker and the newest blocks at the end of the transcript."""
+        """Mount the marker and the newest blocks at the end of the transcript: as many
+        as fill the view (at most ``LIVE_ENTRIES``), the rest on scroll-up."""
         await self.transcript.mount(self.marker)
-        newest = self.earlier[-LIVE_ENTRIES:]
-        del self.earlier[-LIVE_ENTRIES:]
-        await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
+        size = self.transcript.scrollable_content_region.size
+        count = filling_count(self.earlier, size.height, size.width)
+        newest = self.earlier[-count:]
+        del self.earlier[-count:]
+        # One frame once they are all mounted, not one per block mounted (a frame of
+        # half-drawn blocks at the top, then the end shown only by the next frames).
+        # Fences whose lexer is not compiled yet are drawn plain, then highlighted
+        # once the end is on screen (see ``drafting``).
+        from reasonix_tui.widgets.markdown_render import drafting
+
+        with self.transcript.app.batch_update(), drafting():
+            drawn = await self._draw(newest, TranscriptChunk.split(len(newest)), after=self.marker)
+        self.transcript.call_after_refresh(self._highlight_drafts, drawn)
         self.marker.show_count(self.pending)
+
+    def _highlight_drafts(self, blocks: list[Widget]) -> None:
+        if not self.shown:  # after the frame that shows the end
+            self.transcript.call_after_refresh(self._highlight_drafts, blocks)
+            return
+        from reasonix_tui.widgets.assistant_block import AnswerSegment
+
+        for block in blocks:
+            for segment in block.query_children(AnswerSegment):
+                segment.show_drafted()
 
     async def draw_earlier(self, *, everything: bool = False) -> None:
         """Draw the next older batch above what is shown, keeping the view where it is;
@@ -215,7 +264,10 @@ class SavedHistory:
         being drawn is laid out (the view stays where the user put it)."""
         self.going_home = self.wants_everything = False
 
-    async def _draw(self, entries: list[Entry], sizes: list[int], *, after: Widget) -> None:
+    async def _draw(
+        self, entries: list[Entry], sizes: list[int], *, after: Widget
+    ) -> list[Widget]:
+        """Mount blocks for ``entries`` in chunks of ``sizes`` after ``after``; the blocks."""
         start = 0
         chunks: list[tuple[TranscriptChunk, list[tuple[Widget, Entry]]]] = []
         for size in sizes:
@@ -230,3 +282,4 @@ class SavedHistory:
             await chunk.mount_all([block for block, _ in pairs])
             for block, entry in pairs:
                 await _fill(block, entry)
+        return [block for _, pairs in chunks for block, _ in pairs]

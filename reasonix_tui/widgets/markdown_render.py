@@ -21,7 +21,8 @@ rendering of the last block only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -220,6 +221,7 @@ class BlockRenderer:
         # What each line of the last rendering is, for copying: "text", "code" (a code
         # line, one cell of padding on its left) or "pad" (a code block's padding row).
         self.line_kinds: list[str] = []
+        self.drafted = False  # a fence was drawn plain by the last call (see drafting)
 
     def clear(self) -> None:
         """Forget the rendered blocks (a parked segment renders again from its text)."""
@@ -245,6 +247,7 @@ class BlockRenderer:
         pieces: list[Content | str] = []
         kinds: list[str] = []
         blocks = split_blocks(source)
+        self.drafted = False
         for index, block in enumerate(blocks):
             top = not (open_top and index == 0)
             bottom = not (open_bottom and index == len(blocks) - 1)
@@ -252,9 +255,14 @@ class BlockRenderer:
             content = rendered.get(key) or self._blocks.get(key)
             if content is None:
                 if block.kind in ("fence", "code_block"):
+                    language = lexer_name(block.language) if block.language else "text"
+                    plain = _drafting and not _lexer_compiled(language)
                     content = render_code(
-                        block.code, block.language, width, surface, top=top, bottom=bottom
+                        block.code, language, width, surface, top=top, bottom=bottom, plain=plain
                     )
+                    if plain:  # not kept: rendered again, highlighted
+                        self.drafted = True
+                        key = f"draft{key}"
                 else:
                     content = _render_rich(block.text, width, console, theme, surface)
             rendered[key] = content
@@ -302,6 +310,37 @@ def lexer_name(language: str) -> str:
     return name if name in _aliases else "text"
 
 
+_drafting = False  # see drafting()
+
+
+@contextlib.contextmanager
+def drafting() -> Iterator[None]:
+    """Within it, a fence whose Pygments lexer has not been compiled yet is drawn
+    plain and the renderer says so (:attr:`BlockRenderer.drafted`): compiling a lexer's
+    rules the first time (Python's: ~25 ms of ``re.compile``) is then not in the way of
+    the first frame of a resumed session. Rendered again outside, it is highlighted;
+    the plain draft has the same rows, so nothing moves."""
+    global _drafting
+    _drafting = True
+    try:
+        yield
+    finally:
+        _drafting = False
+
+
+def _lexer_compiled(language: str) -> bool:
+    from pygments.lexer import RegexLexer
+    from pygments.lexers import find_lexer_class_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = find_lexer_class_by_name(language)
+    except ClassNotFound:
+        return True
+    # A RegexLexer compiles its rules when the first one is made (kept on the class).
+    return not issubclass(lexer, RegexLexer) or "_tokens" in lexer.__dict__
+
+
 def _highlight_lines(code: str, language: str) -> list[Content]:
     """One ``Content`` per line. A long fence is highlighted in chunks of
     ``FENCE_CHUNK`` lines and full chunks are cached, so a growing fence costs the
@@ -335,13 +374,15 @@ def render_code(
     *,
     top: bool = True,
     bottom: bool = True,
+    plain: bool = False,
 ) -> Content:
     """A code block: highlighted by Textual (its theme's colours), one cell of padding
     around (``top``/``bottom``: the padding rows), long lines folded, on ``surface``."""
     inner = max(width - 2, 2)
     blank = Content(" " * width)
     rows = [blank] if top else []
-    for line in _highlight_lines(code, language):
+    lines = [Content(line) for line in code.split("\n")] if plain else None
+    for line in lines or _highlight_lines(code, language):
         for piece in line.fold(inner) if line.cell_length > inner else [line]:
             rows.append(Content.assemble(" ", piece.pad_right(inner - piece.cell_length), " "))
     if bottom:
