@@ -69,20 +69,36 @@ class ToolBlock(Widget):
         yield Static(self._header(), classes="header", markup=False)
 
     def _header(self) -> Content:
-        key = fmt.key_argument(self.arguments)
+        """Name, key argument and status on one line that always ends with the status:
+        at a narrow width the key argument (then the progress) is cut with "…"."""
+        key = fmt.terminal_safe(fmt.key_argument(self.arguments))
         status_style = {
             "running": "$text-secondary",
             "ok": "$text-success",
             "error": "$text-error",
             "kept": "$text-muted",
         }.get(self.status, "$text-warning")
-        parts: list[tuple[str, str] | str] = [(self.tool_name, "bold"), "  "]
-        if key:
-            parts += [(key, "$text-muted"), "  "]
-        parts.append((STATUS_LABEL.get(self.status, self.status), status_style))
+        status = Content.styled(STATUS_LABEL.get(self.status, self.status), status_style)
         if self.status == "running" and self.progress:
-            parts += ["  ", (self.progress, "$text-muted")]
-        return Content.assemble(*parts)
+            status = status + Content("  ") + Content.styled(self.progress, "$text-muted")
+        name = Content.styled(self.tool_name, "bold") + Content("  ")
+        width = self._header_width()
+        if width:
+            # The status first: the name and the key argument give way to it.
+            status = status.truncate(max(width - name.cell_length, 1), ellipsis=True)
+            room = width - name.cell_length - status.cell_length - 2
+            key = Content(key).truncate(room, ellipsis=True).plain if room >= 2 else ""
+        head = name
+        if key:
+            head = head + Content.styled(key, "$text-muted") + Content("  ")
+        return head + status
+
+    def _header_width(self) -> int:
+        """The header's width in cells once laid out (0 before: no cut yet)."""
+        return self.content_region.width if self.is_mounted else 0
+
+    def on_resize(self) -> None:
+        self.query_one(".header", Static).update(self._header())
 
     def set_progress(
         self, progress: float, total: float | None, message: str, output: str = ""
