@@ -27,7 +27,12 @@ command, interleaved call by call with the two references:
   ``posix_spawn`` of ``unshare --pid --mount --fork --mount-proc`` running ``setpriv``
   (every capability dropped, ``no_new_privs``) running bash (no fresh ``/tmp`` yet);
 - ``zygote spawn``: ``os.posix_spawn`` of bash straight from the zygote, no isolation at
-  all: the floor of any Python zygote's round trip.
+  all: the floor of any Python zygote's round trip;
+- ``kept (product)``: what was built from the sweep mode, ``tool/kept_sandbox.py`` as the
+  bash tool drives it: ``SandboxKeeper.lease`` (the bubblewrap options rebuilt and
+  compared, every path's inode, the mount table), the command sent to the pid-1 zygote
+  with its environment and output pipe, its output read to the end, everything killed
+  and every tmpfs put back before the answer.
 
 Run: ``.venv/bin/python bench/bench_sandbox_reuse.py [--calls 40]`` (needs a usable
 bwrap; prints medians in ms and the load average).
@@ -40,9 +45,17 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
-from reasonix_core.tool.shell_sandbox import bwrap_available
+import anyio
+
+from reasonix_core.tool.builtin.bash import collect
+from reasonix_core.tool.sandbox import SandboxPolicy
+from reasonix_core.tool.sandbox_keeper import SandboxKeeper
+from reasonix_core.tool.shell_sandbox import bwrap_available, sanitized_env, shell_argv
 
 ZYGOTE = r"""
 import ctypes, os, struct, sys
@@ -163,21 +176,14 @@ def main() -> None:
     assert via_zygote("zygote pid+mnt", "(setsid sleep 1000 &); exit 7") == 7
     assert via_zygote("zygote pid+mnt", '! pgrep -x sleep && test -z "$(ls /tmp)"') == 0
 
-    times: dict[str, list[float]] = {m: [] for m in ("bare", "fresh", *MODES)}
+    times: dict[str, list[float]] = {m: [] for m in ("bare", "fresh", *MODES, "kept (product)")}
     load_before = os.getloadavg()[0]
-    for _ in range(args.calls):
-        t = time.perf_counter()
-        subprocess.run(["/bin/bash", "-c", "true"], check=True)
-        times["bare"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        subprocess.run(
-            [bwrap, *BWRAP, "/bin/bash", "--noprofile", "--norc", "-c", "true"], check=True
-        )
-        times["fresh"].append(time.perf_counter() - t)
-        for mode in MODES:
-            t = time.perf_counter()
-            via_zygote(mode, "true")
-            times[mode].append(time.perf_counter() - t)
+    with tempfile.TemporaryDirectory() as root:
+        workspace, temp = Path(root, "ws"), Path(root, "tmp")
+        workspace.mkdir()
+        temp.mkdir()
+        policy = SandboxPolicy(workspace=workspace, temp_dir=temp)
+        anyio.run(interleaved, args.calls, times, via_zygote, bwrap, policy)
     ctl.close()
     zygote.wait(timeout=30)
     print(
@@ -189,6 +195,59 @@ def main() -> None:
         print(
             f"  {name:16s} median {med * 1000:6.2f} ms  p90 {sorted(values)[int(len(values) * 0.9)] * 1000:6.2f} ms  {med / bare:5.2f} x bare"
         )
+
+
+async def interleaved(
+    calls: int,
+    times: dict[str, list[float]],
+    via_zygote: Callable[[str, str], int],
+    bwrap: str,
+    policy: SandboxPolicy,
+) -> None:
+    """Each mode once per round, the product's kept sandbox last (built before timing)."""
+    keeper = SandboxKeeper()
+    env = sanitized_env()
+
+    async def kept() -> None:
+        lease = keeper.lease(policy)
+        if lease is None:
+            raise SystemExit(f"no kept sandbox: {keeper.disabled}")
+        await lease.start(shell_argv("true"), env=env, cwd=policy.workspace)
+        run = await collect(lease, time_limit=30)
+        if run.exit_code != 0 or lease.failure:
+            raise SystemExit(f"the kept sandbox failed: {lease.failure or run.output}")
+
+    await kept()
+    try:
+        await _rounds(calls, times, via_zygote, bwrap, kept)
+    finally:
+        await keeper.aclose()
+
+
+async def _rounds(
+    calls: int,
+    times: dict[str, list[float]],
+    via_zygote: Callable[[str, str], int],
+    bwrap: str,
+    kept: Callable[[], Awaitable[None]],
+) -> None:
+    # The references are timed as they are spawned outside the event loop: blocking on purpose.
+    for _ in range(calls):
+        t = time.perf_counter()
+        subprocess.run(["/bin/bash", "-c", "true"], check=True)  # noqa: ASYNC221
+        times["bare"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        subprocess.run(  # noqa: ASYNC221
+            [bwrap, *BWRAP, "/bin/bash", "--noprofile", "--norc", "-c", "true"], check=True
+        )
+        times["fresh"].append(time.perf_counter() - t)
+        for mode in MODES:
+            t = time.perf_counter()
+            via_zygote(mode, "true")
+            times[mode].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        await kept()
+        times["kept (product)"].append(time.perf_counter() - t)
 
 
 if __name__ == "__main__":

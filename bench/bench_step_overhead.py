@@ -46,7 +46,11 @@ floor, sandboxed <= 1.3x unsandboxed. ``--checkpoints off`` adds ``[checkpoints]
 enabled = false`` (``both``: measure each, to split out the checkpoint's share).
 
     .venv/bin/python bench/bench_step_overhead.py --bash [--steps 30] [--reps 5]
-        [--checkpoints on|off|both] [--git] [--profile]
+        [--checkpoints on|off|both] [--git] [--fresh] [--profile]
+
+The sandboxed turn runs in the session's kept sandbox (``[sandbox] keep``, the default;
+docs/SECURITY.md). ``--fresh`` adds a third turn to every repetition with a fresh
+bubblewrap per command (``keep = false``), what every sandboxed command cost before.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ import argparse
 import cProfile
 import inspect
 import io
+import os
 import pstats
 import resource
 import statistics
@@ -98,6 +103,27 @@ def cpu_now() -> float:
     (a sandboxed command's processes are reaped by bubblewrap, and counted with it)."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def kept_cpu(keeper: Any) -> float:
+    """CPU seconds of a session's kept sandboxes so far (docs/SECURITY.md, "A sandbox
+    kept per session"): each zygote, the commands it reaped, and its bubblewrap.
+    They are not this process's children until the session closes, so ``cpu_now``
+    does not see them. Clock ticks (10 ms on most kernels): coarse per process,
+    summed over a whole turn."""
+    if keeper is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for kept in keeper.sandboxes:
+        for pid in (kept.zygote_pid, kept.bwrap.pid):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            # utime, stime, cutime, cstime: fields 14-17 of stat(5), 12-15 after the name
+            total += sum(int(f) for f in fields[11:15])
+    return total / tick
 
 
 def _timed(parts: dict[str, float], key: str, fn: Any) -> Any:
@@ -163,7 +189,8 @@ async def agent_turn(
                 elif isinstance(event, ev.ToolCallFinished) and event.is_error:
                     raise SystemExit(f"{event.name} failed: {event.result}")
         wall = time.perf_counter() - started
-        cpu = cpu_now() - cpu
+        # The session's kept sandbox started with its first command: all its CPU is this turn's.
+        cpu = cpu_now() - cpu + kept_cpu(agent.tool_context.env.kept_sandboxes)
         marks.append(started + wall)
         sink.finish("success")
     if finished is None or finished.steps != steps or len(sent) != steps:
@@ -282,11 +309,13 @@ def sh_true(n: int) -> tuple[list[float], float]:
     return walls, (cpu_now() - cpu) / n
 
 
-def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float]:
+def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float, float]:
     """Median walls of the very argv ``bash true`` spawns, without the harness:
-    unsandboxed (``/bin/bash -c true``) and under bubblewrap (the argv
-    ``prepare_command`` builds for this workspace, seccomp descriptor included).
-    Their difference is what bubblewrap itself adds to a step, whatever the harness."""
+    unsandboxed (``/bin/bash -c true``), under a fresh bubblewrap (the argv
+    ``prepare_command`` builds for this workspace, seccomp descriptor included), and
+    through a kept sandbox (``SandboxKeeper.lease`` with its checks, the command sent
+    to the zygote, its output read, the sweep; built once before timing). The
+    differences are what each sandbox itself adds to a step, whatever the harness."""
     from reasonix_core.tool.sandbox import SandboxPolicy
     from reasonix_core.tool.shell_sandbox import prepare_command
 
@@ -303,7 +332,34 @@ def bare_spawns(workspace: Path, temp: Path, n: int) -> tuple[float, float]:
             walls.append(time.perf_counter() - started)
             if prepared:
                 prepared.close()
-    return statistics.median(plain), statistics.median(boxed)
+    kept = anyio.run(kept_spawns, policy, n)
+    return statistics.median(plain), statistics.median(boxed), statistics.median(kept)
+
+
+async def kept_spawns(policy: Any, n: int) -> list[float]:
+    """Walls of ``bash true`` through a kept sandbox, as the bash tool runs it."""
+    from reasonix_core.tool.builtin.bash import collect
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
+    from reasonix_core.tool.shell_sandbox import sanitized_env, shell_argv
+
+    keeper = SandboxKeeper()
+    env = sanitized_env()
+    walls: list[float] = []
+    try:
+        for i in range(n + 1):
+            started = time.perf_counter()
+            lease = keeper.lease(policy)
+            if lease is None:
+                raise SystemExit(f"no kept sandbox: {keeper.disabled}")
+            await lease.start(shell_argv("true"), env=env, cwd=policy.workspace)
+            run = await collect(lease, time_limit=30)
+            if run.exit_code != 0 or lease.failure:
+                raise SystemExit(f"the kept sandbox failed: {lease.failure or run.output}")
+            if i:  # the first call builds it
+                walls.append(time.perf_counter() - started)
+    finally:
+        await keeper.aclose()
+    return walls
 
 
 def _git_init(workspace: Path) -> None:
@@ -314,11 +370,12 @@ def _git_init(workspace: Path) -> None:
 
 
 def bash_turn(
-    home: Path, workspace: Path, steps: int, sandbox: str, checkpoints: bool
+    home: Path, workspace: Path, steps: int, sandbox: str, checkpoints: bool, keep: bool = True
 ) -> tuple[Turn, list[float]]:
-    """One agent turn of ``bash true`` steps; returns it and its step intervals."""
+    """One agent turn of ``bash true`` steps; returns it and its step intervals.
+    ``keep=False``: ``[sandbox] keep = false``, a fresh bubblewrap per command."""
     # -y/--auto: bash runs without asking (the gate still parses and judges it).
-    extra = '\n[permissions]\npreset = "auto"\n'
+    extra = ("" if keep else "keep = false\n") + '\n[permissions]\npreset = "auto"\n'
     if not checkpoints:
         extra += "\n[checkpoints]\nenabled = false\n"
     with tool_loop_server("process", steps, tool="bash") as url:
@@ -327,10 +384,15 @@ def bash_turn(
     return turn, intervals
 
 
-def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool) -> dict:
+def measure_bash(
+    steps: int, reps: int, root: Path, checkpoints: bool, git: bool, fresh: bool = False
+) -> dict:
+    """``fresh``: a third turn in every repetition, sandboxed with a fresh bubblewrap per
+    command (``[sandbox] keep = false``: what every sandboxed command cost before)."""
     tag = "cp" if checkpoints else "nocp"
-    homes = {s: root / f"home-bash-{s}-{tag}" for s in ("off", "enforce")}
-    spaces = {s: root / f"ws-bash-{s}-{tag}" for s in ("off", "enforce")}
+    modes = ("off", "enforce", "fresh") if fresh else ("off", "enforce")
+    homes = {s: root / f"home-bash-{s}-{tag}" for s in modes}
+    spaces = {s: root / f"ws-bash-{s}-{tag}" for s in modes}
     for workspace in spaces.values():
         workspace.mkdir()
         (workspace / "tiny.txt").write_text("hello\n", encoding="utf-8")
@@ -340,10 +402,15 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
     for rep in range(reps + 1):  # the first repetition warms up and is not counted
         row: dict[str, float] = {}
         sent: list[PreparedRequest] = []
-        for sandbox in ("off", "enforce"):
+        for sandbox in modes:
             use_env(homes[sandbox])
             turn, intervals = bash_turn(
-                homes[sandbox], spaces[sandbox], steps, sandbox, checkpoints
+                homes[sandbox],
+                spaces[sandbox],
+                steps,
+                "off" if sandbox == "off" else "enforce",
+                checkpoints,
+                keep=sandbox != "fresh",
             )
             row[sandbox] = statistics.median(intervals[1:-1])
             row[f"{sandbox}-wall"] = turn.wall / steps
@@ -365,7 +432,9 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         row["floor-cpu"] = request_cpu + sh_cpu
         temp = root / f"tmp-{tag}"
         temp.mkdir(exist_ok=True)
-        row["bare-bash"], row["bare-bwrap"] = bare_spawns(spaces["enforce"], temp, 10)
+        row["bare-bash"], row["bare-bwrap"], row["bare-kept"] = bare_spawns(
+            spaces["enforce"], temp, 10
+        )
         if rep:
             rows.append({k: v * 1000 for k, v in row.items()})
     for row in rows:
@@ -375,9 +444,15 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         # what bubblewrap adds to a bare spawn, nothing else.
         row["bwrap-extra"] = row["bare-bwrap"] - row["bare-bash"]
         row["ratio-bwrap"] = (row["off"] + row["bwrap-extra"]) / row["off"]
-        row["harness-extra"] = row["enforce"] - row["off"] - row["bwrap-extra"]
+        # The same for the kept sandbox the sandboxed turn now runs its commands in.
+        row["kept-extra"] = row["bare-kept"] - row["bare-bash"]
+        row["ratio-kept"] = (row["off"] + row["kept-extra"]) / row["off"]
+        row["harness-extra"] = row["enforce"] - row["off"] - row["kept-extra"]
         row["cpu-floor"] = row["off-cpu"] / row["floor-cpu"]
         row["cpu-sandbox"] = row["enforce-cpu"] / row["off-cpu"]
+        if fresh:
+            row["ratio-fresh"] = row["fresh"] / row["off"]
+            row["cpu-fresh"] = row["fresh-cpu"] / row["off-cpu"]
     rows.sort(key=lambda r: r["ratio-floor"])
     out = rows[(len(rows) - 1) // 2]
     spread_floor = ", ".join(f"{r['ratio-floor']:.2f}" for r in rows)
@@ -391,7 +466,10 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
     )
     print(f"  floor: loopback request {out['request']:6.2f} ms + sh -c true {out['sh']:5.2f} ms"
           f" = {out['floor']:6.2f} ms")  # fmt: skip
-    for sandbox, label in (("off", "unsandboxed"), ("enforce", "sandboxed  ")):
+    labels = [("off", "unsandboxed"), ("enforce", "sandboxed  ")]
+    if fresh:
+        labels.append(("fresh", "fresh bwrap"))
+    for sandbox, label in labels:
         print(
             f"  {label} step {out[sandbox]:6.2f} ms, turn wall / steps "
             f"{out[sandbox + '-wall']:6.2f} ms   (in it: bash tool call "
@@ -401,6 +479,15 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
         )
     print(f"  unsandboxed / floor      {out['ratio-floor']:5.2f} x   (all: {spread_floor})")
     print(f"  sandboxed / unsandboxed  {out['ratio-sandbox']:5.2f} x   (all: {spread_sandbox})")
+    if fresh:
+        spread_fresh = ", ".join(
+            f"{r['ratio-fresh']:.2f}" for r in sorted(rows, key=lambda r: r["ratio-fresh"])
+        )
+        out["cpu-fresh"] = statistics.median(r["cpu-fresh"] for r in rows)
+        print(
+            f"  fresh bwrap / unsandboxed {out['ratio-fresh']:5.2f} x   (all: {spread_fresh}; "
+            f"[sandbox] keep = false, as before; CPU {out['cpu-fresh']:4.2f} x)"
+        )
     cpu_floor = statistics.median(r["cpu-floor"] for r in rows)
     cpu_sandbox = statistics.median(r["cpu-sandbox"] for r in rows)
     print(
@@ -412,10 +499,12 @@ def measure_bash(steps: int, reps: int, root: Path, checkpoints: bool, git: bool
     )
     out["cpu-floor"], out["cpu-sandbox"] = cpu_floor, cpu_sandbox
     print(
-        f"  bare spawns: /bin/bash -c true {out['bare-bash']:5.2f} ms, the same under bubblewrap "
-        f"{out['bare-bwrap']:5.2f} ms: bubblewrap adds {out['bwrap-extra']:5.2f} ms, so a fresh "
-        f"sandbox per command allows at best {out['ratio-bwrap']:4.2f} x; the harness adds "
-        f"{out['harness-extra']:5.2f} ms more (guard, argv, descriptors)"
+        f"  bare spawns: /bin/bash -c true {out['bare-bash']:5.2f} ms; under a fresh bubblewrap "
+        f"{out['bare-bwrap']:5.2f} ms (adds {out['bwrap-extra']:5.2f} ms: a fresh sandbox per "
+        f"command allows at best {out['ratio-bwrap']:4.2f} x); through the kept sandbox "
+        f"{out['bare-kept']:5.2f} ms, its checks included (adds {out['kept-extra']:5.2f} ms: at "
+        f"best {out['ratio-kept']:4.2f} x); the harness adds {out['harness-extra']:5.2f} ms more "
+        "(git guard, thread trips)"
     )
     return out
 
@@ -443,7 +532,7 @@ def main_bash(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="reasonix-bench-") as tmp:
         for checkpoints in settings:
             results[checkpoints] = measure_bash(
-                args.steps, args.reps, Path(tmp), checkpoints, args.git
+                args.steps, args.reps, Path(tmp), checkpoints, args.git, args.fresh
             )
         if args.profile:
             for sandbox in ("off", "enforce"):
@@ -470,6 +559,11 @@ def main() -> int:
     parser.add_argument("--bash", action="store_true", help="per bash step against its floor")
     parser.add_argument("--checkpoints", choices=("on", "off", "both"), default="on")
     parser.add_argument("--git", action="store_true", help="--bash: the workspace is a git repo")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="--bash: also a sandboxed turn with a fresh bubblewrap per command ([sandbox] keep = false)",
+    )
     args = parser.parse_args()
     if args.steps < 20:
         parser.error("--steps must be at least 20")

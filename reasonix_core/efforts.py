@@ -12,6 +12,7 @@ validates with it before any provider module (or httpx) is imported.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from reasonix_core.errors import ConfigError
 
@@ -81,6 +82,59 @@ def accepted_efforts(kind: str, protocol: str) -> tuple[str, ...] | None:
     return (AUTO, *DISABLED_EFFORTS, *(level for level in _ORDER if level in table))
 
 
+#: The one name a menu shows for thinking off (:data:`DISABLED_EFFORTS` are its spellings).
+OFF = "off"
+
+
+@dataclass(frozen=True, slots=True)
+class EffortLevel:
+    """One level as a menu lists it: the name shown, and the other names a user may
+    type for the same request (``/effort medium`` on DeepSeek sends ``high``)."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+
+
+def effort_levels(kind: str, protocol: str) -> tuple[EffortLevel, ...]:
+    """One entry per distinct request a built-in kind makes under ``protocol``:
+    ``auto``, ``off`` where thinking can be switched off, then each level whose
+    wire value differs, named by the level that sends it as itself (else the first
+    in order). Empty for a kind that is not built in or a protocol that sends no
+    reasoning settings: nothing to choose."""
+    if kind not in _LEVELS or protocol == "none":
+        return ()
+    table = DEEPSEEK_EFFORTS if protocol == "deepseek" else _LEVELS[kind]
+    grouped: dict[str, list[str]] = {}
+    for level in _ORDER:
+        if level in table:
+            grouped.setdefault(table[level], []).append(level)
+    out: list[EffortLevel] = []
+    if _turns_thinking_off(kind, protocol):
+        out.append(EffortLevel(AUTO))
+        out.append(EffortLevel(OFF, tuple(n for n in DISABLED_EFFORTS if n != OFF)))
+    else:  # "off" sends nothing here, as auto does
+        out.append(EffortLevel(AUTO, DISABLED_EFFORTS))
+    for wire, names in grouped.items():
+        name = wire if wire in names else names[0]
+        out.append(EffortLevel(name, tuple(n for n in names if n != name)))
+    return tuple(out)
+
+
+def effort_level(effort: str, levels: Sequence[EffortLevel]) -> str:
+    """The name ``levels`` show for ``effort`` (itself when none lists it)."""
+    norm = effort.strip().lower()
+    for level in levels:
+        if norm == level.name or norm in level.aliases:
+            return level.name
+    return norm
+
+
+def _turns_thinking_off(kind: str, protocol: str) -> bool:
+    # DeepSeek's protocol (any kind) and Anthropic's kind send thinking disabled;
+    # the OpenAI kinds under OpenAI's protocol send nothing for it.
+    return protocol == "deepseek" or kind == "anthropic"
+
+
 def known_efforts() -> tuple[str, ...]:
     """Every level some built-in provider accepts (before one is selected)."""
     return (AUTO, *DISABLED_EFFORTS, *_ORDER)
@@ -109,10 +163,14 @@ __all__ = [
     "AUTO",
     "DEEPSEEK_EFFORTS",
     "DISABLED_EFFORTS",
+    "OFF",
     "OPENAI_CHAT_EFFORTS",
     "OPENAI_RESPONSES_EFFORTS",
+    "EffortLevel",
     "UnknownEffort",
     "accepted_efforts",
     "check_effort",
+    "effort_level",
+    "effort_levels",
     "known_efforts",
 ]

@@ -88,6 +88,10 @@ class Message:
 #: ``Message.meta`` key of a user turn the host made (a goal round), not typed by
 #: the user: drawn and listed as the host's (replay, /rewind). Never sent.
 HOST_TURN = "host_turn"
+#: ``Message.meta`` key of a user turn holding large pastes the user saw collapsed:
+#: ``[[start, length, number], ...]`` into its content, so a resumed transcript
+#: draws the same ``[Pasted text #N ...]`` chips. Never sent.
+PASTED = "pasted"
 
 
 def system(text: str) -> Message:

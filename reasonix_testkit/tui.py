@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reasonix_core.efforts import EffortLevel
 from reasonix_core.events import (
     Event,
     Notice,
@@ -269,6 +270,9 @@ class ScriptedRunner:
     def idle_preview(self) -> Any:
         return self._services.idle
 
+    async def nothing_to_compact(self) -> str:
+        return self._services.nothing_to_compact
+
     async def compact(self, focus: str = "") -> AsyncIterator[Event]:
         self._services.compactions += 1
         self._services.compaction_focus.append(focus)
@@ -300,6 +304,8 @@ class ScriptedServices(BaseServices):
     effort: str = "high"
     model_names: list[str] = field(default_factory=lambda: ["deepseek-flash", "deepseek-v4-pro"])
     effort_levels: list[str] = field(default_factory=lambda: ["low", "medium", "high", "max"])
+    # What /effort's picker lists (default: each of effort_levels, no aliases).
+    effort_menu: list[EffortLevel] | None = None
     sessions: list[SessionSummary] = field(default_factory=list)
     servers: list[McpServerView] = field(default_factory=list)
     api_key_missing: bool = False
@@ -310,6 +316,7 @@ class ScriptedServices(BaseServices):
     reconnected: list[str] = field(default_factory=list)
     compactions: int = 0
     compaction_focus: list[str] = field(default_factory=list)
+    nothing_to_compact: str = ""  # /compact's line when it would change nothing
     # Saved transcripts by session id (drawn on resume), and the session the first
     # runner reopens, as ``reasonix -c`` does.
     saved: dict[str, list[Message]] = field(default_factory=dict)
@@ -389,6 +396,11 @@ class ScriptedServices(BaseServices):
 
     def efforts(self) -> list[str]:
         return list(self.effort_levels)
+
+    def effort_choices(self) -> list[EffortLevel]:
+        if self.effort_menu is not None:
+            return list(self.effort_menu)
+        return [EffortLevel(level) for level in self.effort_levels]
 
     def set_effort(self, effort: str) -> None:
         if effort not in self.effort_levels:

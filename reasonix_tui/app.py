@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from typing import ClassVar
@@ -34,6 +36,7 @@ INPUT_EVENTS = (
     events.MouseScrollUp,
     events.Paste,
 )
+SAVED_DRAW_WAIT_SECONDS = 2.0  # the engine waits at most this long for a resumed drawing
 STARTUP_FAILED = 1  # the services could not be built (see DeferredServices.error)
 
 
@@ -98,6 +101,13 @@ class ReasonixApp(App[int]):
         )
 
     async def _await_services(self) -> None:
+        session = self.session
+        if session is not None:
+            # A resumed session's newest blocks first: building the engine (imports,
+            # config) in a thread would share the interpreter with drawing them. A
+            # prompt sent meanwhile starts the build itself.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.saved_drawn.wait(), SAVED_DRAW_WAIT_SECONDS)
         try:
             await self.services.ready()
         except Exception:

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.agent.turn_meta import TurnMeta
     from reasonix_core.coordinator.plans import SavedPlan
+    from reasonix_core.efforts import EffortLevel
     from reasonix_core.events import Event
     from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
@@ -134,6 +135,9 @@ class DeferredRunner:
         async with _closing(runner.compact(focus)) as events:
             async for event in events:
                 yield event
+
+    async def nothing_to_compact(self) -> str:
+        return await (await self._when_ready()).nothing_to_compact()
 
     def cache_report(self) -> CacheReport | None:
         if self is self.services.first_runner and not self.services.is_ready:
@@ -419,6 +423,9 @@ class DeferredServices(BaseServices):
 
     def efforts(self) -> list[str]:
         return self.wait().efforts()
+
+    def effort_choices(self) -> list[EffortLevel]:
+        return self.wait().effort_choices()
 
     def set_effort(self, effort: str) -> None:
         self.wait().set_effort(effort)

@@ -35,7 +35,14 @@ from reasonix_core.config import (
     save_api_key,
 )
 from reasonix_core.config.schema import ProviderConfig
-from reasonix_core.efforts import AUTO, UnknownEffort, accepted_efforts, check_effort
+from reasonix_core.efforts import (
+    AUTO,
+    EffortLevel,
+    UnknownEffort,
+    accepted_efforts,
+    check_effort,
+    effort_levels,
+)
 from reasonix_core.errors import ConfigError, ReasonixError, SessionError
 from reasonix_core.messages import Message
 from reasonix_core.permission.approver import Approver
@@ -148,6 +155,10 @@ class EngineRunner:
         async with aclosing(runtime.compact(focus)) as events:
             async for event in events:
                 yield event
+
+    async def nothing_to_compact(self) -> str:
+        runtime = await self.services.acquire(self)
+        return runtime.nothing_to_compact()
 
     # /rewind: the session's checkpoints (Session.rewind_*).
 
@@ -604,6 +615,10 @@ class EngineServices(BaseServices):
         # What the provider's efforts() will say, known before it is built.
         provider = self._resolved.provider
         return list(accepted_efforts(provider.kind, provider.effective_reasoning_protocol()) or ())
+
+    def effort_choices(self) -> list[EffortLevel]:
+        provider = self._resolved.provider
+        return list(effort_levels(provider.kind, provider.effective_reasoning_protocol()))
 
     def set_effort(self, effort: str) -> None:
         # UnknownEffort is a ValueError: /effort shows its message.

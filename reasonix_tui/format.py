@@ -84,6 +84,23 @@ def find_diff(text: str) -> str | None:
     return None
 
 
+# What a terminal obeys instead of showing: the C0 controls but tab, newline and
+# carriage return, DEL and the C1 controls (ESC starts a title, a screen clear, an OSC 52
+# clipboard write; 0x9b and 0x9d are CSI and OSC alone). Spelled out instead.
+_CONTROLS = {
+    code: f"\\x{code:02x}"
+    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+    if code not in (0x09, 0x0A, 0x0D)
+}
+
+
+def terminal_safe(text: str) -> str:
+    """Text from the model, a provider or a tool as the transcript draws it: its control
+    characters spelled out (``\\x1b``), so none reaches the terminal; everything else,
+    emoji joiners and right-to-left text included, as it is."""
+    return text.translate(_CONTROLS)
+
+
 def one_line(text: str, limit: int | None = None) -> str:
     """Model or repository text on one line: every line break (``\\r``, ``\\u2028``...)
     and run of spaces made one space, invisible characters escaped, cut at ``limit``.

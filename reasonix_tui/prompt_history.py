@@ -1,7 +1,9 @@
 """Prompts sent in a workspace, kept across restarts (Up/Down, Ctrl+R).
 
 One file per workspace, ``<config_home>/prompt-history/<workspace key>.jsonl``,
-one JSON string per line, mode 0600 (prompts may quote secrets). Appending is
+one JSON string per line (a prompt with collapsed pastes: an object,
+``{"prompt": shown, "pastes": {"1": text}}``, so a recalled prompt still sends
+them; older versions skip such lines), mode 0600 (prompts may quote secrets). Appending is
 one ``write`` to a file opened ``O_APPEND``; once it holds twice ``LIMIT`` lines
 it is rewritten atomically with the newest ``LIMIT``. Unreadable lines are
 skipped; a history that cannot be read or written never stops a prompt.
@@ -15,9 +17,14 @@ import logging
 import os
 from pathlib import Path
 
+from reasonix_tui.pasted_text import PromptText
+
 log = logging.getLogger(__name__)
 
 LIMIT = 500
+# A prompt whose pastes hold more characters than this is not saved (Up still
+# recalls it until the app exits), so the file stays quick to load at start-up.
+MAX_SAVED_PASTES = 100_000
 FOLDER = "prompt-history"
 
 
@@ -48,16 +55,22 @@ class PromptHistory:
                 value = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(value, str) and value.strip():
-                prompts.append(value)
+            prompt = _prompt(value)
+            if prompt is not None and prompt.strip():
+                prompts.append(prompt)
         return prompts[-LIMIT:]
 
     def append(self, prompt: str) -> None:
+        if (
+            isinstance(prompt, PromptText)
+            and sum(map(len, prompt.pastes.values())) > MAX_SAVED_PASTES
+        ):
+            return  # recalled in this session only: the file stays small to load
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(fd, (json.dumps(prompt, ensure_ascii=False) + "\n").encode("utf-8"))
+                os.write(fd, (_line(prompt) + "\n").encode("utf-8"))
             finally:
                 os.close(fd)
             self._lines += 1
@@ -70,6 +83,33 @@ class PromptHistory:
         from reasonix_core.fsutil import atomic_write_text
 
         kept = self.load()
-        text = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in kept)
+        text = "".join(_line(p) + "\n" for p in kept)
         atomic_write_text(self.path, text, mode=0o600)
         self._lines = len(kept)
+
+
+def _line(prompt: str) -> str:
+    if isinstance(prompt, PromptText) and prompt.pastes:
+        pastes = {str(number): text for number, text in prompt.pastes.items()}
+        return json.dumps({"prompt": str(prompt), "pastes": pastes}, ensure_ascii=False)
+    return json.dumps(str(prompt), ensure_ascii=False)
+
+
+def _prompt(value: object) -> str | None:
+    """A saved line's prompt; None for one that is neither shape (skipped)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        return None
+    shown, raw = value.get("prompt"), value.get("pastes")
+    if not isinstance(shown, str) or not isinstance(raw, dict):
+        return None
+    pastes = {
+        int(number): text
+        for number, text in raw.items()
+        if isinstance(number, str)
+        and number.isascii()
+        and number.isdigit()
+        and isinstance(text, str)
+    }
+    return PromptText(shown, pastes)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from reasonix_core.agent.child_usage import SUBAGENT_USAGE
 from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK, for_people
 from reasonix_core.command.mentions import without_attachments
 from reasonix_core.memory.history import clean_user_text
-from reasonix_core.messages import HOST_TURN, Message
+from reasonix_core.messages import HOST_TURN, PASTED, Message
+from reasonix_core.pasted import collapse, spans_from_meta
 from reasonix_core.provider.searches import past_searches
 from reasonix_core.tool.base import FOR_MODEL, SUMMARY
 
@@ -51,6 +53,18 @@ class ChildEntry:
     state: str = "done"
     status: str = ""
     reason: str = ""
+    # What the child's own requests spent, as its live card added them up (saved
+    # beside the call's result; None in sessions saved before it was).
+    usage: ChildSpend | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildSpend:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cost: float = 0.0
+    currency: str = "USD"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,11 +104,18 @@ def replay_entries(messages: Sequence[Message]) -> list[Entry]:
         if message.role == "user" and message.meta.get(HOST_TURN):
             entries.append(NoticeEntry("Goal round: Reasonix continued the goal."))
         elif message.role == "user":
-            text = without_attachments(clean_user_text(message.content or ""))
+            text = without_attachments(clean_user_text(_collapsed(message)))
             entries.append(UserEntry(text))
         elif message.role == "assistant":
             entries.extend(_assistant(message, results))
     return entries
+
+
+def _collapsed(message: Message) -> str:
+    """A user turn with its large pastes as the chips the user saw when typing it."""
+    text = message.content or ""
+    spans = spans_from_meta(message.meta.get(PASTED))
+    return collapse(text, spans) if spans else text
 
 
 def _assistant(message: Message, results: dict[str | None, Message]) -> list[Entry]:
@@ -146,7 +167,11 @@ def _assistant(message: Message, results: dict[str | None, Message]) -> list[Ent
                 diff=str(meta.get("diff") or ""),
                 summary=str(meta.get(SUMMARY) or ""),
                 for_model=bool(meta.get(FOR_MODEL)),
-                children=saved_children(call.name, call.arguments, text, outcome, is_error),
+                children=with_spend(
+                    saved_children(call.name, call.arguments, text, outcome, is_error),
+                    meta.get(SUBAGENT_USAGE),
+                    fleet=call.name == "fleet",
+                ),
             )
         )
     return out
@@ -224,3 +249,38 @@ def _fleet_children(args: dict[str, object], result: str) -> tuple[ChildEntry, .
             )
         )
     return tuple(children)
+
+
+def with_spend(
+    children: tuple[ChildEntry, ...], saved: object, *, fleet: bool
+) -> tuple[ChildEntry, ...]:
+    """The cards with what each child spent, from the result's ``subagent_usage``
+    (by fleet item id; "" for a task's one child). The session file is read as
+    untrusted: a value that is not a count is no figure."""
+    if not isinstance(saved, dict) or not children:
+        return children
+    out: list[ChildEntry] = []
+    for child in children:
+        spend = _spend(saved.get(child.label if fleet else ""))
+        out.append(replace(child, usage=spend) if spend is not None else child)
+    return tuple(out)
+
+
+def _spend(raw: object) -> ChildSpend | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    cost = raw.get("cost")
+    spent = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else 0.0
+    currency = raw.get("currency")
+    return ChildSpend(
+        prompt_tokens=count("prompt_tokens"),
+        completion_tokens=count("completion_tokens"),
+        cache_hit_tokens=count("cache_hit_tokens"),
+        cost=spent if 0 <= spent < 1e9 else 0.0,  # not NaN, not negative
+        currency=currency if isinstance(currency, str) and len(currency) <= 8 else "USD",
+    )

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # types only: the first frame needs none of the core
     from reasonix_core.agent.cache_report import CacheReport
     from reasonix_core.agent.turn_meta import TurnMeta
     from reasonix_core.coordinator.plans import SavedPlan
+    from reasonix_core.efforts import EffortLevel
     from reasonix_core.events import Event
     from reasonix_core.messages import Message
     from reasonix_core.permission.approver import Approver
@@ -168,6 +169,12 @@ class SessionHandle(Protocol):
     def compact(self, focus: str = "") -> AsyncGenerator[Event, None]:
         """Fold the history now (``focus``: what the summary should keep); events go
         through the turn dispatcher."""
+        ...
+
+    async def nothing_to_compact(self) -> str:
+        """The one line ``/compact`` shows instead of compacting (and instead of asking
+        to break the prompt cache) when it would change nothing, else "": the core's
+        compaction planner decides (``Session.nothing_to_compact``)."""
         ...
 
     def cache_report(self) -> CacheReport | None:
@@ -354,6 +361,12 @@ class AppServices(Protocol):
 
     def efforts(self) -> list[str]:
         """Reasoning-effort levels the current model accepts (may be empty)."""
+        ...
+
+    def effort_choices(self) -> list[EffortLevel]:
+        """The current model's levels as ``/effort`` lists them: one name per distinct
+        request (reasonix_core/efforts.py), each with the aliases it accepts; empty
+        when the model has no effort setting."""
         ...
 
     def set_effort(self, effort: str) -> None:

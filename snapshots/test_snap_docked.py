@@ -131,17 +131,8 @@ DIALOGS: dict[str, tuple[Callable[[], ScriptedServices], Callable[[Pilot], Await
 }
 
 
-#: A known defect, left open: at 80×24 the /model picker (whose list grows once the
-#: provider's /models answers) opened right after an answer leaves that answer's
-#: lines blank until the next scroll (a segment parked while the dialog's first,
-#: taller layout shrank the transcript to a row).
-KNOWN = {("model_picker", "80x24"): "the answer above the picker stays parked"}
-
-
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("dialog", list(DIALOGS))
-def test_docked(snap, dialog: str, size: str, request: pytest.FixtureRequest) -> None:
-    if (dialog, size) in KNOWN:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN[dialog, size], strict=False))
+def test_docked(snap, dialog: str, size: str) -> None:
     services, run = DIALOGS[dialog]
     assert snap(services(), run, size=SIZES[size])

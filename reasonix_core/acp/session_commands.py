@@ -33,6 +33,10 @@ async def run_session_command(
     session: Session, approver: AcpApprover, command: SessionCommand, args: str, *, cost: float
 ) -> AsyncGenerator[Output, None]:
     if command is COMPACT:
+        nothing = session.nothing_to_compact()
+        if nothing:  # the terminal app's one line; nothing runs
+            yield nothing + "\n"
+            return
         async with aclosing(session.compact(args)) as events:
             async for event in events:
                 yield event

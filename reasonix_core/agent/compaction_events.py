@@ -52,6 +52,12 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
         yield new_event(ev.PrefixChanged, reason=outcome.changed)
 
 
+def nothing_to_compact_text(why: str) -> str:
+    """The one line a compaction asked for by hand gives when it would change
+    nothing (``why``: the planner's reason); every surface says it the same way."""
+    return f"Nothing to compact: {why}."
+
+
 def _truncated_text(outcome: CompactionOutcome) -> str:
     assert outcome.truncated is not None
     blanked, dropped = outcome.truncated
@@ -76,7 +82,7 @@ def _failure_text(outcome: CompactionOutcome) -> str:
     if not failed or outcome.truncated is not None or blocked_by_prefix:
         return ""
     if reason is CompactionReason.MANUAL and outcome.failure_status is FailureStatus.BLOCKED:
-        return f"nothing to compact: {failed}"
+        return nothing_to_compact_text(failed)
     return f"compaction could not summarise the conversation: {failed}"
 
 

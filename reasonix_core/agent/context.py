@@ -70,6 +70,7 @@ from reasonix_core.agent.context_planning import (
     may_summarise,
     needs_compaction,
     needs_truncation,
+    nothing_to_compact,
     prune,
     trigger_tokens,
     truncate,
@@ -409,6 +410,20 @@ class ContextManager:
             "failure": self.failure.to_record() if self.failure else None,
             "estimator": self.estimator.describe(),
         }
+
+    def manual_blocker(self, canonical: Sequence[Message], tools: str = "") -> str:
+        """Why a compaction asked for by hand would change nothing now (the
+        planner's reason; the frozen prefix's warning when that is the cause),
+        or "" when it would prune or summarise. ``/compact`` asks this before it
+        offers to break the prompt cache, and the manual transaction itself."""
+        entries = self.entries(canonical)
+        source = SummarySource(entries, self._estimate(entries, tools), list(self._sent_counts))
+        why = nothing_to_compact(entries, source, estimator=self.estimator, budgets=self.budgets)
+        if why:
+            prefix = frozen_prefix_tokens(entries, self._tools_raw(tools), self.estimator)
+            if prefix >= self.trigger:
+                return prefix_over_threshold(prefix, self.budgets)
+        return why
 
     # -- persistence ------------------------------------------------------------
 

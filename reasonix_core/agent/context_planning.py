@@ -208,6 +208,27 @@ def plan_cut(
     return cut, ""
 
 
+def nothing_to_compact(
+    entries: Sequence[Entry],
+    source: SummarySource,
+    *,
+    estimator: TokenEstimator,
+    budgets: Budgets,
+) -> str:
+    """Why a compaction asked for by hand (``/compact``, ``reasonix compact``) would
+    change nothing, or "" when it would prune a tool result or summarise older
+    history: the same plan the manual transaction follows (prune, then one
+    summary, folded in chunks when it is too large for one request)."""
+    if not unit_starts(entries):
+        return "the conversation is empty"
+    if prune(entries) is not None:
+        return ""
+    cut, why = plan_cut(
+        entries, source, estimator=estimator, budgets=budgets, overflow=False, fit=False
+    )
+    return "" if cut is not None else why
+
+
 @dataclass(frozen=True, slots=True)
 class Truncation:
     """A lossy projection under the target: the entries and what was lost."""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from reasonix_core import events as ev
 from reasonix_core.agent.budget import BUDGET_EXHAUSTED_KIND, BudgetMeter
 from reasonix_core.agent.cache_ledger import CacheLedger, Prefix
-from reasonix_core.agent.compaction_events import outcome_events
+from reasonix_core.agent.compaction_events import nothing_to_compact_text, outcome_events
 from reasonix_core.agent.compaction_reason import CompactionReason
 from reasonix_core.agent.context import (
     CompactionRequired,
@@ -63,7 +63,7 @@ from reasonix_core.errors import (
     ProviderError,
     ReasoningReplayRequired,
 )
-from reasonix_core.messages import HOST_TURN, Message, ToolCall
+from reasonix_core.messages import HOST_TURN, PASTED, Message, ToolCall
 from reasonix_core.permission.gate import Gate
 from reasonix_core.provider.base import PreparedRequest, Provider, Request
 from reasonix_core.provider.output_ceiling import is_output_ceiling_refusal, parse_output_ceiling
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from reasonix_core.agent.turn_meta import TurnMeta
     from reasonix_core.agent.vision import VisionFallback
     from reasonix_core.images import ImagePart
+    from reasonix_core.pasted import PastedSpan
 
 log = logging.getLogger(__name__)
 E = TypeVar("E", bound=ev.Event)
@@ -294,6 +295,7 @@ class Agent:
             host_turn=meta is not None and meta.synthetic,
             images=images,
             descriptions=descriptions,
+            pasted=meta.pasted if meta is not None else (),
         )
         try:
             async with aclosing(event_stream(self._turn)) as events:
@@ -329,6 +331,10 @@ class Agent:
         self._repair()
 
         async def manual(emit: EventSink) -> None:
+            nothing = self.nothing_to_compact()
+            if nothing:  # no transaction, no hook, no cache break: the one line
+                await emit(self._events(ev.Notice, level="info", text=nothing))
+                return
             try:
                 await self._maintain(CompactionReason.MANUAL, emit, focus=focus)
             except CompactionRequired as exc:
@@ -337,6 +343,12 @@ class Agent:
         async with aclosing(event_stream(manual)) as events:
             async for event in events:
                 yield event
+
+    def nothing_to_compact(self) -> str:
+        """The line ``/compact`` gives when it would change nothing now (the context
+        planner's reason), or "" when it would prune or summarise."""
+        why = self.context.manual_blocker(self.messages, self.tools.fingerprint)
+        return nothing_to_compact_text(why) if why else ""
 
     # -- the phases of a step ---------------------------------------------
 
@@ -389,11 +401,15 @@ class Agent:
         host_turn: bool = False,
         images: tuple[ImagePart, ...] = (),
         descriptions: Sequence[str] = (),
+        pasted: Sequence[PastedSpan] = (),
     ) -> ev.TurnStarted:
         self._repair()
         self._observe_attachments(prompt)
         first_turn = not any(m.role == "user" for m in self.messages)
         text = prompt
+        meta: dict[str, object] = {HOST_TURN: True} if host_turn else {}
+        if pasted:  # the prompt starts the content, so the offsets hold
+            meta[PASTED] = [span.to_record() for span in pasted]
         if descriptions:
             # Hidden content of this turn (not drawn): what the executor reads instead.
             text = "\n\n".join([prompt, *descriptions])
@@ -406,7 +422,7 @@ class Agent:
                 role="user",
                 content=text,
                 images=images,
-                meta={HOST_TURN: True} if host_turn else {},
+                meta=meta,
             )
         )
         if self.checkpoints is not None:

@@ -28,7 +28,8 @@ from reasonix_core.fsutil import PRIVATE_FILE, atomic_write_text, open_private, 
 from reasonix_core.home import session_dir as session_dir
 from reasonix_core.home import workspace_key as workspace_key
 from reasonix_core.jsontext import JSONTooDeep, dumps_utf8, loads_bounded
-from reasonix_core.messages import HOST_TURN, Message
+from reasonix_core.messages import HOST_TURN, PASTED, Message
+from reasonix_core.pasted import collapse, spans_from_meta
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -421,6 +422,12 @@ def read_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     return header, messages
 
 
+def _shown(message: Message) -> str:
+    """A user message as the user saw it typed: large pastes as their chips."""
+    spans = spans_from_meta(message.meta.get(PASTED))
+    return collapse(message.content or "", spans) if spans else message.content or ""
+
+
 def _is_prompt(message: Message) -> bool:
     return (
         message.role == "user"
@@ -443,7 +450,7 @@ def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:
             continue
         title = next(
             (
-                (m.content or "").split("<workspace-context>")[0].strip().splitlines()[0][:80]
+                _shown(m).split("<workspace-context>")[0].strip().splitlines()[0][:80]
                 for m in messages
                 if m.role == "user" and (m.content or "").strip()
             ),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from reasonix_core import events as ev
+from reasonix_core.agent.child_usage import SUBAGENT_USAGE, ChildUsage
 from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.event_sink import EventSink
 from reasonix_core.agent.transcript import (
@@ -88,6 +89,8 @@ class ToolBatchRunner:
         self._kept = KeptBudget(host.messages)
         self._repeat_key: tuple[str, str] | None = None
         self._repeat_count = 0
+        # What the subagents each call spawns spend, kept with its result for resume.
+        self._child_usage = ChildUsage(events.agent_path)
 
     def batches(self, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
         """Consecutive read-only calls form one concurrent batch; writers run alone."""
@@ -204,6 +207,7 @@ class ToolBatchRunner:
         async def forward(event: ev.Event) -> None:
             # A subagent's events: never dropped (the metrics count them), so
             # a full stream waits for this stream's consumer.
+            self._child_usage.observe(event)
             try:
                 await send.send(event)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -279,6 +283,9 @@ class ToolBatchRunner:
         for key in ("diff", SUMMARY, FOR_MODEL):  # for people; never sent
             if result.meta.get(key):
                 meta[key] = result.meta[key]
+        spent = self._child_usage.take(call.id)
+        if spent:
+            meta[SUBAGENT_USAGE] = spent
         state.message = Message(role="tool", tool_call_id=call.id, content=text, meta=meta)
 
     async def _authorize_and_call(self, state: _CallState) -> ToolResult:

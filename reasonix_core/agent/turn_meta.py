@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reasonix_core.images import ImagePart
+    from reasonix_core.pasted import PastedSpan
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,3 +22,6 @@ class TurnMeta:
     # Images the user attached (``@shot.png``, a pasted path, an editor's image
     # block): the host read them; the agent sends or describes them (agent/vision.py).
     images: tuple[ImagePart, ...] = ()
+    # Large pastes in the prompt, shown collapsed (the TUI's composer): kept beside
+    # the user's message so a resumed transcript shows them the same way.
+    pasted: tuple[PastedSpan, ...] = ()

@@ -19,7 +19,8 @@ from typing import Any
 
 from reasonix_core.agent.session import BRANCH, iter_records
 from reasonix_core.checkpoint.store import Entry
-from reasonix_core.messages import HOST_TURN
+from reasonix_core.messages import HOST_TURN, PASTED
+from reasonix_core.pasted import PastedSpan, collapse, spans_from_meta
 
 CHECKPOINT = "checkpoint"
 #: When a turn began: ``{"type": "turn", "turn": N, "time": ...}``.
@@ -97,10 +98,11 @@ class Turn:
     checkpoints: list[Checkpoint] = field(default_factory=list)
     started: str = ""
     host_turn: bool = False  # made by the host (a goal round), not typed by the user
+    pasted: tuple[PastedSpan, ...] = ()  # large pastes the user saw collapsed
 
     @property
     def head(self) -> str:
-        text = self.prompt.split("<workspace-context>")[0].strip()
+        text = collapse(self.prompt, self.pasted).split("<workspace-context>")[0].strip()
         first = text.splitlines()[0] if text else ""
         first = first[:_PROMPT_HEAD] + ("…" if len(first) > _PROMPT_HEAD else "")
         return f"(goal round) {first}" if self.host_turn else first
@@ -164,7 +166,14 @@ def read_timeline(session_path: Path) -> Timeline:
                 content = message.get("content") if isinstance(message, dict) else ""
                 meta = message.get("meta") if isinstance(message, dict) else None
                 host = isinstance(meta, dict) and meta.get(HOST_TURN) is True
-                turn = Turn(len(turns) + 1, str(content or ""), len(roles) - 1, host_turn=host)
+                pasted = spans_from_meta(meta.get(PASTED)) if isinstance(meta, dict) else []
+                turn = Turn(
+                    len(turns) + 1,
+                    str(content or ""),
+                    len(roles) - 1,
+                    host_turn=host,
+                    pasted=tuple(pasted),
+                )
                 turns.append(turn)
         elif kind == CHECKPOINT:
             checkpoint = Checkpoint.from_record(record)

@@ -409,6 +409,9 @@ class SandboxConfig(_Table):
     forbid_read: list[str] = Field(default_factory=_new_list)
     bash: Literal["enforce", "off"] = "enforce"
     network: bool = False
+    # One bubblewrap kept per session, its zygote starting each command
+    # (docs/SECURITY.md, "A sandbox kept per session"); false: a fresh one per command.
+    keep: bool = True
 
     @field_validator("workspace_root")
     @classmethod

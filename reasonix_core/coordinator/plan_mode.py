@@ -37,6 +37,8 @@ MAX_PLAN_CHARS = 32_000
 #: How exit_plan_mode's result begins when the user chose "Keep planning" (a surface
 #: tells it apart from a rejection by it: the outcome of both is "denied").
 KEEP_PLANNING = "The user wants you to keep planning."
+#: How it begins when the user approved the plan.
+APPROVED = "The user approved the plan; plan mode is off."
 
 
 class PlanMode:
@@ -87,7 +89,7 @@ class PlanMode:
             settle_plan(self.session, saved.id, PlanVerdict.APPROVE)
             self.leave()
             return ToolResult(
-                text="The user approved the plan; plan mode is off. Execute the plan now "
+                text=f"{APPROVED} Execute the plan now "
                 "(each call still follows the ordinary permissions)."
             )
         if verdict is PlanVerdict.REJECT:

@@ -60,6 +60,7 @@ from reasonix_core.provider.http import (
     count,
     make_usage,
 )
+from reasonix_core.provider.kept_meta import ANTHROPIC_CONTENT_META as CONTENT_META
 from reasonix_core.provider.openai import DEEPSEEK_MAX_OUTPUT
 from reasonix_core.usage import Usage
 
@@ -90,9 +91,6 @@ STOP_REASONS = {
 #: Anthropic's server-side web search tool, sent after the function tools when the
 #: provider entry says ``web_search = true`` (docs/CONFIG.md, "Web search").
 WEB_SEARCH_TOOL = {"type": "web_search_20250305", "name": "web_search"}
-#: ``Message.meta`` key of an answer's whole content when server-side blocks came
-#: with it: JSON text of the blocks, replayed as is on every later request.
-CONTENT_META = "anthropic_content"
 #: Content blocks a server-side tool produces; the model's, never our tool calls.
 SERVER_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result"})
 

@@ -64,6 +64,7 @@ from reasonix_core.provider.http import (
     count,
     make_usage,
 )
+from reasonix_core.provider.kept_meta import RESPONSES_SEARCHES_META as SEARCHES_META
 from reasonix_core.provider.openai import DEEPSEEK_MAX_OUTPUT
 from reasonix_core.usage import Usage
 
@@ -244,9 +245,6 @@ class ResponsesProvider(HttpProvider):
 
 #: The Responses API's server-side web search tool (``web_search = true``).
 WEB_SEARCH_TOOL = {"type": "web_search"}
-#: ``Message.meta`` key of an answer's ``web_search_call`` items (JSON text), replayed
-#: as received before the answer's message on every later request.
-SEARCHES_META = "responses_web_search"
 
 
 def _kept_searches(msg: Message) -> list[dict[str, Any]]:

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from reasonix_core import events as ev
 from reasonix_core.messages import Message
-from reasonix_core.provider import anthropic, responses
+from reasonix_core.provider.kept_meta import ANTHROPIC_CONTENT_META, RESPONSES_SEARCHES_META
 
 
 def past_searches(message: Message) -> list[ev.WebSearched]:
     """The searches the provider ran for this answer, in order (none: [])."""
-    if message.role != "assistant" or not message.meta:
+    meta = message.meta
+    if message.role != "assistant" or not (
+        ANTHROPIC_CONTENT_META in meta or RESPONSES_SEARCHES_META in meta
+    ):
         return []
+    # Only for an answer that kept them: the providers bring httpx, which drawing a
+    # resumed session (before the engine exists) otherwise does without.
+    from reasonix_core.provider import anthropic, responses
+
     found = [*anthropic.stored_searches(message), *responses.stored_searches(message)]
     return [
         ev.WebSearched(call_id=s.call_id, query=s.query, results=s.results, error=s.error)

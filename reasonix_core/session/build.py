@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from reasonix_core.checkpoint.recorder import Checkpointer
     from reasonix_core.coordinator.coordinator import ApproveFn, Coordinator
     from reasonix_core.mcp.host import McpHost
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
     from reasonix_core.tool.text_files import TextFiles
 
 Clock = Callable[[], datetime]
@@ -159,6 +160,7 @@ async def _assemble(
     from reasonix_core.tool.jobs import JobManager
 
     jobs = await stack.enter_async_context(JobManager())
+    kept = open_kept_sandboxes(stack, base.config)
     if mcp is not None and mcp_host is None:
         # Servers start in the background from here; nothing waits yet.
         await stack.enter_async_context(mcp)
@@ -181,8 +183,9 @@ async def _assemble(
         policy, opened.store, plan_approver, starts_in_plan(settings, base.claude)
     )
     env = build_env(
-        base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, text_files, hooks
-    )
+        base, temp_dir, approver, sandbox, policy, clock, gate, opened.store.id, text_files, hooks,
+        kept,
+    )  # fmt: skip
     budget = task_budget(settings, base.config)
     delegation = lend_to_children(base, env, model, provider, effort, mcp, skills, budget)
     context = ToolContext(
@@ -368,6 +371,19 @@ def build_sandbox(config: Config, workspace: Path, temp_dir: Path, policy: Polic
     )
 
 
+def open_kept_sandboxes(stack: AsyncExitStack, config: Config) -> SandboxKeeper | None:
+    """The session's kept sandboxes (docs/SECURITY.md, "A sandbox kept per session"),
+    closed with the session before its temp dir is removed; None with ``[sandbox]
+    keep = false`` or ``bash = "off"``. Nothing starts until the first command."""
+    if config.sandbox.bash != "enforce" or not config.sandbox.keep:
+        return None
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
+
+    keeper = SandboxKeeper()
+    stack.push_async_callback(keeper.aclose)
+    return keeper
+
+
 def session_policy(base: Base, settings: RunSettings, temp_dir: Path) -> Policy:
     """The top-level session's policy: the files in its temp dir are its own
     (readable without asking), and it owns the project's fact store.
@@ -462,6 +478,7 @@ def build_env(
     session_id: str,
     text_files: TextFiles | None = None,
     hooks: Hooks | None = None,
+    kept_sandboxes: SandboxKeeper | None = None,
 ) -> SessionEnv:
     """The session's facts, once: its agent's tools read them, its subagents
     derive theirs from them (:meth:`SessionEnv.child`)."""
@@ -480,6 +497,7 @@ def build_env(
         session_id=session_id,
         text_files=text_files,
         hooks=hooks,
+        kept_sandboxes=kept_sandboxes,
     )
 
 

@@ -131,6 +131,11 @@ class Session:
         # An async generator (Agent.compact), closed at once when its consumer stops.
         return cast("AsyncGenerator[ev.Event, None]", self.agent.compact(focus))
 
+    def nothing_to_compact(self) -> str:
+        """The one line ``/compact`` gives instead of compacting (and instead of
+        offering to break the prompt cache) when it would change nothing, else ""."""
+        return self.agent.nothing_to_compact()
+
     # -- modes -----------------------------------------------------------------
 
     def set_mode(self, preset: str, *, plan: bool) -> None:

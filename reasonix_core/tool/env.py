@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # types only: building an environment imports none of these
     from reasonix_core.permission.approver import Approver
     from reasonix_core.tool.call_gate import CallGate
     from reasonix_core.tool.sandbox import SandboxPolicy
+    from reasonix_core.tool.sandbox_keeper import SandboxKeeper
     from reasonix_core.tool.text_files import TextFiles
 
 
@@ -43,6 +44,9 @@ class SessionEnv:
     # Where file tools and bash may read and write. None: the default policy
     # (workspace + temp_dir), not stored.
     sandbox: SandboxPolicy | None = None
+    # The session's kept sandboxes (tool/kept_sandbox.py), shared with its
+    # subagents; closed by the session. None: a fresh bubblewrap per command.
+    kept_sandboxes: SandboxKeeper | None = None
     # Who answers the questions a tool asks the user. None: no one (refused).
     approver: Approver | None = None
     # The session's permission gate, for tools that call other tools

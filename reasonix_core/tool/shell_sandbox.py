@@ -26,8 +26,10 @@ cannot be built for this architecture, :func:`prepare_command` raises
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -118,10 +120,11 @@ def _unavailable_message() -> str:
 
 def _real(path: Path | str, workspace: Path | None = None) -> Path:
     """Absolute, symlink-free ``path``: ``~`` expanded, relative to ``workspace``."""
-    p = Path(os.path.expanduser(os.fspath(path)))
-    if not p.is_absolute() and workspace is not None:
-        p = workspace / p
-    return Path(os.path.realpath(p))
+    # On strings: this runs for every root and mask before every command.
+    text = os.path.expanduser(os.fspath(path))
+    if not os.path.isabs(text) and workspace is not None:
+        text = os.path.join(workspace, text)
+    return Path(os.path.realpath(text))
 
 
 def _depth_sorted(paths: Iterable[Path]) -> list[Path]:
@@ -148,6 +151,11 @@ def _socket_masks() -> list[str]:
     return argv
 
 
+def shell_argv(command: str) -> list[str]:
+    """How a sandboxed command is run inside bubblewrap (fresh or kept)."""
+    return [BASH, "--noprofile", "--norc", "-c", command]
+
+
 def build_command(
     policy: SandboxPolicy,
     command: str,
@@ -166,9 +174,21 @@ def build_command(
     bubblewrap is missing or unusable, or the workspace's git metadata cannot
     be protected.
     """
-    shell = [BASH, "--noprofile", "--norc", "-c", command]
     if policy.bash == "off":
         return [BASH, "-c", command]
+    return bwrap_argv(policy, seccomp_fd=seccomp_fd, granted_fds=granted_fds) + shell_argv(command)
+
+
+def bwrap_argv(
+    policy: SandboxPolicy,
+    *,
+    seccomp_fd: int | None = None,
+    granted_fds: Sequence[tuple[Path, int]] = (),
+) -> list[str]:
+    """bubblewrap and every option of the sandbox ``policy`` describes, without the
+    command: what :func:`build_command` runs a command under, and what a kept
+    sandbox (:mod:`reasonix_core.tool.kept_sandbox`) is built from and compared
+    with before every command. Raises as :func:`build_command` does."""
     if policy.bash != "enforce":
         raise SandboxUnavailable(f"unknown [sandbox] bash mode {policy.bash!r}")
     bwrap = bwrap_available()
@@ -208,7 +228,7 @@ def build_command(
         "--new-session",
         "--chdir", str(workspace),
     ]  # fmt: skip
-    return argv + shell
+    return argv
 
 
 def _refuse_writable_bwrap(bwrap: str, writable: Sequence[Path]) -> None:
@@ -249,14 +269,26 @@ def _git_metadata_binds(writable: Sequence[Path], by_fd: dict[Path, int]) -> lis
     return argv
 
 
+#: What ``Path.exists()`` takes to mean "not there" (pathlib's ignored errnos).
+_MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
 def _read_masks(hidden_paths: Sequence[Path]) -> list[str]:
     """What sandboxed commands must not read: a folder under an empty tmpfs, a file
     under /dev/null."""
     argv: list[str] = []
     for hidden in _depth_sorted(hidden_paths):
-        if hidden.is_dir():
+        try:
+            mode = os.stat(hidden).st_mode
+        except ValueError:
+            continue
+        except OSError as exc:
+            if exc.errno in _MISSING:
+                continue  # nothing to hide (yet), as pathlib's exists() says
+            raise
+        if stat.S_ISDIR(mode):
             argv += ["--tmpfs", str(hidden)]
-        elif hidden.exists():
+        else:
             argv += ["--ro-bind", "/dev/null", str(hidden)]
     return argv
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -12,8 +13,10 @@ from textual.widgets import Static
 
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.screens.overlay import Overlay
+from reasonix_tui.widgets.columns import Columns, Line, Row
 
 SHOWN_PER_SECTION = 8
+HELP_MAX_ROWS = 26
 KEYS = (
     ("Enter", "send (queues a follow-up while a turn runs)"),
     ("Alt+Enter / Ctrl+J", "new line; Shift+Enter too in kitty-protocol terminals"),
@@ -37,44 +40,51 @@ def _usage(command: SlashCommand) -> str:
     return f"/{command.name}{hint}"
 
 
-def _section(title: str, commands: list[SlashCommand], width: int, cap: int | None) -> Content:
-    lines = [Content.styled(title, "bold $text-primary")]
+def _detail(text: str) -> Content:
+    # Styled (in the text's own colour): an SVG export then draws the indent before
+    # it apart from it, as a viewer that drops leading spaces still places it right.
+    return Content.styled(text, "$text")
+
+
+def _section(title: str, commands: list[SlashCommand], cap: int | None) -> list[Line]:
+    lines: list[Line] = [Content.styled(title, "bold $text-primary")]
     shown = commands if cap is None else commands[:cap]
-    for command in shown:
-        lines.append(
-            Content.assemble(("  " + _usage(command).ljust(width), "bold"), command.description)
-        )
+    lines += [Row(Content.styled(_usage(c), "bold"), _detail(c.description)) for c in shown]
     if len(shown) < len(commands):
         more = len(commands) - len(shown)
         lines.append(Content.styled(f"  … {more} more (type / to search)", "$text-muted"))
-    return Content("\n").join(lines)
+    return lines
 
 
-def help_content(registry: CommandRegistry) -> Content:
-    """Built-ins in full; custom commands, MCP prompts and skills capped at eight each."""
+def help_rows(registry: CommandRegistry) -> Columns:
+    """Built-ins in full; custom commands, MCP prompts and skills capped at eight each;
+    then the keys. One name column for all, laid out at the width it is drawn at."""
     groups = [
         ("Commands", registry.all("builtin"), None),
         ("Custom commands", registry.all("custom"), SHOWN_PER_SECTION),
         ("MCP prompts", registry.all("mcp"), SHOWN_PER_SECTION),
         ("Skills", registry.all("skill"), SHOWN_PER_SECTION),
     ]
-    width = (
-        max(
-            [len(_usage(c)) for _, commands, _ in groups for c in commands]
-            + [len(k) for k, _ in KEYS]
-        )
-        + 3
-    )
-    sections = [_section(t, cs, width, cap) for t, cs, cap in groups if cs]
-    keys = [Content.styled("Keys", "bold $text-primary")]
-    keys += [Content.assemble(("  " + k.ljust(width), "bold"), v) for k, v in KEYS]
-    sections.append(Content("\n").join(keys))
-    return Content("\n\n").join(sections)
+    sections = [_section(t, cs, cap) for t, cs, cap in groups if cs]
+    keys: list[Line] = [Content.styled("Keys", "bold $text-primary")]
+    keys += [Row(Content.styled(k, "bold"), _detail(v)) for k, v in KEYS]
+    sections.append(keys)
+    lines: list[Line] = []
+    for section in sections:
+        if lines:
+            lines.append(Content())
+        lines += section
+    return Columns(lines, indent=2)
+
+
+def help_content(registry: CommandRegistry, width: int = 92) -> Content:
+    """The help text laid out at ``width``."""
+    return help_rows(registry).content(width)
 
 
 class HelpScreen(Overlay[None]):
     DEFAULT_CSS = """
-    HelpScreen #help { height: auto; max-height: 26; }
+    HelpScreen #help { height: auto; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -89,8 +99,15 @@ class HelpScreen(Overlay[None]):
         with Vertical(id="dialog"):
             yield Static("Reasonix help", id="title")
             with VerticalScroll(id="help"):
-                yield Static(help_content(self.registry))
+                yield Static(help_rows(self.registry))
             yield Static("Esc close", classes="hint")
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The list scrolls inside the dialog (at most 90% of the screen); the title and
+        # "Esc close" stay on screen, at 80×24 too: 8 rows are the dialog's border,
+        # padding, title and hint.
+        rows = min(HELP_MAX_ROWS, int(event.size.height * 0.9) - 8)
+        self.query_one("#help").styles.max_height = max(3, rows)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -54,7 +54,7 @@ async def review_plan(screen: SessionHost, args: str) -> None:
         if runner is not screen.runner:  # /new or /resume meanwhile
             return
         if verdict is PlanVerdict.APPROVE:
-            await screen.notice("Plan approved; executing it.")
+            # The execution's PlanReady("approved") is the one notice of the approval.
             screen.run_events(runner.execute_plan())
         elif verdict is PlanVerdict.REJECT:
             await runner.reject_plan()

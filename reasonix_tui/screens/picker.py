@@ -50,6 +50,7 @@ class PickerScreen(DockedOverlay[str | None]):
         empty: str = "",
         more: MoreItems | None = None,
         note: str = "",
+        filtered: bool = True,
     ) -> None:
         super().__init__()
         self.title_text = title
@@ -59,11 +60,14 @@ class PickerScreen(DockedOverlay[str | None]):
         self.shown: list[PickerItem] = []
         self.more = more
         self.note = note
+        # A short fixed list (``/effort``'s levels) has no filter field: ↑↓ and Enter.
+        self.filtered = filtered
 
     def compose(self) -> ComposeResult:
         with DialogBox(id="dialog"):
             yield Static(self.title_text, id="title", markup=False)
-            yield Input(placeholder="Type to filter…", id="filter")
+            if self.filtered:
+                yield Input(placeholder="Type to filter…", id="filter")
             yield OptionList(id="options")
             yield Static(self.empty, id="empty", markup=False)
             note = Static(self.note, id="note", markup=False, classes="note")
@@ -72,9 +76,12 @@ class PickerScreen(DockedOverlay[str | None]):
             yield Static("↑↓ move · Enter pick · Esc close", classes="hint")
 
     def on_mount(self) -> None:
-        field = self.query_one(Input)
-        field.cursor_blink = self.blink()
-        field.focus()
+        if self.filtered:
+            field = self.query_one(Input)
+            field.cursor_blink = self.blink()
+            field.focus()
+        else:
+            self.query_one(OptionList).focus()
         self._fill("")
         if self.more is not None:
             self.run_worker(self._load_more(self.more), group="more", exit_on_error=False)
@@ -91,7 +98,7 @@ class PickerScreen(DockedOverlay[str | None]):
         options = self.query_one(OptionList)
         index = options.highlighted
         keep = self.shown[index].value if self.shown and index is not None else None
-        self._fill(self.query_one(Input).value)
+        self._fill(self.query_one(Input).value if self.filtered else "")
         values = [i.value for i in self.shown]
         if keep in values:
             options.highlighted = values.index(keep)

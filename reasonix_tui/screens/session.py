@@ -31,6 +31,7 @@ from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
 from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
+from reasonix_tui.pasted_text import PromptText, full_text, join
 from reasonix_tui.prompt_history import PromptHistory
 from reasonix_tui.screens.builtin_commands import (
     BUILTIN_COMMANDS,
@@ -52,10 +53,15 @@ from reasonix_tui.widgets.transcript import NewOutputMarker, Transcript
 # Not needed for the first frame, so imported on first use: the turn controller (the
 # core's event classes), the approval dialog and the permission package.
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from reasonix_core.events import Event
     from reasonix_tui.controller import TurnController
+    from reasonix_tui.replay import Entry
 
 TICK_SECONDS = 0.25
+MODE_TOAST_SECONDS = 4.0
+MODE_TOAST_DELAY = 0.2
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +117,11 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._controller: TurnController | None = None
         self._busy_started = time.monotonic()
         self._skills_announced = False
+        self._mode_toast_until = 0.0  # while the last Shift+Tab toast is up
+        self._mode_toast: Timer | None = None  # the toast waiting for the keys to settle
+        # Set once the launch's saved session (if any) has its newest blocks on screen:
+        # the app builds the engine after that (see ReasonixApp._await_services).
+        self.saved_drawn = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -157,6 +168,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self.composer.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=True)
         self.refresh_status()
+        self.screen_layout_refresh_signal.subscribe(self, self._toasts_above, immediate=True)
         await self.welcome()
         for note in self.services.startup_notes:
             await self.notice(note, "warning")
@@ -167,7 +179,18 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             await self.warn_if_idle()
         self.composer.focus()
         self.show_saved_session()
-        self.load_prompt_history()
+        # Its thread imports part of the core: not while the first frame is being drawn.
+        self.call_after_refresh(self.load_prompt_history)
+
+    def _toasts_above(self, _screen: object) -> None:
+        """Toasts (the Shift+Tab mode's) rise above the composer, its menu and the
+        status bar instead of covering them: after each layout, the toast rack's
+        bottom margin is what lies below the transcript."""
+        below = self.size.height - self.transcript.region.bottom
+        margin = (0, 0, below, 0)
+        for rack in self.query_children("#textual-toastrack"):
+            if below > 0 and tuple(rack.styles.margin) != margin:
+                rack.styles.margin = margin
 
     @work(group="history", exit_on_error=False)
     async def load_prompt_history(self) -> None:
@@ -198,18 +221,33 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     @work(group="history", exit_on_error=False)
     async def show_saved_session(self, note: str = "") -> None:
         """Draw the conversation the runner reopens (``reasonix -c``, ``/resume``)."""
-        runner = self.runner
         try:
-            messages = await asyncio.to_thread(runner.saved_messages)
+            await self._show_saved_session(note)
+        finally:
+            self.saved_drawn.set()
+
+    async def _show_saved_session(self, note: str) -> None:
+        runner = self.runner
+
+        def read() -> list[Entry] | None:
+            messages = runner.saved_messages()
+            if not messages:
+                return None
+            # In the thread too: the core modules the entries need load there, not on
+            # the loop that draws them.
+            from reasonix_tui.replay import replay_entries
+
+            return replay_entries(messages)
+
+        try:
+            entries = await asyncio.to_thread(read)
         except Exception as exc:
             await self.notice(f"Could not draw the saved session: {exc}", "warning")
             return
         if runner is not self.runner:  # /new or /resume meanwhile
             return
-        if messages:
-            from reasonix_tui.replay import replay_entries
-
-            await self.transcript.show_saved(replay_entries(messages), self.services.clock())
+        if entries is not None:
+            await self.transcript.show_saved(entries, self.services.clock())
         if note:
             await self.notice(note)
         self.refresh_status()
@@ -219,6 +257,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         if history is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(history.on_screen.wait(), 5)
+        self.saved_drawn.set()
         await self.restore_gauges()
 
     async def restore_gauges(self) -> None:
@@ -400,7 +439,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
 
     async def handle_input(self, text: str) -> None:
         if split_command(text) is not None:
-            await self.run_slash(text.strip())
+            # A command's arguments get the pastes whole (it renders its own prompt).
+            await self.run_slash(full_text(text).strip())
         else:
             await self.start_turn(text, text)
 
@@ -488,12 +528,19 @@ class SessionScreen(TranscriptKeys, Screen[None]):
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, prompt: str, provenance: Provenance | None = None) -> None:
+        # @ references are read from what the user typed, not from a large paste
+        # (a pasted log's "@name" attaches nothing); the paste then takes its chip's
+        # place, whole: the expansion only appends after the typed text.
         expanded = await self.expander().expand_references(prompt, provenance)
         for text in expanded.notices:
             await self.notice(text, "warning")
         images = (*self.composer.images_in(prompt), *expanded.images)  # Ctrl+V chips
-        meta = TurnMeta(images=images) if images else None
-        await self.controller.drive(self.runner.run(expanded.text, meta))
+        sent, pasted = expanded.text, ()
+        if isinstance(prompt, PromptText) and prompt.pastes:
+            typed, pasted = prompt.expanded()
+            sent = typed + expanded.text[len(prompt) :]
+        meta = TurnMeta(images=images, pasted=pasted) if images or pasted else None
+        await self.controller.drive(self.runner.run(sent, meta))
 
     def run_events(self, events: AsyncIterator[Event]) -> None:
         """Drive a non-prompt stream (e.g. ``/compact``) as a turn."""
@@ -533,8 +580,8 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         """Put the queued prompts back in the composer, to edit or send."""
         held, self.queue = self.queue, []
         self.refresh_status()
-        draft = self.composer.text
-        self.composer.set_text("\n\n".join([*held, *([draft] if draft.strip() else [])]))
+        draft = self.composer.prompt()
+        self.composer.set_text(join([*held, *([draft] if draft.strip() else [])]))
         count = f"{len(held)} queued prompt{'s' if len(held) > 1 else ''}"
         await self.notice(f"{count} put back in the prompt box: edit, then Enter sends.")
 
@@ -622,8 +669,19 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
         explanation = f"{mode}: {summary}"
         self.status.update_state(hint=explanation)
-        # The hint goes at the next keystroke; the toast says it a little longer.
-        self.notify(explanation, title="Mode", timeout=4)
+        # The hint goes at the next keystroke; the toast says it a little longer, once
+        # the keys settle: Shift+Tab pressed twice in a row shows one toast, the mode
+        # reached (a toast cleared in the frame the last one is mounted would stay).
+        if self._mode_toast is not None:
+            self._mode_toast.stop()
+        self._mode_toast = self.set_timer(MODE_TOAST_DELAY, lambda: self._toast_mode(explanation))
+
+    def _toast_mode(self, explanation: str) -> None:
+        # A new mode's toast replaces the last one's rather than stacking on it.
+        if time.monotonic() < self._mode_toast_until:
+            self.app.clear_notifications()
+        self._mode_toast_until = time.monotonic() + MODE_TOAST_SECONDS
+        self.notify(explanation, title="Mode", timeout=MODE_TOAST_SECONDS)
 
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:

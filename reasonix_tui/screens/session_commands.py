@@ -62,6 +62,15 @@ async def clear_session(screen: SessionHost, args: str) -> None:
 
 
 async def compact(screen: SessionHost, args: str) -> None:
+    try:
+        nothing = await screen.runner.nothing_to_compact()
+    except Exception as exc:  # the session could not start: say why
+        await screen.notice(f"/compact: {exc}", "error")
+        return
+    if nothing:  # no question about a cache nothing would break
+        await screen.notice(nothing)
+        return
+
     async def fold() -> None:
         screen.run_events(screen.runner.compact(args))
 
@@ -95,11 +104,12 @@ async def show_cache(screen: SessionHost, args: str) -> None:
 
 
 async def effort(screen: SessionHost, args: str) -> None:
-    levels = screen.services.efforts()
+    """``/effort LEVEL`` sets it (any name the provider accepts); ``/effort`` alone
+    picks from the model's levels, one name each (reasonix_core/efforts.py)."""
     if not args:
-        choices = ", ".join(levels) if levels else "not adjustable for this model"
-        await screen.notice(f"Reasoning effort: {screen.runner.effort} (levels: {choices})")
+        await pick_effort(screen)
         return
+    levels = screen.services.efforts()
 
     async def switch() -> None:
         try:
@@ -114,6 +124,36 @@ async def effort(screen: SessionHost, args: str) -> None:
         await switch()  # no change, or an error to show: nothing to confirm
         return
     await unless_cache_loss(screen, "effort", args, f"Set reasoning effort to {args}?", switch)
+
+
+async def pick_effort(screen: SessionHost) -> None:
+    from reasonix_core.efforts import AUTO, OFF, effort_level
+
+    levels = screen.services.effort_choices()
+    if not levels:
+        await screen.notice(
+            f"{screen.runner.model} has no reasoning-effort setting here: none is sent."
+        )
+        return
+    current = effort_level(screen.runner.effort, levels)
+    said = {AUTO: "the provider's default", OFF: "no thinking"}
+    items = [
+        PickerItem(
+            value=level.name,
+            label=level.name,
+            detail=said.get(level.name)
+            or (f"also: {', '.join(level.aliases)}" if level.aliases else ""),
+        )
+        for level in levels
+    ]
+
+    async def picked(level: str | None) -> None:
+        if level and level != current:
+            await effort(screen, level)
+
+    screen.app.push_screen(
+        PickerScreen("Reasoning effort", items, current=current, filtered=False), picked
+    )
 
 
 async def pick_model(screen: SessionHost, args: str) -> None:
@@ -255,7 +295,7 @@ async def resume(screen: SessionHost, args: str) -> None:
         PickerItem(
             value=s.session_id,
             label=s.title or s.session_id,
-            detail=f"{s.updated:%Y-%m-%d %H:%M} · {s.turns} turns",
+            detail=f"{s.updated:%Y-%m-%d %H:%M} · {s.turns} turn{'' if s.turns == 1 else 's'}",
         )
         for s in sessions
     ]

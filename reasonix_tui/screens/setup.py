@@ -127,10 +127,13 @@ class SetupScreen(Screen[bool]):
         field = self.query_one(Input)
         field.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         options = self.query_one(OptionList)
-        width = max((len(c.label) for c in self.choices), default=0) + 2
+        width = self._label_column()
         for choice in self.choices:
+            label = choice.label
+            if len(label) > width - 2:
+                label = label[: width - 3] + "…"
             options.add_option(
-                Option(Content.assemble(choice.label.ljust(width), (choice.note, "$text-muted")))
+                Option(Content.assemble(label.ljust(width), (choice.note, "$text-muted")))
             )
         if self.choices:
             options.add_option(
@@ -140,6 +143,19 @@ class SetupScreen(Screen[bool]):
             self._show_choices()
         else:
             self._ask_key(None)
+
+    def _label_column(self) -> int:
+        """The width of the label column: the longest label, unless a row would then not
+        fit the dialog (at 80 columns): a row that wraps puts its note on a line of its
+        own, and the list no longer fits the screen. Longer labels are cut instead."""
+        longest = max((len(c.label) for c in self.choices), default=0) + 2
+        # The dialog (90%, at most 80 wide) less its border and padding (6), the
+        # options' padding (2) and, with more options than the list shows, a scrollbar.
+        room = min(self.app.size.width * 9 // 10, 80) - 8
+        if len(self.choices) + 1 > 12:
+            room -= 2
+        note = max((len(c.note) for c in self.choices), default=0)
+        return max(min(longest, room - max(note, len(CUSTOM_NOTE))), 12)
 
     def _show_choices(self) -> None:
         self.chosen = None

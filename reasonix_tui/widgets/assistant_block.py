@@ -34,6 +34,7 @@ from textual.visual import Visual
 from textual.widget import Widget
 from textual.widgets import Static
 
+from reasonix_tui import format as fmt
 from reasonix_tui.widgets.markdown_render import (
     BlockRenderer,
     copy_text,
@@ -253,7 +254,7 @@ class AssistantBlock(Widget):
         if not fragment:
             return
         self.text += fragment
-        self._queued.append(fragment)
+        self._queued.append(fmt.terminal_safe(fragment))  # escapes drawn, never sent
         if self._updater is None and not self._finished.is_set():
             self._updater = asyncio.create_task(self._run())
         self._wake.set()
@@ -263,7 +264,7 @@ class AssistantBlock(Widget):
         """A saved session's answer (resume): shown whole at once, without the
         updater's one piece per frame."""
         self.text = text
-        self._queued = [text] if text else []
+        self._queued = [fmt.terminal_safe(text)] if text else []
         await self.finish()
 
     async def finish(self) -> None:

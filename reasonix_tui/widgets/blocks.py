@@ -7,6 +7,8 @@ from typing import Literal
 from textual.content import Content
 from textual.widgets import Static
 
+from reasonix_tui import format as fmt
+
 NoticeLevel = Literal["info", "warning", "error"]
 
 
@@ -23,7 +25,7 @@ class UserBlock(Static):
     """
 
     def __init__(self, text: str) -> None:
-        super().__init__(Content(text), markup=False)
+        super().__init__(Content(fmt.terminal_safe(text)), markup=False)
         self.text = text
 
 
@@ -40,6 +42,7 @@ class NoticeBlock(Static):
 
     def __init__(self, text: str, level: NoticeLevel = "info") -> None:
         icon = {"info": "·", "warning": "!", "error": "✗"}[level]
-        super().__init__(Content(f"{icon} {text}"), classes=f"-{level}", markup=False)
+        shown = Content(f"{icon} {fmt.terminal_safe(text)}")  # a provider's error text too
+        super().__init__(shown, classes=f"-{level}", markup=False)
         self.text = text
         self.level = level

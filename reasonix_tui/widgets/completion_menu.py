@@ -6,8 +6,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from textual.content import Content
+from textual.visual import Visual
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
+
+from reasonix_tui.widgets.columns import Columns, Row
 
 MenuKind = Literal["slash", "mention"]
 
@@ -18,6 +21,24 @@ class MenuItem:
     label: str  # what is shown ("/help", "src/")
     detail: str = ""
     descend: bool = False  # a directory: completing keeps the menu open
+
+
+def _prompts(kind: MenuKind, items: list[MenuItem]) -> list[Visual | Content]:
+    if kind == "slash":
+        # Laid out at the menu's width: one name column, descriptions wrapped under
+        # their own column, a long name (a command's argument hint) on its own line.
+        column = Columns(
+            [
+                Row(Content.styled(i.label, "bold"), Content.styled(i.detail, "$text-muted"))
+                for i in items
+            ]
+        )
+        return [column.single(index) for index in range(len(items))]
+    width = max((len(i.label) for i in items), default=0) + 2
+    return [
+        Content.assemble((item.label.ljust(width), ""), (item.detail, "$text-muted"))
+        for item in items
+    ]
 
 
 class CompletionMenu(OptionList):
@@ -48,19 +69,8 @@ class CompletionMenu(OptionList):
     def open(self, kind: MenuKind, items: list[MenuItem]) -> None:
         self.kind = kind
         self.items = items
-        width = max((len(i.label) for i in items), default=0) + 2
         self.clear_options()
-        self.add_options(
-            [
-                Option(
-                    Content.assemble(
-                        (item.label.ljust(width), "bold" if kind == "slash" else ""),
-                        (item.detail, "$text-muted"),
-                    )
-                )
-                for item in items
-            ]
-        )
+        self.add_options([Option(prompt) for prompt in _prompts(kind, items)])
         self.highlighted = 0 if items else None
         self.set_class(bool(items), "-open")
 

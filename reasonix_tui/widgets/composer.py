@@ -5,7 +5,11 @@ completion menu is open (the parent sets :attr:`menu_open` and :attr:`busy`).
 Ctrl+V attaches the system clipboard's image (terminals never paste image bytes)
 as an ``[Image #N]`` chip: the chip's text stays in the prompt, and the turn sends
 the images whose chips it still holds (:meth:`Composer.images_in`), so deleting a
-chip (Backspace takes it whole) removes its image."""
+chip (Backspace takes it whole) removes its image.
+
+A large paste collapses the same way, to a ``[Pasted text #N +K lines]`` chip that
+keeps the pasted text behind it (reasonix_tui/pasted_text.py); the composer's
+prompt (:meth:`Composer.prompt`) is a :class:`PromptText` that sends it whole."""
 
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+
+from reasonix_tui.pasted_text import CHIP as PASTE_CHIP
+from reasonix_tui.pasted_text import PromptText, chip_label, collapses, normalise
 
 if TYPE_CHECKING:
     from reasonix_core.images import ImagePart
@@ -85,9 +92,15 @@ class Composer(TextArea):
         # Clipboard images attached this session, by chip number (kept after a send,
         # so a recalled or queued prompt still finds its images).
         self.images: dict[int, ImagePart] = {}
+        # Large pastes of the prompt being written, by chip number (numbered per prompt).
+        self.pastes: dict[int, str] = {}
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "backspace" and self._delete_chip_before_cursor():
+        if (
+            (event.key == "backspace" and self._delete_chip_before_cursor())
+            or (event.key == "delete" and self._delete_paste_chip_after_cursor())
+            or (event.key in ("left", "right") and self._step_over_chip(event.key))
+        ):
             event.stop()
             event.prevent_default()
             return
@@ -103,13 +116,60 @@ class Composer(TextArea):
         sends the image; any other paste is TextArea's (MRO dispatch)."""
         from reasonix_core.command.mentions import pasted_image_mention
 
-        mention = pasted_image_mention(event.text)
-        if mention is None or self.read_only:
+        if self.read_only:
             return
-        event.prevent_default()
-        event.stop()
-        self.insert(mention + " ")
+        mention = pasted_image_mention(event.text)
+        if mention is not None:
+            event.prevent_default()
+            event.stop()
+            self.insert(mention + " ")
+            self.focus()
+        elif self._insert_collapsed(event.text):
+            event.prevent_default()
+            event.stop()
+
+    def _insert_collapsed(self, pasted: str) -> bool:
+        """A large paste goes in as its chip (the text kept behind it); False for a
+        small one, which TextArea inserts as it is."""
+        text = normalise(pasted)
+        if not collapses(text):
+            return False
+        # Never a number this prompt used: an undone deletion brings back its own paste.
+        number = max(self.pastes, default=0) + 1
+        self.pastes[number] = text
+        self.insert(chip_label(number, text))
         self.focus()
+        return True
+
+    def _paste_chips(self, text: str) -> list[tuple[int, re.Match[str]]]:
+        """The chips in ``text`` that stand for one of this prompt's pastes."""
+        chips: list[tuple[int, re.Match[str]]] = []
+        for match in PASTE_CHIP.finditer(text):
+            number = int(match.group(1))
+            pasted = self.pastes.get(number)
+            if pasted is not None and match.group(0) == chip_label(number, pasted):
+                chips.append((number, match))
+        return chips
+
+    def _step_over_chip(self, key: str) -> bool:
+        """Left/Right at a paste's chip jump over it whole, so the cursor never rests
+        inside one (typing there would break it)."""
+        if not self.pastes or self.selection.start != self.selection.end:
+            return False
+        row, column = self.cursor_location
+        for _, chip in self._paste_chips(self.document.get_line(row)):
+            if key == "left" and column == chip.end():
+                self.move_cursor((row, chip.start()))
+                return True
+            if key == "right" and column == chip.start():
+                self.move_cursor((row, chip.end()))
+                return True
+        return False
+
+    def prompt(self) -> PromptText:
+        """The text as shown, with the pastes its chips stand for."""
+        text = self.text
+        return PromptText(text, {n: self.pastes[n] for n, _ in self._paste_chips(text)})
 
     def action_paste(self) -> None:
         """Ctrl+V: attach the clipboard's image; without one, TextArea's own paste
@@ -126,7 +186,8 @@ class Composer(TextArea):
             image = await read_clipboard_image(f"Image #{number}")
         except ClipboardImageError as exc:
             if self.app.clipboard:
-                super().action_paste()
+                if not self._insert_collapsed(self.app.clipboard):
+                    super().action_paste()
             else:
                 self.post_message(self.PasteProblem(f"Ctrl+V: {exc}"))
             return
@@ -140,19 +201,39 @@ class Composer(TextArea):
         return tuple(self.images[n] for n in numbers if n in self.images)
 
     def _delete_chip_before_cursor(self) -> bool:
-        """Backspace right after an attached image's chip deletes the whole chip."""
+        """Backspace right after an attached image's chip or a paste's chip (inside
+        a paste's chip too) deletes the whole chip."""
         if self.selection.start != self.selection.end:
             return False
         row, column = self.cursor_location
-        before = self.document.get_line(row)[:column]
+        line = self.document.get_line(row)
+        for _, chip in self._paste_chips(line):
+            if chip.start() < column <= chip.end():
+                self.delete((row, chip.start()), (row, chip.end()))
+                return True
+        before = line[:column]
         match = re.search(r"\[Image #(\d+)\] ?$", before)
         if match is None or int(match.group(1)) not in self.images:
             return False
         self.delete((row, column - len(match.group(0))), (row, column))
         return True
 
+    def _delete_paste_chip_after_cursor(self) -> bool:
+        """Delete right before (or inside) a paste's chip deletes the whole chip."""
+        if self.selection.start != self.selection.end:
+            return False
+        row, column = self.cursor_location
+        for _, chip in self._paste_chips(self.document.get_line(row)):
+            if chip.start() <= column < chip.end():
+                self.delete((row, chip.start()), (row, chip.end()))
+                return True
+        return False
+
     def set_text(self, text: str) -> None:
-        """Replace the text and put the cursor at the end."""
+        """Replace the text and put the cursor at the end; a :class:`PromptText`
+        (a recalled prompt) brings its pastes, so its chips still send them."""
+        if isinstance(text, PromptText):
+            self.pastes = dict(text.pastes)
         self.load_text(text)
         self.move_cursor(self.document.end)
 
@@ -160,14 +241,17 @@ class Composer(TextArea):
         if self.menu_open:
             self.post_message(self.MenuKeyPressed("enter"))
             return
-        text = self.text
+        text = self.prompt()
         if not text.strip():
             return
         if not self.prompt_history or self.prompt_history[-1] != text:
             self.prompt_history.append(text)
+        elif text.pastes:  # the same shown text: the newest pastes are what it sends
+            self.prompt_history[-1] = text
         self._history_index = None
         self._draft = ""
         self.clear()
+        self.pastes = {}  # chips are numbered per prompt
         self.post_message(self.Submitted(text))
 
     def action_newline(self) -> None:
@@ -201,7 +285,7 @@ class Composer(TextArea):
         if self._history_index is None:
             if step > 0:
                 return
-            self._draft = self.text
+            self._draft = self.prompt()
             index = len(self.prompt_history) - 1
         else:
             index = self._history_index + step

@@ -115,6 +115,15 @@ def saved_card(child: ChildEntry) -> Widget:
 
     card = SubagentCard(child.label, depends_on=child.depends_on, state=child.state)
     card.profile = child.profile
+    if child.usage is not None:
+        spend = child.usage
+        card.add_usage(
+            spend.prompt_tokens,
+            spend.completion_tokens,
+            spend.cache_hit_tokens,
+            spend.cost,
+            spend.currency,
+        )
     card.set_state(child.state, child.reason, child.status)
     return card
 
@@ -140,6 +149,9 @@ class SavedHistory:
         self.shown = False  # the newest blocks are laid out and the view is at the bottom
         self.on_screen = asyncio.Event()  # set with ``shown``
         self.wants_everything = False  # Ctrl+Home came while a batch was being drawn
+        # Ctrl+Home's trip to the top, until its batch is laid out or the user moves the
+        # view again (End, Ctrl+End, a prompt sent): that later move wins.
+        self.going_home = False
 
     @property
     def pending(self) -> int:
@@ -156,6 +168,7 @@ class SavedHistory:
     async def draw_earlier(self, *, everything: bool = False) -> None:
         """Draw the next older batch above what is shown, keeping the view where it is;
         ``everything``: all that is left, then go to the top (Ctrl+Home)."""
+        self.going_home = self.going_home or everything
         if self.drawing or not self.earlier:
             # Asked mid-batch: the rest follows once this batch is laid out.
             self.wants_everything = self.wants_everything or (everything and self.drawing)
@@ -178,7 +191,7 @@ class SavedHistory:
             if not grown and tries:  # not laid out yet: the scroll would be clamped
                 transcript.call_after_refresh(keep_view, tries - 1)
                 return
-            if everything:
+            if everything and self.going_home:
                 transcript.scroll_home(animate=False, immediate=True)
             elif self.reading_above():
                 transcript.scroll_to(y=y + grown, animate=False, immediate=True)
@@ -187,9 +200,20 @@ class SavedHistory:
             self.drawing = False
             if self.wants_everything:
                 self.wants_everything = False
-                transcript.call_later(self.draw_earlier, everything=True)
+                transcript.call_later(self._draw_the_rest)
+            elif everything:
+                self.going_home = False
 
         transcript.call_after_refresh(keep_view)
+
+    async def _draw_the_rest(self) -> None:
+        if self.going_home:  # not cancelled since it was asked for
+            await self.draw_earlier(everything=True)
+
+    def cancel_home(self) -> None:
+        """The user moved the view after Ctrl+Home: no trip to the top once the batch
+        being drawn is laid out (the view stays where the user put it)."""
+        self.going_home = self.wants_everything = False
 
     async def _draw(self, entries: list[Entry], sizes: list[int], *, after: Widget) -> None:
         start = 0

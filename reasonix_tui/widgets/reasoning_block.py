@@ -64,14 +64,14 @@ class ReasoningBlock(Widget):
             tail = text[-LIVE_TAIL_CHARS:]
             if len(text) > LIVE_TAIL_CHARS:
                 tail = "…" + tail.split("\n", 1)[-1] if "\n" in tail else "…" + tail
-            self.query_one(".body", Static).update(Content(tail.strip()))
+            self.query_one(".body", Static).update(Content(fmt.terminal_safe(tail.strip())))
 
     def finish(self, now: datetime) -> None:
         if self.seconds is not None:
             return
         self.seconds = (now - self.started).total_seconds()
         self.add_class("-done")
-        self.query_one(".body", Static).update(Content(self.text.strip()))
+        self.query_one(".body", Static).update(Content(fmt.terminal_safe(self.text.strip())))
         self._set_header()
 
     def show_saved(self, text: str) -> None:
@@ -86,7 +86,7 @@ class ReasoningBlock(Widget):
         self._parts += ["\n\n", later.text.strip()]
         if self.seconds is not None and later.seconds is not None:
             self.seconds += later.seconds
-        self.query_one(".body", Static).update(Content(self.text.strip()))
+        self.query_one(".body", Static).update(Content(fmt.terminal_safe(self.text.strip())))
         self._set_header()
 
     def _set_header(self) -> None:

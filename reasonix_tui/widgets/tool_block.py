@@ -114,8 +114,12 @@ class ToolBlock(Widget):
         self.query_one(".header", Static).update(self._header())
 
     def _show_live(self, output: str) -> None:
+        from reasonix_core.permission.summary import visible  # off the first frame's path
+
         live = self.query(".live")
-        body = Content(output)
+        # A command's output is the command's to write, not the terminal's to obey: an
+        # escape sequence in it (a title, a screen clear) is shown, never sent.
+        body = Content(visible(output))
         if live:
             live.first(Static).update(body)
         else:
@@ -137,12 +141,15 @@ class ToolBlock(Widget):
         self.summary, self.for_model = summary, for_model
         status = "error" if is_error and outcome == "ok" else outcome
         self.status = status if status in STATUS_LABEL else "unknown"
-        if self.tool_name == "exit_plan_mode" and status == "denied":
-            from reasonix_core.coordinator.plan_mode import KEEP_PLANNING
+        if self.tool_name == "exit_plan_mode":
+            from reasonix_core.coordinator.plan_mode import APPROVED, KEEP_PLANNING
 
-            if result.startswith(KEEP_PLANNING):
-                # The user's own choice, not a refusal; said in the user's words.
+            # The user's own answer, said in the user's words (the result is the model's
+            # instruction); keep planning is a choice, not a refusal.
+            if status == "denied" and result.startswith(KEEP_PLANNING):
                 self.status, result = "kept", "You chose to keep planning: plan mode stays on."
+            elif status == "ok" and result.startswith(APPROVED):
+                result = "You approved the plan: plan mode is off."
         self.result = result
         self.set_classes(f"-{self.status}")
         self.query_one(".header", Static).update(self._header())
@@ -176,9 +183,11 @@ class ToolBlock(Widget):
         lines = self.shown.rstrip("\n").splitlines()
         if not lines:
             return
+        from reasonix_core.permission.summary import visible  # off the first frame's path
+
         limit = EXPANDED_LINES if self.expanded else PREVIEW_LINES
         shown = lines[:limit]
-        body = Content("\n".join(shown))
+        body = Content(visible("\n".join(shown)))  # escapes shown, never sent (see above)
         if len(lines) > limit:
             hint = "" if self.expanded else " · click to expand"
             more = Content.styled(f"\n… {len(lines) - limit} more lines{hint}", "italic")

@@ -67,8 +67,12 @@ class NewOutputMarker(Static):
 class Transcript(VerticalScroll):
     DEFAULT_CSS = """
     Transcript {
+        /* Its text lines up with the composer (margin 0 1): the scrollbar's column is
+           always kept, in the composer's right margin, so nothing moves when it comes. */
+        width: 100%;
         height: 1fr;
-        padding: 0 1 1 1;
+        padding: 0 0 1 1;
+        scrollbar-gutter: stable;
         scrollbar-size-vertical: 1;
         & > .-trimmed { color: $text-muted; text-style: italic; }
         & TranscriptChunk > .-selected { background: $boost; outline-left: thick $accent; }
@@ -88,8 +92,17 @@ class Transcript(VerticalScroll):
         # A request that came while a pass was pending: that pass may run on a layout
         # from before it, so one more pass follows it.
         self._parking_again = False
+        # A pass was asked for since this screen's last layout (see _after_layout).
+        self._parking_unsettled = False
         self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
         self._reading_above = False  # the user scrolled away from the bottom
+        # The content's height at the last layout: only growth can be new output (a
+        # dialog opening or closing resizes the view, not the content) ...
+        self._content_height = 0
+        # ... and only growth at the end: the last block, its height and the number of
+        # blocks, as last seen (a card expanded above the end is not new output).
+        self._tail: tuple[int, int, int, int] | None = None
+        self._grew_while_reading = False
         self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
 
     @property
@@ -115,15 +128,35 @@ class Transcript(VerticalScroll):
     def _scroll_update(self, virtual_size: Size) -> None:
         # Called whenever the content height changes (e.g. a streaming block grew).
         super()._scroll_update(virtual_size)
+        grew = virtual_size.height > self._content_height
+        self._content_height = virtual_size.height
         if not self.is_anchored and virtual_size.height > self.container_size.height:
             self.call_after_refresh(self._anchor_when_full)
-        if self.is_anchored and self.scroll_y < self.max_scroll_y:
-            # Growth while the user reads above: say so (not for older history drawn on top).
+        if grew and self.is_anchored and self.scroll_y < self.max_scroll_y:
+            # Growth while the user reads above: say so (not for older history drawn on top)
+            # once laid out, if it is at the end.
             drawing = self.history is not None and self.history.drawing
             if self._reading_above and not drawing:
-                self.unseen = True
+                self._grew_while_reading = True
+        self.call_after_refresh(self._note_tail)
         # Anchored growth moves the view without calling watch_scroll_y.
         self.schedule_parking()
+
+    def _tail_now(self) -> tuple[int, int, int, int] | None:
+        chunks = self.chunks
+        if not chunks or not chunks[-1].children:
+            return None
+        last = chunks[-1].children[-1]
+        return id(last), last.outer_size.height, len(chunks), len(chunks[-1].children)
+
+    def _note_tail(self) -> None:
+        """After a layout: the end changed while the user reads above (and the content
+        grew meanwhile): that is new output below."""
+        tail = self._tail_now()
+        if self._grew_while_reading and self._reading_above and tail != self._tail:
+            self.unseen = True
+        self._grew_while_reading = False
+        self._tail = tail
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -188,8 +221,22 @@ class Transcript(VerticalScroll):
             # anchor would push the short transcript down to the dialog's edge.
             self.anchor(False)
 
+    def on_mount(self) -> None:
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._after_layout)
+
+    def _after_layout(self, screen: object) -> None:
+        # call_after_refresh runs after the *top* screen's refresh. Under a docked
+        # dialog that is the dialog's: a pass could run before this screen's own
+        # pending layout (the transcript shrunk or grown, scrolled to its end) and
+        # park, on the regions about to change, a segment that is then in view and
+        # blank until the next scroll. Once this screen is laid out, check again.
+        if self._parking_unsettled and screen is not self.app.screen:
+            self._parking_unsettled = False
+            self._park_offscreen()
+
     def schedule_parking(self) -> None:
         """Re-check what may park, once the next frame has been laid out."""
+        self._parking_unsettled = True
         if not self._parking_scheduled:
             self._parking_scheduled = True
             self.call_after_refresh(self._park_offscreen)
@@ -223,6 +270,8 @@ class Transcript(VerticalScroll):
     def follow(self) -> None:
         """Go to the bottom and follow new output again (a prompt sent, Ctrl+End)."""
         self._reading_above = self.unseen = False
+        if self.history is not None:
+            self.history.cancel_home()  # a Ctrl+Home still drawing must not undo this
         if self.max_scroll_y > 0:
             self.anchor()  # its scroll_end also re-engages an anchor the user released
         else:
@@ -296,6 +345,11 @@ class Transcript(VerticalScroll):
             self.children[0].add_class("-trimmed")
 
     async def clear(self) -> None:
+        # A new conversation (/new, /resume, a rewind): nothing of it is below the view.
+        self._reading_above = self.unseen = False
+        self._content_height = 0
+        self._tail = None
+        self._grew_while_reading = False
         self.trimmed = 0
         self.selected = None
         self.history = None

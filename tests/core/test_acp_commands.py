@@ -62,8 +62,27 @@ async def test_compact_folds_the_history_and_the_session_continues(workspace, cf
         assert response.stop_reason == "end_turn"
         folded = client.text()
         await conn.prompt(session_id=new.session_id, prompt=[text_block("go on")])
-    assert "History folded" in folded or "Nothing to fold" in folded
+    assert "History folded" in folded or "Nothing to compact: " in folded
     assert client.text().endswith("after the fold")
+
+
+async def test_compact_with_nothing_to_compact_answers_the_terminal_apps_line(workspace, cfg):
+    """Issue 30 item 8: a short session's /compact gives the compaction planner's one
+    line, as the terminal app does; nothing is sent to the model."""
+    cfg.enqueue(Reply(content="short answer"))
+    client = RecordingClient()
+    async with agent(client, workspace) as (conn, _, _init):
+        new = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("hello")])
+        before = len(client.text())
+        requests = len(cfg.requests)
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("/compact")])
+        assert response.stop_reason == "end_turn"
+        said = client.text()[before:]
+    assert said == (
+        "Nothing to compact: the whole history fits in the verbatim tail (16% of the window).\n"
+    )
+    assert len(cfg.requests) == requests
 
 
 async def test_plan_approves_a_waiting_plan_through_a_permission_request(workspace, cfg):

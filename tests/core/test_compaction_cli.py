@@ -121,3 +121,41 @@ async def test_tui_engine_compact_and_effective_ratio(workspace, home, server, m
     ]
     assert [e.reason for e in events if isinstance(e, ev.PrefixChanged)] == ["compact_manual"]
     assert len(model.summary_requests) == 1
+
+
+def test_compact_with_nothing_to_compact_says_so_and_sends_nothing(
+    in_workspace, home, server, monkeypatch, capsys
+):
+    """Issue 30 item 8: a short session, or one compacted with nothing new since, is
+    answered with the compaction planner's one line; no summary request, no hook."""
+    use_key(monkeypatch)
+    small_window_config(home, server.base_url, window=20_000)
+    names = make_files(in_workspace, [1600] * 8)
+    model = ScriptedModel([read(n) for n in names], summary="CLI DIGEST")
+    server.responder = model
+    assert main(["run", "read the files"]) == 0
+    capsys.readouterr()
+    assert main(["compact"]) == 0
+    assert len(model.summary_requests) == 1
+    capsys.readouterr()
+    requests = len(server.requests)
+
+    assert main(["compact"]) == 1  # nothing new since the summary: not compacted
+    captured = capsys.readouterr()
+    assert captured.err.count("Nothing to compact: ") == 1, captured.err
+    assert "not compacted" in captured.out
+    assert len(server.requests) == requests  # nothing was sent
+
+
+def test_a_fresh_session_has_nothing_to_compact(in_workspace, home, server, monkeypatch, capsys):
+    use_key(monkeypatch)
+    small_window_config(home, server.base_url, window=20_000)
+    server.responder = ScriptedModel([], summary="never")
+    assert main(["run", "hi"]) == 0
+    capsys.readouterr()
+    requests = len(server.requests)
+    assert main(["compact"]) == 1
+    err = capsys.readouterr().err
+    assert "Nothing to compact: the whole history fits in the verbatim tail" in err
+    assert err.count("Nothing to compact") == 1
+    assert len(server.requests) == requests

@@ -14,6 +14,7 @@ from reasonix_core.agent.context_planning import (
     Budgets,
     SummarySource,
     needs_compaction,
+    nothing_to_compact,
     plan_cut,
     prune,
     raw_tokens,
@@ -194,3 +195,34 @@ def test_thresholds_and_the_decision_rule(window, ratio, estimate):
         CompactionReason.AUTO, estimate, budgets, prunable=False, can_summarise=False, force=False
     )
     assert idle == (estimate >= max(budgets.trigger, budgets.hard_limit))
+
+
+@settings(max_examples=150, deadline=None)
+@given(conversations, st.sampled_from([4_000, 20_000, 200_000]))
+def test_nothing_to_compact_exactly_when_the_manual_plan_changes_nothing(units, window):
+    """/compact's "nothing to compact" (issue 30 item 8) is the manual transaction's own
+    plan: no prune and no summary cut (folded in chunks when too large)."""
+    entries = build(units)
+    est = estimator()
+    budgets = Budgets(window)
+    source = SummarySource(entries, est.scale(raw_tokens(est, entries)), [])
+    why = nothing_to_compact(entries, source, estimator=est, budgets=budgets)
+    cut, _ = plan_cut(
+        entries, source, estimator=est, budgets=budgets, overflow=False, fit=False
+    )
+    assert (why == "") == (prune(entries) is not None or cut is not None)
+
+
+def test_nothing_to_compact_names_why() -> None:
+    est = estimator()
+    budgets = Budgets(200_000)
+
+    def why(units: list[tuple[str, int, list[int]]]) -> str:
+        entries = build(units)
+        source = SummarySource(entries, est.scale(raw_tokens(est, entries)), [])
+        return nothing_to_compact(entries, source, estimator=est, budgets=budgets)
+
+    assert why([]) == "the conversation is empty"
+    short = [("user", 20, []), ("assistant", 20, [])]
+    assert why(short) == "the whole history fits in the verbatim tail (16% of the window)"
+    assert why([("user", 20, []), ("assistant", 20, [PRUNE_LIMIT + 1])]) == ""  # a prune

@@ -58,3 +58,32 @@ def test_provider_effort_is_validated_at_load() -> None:
     with pytest.raises(ValueError, match="'ultra' is not accepted by provider 'o'"):
         ProviderConfig(name="o", base_url=HOSTS["openai"], effort="ultra")
     assert ProviderConfig(name="d", base_url=HOSTS["deepseek"], effort="ULTRA").effort == "ultra"
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("protocol", sorted(HOSTS))
+def test_a_menu_lists_one_name_per_distinct_request(kind: str, protocol: str) -> None:
+    """effort_levels: each listed level sends its own request; each alias sends
+    exactly its level's; together they are every accepted name, each once."""
+    from reasonix_core.efforts import effort_level, effort_levels
+
+    p = provider(kind, protocol)
+    levels = effort_levels(kind, protocol)
+    names = [level.name for level in levels]
+    bodies = [json.dumps(body(p, name), sort_keys=True) for name in names]
+    assert len(set(bodies)) == len(bodies), names
+    spelled = [name for level in levels for name in (level.name, *level.aliases)]
+    assert sorted(spelled) == sorted(p.efforts())
+    assert sum(name in ("disabled", "none", "off") for name in names) <= 1
+    for level in levels:
+        for alias in level.aliases:
+            assert body(p, alias) == body(p, level.name), (alias, level.name)
+            assert effort_level(alias.upper(), levels) == level.name
+
+
+def test_no_menu_where_nothing_is_sent() -> None:
+    from reasonix_core.efforts import effort_level, effort_levels
+
+    assert effort_levels("openai", "none") == ()
+    assert effort_levels("custom-kind", "openai") == ()
+    assert effort_level("Weird", ()) == "weird"

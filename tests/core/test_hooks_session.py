@@ -138,9 +138,16 @@ async def test_pre_compact_and_session_start_compact(workspace, server, tmp_path
         **_on("PreCompact", f"jq -c '{{e: .hook_event_name, t: .trigger, i: .custom_instructions}}' >> {log}", "manual"),
         **_on("SessionStart", "echo remember the build flags", "compact"),
     }  # fmt: skip
-    server.enqueue(Reply(content="one"), Reply(content="summary text"), Reply(content="two"))
+    # A long tool result to prune: a compaction with nothing to do runs no hook.
+    (workspace / "big.txt").write_text("".join(f"line {n} of a long file\n" for n in range(600)))
+    server.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", json.dumps({"path": "big.txt"}))]),
+        Reply(content="one"),
+        Reply(content="two"),
+    )
     async with runtime(workspace, settings_files=_inline(hooks)) as rt:
         await _turn(rt, "first")
+        assert rt.nothing_to_compact() == ""
         async with aclosing(rt.compact("keep the flags")) as events:
             compact_events = [e async for e in events]
         await _turn(rt, "second")

@@ -14,25 +14,55 @@ of a sandbox must keep these passing unchanged:
   and never seen by the next command;
 - ``/tmp`` holds nothing a previous command left there;
 - the environment follows ``os.environ`` per command, secrets removed.
+
+Every test runs on both paths (``sandbox_path``): a fresh bubblewrap per command, and
+the session's kept sandbox (tool/kept_sandbox.py), whose bubblewrap and zygote must be
+gone when the keeper closes.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
 
 from reasonix_core.tool import shell_sandbox
-from tests.core.tool_helpers import run_bash, sandbox_ctx
+from reasonix_core.tool.sandbox_keeper import SandboxKeeper
+from tests.core.tool_helpers import all_gone, kept_pids, kept_sandbox_ctx, run_bash, sandbox_ctx
 
 needs_bwrap = pytest.mark.skipif(
     shell_sandbox.bwrap_available() is None, reason="bwrap is not usable here"
 )
 pytestmark = [pytest.mark.sandbox, needs_bwrap]
+
+
+@pytest.fixture(params=["kept", "fresh"], autouse=True)
+async def sandbox_path(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[str]:
+    """Each test on both paths: ``sandbox_ctx`` gives the kept sandbox's context for
+    "kept" (the tests themselves are the same)."""
+    if request.param == "fresh":
+        yield "fresh"
+        return
+    keeper = SandboxKeeper()
+    this = sys.modules[__name__]
+    monkeypatch.setattr(this, "sandbox_ctx", functools.partial(kept_sandbox_ctx, keeper))
+    pids: list[int] = []
+    try:
+        yield "kept"
+        pids = kept_pids(keeper)
+    finally:
+        await keeper.aclose()
+    assert keeper.disabled is None and keeper.built >= 1, "the kept sandbox was not used"
+    assert await all_gone(pids), f"left running after the keeper closed: {pids}"
 
 
 def _replace_atomically(path: Path, text: str) -> None:

@@ -348,3 +348,30 @@ async def test_bash_reports_its_live_output_while_it_runs(tmp_path):
     for report in seen:
         lines = report.output.splitlines()
         assert len(lines) <= LIVE_LINES and all(len(line) <= LIVE_WIDTH for line in lines)
+
+
+async def test_bash_live_output_shows_a_line_that_came_too_soon_once_it_goes_quiet(tmp_path):
+    """Issue 30, item 2: a line printed just after the last report (held back by the
+    rate limit) is reported while the command then sits quiet, not only when more
+    output comes. The command waits until the test has seen that line (or 60 s)."""
+    from reasonix_core.events import ToolProgress
+    from tests.core.tool_helpers import run_bash, sandbox_ctx
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = sandbox_ctx(ws, tmp_path / "tmp", bash="off")
+    seen: list[ToolProgress] = []
+
+    def report(progress: ToolProgress) -> None:
+        seen.append(progress)
+        if "second" in progress.output:
+            (ws / "go").write_text("")
+
+    ctx.tool_progress = report
+    result = await run_bash(
+        ctx,
+        "echo first; sleep 0.01; echo second; "
+        "for i in $(seq 1200); do [ -f go ] && { echo released; break; }; sleep 0.05; done",
+    )
+    assert "released" in result.text, [p.output for p in seen]  # seen while it waited
+    assert any(p.output.splitlines()[-1:] == ["second"] for p in seen)

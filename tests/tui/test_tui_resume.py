@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -83,6 +85,24 @@ def test_entries_follow_the_saved_turns() -> None:
         UserEntry("third"),
         NoticeEntry("The request failed; there was no answer.", "error"),
     ]
+
+
+def test_replaying_a_session_loads_no_provider() -> None:
+    """A resumed session is drawn before the engine exists: turning its messages into
+    blocks loads neither a provider nor httpx (only an answer that kept provider-side
+    searches needs its provider to read them)."""
+    code = (
+        "import sys\n"
+        "from reasonix_core.messages import Message\n"
+        "from reasonix_tui.replay import replay_entries\n"
+        "signed = Message(role='assistant', content='Hi.', meta={'reasoning_signature': 's'})\n"
+        "entries = replay_entries([Message(role='user', content='hello'), signed])\n"
+        "assert len(entries) == 2, entries\n"
+        "heavy = ('httpx', 'reasonix_core.provider.anthropic', 'reasonix_core.provider.openai')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def resumed_app(tmp_path: Path, messages: list[Message]) -> tuple[ReasonixApp, ScriptedServices]:
@@ -336,3 +356,26 @@ async def test_no_new_output_marker_when_nothing_new_arrived(tmp_path: Path) -> 
         assert not transcript.unseen and not marker.has_class("-shown")
         await screen.notice("something new")
         await until(pilot, lambda: transcript.unseen)
+
+
+async def test_ctrl_end_right_after_ctrl_home_stays_at_the_bottom(tmp_path: Path) -> None:
+    """Ctrl+Home draws the rest of a resumed session, then goes to the top once it is
+    laid out; a Ctrl+End (or End, or a prompt) pressed before that wins: the view ends at
+    the bottom, not back at the top (seen in a real terminal: Home then End landed on
+    the first message)."""
+    messages = conversation(86)[:342]
+    app, _ = resumed_app(tmp_path, messages)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        transcript = screen.transcript
+        await until(pilot, lambda: transcript.history is not None and transcript.history.shown)
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0)
+        await pilot.press("ctrl+home")
+        # The rest is mounted; the trip to the top waits for its layout.
+        await until(pilot, lambda: transcript.history is not None and not transcript.history.pending)
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: not transcript.history.drawing)
+        await settle(pilot)
+        assert transcript.scroll_y == transcript.max_scroll_y > 0
+        last = screen.query(AssistantBlock).last()
+        assert last.region.y >= transcript.region.y and last.region.height > 0

@@ -1,6 +1,6 @@
 """Resumed subagent cards keep their header (issue 30, item 7): a live run with a real
-child through the loopback fixture, then ``-c``; both show the same card header (the
-child's usage, a live figure, aside)."""
+child through the loopback fixture, then ``-c``; both show the same card header, the
+child's usage included."""
 
 from __future__ import annotations
 
@@ -55,8 +55,14 @@ async def test_a_resumed_subagent_card_keeps_its_header(
         resumed = headers(pilot)
         card = session(pilot).query_one(SubagentCard)
         assert card.parent is session(pilot).query_one(ToolBlock)
-    assert resumed == ["✓ read_only_task  done"]
-    assert [without_usage(h) for h in live] == resumed
+    # The child's usage too (issue 30 item 7): saved beside the call's result, which
+    # the model never sees (no request carries it).
+    assert live == resumed
+    assert all(b"subagent_usage" not in r.body for r in configured.requests)
+    saved = (home / "sessions").rglob("*.jsonl")
+    assert any('"subagent_usage"' in p.read_text() for p in saved)
+    assert without_usage(resumed[0]) == "✓ read_only_task  done"
+    assert " tok · cache " in resumed[0]
 
 
 def test_fleet_items_and_task_ends_come_back_from_the_saved_result() -> None:
@@ -106,3 +112,26 @@ def test_fleet_items_and_task_ends_come_back_from_the_saved_result() -> None:
     assert saved_children("task", '{"prompt": ""}', "task: bad arguments", "error", True) == ()
     assert saved_children("fleet", "[1, 2]", result, "error", True) == ()
     assert saved_children("task", "not json", writer, "ok", False) == ()
+
+
+def test_saved_spend_goes_to_its_card_and_hostile_values_are_no_figure() -> None:
+    from reasonix_tui.replay import ChildSpend, with_spend
+
+    fleet = (ChildEntry(label="research"), ChildEntry(label="backend"), ChildEntry(label="x"))
+    saved = {
+        "research": {"prompt_tokens": 1200, "completion_tokens": 30, "cache_hit_tokens": 1000,
+                     "cost": 0.0004, "currency": "CNY"},
+        "backend": {"prompt_tokens": "9", "completion_tokens": -4, "cache_hit_tokens": True,
+                    "cost": float("nan"), "currency": "X" * 400},
+        "x": "not a dict",
+    }  # fmt: skip
+    research, backend, x = with_spend(fleet, saved, fleet=True)
+    assert research.usage == ChildSpend(
+        prompt_tokens=1200, completion_tokens=30, cache_hit_tokens=1000, cost=0.0004,
+        currency="CNY",
+    )  # fmt: skip
+    assert backend.usage == ChildSpend()
+    assert x.usage is None
+    (task,) = with_spend((ChildEntry(label="explore"),), {"": saved["research"]}, fleet=False)
+    assert task.usage is not None and task.usage.prompt_tokens == 1200
+    assert with_spend(fleet, [1, 2], fleet=True) == fleet

@@ -299,3 +299,20 @@ async def test_a_custom_endpoint_takes_its_models_and_the_next_request_goes_ther
     assert isinstance(turn[-1], ev.TurnFinished)
     with pytest.raises(ValueError, match="already configured"):
         await services.use_endpoint("https://other.example/v1", None)
+
+
+async def test_every_choice_is_one_line_and_the_list_fits_at_80x24(make_app, tmp_path) -> None:
+    """Issue 30, item 9 at 80 columns: a label too long for the column next to the notes
+    is cut, so no row wraps its note onto a line of its own and the dialog fits."""
+    app, _ = make_app(api_key_missing=True, choices=preset_choices(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen))
+        screen = app.screen
+        options = screen.query_one(OptionList)
+        await until(pilot, lambda: options.option_count == len(presets.PRESETS) + 1)
+        await pilot.pause()
+        assert options.region.height == options.option_count  # one line each
+        dialog = screen.query_one("#dialog").region
+        assert screen.region.contains_region(dialog)
+        for label in _labels(screen):
+            assert len(label) <= options.content_region.width, label

@@ -125,6 +125,79 @@ async def test_the_services_are_built_in_a_thread_after_the_first_frame(tmp_path
     assert len(threads) == 1 and threads[0] != threading.main_thread().name
 
 
+def write_session(home: Path, workspace: Path, turns: int) -> str:
+    """A saved session of ``turns`` prompt-and-answer turns, as the agent writes it."""
+    from reasonix_core.agent.session import SessionHeader, SessionStore
+    from reasonix_core.messages import Message
+
+    header = SessionHeader(
+        id="20250101-000000-start0",
+        workspace=str(workspace),
+        created="2025-01-01T00:00:00",
+        model="deepseek-flash",
+        effort="auto",
+        system_prompt="You are Reasonix.",
+        tools_fingerprint="",
+    )
+    store = SessionStore.create(home / "sessions", workspace, header)
+    for n in range(turns):
+        store.append(Message(role="user", content=f"question {n}"))
+        store.append(Message(role="assistant", content=f"Answer {n} done."))
+    store.close()
+    return header.id
+
+
+async def test_a_resumed_session_is_drawn_before_the_engine_is_built(tmp_path: Path) -> None:
+    """The newest blocks of the session ``-c`` reopens come first; building the engine
+    in a thread would share the interpreter with drawing them."""
+    from reasonix_tui.saved_session import SavedSession
+
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    workspace.mkdir()
+    session_id = write_session(home, workspace, 30)
+    drawn_when_built: list[bool] = []
+    app: ReasonixApp | None = None
+
+    def factory() -> ScriptedServices:
+        assert app is not None and app.session is not None
+        drawn_when_built.append(app.session.saved_drawn.is_set())
+        return scripted(tmp_path)
+
+    saved = SavedSession(home / "sessions", workspace, None)
+    services = deferred(tmp_path, factory, saved=saved)
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: services.is_ready)
+        screen = session(pilot)
+        history = screen.transcript.history
+        assert history is not None and history.shown
+        assert "Answer 29 done." in str(screen.query(AssistantBlock).last().text)
+        await settle(pilot)
+    assert drawn_when_built == [True]
+    assert saved.session_id == session_id
+
+
+async def test_a_prompt_sent_while_a_resumed_session_is_drawn_builds_the_engine(
+    tmp_path: Path,
+) -> None:
+    """The build waits for the drawing only when nobody needs the engine sooner."""
+    from reasonix_tui.saved_session import SavedSession
+
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    workspace.mkdir()
+    write_session(home, workspace, 30)
+    real = scripted(tmp_path, [text_steps("Hello again.")])
+    saved = SavedSession(home / "sessions", workspace, None)
+    services = deferred(tmp_path, lambda: real, saved=saved)
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = session(pilot)
+        await send(pilot, "early prompt")
+        await wait_until(pilot, lambda: [r.prompts for r in real.runners] == [["early prompt"]])
+        await wait_until(pilot, lambda: not screen.busy)
+        await settle(pilot)
+
+
 async def test_a_config_error_after_the_first_frame_ends_the_app_cleanly(tmp_path: Path) -> None:
     def factory() -> ScriptedServices:
         raise ConfigError("config.toml: providers[0].kind: unknown kind 'nope'")

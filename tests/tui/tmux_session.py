@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -27,22 +28,27 @@ tmux_test_marks = [
 ]
 
 
-def tmux(*args: str) -> str:
-    done = subprocess.run(["tmux", *args], capture_output=True, text=True, check=True)
+def tmux(*args: str, socket: str = "") -> str:
+    """A tmux command, on the server at the path ``socket`` (``tmux -S``) when given."""
+    where = ["-S", socket] if socket else []
+    done = subprocess.run(["tmux", *where, *args], capture_output=True, text=True, check=True)
     return done.stdout
 
 
 @dataclass(frozen=True)
 class TmuxPane:
-    """One detached tmux session; every command targets it by name."""
+    """One detached tmux session; every command targets it by name, on its own tmux
+    server (``socket``): keys another program sends to the default server, to a session
+    name ours begins with, cannot reach it."""
 
     session: str
+    socket: str = ""
 
     def send_keys(self, *keys: str) -> None:
-        tmux("send-keys", "-t", self.session, *keys)
+        tmux("send-keys", "-t", self.session, *keys, socket=self.socket)
 
     def screen(self) -> str:
-        return tmux("capture-pane", "-t", self.session, "-p")
+        return tmux("capture-pane", "-t", self.session, "-p", socket=self.socket)
 
     def wait_for(self, needle: str, timeout: float = 60.0) -> str:
         deadline = time.monotonic() + timeout
@@ -134,12 +140,16 @@ def reasonix_in_tmux(
     )
     # Inside a tmux already (a developer's shell), TMUX would make new-session refuse.
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), command],
-        check=True,
-        env=env,
-    )
+    # A tmux server of its own (tmux -S): nothing else typing into tmux reaches it.
+    socket_dir = Path(tempfile.mkdtemp(prefix="rx-tmux-"))
+    socket = str(socket_dir / "socket")
     try:
-        yield TmuxPane(session)
+        size = ["-x", str(width), "-y", str(height)]
+        server = ["tmux", "-S", socket, "-f", "/dev/null"]
+        subprocess.run(
+            [*server, "new-session", "-d", "-s", session, *size, command], check=True, env=env
+        )
+        yield TmuxPane(session, socket)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True)
+        shutil.rmtree(socket_dir, ignore_errors=True)

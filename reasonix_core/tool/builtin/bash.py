@@ -25,6 +25,7 @@ from reasonix_core.tool.sandbox import SandboxPolicy, is_within
 
 if TYPE_CHECKING:
     from reasonix_core.tool.git_guard import GitGuard
+    from reasonix_core.tool.kept_sandbox import KeptLease
     from reasonix_core.tool.shell_sandbox import ShellCommand
 
 # The git guard and the shell sandbox (bubblewrap, seccomp) are imported by the
@@ -77,7 +78,9 @@ class HeadTail:
 class LiveTail:
     """The last lines of a running command's output, reported as ``ToolProgress`` (the
     TUI shows them in the tool card while it runs), at most every ``LIVE_SECONDS``.
-    Display only: what the model gets is the bounded result at the end."""
+    Display only: what the model gets is the bounded result at the end. Output held back
+    by that limit is reported by a later ``feed(b"")`` (``run_shell`` ticks it), so the
+    card shows the newest line even when the command then goes quiet."""
 
     def __init__(self, sink: Callable[[ToolProgress], None], name: str, call_id: str) -> None:
         self.sink = sink
@@ -86,6 +89,7 @@ class LiveTail:
         self.tail = bytearray()
         self.total = 0
         self.last = 0.0
+        self.held = False  # output fed since the last report
 
     @classmethod
     def reporter(cls, ctx: ToolContext, name: str) -> Callable[[bytes], None] | None:
@@ -97,10 +101,12 @@ class LiveTail:
         self.total += len(chunk)
         self.tail += chunk
         del self.tail[:-LIVE_BYTES]
+        self.held = self.held or bool(chunk)
         now = time.monotonic()
-        if now - self.last < LIVE_SECONDS:
+        if not self.held or now - self.last < LIVE_SECONDS:
             return
         self.last = now
+        self.held = False
         text = bytes(self.tail).decode("utf-8", "replace")
         lines = [line[:LIVE_WIDTH] for line in text.splitlines() if line.strip()]
         self.sink(
@@ -120,6 +126,8 @@ class ShellRun:
     timed_out: bool
     total_bytes: int
     omitted_bytes: int
+    # Why the kept sandbox the command ran in failed (it was killed whole), or None.
+    failure: str | None = None
 
 
 async def run_shell(
@@ -137,10 +145,24 @@ async def run_shell(
 
     On timeout, or when the caller is cancelled, the whole process group is
     killed; cancellation is re-raised. Processes the command leaves running in
-    its group are stopped when it exits.
+    its group are stopped when it exits. ``on_output`` gets each chunk read, and ``b""``
+    every ``LIVE_SECONDS`` while the command runs (a moment passed, nothing new).
     """
-    buffer = HeadTail(head, tail)
     process = await foreground.start(argv, env=env, cwd=cwd, pass_fds=pass_fds)
+    return await collect(process, time_limit=time_limit, head=head, tail=tail, on_output=on_output)
+
+
+async def collect(
+    process: foreground.Foreground,
+    *,
+    time_limit: float,
+    head: int = HEAD_BYTES,
+    tail: int = TAIL_BYTES,
+    on_output: Callable[[bytes], None] | None = None,
+) -> ShellRun:
+    """A started command (a process of ours, or one in a kept sandbox) to its end:
+    its bounded output, killed on timeout or cancellation, always reaped."""
+    buffer = HeadTail(head, tail)
     timed_out = False
     try:
         drained = anyio.Event()
@@ -156,8 +178,17 @@ async def run_shell(
             finally:
                 drained.set()
 
+        async def tick(report: Callable[[bytes], None]) -> None:
+            # Output the live report held back (too soon after the last) goes out
+            # once the command is quiet for a moment.
+            while True:
+                await anyio.sleep(LIVE_SECONDS)
+                report(b"")
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump)
+            if on_output is not None:
+                tg.start_soon(tick, on_output)
             with anyio.move_on_after(time_limit) as deadline:
                 await process.wait()
             timed_out = deadline.cancelled_caught
@@ -280,20 +311,27 @@ async def _widen(
 
 @dataclass(frozen=True, slots=True)
 class _Ready:
-    """A command ready to spawn: what :func:`_get_ready` prepared."""
+    """A command ready to spawn: what :func:`_get_ready` prepared. Exactly one of
+    ``prepared`` (a fresh sandbox, or none) and ``lease`` (the kept sandbox)."""
 
-    prepared: ShellCommand
+    prepared: ShellCommand | None
+    lease: KeptLease | None
     env: dict[str, str]
     guard: GitGuard | None
     findings: list[str]
 
 
-def _get_ready(policy: SandboxPolicy, ctx: ToolContext, command: str) -> _Ready | ToolResult:
+def _get_ready(
+    policy: SandboxPolicy, ctx: ToolContext, command: str, background: bool
+) -> _Ready | ToolResult:
     """Everything that touches the disk before a command, in one worker-thread trip
     (each trip is a thread hand-off there and back; a sandboxed call made five).
 
-    Returns the result that refuses the call when nothing may run. The caller
-    owns ``prepared`` (its descriptors) from here on.
+    A foreground command without a one-call write grant goes to the session's
+    kept sandbox when there is one to lease (checked against what it would be
+    built from now); anything else gets a fresh bubblewrap. Returns the result
+    that refuses the call when nothing may run. The caller owns ``prepared``
+    (its descriptors) or ``lease`` from here on.
     """
     from reasonix_core.tool.git_guard import GitGuard
     from reasonix_core.tool.shell_sandbox import SandboxUnavailable, prepare_command
@@ -308,17 +346,91 @@ def _get_ready(policy: SandboxPolicy, ctx: ToolContext, command: str) -> _Ready 
         # checked before each command too, for what a background job left.
         guard = GitGuard.for_workspace(workspace)
         findings += guard.check()
+    Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
+    env = shell_env(ctx)
+    keeper = ctx.env.kept_sandboxes
+    lease = None if background or keeper is None else keeper.lease(policy)
+    if lease is not None:
+        return _Ready(None, lease, env, guard, findings)
     try:
         prepared = prepare_command(policy, command)
     except SandboxUnavailable as exc:
         return ToolResult.error(f"bash refused to run the command: {exc}", sandbox="unavailable")
+    return _Ready(prepared, None, env, guard, findings)
+
+
+async def _run_kept(
+    lease: KeptLease,
+    policy: SandboxPolicy,
+    command: str,
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    time_limit: float,
+    on_output: Callable[[bytes], None] | None,
+) -> ShellRun | ToolResult:
+    """``command`` in the session's kept sandbox; in a fresh bubblewrap when the
+    kept one refuses it (its mount table changed; nothing ran, it is torn down)."""
+    from reasonix_core.tool.shell_sandbox import (
+        SandboxUnavailable,
+        prepare_command,
+        shell_argv,
+    )
+
+    # Started where a fresh bubblewrap starts it (its --chdir: the resolved workspace).
+    await lease.start(shell_argv(command), env=env, cwd=lease.workdir)
+    run = await collect(lease, time_limit=time_limit, on_output=on_output)
+    if lease.failure:
+        return dataclasses.replace(run, failure=lease.failure)
+    if not lease.refused:
+        return run
+    prepared = None
+    with anyio.CancelScope(shield=True):
+        try:
+            prepared = await anyio.to_thread.run_sync(prepare_command, policy, command)
+        except SandboxUnavailable as exc:
+            return ToolResult.error(
+                f"bash refused to run the command: {exc}", sandbox="unavailable"
+            )
+    assert prepared is not None  # a shielded scope never swallows the call
     try:
-        Path(ctx.temp_dir).mkdir(parents=True, exist_ok=True)
-        env = shell_env(ctx)
-    except BaseException:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        return await run_shell(
+            prepared.argv,
+            env=env,
+            cwd=cwd,
+            time_limit=time_limit,
+            pass_fds=prepared.pass_fds,
+            on_output=on_output,
+        )
+    finally:
         prepared.close()
-        raise
-    return _Ready(prepared, env, guard, findings)
+
+
+async def _foreground(
+    ready: _Ready,
+    policy: SandboxPolicy,
+    command: str,
+    *,
+    cwd: Path,
+    time_limit: float,
+    on_output: Callable[[bytes], None] | None,
+) -> ShellRun | ToolResult:
+    """A foreground command to its end: in the kept sandbox, or as prepared."""
+    if ready.lease is not None:
+        return await _run_kept(
+            ready.lease, policy, command,
+            env=ready.env, cwd=cwd, time_limit=time_limit, on_output=on_output,
+        )  # fmt: skip
+    assert ready.prepared is not None
+    return await run_shell(
+        ready.prepared.argv,
+        env=ready.env,
+        cwd=cwd,
+        time_limit=time_limit,
+        pass_fds=ready.prepared.pass_fds,
+        on_output=on_output,
+    )
 
 
 def _run_result(
@@ -336,12 +448,21 @@ def _run_result(
     if findings:
         meta["git_quarantined"] = findings
         body += "\n" + _findings_note(findings)
+    failed = ""
+    if run.failure:
+        meta["sandbox_failure"] = run.failure
+        failed = (
+            f"\n[the sandbox failed: {run.failure}; it was killed with everything the "
+            "command started, and the next command gets a new one]"
+        )
     if run.timed_out:
         text = (
             f"{body}\n[timed out after {timeout:g} s: the command and its child "
             "processes were killed; use run_in_background for long-running commands]"
         )
-        return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
+        return ToolResult(text=text + failed, is_error=True, outcome="error", meta=meta)
+    if run.failure:
+        return ToolResult(text=body + failed, is_error=True, outcome="error", meta=meta)
     text = f"{body}\n[exit code {run.exit_code}]"
     if run.exit_code != 0 or findings:
         return ToolResult(text=text, is_error=True, outcome="error", meta=meta)
@@ -361,15 +482,19 @@ class BashTool(SpecifiedTool, spec=SPEC):
         # (the thread would finish anyway: anyio waits for it), delivered just after.
         ready: _Ready | ToolResult | None = None
         with anyio.CancelScope(shield=True):
-            ready = await anyio.to_thread.run_sync(_get_ready, policy, ctx, parsed.command)
+            ready = await anyio.to_thread.run_sync(
+                _get_ready, policy, ctx, parsed.command, parsed.run_in_background
+            )
         assert ready is not None  # a shielded scope never swallows the call
         if isinstance(ready, ToolResult):
             return ready
-        prepared, env, guard, findings = ready.prepared, ready.env, ready.guard, ready.findings
+        prepared, lease, env = ready.prepared, ready.lease, ready.env
+        guard, findings = ready.guard, ready.findings
         workspace = Path(ctx.workspace)
         try:
             await anyio.lowlevel.checkpoint_if_cancelled()
             if parsed.run_in_background:
+                assert prepared is not None  # a background job never leases
                 started = await self._background(
                     ctx, prepared, env, workspace, parsed.command, guard
                 )
@@ -377,14 +502,10 @@ class BashTool(SpecifiedTool, spec=SPEC):
             timeout = float(parsed.timeout_seconds or ctx.bash_timeout_seconds)
             timeout = min(max(timeout, 1.0), float(MAX_TIMEOUT_SECONDS))
             try:
-                run = await run_shell(
-                    prepared.argv,
-                    env=env,
-                    cwd=workspace,
-                    time_limit=timeout,
-                    pass_fds=prepared.pass_fds,
-                    on_output=LiveTail.reporter(ctx, self.name),
-                )
+                run = await _foreground(
+                    ready, policy, parsed.command,
+                    cwd=workspace, time_limit=timeout, on_output=LiveTail.reporter(ctx, self.name),
+                )  # fmt: skip
             except BaseException:
                 # Cancelled mid-command: still set aside what it planted so far.
                 if guard is not None:
@@ -392,7 +513,12 @@ class BashTool(SpecifiedTool, spec=SPEC):
                         await anyio.to_thread.run_sync(guard.check)
                 raise
         finally:
-            prepared.close()
+            if prepared is not None:
+                prepared.close()
+            if lease is not None:
+                lease.unused()
+        if isinstance(run, ToolResult):  # refused before anything ran
+            return _with_findings(run, findings)
         if guard is not None:
             findings += await anyio.to_thread.run_sync(guard.check)
         return _run_result(run, findings, timeout, sandboxed=policy.bash == "enforce")
