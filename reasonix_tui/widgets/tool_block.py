@@ -4,6 +4,7 @@ A click or Ctrl+O (on the latest expandable block) expands the result."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -29,6 +30,10 @@ STATUS_LABEL = {
     "kept": "↺ keep planning",
     "unknown": "? unknown",
 }
+
+#: The bash tool's last line for the model ("[exit code 1]"): the card says it in the
+#: header instead (nothing for success, "exit code N" for a failure).
+_EXIT_LINE = re.compile(r"(?:\n|\A)\[exit code (-?\d+)\]\n?\Z")
 
 
 class ToolBlock(Widget):
@@ -64,6 +69,7 @@ class ToolBlock(Widget):
         # whether the result is the model's alone (then only the summary shows).
         self.summary = ""
         self.for_model = False
+        self.exit_code: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="header", markup=False)
@@ -78,7 +84,10 @@ class ToolBlock(Widget):
             "error": "$text-error",
             "kept": "$text-muted",
         }.get(self.status, "$text-warning")
-        status = Content.styled(STATUS_LABEL.get(self.status, self.status), status_style)
+        label = STATUS_LABEL.get(self.status, self.status)
+        if self.status == "error" and self.exit_code:
+            label = f"✗ exit code {self.exit_code}"
+        status = Content.styled(label, status_style)
         if self.status == "running" and self.progress:
             status = status + Content("  ") + Content.styled(self.progress, "$text-muted")
         name = Content.styled(self.tool_name, "bold") + Content("  ")
@@ -150,6 +159,10 @@ class ToolBlock(Widget):
                 self.status, result = "kept", "You chose to keep planning: plan mode stays on."
             elif status == "ok" and result.startswith(APPROVED):
                 result = "You approved the plan: plan mode is off."
+        exit_line = _EXIT_LINE.search(result) if self.tool_name == "bash" else None
+        if exit_line:
+            self.exit_code = int(exit_line.group(1))
+            result = result[: exit_line.start()] or "(no output)"
         self.result = result
         self.set_classes(f"-{self.status}")
         self.query_one(".header", Static).update(self._header())
