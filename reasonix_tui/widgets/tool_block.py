@@ -28,6 +28,7 @@ STATUS_LABEL = {
     "denied": "⊘ denied",
     "cancelled": "⊘ cancelled",
     "kept": "↺ keep planning",
+    "declined": "⊘ declined",
     "unknown": "? unknown",
 }
 
@@ -51,7 +52,7 @@ class ToolBlock(Widget):
         &.-error { border-left: thick $error; & > .result { color: $text-error; } }
         /* The core's account: the header's status carries the colour. */
         & > .result.summary, &.-error > .result.summary { color: $text-muted; }
-        &.-denied, &.-cancelled { border-left: thick $warning; }
+        &.-denied, &.-cancelled, &.-declined { border-left: thick $warning; }
     }
     """
 
@@ -163,6 +164,9 @@ class ToolBlock(Widget):
         if exit_line:
             self.exit_code = int(exit_line.group(1))
             result = result[: exit_line.start()] or "(no output)"
+        if self.tool_name == "ask" and for_model and self.status == "ok":
+            # The only answer the ask tool keeps from people is the user's own Esc.
+            self.status = "declined"
         self.result = result
         self.set_classes(f"-{self.status}")
         self.query_one(".header", Static).update(self._header())

@@ -356,7 +356,7 @@ async def test_a_declined_question_says_so_in_the_users_words(
         Reply(content="ok"),
     )
     expected = [
-        "ask  ✓ ok\nYou declined to answer.",
+        "ask  ⊘ declined\nYou declined to answer.",
         "edit_file  notes.py  ✗ error\nNot changed: the file was not read first.",
     ]
     app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
