@@ -95,3 +95,59 @@ async def test_a_bash_card_says_the_exit_code_in_its_header(
     )
     sent = [str(m["content"]) for m in tool_messages(configured)]
     assert sent == ["hi\n[exit code 0]", "oops\n[exit code 3]", "(no output)\n[exit code 0]"]
+
+
+async def _dialog_text(make_app, request) -> str:  # type: ignore[no-untyped-def]
+
+    from reasonix_tui.screens.approval import ApprovalScreen
+
+    app, _ = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        dialog = ApprovalScreen(request)
+        app.push_screen(dialog)
+        await pilot.pause()
+        return "\n".join(str(w.render()) for w in dialog.query("#summary, #arguments"))
+
+
+async def test_an_edit_approval_shows_the_diff_not_the_strings(make_app) -> None:  # type: ignore[no-untyped-def]
+    from reasonix_core.permission.approver import ApprovalRequest
+
+    request = ApprovalRequest(
+        tool="edit_file",
+        arguments={
+            "path": "a.py",
+            "old_string": "x = 1",
+            "new_string": "x = 2",
+            "replace_all": True,
+        },
+        call_id="c1",
+        read_only=False,
+        scope=None,
+        summary="Edit a.py",
+        preview="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+    )
+    shown = await _dialog_text(make_app, request)
+    assert "old_string" not in shown and "new_string" not in shown
+    assert "replace_all: yes" in shown
+
+
+async def test_structured_arguments_read_as_lines_not_a_repr(make_app) -> None:  # type: ignore[no-untyped-def]
+    from reasonix_core.permission.approver import ApprovalRequest
+
+    request = ApprovalRequest(
+        tool="mcp__db__query",
+        arguments={"tables": ["users", "orders"], "options": {"deep": True, "limit": 5}},
+        call_id="c1",
+        read_only=False,
+        scope=None,
+    )
+    shown = await _dialog_text(make_app, request)
+    assert shown.splitlines() == [
+        "tables:",
+        "  • users",
+        "  • orders",
+        "options:",
+        "  deep: yes",
+        "  limit: 5",
+    ]
