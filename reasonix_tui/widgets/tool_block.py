@@ -192,7 +192,7 @@ class ToolBlock(Widget):
             return
         if self.summary and not self.for_model and not self.expanded:
             # Collapsed to the account ("Read 42 lines"); expanding shows the result.
-            body = Content(self.summary)
+            body = Content(fmt.terminal_safe(self.summary))
             if self.expandable:
                 body = body + Content.styled(" · click to expand", "italic")
             await self.mount(Static(body, classes="result summary", markup=False))

@@ -65,3 +65,14 @@ async def test_control_characters_in_the_key_argument_are_spelled_out(make_app) 
         await settle(pilot)
         text, _, _ = _header(session(pilot).query_one(ToolBlock))
         assert "\x1b" not in text and "\\x1b" in text
+
+
+def test_a_subagent_cards_label_and_reason_are_terminal_safe() -> None:
+    from reasonix_tui.widgets.subagent_card import SubagentCard
+
+    card = SubagentCard("item\x1b]0;pwned\x07", depends_on=("b\x1b[2J",), state="skipped")
+    card.profile, card.reason = "task\x1b[31m", "blocked \x1b[H here"
+    card.lines = [("bash \x1b[2J", "ok")]
+    text = card.header().plain + card._calls_text().plain
+    assert "\x1b" not in text and "\x07" not in text
+    assert "item\\x1b]0;pwned\\x07" in text and "blocked \\x1b[H here" in text
