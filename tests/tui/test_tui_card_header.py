@@ -76,3 +76,20 @@ def test_a_subagent_cards_label_and_reason_are_terminal_safe() -> None:
     text = card.header().plain + card._calls_text().plain
     assert "\x1b" not in text and "\x07" not in text
     assert "item\\x1b]0;pwned\\x07" in text and "blocked \\x1b[H here" in text
+
+
+async def test_picker_labels_are_terminal_safe(make_app) -> None:
+    from textual.widgets import OptionList
+
+    from reasonix_tui.screens.picker import PickerItem, PickerScreen
+
+    app, _ = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        items = [PickerItem("a", "model\x1b]0;pwned\x07", "from \x1b[2J a provider")]
+        picker = PickerScreen("Pick", items)
+        app.push_screen(picker)
+        await pilot.pause()
+        prompt = str(picker.query_one(OptionList).get_option_at_index(0).prompt)
+        assert "\x1b" not in prompt and "\x07" not in prompt
+        assert "model\\x1b]0;pwned\\x07" in prompt and "\\x1b[2J" in prompt
