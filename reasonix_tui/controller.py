@@ -17,6 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from reasonix_core.agent.prefix_change import PrefixChangeReason
 from reasonix_core.events import (
     CacheBroken,
     CompactionFinished,
@@ -48,6 +49,15 @@ from reasonix_tui.widgets.reasoning_block import ReasoningBlock
 from reasonix_tui.widgets.status_bar import StatusBar
 from reasonix_tui.widgets.tool_block import ToolBlock
 from reasonix_tui.widgets.transcript import Transcript
+
+#: A prefix change the user did not choose, in people's words. The ones they chose
+#: (/model, /effort, a rewind, /compact) or were told about (compaction) say nothing.
+PREFIX_NOTICES: dict[str, str] = {
+    PrefixChangeReason.SYSTEM: "The system prompt changed: the next request starts a new cache.",
+    PrefixChangeReason.TOOLS: "The tool list changed: the next request starts a new cache.",
+    PrefixChangeReason.TRUNCATE: "The oldest history was cut to fit: the next request starts a new cache.",
+    PrefixChangeReason.REASONING_REPLAY: "The provider asked for earlier reasoning: this request starts a new cache.",
+}
 
 if TYPE_CHECKING:
     # Markdown (markdown-it, syntax highlighting) is not needed for the first frame:
@@ -217,7 +227,9 @@ class TurnController:
                 self.last_text = ""
                 await self.notice(f"Retrying in {delay:.0f}s (attempt {attempt}): {reason}")
             case PrefixChanged(reason=reason):
-                await self.notice(f"Cache prefix changed: {reason}")
+                # Only a change the user did not just choose (and was told the cost of).
+                if said := PREFIX_NOTICES.get(reason):
+                    await self.notice(said)
             case CacheBroken(reason="unexplained", rebilled_tokens=tokens):
                 # A change nothing named (a bug): say so; named ones were announced above.
                 await self.notice(

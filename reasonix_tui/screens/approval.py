@@ -31,22 +31,59 @@ ARG_WIDTH = 80
 CHOICES = (ApprovalDecision.ALLOW_ONCE, ApprovalDecision.ALLOW_SESSION, ApprovalDecision.DENY)
 
 
-def _argument_lines(arguments: dict[str, object], summary: str = "") -> list[str]:
-    """One line per argument, less those the summary already shows whole (the
-    command of "Run: <command>", the path of "Edit <path>"): nothing is said twice."""
-    lines = []
+#: Arguments the edit's diff already shows (the dialog draws the diff, not them).
+DIFF_SHOWN = frozenset({"old_string", "new_string", "content", "edits"})
+
+
+def _flat(value: object) -> str:
+    """A value on one line in people's terms: text as it is (made visible), yes/no,
+    a list as "a, b", a mapping as "key: value, …"; never a Python repr."""
+    if isinstance(value, str):
+        return visible(" ".join(value.split()))
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{visible(str(k))}: {_flat(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_flat(v) for v in value)
+    return visible(str(value))
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(0, room - 1)] + "…"
+
+
+def _value_lines(key: str, value: object) -> list[str]:
+    """``key: value`` on one line; a list or mapping as ``key:`` with one indented
+    line per item (a bullet per list item) below."""
+    if isinstance(value, list | tuple) and value:
+        return [f"{key}:", *(_cut(f"  • {_flat(v)}", ARG_WIDTH) for v in value)]
+    if isinstance(value, dict) and value:
+        items = (f"  {visible(str(k))}: {_flat(v)}" for k, v in value.items())
+        return [f"{key}:", *(_cut(line, ARG_WIDTH) for line in items)]
+    text = visible(value) if isinstance(value, str) else _flat(value)
+    first, *rest = text.splitlines() or [""]
+    more = f" (+{len(rest)} lines)" if rest else ""
+    return [f"{key}: {_cut(first, ARG_WIDTH - len(key) - 2 - len(more))}{more}"]
+
+
+def _argument_lines(
+    arguments: dict[str, object], summary: str = "", diff: bool = False
+) -> list[str]:
+    """The arguments, less those the summary already shows whole (the command of
+    "Run: <command>", the path of "Edit <path>") and, with a ``diff``, the texts the
+    diff shows: nothing is said twice."""
+    lines: list[str] = []
     for key, value in arguments.items():
-        text = visible(value) if isinstance(value, str) else repr(value)
-        if text and "\n" not in text and text in summary:
+        if diff and key in DIFF_SHOWN:
             continue
-        first, *rest = text.splitlines() or [""]
-        more = f" (+{len(rest)} lines)" if rest else ""
-        room = ARG_WIDTH - len(key) - 2 - len(more)
-        if len(first) > room:
-            first = first[: max(0, room - 1)] + "…"
-        lines.append(f"{key}: {first}{more}")
+        if isinstance(value, str) and value and "\n" not in value and visible(value) in summary:
+            continue
+        lines += _value_lines(key, value)
     if len(lines) > ARG_LINES:
-        lines = [*lines[: ARG_LINES - 1], f"… {len(lines) - ARG_LINES + 1} more arguments"]
+        lines = [*lines[: ARG_LINES - 1], f"… {len(lines) - ARG_LINES + 1} more lines"]
     return lines
 
 
@@ -116,7 +153,9 @@ class ApprovalScreen(DockedOverlay[ApprovalDecision | None]):
                     yield Static(Content(request.summary), id="summary")
                 lines = detail_lines(request.tool, request.arguments)
                 if lines is None:
-                    lines = _argument_lines(request.arguments, request.summary)
+                    lines = _argument_lines(
+                        request.arguments, request.summary, diff=bool(request.preview)
+                    )
                 if lines:
                     yield Static(Content("\n".join(lines)), id="arguments")
                 if request.preview:

@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from reasonix_tui import format as fmt
 from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 
 
@@ -110,14 +111,13 @@ class PickerScreen(DockedOverlay[str | None]):
         ]
         options = self.query_one(OptionList)
         options.clear_options()
-        width = max((len(i.label) for i in self.shown), default=0) + 2
+        # Labels come from providers, sessions and the model: escapes spelled out.
+        safe = fmt.terminal_safe
+        width = max((len(safe(i.label)) for i in self.shown), default=0) + 2
         for item in self.shown:
             mark = "● " if item.value == self.current else "  "
-            options.add_option(
-                Option(
-                    Content.assemble(mark, item.label.ljust(width), (item.detail, "$text-muted"))
-                )
-            )
+            label, detail = safe(item.label).ljust(width), safe(item.detail)
+            options.add_option(Option(Content.assemble(mark, label, (detail, "$text-muted"))))
         options.display = bool(self.shown)
         self.query_one("#empty").display = not self.shown
         if self.shown:

@@ -144,12 +144,13 @@ class SubagentCard(Widget):
 
     def header(self) -> Content:
         mark, style = MARKER.get(self.state, ("?", "$text-warning"))
-        parts: list[tuple[str, str] | str] = [(mark, style), " ", (self.label, "bold")]
+        safe = fmt.terminal_safe  # the model names items and gives reasons
+        parts: list[tuple[str, str] | str] = [(mark, style), " ", (safe(self.label), "bold")]
         if self.profile and self.profile != self.label:
-            parts += [" · ", (self.profile, "$text-secondary")]
+            parts += [" · ", (safe(self.profile), "$text-secondary")]
         if self.depends_on:
-            parts.append((f" (after {', '.join(self.depends_on)})", "$text-muted"))
-        parts += ["  ", (self._state_text(), style)]
+            parts.append((safe(f" (after {', '.join(self.depends_on)})"), "$text-muted"))
+        parts += ["  ", (safe(self._state_text()), style)]
         if self.prompt_tokens or self.completion_tokens:
             total = self.prompt_tokens + self.completion_tokens
             cache = fmt.percent(self.cache_hit_tokens, self.prompt_tokens)
@@ -179,7 +180,7 @@ class SubagentCard(Widget):
         rows = [f"{text}  {CALL_MARK.get(mark, '?')}" for text, mark in lines]
         if hidden:
             rows.insert(0, f"… {hidden} earlier calls")
-        return Content("\n".join(rows))
+        return Content(fmt.terminal_safe("\n".join(rows)))
 
     def _refresh(self) -> None:
         if not self.is_mounted:

@@ -4,6 +4,7 @@ A click or Ctrl+O (on the latest expandable block) expands the result."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -27,8 +28,13 @@ STATUS_LABEL = {
     "denied": "⊘ denied",
     "cancelled": "⊘ cancelled",
     "kept": "↺ keep planning",
+    "declined": "⊘ declined",
     "unknown": "? unknown",
 }
+
+#: The bash tool's last line for the model ("[exit code 1]"): the card says it in the
+#: header instead (nothing for success, "exit code N" for a failure).
+_EXIT_LINE = re.compile(r"(?:\n|\A)\[exit code (-?\d+)\]\n?\Z")
 
 
 class ToolBlock(Widget):
@@ -46,7 +52,7 @@ class ToolBlock(Widget):
         &.-error { border-left: thick $error; & > .result { color: $text-error; } }
         /* The core's account: the header's status carries the colour. */
         & > .result.summary, &.-error > .result.summary { color: $text-muted; }
-        &.-denied, &.-cancelled { border-left: thick $warning; }
+        &.-denied, &.-cancelled, &.-declined { border-left: thick $warning; }
     }
     """
 
@@ -64,25 +70,45 @@ class ToolBlock(Widget):
         # whether the result is the model's alone (then only the summary shows).
         self.summary = ""
         self.for_model = False
+        self.exit_code: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="header", markup=False)
 
     def _header(self) -> Content:
-        key = fmt.key_argument(self.arguments)
+        """Name, key argument and status on one line that always ends with the status:
+        at a narrow width the key argument (then the progress) is cut with "…"."""
+        key = fmt.terminal_safe(fmt.key_argument(self.arguments, width=1000))
         status_style = {
             "running": "$text-secondary",
             "ok": "$text-success",
             "error": "$text-error",
             "kept": "$text-muted",
         }.get(self.status, "$text-warning")
-        parts: list[tuple[str, str] | str] = [(self.tool_name, "bold"), "  "]
-        if key:
-            parts += [(key, "$text-muted"), "  "]
-        parts.append((STATUS_LABEL.get(self.status, self.status), status_style))
+        label = STATUS_LABEL.get(self.status, self.status)
+        if self.status == "error" and self.exit_code:
+            label = f"✗ exit code {self.exit_code}"
+        status = Content.styled(label, status_style)
         if self.status == "running" and self.progress:
-            parts += ["  ", (self.progress, "$text-muted")]
-        return Content.assemble(*parts)
+            status = status + Content("  ") + Content.styled(self.progress, "$text-muted")
+        name = Content.styled(self.tool_name, "bold") + Content("  ")
+        width = self._header_width()
+        if width:
+            # The status first: the name and the key argument give way to it.
+            status = status.truncate(max(width - name.cell_length, 1), ellipsis=True)
+            room = width - name.cell_length - status.cell_length - 2
+            key = Content(key).truncate(room, ellipsis=True).plain if room >= 2 else ""
+        head = name
+        if key:
+            head = head + Content.styled(key, "$text-muted") + Content("  ")
+        return head + status
+
+    def _header_width(self) -> int:
+        """The header's width in cells once laid out (0 before: no cut yet)."""
+        return self.content_region.width if self.is_mounted else 0
+
+    def on_resize(self) -> None:
+        self.query_one(".header", Static).update(self._header())
 
     def set_progress(
         self, progress: float, total: float | None, message: str, output: str = ""
@@ -134,6 +160,13 @@ class ToolBlock(Widget):
                 self.status, result = "kept", "You chose to keep planning: plan mode stays on."
             elif status == "ok" and result.startswith(APPROVED):
                 result = "You approved the plan: plan mode is off."
+        exit_line = _EXIT_LINE.search(result) if self.tool_name == "bash" else None
+        if exit_line:
+            self.exit_code = int(exit_line.group(1))
+            result = result[: exit_line.start()] or "(no output)"
+        if self.tool_name == "ask" and for_model and self.status == "ok":
+            # The only answer the ask tool keeps from people is the user's own Esc.
+            self.status = "declined"
         self.result = result
         self.set_classes(f"-{self.status}")
         self.query_one(".header", Static).update(self._header())
@@ -159,7 +192,7 @@ class ToolBlock(Widget):
             return
         if self.summary and not self.for_model and not self.expanded:
             # Collapsed to the account ("Read 42 lines"); expanding shows the result.
-            body = Content(self.summary)
+            body = Content(fmt.terminal_safe(self.summary))
             if self.expandable:
                 body = body + Content.styled(" · click to expand", "italic")
             await self.mount(Static(body, classes="result summary", markup=False))

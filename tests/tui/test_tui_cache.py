@@ -145,6 +145,7 @@ async def test_an_unexplained_break_is_a_warning_in_the_transcript(make_app) -> 
     turns = [
         [unexplained, *text_steps("one")],
         [PrefixChanged(reason="model"), named, *text_steps("two")],
+        [PrefixChanged(reason="tools"), *text_steps("three")],
     ]
     app, _ = make_app(turns=turns)
     async with app.run_test(size=(100, 32)) as pilot:
@@ -152,12 +153,17 @@ async def test_an_unexplained_break_is_a_warning_in_the_transcript(make_app) -> 
         await settle(pilot)
         await send(pilot, "second")
         await settle(pilot)
+        await send(pilot, "third")
+        await settle(pilot)
         texts = notices(pilot)
     assert [t for t in texts if "no named reason" in t] == [
         "The prompt cache broke for no named reason: 7 cached tokens billed again "
         "(/cache shows where)."
     ]
-    assert "Cache prefix changed: model" in texts  # a named break is announced once
+    # The user chose the model (and was told the cost): no notice; a change they did
+    # not choose is said in plain words, once.
+    assert not any("prefix" in t or "model" in t for t in texts), texts
+    assert texts.count("The tool list changed: the next request starts a new cache.") == 1
 
 
 @pytest.mark.usefixtures("configured")

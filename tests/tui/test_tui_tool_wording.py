@@ -316,7 +316,7 @@ async def test_the_hosts_reminder_to_the_model_is_not_on_the_card(
 ) -> None:  # type: ignore[no-untyped-def]
     """The third identical call in a row gets a reminder appended for the model ("this
     is call 3 in a row…"); its card shows the tool's output alone, live and resumed."""
-    cat_card = "bash  cat a.txt  ✓ ok\nalpha\n[exit code 0]"
+    cat_card = "bash  cat a.txt  ✓ ok\nalpha"  # the exit code is in the header when not 0
     (workspace / "a.txt").write_text("alpha\n")
     same = ToolCallSpec("bash", json.dumps({"command": "cat a.txt"}))
     configured.enqueue(
@@ -356,7 +356,7 @@ async def test_a_declined_question_says_so_in_the_users_words(
         Reply(content="ok"),
     )
     expected = [
-        "ask  ✓ ok\nYou declined to answer.",
+        "ask  ⊘ declined\nYou declined to answer.",
         "edit_file  notes.py  ✗ error\nNot changed: the file was not read first.",
     ]
     app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))

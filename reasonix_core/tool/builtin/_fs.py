@@ -92,14 +92,17 @@ def displayer(sandbox: SandboxPolicy) -> Callable[[Path | str], str]:
 class ToolFailure(Exception):
     """An ordinary failure carrying the text the model sees."""
 
-    def __init__(self, text: str, code: str | None = None) -> None:
+    def __init__(self, text: str, code: str | None = None, *, summary: str = "") -> None:
         super().__init__(text)
         self.text = text
         self.code = code
+        # People's words when ``text`` tells the model what to do next (an edit that
+        # did not apply); a code's own summary otherwise.
+        self.summary = summary
 
     def result(self) -> ToolResult:
         meta: dict[str, Any] = {"code": self.code} if self.code else {}
-        summary = FS_SUMMARIES.get(self.code or "")
+        summary = self.summary or FS_SUMMARIES.get(self.code or "")
         if summary is not None:  # the code's text is the model's (what to do next)
             meta.update({SUMMARY: summary, FOR_MODEL: True})
         return ToolResult.error(self.text, **meta)

@@ -21,7 +21,12 @@ _SIMILAR_SCAN_LINES = 20_000
 
 
 class EditError(Exception):
-    """One edit cannot be applied; the message explains why."""
+    """One edit cannot be applied; the message explains why to the model (what to do
+    next), ``summary`` says what happened in people's words (the card shows it)."""
+
+    def __init__(self, message: str, summary: str) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 class EditFileArgs(BaseModel):
@@ -112,10 +117,14 @@ def apply_edit(
     if old == "":
         raise EditError(
             "old_string is empty; give the exact existing text to replace "
-            "(to create a new file use write_file)"
+            "(to create a new file use write_file)",
+            "Not changed: no text to replace was given.",
         )
     if old == new:
-        raise EditError("old_string and new_string are identical; there is nothing to change")
+        raise EditError(
+            "old_string and new_string are identical; there is nothing to change",
+            "Not changed: the new text is the same as the old.",
+        )
     candidates = [(old, new)]
     if "\r\n" in text and "\n" in old and "\r\n" not in old:
         # The file uses CRLF; the model writes LF.
@@ -127,14 +136,18 @@ def apply_edit(
             old, new = o, n
             break
     if not hits:
-        raise EditError(not_found_message(text, old, display))
+        raise EditError(
+            not_found_message(text, old, display),
+            "Not changed: the text to replace is not in the file.",
+        )
     if len(hits) > 1 and not replace_all:
         lines = sorted({line_of(text, h) for h in hits})
         shown = ", ".join(str(n) for n in lines[:20]) + (", …" if len(lines) > 20 else "")
         raise EditError(
             f"old_string matches {len(hits)} times in {display} (at lines {shown}); include "
             "more surrounding context to make it unique, or set replace_all=true to replace "
-            "every occurrence"
+            "every occurrence",
+            f"Not changed: the text to replace occurs {len(hits)} times in the file.",
         )
     first = line_of(text, hits[0])
     if replace_all:
@@ -159,7 +172,7 @@ def edit_transform(a: EditFileArgs) -> Callable[[str, str], tuple[str, str]]:
                 text, a.old_string, a.new_string, a.replace_all, display
             )
         except EditError as exc:
-            raise ToolFailure(str(exc)) from None
+            raise ToolFailure(str(exc), summary=exc.summary) from None
         return new_text, _where(count, first)
 
     return transform

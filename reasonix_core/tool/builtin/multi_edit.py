@@ -48,7 +48,8 @@ def edits_transform(a: MultiEditArgs) -> Callable[[str, str], tuple[str, str]]:
                 raise ToolFailure(
                     f"edits[{i}] failed{context}: {exc}\n"
                     f"No changes were written to {display}; fix edits[{i}] and send "
-                    "all the edits again."
+                    "all the edits again.",
+                    summary=f"Not changed: edit {i + 1} of {len(a.edits)} did not apply.",
                 ) from None
             total += count
         n = len(a.edits)
