@@ -376,6 +376,20 @@ async def test_a_posix_message_queue_does_not_outlive_its_command(
         librt.mq_unlink(name.encode())
 
 
+async def test_message_queues_the_zygote_cannot_list_retire_the_sandbox(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    """A command that hides its queues from the zygote (``chmod 000 /dev/mqueue``) gets
+    the sandbox retired: the next command has a new IPC namespace."""
+    name = f"/rx-{uuid.uuid4().hex}"
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    made = await run_bash(ctx, f"{MQ_OPEN} {name} 102; chmod 000 /dev/mqueue; echo end")
+    assert "mq found" in made.text and "end" in made.text, made.text
+    found = await run_bash(ctx, f"{MQ_OPEN} {name} 0; stat -c %a /dev/mqueue")
+    assert "mq none" in found.text and "1777" in found.text, found.text
+    assert keeper.built == 2
+
+
 @pytest.mark.parametrize(
     "attack",
     ["prlimit --pid 1 --nofile=4:4", "prlimit --pid 1 --as=20000000:20000000"],
