@@ -196,6 +196,9 @@ _SANDBOX_RISKS = {
     "network": lambda v: v is not False,
     "allow_write": _non_empty,
     "workspace_root": _non_empty,
+    # Anything but a plain byte count within the default (1 GiB) could let a command
+    # fill the host's RAM through the sandbox's /tmp.
+    "tmp_size": lambda v: not (isinstance(v, int) and not isinstance(v, bool) and v <= 1 << 30),
 }
 
 

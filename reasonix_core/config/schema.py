@@ -412,6 +412,20 @@ class SandboxConfig(_Table):
     # One bubblewrap kept per session, its zygote starting each command
     # (docs/SECURITY.md, "A sandbox kept per session"); false: a fresh one per command.
     keep: bool = True
+    # Bytes the sandbox's /tmp and /dev/shm may each hold (tmpfs lives in RAM):
+    # an integer, or a string with a K/M/G suffix ("512M", "2G").
+    tmp_size: int = Field(default=1 << 30, ge=1 << 20)
+
+    @field_validator("tmp_size", mode="before")
+    @classmethod
+    def _parse_size(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        match = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)i?[bB]?\s*", value)
+        if match is None:
+            raise ValueError(f"{value!r} is not a size (bytes, or a number with K, M or G)")
+        shift = {"": 0, "k": 10, "m": 20, "g": 30}[match.group(2).lower()]
+        return int(match.group(1)) << shift
 
     @field_validator("workspace_root")
     @classmethod

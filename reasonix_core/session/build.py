@@ -368,6 +368,7 @@ def build_sandbox(config: Config, workspace: Path, temp_dir: Path, policy: Polic
         forbid_read=tuple(Path(p) for p in policy.forbid_read),
         bash=config.sandbox.bash,
         network=config.sandbox.network,
+        tmp_size=config.sandbox.tmp_size,
     )
 
 

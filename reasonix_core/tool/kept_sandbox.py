@@ -120,7 +120,7 @@ def spec_for(policy: SandboxPolicy) -> SandboxSpec:
     from reasonix_core.tool.shell_sandbox import bwrap_argv
 
     return SandboxSpec(
-        tuple(bwrap_argv(policy, seccomp_fd=None if policy.network else SECCOMP_MARK))
+        tuple(bwrap_argv(policy, seccomp_fd=SECCOMP_MARK))
     )
 
 
@@ -279,7 +279,7 @@ class KeptSandbox:
     ) -> KeptSandbox:
         """Build it and wait until its zygote says it is ready. Raises ``OSError``
         (or :class:`ChannelBroken`) when it does not start; nothing is left running."""
-        from reasonix_core.tool.seccomp import filter_fd, unix_socket_filter
+        from reasonix_core.tool.seccomp import filter_fd, sandbox_filter
 
         pins = _Pins(spec.paths)
         host, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -291,7 +291,7 @@ class KeptSandbox:
             mounts = _host_mounts()
             argv = list(spec.argv)
             if "--seccomp" in argv:
-                seccomp = filter_fd(unix_socket_filter())
+                seccomp = filter_fd(sandbox_filter(network=policy.network))
                 passed.append(seccomp)
                 argv[argv.index("--seccomp") + 1] = str(seccomp)
             argv += [

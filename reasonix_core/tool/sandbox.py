@@ -49,6 +49,10 @@ def _realpath(path: str | Path) -> Path:
         raise PathDenied(f"cannot resolve path {text!r}: {exc.strerror or exc}") from None
 
 
+#: What the sandbox's /tmp (and /dev/shm) may hold unless ``[sandbox] tmp_size`` says.
+DEFAULT_TMP_SIZE = 1 << 30
+
+
 @dataclass(frozen=True, kw_only=True)
 class SandboxPolicy:
     """Where file tools and bash may read and write."""
@@ -60,6 +64,8 @@ class SandboxPolicy:
     # "enforce": bash runs under bubblewrap or refuses; "off": unconfined.
     bash: Literal["enforce", "off"] = "enforce"
     network: bool = False
+    #: Bytes each of the sandbox's /tmp and /dev/shm may hold ([sandbox] tmp_size).
+    tmp_size: int = DEFAULT_TMP_SIZE
     extra: dict[str, object] = field(default_factory=dict)
     # A subagent's write claim (seed 000 §3.12): resolved paths that replace the
     # workspace and ``allow_write`` as write roots (the session temp dir stays).

@@ -25,8 +25,9 @@ answers ``refused`` when its mount table is no longer the one it started with (a
 mask detached by a rename on the host; nothing ran, and it ends), else ``done``
 once the command has exited *and* everything in the namespace is dead and reaped
 (``kill(-1, SIGKILL)`` until ``waitpid`` says ``ECHILD``) *and* each tmpfs is
-back to what it held at the start; ``clean`` is false when a tmpfs could not be
-put back or a command changed what the zygote's children inherit from it
+back to what it held at the start *and* no IPC object is left in the sandbox's
+IPC namespace (:func:`clear_ipc`); ``clean`` is false when a tmpfs could not be
+put back, an IPC object could not be removed, or a command changed what the zygote's children inherit from it
 (:func:`inherited`): the host retires the sandbox. A ``kill`` frame while a command runs ends it
 the same way. End of file on the channel, or anything it does not expect, kills
 everything and ends the zygote, and with it the namespace.
@@ -214,6 +215,53 @@ def _remove(path: str, mode: int) -> bool:
     return not failed
 
 
+# -- IPC objects a command left -------------------------------------------------------
+
+#: The sandbox's own message queues (bwrap --mqueue, in its IPC namespace).
+MQUEUE = "/dev/mqueue"
+IPC_RMID = 0
+#: /proc/sysvipc file, and how to remove one of its ids: (shmctl | semctl | msgctl).
+SYSV = ("shm", "sem", "msg")
+
+
+def _sysv_ids(kind: str) -> list[int] | None:
+    try:
+        lines = _read_text(f"/proc/sysvipc/{kind}").splitlines()[1:]
+    except OSError:
+        return None
+    return [int(line.split()[1]) for line in lines if line.strip()]
+
+
+def _sysv_remove(kind: str, ident: int) -> None:
+    libc = _libc()
+    if kind == "shm":
+        libc.shmctl(ident, IPC_RMID, None)
+    elif kind == "sem":
+        libc.semctl(ident, 0, IPC_RMID)
+    else:
+        libc.msgctl(ident, IPC_RMID, None)
+
+
+def clear_ipc() -> bool:
+    """Remove every SysV segment, semaphore set and message queue and every POSIX
+    message queue of the sandbox's IPC namespace (commands are all dead by now), so
+    nothing one command left is there for the next. False when something is left
+    or cannot be listed: the host retires the sandbox."""
+    try:
+        for name in os.listdir(MQUEUE):
+            try:
+                os.unlink(os.path.join(MQUEUE, name))
+            except FileNotFoundError:
+                pass
+        queues_left = bool(os.listdir(MQUEUE))
+    except OSError:
+        return False
+    for kind in SYSV:
+        for ident in _sysv_ids(kind) or ():
+            _sysv_remove(kind, ident)
+    return not queues_left and all(_sysv_ids(kind) == [] for kind in SYSV)
+
+
 # -- what commands inherit from the zygote ------------------------------------------
 
 #: ``ioprio_get`` by machine (no Python API); elsewhere the I/O priority is not compared.
@@ -304,7 +352,9 @@ def run_one(ctl: socket.socket, message: dict[str, object], out: int) -> bool:
         kill_everything()
         if not open_channel:
             return False
-        clean = all(tmpfs.restore() for tmpfs in SWEEP) and inherited() == INHERITED[0]
+        clean = (
+            all(tmpfs.restore() for tmpfs in SWEEP) and clear_ipc() and inherited() == INHERITED[0]
+        )
     finally:
         os.close(out)
     # Killed on request: -9, as when the host kills a fresh bubblewrap. Killed by a

@@ -1,4 +1,5 @@
-"""A seccomp filter that keeps sandboxed commands away from unix sockets and keyrings.
+"""The seccomp filter every sandboxed command runs under: keyrings always, unix sockets
+with the network off.
 
 ``--unshare-net`` gives a sandboxed command its own network namespace, but a
 unix socket is reached through the filesystem: with the network off a command
@@ -26,8 +27,12 @@ kernel refuses:
   x32, 32-bit ARM): the process is killed, since this program only knows the
   native numbers.
 
+With ``[sandbox] network = true`` the socket rules are left out (the network
+and host sockets are granted then), but the keyring calls are still refused and
+foreign ABIs still killed: :func:`sandbox_filter` with ``network=True``.
+
 The program is assembled by hand for x86_64 and aarch64; on any other
-architecture :func:`unix_socket_filter` raises :class:`SeccompUnsupported`
+architecture :func:`sandbox_filter` raises :class:`SeccompUnsupported`
 and the caller refuses to run rather than run unfiltered.
 """
 
@@ -99,9 +104,11 @@ def _machine() -> str:
 
 
 @functools.cache
-def _assemble(arch: _Arch) -> bytes:
+def _assemble(arch: _Arch, network: bool) -> bytes:
     """The filter as ``struct sock_filter`` records (what bwrap reads from its fd);
-    built once per process and architecture, not for every sandboxed command."""
+    built once per process, architecture and network setting, not for every
+    sandboxed command. ``network``: only the rules that hold either way (keyrings,
+    foreign ABIs), none about sockets."""
     deny = _RET_ERRNO | errno.EPERM
     # (opcode, k, jump-if-true label, jump-if-false label); None = next instruction.
     program: list[tuple[str | None, int, int, str | None, str | None]] = [
@@ -111,18 +118,26 @@ def _assemble(arch: _Arch) -> bytes:
     ]
     if arch.has_x32:
         program.append((None, _JGE_K, X32_SYSCALL_BIT, "kill", None))
+    if not network:
+        program += [
+            (None, _JEQ_K, arch.socket, "socket", None),
+            (None, _JEQ_K, arch.socketpair, "socketpair", None),
+            (None, _JEQ_K, arch.io_uring_setup, "deny", None),
+        ]
     program += [
-        (None, _JEQ_K, arch.socket, "socket", None),
-        (None, _JEQ_K, arch.socketpair, "socketpair", None),
-        (None, _JEQ_K, arch.io_uring_setup, "deny", None),
         (None, _JEQ_K, arch.add_key, "deny", None),  # add_key
         (None, _JEQ_K, arch.add_key + 1, "deny", None),  # request_key
         (None, _JEQ_K, arch.add_key + 2, "deny", "allow"),  # keyctl
-        ("socket", _LD_W_ABS, _arg_low(0), None, None),
-        (None, _JEQ_K, AF_UNIX, "deny", "allow"),
-        ("socketpair", _LD_W_ABS, _arg_low(1), None, None),
-        (None, _AND_K, SOCK_TYPE_MASK, None, None),
-        (None, _JEQ_K, SOCK_DGRAM, "deny", "allow"),
+    ]
+    if not network:
+        program += [
+            ("socket", _LD_W_ABS, _arg_low(0), None, None),
+            (None, _JEQ_K, AF_UNIX, "deny", "allow"),
+            ("socketpair", _LD_W_ABS, _arg_low(1), None, None),
+            (None, _AND_K, SOCK_TYPE_MASK, None, None),
+            (None, _JEQ_K, SOCK_DGRAM, "deny", "allow"),
+        ]
+    program += [
         ("allow", _RET_K, _RET_ALLOW, None, None),
         ("deny", _RET_K, deny, None, None),
         ("kill", _RET_K, _RET_KILL_PROCESS, None, None),
@@ -143,8 +158,9 @@ def _assemble(arch: _Arch) -> bytes:
     return bytes(out)
 
 
-def unix_socket_filter(machine: str | None = None) -> bytes:
-    """The compiled filter for ``machine`` (default: this one).
+def sandbox_filter(*, network: bool, machine: str | None = None) -> bytes:
+    """The compiled filter for ``machine`` (default: this one): with ``network`` off
+    it also refuses unix sockets; either way it refuses the keyring calls.
 
     Raises :class:`SeccompUnsupported` for an architecture it was not written for.
     """
@@ -154,10 +170,15 @@ def unix_socket_filter(machine: str | None = None) -> bytes:
     if arch is None:
         supported = ", ".join(sorted(_ARCHES))
         raise SeccompUnsupported(
-            f"the seccomp filter that blocks host unix sockets exists for {supported} only, "
+            f"the seccomp filter sandboxed commands run under exists for {supported} only, "
             f"not {name or 'this unknown architecture'}"
         )
-    return _assemble(arch)
+    return _assemble(arch, network)
+
+
+def unix_socket_filter(machine: str | None = None) -> bytes:
+    """The filter with the network off (unix sockets and keyrings refused)."""
+    return sandbox_filter(network=False, machine=machine)
 
 
 def filter_fd(program: bytes) -> int:

@@ -10,7 +10,9 @@ bubblewrap kills everything the command started. With the network off, host
 unix sockets are out of reach too: the socket directories (``/run``,
 ``/var/run``, ``$XDG_RUNTIME_DIR``) are masked and a seccomp filter
 (:mod:`reasonix_core.tool.seccomp`) refuses ``socket(AF_UNIX)`` anywhere, the
-workspace included. Git metadata is protected as
+workspace included; the filter is loaded with the network on too, refusing the
+keyring calls. IPC (SysV, POSIX message queues) is unshared, and every tmpfs
+has a size cap (``[sandbox] tmp_size``). Git metadata is protected as
 :mod:`reasonix_core.tool.git_guard` describes.
 
 bubblewrap itself is looked up in fixed system directories only
@@ -38,7 +40,7 @@ from pathlib import Path
 from reasonix_core.errors import ReasonixError
 from reasonix_core.tool.git_guard import UnsafeGitLayout, git_binds, nested_git_binds
 from reasonix_core.tool.sandbox import SandboxPolicy, is_within
-from reasonix_core.tool.seccomp import SeccompUnsupported, filter_fd, unix_socket_filter
+from reasonix_core.tool.seccomp import SeccompUnsupported, filter_fd, sandbox_filter
 from reasonix_core.tool.system_programs import SYSTEM_BIN_DIRS, find_system_program
 from reasonix_core.tool.write_scope import open_granted
 
@@ -133,7 +135,16 @@ def _depth_sorted(paths: Iterable[Path]) -> list[Path]:
     return sorted(unique, key=lambda p: len(p.parts))
 
 
-def _socket_masks() -> list[str]:
+#: The most a mask (an empty tmpfs over a socket or forbidden folder) may hold:
+#: nothing is meant to be written there, and there may be many of them.
+MASK_SIZE_CAP = 16 * 1024 * 1024
+
+
+def _mask_size(policy: SandboxPolicy) -> int:
+    return min(policy.tmp_size, MASK_SIZE_CAP)
+
+
+def _socket_masks(size: int) -> list[str]:
     """tmpfs over the host's socket directories (network off).
 
     They come before the write roots are bound, so a root inside one of them
@@ -147,7 +158,7 @@ def _socket_masks() -> list[str]:
     for directory in _depth_sorted(dirs):
         if directory.is_symlink() or not directory.is_dir():
             continue  # /var/run is usually a link to /run, masked already
-        argv += ["--tmpfs", str(directory)]
+        argv += ["--size", str(size), "--tmpfs", str(directory)]
     return argv
 
 
@@ -165,9 +176,8 @@ def build_command(
 ) -> list[str]:
     """The argv that runs ``command`` under ``policy``.
 
-    ``seccomp_fd`` is a descriptor holding the unix-socket filter, which the
-    child must inherit (``pass_fds``); :func:`prepare_command` supplies it
-    whenever the network is off. ``granted_fds`` pairs each of
+    ``seccomp_fd`` is a descriptor holding the seccomp filter, which the
+    child must inherit (``pass_fds``); :func:`prepare_command` always supplies it. ``granted_fds`` pairs each of
     ``policy.granted`` with a descriptor of it (:func:`open_granted`), bound
     with ``--bind-fd`` so the folder judged is the folder bound. Raises
     :class:`SandboxUnavailable` when the policy enforces a sandbox and
@@ -212,21 +222,33 @@ def bwrap_argv(
         # sandbox's own namespace, resolved by the reader).
         "--ro-bind", "/proc/sys", "/proc/sys",
         "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
-        "--tmpfs", "/tmp",
+        # Every tmpfs has a size cap, or a command could fill the host's RAM with
+        # files (and on a kept sandbox keep them until the sweep). /dev gets its
+        # own capped /dev/shm and is then read-only (bubblewrap cannot cap --dev);
+        # /dev/mqueue shows the sandbox's own message queues (its IPC namespace),
+        # which lets the zygote list and remove them after every command.
+        "--size", str(policy.tmp_size), "--tmpfs", "/dev/shm",
+        "--mqueue", "/dev/mqueue",
+        "--remount-ro", "/dev",
+        "--size", str(policy.tmp_size), "--tmpfs", "/tmp",
     ]  # fmt: skip
     if not policy.network:
-        argv += _socket_masks()
+        argv += _socket_masks(_mask_size(policy))
     by_fd = dict(granted_fds)
     writable = _depth_sorted([*(r for r in roots if r.is_dir()), *by_fd])
     argv += _writable_binds(writable, by_fd)
     argv += _git_metadata_binds(writable, by_fd)
     # Masks come last so they cover paths inside writable roots too.
-    argv += _read_masks(hidden_paths)
+    argv += _read_masks(hidden_paths, _mask_size(policy))
     if not policy.network:
         argv.append("--unshare-net")
-        if seccomp_fd is not None:
-            argv += ["--seccomp", str(seccomp_fd)]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += [
+        # SysV IPC and POSIX message queues are not files: without their own
+        # namespace a command's queue or shared memory segment is the host's, there
+        # for host processes of the same uid and for later commands.
+        "--unshare-ipc",
         # Run as root, bubblewrap keeps every capability for the command unless told
         # otherwise: `umount` of a mask would show the secret and `mount -o
         # remount,rw /` would make the host writable. Unprivileged, this is a no-op.
@@ -281,7 +303,7 @@ def _git_metadata_binds(writable: Sequence[Path], by_fd: dict[Path, int]) -> lis
 _MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 
 
-def _read_masks(hidden_paths: Sequence[Path]) -> list[str]:
+def _read_masks(hidden_paths: Sequence[Path], size: int) -> list[str]:
     """What sandboxed commands must not read: a folder under an empty tmpfs, a file
     under /dev/null."""
     argv: list[str] = []
@@ -295,7 +317,7 @@ def _read_masks(hidden_paths: Sequence[Path]) -> list[str]:
                 continue  # nothing to hide (yet), as pathlib's exists() says
             raise
         if stat.S_ISDIR(mode):
-            argv += ["--tmpfs", str(hidden)]
+            argv += ["--size", str(size), "--tmpfs", str(hidden)]
         else:
             argv += ["--ro-bind", "/dev/null", str(hidden)]
     return argv
@@ -323,21 +345,19 @@ def prepare_command(policy: SandboxPolicy, command: str) -> ShellCommand:
     """What to spawn for ``command`` under ``policy``, the seccomp filter included.
 
     Raises :class:`SandboxUnavailable` as :func:`build_command` does, and when
-    the network is off but the unix-socket filter cannot be built here: the
-    command is refused rather than run with host sockets in reach.
+    the seccomp filter cannot be built here: the command is refused rather than
+    run with the keyrings (or, network off, host sockets) in reach.
     """
     if policy.bash != "enforce":
         return ShellCommand(build_command(policy, command))
-    program = None
-    if not policy.network:
-        try:
-            program = unix_socket_filter()
-        except SeccompUnsupported as exc:
-            raise SandboxUnavailable(
-                f"{exc}; with `[sandbox] network = false` sandboxed commands must not reach "
-                "host unix sockets, so the command was not run. Set `[sandbox] network = true` "
-                'to run without the filter, or `[sandbox] bash = "off"`'
-            ) from None
+    try:
+        program = sandbox_filter(network=policy.network)
+    except SeccompUnsupported as exc:
+        raise SandboxUnavailable(
+            f"{exc}; sandboxed commands must not reach the kernel keyrings (nor, with "
+            "`[sandbox] network = false`, host unix sockets), so the command was not run. "
+            'Set `[sandbox] bash = "off"` to run unconfined'
+        ) from None
     fds: list[int] = []
     try:
         granted: list[tuple[Path, int]] = []
@@ -350,10 +370,8 @@ def prepare_command(policy: SandboxPolicy, command: str) -> ShellCommand:
                 ) from None
             fds.append(fd)
             granted.append((path, fd))
-        seccomp = None
-        if program is not None:
-            seccomp = filter_fd(program)
-            fds.append(seccomp)
+        seccomp = filter_fd(program)
+        fds.append(seccomp)
         argv = build_command(policy, command, seccomp_fd=seccomp, granted_fds=granted)
         return ShellCommand(argv, tuple(fds))
     except BaseException:

@@ -108,6 +108,7 @@ def hostile_files(kind: str, workspace: Path, listener_url: str) -> tuple[str, s
         "network_on": ("[sandbox]\nnetwork = true\n", "sandbox.network"),
         "allow_write": ('[sandbox]\nallow_write = ["/"]\n', "sandbox.allow_write"),
         "workspace_root": ('[sandbox]\nworkspace_root = "/"\n', "sandbox.workspace_root"),
+        "tmp_size_huge": ('[sandbox]\ntmp_size = "1000G"\n', "sandbox.tmp_size"),
         "extra_dirs": (
             '[permissions]\nadditional_directories = ["/"]\n',
             "permissions.additional_directories",
@@ -141,6 +142,7 @@ HOSTILE = [
     "network_on",
     "allow_write",
     "workspace_root",
+    "tmp_size_huge",
     "extra_dirs",
     "tools_enabled",
     "mcp_toml",

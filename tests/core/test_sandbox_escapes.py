@@ -778,12 +778,13 @@ async def test_unknown_architecture_refuses_with_network_off(
     result = await run_bash(sandbox_ctx(ws, tmp), "touch ran")
     assert result.is_error
     assert "riscv64" in result.text
-    assert "network = true" in result.text
+    assert 'bash = "off"' in result.text
     assert not (ws / "ran").exists()
-    # With the network on there is nothing to filter.
-    allowed = await run_bash(sandbox_ctx(ws, tmp, network=True), "touch ran")
-    assert not allowed.is_error, allowed.text
-    assert (ws / "ran").exists()
+    # With the network on the keyring calls must still be refused: refused too.
+    with_net = await run_bash(sandbox_ctx(ws, tmp, network=True), "touch ran")
+    assert with_net.is_error, with_net.text
+    assert "riscv64" in with_net.text
+    assert not (ws / "ran").exists()
 
 
 def test_filter_program_shape() -> None:
@@ -810,6 +811,12 @@ def test_prepare_command_passes_the_filter_descriptor(dirs: tuple[Path, Path]) -
         assert os.read(fd, 4096) == seccomp.unix_socket_filter()
     finally:
         prepared.close()
+    # With the network on a filter is loaded too, refusing the keyring calls only.
     with_net = prepare_command(SandboxPolicy(workspace=ws, temp_dir=tmp, network=True), "true")
-    assert with_net.pass_fds == ()
-    assert "--seccomp" not in with_net.argv
+    try:
+        (fd,) = with_net.pass_fds
+        assert with_net.argv[with_net.argv.index("--seccomp") + 1] == str(fd)
+        assert os.read(fd, 4096) == seccomp.sandbox_filter(network=True)
+    finally:
+        with_net.close()
+    assert seccomp.sandbox_filter(network=True) != seccomp.unix_socket_filter()

@@ -348,7 +348,7 @@ async def test_a_fork_storm_left_behind_is_dead_before_the_next_command(
     assert keeper.built == 1
 
 
-# -- still open (xfail, strict): IPC objects outlive the command, on both paths --------
+# -- IPC objects do not outlive the command (--unshare-ipc, the zygote removes them) --
 
 MQ_OPEN = (
     f"{PYTHON} -I -c \"import ctypes, sys; rt = ctypes.CDLL('librt.so.1', use_errno=True); "
@@ -357,11 +357,6 @@ MQ_OPEN = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bubblewrap runs without --unshare-ipc: a POSIX message queue made by a "
-    "command is the host's, there for a later command and for host processes",
-)
 async def test_a_posix_message_queue_does_not_outlive_its_command(
     keeper: SandboxKeeper, dirs: tuple[Path, Path]
 ) -> None:
@@ -379,6 +374,20 @@ async def test_a_posix_message_queue_does_not_outlive_its_command(
         assert on_host < 0, "a sandboxed command made a message queue on the host"
     finally:
         librt.mq_unlink(name.encode())
+
+
+async def test_message_queues_the_zygote_cannot_list_retire_the_sandbox(
+    keeper: SandboxKeeper, dirs: tuple[Path, Path]
+) -> None:
+    """A command that hides its queues from the zygote (``chmod 000 /dev/mqueue``) gets
+    the sandbox retired: the next command has a new IPC namespace."""
+    name = f"/rx-{uuid.uuid4().hex}"
+    ctx = kept_sandbox_ctx(keeper, *dirs)
+    made = await run_bash(ctx, f"{MQ_OPEN} {name} 102; chmod 000 /dev/mqueue; echo end")
+    assert "mq found" in made.text and "end" in made.text, made.text
+    found = await run_bash(ctx, f"{MQ_OPEN} {name} 0; stat -c %a /dev/mqueue")
+    assert "mq none" in found.text and "1777" in found.text, found.text
+    assert keeper.built == 2
 
 
 @pytest.mark.parametrize(
@@ -488,11 +497,6 @@ def _cmdline(pid: str) -> str:
         return ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with [sandbox] network = true no seccomp filter is loaded, so the keyring "
-    "calls stay open (a keyring-only filter for that case is not built yet)",
-)
 async def test_with_the_network_on_commands_still_cannot_read_kernel_keys(
     keeper: SandboxKeeper, dirs: tuple[Path, Path], session_key: tuple[str, int]
 ) -> None:
