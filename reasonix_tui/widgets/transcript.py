@@ -88,6 +88,9 @@ class Transcript(VerticalScroll):
         # A request that came while a pass was pending: that pass may run on a layout
         # from before it, so one more pass follows it.
         self._parking_again = False
+        # A pass was asked for since this screen was last laid out: one more runs
+        # right after that layout (see _parking_after_layout).
+        self._parking_after_layout = False
         self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
         self._reading_above = False  # the user scrolled away from the bottom
         self.selected: Widget | None = None  # the block Ctrl+O acts on (Alt+Up/Down)
@@ -188,8 +191,24 @@ class Transcript(VerticalScroll):
             # anchor would push the short transcript down to the dialog's edge.
             self.anchor(False)
 
+    def on_mount(self) -> None:
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out, immediate=True)
+
+    def _laid_out(self, screen: object) -> None:
+        # "After the next refresh" (call_after_refresh) is the refresh of the app's top
+        # screen. Under a docked dialog that is the dialog's, which may come before this
+        # screen, in the background, has laid out the change the pass is for (the
+        # transcript shrunk above the dialog, its view moved to the end): that pass then
+        # parks the lead-in right above the dialog, on where it was a frame ago, and
+        # nothing re-checks it until the dialog closes. So a pass asked for also runs
+        # once this screen's own layout is done, on the regions it placed.
+        if self._parking_after_layout:
+            self._parking_after_layout = False
+            self._park_pass()
+
     def schedule_parking(self) -> None:
         """Re-check what may park, once the next frame has been laid out."""
+        self._parking_after_layout = True
         if not self._parking_scheduled:
             self._parking_scheduled = True
             self.call_after_refresh(self._park_offscreen)
@@ -207,6 +226,9 @@ class Transcript(VerticalScroll):
         if self._parking_again:
             self._parking_again = False
             self.schedule_parking()
+        self._park_pass()
+
+    def _park_pass(self) -> None:
         view = self.region
         if not view:
             return
