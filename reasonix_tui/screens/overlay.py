@@ -246,7 +246,7 @@ class DockedOverlay(KeepsTranscriptInView, Overlay[T]):
     BODY_SHARE: ClassVar[float] = 0.35
 
     def on_mount(self) -> None:
-        body = self.body()
+        body = self.scrolling_part()
         if body is None:
             return
         more = Static("", classes="more", markup=False)
@@ -261,13 +261,13 @@ class DockedOverlay(KeepsTranscriptInView, Overlay[T]):
             widget.styles.max_height = rows
         self.call_after_refresh(self.show_scroll_state)
 
-    def body(self) -> Widget | None:
+    def scrolling_part(self) -> Widget | None:
         """The part that scrolls: what is asked, the diff, the plan, the report."""
         bodies = self.query(".body")
         return bodies.first() if bodies else None
 
     def _overflowing_body(self) -> Widget | None:
-        body = self.body()
+        body = self.scrolling_part()
         return body if body is not None and body.max_scroll_y > 0 else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -291,7 +291,7 @@ class DockedOverlay(KeepsTranscriptInView, Overlay[T]):
 
     def show_scroll_state(self) -> None:
         """Say how much of the body is out of view, and the keys that scroll it."""
-        body = self.body()
+        body = self.scrolling_part()
         if body is None or not self.is_attached:
             return
         below = max(0, round(body.max_scroll_y - body.scroll_y))

@@ -48,7 +48,7 @@ async def open_long_write(pilot) -> None:
 async def test_the_keys_scroll_a_long_diff_and_the_choices_keep_the_focus(
     make_app, size
 ) -> None:
-    app, services = make_app([long_write_turn()])
+    app, _ = make_app([long_write_turn()])
     async with app.run_test(size=size) as pilot:
         await open_long_write(pilot)
         dialog = pilot.app.screen
@@ -129,7 +129,7 @@ async def test_a_short_body_leaves_page_keys_to_the_choices(make_app) -> None:
 
 async def test_a_long_plan_scrolls_from_the_keyboard(make_app) -> None:
     plan = "# Plan\n\n" + "\n".join(f"{n}. step {n}" for n in range(1, 60))
-    app, services = make_app([[*text_steps(LEAD_IN), PlanApproval(plan=plan)]])
+    app, _ = make_app([[*text_steps(LEAD_IN), PlanApproval(plan=plan)]])
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "Plan it")
         await until(pilot, lambda: isinstance(pilot.app.screen, PlanApprovalScreen))
