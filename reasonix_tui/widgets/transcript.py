@@ -92,8 +92,9 @@ class Transcript(VerticalScroll):
         # A request that came while a pass was pending: that pass may run on a layout
         # from before it, so one more pass follows it.
         self._parking_again = False
-        # A pass was asked for since this screen's last layout (see _after_layout).
-        self._parking_unsettled = False
+        # A pass was asked for since this screen was last laid out: one more runs
+        # right after that layout (see _parking_after_layout).
+        self._parking_after_layout = False
         self.history: SavedHistory | None = None  # a saved session's blocks not drawn yet
         self._reading_above = False  # the user scrolled away from the bottom
         # The content's height at the last layout: only growth can be new output (a
@@ -222,21 +223,23 @@ class Transcript(VerticalScroll):
             self.anchor(False)
 
     def on_mount(self) -> None:
-        self.screen.screen_layout_refresh_signal.subscribe(self, self._after_layout)
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out, immediate=True)
 
-    def _after_layout(self, screen: object) -> None:
-        # call_after_refresh runs after the *top* screen's refresh. Under a docked
-        # dialog that is the dialog's: a pass could run before this screen's own
-        # pending layout (the transcript shrunk or grown, scrolled to its end) and
-        # park, on the regions about to change, a segment that is then in view and
-        # blank until the next scroll. Once this screen is laid out, check again.
-        if self._parking_unsettled and screen is not self.app.screen:
-            self._parking_unsettled = False
-            self._park_offscreen()
+    def _laid_out(self, screen: object) -> None:
+        # "After the next refresh" (call_after_refresh) is the refresh of the app's top
+        # screen. Under a docked dialog that is the dialog's, which may come before this
+        # screen, in the background, has laid out the change the pass is for (the
+        # transcript shrunk above the dialog, its view moved to the end): that pass then
+        # parks the lead-in right above the dialog, on where it was a frame ago, and
+        # nothing re-checks it until the dialog closes. So a pass asked for also runs
+        # once this screen's own layout is done, on the regions it placed.
+        if self._parking_after_layout:
+            self._parking_after_layout = False
+            self._park_pass()
 
     def schedule_parking(self) -> None:
         """Re-check what may park, once the next frame has been laid out."""
-        self._parking_unsettled = True
+        self._parking_after_layout = True
         if not self._parking_scheduled:
             self._parking_scheduled = True
             self.call_after_refresh(self._park_offscreen)
@@ -254,6 +257,9 @@ class Transcript(VerticalScroll):
         if self._parking_again:
             self._parking_again = False
             self.schedule_parking()
+        self._park_pass()
+
+    def _park_pass(self) -> None:
         view = self.region
         if not view:
             return
