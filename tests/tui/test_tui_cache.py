@@ -205,3 +205,21 @@ async def test_the_tui_continues_with_the_model_and_effort_the_session_last_used
     assert (runner.model, runner.effort) == ("deepseek-v4-pro", "max")
     assert (services.model, services.effort) == ("deepseek-v4-pro", "max")
     assert not [e for e in events if isinstance(e, ev.PrefixChanged | ev.CacheBroken)]
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_switch_to_an_unpriced_model_says_cost_unknown(workspace: Path, home: Path, server):
+    """Issue 30 item 8: a model without prices says "cost unknown", never "$0.0000"."""
+    from reasonix_tui.screens.cache import rebill_text
+
+    server.enqueue(Reply(content="a"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "hello there")
+    services = EngineServices(workspace, home=home, continue_last=True, clock=lambda: PEAK)
+    runner = services.new_runner(FailClosedApprover())
+    switch = runner.rebill_preview("model", "fixture/mystery-model")
+    assert switch is not None and switch.priced is False
+    text = rebill_text(switch)
+    assert "cost unknown" in text and "$" not in text
+    priced = runner.rebill_preview("model", "fixture/deepseek-v4-pro")
+    assert priced is not None and priced.priced and "$" in rebill_text(priced)
