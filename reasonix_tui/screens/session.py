@@ -479,12 +479,19 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     @work(group="mcp-wait", exit_on_error=False)
     async def run_after_mcp_start(self, text: str) -> None:
         """An MCP prompt typed before its server is ready runs once the servers have
-        started (the status bar says they are starting meanwhile)."""
-        self.status.update_state(hint="waiting for MCP servers to start…")
+        started: the prompt shows at once as a pending user message, and the status
+        bar says "starting…" (not "ready") with why."""
+        pending = UserBlock(text)
+        pending.add_class("-pending")
+        await self.transcript.add(pending)
+        was_starting = self.status.state.starting
+        self.status.update_state(starting=True, hint="waiting for MCP servers to start…")
         try:
             await self.services.wait_mcp()
         finally:
-            self.status.update_state(hint="")
+            self.status.update_state(starting=was_starting, hint="")
+            # The turn (or the queue) shows the prompt from here: no second copy.
+            await pending.remove()
         if self.busy:  # a turn started meanwhile: the prompt queues behind it
             self.queue.append(text)
             self.refresh_status()
