@@ -309,6 +309,11 @@ class TurnController:
             block.finish(self.clock())
             earlier = self.thought
             if earlier is None or not earlier.is_attached:
+                if block.trivial:  # "Ask.": no "thought for 0s" line
+                    if block in self.attempt_blocks:
+                        self.attempt_blocks.remove(block)
+                    await block.remove()
+                    return
                 self.thought = block
                 return
             # One thought line per turn: this reasoning joins the turn's first.

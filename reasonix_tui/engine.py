@@ -240,13 +240,20 @@ class EngineRunner:
             when=self._utc_now(),
             rebill=self._rebill(),
             keep_system=change == "compact",
+            priced=has_price(self.services.config, model),
         )
 
     def idle_preview(self) -> RebillPreview | None:
         state = self._cache_state()
         if state is None:
             return None
-        return idle_preview(state[1], model=self.model, when=self._utc_now(), rebill=self._rebill())
+        return idle_preview(
+            state[1],
+            model=self.model,
+            when=self._utc_now(),
+            rebill=self._rebill(),
+            priced=has_price(self.services.config, self.model),
+        )
 
     def budget_left(self) -> str:
         budget = self.runtime.agent.options.budget if self.runtime is not None else None

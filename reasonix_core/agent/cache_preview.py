@@ -30,6 +30,8 @@ class RebillPreview:
     off_peak_at: datetime | None = None
     # For an idle session: how long since its last request.
     idle: timedelta | None = None
+    # False: the model has no known price, so ``cost`` (0) means "unknown", not free.
+    priced: bool = True
 
 
 def rebill_preview(
@@ -40,6 +42,7 @@ def rebill_preview(
     rebill: RebillCost,
     keep_system: bool = False,
     idle: timedelta | None = None,
+    priced: bool = True,
 ) -> RebillPreview | None:
     """None when nothing is cached (no request yet): nothing to lose."""
     if baseline is None:
@@ -56,11 +59,17 @@ def rebill_preview(
         peak=is_peak(when) if scheduled else None,
         off_peak_at=next_off_peak(when) if scheduled else None,
         idle=idle,
+        priced=priced,
     )
 
 
 def idle_preview(
-    baseline: Baseline | None, *, model: str, when: datetime, rebill: RebillCost
+    baseline: Baseline | None,
+    *,
+    model: str,
+    when: datetime,
+    rebill: RebillCost,
+    priced: bool = True,
 ) -> RebillPreview | None:
     """The next request's miss when the chain's last request is older than the
     provider's cache lifetime; None when it is recent or unknown."""
@@ -75,4 +84,6 @@ def idle_preview(
     idle = now - last
     if idle <= CACHE_LIFETIME:
         return None
-    return rebill_preview(baseline, model=model, when=when, rebill=rebill, idle=idle)
+    return rebill_preview(
+        baseline, model=model, when=when, rebill=rebill, idle=idle, priced=priced
+    )

@@ -237,10 +237,11 @@ def render_text(report: CacheReport) -> str:
     lines += [
         "",
         f"total: {prompt:,} prompt tokens, {hit:,} from the cache "
-        f"({100 * report.hit_ratio:.1f}%), cost {_money(report.cost, cur)}",
-        f"re-billed by breaks: {report.rebilled_tokens:,} tokens, "
-        f"{_money(report.rebilled_cost, cur)}; without breaks: "
+        f"({100 * report.hit_ratio:.1f}%)",
+        f"cost {_money(report.cost, cur)}; without breaks: "
         f"{_money(report.cost_without_breaks, cur)}",
+        f"re-billed by breaks: {report.rebilled_tokens:,} tokens, "
+        f"{_money(report.rebilled_cost, cur)}",
     ]
     if report.unexplained:
         lines.append(f"{report.unexplained} unexplained break(s): a prefix changed with no reason")
@@ -250,21 +251,22 @@ def render_text(report: CacheReport) -> str:
 
 
 def _request_table(report: CacheReport) -> list[str]:
-    """One row per billed request: tokens, hit ratio, cost and the break, if any."""
-    rows = [["#", "source", "model", "prompt", "hit", "miss", "out", "hit %", "cost", "break"]]
+    """One row per billed request: tokens, hit ratio and cost. It fits 80 columns (the
+    TUI's /cache view): a break is listed below the table, by request number, not in a
+    column of its own."""
+    rows = [["#", "source", "model", "prompt", "hit", "miss", "out", "hit %", "cost"]]
     for r in report.requests:
         rows.append(
             [
                 str(r.request),
-                one_line(r.source, 16),
-                one_line(r.model, 24),
+                one_line(r.source, 12),
+                one_line(r.model, 18),
                 f"{r.prompt_tokens:,}",
                 f"{r.cache_hit_tokens:,}",
                 f"{r.cache_miss_tokens:,}",
                 f"{r.completion_tokens:,}",
                 f"{100 * r.hit_ratio:.1f}",
                 f"{r.cost:.6f}",
-                one_line(r.broke.reason, 24) if r.broke else "",
             ]
         )
     return _table(rows, numeric=range(3, 9))

@@ -23,6 +23,8 @@ EMPTY = "No billed requests in this session yet: the cache account starts with t
 def rebill_text(preview: RebillPreview) -> str:
     """'about N cached tokens are billed again, about $C now (peak price; off-peak
     from 10:00 UTC)'."""
+    if not preview.priced:
+        return f"about {preview.tokens:,} cached tokens are billed again, cost unknown"
     price = ""
     if preview.peak is True:
         price = " (peak price"

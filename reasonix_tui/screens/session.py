@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 TICK_SECONDS = 0.25
 MODE_TOAST_SECONDS = 4.0
 MODE_TOAST_DELAY = 0.2
+# The mode hint covers the status bar's gauges (cache, cost) while it shows: briefly.
+MODE_HINT_SECONDS = 3.0
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +121,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._skills_announced = False
         self._mode_toast_until = 0.0  # while the last Shift+Tab toast is up
         self._mode_toast: Timer | None = None  # the toast waiting for the keys to settle
+        self._mode_hint = ""  # the Shift+Tab hint in the status bar, while it shows
         # Set once the launch's saved session (if any) has its newest blocks on screen:
         # the app builds the engine after that (see ReasonixApp._await_services).
         self.saved_drawn = asyncio.Event()
@@ -476,12 +479,19 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     @work(group="mcp-wait", exit_on_error=False)
     async def run_after_mcp_start(self, text: str) -> None:
         """An MCP prompt typed before its server is ready runs once the servers have
-        started (the status bar says they are starting meanwhile)."""
-        self.status.update_state(hint="waiting for MCP servers to start…")
+        started: the prompt shows at once as a pending user message, and the status
+        bar says "starting…" (not "ready") with why."""
+        pending = UserBlock(text)
+        pending.add_class("-pending")
+        await self.transcript.add(pending)
+        was_starting = self.status.state.starting
+        self.status.update_state(starting=True, hint="waiting for MCP servers to start…")
         try:
             await self.services.wait_mcp()
         finally:
-            self.status.update_state(hint="")
+            self.status.update_state(starting=was_starting, hint="")
+            # The turn (or the queue) shows the prompt from here: no second copy.
+            await pending.remove()
         if self.busy:  # a turn started meanwhile: the prompt queues behind it
             self.queue.append(text)
             self.refresh_status()
@@ -669,12 +679,21 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         summary = PLAN_MODE_SUMMARY if mode == PLAN_MODE else PRESET_SUMMARY.get(mode, mode)
         explanation = f"{mode}: {summary}"
         self.status.update_state(hint=explanation)
-        # The hint goes at the next keystroke; the toast says it a little longer, once
+        self._mode_hint = explanation
+        self.set_timer(MODE_HINT_SECONDS, lambda: self._clear_mode_hint(explanation))
+        # The hint goes at the next keystroke or after MODE_HINT_SECONDS; the toast says it a little longer, once
         # the keys settle: Shift+Tab pressed twice in a row shows one toast, the mode
         # reached (a toast cleared in the frame the last one is mounted would stay).
         if self._mode_toast is not None:
             self._mode_toast.stop()
         self._mode_toast = self.set_timer(MODE_TOAST_DELAY, lambda: self._toast_mode(explanation))
+
+    def _clear_mode_hint(self, explanation: str | None = None) -> None:
+        """Clear the mode hint (only ``explanation``'s, when given: a later one stays)."""
+        if self._mode_hint and explanation in (None, self._mode_hint):
+            if self.status.state.hint == self._mode_hint:  # not another hint since
+                self.status.update_state(hint="")
+            self._mode_hint = ""
 
     def _toast_mode(self, explanation: str) -> None:
         # A new mode's toast replaces the last one's rather than stacking on it.
@@ -686,6 +705,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     # ---- completion menu ---------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.ctrl_c_armed = self.ctrl_d_armed = False
+        self._clear_mode_hint()
         if self.escape_armed:
             self.escape_armed = False
             self.status.update_state(hint="")

@@ -15,6 +15,16 @@ from reasonix_tui import format as fmt
 
 LIVE_TAIL_CHARS = 480
 FLUSH_SECONDS = 0.05
+# A live reasoning this short and quick ("Ask.", "Done.") says nothing a "thought"
+# line would be worth: it makes no line (its text stays in the session file). A
+# resumed session's reasoning has no duration and is shown as saved.
+TRIVIAL_CHARS = 20
+TRIVIAL_SECONDS = 1.0
+
+
+def is_trivial(text: str, seconds: float) -> bool:
+    """Under TRIVIAL_CHARS characters and under TRIVIAL_SECONDS."""
+    return len(text.strip()) < TRIVIAL_CHARS and seconds < TRIVIAL_SECONDS
 
 
 class ReasoningBlock(Widget):
@@ -94,6 +104,10 @@ class ReasoningBlock(Widget):
         took = f" for {fmt.duration(self.seconds or 0)}" if self.timed else ""
         label = f"{arrow} thought{took}"
         self.query_one(".header", Static).update(Content(label))
+
+    @property
+    def trivial(self) -> bool:
+        return self.timed and self.seconds is not None and is_trivial(self.text, self.seconds)
 
     @property
     def expandable(self) -> bool:

@@ -451,6 +451,46 @@ def test_scope_for(ws: Path, tool: str, args: dict[str, Any], scope: str) -> Non
     assert policy.decide(tool, False, args).verdict is ALLOW
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "for x in 1; do rm -rf /; done",
+        "for f in a b; do echo $f; done",
+        "select x in a; do rm y; done",
+    ],
+)
+def test_a_loop_is_offered_as_itself_never_as_a_keyword_prefix(ws: Path, command: str) -> None:
+    """Issue 30: "allow for this session" on a for loop offered Bash(for:*), which treats
+    the shell keyword as a program. The loop is offered as the exact command, and the
+    grant allows nothing else: not rm, not another loop."""
+    policy = Policy(workspace=ws)
+    scope = policy.scope_rules("bash", {"command": command})
+    assert scope == [f"Bash={command}"]
+    for rule in scope:
+        policy.add_session_allow(rule)
+    assert policy.decide("bash", False, {"command": command}).verdict is ALLOW
+    for other in ["rm -rf /", "rm y", "for x in 2; do rm -rf /; done", f"{command}; rm -rf /"]:
+        assert policy.decide("bash", False, {"command": other}).verdict is not ALLOW, other
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("while true; do echo hi; done", ["Bash(true:*)", "Bash(echo:*)"]),
+        ("if true; then echo a; fi", ["Bash(true:*)", "Bash(echo:*)"]),
+        ("(echo a; ls)", ["Bash(echo:*)", "Bash(ls:*)"]),
+    ],
+)
+def test_compound_scopes_cover_no_more_than_shown(ws: Path, command: str, shown: list[str]) -> None:
+    policy = Policy(workspace=ws)
+    assert policy.scope_rules("bash", {"command": command}) == shown
+    for rule in shown:
+        policy.add_session_allow(rule)
+    assert policy.decide("bash", False, {"command": command}).verdict is ALLOW
+    for other in ["rm -rf /", "while true; do rm x; done", "(echo a; rm x)"]:
+        assert policy.decide("bash", False, {"command": other}).verdict is not ALLOW, other
+
+
 def test_scope_skips_segments_already_allowed(ws: Path) -> None:
     policy = Policy(allow=["Bash(pytest:*)"], workspace=ws)
     assert policy.scope_for("bash", {"command": "pytest && git push"}) == "Bash(git push:*)"

@@ -211,3 +211,67 @@ async def test_the_tui_continues_with_the_model_and_effort_the_session_last_used
     assert (runner.model, runner.effort) == ("deepseek-v4-pro", "max")
     assert (services.model, services.effort) == ("deepseek-v4-pro", "max")
     assert not [e for e in events if isinstance(e, ev.PrefixChanged | ev.CacheBroken)]
+
+
+@pytest.mark.usefixtures("configured")
+async def test_a_switch_to_an_unpriced_model_says_cost_unknown(workspace: Path, home: Path, server):
+    """Issue 30 item 8: a model without prices says "cost unknown", never "$0.0000"."""
+    from reasonix_tui.screens.cache import rebill_text
+
+    server.enqueue(Reply(content="a"))
+    async with runtime(workspace) as rt:
+        await run_turn(rt, "hello there")
+    services = EngineServices(workspace, home=home, continue_last=True, clock=lambda: PEAK)
+    runner = services.new_runner(FailClosedApprover())
+    switch = runner.rebill_preview("model", "fixture/mystery-model")
+    assert switch is not None and switch.priced is False
+    text = rebill_text(switch)
+    assert "cost unknown" in text and "$" not in text
+    priced = runner.rebill_preview("model", "fixture/deepseek-v4-pro")
+    assert priced is not None and priced.priced and "$" in rebill_text(priced)
+
+
+async def test_the_cache_view_fits_80_columns(make_app) -> None:
+    """Issue 30: at 80 columns no line of /cache wraps (the header's "break" did)."""
+    from reasonix_core.agent.cache_report import build_report
+
+    turn = {"source": "turn", "completion_tokens": 120}
+    records = [
+        {
+            **turn,
+            "request": 1,
+            "model": "deepseek-flash",
+            "prompt_tokens": 8104,
+            "cache_miss_tokens": 8104,
+            "cost": 0.001234,
+        },
+        {
+            **turn,
+            "request": 2,
+            "model": "mystery-model",
+            "prompt_tokens": 8304,
+            "cache_miss_tokens": 8304,
+            "cost": 0.0,
+            "break": {"reason": "model", "rebilled_tokens": 8104, "first_diff_byte": 0},
+        },
+        {
+            **turn,
+            "request": 3,
+            "model": "deepseek-flash",
+            "prompt_tokens": 8504,
+            "cache_hit_tokens": 8104,
+            "cache_miss_tokens": 400,
+            "cost": 0.000434,
+        },
+    ]
+    report = build_report("0123456789abcdef", records)
+    app, _ = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(CacheScreen(report))
+        await pilot.pause()
+        body = app.screen.query_one("#cache Static")
+        text = str(body.render())
+        width = body.content_region.width
+        assert width > 0
+        longest = max(len(line) for line in text.splitlines())
+        assert longest <= width, (longest, width)

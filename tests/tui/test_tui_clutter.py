@@ -99,3 +99,12 @@ async def test_keep_planning_is_not_drawn_as_a_denial(make_app) -> None:
         assert "Rename greet" in header and "#" not in header
         body = str(card.query_one(".result").render())
         assert "exit_plan_mode" not in body and "keep planning" in body
+
+
+async def test_trivial_reasoning_makes_no_thought_line(make_app) -> None:
+    """A one-word live reasoning ("Ask.", under 20 characters and 1 s) makes no line."""
+    app, _ = make_app([[*reasoning_steps("Ask."), *text_steps("Which file?")]])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "hello")
+        await settle(pilot)
+        assert not session(pilot).query(ReasoningBlock)

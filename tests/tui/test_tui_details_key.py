@@ -50,7 +50,7 @@ async def test_ctrl_o_toggles_reasoning_when_it_is_the_latest(make_app) -> None:
             [
                 # A short result has nothing more to show, so the reasoning after it is picked.
                 *tool_steps("c1", "read_file", {"path": "a.py"}, "x = 1"),
-                *reasoning_steps("The file sets x."),
+                *reasoning_steps("The file sets x to one and nothing else."),
                 *text_steps("It sets x."),
             ]
         ]
@@ -108,7 +108,7 @@ async def test_alt_up_selects_an_earlier_block_for_ctrl_o(make_app) -> None:
         [
             [
                 *tool_steps("c1", "bash", {"command": "ls"}, LONG),
-                *reasoning_steps("Twenty files."),
+                *reasoning_steps("Twenty files are listed here."),
                 *text_steps("Done."),
             ]
         ]

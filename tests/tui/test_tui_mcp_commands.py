@@ -102,7 +102,7 @@ class StartingMcpServices(McpServices):
 
 async def test_an_mcp_prompt_typed_while_its_server_starts_waits_for_it(tmp_path: Path) -> None:
     """Issue 30 item 11: as `reasonix run` does, not "Unknown command /mcp__…"."""
-    from reasonix_tui.widgets.blocks import NoticeBlock
+    from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 
     (tmp_path / "ws").mkdir()
     services = StartingMcpServices(
@@ -114,11 +114,16 @@ async def test_an_mcp_prompt_typed_while_its_server_starts_waits_for_it(tmp_path
         await send(pilot, "/mcp__example__review src/app.py")
         await until(pilot, lambda: services.waits == 1)
         assert "waiting for MCP" in screen.status.state.hint
+        assert "ready" not in screen.status.render().plain  # it is waiting, not ready
+        pending = [b.text for b in screen.query(UserBlock)]
+        assert pending == ["/mcp__example__review src/app.py"]  # shown at once
         assert not services.rendered
         services.started.set()
         await until(pilot, lambda: bool(services.runners) and bool(services.runners[0].prompts))
         await settle(pilot)
         notices = [str(n.text) for n in screen.query(NoticeBlock)]
+        shown = [b.text for b in screen.query(UserBlock)]
+    assert len(shown) == 1  # the pending message gave way to the turn's: no duplicate
     assert not any("Unknown command" in n for n in notices)
     assert services.rendered == [("mcp__example__review", "src/app.py")]
     assert services.runners[0].prompts == ["Please review src/app.py carefully."]

@@ -71,6 +71,24 @@ async def test_shift_tab_cycles_ask_auto_plan_and_never_reaches_yolo(
         assert "● plan" in str(screen.status.render())
 
 
+async def test_the_mode_hint_goes_soon_and_at_the_next_key(workspace: Path, home: Path) -> None:
+    """Issue 30: the Shift+Tab hint hides the cache gauge, so it stays only briefly
+    (a few seconds) and goes at once when the user types."""
+    services = EngineServices(workspace, home=home)
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = session(pilot)
+        await pilot.press("shift+tab")
+        assert screen.status.state.hint.startswith("auto")
+        await until(pilot, lambda: not screen.status.state.hint)
+        assert " · cache " in screen.status.render().plain
+        await pilot.press("shift+tab")
+        assert screen.status.state.hint.startswith("plan")
+        await pilot.press("x")
+        await pilot.pause()
+        assert not screen.status.state.hint  # the key cleared it, no timer needed
+
+
 async def test_plan_mode_blocks_a_write_until_the_user_approves(
     workspace: Path, home: Path, configured
 ) -> None:  # type: ignore[no-untyped-def]

@@ -28,7 +28,7 @@ DIFF = """--- a/app.py
 
 async def test_prompt_streams_markdown(make_app) -> None:
     app, services = make_app(
-        [[*reasoning_steps("Consider the file."), *text_steps("Hello **there**, friend.")]]
+        [[*reasoning_steps("Consider the file first."), *text_steps("Hello **there**, friend.")]]
     )
     async with app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "hi there")
@@ -39,7 +39,7 @@ async def test_prompt_streams_markdown(make_app) -> None:
         assert assistant.text == "Hello **there**, friend."
         assert "Hello" in assistant.source
         reasoning = screen.query_one(ReasoningBlock)
-        assert reasoning.text == "Consider the file."
+        assert reasoning.text == "Consider the file first."
         assert reasoning.has_class("-done")
         assert services.runners[0].prompts == ["hi there"]
         assert not screen.busy
