@@ -127,9 +127,11 @@ def open_rewind(screen: SessionHost) -> None:
         except ValueError as exc:
             await screen.notice(f"Rewind failed: {exc}", "error")
             return
-        if done.resume_id is not None:
-            await screen.continue_session(done.resume_id)
-        await screen.notice(done.message)
+        if done.resume_id is None:
+            await screen.notice(done.message)
+        elif await screen.continue_session(done.resume_id):
+            # Switching sessions cleared the transcript: redraw what was kept.
+            screen.show_saved_session(rewound_text(done.message, number, scope))
 
     async def picked(value: str | None) -> None:
         if not value:
@@ -148,3 +150,14 @@ def open_rewind(screen: SessionHost) -> None:
         ),
         picked,
     )
+
+
+def rewound_text(message: str, turn: int, scope: str) -> str:
+    """The notice after a rewind that continues in a branched session, in plain
+    words (the core's report speaks the CLI's ``chat:``/``-c`` language)."""
+    if scope == "fork":
+        return f"Forked the conversation from before turn {turn}; files unchanged."
+    if scope == "chat":
+        return f"Rewound the conversation to before turn {turn}; files unchanged."
+    code = [line for line in message.splitlines() if not line.startswith("chat:")]
+    return "\n".join([f"Rewound the conversation to before turn {turn}.", *code])

@@ -14,6 +14,7 @@ from reasonix_tui.app import ReasonixApp
 from reasonix_tui.engine import EngineServices
 from reasonix_tui.screens.picker import PickerScreen
 from reasonix_tui.screens.rewind import RewindScreen
+from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 from tests.tui.tui_helpers import send, session, until
 
 SIZE = (100, 32)
@@ -40,6 +41,14 @@ async def _two_turns(pilot, server, workspace: Path) -> None:  # type: ignore[no
     await send(pilot, "make it three")
     await _answered(pilot, server, 4)
     assert (workspace / "a.txt").read_text() == "three\n"
+
+
+def _users(pilot) -> list[str]:  # type: ignore[no-untyped-def]
+    return [b.text for b in session(pilot).transcript.query(UserBlock)]
+
+
+def _notices(pilot) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(str(b.render()) for b in session(pilot).transcript.query(NoticeBlock))
 
 
 async def _pick(pilot, turn: int, choice: str) -> RewindScreen:  # type: ignore[no-untyped-def]
@@ -98,6 +107,12 @@ async def test_esc_esc_then_conversation_continues_before_the_turn(
         await until(pilot, lambda: pilot.app.screen is session(pilot))
         await pilot.pause()
         assert (workspace / "a.txt").read_text() == "three\n"  # chat only
+        # The kept turn is drawn again (switching sessions cleared the transcript),
+        # and the notice speaks plainly.
+        await until(pilot, lambda: _users(pilot) == ["make it two"])
+        await until(pilot, lambda: "before turn 2" in _notices(pilot))
+        assert "Rewound the conversation to before turn 2; files unchanged." in _notices(pilot)
+        assert "-c" not in _notices(pilot) and "chat:" not in _notices(pilot)
         count = len(configured.requests)
         configured.enqueue(Reply(content="again"))
         await send(pilot, "try again")
@@ -125,6 +140,8 @@ async def test_fork_continues_in_a_new_session(workspace: Path, home: Path, conf
         await until(pilot, lambda: pilot.app.screen is session(pilot))
         await pilot.pause()
         assert (workspace / "a.txt").read_text() == "three\n"  # a fork leaves the code
+        await until(pilot, lambda: _users(pilot) == ["make it two"])
+        await until(pilot, lambda: "Forked the conversation from before turn 2" in _notices(pilot))
         count = len(configured.requests)
         configured.enqueue(Reply(content="forked"))
         await send(pilot, "in the fork")
