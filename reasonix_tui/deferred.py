@@ -184,6 +184,9 @@ class DeferredRunner:
     def rewind_preview(self, turn: int) -> RewindPreview:
         return self._now().rewind_preview(turn)
 
+    async def open(self) -> None:
+        await (await self._when_ready()).open()
+
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         return self._now().rewind(turn, scope, force)
 

@@ -164,10 +164,16 @@ class EngineRunner:
 
     def rewind_turns(self) -> list[RewindTurn]:
         """Raises ValueError with the reason when the checkpoints cannot be read."""
-        if self.runtime is None:
-            return []
         try:
-            summaries = self.runtime.rewind_turns()
+            if self.runtime is not None:
+                summaries = self.runtime.rewind_turns()
+            else:  # resumed, nothing sent yet: the saved session's turns
+                from reasonix_core.session.rewind import rewind_turns
+
+                state = self._cache_state()
+                if state is None:
+                    return []
+                summaries = rewind_turns(state[0], self.services.workspace)
         except ReasonixError as exc:
             raise ValueError(str(exc)) from None
         return [
@@ -181,13 +187,22 @@ class EngineRunner:
         ]
 
     def rewind_preview(self, turn: int) -> RewindPreview:
-        if self.runtime is None:
-            return RewindPreview(diff="", note="no turn has run in this session yet")
         try:
-            found = self.runtime.rewind_preview(turn)
+            if self.runtime is not None:
+                found = self.runtime.rewind_preview(turn)
+            else:
+                from reasonix_core.session.rewind import rewind_preview
+
+                state = self._cache_state()
+                if state is None:
+                    return RewindPreview(diff="", note="no turn has run in this session yet")
+                found = rewind_preview(state[0], self.services.workspace, turn)
         except ReasonixError as exc:
             return RewindPreview(diff="", note=str(exc))
         return RewindPreview(diff=found.diff, conflicts=found.conflicts, note=found.note)
+
+    async def open(self) -> None:
+        await self.services.acquire(self)
 
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         if self.runtime is None:

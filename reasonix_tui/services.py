@@ -230,6 +230,11 @@ class SessionHandle(Protocol):
         """What a code rewind to the start of ``turn`` would change."""
         ...
 
+    async def open(self) -> None:
+        """Open the session now if it is not yet (a rewind of a resumed session
+        before its first prompt); raises ``ReasonixError`` when it cannot."""
+        ...
+
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         """Rewind: ``scope`` is code, chat, both or fork. ``ValueError`` with the reason
         when it cannot (a conflict, no store)."""

@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from reasonix_core.errors import ReasonixError
 from reasonix_tui.format import exact_line, one_line
 from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
@@ -123,8 +124,9 @@ def open_rewind(screen: SessionHost) -> None:
         if scope is None:
             return
         try:
+            await session.open()  # a resumed session may not be open yet
             done = session.rewind(number, scope, force=True)
-        except ValueError as exc:
+        except (ValueError, ReasonixError) as exc:
             await screen.notice(f"Rewind failed: {exc}", "error")
             return
         if done.resume_id is None:

@@ -172,3 +172,23 @@ async def test_typing_disarms_the_second_escape(make_app) -> None:  # type: igno
         await until(pilot, lambda: isinstance(pilot.app.screen, RewindScreen))
         await pilot.press("enter")  # the first choice: code
         await until(pilot, lambda: services.rewinds == [(1, "code")])
+
+
+@pytest.mark.usefixtures("configured")
+async def test_rewind_right_after_resume_lists_the_saved_turns(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """``reasonix -c`` then ``/rewind`` before any prompt: the saved session's turns
+    are offered (not "No turns yet."), and the rewind works."""
+    (workspace / "a.txt").write_text("one\n")
+    first = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with first.run_test(size=SIZE) as pilot:
+        await _two_turns(pilot, configured, workspace)
+    services = EngineServices(workspace, home=home, permission_mode="yolo", continue_last=True)
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: session(pilot).saved_drawn.is_set())
+        await send(pilot, "/rewind")
+        await _pick(pilot, 2, "code")
+        await pilot.press("enter")
+        await until(pilot, lambda: (workspace / "a.txt").read_text() == "two\n")
