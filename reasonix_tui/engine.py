@@ -26,6 +26,7 @@ from reasonix_core.agent.cache_ledger import Baseline, CacheLedger, rebill_cost
 from reasonix_core.agent.cache_preview import RebillPreview, idle_preview, rebill_preview
 from reasonix_core.agent.cache_report import CacheReport, build_report
 from reasonix_core.agent.session import list_sessions, open_session, read_request_records
+from reasonix_core.agent.session_lock import SessionBusy
 from reasonix_core.checkpoint.report import change_line
 from reasonix_core.config import (
     load_config,
@@ -461,6 +462,9 @@ class EngineServices(BaseServices):
             self._tg = None
 
     async def acquire(self, runner: EngineRunner) -> Session:
+        if isinstance(runner.error, SessionBusy):
+            # Another process held the session; it may have quit since: try again.
+            runner.error, runner.starting, runner.ready = None, False, anyio.Event()
         if runner.runtime is None and runner.error is None:
             if not runner.starting:
                 runner.starting = True

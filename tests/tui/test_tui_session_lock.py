@@ -73,3 +73,28 @@ async def test_resuming_a_session_open_elsewhere_is_refused_naming_it(
     server.enqueue(Reply(content="second"))
     turn = await _one_turn(EngineServices(workspace, home=home, continue_last=True), "again")
     assert isinstance(turn[-1], ev.TurnFinished)
+
+
+async def test_a_later_prompt_takes_the_session_once_the_other_process_quit(
+    workspace: Path, home: Path, server
+) -> None:
+    """Issue 30 N4: the refusal is not cached for the app's life: once the other
+    process quits, the next prompt in the same app opens the session."""
+    server.enqueue(Reply(content="first"))
+    await _one_turn(EngineServices(workspace, home=home), "hello")
+    (path,) = list((home / "sessions").rglob("*.jsonl"))
+    holder = _hold(path)
+    services = EngineServices(workspace, home=home, continue_last=True)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(services.serve)
+        runner = services.new_runner(FailClosedApprover())
+        try:
+            refused = [e async for e in runner.run("while held")]
+            assert isinstance(refused[-1], ev.TurnFailed), refused
+            assert f"pid {holder.pid}" in refused[-1].error
+        finally:
+            _release(holder)
+        server.enqueue(Reply(content="second"))
+        turn = [e async for e in runner.run("after it quit")]
+        assert isinstance(turn[-1], ev.TurnFinished), turn
+        tg.cancel_scope.cancel()
