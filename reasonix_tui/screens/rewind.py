@@ -78,7 +78,9 @@ class RewindScreen(DockedOverlay[str | None]):
 
                 note = visible(self.preview.note) or "No file changes to put back."
                 yield Static(note, id="note", markup=False)
-            yield OptionList(*(Option(label, id=scope) for scope, label in CHOICES), id="choices")
+            # Nothing to put back: no code choices (a "both" would be a chat rewind).
+            offered = [c for c in CHOICES if self.preview.diff or c[0] not in ("code", "both")]
+            yield OptionList(*(Option(label, id=scope) for scope, label in offered), id="choices")
             yield Static("↑↓ move · Enter choose · Esc close", classes="hint")
 
     def on_mount(self) -> None:

@@ -154,10 +154,14 @@ async def test_fork_continues_in_a_new_session(workspace: Path, home: Path, conf
 
 
 async def test_typing_disarms_the_second_escape(make_app) -> None:  # type: ignore[no-untyped-def]
-    from reasonix_tui.services import RewindTurn
+    from reasonix_tui.services import RewindPreview, RewindTurn
     from tests.tui.tui_helpers import type_text
 
-    app, services = make_app(rewind_history=[RewindTurn(number=1, head="first")])
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+one\n"  # the code choice is offered
+    app, services = make_app(
+        rewind_history=[RewindTurn(number=1, head="first")],
+        rewind_previews={1: RewindPreview(diff=diff)},
+    )
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("escape")
         assert "Esc again" in str(session(pilot).status.render())
@@ -192,3 +196,20 @@ async def test_rewind_right_after_resume_lists_the_saved_turns(
         await _pick(pilot, 2, "code")
         await pilot.press("enter")
         await until(pilot, lambda: (workspace / "a.txt").read_text() == "two\n")
+
+
+async def test_no_code_choice_when_no_file_changed_since_the_turn(make_app) -> None:  # type: ignore[no-untyped-def]
+    from reasonix_tui.services import RewindPreview, RewindTurn
+
+    app, _ = make_app(
+        rewind_history=[RewindTurn(number=1, head="first")],
+        rewind_previews={1: RewindPreview(diff="", note="no file was changed since that turn")},
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/rewind")
+        await until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, RewindScreen))
+        options = pilot.app.screen.query_one("#choices")
+        ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+        assert ids == ["chat", "fork"]
