@@ -406,6 +406,9 @@ class DeferredServices(BaseServices):
         """The cache report of the session the launch reopens (None: a new one)."""
         return self._saved.cache_report() if self._saved is not None else None
 
+    def saved_session_busy(self) -> int | None:
+        return self._saved.busy_pid() if self._saved is not None else None
+
     # -- everything else waits for the services -------------------------------
 
     @property

@@ -316,6 +316,10 @@ class AppServices(Protocol):
     dialog) before :meth:`ready`; None when there is nothing to ask."""
 
     startup_notes: tuple[str, ...]
+
+    def saved_session_busy(self) -> int | None:
+        """Another process's pid when it has the session the launch reopens open."""
+        ...
     """Optional. Said once in the transcript when the app starts (e.g. ``-c`` found
     no session to continue)."""
 
@@ -451,6 +455,11 @@ class BaseServices(AppServices):
 
     @property
     def compact_ratio(self) -> float | None:
+        return None
+
+    def saved_session_busy(self) -> int | None:
+        """The pid of another process that has the session the launch reopens open
+        (0: unknown pid), else None. Blocking: call it off the loop."""
         return None
 
     @property
