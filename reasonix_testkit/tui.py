@@ -285,6 +285,9 @@ class ScriptedRunner:
         previews = self._services.rewind_previews
         return previews.get(turn, RewindPreview(diff="", note="no file changes"))
 
+    async def open(self) -> None:
+        pass
+
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         self._services.rewinds.append((turn, scope))
         return RewindDone(message=f"rewound {scope} to turn {turn}")

@@ -184,6 +184,9 @@ class DeferredRunner:
     def rewind_preview(self, turn: int) -> RewindPreview:
         return self._now().rewind_preview(turn)
 
+    async def open(self) -> None:
+        await (await self._when_ready()).open()
+
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         return self._now().rewind(turn, scope, force)
 
@@ -402,6 +405,9 @@ class DeferredServices(BaseServices):
     def saved_session_report(self) -> CacheReport | None:
         """The cache report of the session the launch reopens (None: a new one)."""
         return self._saved.cache_report() if self._saved is not None else None
+
+    def saved_session_busy(self) -> int | None:
+        return self._saved.busy_pid() if self._saved is not None else None
 
     # -- everything else waits for the services -------------------------------
 

@@ -26,6 +26,7 @@ from reasonix_core.agent.cache_ledger import Baseline, CacheLedger, rebill_cost
 from reasonix_core.agent.cache_preview import RebillPreview, idle_preview, rebill_preview
 from reasonix_core.agent.cache_report import CacheReport, build_report
 from reasonix_core.agent.session import list_sessions, open_session, read_request_records
+from reasonix_core.agent.session_lock import SessionBusy
 from reasonix_core.checkpoint.report import change_line
 from reasonix_core.config import (
     load_config,
@@ -164,10 +165,16 @@ class EngineRunner:
 
     def rewind_turns(self) -> list[RewindTurn]:
         """Raises ValueError with the reason when the checkpoints cannot be read."""
-        if self.runtime is None:
-            return []
         try:
-            summaries = self.runtime.rewind_turns()
+            if self.runtime is not None:
+                summaries = self.runtime.rewind_turns()
+            else:  # resumed, nothing sent yet: the saved session's turns
+                from reasonix_core.session.rewind import rewind_turns
+
+                state = self._cache_state()
+                if state is None:
+                    return []
+                summaries = rewind_turns(state[0], self.services.workspace)
         except ReasonixError as exc:
             raise ValueError(str(exc)) from None
         return [
@@ -181,13 +188,22 @@ class EngineRunner:
         ]
 
     def rewind_preview(self, turn: int) -> RewindPreview:
-        if self.runtime is None:
-            return RewindPreview(diff="", note="no turn has run in this session yet")
         try:
-            found = self.runtime.rewind_preview(turn)
+            if self.runtime is not None:
+                found = self.runtime.rewind_preview(turn)
+            else:
+                from reasonix_core.session.rewind import rewind_preview
+
+                state = self._cache_state()
+                if state is None:
+                    return RewindPreview(diff="", note="no turn has run in this session yet")
+                found = rewind_preview(state[0], self.services.workspace, turn)
         except ReasonixError as exc:
             return RewindPreview(diff="", note=str(exc))
         return RewindPreview(diff=found.diff, conflicts=found.conflicts, note=found.note)
+
+    async def open(self) -> None:
+        await self.services.acquire(self)
 
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         if self.runtime is None:
@@ -453,6 +469,9 @@ class EngineServices(BaseServices):
             self._tg = None
 
     async def acquire(self, runner: EngineRunner) -> Session:
+        if isinstance(runner.error, SessionBusy):
+            # Another process held the session; it may have quit since: try again.
+            runner.error, runner.starting, runner.ready = None, False, anyio.Event()
         if runner.runtime is None and runner.error is None:
             if not runner.starting:
                 runner.starting = True

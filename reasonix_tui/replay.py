@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from reasonix_core.agent.child_usage import SUBAGENT_USAGE
 from reasonix_core.agent.transcript import FAILED_MARK, FAILURE, INTERRUPTED_MARK, for_people
 from reasonix_core.command.mentions import without_attachments
+from reasonix_core.coordinator.plans import APPROVED_REQUEST
 from reasonix_core.memory.history import clean_user_text
 from reasonix_core.messages import HOST_TURN, PASTED, Message
 from reasonix_core.pasted import collapse, spans_from_meta
@@ -102,7 +103,10 @@ def replay_entries(messages: Sequence[Message]) -> list[Entry]:
                 entries.append(NoticeEntry("Conversation compacted."))
             continue
         if message.role == "user" and message.meta.get(HOST_TURN):
-            entries.append(NoticeEntry("Goal round: Reasonix continued the goal."))
+            if (message.content or "").startswith(APPROVED_REQUEST):  # a plan-mode approval
+                entries.append(NoticeEntry("Plan approved; the executor carries it out."))
+            else:
+                entries.append(NoticeEntry("Goal round: Reasonix continued the goal."))
         elif message.role == "user":
             text = without_attachments(clean_user_text(_collapsed(message)))
             entries.append(UserEntry(text))

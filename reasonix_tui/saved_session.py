@@ -56,6 +56,16 @@ class SavedSession:
     def messages(self) -> Sequence[Message]:
         return self._load()[1]
 
+    def busy_pid(self) -> int | None:
+        """The pid of another process that has the reopened session open (0:
+        unknown), else None (blocking: call it off the loop)."""
+        self._load()
+        if self._path is None:
+            return None
+        from reasonix_core.agent.session_lock import lock_holder
+
+        return lock_holder(self._path)
+
     def cache_report(self) -> CacheReport | None:
         """The reopened session's cache report from its request records (its gauges
         before any new request); None when no session was found."""

@@ -230,6 +230,11 @@ class SessionHandle(Protocol):
         """What a code rewind to the start of ``turn`` would change."""
         ...
 
+    async def open(self) -> None:
+        """Open the session now if it is not yet (a rewind of a resumed session
+        before its first prompt); raises ``ReasonixError`` when it cannot."""
+        ...
+
     def rewind(self, turn: int, scope: str, force: bool = False) -> RewindDone:
         """Rewind: ``scope`` is code, chat, both or fork. ``ValueError`` with the reason
         when it cannot (a conflict, no store)."""
@@ -311,6 +316,10 @@ class AppServices(Protocol):
     dialog) before :meth:`ready`; None when there is nothing to ask."""
 
     startup_notes: tuple[str, ...]
+
+    def saved_session_busy(self) -> int | None:
+        """Another process's pid when it has the session the launch reopens open."""
+        ...
     """Optional. Said once in the transcript when the app starts (e.g. ``-c`` found
     no session to continue)."""
 
@@ -446,6 +455,11 @@ class BaseServices(AppServices):
 
     @property
     def compact_ratio(self) -> float | None:
+        return None
+
+    def saved_session_busy(self) -> int | None:
+        """The pid of another process that has the session the launch reopens open
+        (0: unknown pid), else None. Blocking: call it off the loop."""
         return None
 
     @property

@@ -50,6 +50,31 @@ def _holder(fd: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def lock_holder(session_path: Path) -> int | None:
+    """Whether another process holds ``session_path``'s lock now: its pid (0 when
+    unknown), else None. A probe for a notice; the lock itself is taken only by
+    :func:`session_lock` (a shared probe held for an instant)."""
+    path = lock_path(session_path)
+    if fcntl is None or path.absolute() in _held:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None  # no lock file: no one ever held it
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(fd) or 0
+        except OSError:
+            return None
+        return None
+    finally:
+        os.close(fd)
+
+
 # The locks this process holds, by lock file: (descriptor, holders). The TUI
 # opens a session's next runtime while the previous one is still closing (a
 # /resume of the session it is in): the same process may hold it twice.

@@ -36,6 +36,7 @@ from reasonix_core.agent.event_sequence import EventSequence
 from reasonix_core.agent.loop import Agent
 from reasonix_core.agent.session import BRANCH
 from reasonix_core.coordinator.plans import (
+    PLAN_MODE_ROUTE,
     PlanVerdict,
     SavedPlan,
     handoff_text,
@@ -291,7 +292,10 @@ async def _execute(
 ) -> AsyncGenerator[ev.Event, None]:
     """The executor's turn over the request and its plan; its TurnStarted is
     the coordinator's own unless ``announce`` (a turn of its own)."""
-    meta = TurnMeta(images=images) if images else None
+    # A plan-mode approval's request is the host's words, not the user's: a host turn
+    # (drawn as a notice on resume, not counted as a prompt), as live.
+    host_made = saved.route == PLAN_MODE_ROUTE
+    meta = TurnMeta(images=images, synthetic=host_made) if images or host_made else None
     async with aclosing(executor.run(handoff_text(saved.request, saved.plan), meta)) as events:
         async for event in events:
             if isinstance(event, ev.TurnStarted) and not announce:

@@ -20,17 +20,23 @@ from pydantic import BaseModel, Field
 
 from reasonix_core.agent.session import SessionStore
 from reasonix_core.coordinator.coordinator import ApproveFn
-from reasonix_core.coordinator.plans import PlanVerdict, SavedPlan, save_plan, settle_plan
+from reasonix_core.coordinator.plans import (
+    APPROVED_REQUEST as APPROVED_REQUEST,
+)
+from reasonix_core.coordinator.plans import (
+    PLAN_MODE_ROUTE as PLAN_MODE_ROUTE,
+)
+from reasonix_core.coordinator.plans import (
+    PlanVerdict,
+    SavedPlan,
+    save_plan,
+    settle_plan,
+)
 from reasonix_core.permission.policy import Policy
 from reasonix_core.tool.args import ARGS_CONFIG, validate_args
 from reasonix_core.tool.base import ToolContext, ToolResult
 from reasonix_core.tool.builtin.specs import EXIT_PLAN_MODE, SpecifiedTool
 
-#: The route a plan-mode plan is saved under (plan records name their origin).
-PLAN_MODE_ROUTE = "plan_mode"
-#: The executor's request when a saved plan-mode plan is approved later: the
-#: conversation that produced the plan is already in the session.
-APPROVED_REQUEST = "The user approved the plan you wrote in plan mode."
 # Bounded like submit_plan's: a person reads it.
 MAX_PLAN_CHARS = 32_000
 

@@ -16,6 +16,11 @@ from pathlib import Path
 from reasonix_core.agent.session import SessionStore, iter_records
 
 PLAN_RECORD = "plan"
+#: The route a plan-mode plan is saved under (plan records name their origin).
+PLAN_MODE_ROUTE = "plan_mode"
+#: The executor's request when a saved plan-mode plan is approved later: the
+#: conversation that produced the plan is already in the session.
+APPROVED_REQUEST = "The user approved the plan you wrote in plan mode."
 VERDICT_RECORD = "plan_verdict"
 
 

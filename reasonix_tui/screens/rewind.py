@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from reasonix_core.errors import ReasonixError
 from reasonix_tui.format import exact_line, one_line
 from reasonix_tui.screens.overlay import DialogBox, DockedOverlay
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
@@ -77,7 +78,9 @@ class RewindScreen(DockedOverlay[str | None]):
 
                 note = visible(self.preview.note) or "No file changes to put back."
                 yield Static(note, id="note", markup=False)
-            yield OptionList(*(Option(label, id=scope) for scope, label in CHOICES), id="choices")
+            # Nothing to put back: no code choices (a "both" would be a chat rewind).
+            offered = [c for c in CHOICES if self.preview.diff or c[0] not in ("code", "both")]
+            yield OptionList(*(Option(label, id=scope) for scope, label in offered), id="choices")
             yield Static("↑↓ move · Enter choose · Esc close", classes="hint")
 
     def on_mount(self) -> None:
@@ -123,13 +126,16 @@ def open_rewind(screen: SessionHost) -> None:
         if scope is None:
             return
         try:
+            await session.open()  # a resumed session may not be open yet
             done = session.rewind(number, scope, force=True)
-        except ValueError as exc:
+        except (ValueError, ReasonixError) as exc:
             await screen.notice(f"Rewind failed: {exc}", "error")
             return
-        if done.resume_id is not None:
-            await screen.continue_session(done.resume_id)
-        await screen.notice(done.message)
+        if done.resume_id is None:
+            await screen.notice(done.message)
+        elif await screen.continue_session(done.resume_id):
+            # Switching sessions cleared the transcript: redraw what was kept.
+            screen.show_saved_session(rewound_text(done.message, number, scope))
 
     async def picked(value: str | None) -> None:
         if not value:
@@ -148,3 +154,14 @@ def open_rewind(screen: SessionHost) -> None:
         ),
         picked,
     )
+
+
+def rewound_text(message: str, turn: int, scope: str) -> str:
+    """The notice after a rewind that continues in a branched session, in plain
+    words (the core's report speaks the CLI's ``chat:``/``-c`` language)."""
+    if scope == "fork":
+        return f"Forked the conversation from before turn {turn}; files unchanged."
+    if scope == "chat":
+        return f"Rewound the conversation to before turn {turn}; files unchanged."
+    code = [line for line in message.splitlines() if not line.startswith("chat:")]
+    return "\n".join([f"Rewound the conversation to before turn {turn}.", *code])

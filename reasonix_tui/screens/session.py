@@ -253,6 +253,15 @@ class SessionScreen(TranscriptKeys, Screen[None]):
             await self.transcript.show_saved(entries, self.services.clock())
         if note:
             await self.notice(note)
+        else:  # the launch's -c or -r: say at once if another process has it open
+            pid = await asyncio.to_thread(self.services.saved_session_busy)
+            if pid is not None and runner is self.runner:
+                who = f"pid {pid}" if pid else "pid unknown"
+                await self.notice(
+                    f"This session is open in another Reasonix process ({who}): prompts "
+                    "here are refused until it quits. /new starts a new session.",
+                    "warning",
+                )
         self.refresh_status()
         # After the newest blocks are on screen: reading the records (a thread) must
         # not compete with drawing the last answer.

@@ -169,6 +169,16 @@ async def test_slash_plan_reopens_a_kept_plan_and_approving_executes_it(
         # Executed at most once: nothing waits any more.
         await send(pilot, "/plan")
         await until(pilot, lambda: "No plan is waiting" in _notices(pilot)[-1])
+    # Resumed, the host's execution prompt is not the user's message (as live), and
+    # /resume counts only the user's prompt (issue 30 N6).
+    from reasonix_core.agent.session import list_sessions, open_session
+    from reasonix_tui.replay import NoticeEntry, UserEntry, replay_entries
+
+    saved = replay_entries(open_session(home / "sessions", workspace, None).messages)
+    assert [e.text for e in saved if isinstance(e, UserEntry)] == ["write hello to notes.txt"]
+    assert any(isinstance(e, NoticeEntry) and "Plan approved" in e.text for e in saved)
+    (listed,) = list_sessions(home / "sessions", workspace)
+    assert listed.prompts == 1
 
 
 async def test_slash_plan_reject_discards_the_plan(workspace: Path, home: Path, configured) -> None:  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ from reasonix_tui.app import ReasonixApp
 from reasonix_tui.engine import EngineServices
 from reasonix_tui.screens.picker import PickerScreen
 from reasonix_tui.screens.rewind import RewindScreen
+from reasonix_tui.widgets.blocks import NoticeBlock, UserBlock
 from tests.tui.tui_helpers import send, session, until
 
 SIZE = (100, 32)
@@ -40,6 +41,14 @@ async def _two_turns(pilot, server, workspace: Path) -> None:  # type: ignore[no
     await send(pilot, "make it three")
     await _answered(pilot, server, 4)
     assert (workspace / "a.txt").read_text() == "three\n"
+
+
+def _users(pilot) -> list[str]:  # type: ignore[no-untyped-def]
+    return [b.text for b in session(pilot).transcript.query(UserBlock)]
+
+
+def _notices(pilot) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(str(b.render()) for b in session(pilot).transcript.query(NoticeBlock))
 
 
 async def _pick(pilot, turn: int, choice: str) -> RewindScreen:  # type: ignore[no-untyped-def]
@@ -98,6 +107,12 @@ async def test_esc_esc_then_conversation_continues_before_the_turn(
         await until(pilot, lambda: pilot.app.screen is session(pilot))
         await pilot.pause()
         assert (workspace / "a.txt").read_text() == "three\n"  # chat only
+        # The kept turn is drawn again (switching sessions cleared the transcript),
+        # and the notice speaks plainly.
+        await until(pilot, lambda: _users(pilot) == ["make it two"])
+        await until(pilot, lambda: "before turn 2" in _notices(pilot))
+        assert "Rewound the conversation to before turn 2; files unchanged." in _notices(pilot)
+        assert "-c" not in _notices(pilot) and "chat:" not in _notices(pilot)
         count = len(configured.requests)
         configured.enqueue(Reply(content="again"))
         await send(pilot, "try again")
@@ -125,6 +140,8 @@ async def test_fork_continues_in_a_new_session(workspace: Path, home: Path, conf
         await until(pilot, lambda: pilot.app.screen is session(pilot))
         await pilot.pause()
         assert (workspace / "a.txt").read_text() == "three\n"  # a fork leaves the code
+        await until(pilot, lambda: _users(pilot) == ["make it two"])
+        await until(pilot, lambda: "Forked the conversation from before turn 2" in _notices(pilot))
         count = len(configured.requests)
         configured.enqueue(Reply(content="forked"))
         await send(pilot, "in the fork")
@@ -137,10 +154,14 @@ async def test_fork_continues_in_a_new_session(workspace: Path, home: Path, conf
 
 
 async def test_typing_disarms_the_second_escape(make_app) -> None:  # type: ignore[no-untyped-def]
-    from reasonix_tui.services import RewindTurn
+    from reasonix_tui.services import RewindPreview, RewindTurn
     from tests.tui.tui_helpers import type_text
 
-    app, services = make_app(rewind_history=[RewindTurn(number=1, head="first")])
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+one\n"  # the code choice is offered
+    app, services = make_app(
+        rewind_history=[RewindTurn(number=1, head="first")],
+        rewind_previews={1: RewindPreview(diff=diff)},
+    )
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("escape")
         assert "Esc again" in str(session(pilot).status.render())
@@ -155,3 +176,40 @@ async def test_typing_disarms_the_second_escape(make_app) -> None:  # type: igno
         await until(pilot, lambda: isinstance(pilot.app.screen, RewindScreen))
         await pilot.press("enter")  # the first choice: code
         await until(pilot, lambda: services.rewinds == [(1, "code")])
+
+
+@pytest.mark.usefixtures("configured")
+async def test_rewind_right_after_resume_lists_the_saved_turns(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """``reasonix -c`` then ``/rewind`` before any prompt: the saved session's turns
+    are offered (not "No turns yet."), and the rewind works."""
+    (workspace / "a.txt").write_text("one\n")
+    first = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with first.run_test(size=SIZE) as pilot:
+        await _two_turns(pilot, configured, workspace)
+    services = EngineServices(workspace, home=home, permission_mode="yolo", continue_last=True)
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: session(pilot).saved_drawn.is_set())
+        await send(pilot, "/rewind")
+        await _pick(pilot, 2, "code")
+        await pilot.press("enter")
+        await until(pilot, lambda: (workspace / "a.txt").read_text() == "two\n")
+
+
+async def test_no_code_choice_when_no_file_changed_since_the_turn(make_app) -> None:  # type: ignore[no-untyped-def]
+    from reasonix_tui.services import RewindPreview, RewindTurn
+
+    app, _ = make_app(
+        rewind_history=[RewindTurn(number=1, head="first")],
+        rewind_previews={1: RewindPreview(diff="", note="no file was changed since that turn")},
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/rewind")
+        await until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, RewindScreen))
+        options = pilot.app.screen.query_one("#choices")
+        ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+        assert ids == ["chat", "fork"]
