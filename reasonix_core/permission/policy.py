@@ -680,42 +680,16 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-# Shell words that head a compound command rather than name a program: a prefix rule
+# A segment headed by a reserved word ("for", "case", "[[") names no program: a prefix rule
 # of one ("Bash(for:*)") would mean nothing the user could read, so such a command is
 # offered as itself (``Bash=<the exact command>``).
-_SHELL_KEYWORDS = frozenset(
-    {
-        "for",
-        "select",
-        "case",
-        "function",
-        "while",
-        "until",
-        "if",
-        "then",
-        "elif",
-        "else",
-        "do",
-        "done",
-        "fi",
-        "esac",
-        "in",
-        "time",
-        "coproc",
-        "!",
-        "{",
-        "}",
-        "[[",
-        "]]",
-    }
-)
-
-
 def _prefix_scope(seg: Segment) -> str | None:
+    from reasonix_core.permission.shell_lexer import RESERVED_WORDS  # loaded with the command
+
     words = seg.words
     if not words or any(not w or w.isspace() for w in words[:3]):
         return None
-    if words[0] in _SHELL_KEYWORDS:
+    if words[0] in RESERVED_WORDS:
         return None
     prefix = [*seg.assignments, words[0]]
     first = os.path.basename(words[0])

@@ -172,6 +172,11 @@ _RESERVED = frozenset(
         "coproc",
     }
 )
+#: Bash's reserved words. A segment headed by one names no program (``for x in …``,
+#: ``case``, ``[[ … ]]``); the ones a command may follow (``_RESERVED``) the lexer skips.
+RESERVED_WORDS = _RESERVED | frozenset(
+    {"for", "select", "case", "function", "esac", "in", "[[", "]]"}
+)
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789_")
 
 

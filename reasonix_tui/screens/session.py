@@ -30,7 +30,6 @@ from reasonix_tui import format as fmt
 from reasonix_tui.approver import TuiApprover
 from reasonix_tui.commands import CommandRegistry, SlashCommand
 from reasonix_tui.completion import mention_at_cursor, mention_items, slash_items
-from reasonix_tui.messages import ApprovalNeeded, PlanApprovalNeeded, QuestionsNeeded
 from reasonix_tui.pasted_text import PromptText, full_text, join
 from reasonix_tui.prompt_history import PromptHistory
 from reasonix_tui.screens.builtin_commands import (
@@ -39,6 +38,7 @@ from reasonix_tui.screens.builtin_commands import (
     runs_while_busy,
 )
 from reasonix_tui.screens.cache import idle_text
+from reasonix_tui.screens.dialog_requests import DialogRequests
 from reasonix_tui.screens.picker import PickerItem, PickerScreen
 from reasonix_tui.screens.rewind import open_rewind
 from reasonix_tui.screens.session_commands import key_hint, show_cache
@@ -68,7 +68,7 @@ MODE_HINT_SECONDS = 3.0
 log = logging.getLogger(__name__)
 
 
-class SessionScreen(TranscriptKeys, Screen[None]):
+class SessionScreen(TranscriptKeys, DialogRequests, Screen[None]):
     CSS_PATH = "session.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -114,7 +114,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         self._hold_queue = False
         self.escape_armed = False
         self._menu_dismissed_text: str | None = None
-        self._approval_lock = asyncio.Lock()
+        self.approval_lock = asyncio.Lock()  # one dialog at a time (dialog_requests.py)
         self.prompt_history: PromptHistory | None = None  # loaded after the first frame
         self._controller: TurnController | None = None
         self._busy_started = time.monotonic()
@@ -780,76 +780,3 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         insert = "@" + item.value + ("" if item.descend else " ")
         self.close_menu()
         composer.replace(insert, (row, found[0]), (row, column))
-
-    # ---- approvals (one modal at a time) -----------------------------------
-    @work(group="approval", exit_on_error=False)
-    async def on_approval_needed(self, message: ApprovalNeeded) -> None:
-        from reasonix_core.permission.approver import ApprovalDecision
-        from reasonix_tui.screens.approval import ApprovalScreen
-
-        future = message.future
-        async with self._approval_lock:
-            if future.done():
-                return
-            screen = ApprovalScreen(message.request)
-            if self.services.notify_after is not None:
-                from reasonix_tui.notify import notify
-
-                who = message.request.requester
-                asker = f" (subagent {who.name})" if who is not None else ""
-                notify(self.app, "Reasonix", f"approval needed{asker}: {message.request.summary}")
-
-            def closed_elsewhere(done: asyncio.Future[ApprovalDecision]) -> None:
-                if done.cancelled() and screen.is_current:
-                    screen.dismiss(None)
-
-            future.add_done_callback(closed_elsewhere)
-            decision = await self.app.push_screen_wait(screen)
-            if future.done():
-                return
-            if decision is None:
-                future.set_result(ApprovalDecision.DENY)
-                self.cancel_turn()
-            else:
-                future.set_result(decision)
-
-    @work(group="approval", exit_on_error=False)
-    async def on_plan_approval_needed(self, message: PlanApprovalNeeded) -> None:
-        from reasonix_core.coordinator.plans import PlanVerdict
-        from reasonix_tui.screens.plan_approval import PlanApprovalScreen
-
-        future = message.future
-        async with self._approval_lock:
-            if future.done():
-                return
-            screen = PlanApprovalScreen(message.plan)
-
-            def closed_elsewhere(done: asyncio.Future[PlanVerdict]) -> None:
-                if done.cancelled() and screen.is_current:
-                    screen.dismiss(PlanVerdict.KEEP)
-
-            future.add_done_callback(closed_elsewhere)
-            verdict = await self.app.push_screen_wait(screen)
-            if not future.done():
-                future.set_result(verdict if verdict is not None else PlanVerdict.KEEP)
-
-    @work(group="approval", exit_on_error=False)
-    async def on_questions_needed(self, message: QuestionsNeeded) -> None:
-        from reasonix_core.permission.approver import QuestionAnswer
-
-        future = message.future
-        async with self._approval_lock:
-            from reasonix_tui.screens.question import QuestionScreen
-
-            answers: list[QuestionAnswer] = []
-            for question in message.questions:
-                if future.done():
-                    return
-                screen = QuestionScreen(question.question, list(question.options))
-                choice = await self.app.push_screen_wait(screen)
-                if choice is None:  # Esc: the user declines (an empty list says so)
-                    answers = []
-                    break
-                answers.append(QuestionAnswer(question=question.question, answers=(choice,)))
-            if not future.done():
-                future.set_result(answers)

@@ -6,6 +6,7 @@ screen imports them, and they name only this.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class SessionHost(Protocol):
     approver: TuiApprover
     runner: SessionHandle
     queue: list[str]
+    approval_lock: asyncio.Lock  # one dialog at a time (dialog_requests.py)
 
     @property
     def app(self) -> Any: ...  # textual types it as a descriptor; the App
