@@ -283,6 +283,7 @@ class SessionScreen(TranscriptKeys, Screen[None]):
     def on_screen_suspend(self) -> None:
         self.close_menu()
         self.composer.display = False
+        self._drop_mode_toast()  # it would be drawn over the dialog's text
 
     def on_screen_resume(self) -> None:
         self.make_room(0)
@@ -675,6 +676,15 @@ class SessionScreen(TranscriptKeys, Screen[None]):
         if self._mode_toast is not None:
             self._mode_toast.stop()
         self._mode_toast = self.set_timer(MODE_TOAST_DELAY, lambda: self._toast_mode(explanation))
+
+    def _drop_mode_toast(self) -> None:
+        """A dialog opened: the Shift+Tab toast (shown or on its way) goes."""
+        if self._mode_toast is not None:
+            self._mode_toast.stop()
+            self._mode_toast = None
+        if time.monotonic() < self._mode_toast_until:
+            self.app.clear_notifications()
+            self._mode_toast_until = 0.0
 
     def _toast_mode(self, explanation: str) -> None:
         # A new mode's toast replaces the last one's rather than stacking on it.
