@@ -199,15 +199,28 @@ def run_app(services: AppServices) -> int:
         log.exception("the TUI crashed")
         return 1
     if app.session_id:
-        print(continue_hint(app.session_id))
+        print(continue_hint(app.session_id, newest=_is_newest(services, app.session_id)))
     if app.return_code not in (None, 0):
         return app.return_code
     return result if isinstance(result, int) else 0
 
 
-def continue_hint(session_id: str) -> str:
-    """What the terminal says after the app exits: how to come back to the session."""
+def continue_hint(session_id: str, *, newest: bool = True) -> str:
+    """What the terminal says after the app exits: how to come back to the session.
+    ``-c`` only when it opens this session (the folder's newest), else the id."""
+    if not newest:
+        return f"Session {session_id} saved.\nContinue it with: reasonix -r {session_id}"
     return (
         f"Session {session_id} saved.\n"
         f"Continue it with: reasonix -c   (or: reasonix -r {session_id})"
     )
+
+
+def _is_newest(services: AppServices, session_id: str) -> bool:
+    from reasonix_core.agent.session import newest_session_id
+
+    try:
+        newest = newest_session_id(services.config_home / "sessions", services.workspace)
+    except OSError:
+        return False
+    return newest == session_id

@@ -53,13 +53,17 @@ def parse_arguments(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def key_argument(arguments: dict[str, Any] | str, width: int = 72) -> str:
+def key_argument(arguments: dict[str, Any] | str, width: int = 72, tool: str = "") -> str:
     """The one argument that identifies a tool call (path, command, pattern...)."""
     args = parse_arguments(arguments) if isinstance(arguments, str) else arguments
     if isinstance(args.get("items"), list):  # a fleet: its items are cards below
         count = len(args["items"])
         return f"{count} item{'' if count == 1 else 's'}"
     value: Any = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
+    if tool == "update_goal":  # what changes (its new objective), never the goal's raw id
+        objective, action = args.get("objective"), args.get("action")
+        value = objective if isinstance(objective, str) and objective.strip() else action
+        value = value if isinstance(value, str) else ""
     if value is None and isinstance(args.get("plan"), str):
         value = _title(args["plan"])  # a Markdown plan: its first line, not its markup
     if value is None:

@@ -96,12 +96,15 @@ def replay_entries(messages: Sequence[Message]) -> list[Entry]:
     """The blocks of a saved conversation, oldest first."""
     results: dict[str | None, Message] = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     entries: list[Entry] = []
+    thought: int | None = None  # where the turn's one "thought" line is
     for message in messages:
         compaction = message.meta.get("compaction")
         if compaction is not None:
             if compaction == COMPACTION_SUMMARY:
                 entries.append(NoticeEntry("Conversation compacted."))
             continue
+        if message.role == "user":
+            thought = None  # a new turn, as live (the controller's drive)
         if message.role == "user" and message.meta.get(HOST_TURN):
             if (message.content or "").startswith(APPROVED_REQUEST):  # a plan-mode approval
                 entries.append(NoticeEntry("Plan approved; the executor carries it out."))
@@ -111,7 +114,18 @@ def replay_entries(messages: Sequence[Message]) -> list[Entry]:
             text = without_attachments(clean_user_text(_collapsed(message)))
             entries.append(UserEntry(text))
         elif message.role == "assistant":
-            entries.extend(_assistant(message, results))
+            for entry in _assistant(message, results):
+                if isinstance(entry, ReasoningEntry):
+                    if thought is not None:
+                        # One thought line per turn, as live: later reasoning joins
+                        # the turn's first (ReasoningBlock.absorb's text).
+                        first = entries[thought]
+                        assert isinstance(first, ReasoningEntry)
+                        joined = f"{first.text.strip()}\n\n{entry.text.strip()}"
+                        entries[thought] = ReasoningEntry(joined)
+                        continue
+                    thought = len(entries)
+                entries.append(entry)
     return entries
 
 

@@ -19,7 +19,7 @@ from reasonix_testkit.tui import ScriptedServices, text_steps, tool_steps
 
 SIZES = {"80x24": (80, 24), "140x40": (140, 40)}
 PLAN = {"plan": "# Plan: rename **greet**\n\n1. Rename `greet` in app.py\n2. Run `pytest`"}
-NOTHING = "Nothing to compact: the whole history fits in the verbatim tail (16% of the window)."
+NOTHING = "Nothing to compact yet: the conversation is short enough to keep whole."
 
 
 def _plans() -> ScriptedServices:

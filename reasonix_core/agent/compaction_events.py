@@ -55,7 +55,7 @@ def outcome_events(outcome: CompactionOutcome, new_event: EventSequence) -> Iter
 def nothing_to_compact_text(why: str) -> str:
     """The one line a compaction asked for by hand gives when it would change
     nothing (``why``: the planner's reason); every surface says it the same way."""
-    return f"Nothing to compact: {why}."
+    return f"Nothing to compact yet: {why}."
 
 
 def _truncated_text(outcome: CompactionOutcome) -> str:

@@ -177,7 +177,7 @@ def plan_cut(
     else:
         tail_start = _tail_start(entries, starts, estimator, budgets.keep_budget)
         if tail_start is None:
-            return None, "the whole history fits in the verbatim tail (16% of the window)"
+            return None, "the conversation is short enough to keep whole"
         k = tail_start
         # Prefer a cut the provider has cached: the end of a request it processed
         # (at or after the 16% boundary, so the tail only gets smaller).
@@ -204,7 +204,7 @@ def plan_cut(
     if k < 1:
         return None, "no older history fits in one summary request"
     if not any(e.ref is not None for e in src[1:cut]):
-        return None, "only the earlier summary precedes the verbatim tail"
+        return None, "only the earlier summary is older than what is kept whole"
     return cut, ""
 
 

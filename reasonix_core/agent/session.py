@@ -470,6 +470,20 @@ def list_sessions(sessions_root: Path, workspace: Path) -> list[SessionSummary]:
     return out
 
 
+def newest_session_id(sessions_root: Path, workspace: Path) -> str | None:
+    """The id ``-c`` (:func:`open_session` with no id) would open, by the order of
+    :func:`list_sessions` (last write, then id) but from the files' times alone: no
+    session is read."""
+    folder = session_dir(sessions_root, workspace)
+    ranked: list[tuple[float, str]] = []
+    for path in folder.glob("*.jsonl") if folder.is_dir() else ():
+        try:
+            ranked.append((path.stat().st_mtime, path.stem))
+        except OSError:
+            continue
+    return max(ranked)[1] if ranked else None
+
+
 def session_path(sessions_root: Path, workspace: Path, session_id: str) -> Path:
     """Where session ``session_id`` of ``workspace`` lives under ``sessions_root``;
     SessionError for anything that is not a session id (a name, never a path)."""

@@ -99,7 +99,7 @@ def turn_items(turns: list[RewindTurn]) -> list[PickerItem]:
     items = []
     for turn in reversed(turns):
         count = len(turn.files)
-        changed = f"{count} file{'s' * (count != 1)}" if count else "no file changes"
+        changed = f"{count} file{'s' * (count != 1)}" if count else "no edits"
         # A prompt can come from a project's command file: one row per turn, inert.
         head = one_line(turn.head, _HEAD)
         items.append(

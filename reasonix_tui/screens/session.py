@@ -295,6 +295,7 @@ class SessionScreen(TranscriptKeys, DialogRequests, Screen[None]):
     def on_screen_suspend(self) -> None:
         self.close_menu()
         self.composer.display = False
+        self._drop_mode_toast()  # it would be drawn over the dialog's text
 
     def on_screen_resume(self) -> None:
         self.make_room(0)
@@ -703,6 +704,15 @@ class SessionScreen(TranscriptKeys, DialogRequests, Screen[None]):
             if self.status.state.hint == self._mode_hint:  # not another hint since
                 self.status.update_state(hint="")
             self._mode_hint = ""
+
+    def _drop_mode_toast(self) -> None:
+        """A dialog opened: the Shift+Tab toast (shown or on its way) goes."""
+        if self._mode_toast is not None:
+            self._mode_toast.stop()
+            self._mode_toast = None
+        if time.monotonic() < self._mode_toast_until:
+            self.app.clear_notifications()
+            self._mode_toast_until = 0.0
 
     def _toast_mode(self, explanation: str) -> None:
         # A new mode's toast replaces the last one's rather than stacking on it.

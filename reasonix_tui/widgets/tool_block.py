@@ -78,7 +78,7 @@ class ToolBlock(Widget):
     def _header(self) -> Content:
         """Name, key argument and status on one line that always ends with the status:
         at a narrow width the key argument (then the progress) is cut with "…"."""
-        key = fmt.terminal_safe(fmt.key_argument(self.arguments, width=1000))
+        key = fmt.terminal_safe(fmt.key_argument(self.arguments, 1000, self.tool_name))
         status_style = {
             "running": "$text-secondary",
             "ok": "$text-success",

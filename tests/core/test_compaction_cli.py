@@ -142,7 +142,7 @@ def test_compact_with_nothing_to_compact_says_so_and_sends_nothing(
 
     assert main(["compact"]) == 1  # nothing new since the summary: not compacted
     captured = capsys.readouterr()
-    assert captured.err.count("Nothing to compact: ") == 1, captured.err
+    assert captured.err.count("Nothing to compact yet: ") == 1, captured.err
     assert "not compacted" in captured.out
     assert len(server.requests) == requests  # nothing was sent
 
@@ -156,6 +156,6 @@ def test_a_fresh_session_has_nothing_to_compact(in_workspace, home, server, monk
     requests = len(server.requests)
     assert main(["compact"]) == 1
     err = capsys.readouterr().err
-    assert "Nothing to compact: the whole history fits in the verbatim tail" in err
+    assert "Nothing to compact yet: the conversation is short enough to keep whole" in err
     assert err.count("Nothing to compact") == 1
     assert len(server.requests) == requests

@@ -224,5 +224,5 @@ def test_nothing_to_compact_names_why() -> None:
 
     assert why([]) == "the conversation is empty"
     short = [("user", 20, []), ("assistant", 20, [])]
-    assert why(short) == "the whole history fits in the verbatim tail (16% of the window)"
+    assert why(short) == "the conversation is short enough to keep whole"
     assert why([("user", 20, []), ("assistant", 20, [PRUNE_LIMIT + 1])]) == ""  # a prune

@@ -93,3 +93,25 @@ async def test_picker_labels_are_terminal_safe(make_app) -> None:
         prompt = str(picker.query_one(OptionList).get_option_at_index(0).prompt)
         assert "\x1b" not in prompt and "\x07" not in prompt
         assert "model\\x1b]0;pwned\\x07" in prompt and "\\x1b[2J" in prompt
+
+
+async def test_the_update_goal_card_names_the_change_not_the_goal_id(make_app) -> None:
+    """``update_goal goal-9e5e7c2c`` said nothing: the card names the new status, or
+    the new objective of an edit."""
+    complete = {"id": "goal-9e5e7c2c", "revision": 1, "action": "complete"}
+    edit = {"id": "goal-9e5e7c2c", "revision": 2, "action": "edit", "objective": "Ship v2"}
+    app, _ = make_app(
+        [
+            [
+                *tool_steps("c1", "update_goal", complete, "Updated goal"),
+                *tool_steps("c2", "update_goal", edit, "Updated goal"),
+            ]
+        ]
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "go")
+        await settle(pilot)
+        headers = [_header(block)[0] for block in session(pilot).query(ToolBlock)]
+    assert len(headers) == 2
+    assert "complete" in headers[0] and "Ship v2" in headers[1]
+    assert not any("goal-9e5e7c2c" in text for text in headers), headers

@@ -42,7 +42,7 @@ async def test_compact_with_nothing_to_compact_asks_nothing(
         await idle(pilot, 1, configured)
         assert session(pilot).runner.rebill_preview("compact") is not None  # something cached
         await send(pilot, "/compact")
-        line = "Nothing to compact: the whole history fits in the verbatim tail (16% of the window)."
+        line = "Nothing to compact yet: the conversation is short enough to keep whole."
         await until(pilot, lambda: line in notices(pilot))
         for _ in range(4):
             await pilot.pause(0.02)
@@ -57,7 +57,7 @@ async def test_compact_in_a_fresh_session_says_it_is_empty(
     app = ReasonixApp(EngineServices(workspace, home=home))
     async with app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "/compact")
-        line = "Nothing to compact: the conversation is empty."
+        line = "Nothing to compact yet: the conversation is empty."
         await until(pilot, lambda: line in notices(pilot))
         assert not isinstance(app.screen, ConfirmScreen)
     assert configured.requests == []

@@ -161,6 +161,28 @@ async def test_the_mode_toast_covers_neither_composer_nor_status(make_app, size)
             assert not any(toast.region.overlaps(r) for r in covered), toast.region
 
 
+@pytest.mark.parametrize("wait_for_toast", [True, False])
+async def test_the_mode_toast_goes_when_a_dialog_opens(make_app, wait_for_toast) -> None:
+    """Shift+Tab, then /model within the toast's seconds: the toast (shown, or still
+    waiting for the keys to settle) is not drawn over the picker's rows."""
+    app, _ = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = session(pilot)
+        await pilot.press("shift+tab")
+        if wait_for_toast:
+            await until(pilot, lambda: len(toasts(pilot)) == 1)
+        await type_text(pilot, "/model")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, DockedOverlay))
+        await pilot.pause(0.5)  # past the toast's settle delay
+        assert not toasts(pilot)
+        assert not list(pilot.app._notifications)
+        await pilot.press("escape")
+        await until(pilot, lambda: pilot.app.screen is screen)
+        await pilot.pause(0.3)
+        assert not toasts(pilot)
+
+
 # ---- the welcome box --------------------------------------------------------------
 
 

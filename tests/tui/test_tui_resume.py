@@ -379,3 +379,59 @@ async def test_ctrl_end_right_after_ctrl_home_stays_at_the_bottom(tmp_path: Path
         assert transcript.scroll_y == transcript.max_scroll_y > 0
         last = screen.query(AssistantBlock).last()
         assert last.region.y >= transcript.region.y and last.region.height > 0
+
+
+def multi_step_turn(prompt: str) -> list[Message]:
+    """A turn that thinks before each of two tool steps and before its answer."""
+    out = [Message(role="user", content=prompt)]
+    for n, thought in enumerate(["First I list the files.", "Now I read them."]):
+        call = ToolCall(id=f"{prompt}-{n}", name="ls", arguments="{}")
+        out += [
+            Message(role="assistant", reasoning_content=thought, tool_calls=(call,)),
+            Message(role="tool", tool_call_id=call.id, content="a.py", meta={"outcome": "ok"}),
+        ]
+    out.append(Message(role="assistant", reasoning_content="Done.", content="Three files."))
+    return out
+
+
+def _kinds(screen) -> list[str]:  # type: ignore[no-untyped-def]
+    shown = (ReasoningBlock, ToolBlock, AssistantBlock, UserBlock)
+    return [type(b).__name__ for b in screen.transcript.query("*") if isinstance(b, shown)]
+
+
+async def test_a_resumed_turn_shows_one_thought_line_as_live_did(make_app, tmp_path: Path) -> None:
+    """Live, later reasoning in a turn folds into the turn's first "thought" line;
+    resumed, the same turn draws the same: one thought line, above its cards."""
+    from reasonix_testkit.tui import reasoning_steps, text_steps, tool_steps
+
+    live_app, _ = make_app(
+        [
+            [
+                *reasoning_steps("First I list the files."),
+                *tool_steps("c1", "ls", {}, "a.py"),
+                *reasoning_steps("Now I read them."),
+                *tool_steps("c2", "ls", {}, "a.py"),
+                *reasoning_steps("Done."),
+                *text_steps("Three files."),
+            ]
+        ]
+    )
+    async with live_app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "list")
+        await settle(pilot)
+        live = _kinds(session(pilot))
+        live_text = session(pilot).query_one(ReasoningBlock).text
+    messages = multi_step_turn("list") + multi_step_turn("again")
+    entries = replay_entries(messages)
+    assert sum(isinstance(e, ReasoningEntry) for e in entries) == 2  # one per turn
+    app, _ = resumed_app(tmp_path, messages)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = session(pilot)
+        await until(pilot, lambda: len(screen.query(AssistantBlock)) == 2)
+        await settle(pilot)
+        resumed = _kinds(screen)
+        blocks = list(screen.query(ReasoningBlock))
+    assert resumed[: len(live)] == live, (live, resumed)
+    assert len(blocks) == 2
+    for part in ("First I list", "Now I read them.", "Done."):
+        assert part in blocks[0].text and part in live_text

@@ -213,3 +213,31 @@ async def test_no_code_choice_when_no_file_changed_since_the_turn(make_app) -> N
         options = pilot.app.screen.query_one("#choices")
         ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
         assert ids == ["chat", "fork"]
+
+
+async def test_rewind_rows_keep_one_line_at_80_columns(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """A long prompt beside a turn with no edits: each row stays on one line at 80
+    columns (the prompt cut with …), the right column short."""
+    (workspace / "a.txt").write_text("one\n")
+    services = EngineServices(workspace, home=home, permission_mode="yolo")
+    app = ReasonixApp(services, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        long_prompt = "please make it two and then tell me everything about it " * 4
+        _bash_turn(configured, "echo two > a.txt", "made it two")
+        await send(pilot, long_prompt)
+        await _answered(pilot, configured, 2)
+        configured.enqueue(Reply(content="nothing to do"))
+        await send(pilot, "PLANIT again")
+        await _answered(pilot, configured, 3)
+        await send(pilot, "/rewind")
+        await until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
+        picker = pilot.app.screen
+        await pilot.pause()
+        assert picker.shown[0].detail.endswith("no edits")
+        assert picker.shown[1].detail.endswith("1 file")
+        assert "…" in picker.shown[1].label
+        options = picker.query_one("OptionList")
+        await until(pilot, lambda: options.virtual_size.height > 0)
+        assert options.virtual_size.height == options.option_count  # one line per row

@@ -60,3 +60,37 @@ async def test_startup_notes_show_in_the_transcript(make_app) -> None:
         await pilot.pause()
         texts = [str(n.text) for n in session(pilot).query(NoticeBlock)]
     assert any("No earlier session" in t for t in texts)
+
+
+def test_the_exit_hint_offers_c_only_for_the_newest_session(tmp_path: Path) -> None:
+    """Two sessions in one folder: quitting the older one must not point at ``-c``,
+    which opens the newer."""
+    import os
+
+    from reasonix_core.agent.session import newest_session_id, session_dir
+    from reasonix_tui.app import _is_newest, continue_hint
+
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    workspace.mkdir()
+    folder = session_dir(home / "sessions", workspace)
+    folder.mkdir(parents=True)
+    older, newer = "20261208-010000-aaaaaa", "20261208-020000-bbbbbb"
+    (folder / f"{older}.jsonl").write_text("{}\n")
+    (folder / f"{newer}.jsonl").write_text("{}\n")
+    os.utime(folder / f"{older}.jsonl", (1_000, 1_000))
+    os.utime(folder / f"{newer}.jsonl", (2_000, 2_000))
+    assert newest_session_id(home / "sessions", workspace) == newer
+
+    class Services:
+        config_home = home
+
+    Services.workspace = workspace  # type: ignore[attr-defined]
+    assert _is_newest(Services, newer)  # type: ignore[arg-type]
+    assert not _is_newest(Services, older)  # type: ignore[arg-type]
+    hint = continue_hint(older, newest=False)
+    assert "reasonix -c" not in hint
+    assert f"Continue it with: reasonix -r {older}" in hint
+    assert "reasonix -c" in continue_hint(newer, newest=True)
+    # The older one written last is the newest again: -c opens it.
+    os.utime(folder / f"{older}.jsonl", (3_000, 3_000))
+    assert _is_newest(Services, older)  # type: ignore[arg-type]
