@@ -26,7 +26,7 @@ from textual.widgets import Static
 T = TypeVar("T")
 
 #: What the hint line says first while the keys typed go on into the composer.
-TYPING_THROUGH = "typing goes to your message · Tab to answer here"
+TYPING_THROUGH = "typing goes to your message · Tab to answer"
 #: What the hint line adds while the dialog's body holds more than it shows.
 SCROLL_KEYS = "PgUp/PgDn scroll"
 
@@ -80,7 +80,9 @@ class Overlay(ModalScreen[T]):
     # not the dialog's ("a" of "/goal" must not allow a tool for the session). They
     # go on into the composer until it is empty, or Tab hands the keys to the dialog.
     # Only dialogs the turn opens on its own (approvals, questions, plans): a picker
-    # the user opened takes the keys the user types for it.
+    # the user opened takes the keys the user types for it. Meanwhile the composer stays
+    # on screen above the dialog (SessionScreen.on_screen_suspend asks typing_through)
+    # and the hint line says where the keys go, so what is typed is seen.
     opens_unasked = False
     typing_through = False
 
@@ -91,6 +93,8 @@ class Overlay(ModalScreen[T]):
         if self.typing_through:
             self._held_focus = self.focused
             self.set_focus(None)
+            self._show_composer(True)
+            self.call_after_refresh(self.show_hint)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         # A focus the dialog asked for lands later (Widget.focus is deferred): held too.
@@ -105,9 +109,16 @@ class Overlay(ModalScreen[T]):
     def _composer_text(self) -> str:
         return str(getattr(self._composer(), "text", "") or "")
 
+    def _show_composer(self, shown: bool) -> None:
+        composer = self._composer()
+        if isinstance(composer, Widget):
+            composer.display = shown
+
     def _hand_over(self) -> None:
         """The keys are the dialog's from now on."""
         self.typing_through = False
+        self._show_composer(False)
+        self.show_hint()
         held = getattr(self, "_held_focus", None)
         if held is not None and held.is_attached:
             self.set_focus(held)
@@ -144,7 +155,7 @@ class Overlay(ModalScreen[T]):
     def hint_phrases(self, own: list[str]) -> list[str]:
         """The phrases the hint line shows now: the dialog's own (``own``) and what
         its state adds. A subclass adds its own state's."""
-        return own
+        return [TYPING_THROUGH, *own] if self.typing_through else own
 
     def show_hint(self) -> None:
         """Lay the hint line out again (the state it tells about, or the width, changed)."""

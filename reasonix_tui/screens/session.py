@@ -294,7 +294,8 @@ class SessionScreen(TranscriptKeys, DialogRequests, Screen[None]):
     # ---- modal overlays hide the composer --------------------------------
     def on_screen_suspend(self) -> None:
         self.close_menu()
-        self.composer.display = False
+        # Kept while a dialog lets the keys typed go on into it (Overlay.typing_through).
+        self.composer.display = bool(getattr(self.app.screen, "typing_through", False))
         self._drop_mode_toast()  # it would be drawn over the dialog's text
 
     def on_screen_resume(self) -> None:

@@ -83,3 +83,49 @@ async def test_an_approval_opening_mid_typing_takes_no_typed_keys(make_app, tmp_
         await pilot.press("tab", "1")
         await until(pilot, lambda: target.exists())
         assert screen.composer.text == "/goal status"
+
+
+async def test_keys_typed_as_a_dialog_opens_stay_on_screen(make_app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 item 1/4: the keys that go on into the composer while an approval is up
+    are seen: the composer stays drawn above the dialog, the hint line says where the keys
+    go and names Tab first; after Tab the composer hides again and the digits answer."""
+    import asyncio
+
+    from reasonix_testkit.tui import WaitFor
+    from reasonix_tui.screens.approval import ApprovalScreen
+    from tests.tui.test_tui_approval import write_turn
+    from tests.tui.test_tui_dialog_lead_in import drawn
+    from tests.tui.tui_helpers import send, type_text, until
+
+    def above_dialog(text: str) -> bool:
+        lines = drawn(pilot.app)
+        top = pilot.app.screen.query_one("#dialog").region.y
+        return any(text in line for line in lines[:top])
+
+    def hint_lines() -> str:
+        top = pilot.app.screen.query_one("#dialog").region.y
+        return "\n".join(drawn(pilot.app)[top:])
+
+    gate = asyncio.Event()
+    target = tmp_path / "ws" / "out.txt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    app, _ = make_app([[WaitFor(gate), *write_turn(target)]])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = session(pilot)
+        await send(pilot, "go")
+        await until(pilot, lambda: screen.busy)
+        await type_text(pilot, "note:")
+        gate.set()
+        await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+        await type_text(pilot, " y1a")
+        await until(pilot, lambda: above_dialog("note: y1a"))
+        await until(pilot, lambda: "Tab to answer" in hint_lines())
+        assert "typing goes to your message" in hint_lines()
+        assert isinstance(pilot.app.screen, ApprovalScreen) and not target.exists()
+        await pilot.press("tab")
+        await until(pilot, lambda: not screen.composer.display)
+        await until(pilot, lambda: "Tab to answer" not in hint_lines())
+        assert "1/y allow once" in hint_lines()
+        await pilot.press("1")
+        await until(pilot, lambda: target.exists())
+        assert screen.composer.display and screen.composer.text == "note: y1a"
