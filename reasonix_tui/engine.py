@@ -24,7 +24,7 @@ import anyio
 from reasonix_core import events as ev
 from reasonix_core.agent.cache_ledger import Baseline, CacheLedger, rebill_cost
 from reasonix_core.agent.cache_preview import RebillPreview, idle_preview, rebill_preview
-from reasonix_core.agent.cache_report import CacheReport, build_report
+from reasonix_core.agent.cache_report import CacheReport, session_report
 from reasonix_core.agent.session import list_sessions, open_session, read_request_records
 from reasonix_core.agent.session_lock import SessionBusy
 from reasonix_core.checkpoint.report import change_line
@@ -243,7 +243,7 @@ class EngineRunner:
         if state is None:
             return None
         path, _ = state
-        return build_report(path.stem, read_request_records(path))
+        return session_report(path)
 
     def rebill_preview(self, change: str, target: str = "") -> RebillPreview | None:
         state = self._cache_state()

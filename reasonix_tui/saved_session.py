@@ -72,7 +72,6 @@ class SavedSession:
         self._load()
         if self._path is None:
             return None
-        from reasonix_core.agent.cache_report import build_report
-        from reasonix_core.agent.session import read_request_records
+        from reasonix_core.agent.cache_report import session_report
 
-        return build_report(self._path.stem, read_request_records(self._path))
+        return session_report(self._path)

@@ -12,12 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reasonix_core.agent.cache_ledger import one_line
+from reasonix_core.agent.child_usage import saved_children_cost
 from reasonix_core.agent.prefix_change import PrefixChangeReason
+from reasonix_core.agent.session import read_request_records
 
 __all__ = ["BreakReasonTotal", "CacheReport", "RequestRecord", "build_report", "render_text"]
 
@@ -86,6 +89,9 @@ class CacheReport:
     requests: list[RequestRecord]
     skipped: int = 0
     by_reason: dict[str, BreakReasonTotal] = field(default_factory=dict)
+    # What subagents cost whose requests are in their own files, not these records
+    # (``child_usage.saved_children_cost``): the live status bar counted them.
+    children_cost: float = 0.0
 
     def _sum(self, name: str) -> int:
         return sum(getattr(r, name) for r in self.requests)
@@ -117,7 +123,7 @@ class CacheReport:
             else None,
             cache_hit_tokens=sum(r.cache_hit_tokens for r in own),
             prompt_tokens=sum(r.prompt_tokens for r in own),
-            cost=self.cost,
+            cost=self.cost + self.children_cost,
             currency=self.currency if self.currency != "mixed" else last.currency,
             estimated=any(r.estimated for r in own),
         )
@@ -183,8 +189,10 @@ class CacheReport:
         }
 
 
-def build_report(session_id: str, records: Iterable[dict[str, Any]]) -> CacheReport:
-    report = CacheReport(session_id=session_id, requests=[])
+def build_report(
+    session_id: str, records: Iterable[dict[str, Any]], *, children_cost: float = 0.0
+) -> CacheReport:
+    report = CacheReport(session_id=session_id, requests=[], children_cost=children_cost)
     for raw in records:
         try:
             record = RequestRecord.model_validate(raw)
@@ -290,3 +298,12 @@ def _break_lines(broken: list[RequestRecord], cur: str) -> list[str]:
                 lines.append(f"{lead}[{one_line(was, 40)}]  was")
             lines.append(f"{lead}[{one_line(now, 40)}]  now")
     return lines
+
+
+def session_report(session_path: Path) -> CacheReport:
+    """A saved session's report: its request records, plus what its subagents cost."""
+    return build_report(
+        session_path.stem,
+        read_request_records(session_path),
+        children_cost=saved_children_cost(session_path),
+    )

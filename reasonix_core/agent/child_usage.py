@@ -8,9 +8,12 @@ events per spawning call and the tool batch stores them in the result message's
 
 from __future__ import annotations
 
+import math
+from pathlib import Path as FilePath
 from typing import Any
 
 from reasonix_core import events as ev
+from reasonix_core.agent.session import iter_records
 
 #: ``Message.meta`` key of a tool result: {fleet item id, or "" for a task's one
 #: child: {prompt_tokens, completion_tokens, cache_hit_tokens, cost, currency}}.
@@ -52,3 +55,24 @@ class ChildUsage:
         """What the children of ``call_id`` spent (forgotten here), or None."""
         self._owner = {p: o for p, o in self._owner.items() if o[0] != call_id}
         return self._by_call.pop(call_id, None)
+
+
+def saved_children_cost(session_path: FilePath) -> float:
+    """What the subagents of a saved session's tool calls cost, as their results'
+    ``meta`` kept it: their requests are recorded in their own session files (or
+    nowhere, when ephemeral), never in this session's request records. Every
+    message record counts, rewound ones too (the money was spent); a malformed
+    entry (the file is anyone's to edit) counts nothing."""
+    costs: list[float] = []
+    for _, record in iter_records(session_path):
+        message = record.get("message") if record.get("type") == "message" else None
+        meta = message.get("meta") if isinstance(message, dict) else None
+        spent = meta.get(SUBAGENT_USAGE) if isinstance(meta, dict) else None
+        if not isinstance(spent, dict):
+            continue
+        for child in spent.values():
+            cost = child.get("cost") if isinstance(child, dict) else None
+            if isinstance(cost, int | float) and not isinstance(cost, bool):
+                if math.isfinite(cost) and cost > 0:
+                    costs.append(float(cost))
+    return math.fsum(costs)

@@ -183,11 +183,13 @@ class SubagentCard(Widget):
         return Content(fmt.terminal_safe("\n".join(rows)))
 
     def _refresh(self) -> None:
+        # The class first, mounted or not: a resumed card is built finished, and its
+        # body must be folded from its first frame, as the live card's ends up.
+        self.set_class(self.collapsed, "-collapsed")
         if not self.is_mounted:
             return
         self.query_one(".header", Static).update(self.header())
         self.query_one(".calls", Static).update(self._calls_text())
-        self.set_class(self.collapsed, "-collapsed")
 
     def on_mount(self) -> None:
         self._refresh()

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.geometry import Region
 from textual.widgets import Static
 
 from reasonix_testkit import ContentScript, Reply, ToolCallSpec
@@ -25,6 +26,11 @@ def headers(pilot) -> list[str]:  # type: ignore[no-untyped-def]
     return [
         str(c.query_one(".header", Static).render()) for c in session(pilot).query(SubagentCard)
     ]
+
+
+def card_lines(pilot) -> list[str]:  # type: ignore[no-untyped-def]
+    card = session(pilot).query_one(SubagentCard)
+    return [strip.text for strip in card.render_lines(Region(0, 0, *card.size))]
 
 
 def without_usage(header: str) -> str:
@@ -135,3 +141,36 @@ def test_saved_spend_goes_to_its_card_and_hostile_values_are_no_figure() -> None
     (task,) = with_spend((ChildEntry(label="explore"),), {"": saved["research"]}, fleet=False)
     assert task.usage is not None and task.usage.prompt_tokens == 1200
     assert with_spend(fleet, [1, 2], fleet=True) == fleet
+
+
+async def test_a_resumed_session_costs_and_looks_like_the_live_one(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 item 7: the child's requests are in its own session file, not the
+    parent's records; the resumed status bar still counts them, once."""
+    script = ContentScript()
+    script.when(
+        "PARENT",
+        Reply(tool_calls=[ToolCallSpec("read_only_task", json.dumps({"prompt": "CHILD look"}))]),
+        Reply(content="parent done"),
+    )
+    script.when("CHILD", Reply(content="child answer"))
+    configured.responder = script
+    live_app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
+    async with live_app.run_test(size=(100, 32)) as pilot:
+        await send(pilot, "PARENT go")
+        await until(pilot, lambda: not session(pilot).busy and len(configured.requests) >= 3)
+        await until(pilot, lambda: bool(headers(pilot)) and "done" in headers(pilot)[0])
+        await pilot.pause()
+        live = session(pilot).status.state.cost
+        live_lines = card_lines(pilot)
+    assert live > 0
+    resumed_app = ReasonixApp(EngineServices(workspace, home=home, continue_last=True))
+    async with resumed_app.run_test(size=(100, 32)) as pilot:
+        await until(pilot, lambda: session(pilot).status.state.cost > 0)
+        assert round(session(pilot).status.state.cost, 10) == round(live, 10)
+        await until(pilot, lambda: bool(headers(pilot)))
+        await pilot.pause()
+        # The same rows too: the finished card folded, no empty body line under it.
+        assert card_lines(pilot) == live_lines
+        assert len(live_lines) == 1
