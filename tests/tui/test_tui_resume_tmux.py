@@ -69,8 +69,9 @@ def test_resume_of_300_messages_in_a_real_terminal(tmp_path: Path) -> None:
         saved_session(provider.home, provider.workspace)
         with reasonix_in_tmux(provider, name="reasonix-resume07", args="-c", width=140) as pane:
             screen = pane.wait_for(f"Old answer number {TURNS - 1}.")
-            # The gauges of the saved session, before any request.
-            screen = pane.wait_for("$0.5300")
+            # The gauges of the saved session, before any request: the records' $0.5300
+            # plus the subagent's $0.0031 (its requests are in its own session file).
+            screen = pane.wait_for("$0.5331")
             assert "ctx 20.7k" in screen and "cache 75%" in screen, screen
             assert provider.server.requests == []
             # The failed card keeps its failure message; the subagent card its usage.
