@@ -33,13 +33,8 @@ def card_lines(pilot) -> list[str]:  # type: ignore[no-untyped-def]
     return [strip.text for strip in card.render_lines(Region(0, 0, *card.size))]
 
 
-def without_usage(header: str) -> str:
-    return header.split("  ")[0] + "  " + header.split("  ")[1]
-
-
-async def test_a_resumed_subagent_card_keeps_its_header(
-    workspace: Path, home: Path, configured
-) -> None:  # type: ignore[no-untyped-def]
+def parent_with_a_child() -> ContentScript:
+    """The parent runs one read_only_task whose child answers, then answers itself."""
     script = ContentScript()
     script.when(
         "PARENT",
@@ -47,7 +42,17 @@ async def test_a_resumed_subagent_card_keeps_its_header(
         Reply(content="parent done"),
     )
     script.when("CHILD", Reply(content="child answer"))
-    configured.responder = script
+    return script
+
+
+def without_usage(header: str) -> str:
+    return header.split("  ")[0] + "  " + header.split("  ")[1]
+
+
+async def test_a_resumed_subagent_card_keeps_its_header(
+    workspace: Path, home: Path, configured
+) -> None:  # type: ignore[no-untyped-def]
+    configured.responder = parent_with_a_child()
     live_app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
     async with live_app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "PARENT go")
@@ -148,14 +153,7 @@ async def test_a_resumed_session_costs_and_looks_like_the_live_one(
 ) -> None:  # type: ignore[no-untyped-def]
     """Issue 30 item 7: the child's requests are in its own session file, not the
     parent's records; the resumed status bar still counts them, once."""
-    script = ContentScript()
-    script.when(
-        "PARENT",
-        Reply(tool_calls=[ToolCallSpec("read_only_task", json.dumps({"prompt": "CHILD look"}))]),
-        Reply(content="parent done"),
-    )
-    script.when("CHILD", Reply(content="child answer"))
-    configured.responder = script
+    configured.responder = parent_with_a_child()
     live_app = ReasonixApp(EngineServices(workspace, home=home, permission_mode="yolo"))
     async with live_app.run_test(size=(100, 32)) as pilot:
         await send(pilot, "PARENT go")
